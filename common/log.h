@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/* Error and diagnostic messages of the three tools, in git's style. */
+#ifndef PCOLLECT_COMMON_LOG_H
+#define PCOLLECT_COMMON_LOG_H
+
+#include <stdarg.h>
+
+/*
+ * Messages read "<tool>: <failure> '<subject>': <cause>", lower case, no full stop:
+ *   pcollect: cannot create result directory 'res': Permission denied
+ * log_set_tool() names the tool once, at the top of main().
+ */
+void log_set_tool(const char *name);
+const char *log_tool(void);
+
+/* 0 normal, -1 quiet (errors only), 1 verbose (debug messages shown). */
+void log_set_level(int level);
+int log_level(void);
+
+/* "<tool>: <message>" on stderr. */
+void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "<tool>: warning: <message>" on stderr, unless quiet. */
+void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "<tool>: <message>" on stderr, unless quiet. */
+void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "<tool>: debug: <message>" on stderr, only when verbose. */
+void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* log_error() then exit(code). Only a tool's top level calls these. */
+_Noreturn void die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Like die(..) with ": <strerror(err)>" appended; err is a positive errno value. */
+_Noreturn void die_errno(int code, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Exit codes of every tool. */
+enum log_exit {
+	EXIT_OK = 0,
+	EXIT_RUNTIME = 1, /* the work failed */
+	EXIT_USAGE = 2,	  /* bad options or input named by the user */
+};
+
+#endif

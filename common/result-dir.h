@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/* The result directory: its name, its layout and every path inside it. */
+#ifndef PCOLLECT_COMMON_RESULT_DIR_H
+#define PCOLLECT_COMMON_RESULT_DIR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/*
+ * Layout (documented in docs/result-dir.md):
+ *   DIR/                     the result; DIR.<host> inside a parallel job
+ *   DIR/pcollect.job         identity of the job that owns the directory (one line)
+ *   DIR/.pcollect.job.<pid>  a claim being written, linked to pcollect.job when complete
+ *   DIR/meta/<pid>.meta      collection metadata written by each pcollect launcher (key=value)
+ *   DIR/raw/<pid>.<tid>.praw raw streams, one per thread of each profiled process;
+ *   DIR/raw/<pid>.<tid>.<name>.praw  the same after an exec (name is the exec generation,
+ *                            "x1", "x2", ...) since the pid and main tid survive exec
+ *   DIR/log/agent.<pid>.log  messages of the agent inside process <pid>
+ *   DIR/archive/<build-id>/<file name>  binaries copied by -archive
+ *   DIR/result.db            the SQLite database written by pfinalize
+ *   DIR/.result.db.tmp.<pid> a database being written, renamed over result.db when complete
+ *   DIR/source-cache/        reserved
+ */
+enum result_path_kind {
+	RESULT_PATH_DIR,	/* DIR itself */
+	RESULT_PATH_JOB,	/* DIR/pcollect.job */
+	RESULT_PATH_META_DIR,	/* DIR/meta */
+	RESULT_PATH_META,	/* DIR/meta/<pid>.meta */
+	RESULT_PATH_RAW_DIR,	/* DIR/raw */
+	RESULT_PATH_RAW,	/* DIR/raw/<pid>.<tid>.praw, or <pid>.<tid>.<name>.praw when name != NULL */
+	RESULT_PATH_LOG_DIR,	/* DIR/log */
+	RESULT_PATH_LOG,	/* DIR/log/agent.<pid>.log */
+	RESULT_PATH_ARCHIVE_DIR,/* DIR/archive */
+	RESULT_PATH_ARCHIVE,	/* DIR/archive/<build-id>/<name>; name in the name argument */
+	RESULT_PATH_DB,		/* DIR/result.db */
+	RESULT_PATH_DB_TMP,	/* DIR/.result.db.tmp.<pid> */
+	RESULT_PATH_JOB_TMP,	/* DIR/.pcollect.job.<pid>, linked to pcollect.job when whole */
+};
+
+/*
+ * Build the path of kind inside result directory dir into buf (size bytes).
+ * pid and tid are used by the kinds that name them; build_id (hex) and name by ARCHIVE;
+ * name (optional, may be NULL) by RAW. ARCHIVE uses only the last component of name; RAW's
+ * name must be a single component. Trailing slashes of dir are dropped.
+ * Returns the length, or -ENAMETOOLONG (also past PATH_MAX), or -EINVAL (empty dir, unknown
+ * kind, a build id that is not hex, a name of "", "." or ".." or a RAW name with '/'); buf is
+ * then "". Async-signal-safe (no malloc, no stdio), so the agent may call it anywhere. This is
+ * the only place that knows the layout.
+ */
+int result_path(char *buf, size_t size, const char *dir, enum result_path_kind kind, pid_t pid,
+		pid_t tid, const char *build_id, const char *name);
+
+/* Analyses and the two-letter suffix of their default directory name (r000hs). */
+const char *result_analysis_suffix(const char *analysis); /* "hs", "mc", "tr", or NULL */
+
+/*
+ * The short host name: PCOLLECT_HOSTNAME when set (tests simulate nodes with it), otherwise
+ * gethostname() cut at the first dot.
+ */
+void result_short_hostname(char *buf, size_t size);
+
+/*
+ * True inside a parallel job: any of PMI_RANK, PMIX_RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID
+ * is set (and not empty). rank (may be NULL) receives the rank, or -1.
+ */
+bool result_in_parallel_job(int *rank);
+
+/*
+ * The identity of the parallel job this process belongs to, used so that ranks of one job
+ * share DIR.<host> while a later job is refused: SLURM_JOB_ID.SLURM_STEP_ID, PMIX_NAMESPACE,
+ * OMPI_MCA_ess_base_jobid, or "ppid:<parent pid>" as the last resort. Every one of the three
+ * that is set goes in, joined by commas ("slurm:77.0,pmix:ns1"), since two mpirun in one Slurm
+ * allocation share SLURM_JOB_ID but not PMIX_NAMESPACE.
+ */
+void result_job_id(char *buf, size_t size);
+
+/*
+ * Decide the result directory name from the user's -r value (NULL when not given):
+ *   - given, in a parallel job: "<r>.<short host>";
+ *   - given, otherwise: r itself;
+ *   - not given: the next free "r%03d<suffix>" in the current directory (r000hs, r001hs, ...):
+ *     one past the highest number any rNNN* entry uses, whatever its analysis; no suffix for
+ *     an unknown or NULL analysis. Inside a parallel job give -r: ranks cannot agree on a
+ *     number.
+ * Writes the name into buf. Returns 0 or -errno (-ENAMETOOLONG, -EINVAL for an empty r).
+ */
+int result_dir_name(char *buf, size_t size, const char *r, const char *analysis);
+
+/*
+ * Create the result directory dir and its subdirectories, race-free:
+ *   - a new directory is created with mkdir() and claimed by writing pcollect.job;
+ *   - in a parallel job, a directory already claimed by the same job id is joined;
+ *   - a directory that holds collected data (raw/, meta/ or result.db) from another job, or
+ *     any non-empty directory outside a parallel job, is refused with -EEXIST;
+ *   - an empty existing directory is used.
+ * On failure, err receives the message without the tool's name, for example
+ *   "cannot create result directory 'res': Permission denied" or
+ *   "result directory 'res' already holds collected data; choose another -r or remove it".
+ * created is set to true when this call made the directory (so the caller can remove it if
+ * the launch then fails); it stays true if a later step fails.
+ * A rank that finds the directory without pcollect.job waits up to 2 s for the rank that made
+ * it to write one, unless the directory has not changed for 2 s (one the user made earlier).
+ */
+int result_dir_create(const char *dir, bool *created, char *err, size_t err_size);
+
+/* True when dir looks like a result directory (has raw/ or result.db). */
+bool result_dir_is_result(const char *dir);
+
+/*
+ * Remove a result directory that this launch created and that holds no data (used when
+ * pcollect refuses a target after creating it). Best effort.
+ */
+void result_dir_remove_empty(const char *dir);
+
+#endif

@@ -1,0 +1,435 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests of the raw stream format: round trips, varints, cut and damaged streams. */
+#include "common/raw-stream.h"
+
+#include <CUnit/Basic.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static uint8_t wbuf[64 * 1024];
+
+/* A writer on an anonymous file; read_back() maps what was written. */
+static int open_stream(struct raw_writer *w, struct raw_file_header *h, size_t cap)
+{
+	int fd = memfd_create("raw-test", 0);
+
+	CU_ASSERT_FATAL(fd >= 0);
+	raw_header_init(h, 1234, 1235, 7, "node01", 10000000, RAW_SAMPLE_THREAD_CPU);
+	CU_ASSERT_FATAL(raw_writer_init(w, fd, wbuf, cap, h) == 0);
+	return fd;
+}
+
+static uint8_t *read_back(int fd, size_t *len)
+{
+	off_t end = lseek(fd, 0, SEEK_END);
+	uint8_t *data = malloc((size_t)end + 1);
+
+	CU_ASSERT_FATAL(data != NULL);
+	CU_ASSERT_FATAL(pread(fd, data, (size_t)end, 0) == end);
+	*len = (size_t)end;
+	return data;
+}
+
+static bool str_eq(struct raw_string s, const char *want)
+{
+	return s.len == strlen(want) && memcmp(s.s, want, s.len) == 0;
+}
+
+static void test_raw_varint_edges(void)
+{
+	static const uint64_t values[] = {0, 1, 127, 128, 255, 16383, 16384, (1ull << 32) - 1,
+					  1ull << 32, (1ull << 63) - 1, 1ull << 63, UINT64_MAX};
+	uint8_t buf[RAW_VARINT_MAX + 2];
+	size_t i;
+
+	for (i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+		const uint8_t *p = buf;
+		uint64_t out = 12345;
+		size_t n = raw_varint_put(buf, values[i]);
+
+		CU_ASSERT(n == raw_varint_size(values[i]));
+		CU_ASSERT(n <= RAW_VARINT_MAX);
+		CU_ASSERT(raw_varint_get(&p, buf + n, &out) == 0);
+		CU_ASSERT(out == values[i]);
+		CU_ASSERT(p == buf + n);
+		/* Cut by one byte: must fail, not read past the end. */
+		p = buf;
+		CU_ASSERT(raw_varint_get(&p, buf + n - 1, &out) == -1);
+	}
+	CU_ASSERT(raw_varint_size(UINT64_MAX) == 10);
+	CU_ASSERT(raw_varint_size(127) == 1 && raw_varint_size(128) == 2);
+
+	/* Eleven continuation bytes, and a tenth byte with bits beyond 64: both rejected. */
+	{
+		uint8_t bad[11];
+		const uint8_t *p = bad;
+		uint64_t out;
+
+		memset(bad, 0xff, sizeof(bad));
+		CU_ASSERT(raw_varint_get(&p, bad + sizeof(bad), &out) == -1);
+		memset(bad, 0x80, 9);
+		bad[9] = 0x02;
+		p = bad;
+		CU_ASSERT(raw_varint_get(&p, bad + 10, &out) == -1);
+		bad[9] = 0x01;
+		p = bad;
+		CU_ASSERT(raw_varint_get(&p, bad + 10, &out) == 0 && out == 1ull << 63);
+	}
+	/* Non-canonical (padded) encodings decode to the same value. */
+	{
+		uint8_t pad[3] = {0x85, 0x80, 0x00};
+		const uint8_t *p = pad;
+		uint64_t out;
+
+		CU_ASSERT(raw_varint_get(&p, pad + 3, &out) == 0 && out == 5);
+	}
+}
+
+static void test_raw_zigzag(void)
+{
+	static const int64_t values[] = {0, -1, 1, -2, 63, -64, INT64_MAX, INT64_MIN};
+	size_t i;
+
+	for (i = 0; i < sizeof(values) / sizeof(values[0]); i++)
+		CU_ASSERT(raw_unzigzag(raw_zigzag(values[i])) == values[i]);
+	CU_ASSERT(raw_zigzag(0) == 0 && raw_zigzag(-1) == 1 && raw_zigzag(1) == 2);
+}
+
+static void test_raw_crc32_known(void)
+{
+	/* The standard check value of CRC-32/ISO-HDLC. */
+	CU_ASSERT(raw_crc32(0, "123456789", 9) == 0xcbf43926u);
+	CU_ASSERT(raw_crc32(0, "", 0) == 0);
+}
+
+static void test_raw_header_fields(void)
+{
+	struct raw_file_header h;
+
+	raw_header_init(&h, 42, 43, -1, "a-very-long-host-name-that-goes-past-sixty-four-bytes-"
+				       "for-sure-really",
+			1000000, RAW_SAMPLE_WALL);
+	CU_ASSERT(memcmp(h.magic, RAW_MAGIC, 8) == 0);
+	CU_ASSERT(h.version == RAW_VERSION && h.header_size == 128);
+	CU_ASSERT(h.pid == 42 && h.tid == 43 && h.rank == -1);
+	CU_ASSERT(h.host[63] == '\0' && strlen(h.host) == 63);
+	CU_ASSERT(h.origin_ns > 0 && h.origin_realtime_ns > 1600000000ull * 1000000000ull);
+	CU_ASSERT(raw_header_now(&h) >= 0);
+}
+
+/* Write one of every record type, read each back and compare every field. */
+static void test_raw_roundtrip_every_type(void)
+{
+	struct raw_file_header h;
+	struct raw_writer w;
+	struct raw_record rec;
+	struct raw_reader *r;
+	uint64_t ips[300];
+	uint8_t bid[20];
+	struct raw_segment segs[3] = {
+		{0x400000, 0x1000, 0, 4}, {0x401000, 0x5000, 0x1000, 5}, {0x7f0000, 0x20, 0x6000, 6}};
+	const char *argv[] = {"./app", "--size", "", "α β"};
+	uint8_t ext[5] = {1, 2, 3, 4, 5};
+	size_t len, i;
+	uint8_t *data;
+	int fd, err;
+
+	for (i = 0; i < 300; i++)
+		ips[i] = 0x7f0000001000ull - i * 0x40 + (i % 3 ? 0x10000000ull : 0);
+	for (i = 0; i < sizeof(bid); i++)
+		bid[i] = (uint8_t)(i * 13);
+	fd = open_stream(&w, &h, sizeof(wbuf));
+
+	struct raw_process p = {.pid = 1234, .ppid = 1, .time_ns = -5, .origin = RAW_PROCESS_FORK,
+				.parent_pid = 1000, .generation = 2, .exe = "/bin/app",
+				.argc = 4, .argv = argv};
+	struct raw_module m = {.time_ns = 99, .kind = RAW_MODULE_FILE, .base = 0x7f0000000000ull,
+			       .path = "/lib/libx.so", .build_id = bid, .build_id_len = 20,
+			       .nsegs = 3, .segs = segs};
+
+	CU_ASSERT(raw_writer_process(&w, &p) == 0);
+	CU_ASSERT(raw_writer_module_load(&w, &m) == 0);
+	CU_ASSERT(raw_writer_thread_start(&w, 1235, 10, "worker-1") == 0);
+	CU_ASSERT(raw_writer_thread_name(&w, 1235, 11, "renamed") == 0);
+	CU_ASSERT(raw_writer_stack(&w, 1, RAW_STACK_FIRST_IS_PC, ips, 300) == 0);
+	CU_ASSERT(raw_writer_sample(&w, 1000, 1, 1) == 0);
+	CU_ASSERT(raw_writer_sample(&w, 11000000, 1, 3) == 0);
+	CU_ASSERT(raw_writer_flush(&w) == 0); /* the next sample's delta crosses a chunk */
+	CU_ASSERT(raw_writer_sample(&w, 21000000, 1, 1) == 0);
+	CU_ASSERT(raw_writer_lost(&w, 22000000, RAW_LOST_UNWIND, 2, 5) == 0);
+	CU_ASSERT(raw_writer_record(&w, 40, ext, sizeof(ext)) == 0);
+	CU_ASSERT(raw_writer_module_unload(&w, 23000000, 0x7f0000000000ull, "/lib/libx.so") == 0);
+	CU_ASSERT(raw_writer_thread_end(&w, 1235, 24000000, 123456789) == 0);
+	CU_ASSERT(raw_writer_flush(&w) == 0);
+	CU_ASSERT(raw_writer_pending(&w) == 0);
+	CU_ASSERT(w.dropped_records == 0);
+
+	data = read_back(fd, &len);
+	CU_ASSERT(w.bytes_written == len);
+	r = raw_reader_open_mem(data, len, &err);
+	CU_ASSERT_FATAL(r != NULL);
+	CU_ASSERT(raw_reader_header(r)->pid == 1234 && raw_reader_header(r)->rank == 7);
+	CU_ASSERT(strcmp(raw_reader_header(r)->host, "node01") == 0);
+	CU_ASSERT(raw_reader_header(r)->interval_ns == 10000000);
+
+	CU_ASSERT_FATAL(raw_reader_next(r, &rec) == 1);
+	CU_ASSERT(rec.type == RAW_REC_PROCESS && rec.decoded);
+	CU_ASSERT(rec.u.process.pid == 1234 && rec.u.process.ppid == 1);
+	CU_ASSERT(rec.u.process.time_ns == -5 && rec.u.process.origin == RAW_PROCESS_FORK);
+	CU_ASSERT(rec.u.process.parent_pid == 1000 && rec.u.process.generation == 2);
+	CU_ASSERT(rec.u.process.exe_len == 8 && !memcmp(rec.u.process.exe, "/bin/app", 8));
+	CU_ASSERT_FATAL(rec.u.process.argc == 4);
+	for (i = 0; i < 4; i++)
+		CU_ASSERT(str_eq(rec.u.process.args[i], argv[i]));
+
+	CU_ASSERT_FATAL(raw_reader_next(r, &rec) == 1);
+	CU_ASSERT(rec.type == RAW_REC_MODULE_LOAD);
+	CU_ASSERT(rec.u.module.time_ns == 99 && rec.u.module.base == 0x7f0000000000ull);
+	CU_ASSERT(rec.u.module.path_len == 12 && !memcmp(rec.u.module.path, "/lib/libx.so", 12));
+	CU_ASSERT(rec.u.module.build_id_len == 20 && !memcmp(rec.u.module.build_id, bid, 20));
+	CU_ASSERT_FATAL(rec.u.module.nsegs == 3);
+	for (i = 0; i < 3; i++) {
+		CU_ASSERT(rec.u.module.segs[i].start == segs[i].start);
+		CU_ASSERT(rec.u.module.segs[i].size == segs[i].size);
+		CU_ASSERT(rec.u.module.segs[i].file_offset == segs[i].file_offset);
+		CU_ASSERT(rec.u.module.segs[i].prot == segs[i].prot);
+	}
+
+	CU_ASSERT_FATAL(raw_reader_next(r, &rec) == 1);
+	CU_ASSERT(rec.type == RAW_REC_THREAD_START && rec.u.thread.tid == 1235);
+	CU_ASSERT(rec.time_ns == 10 && str_eq(rec.u.thread.name, "worker-1"));
+	CU_ASSERT_FATAL(raw_reader_next(r, &rec) == 1);
+	CU_ASSERT(rec.type == RAW_REC_THREAD_NAME && str_eq(rec.u.thread.name, "renamed"));
+
+	CU_ASSERT_FATAL(raw_reader_next(r, &rec) == 1);
+	CU_ASSERT(rec.type == RAW_REC_STACK && rec.u.stack.id == 1);
+	CU_ASSERT(rec.u.stack.flags == RAW_STACK_FIRST_IS_PC);
+	CU_ASSERT_FATAL(rec.u.stack.depth == 300);
+	CU_ASSERT(memcmp(rec.u.stack.ips, ips, sizeof(ips)) == 0);
+
+	CU_ASSERT_FATAL(raw_reader_next(r, &rec) == 1);
+	CU_ASSERT(rec.type == RAW_REC_SAMPLE && rec.time_ns == 1000);
+	CU_ASSERT(rec.u.sample.stack_id == 1 && rec.u.sample.weight == 1);
+	CU_ASSERT_FATAL(raw_reader_next(r, &rec) == 1);
+	CU_ASSERT(rec.time_ns == 11000000 && rec.u.sample.weight == 3);
+	CU_ASSERT_FATAL(raw_reader_next(r, &rec) == 1);
+	CU_ASSERT(rec.type == RAW_REC_SAMPLE && rec.time_ns == 21000000);
+
+	CU_ASSERT_FATAL(raw_reader_next(r, &rec) == 1);
+	CU_ASSERT(rec.type == RAW_REC_LOST && rec.time_ns == 22000000);
+	CU_ASSERT(rec.u.lost.reason == RAW_LOST_UNWIND && rec.u.lost.count == 2);
+	CU_ASSERT(rec.u.lost.weight == 5);
+
+	CU_ASSERT_FATAL(raw_reader_next(r, &rec) == 1);
+	CU_ASSERT(rec.type == 40 && !rec.decoded && rec.payload_len == 5);
+	CU_ASSERT(memcmp(rec.payload, ext, 5) == 0);
+
+	CU_ASSERT_FATAL(raw_reader_next(r, &rec) == 1);
+	CU_ASSERT(rec.type == RAW_REC_MODULE_UNLOAD && rec.time_ns == 23000000);
+	CU_ASSERT(rec.u.unload.base == 0x7f0000000000ull);
+	CU_ASSERT(str_eq(rec.u.unload.path, "/lib/libx.so"));
+
+	CU_ASSERT_FATAL(raw_reader_next(r, &rec) == 1);
+	CU_ASSERT(rec.type == RAW_REC_THREAD_END && rec.u.thread_end.cpu_ns == 123456789);
+	CU_ASSERT(raw_reader_next(r, &rec) == 0);
+	CU_ASSERT(raw_reader_stats(r)->chunks == 2);
+	CU_ASSERT(raw_reader_stats(r)->bytes_skipped == 0);
+	CU_ASSERT(raw_reader_stats(r)->first_problem[0] == '\0');
+
+	raw_reader_free(r);
+	free(data);
+	close(fd);
+}
+
+/* A steady program repeats one stack: a sample must cost well under 16 bytes. */
+static void test_raw_sample_size(void)
+{
+	struct raw_file_header h;
+	struct raw_writer w;
+	uint64_t ips[20];
+	size_t len, i;
+	uint8_t *data;
+	int fd;
+
+	for (i = 0; i < 20; i++)
+		ips[i] = 0x555555554000ull + i * 0x100;
+	fd = open_stream(&w, &h, 16384);
+	CU_ASSERT(raw_writer_stack(&w, 0, 0, ips, 20) == 0);
+	for (i = 0; i < 10000; i++)
+		CU_ASSERT(raw_writer_sample(&w, (int64_t)(i + 1) * 10000000, 0, 1) == 0);
+	CU_ASSERT(raw_writer_flush(&w) == 0);
+	data = read_back(fd, &len);
+	CU_ASSERT(len < 128 + 10000 * 9);
+	free(data);
+	close(fd);
+}
+
+/* Reads every record of data; returns the number of samples. */
+static unsigned count_samples(const uint8_t *data, size_t len, struct raw_reader_stats *st)
+{
+	struct raw_record rec;
+	struct raw_reader *r;
+	unsigned n = 0;
+	int err;
+
+	r = raw_reader_open_mem(data, len, &err);
+	CU_ASSERT_FATAL(r != NULL);
+	while (raw_reader_next(r, &rec) == 1)
+		n += rec.type == RAW_REC_SAMPLE;
+	*st = *raw_reader_stats(r);
+	raw_reader_free(r);
+	return n;
+}
+
+/* 10 chunks of 100 samples each. */
+static uint8_t *ten_chunks(size_t *len, size_t *chunk_start)
+{
+	struct raw_file_header h;
+	struct raw_writer w;
+	uint64_t ip = 0x401000;
+	int c, i, fd;
+
+	fd = open_stream(&w, &h, sizeof(wbuf));
+	CU_ASSERT(raw_writer_stack(&w, 7, 0, &ip, 1) == 0);
+	for (c = 0; c < 10; c++) {
+		chunk_start[c] = (size_t)w.bytes_written;
+		for (i = 0; i < 100; i++)
+			CU_ASSERT(raw_writer_sample(&w, (c * 100 + i) * 1000, 7, 1) == 0);
+		CU_ASSERT(raw_writer_flush(&w) == 0);
+	}
+	chunk_start[10] = (size_t)w.bytes_written;
+	uint8_t *data = read_back(fd, len);
+	close(fd);
+	return data;
+}
+
+static void test_raw_truncated(void)
+{
+	struct raw_reader_stats st;
+	size_t len, starts[11];
+	uint8_t *data = ten_chunks(&len, starts);
+
+	CU_ASSERT(count_samples(data, len, &st) == 1000);
+	/* Cut in the middle of the last chunk: the nine whole chunks survive. */
+	size_t cut = (starts[9] + starts[10]) / 2;
+	CU_ASSERT(count_samples(data, cut, &st) == 900);
+	CU_ASSERT(st.chunks_truncated == 1);
+	CU_ASSERT(st.bytes_skipped == cut - starts[9]);
+	CU_ASSERT(strstr(st.first_problem, "cut") != NULL);
+	/* Cut inside a chunk header. */
+	CU_ASSERT(count_samples(data, starts[5] + 10, &st) == 500);
+	CU_ASSERT(st.bytes_skipped == 10);
+	/* Just the file header: valid, empty. */
+	CU_ASSERT(count_samples(data, 128, &st) == 0 && st.bytes_skipped == 0);
+	/* Less than a header: not a stream. */
+	int err = 0;
+	CU_ASSERT(raw_reader_open_mem(data, 100, &err) == NULL && err == -EINVAL);
+	free(data);
+}
+
+static void test_raw_corrupted(void)
+{
+	struct raw_reader_stats st;
+	size_t len, starts[11];
+	uint8_t *data = ten_chunks(&len, starts);
+
+	/* A flipped bit in chunk 3's records: that chunk is dropped, the rest kept. */
+	data[starts[3] + 40] ^= 0x10;
+	CU_ASSERT(count_samples(data, len, &st) == 900);
+	CU_ASSERT(st.chunks_bad_crc == 1);
+	CU_ASSERT(st.bytes_skipped == starts[4] - starts[3]);
+	CU_ASSERT(strstr(st.first_problem, "checksum") != NULL);
+	data[starts[3] + 40] ^= 0x10;
+
+	/* A damaged chunk size: the reader resynchronises on the next chunk. */
+	uint32_t huge = 0x7fffffff;
+	memcpy(data + starts[6] + 4, &huge, 4);
+	CU_ASSERT(count_samples(data, len, &st) == 900);
+	CU_ASSERT(st.chunks_bad_magic + st.chunks_truncated == 1);
+
+	/* Garbage between chunks (a torn partial write). */
+	free(data);
+	data = ten_chunks(&len, starts);
+	uint8_t *g = malloc(len + 77);
+	memcpy(g, data, starts[2]);
+	memset(g + starts[2], 0xa5, 77);
+	memcpy(g + starts[2] + 77, data + starts[2], len - starts[2]);
+	CU_ASSERT(count_samples(g, len + 77, &st) == 1000);
+	CU_ASSERT(st.bytes_skipped == 77 && st.chunks_bad_magic == 1);
+	free(g);
+
+	/* Bad file headers. */
+	int err = 0;
+	data[0] = 'X';
+	CU_ASSERT(raw_reader_open_mem(data, len, &err) == NULL && err == -EINVAL);
+	data[0] = 'P';
+	uint16_t v = 99;
+	memcpy(data + 12, &v, 2);
+	CU_ASSERT(raw_reader_open_mem(data, len, &err) == NULL && err == -EPROTONOSUPPORT);
+	v = RAW_VERSION;
+	memcpy(data + 12, &v, 2);
+	uint32_t bom = 0x04030201;
+	memcpy(data + 8, &bom, 4);
+	CU_ASSERT(raw_reader_open_mem(data, len, &err) == NULL && err == -EPROTO);
+	free(data);
+}
+
+/* A record too large for the buffer is refused and counted; the writer goes on. */
+static void test_raw_writer_limits(void)
+{
+	struct raw_file_header h;
+	struct raw_writer w;
+	static uint64_t ips[RAW_MAX_DEPTH];
+	static char big[RAW_MIN_BUFFER * 2];
+	int fd = open_stream(&w, &h, RAW_MIN_BUFFER);
+
+	memset(big, 'x', sizeof(big) - 1);
+	CU_ASSERT(raw_writer_thread_name(&w, 1, 0, big) == -E2BIG);
+	CU_ASSERT(raw_writer_stack(&w, 1, 0, ips, RAW_MAX_DEPTH) == -E2BIG);
+	CU_ASSERT(w.dropped_records == 2);
+	CU_ASSERT(raw_writer_sample(&w, 5, 1, 1) == 0);
+	/* Many records through a small buffer: flushes happen by themselves. */
+	for (int i = 0; i < 5000; i++)
+		CU_ASSERT(raw_writer_sample(&w, 10 + i, 1, 1) == 0);
+	CU_ASSERT(w.seq > 3);
+	CU_ASSERT(raw_writer_init(&w, fd, big, 100, &h) == -EINVAL);
+	/* A write error is reported and the records kept. */
+	struct raw_writer w2;
+	int bad = open("/dev/null", 0);
+	CU_ASSERT(raw_writer_init(&w2, fd, wbuf, sizeof(wbuf), &h) == 0);
+	w2.fd = bad; /* read-only: write(2) fails with EBADF */
+	CU_ASSERT(raw_writer_sample(&w2, 1, 1, 1) == 0);
+	CU_ASSERT(raw_writer_flush(&w2) == -EBADF);
+	CU_ASSERT(raw_writer_pending(&w2) > 0);
+	close(bad);
+	close(fd);
+}
+
+int main(void)
+{
+	CU_pSuite s;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	s = CU_add_suite("raw-stream", NULL, NULL);
+	CU_add_test(s, "varint edges", test_raw_varint_edges);
+	CU_add_test(s, "zigzag", test_raw_zigzag);
+	CU_add_test(s, "crc32 check value", test_raw_crc32_known);
+	CU_add_test(s, "header fields", test_raw_header_fields);
+	CU_add_test(s, "round trip of every record type", test_raw_roundtrip_every_type);
+	CU_add_test(s, "sample size", test_raw_sample_size);
+	CU_add_test(s, "truncated streams", test_raw_truncated);
+	CU_add_test(s, "corrupted streams", test_raw_corrupted);
+	CU_add_test(s, "writer limits and errors", test_raw_writer_limits);
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	unsigned failures = CU_get_number_of_failures();
+	int error = CU_get_error();
+	CU_cleanup_registry();
+	return failures || error ? 1 : 0;
+}
