@@ -168,6 +168,9 @@ int result_path(char *buf, size_t size, const char *dir, enum result_path_kind k
 		pathbuf_add(&p, JOB_TMP_PREFIX);
 		pathbuf_add_int(&p, pid);
 		break;
+	case RESULT_PATH_DATA_USED:
+		pathbuf_add(&p, "log/.data-used");
+		break;
 	default:
 		goto invalid;
 	}

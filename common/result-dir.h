@@ -17,6 +17,7 @@
  *   DIR/raw/<pid>.<tid>.<name>.praw  the same after an exec (name is the exec generation,
  *                            "x1", "x2", ...) since the pid and main tid survive exec
  *   DIR/log/agent.<pid>.log  messages of the agent inside process <pid>
+ *   DIR/log/.data-used       the raw-byte counter all processes share (-data-limit)
  *   DIR/archive/<build-id>/<file name>  binaries copied by -archive
  *   DIR/result.db            the SQLite database written by pfinalize
  *   DIR/.result.db.tmp.<pid> a database being written, renamed over result.db when complete
@@ -36,6 +37,8 @@ enum result_path_kind {
 	RESULT_PATH_DB,		/* DIR/result.db */
 	RESULT_PATH_DB_TMP,	/* DIR/.result.db.tmp.<pid> */
 	RESULT_PATH_JOB_TMP,	/* DIR/.pcollect.job.<pid>, linked to pcollect.job when whole */
+	RESULT_PATH_DATA_USED,	/* DIR/log/.data-used: raw bytes written by all processes, shared
+				   through mmap for -data-limit */
 };
 
 /*

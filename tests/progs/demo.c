@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* The bundled demo: a small numerical program with a stencil, a matrix product and a sort. */
+/* The bundled demo: a small numerical program: matrix product, stencil, N-body forces. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #define N 160
@@ -38,35 +39,52 @@ static __attribute__((noinline)) double stencil(int sweeps)
 	return grid[cur][GRID / 2][GRID / 2];
 }
 
-static int cmp_double(const void *x, const void *y)
+#define BODIES 1200
+
+static double pos[BODIES][3], acc[BODIES][3];
+
+/* All-pairs gravitational accelerations: the O(n^2) kernel of an N-body step. */
+static __attribute__((noinline)) void nbody_forces(void)
 {
-	double p = *(const double *)x, q = *(const double *)y;
-	return (p > q) - (p < q);
+	for (int i = 0; i < BODIES; i++) {
+		double ax = 0, ay = 0, az = 0;
+		for (int j = 0; j < BODIES; j++) {
+			double dx = pos[j][0] - pos[i][0], dy = pos[j][1] - pos[i][1];
+			double dz = pos[j][2] - pos[i][2];
+			double r2 = dx * dx + dy * dy + dz * dz + 1e-3;
+			double inv = 1.0 / (r2 * sqrt(r2));
+			ax += dx * inv;
+			ay += dy * inv;
+			az += dz * inv;
+		}
+		acc[i][0] = ax, acc[i][1] = ay, acc[i][2] = az;
+	}
 }
 
-/* Sorting work in a second thread. */
-static void *sorter(void *arg)
+/* The N-body simulation runs in a second thread. */
+static void *simulate(void *arg)
 {
-	size_t n = 400000;
-	double *v = malloc(n * sizeof(*v));
 	unsigned seed = 1;
 
-	for (int round = 0; round < 20; round++) {
-		for (size_t i = 0; i < n; i++) {
+	for (int i = 0; i < BODIES; i++)
+		for (int k = 0; k < 3; k++) {
 			seed = seed * 1103515245u + 12345u;
-			v[i] = seed / 4294967296.0;
+			pos[i][k] = seed / 4294967296.0;
 		}
-		qsort(v, n, sizeof(*v), cmp_double);
+	for (int step = 0; step < 150; step++) {
+		nbody_forces();
+		for (int i = 0; i < BODIES; i++)
+			for (int k = 0; k < 3; k++)
+				pos[i][k] += 1e-9 * acc[i][k];
 	}
-	*(double *)arg = v[n / 2];
-	free(v);
+	*(double *)arg = acc[0][0];
 	return NULL;
 }
 
 int main(void)
 {
 	pthread_t t;
-	double median = 0, centre;
+	double force = 0, centre;
 
 	for (int i = 0; i < N; i++)
 		for (int j = 0; j < N; j++) {
@@ -74,11 +92,11 @@ int main(void)
 			b[i][j] = (i * j) % 5;
 		}
 	grid[0][0][GRID / 2] = grid[1][0][GRID / 2] = 100.0;
-	pthread_create(&t, NULL, sorter, &median);
-	for (int r = 0; r < 120; r++)
+	pthread_create(&t, NULL, simulate, &force);
+	for (int r = 0; r < 300; r++)
 		matmul();
-	centre = stencil(1500);
+	centre = stencil(3000);
 	pthread_join(t, NULL);
-	printf("demo: c[1][2] = %.0f, centre = %.6f, median = %.3f\n", c[1][2], centre, median);
+	printf("demo: c[1][2] = %.0f, centre = %.6f, force = %.3f\n", c[1][2], centre, force);
 	return 0;
 }

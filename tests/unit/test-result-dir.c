@@ -123,6 +123,7 @@ static void test_result_dir_path_every_kind(void)
 	check_path("res", RESULT_PATH_DB, 1, 2, NULL, NULL, "res/result.db");
 	check_path("res", RESULT_PATH_DB_TMP, 1234, 2, NULL, NULL, "res/.result.db.tmp.1234");
 	check_path("res", RESULT_PATH_JOB_TMP, 1234, 2, NULL, NULL, "res/.pcollect.job.1234");
+	check_path("res", RESULT_PATH_DATA_USED, 0, 0, NULL, NULL, "res/log/.data-used");
 }
 
 static void test_result_dir_path_numbers_and_dirs(void)

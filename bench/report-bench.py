@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Time every preport view on a synthetic result of 1M samples and 100k distinct stacks.
+
+Usage: bench/report-bench.py [BUILD_DIR] [--stacks N] [--samples N] [--runs N] [--worst]
+                             [--keep DIR] [--baseline PREPORT]
+The database follows docs/schema.md (tests/e2e/report_synth.py writes it). Each view runs
+--runs times; the median wall time is printed beside the budget (200 ms) and beside the
+reference: the self-time-per-function SQL query of docs/schema.md run by sqlite3 alone.
+--baseline runs another preport binary (or build directory) on the same views, alternating
+with this one run by run, and prints its median and the speedup.
+"""
+import argparse
+import os
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "e2e"))
+import report_synth  # noqa: E402
+
+VIEWS = [
+    ("summary", []),
+    ("hotspots", []),
+    ("hotspots", ["-group-by", "thread,function"]),
+    ("hotspots", ["-group-by", "source-line"]),
+    ("top-down", []),
+    ("bottom-up", []),
+    ("caller-callee", []),
+    ("caller-callee", ["-function", "fn_7"]),
+    ("callstacks", ["-limit", "50"]),
+    ("source", ["-source-object", "function=fn_7"]),
+    ("hotspots", ["-format", "csv"]),
+    ("top-down", ["-inline-mode", "off", "-call-stack-mode", "all"]),
+    ("hotspots", ["-time-filter", "10:60"]),
+]
+
+SELF_SQL = """SELECT f.name, SUM(s.time_ns) / 1e9 AS self_s
+FROM samples s JOIN stacks st ON st.id = s.stack_id
+JOIN frames fr ON fr.id = st.frame_id JOIN functions f ON f.id = fr.function_id
+GROUP BY f.id ORDER BY self_s DESC LIMIT 10"""
+
+
+def timed(fn, runs):
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def timed_cpu(argvs, runs):
+    """Median wall and CPU (user + sys) seconds of each command, run in turns."""
+    walls, cpus = [[] for _ in argvs], [[] for _ in argvs]
+    for _ in range(runs):
+        for i, argv in enumerate(argvs):
+            r0 = os.times()
+            t0 = time.perf_counter()
+            subprocess.run(argv, stdout=subprocess.DEVNULL, check=True)
+            walls[i].append(time.perf_counter() - t0)
+            r1 = os.times()
+            cpus[i].append((r1.children_user - r0.children_user) +
+                           (r1.children_system - r0.children_system))
+    return [(statistics.median(w), statistics.median(c)) for w, c in zip(walls, cpus)]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("build", nargs="?", default=os.path.join(HERE, "..", "build"))
+    ap.add_argument("--stacks", type=int, default=100000)
+    ap.add_argument("--samples", type=int, default=1000000)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--keep", help="reuse or keep the result directory here")
+    ap.add_argument("--worst", action="store_true",
+                    help="every frame of every stack random (about 15 tree nodes per stack)")
+    ap.add_argument("--baseline", help="another preport (binary or build directory) to compare")
+    a = ap.parse_args()
+    preport = os.path.join(a.build, "report", "preport")
+    base = a.baseline
+    if base and os.path.isdir(base):
+        base = os.path.join(base, "report", "preport")
+    res = a.keep or tempfile.mkdtemp(prefix="report-bench.")
+    db = os.path.join(res, "result.db")
+    if not os.path.exists(db):
+        t0 = time.perf_counter()
+        report_synth.large(res, a.stacks, a.samples, worst=a.worst)
+        print("generated %s in %.1f s" % (db, time.perf_counter() - t0))
+    con = sqlite3.connect(db)
+    nodes = con.execute("SELECT count(*) FROM stacks").fetchone()[0]
+    rows = con.execute("SELECT count(*) FROM samples").fetchone()[0]
+    tl = con.execute("SELECT count(*) FROM timeline").fetchone()[0]
+    print("result: %d stack nodes, %d sample rows, %d timeline samples, %.0f MB" %
+          (nodes, rows, tl, os.path.getsize(db) / 1e6))
+    ref = timed(lambda: sqlite3.connect(db).execute(SELF_SQL).fetchall(), a.runs)
+    print("reference: sqlite3 self-time query of docs/schema.md: %.0f ms" % (ref * 1000))
+    print("%-46s %8s %8s %7s %7s" % ("view", "wall ms", "CPU ms", "budget", "vs SQL") +
+          ("  %8s %8s" % ("baseline", "speedup") if base else ""))
+    worst = 0
+    for view, extra in VIEWS:
+        argvs = [[p, "-r", res, "-view", view, "-q"] + extra for p in [preport, base] if p]
+        for argv in argvs:
+            cp = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                text=True)
+            if cp.returncode:
+                print("FAILED: %s\n%s" % (" ".join(argv), cp.stderr))
+                return 1
+        times = timed_cpu(argvs, a.runs)
+        t, cpu = times[0]
+        worst = max(worst, t)
+        line = "%-46s %8.0f %8.0f %7s %6.2fx" % (" ".join([view] + extra)[:46], t * 1000,
+                                                 cpu * 1000, "ok" if t < 0.2 else "OVER",
+                                                 t / ref)
+        if base:
+            line += "  %8.0f %7.2fx" % (times[1][0] * 1000, times[1][0] / t)
+        print(line)
+    print("slowest view: %.0f ms wall (budget 200 ms); load average %.2f" %
+          (worst * 1000, os.getloadavg()[0]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: MIT */
+/* The preloaded agent's internal state, shared by its files (never exported). */
+#ifndef PCOLLECT_COLLECTOR_AGENT_PRIVATE_H
+#define PCOLLECT_COLLECTOR_AGENT_PRIVATE_H
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "collector/agent-env.h"
+#include "collector/python/python.h"
+#include "collector/stack-table.h"
+#include "common/raw-python.h"
+#include "common/raw-stream.h"
+
+#define AGENT_EXPORT __attribute__((visibility("default")))
+#define AGENT_TLS    __attribute__((tls_model("initial-exec")))
+
+#define AGENT_BUFFER_SIZE  (64u << 10) /* bytes of one thread's writer buffer */
+#define AGENT_STACK_SLOTS  8192	       /* distinct stacks per thread before a table reset */
+#define AGENT_STACK_FRAMES (256u << 10) /* frames of distinct stacks per thread */
+#define AGENT_MAX_THREADS  16384       /* thread slots per process, reused after exit */
+#define AGENT_FLUSH_NS	   1000000000ll /* the handler flushes at least this often */
+
+struct agent_config {
+	char result_dir[PATH_MAX];
+	char agent_path[PATH_MAX];
+	char host[64];
+	uint64_t interval_ns;
+	uint32_t stack_depth;
+	uint64_t duration_ns;	      /* 0: no limit */
+	uint64_t start_monotonic_ns;  /* the launcher's CLOCK_MONOTONIC at launch */
+	uint64_t data_limit_bytes;    /* 0: unlimited */
+	bool follow_child;
+	int rank;
+	int signo;
+	pid_t launcher_pid;
+};
+
+enum agent_thread_state {
+	AGENT_THREAD_FREE = 0, /* slot unused, may be taken by a new thread */
+	AGENT_THREAD_LIVE,     /* recording */
+	AGENT_THREAD_ENDED,    /* stream finished; the handler must not touch it */
+};
+
+/* A thread's Python walker and the buffers of its mixed stacks (agent-python.c). */
+struct agent_py {
+	struct pyagent_thread pt;
+	struct raw_py_frame frames[PYAGENT_MAX_FRAMES];
+	uint64_t key[RAW_MAX_DEPTH + 64 + 1 + 2 * PYAGENT_MAX_FRAMES]; /* stack table key */
+	uint8_t scratch[RAW_PY_STACK_SCRATCH(RAW_MAX_DEPTH + 64, PYAGENT_MAX_FRAMES)];
+};
+
+/* Per-thread recording state. Slots are never freed, only reused, so the handler may read
+ * any slot's tid and state without a lock. */
+struct agent_thread {
+	_Atomic int state;    /* enum agent_thread_state */
+	_Atomic int busy;     /* 1 while someone uses the writer: handler or thread code */
+	pid_t tid;
+	pthread_t pthread;
+	bool external;	      /* existed before the agent started: no code of ours runs in it */
+	bool has_timer;
+	timer_t timer;
+	clockid_t cpu_clock;  /* the thread's CPU-time clock */
+	uint64_t cpu_start_ns; /* its value when this stream began */
+	int fd;
+	struct raw_file_header hdr;
+	struct raw_writer w;
+	uint8_t *buf;	       /* AGENT_BUFFER_SIZE bytes */
+	uint64_t *ips;	       /* stack_depth + extra frames */
+	struct stack_table stacks;
+	int64_t last_flush_ns;
+	uint64_t accounted;    /* w.bytes_written already added to the data counter */
+	/* Samples not recorded, by enum raw_lost_reason; written as LOST records. */
+	uint64_t lost_count[8];
+	uint64_t lost_weight[8];
+	uint64_t samples;
+	bool suspended;	       /* streams finished for an exec that may still fail */
+	/* Python frames, once an interpreter is found; set outside the handler, freed by the
+	   thread itself (or a fork child), read by its handler. */
+	struct agent_py *_Atomic py;
+};
+
+/* The process-wide state. */
+struct agent_state {
+	struct agent_config cfg;
+	bool active;	       /* recording in this process */
+	_Atomic int stopped;   /* sampling stopped (duration, data limit, exit, trouble) */
+	pid_t pid;	       /* getpid() of the image, updated after fork */
+	uint32_t generation;   /* execs this pid went through before this image */
+	uint32_t origin;       /* enum raw_process_origin */
+	pid_t parent_pid;
+	pthread_mutex_t lock;  /* thread slots (allocation) and the module list */
+	pthread_key_t key;     /* per-thread destructor: ends the thread's stream */
+	struct agent_thread *threads[AGENT_MAX_THREADS];
+	_Atomic size_t nthreads; /* slots ever used */
+	struct agent_data_counter *data; /* shared counter, or NULL */
+	int log_fd;
+	char exe[PATH_MAX];
+};
+
+extern struct agent_state agent;
+extern __thread struct agent_thread *agent_self AGENT_TLS;
+extern __thread int agent_in_dl AGENT_TLS;
+/* The value our timers carry in si_value; the same in every image, so a signal of ours
+ * still pending across exec is recognised as ours. */
+#define AGENT_COOKIE ((void *)(uintptr_t)0x50434f4c4c4543ull)
+
+/* The next definitions of what the agent interposes, resolved in the constructor. */
+struct agent_real {
+	int (*sigaction)(int, const struct sigaction *, struct sigaction *);
+	sighandler_t (*signal)(int, sighandler_t);
+	int (*sigprocmask)(int, const sigset_t *, sigset_t *);
+	int (*pthread_sigmask)(int, const sigset_t *, sigset_t *);
+	int (*pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+	int (*pthread_setname_np)(pthread_t, const char *);
+	void *(*dlopen)(const char *, int);
+	void *(*dlmopen)(Lmid_t, const char *, int);
+	int (*dlclose)(void *);
+	int (*dl_iterate_phdr)(int (*)(struct dl_phdr_info *, size_t, void *), void *);
+	int (*execve)(const char *, char *const[], char *const[]);
+	int (*execvpe)(const char *, char *const[], char *const[]);
+	int (*fexecve)(int, char *const[], char *const[]);
+	int (*posix_spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+			   const posix_spawnattr_t *, char *const[], char *const[]);
+	int (*posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+			    const posix_spawnattr_t *, char *const[], char *const[]);
+	void (*exit_)(int); /* _exit */
+	void *(*mmap)(void *, size_t, int, int, int, off_t);
+	int (*mprotect)(void *, size_t, int);
+};
+extern struct agent_real agent_real;
+
+/* Resolve one interposed function with dlsym(RTLD_NEXT) (once). */
+void agent_resolve(void);
+
+/* agent.c */
+void agent_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+uint64_t agent_now_mono(void);
+void agent_account(struct agent_thread *t);
+bool agent_sampling_stopped(void);
+
+/* agent-thread.c: slots, streams, timers */
+struct agent_thread *agent_thread_begin(pid_t tid, bool external);
+void agent_thread_end(struct agent_thread *t, bool own);
+void agent_thread_arm(struct agent_thread *t);
+void agent_thread_disarm(struct agent_thread *t);
+int agent_thread_open_stream(struct agent_thread *t);
+void agent_thread_write_lost(struct agent_thread *t);
+void agent_thread_key_destructor(void *p);
+/* Around exec: finish the stream but keep the slot (and its writer held); resume on failure. */
+void agent_thread_suspend(struct agent_thread *t);
+void agent_thread_resume(struct agent_thread *t);
+/* Take the writer of the calling thread's stream (or another live one); NULL when none. */
+struct agent_thread *agent_writer_get(void);
+void agent_writer_put(struct agent_thread *t);
+void agent_threads_adopt_existing(void);
+struct agent_thread *agent_thread_find_tid(pid_t tid);
+pid_t agent_gettid(void);
+
+/* agent-sample.c: the handler and the signal interposers */
+int agent_signal_install(void);
+void agent_block_sampling(sigset_t *old);
+void agent_restore_mask(const sigset_t *old);
+/*
+ * Extension point for interpreters (Python support, later): called in the handler after the
+ * native unwind with the frames found; may append up to cap - n frames and return the new
+ * count. Must be async-signal-safe. NULL: none.
+ */
+extern uint32_t (*agent_extra_frames)(const void *ucontext, uint64_t *ips, uint32_t n,
+				      uint32_t cap, uint32_t *flags);
+
+/* agent-modules.c */
+void agent_modules_reset(void);
+void agent_modules_scan(struct agent_thread *t);
+void agent_process_record(struct agent_thread *t);
+
+/* agent-python.c: all outside the handler but agent_python_sample() */
+/* Look for an interpreter in a newly mapped module (until one is found). */
+void agent_python_module(const char *path, uint64_t base);
+/* After a module scan: give every live thread its Python state once an interpreter exists. */
+void agent_python_modules_done(void);
+/* A thread's stream opened: its Python state when an interpreter exists. */
+void agent_python_thread_begin(struct agent_thread *t);
+/* A new stream for the same thread (fork child): code ids start over. */
+void agent_python_thread_restart(struct agent_thread *t);
+/* Before THREAD_END: the notes of samples that could not get Python frames. */
+void agent_python_thread_finish(struct agent_thread *t);
+void agent_python_thread_free(struct agent_thread *t);
+/*
+ * In the handler, after the native unwind into t->ips[0..n): the id of the mixed stack
+ * (written when new), or 0 when the sample has no Python frames (write the native stack).
+ */
+uint64_t agent_python_sample(struct agent_thread *t, uint32_t n, uint32_t flags);
+
+/* agent-exec.c */
+bool agent_in_vfork_child(void);
+
+#endif

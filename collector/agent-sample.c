@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: MIT */
+/* The sampling handler, and the signal functions interposed so programs keep theirs. */
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "collector/agent-private.h"
+
+/*
+ * The agent samples with a real-time signal (SIGRTMAX-7 unless PCOLLECT_SIGNAL says
+ * otherwise), not SIGPROF, so a program's own SIGPROF and setitimer(ITIMER_PROF) are left
+ * entirely to it. Our timers carry AGENT_COOKIE in si_value with si_code SI_TIMER: any other
+ * delivery of the signal is the program's, and goes to the disposition it asked for, which
+ * sigaction()/signal() record here instead of installing.
+ */
+
+struct agent_real agent_real;
+uint32_t (*agent_extra_frames)(const void *ucontext, uint64_t *ips, uint32_t n, uint32_t cap,
+			       uint32_t *flags);
+
+static struct sigaction app_action; /* the program's disposition of our signal */
+
+void agent_resolve(void)
+{
+#define RESOLVE(name) agent_real.name = dlsym(RTLD_NEXT, #name)
+	RESOLVE(sigaction);
+	RESOLVE(signal);
+	RESOLVE(sigprocmask);
+	RESOLVE(pthread_sigmask);
+	RESOLVE(pthread_create);
+	RESOLVE(pthread_setname_np);
+	RESOLVE(dlopen);
+	RESOLVE(dlmopen);
+	RESOLVE(dlclose);
+	RESOLVE(dl_iterate_phdr);
+	RESOLVE(execve);
+	RESOLVE(execvpe);
+	RESOLVE(fexecve);
+	RESOLVE(posix_spawn);
+	RESOLVE(posix_spawnp);
+	RESOLVE(mmap);
+	RESOLVE(mprotect);
+#undef RESOLVE
+	agent_real.exit_ = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
+}
+
+static void lost(struct agent_thread *t, unsigned reason, uint64_t weight)
+{
+	__atomic_add_fetch(&t->lost_count[reason], 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&t->lost_weight[reason], weight, __ATOMIC_RELAXED);
+}
+
+/* The native stack from the interrupted context: ips[0] is the pc, then return addresses. */
+static uint32_t unwind(void *uc, uint64_t *ips, uint32_t max, uint32_t *flags)
+{
+	unw_cursor_t c;
+	uint32_t n = 0;
+
+	*flags = RAW_STACK_FIRST_IS_PC;
+	if (unw_init_local2(&c, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0)
+		return 0;
+	for (;;) {
+		unw_word_t ip;
+		int r;
+
+		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || ip == 0)
+			break;
+		ips[n++] = ip;
+		r = unw_step(&c);
+		if (r <= 0) {
+			if (r < 0)
+				*flags |= RAW_STACK_UNWIND_ERROR;
+			break;
+		}
+		if (n >= max) {
+			*flags |= RAW_STACK_TRUNCATED;
+			break;
+		}
+	}
+	return n;
+}
+
+/* The stack's id in t's stream, writing its definition the first time. 0: not recorded. */
+static uint64_t stack_id(struct agent_thread *t, uint32_t n, uint32_t flags)
+{
+	uint64_t hash = stack_table_hash(t->ips, n, flags);
+	uint64_t id = stack_table_find(&t->stacks, hash, t->ips, n);
+
+	if (id)
+		return id;
+	id = stack_table_add(&t->stacks, hash, t->ips, n);
+	if (!id) {
+		/* Full: start over; ids keep growing so old ones are never reused. */
+		stack_table_reset(&t->stacks);
+		id = stack_table_add(&t->stacks, hash, t->ips, n);
+		if (!id)
+			return 0;
+	}
+	if (raw_writer_stack(&t->w, id, flags, t->ips, n)) {
+		/* The table must not name a stack the stream lacks. */
+		stack_table_reset(&t->stacks);
+		return 0;
+	}
+	return id;
+}
+
+static void sample(struct agent_thread *t, siginfo_t *si, void *uc)
+{
+	uint64_t weight = 1 + (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0);
+	int expected = 0;
+	uint32_t n, flags;
+	uint64_t id;
+	int64_t now;
+
+	if (atomic_load_explicit(&t->state, memory_order_acquire) != AGENT_THREAD_LIVE ||
+	    agent_sampling_stopped())
+		return;
+	if (!atomic_compare_exchange_strong(&t->busy, &expected, 1)) {
+		lost(t, RAW_LOST_BUSY, weight);
+		return;
+	}
+	if (agent.cfg.duration_ns && agent.cfg.start_monotonic_ns &&
+	    agent_now_mono() - agent.cfg.start_monotonic_ns >= agent.cfg.duration_ns) {
+		atomic_store(&agent.stopped, 1);
+		goto out;
+	}
+	/*
+	 * Inside dlopen/dlclose/dl_iterate_phdr this thread may hold the loader's lock, and the
+	 * unwinder would take it again (or walk a list being changed): skip the sample.
+	 */
+	if (agent_in_dl) {
+		lost(t, RAW_LOST_BUSY, weight);
+		goto out;
+	}
+	now = raw_header_now(&t->hdr);
+	n = unwind(uc, t->ips, agent.cfg.stack_depth, &flags);
+	if (agent_extra_frames)
+		n = agent_extra_frames(uc, t->ips, n, agent.cfg.stack_depth + 64, &flags);
+	if (n == 0) {
+		lost(t, RAW_LOST_UNWIND, weight);
+		goto out;
+	}
+	/* A stack with Python frames is recorded as one mixed stack (agent-python.c). */
+	id = agent_python_sample(t, n, flags);
+	if (!id)
+		id = stack_id(t, n, flags);
+	if (!id) {
+		lost(t, RAW_LOST_BUFFER, weight);
+		goto out;
+	}
+	if (raw_writer_sample(&t->w, now, id, weight)) {
+		lost(t, RAW_LOST_BUFFER, weight);
+		goto out;
+	}
+	t->samples++;
+	/* A killed program loses at most about a second of samples. */
+	if (raw_writer_pending(&t->w) > AGENT_BUFFER_SIZE / 4 * 3 ||
+	    now - t->last_flush_ns >= AGENT_FLUSH_NS) {
+		agent_thread_write_lost(t);
+		raw_writer_flush(&t->w);
+		t->last_flush_ns = now;
+	}
+	agent_account(t);
+out:
+	atomic_store_explicit(&t->busy, 0, memory_order_release);
+}
+
+/* A delivery of our signal that is not one of our timers: do what the program asked. */
+static void forward(int sig, siginfo_t *si, void *uc)
+{
+	struct sigaction a = app_action;
+	sigset_t old, mask;
+
+	if (!(a.sa_flags & SA_SIGINFO) && a.sa_handler == SIG_IGN)
+		return;
+	if (!(a.sa_flags & SA_SIGINFO) && a.sa_handler == SIG_DFL) {
+		/* The default action of a real-time signal ends the process: let it. */
+		struct sigaction d;
+
+		memset(&d, 0, sizeof(d));
+		d.sa_handler = SIG_DFL;
+		agent_real.sigaction(sig, &d, NULL);
+		sigemptyset(&mask);
+		sigaddset(&mask, sig);
+		agent_real.pthread_sigmask(SIG_UNBLOCK, &mask, NULL);
+		syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
+		return;
+	}
+	mask = a.sa_mask;
+	sigdelset(&mask, agent.cfg.signo);
+	agent_real.pthread_sigmask(SIG_BLOCK, &mask, &old);
+	if (a.sa_flags & SA_RESETHAND) {
+		memset(&app_action, 0, sizeof(app_action));
+		app_action.sa_handler = SIG_DFL;
+	}
+	if (a.sa_flags & SA_SIGINFO)
+		a.sa_sigaction(sig, si, uc);
+	else
+		a.sa_handler(sig);
+	agent_real.pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void on_signal(int sig, siginfo_t *si, void *uc)
+{
+	struct agent_thread *t;
+	int saved = errno;
+
+	if (si->si_code != SI_TIMER || si->si_value.sival_ptr != AGENT_COOKIE) {
+		forward(sig, si, uc);
+		errno = saved;
+		return;
+	}
+	t = agent_self;
+	if (!t) {
+		/* A thread that existed before the agent: its slot was made with its tid. */
+		t = agent_thread_find_tid((pid_t)syscall(SYS_gettid));
+		if (!t || !t->external)
+			goto out;
+		agent_self = t;
+	}
+	sample(t, si, uc);
+out:
+	errno = saved;
+}
+
+int agent_signal_install(void)
+{
+	struct sigaction sa;
+
+	if (agent_real.sigaction(agent.cfg.signo, NULL, &app_action))
+		return -1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_signal;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	return agent_real.sigaction(agent.cfg.signo, &sa, NULL);
+}
+
+void agent_block_sampling(sigset_t *old)
+{
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, agent.cfg.signo);
+	agent_real.pthread_sigmask(SIG_BLOCK, &mask, old);
+}
+
+void agent_restore_mask(const sigset_t *old)
+{
+	agent_real.pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+/* ---- interposed signal functions -------------------------------------------------------- */
+
+static bool ours(int sig)
+{
+	return agent.active && sig == agent.cfg.signo;
+}
+
+AGENT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	if (!agent_real.sigaction)
+		agent_resolve();
+	if (!ours(sig))
+		return agent_real.sigaction(sig, act, old);
+	if (old)
+		*old = app_action;
+	if (act)
+		app_action = *act;
+	return 0;
+}
+
+AGENT_EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+	sighandler_t prev;
+
+	if (!agent_real.signal)
+		agent_resolve();
+	if (!ours(sig))
+		return agent_real.signal(sig, handler);
+	prev = (app_action.sa_flags & SA_SIGINFO) ? (sighandler_t)(void *)app_action.sa_sigaction
+						  : app_action.sa_handler;
+	memset(&app_action, 0, sizeof(app_action));
+	app_action.sa_handler = handler;
+	app_action.sa_flags = SA_RESTART;
+	return prev;
+}
+
+/* The program may block what it likes, except our signal: a blocked thread is not sampled. */
+static const sigset_t *mask_without_ours(int how, const sigset_t *set, sigset_t *copy)
+{
+	if (!set || how == SIG_UNBLOCK || !agent.active || !sigismember(set, agent.cfg.signo))
+		return set;
+	*copy = *set;
+	sigdelset(copy, agent.cfg.signo);
+	return copy;
+}
+
+AGENT_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	sigset_t copy;
+
+	if (!agent_real.sigprocmask)
+		agent_resolve();
+	return agent_real.sigprocmask(how, mask_without_ours(how, set, &copy), old);
+}
+
+AGENT_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	sigset_t copy;
+
+	if (!agent_real.pthread_sigmask)
+		agent_resolve();
+	return agent_real.pthread_sigmask(how, mask_without_ours(how, set, &copy), old);
+}

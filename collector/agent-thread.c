@@ -1,0 +1,475 @@
+/* SPDX-License-Identifier: MIT */
+/* The agent's threads: slots, one stream and one CPU-time timer per thread, thread hooks. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "collector/agent-private.h"
+#include "common/result-dir.h"
+
+pid_t agent_gettid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+/* The CPU-time clock of any thread of this process, as the kernel encodes it. */
+static clockid_t thread_cpu_clock(pid_t tid)
+{
+	return (clockid_t)((~(unsigned int)tid) << 3) | 6; /* CPUCLOCK_PERTHREAD | SCHED */
+}
+
+/* CPU time of t since its stream began; 0 when its clock is gone (a thread that ended). */
+static uint64_t thread_cpu_used(const struct agent_thread *t);
+
+static uint64_t clock_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	if (clock_gettime(c, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t thread_cpu_used(const struct agent_thread *t)
+{
+	uint64_t now = clock_ns(t->cpu_clock);
+
+	return now > t->cpu_start_ns ? now - t->cpu_start_ns : 0;
+}
+
+/* Take a thread's writer: spin briefly when its handler (or another user) holds it. */
+static bool busy_acquire(struct agent_thread *t, int tries)
+{
+	int i;
+
+	for (i = 0; i < tries; i++) {
+		int expected = 0;
+
+		if (atomic_compare_exchange_strong(&t->busy, &expected, 1))
+			return true;
+		sched_yield();
+	}
+	return false;
+}
+
+struct agent_thread *agent_writer_get(void)
+{
+	struct agent_thread *t = agent_self;
+	size_t i, n;
+
+	if (t && atomic_load(&t->state) == AGENT_THREAD_LIVE && busy_acquire(t, 1000))
+		return t;
+	/* A thread without a stream of its own writes into another live one. */
+	n = atomic_load(&agent.nthreads);
+	for (i = 0; i < n; i++) {
+		t = agent.threads[i];
+		if (t && atomic_load(&t->state) == AGENT_THREAD_LIVE && busy_acquire(t, 100)) {
+			if (atomic_load(&t->state) == AGENT_THREAD_LIVE)
+				return t;
+			atomic_store(&t->busy, 0);
+		}
+	}
+	return NULL;
+}
+
+void agent_writer_put(struct agent_thread *t)
+{
+	agent_account(t);
+	atomic_store(&t->busy, 0);
+}
+
+struct agent_thread *agent_thread_find_tid(pid_t tid)
+{
+	size_t i, n = atomic_load(&agent.nthreads);
+
+	for (i = 0; i < n; i++) {
+		struct agent_thread *t = agent.threads[i];
+
+		if (t && t->tid == tid && atomic_load(&t->state) == AGENT_THREAD_LIVE)
+			return t;
+	}
+	return NULL;
+}
+
+/* A free slot, marked ENDED (reserved) until its stream is open. */
+static struct agent_thread *slot_take(void)
+{
+	struct agent_thread *t = NULL;
+	size_t i, n;
+
+	pthread_mutex_lock(&agent.lock);
+	n = atomic_load(&agent.nthreads);
+	for (i = 0; i < n; i++) {
+		int expected = AGENT_THREAD_FREE;
+
+		if (agent.threads[i] &&
+		    atomic_compare_exchange_strong(&agent.threads[i]->state, &expected,
+						   AGENT_THREAD_ENDED)) {
+			t = agent.threads[i];
+			break;
+		}
+	}
+	if (!t && n < AGENT_MAX_THREADS) {
+		t = calloc(1, sizeof(*t));
+		if (t) {
+			t->fd = -1;
+			atomic_store(&t->state, AGENT_THREAD_ENDED);
+			agent.threads[n] = t;
+			atomic_store(&agent.nthreads, n + 1);
+		}
+	}
+	pthread_mutex_unlock(&agent.lock);
+	return t;
+}
+
+static void thread_name(pid_t tid, bool self, char *name, size_t size)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	name[0] = '\0';
+	if (self && !prctl(PR_GET_NAME, name)) {
+		name[size - 1] = '\0';
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, name, size - 1);
+	close(fd);
+	if (n < 0)
+		n = 0;
+	name[n] = '\0';
+	if (n && name[n - 1] == '\n')
+		name[n - 1] = '\0';
+}
+
+int agent_thread_open_stream(struct agent_thread *t)
+{
+	char path[PATH_MAX], gen[16], name[32];
+	int ret;
+
+	snprintf(gen, sizeof(gen), "x%u", agent.generation);
+	if (result_path(path, sizeof(path), agent.cfg.result_dir, RESULT_PATH_RAW, agent.pid,
+			t->tid, NULL, agent.generation ? gen : NULL) < 0)
+		return -ENAMETOOLONG;
+	t->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (t->fd < 0) {
+		ret = -errno;
+		agent_log("cannot create stream '%s': %s", path, strerror(errno));
+		return ret;
+	}
+	raw_header_init(&t->hdr, agent.pid, t->tid, agent.cfg.rank, agent.cfg.host,
+			agent.cfg.interval_ns, RAW_SAMPLE_THREAD_CPU);
+	t->hdr.generation = agent.generation;
+	ret = raw_writer_init(&t->w, t->fd, t->buf, AGENT_BUFFER_SIZE, &t->hdr);
+	if (ret) {
+		agent_log("cannot write stream '%s': %s", path, strerror(-ret));
+		close(t->fd);
+		t->fd = -1;
+		return ret;
+	}
+	stack_table_reset(&t->stacks);
+	memset(t->lost_count, 0, sizeof(t->lost_count));
+	memset(t->lost_weight, 0, sizeof(t->lost_weight));
+	t->accounted = 0;
+	t->samples = 0;
+	t->last_flush_ns = 0;
+	t->cpu_clock = thread_cpu_clock(t->tid);
+	t->cpu_start_ns = clock_ns(t->cpu_clock);
+	thread_name(t->tid, !t->external, name, sizeof(name));
+	raw_writer_thread_start(&t->w, (uint32_t)t->tid, raw_header_now(&t->hdr), name);
+	agent_account(t);
+	atomic_store(&t->busy, 0);
+	atomic_store(&t->state, AGENT_THREAD_LIVE);
+	return 0;
+}
+
+struct agent_thread *agent_thread_begin(pid_t tid, bool external)
+{
+	struct agent_thread *t;
+
+	if (!agent.active)
+		return NULL;
+	t = slot_take();
+	if (!t) {
+		agent_log("no room for thread %d: not sampled", (int)tid);
+		return NULL;
+	}
+	t->tid = tid;
+	t->external = external;
+	t->pthread = external ? 0 : pthread_self();
+	t->has_timer = false;
+	atomic_store(&t->busy, 1);
+	t->buf = malloc(AGENT_BUFFER_SIZE);
+	t->ips = malloc((agent.cfg.stack_depth + 64) * sizeof(uint64_t));
+	if (!t->buf || !t->ips ||
+	    stack_table_init(&t->stacks, AGENT_STACK_SLOTS, AGENT_STACK_FRAMES) ||
+	    agent_thread_open_stream(t)) {
+		free(t->buf);
+		free(t->ips);
+		t->buf = NULL;
+		t->ips = NULL;
+		stack_table_release(&t->stacks);
+		atomic_store(&t->busy, 0);
+		atomic_store(&t->state, AGENT_THREAD_FREE);
+		return NULL;
+	}
+	if (!external) {
+		agent_self = t;
+		pthread_setspecific(agent.key, t);
+	}
+	agent_python_thread_begin(t);
+	return t;
+}
+
+void agent_thread_arm(struct agent_thread *t)
+{
+	struct itimerspec its;
+	struct sigevent sev;
+
+	if (!t->has_timer) {
+		memset(&sev, 0, sizeof(sev));
+		sev.sigev_notify = SIGEV_THREAD_ID;
+		sev.sigev_signo = agent.cfg.signo;
+		sev.sigev_value.sival_ptr = AGENT_COOKIE;
+		sev._sigev_un._tid = t->tid;
+		if (timer_create(t->cpu_clock, &sev, &t->timer)) {
+			agent_log("cannot create the timer of thread %d: %s", (int)t->tid,
+				  strerror(errno));
+			return;
+		}
+		t->has_timer = true;
+	}
+	its.it_interval.tv_sec = (time_t)(agent.cfg.interval_ns / 1000000000u);
+	its.it_interval.tv_nsec = (long)(agent.cfg.interval_ns % 1000000000u);
+	its.it_value = its.it_interval;
+	if (timer_settime(t->timer, 0, &its, NULL))
+		agent_log("cannot arm the timer of thread %d: %s", (int)t->tid, strerror(errno));
+}
+
+void agent_thread_disarm(struct agent_thread *t)
+{
+	struct itimerspec its;
+
+	if (!t->has_timer)
+		return;
+	memset(&its, 0, sizeof(its));
+	timer_settime(t->timer, 0, &its, NULL);
+}
+
+void agent_thread_write_lost(struct agent_thread *t)
+{
+	int64_t now = raw_header_now(&t->hdr);
+	unsigned r;
+
+	/* Exchanges, since this thread's handler may add to them meanwhile. */
+	for (r = 0; r < sizeof(t->lost_count) / sizeof(t->lost_count[0]); r++) {
+		uint64_t count, weight;
+
+		if (!__atomic_load_n(&t->lost_count[r], __ATOMIC_RELAXED))
+			continue;
+		count = __atomic_exchange_n(&t->lost_count[r], 0, __ATOMIC_RELAXED);
+		weight = __atomic_exchange_n(&t->lost_weight[r], 0, __ATOMIC_RELAXED);
+		if (raw_writer_lost(&t->w, now, r, count, weight)) {
+			__atomic_add_fetch(&t->lost_count[r], count, __ATOMIC_RELAXED);
+			__atomic_add_fetch(&t->lost_weight[r], weight, __ATOMIC_RELAXED);
+		}
+	}
+}
+
+/*
+ * Finish t's stream: timer gone, lost counts, THREAD_END with the CPU time used since the
+ * stream began, last chunk written. own: t is the calling thread (its slot is then freed for
+ * reuse); otherwise the writer is taken from under a possibly running handler and the slot
+ * stays ENDED with its writer held, so that thread's handler never touches it again.
+ */
+void agent_thread_end(struct agent_thread *t, bool own)
+{
+	int expected = AGENT_THREAD_LIVE;
+	sigset_t old;
+
+	if (own)
+		agent_block_sampling(&old);
+	if (!atomic_compare_exchange_strong(&t->state, &expected, AGENT_THREAD_ENDED))
+		return;
+	if (t->has_timer) {
+		timer_delete(t->timer);
+		t->has_timer = false;
+	}
+	if (!busy_acquire(t, own ? 1000 : 10000)) {
+		agent_log("thread %d: writer busy at its end: last records lost", (int)t->tid);
+		return;
+	}
+	agent_thread_write_lost(t);
+	agent_python_thread_finish(t);
+	raw_writer_thread_end(&t->w, (uint32_t)t->tid, raw_header_now(&t->hdr),
+			      thread_cpu_used(t));
+	if (raw_writer_flush(&t->w))
+		agent_log("thread %d: cannot write its stream: %s", (int)t->tid,
+			  strerror(-t->w.error));
+	agent_account(t);
+	close(t->fd);
+	t->fd = -1;
+	if (!own)
+		return;
+	free(t->buf);
+	free(t->ips);
+	t->buf = NULL;
+	t->ips = NULL;
+	stack_table_release(&t->stacks);
+	agent_python_thread_free(t);
+	agent_self = NULL;
+	atomic_store(&t->busy, 0);
+	atomic_store(&t->state, AGENT_THREAD_FREE);
+}
+
+void agent_thread_key_destructor(void *p)
+{
+	struct agent_thread *t = p;
+
+	if (t && t == agent_self)
+		agent_thread_end(t, true);
+}
+
+/*
+ * Threads that exist before the agent starts (another preloaded library's constructor may
+ * create some): no code of ours will run in them before their first signal, so their slot is
+ * prepared here and their timer created with their tid; the handler finds the slot by tid.
+ */
+void agent_threads_adopt_existing(void)
+{
+	pid_t self = agent_gettid();
+	struct dirent *e;
+	DIR *d = opendir("/proc/self/task");
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		pid_t tid = (pid_t)atoi(e->d_name);
+		struct agent_thread *t;
+
+		if (tid <= 0 || tid == self || agent_thread_find_tid(tid))
+			continue;
+		t = agent_thread_begin(tid, true);
+		if (t)
+			agent_thread_arm(t);
+	}
+	closedir(d);
+}
+
+/* ---- interposed thread functions ---------------------------------------------------------- */
+
+struct thread_start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *thread_trampoline(void *p)
+{
+	struct thread_start s = *(struct thread_start *)p;
+	struct agent_thread *t;
+
+	free(p);
+	/* Set up before the first instruction of the thread's own code, timer armed last. */
+	t = agent_thread_begin(agent_gettid(), false);
+	if (t)
+		agent_thread_arm(t);
+	return s.fn(s.arg);
+}
+
+AGENT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+				void *(*start)(void *), void *arg)
+{
+	struct thread_start *s;
+	int ret;
+
+	if (!agent_real.pthread_create)
+		agent_resolve();
+	if (!agent.active || agent_sampling_stopped())
+		return agent_real.pthread_create(thread, attr, start, arg);
+	s = malloc(sizeof(*s));
+	if (!s)
+		return agent_real.pthread_create(thread, attr, start, arg);
+	s->fn = start;
+	s->arg = arg;
+	ret = agent_real.pthread_create(thread, attr, thread_trampoline, s);
+	if (ret)
+		free(s);
+	return ret;
+}
+
+AGENT_EXPORT int pthread_setname_np(pthread_t thread, const char *name)
+{
+	struct agent_thread *w, *target = NULL;
+	size_t i, n;
+	int ret;
+
+	if (!agent_real.pthread_setname_np)
+		agent_resolve();
+	ret = agent_real.pthread_setname_np(thread, name);
+	if (ret || !agent.active)
+		return ret;
+	if (pthread_equal(thread, pthread_self())) {
+		target = agent_self;
+	} else {
+		n = atomic_load(&agent.nthreads);
+		for (i = 0; i < n && !target; i++) {
+			struct agent_thread *t = agent.threads[i];
+
+			if (t && !t->external && atomic_load(&t->state) == AGENT_THREAD_LIVE &&
+			    pthread_equal(t->pthread, thread))
+				target = t;
+		}
+	}
+	if (!target)
+		return ret;
+	w = agent_writer_get();
+	if (w) {
+		raw_writer_thread_name(&w->w, (uint32_t)target->tid, raw_header_now(&w->hdr),
+				       name);
+		agent_writer_put(w);
+	}
+	return ret;
+}
+
+void agent_thread_suspend(struct agent_thread *t)
+{
+	t->suspended = false;
+	if (atomic_load(&t->state) != AGENT_THREAD_LIVE)
+		return;
+	agent_thread_disarm(t);
+	if (!busy_acquire(t, t == agent_self ? 1000 : 10000))
+		return;
+	t->suspended = true;
+	agent_thread_write_lost(t);
+	agent_python_thread_finish(t);
+	raw_writer_thread_end(&t->w, (uint32_t)t->tid, raw_header_now(&t->hdr),
+			      thread_cpu_used(t));
+	raw_writer_flush(&t->w);
+	agent_account(t);
+}
+
+void agent_thread_resume(struct agent_thread *t)
+{
+	char name[32];
+
+	if (!t->suspended)
+		return;
+	t->suspended = false;
+	/* The exec failed: the thread goes on, in a new span of the same stream. */
+	t->cpu_start_ns = clock_ns(t->cpu_clock);
+	thread_name(t->tid, t == agent_self, name, sizeof(name));
+	raw_writer_thread_start(&t->w, (uint32_t)t->tid, raw_header_now(&t->hdr), name);
+	atomic_store(&t->busy, 0);
+	agent_thread_arm(t);
+}

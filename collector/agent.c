@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: MIT */
+/* The preloaded agent: configuration, start before main, fork handling, end at exit. */
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "collector/agent-private.h"
+#include "collector/data-counter.h"
+#include "common/result-dir.h"
+
+struct agent_state agent = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.log_fd = -1,
+};
+__thread struct agent_thread *agent_self AGENT_TLS;
+__thread int agent_in_dl AGENT_TLS;
+
+static int env_u64(const char *name, uint64_t *out)
+{
+	const char *s = getenv(name);
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s)
+		return -ENOENT;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+uint64_t agent_now_mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Messages go to DIR/log/agent.<pid>.log, never to the program's stdout or stderr. */
+void agent_log(const char *fmt, ...)
+{
+	char buf[512], path[PATH_MAX];
+	va_list ap;
+	int n, m;
+
+	if (agent.log_fd < 0) {
+		if (result_path(path, sizeof(path), agent.cfg.result_dir, RESULT_PATH_LOG,
+				agent.pid, 0, NULL, NULL) < 0)
+			return;
+		agent.log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (agent.log_fd < 0)
+			return;
+	}
+	n = snprintf(buf, sizeof(buf), "pcollect-agent[%d]: ", (int)agent.pid);
+	va_start(ap, fmt);
+	m = vsnprintf(buf + n, sizeof(buf) - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	if (m < 0)
+		return;
+	n += m;
+	if ((size_t)n > sizeof(buf) - 2)
+		n = (int)sizeof(buf) - 2;
+	buf[n++] = '\n';
+	if (write(agent.log_fd, buf, (size_t)n) < 0)
+		return;
+}
+
+/*
+ * Add what thread t wrote since last time to the shared counter; past the limit, stop
+ * sampling in every process of the collection. Async-signal-safe.
+ */
+void agent_account(struct agent_thread *t)
+{
+	uint64_t delta = t->w.bytes_written - t->accounted;
+	uint64_t total;
+
+	if (!delta || !agent.data)
+		return;
+	t->accounted = t->w.bytes_written;
+	total = __atomic_add_fetch(&agent.data->bytes, delta, __ATOMIC_RELAXED);
+	if (agent.cfg.data_limit_bytes && total >= agent.cfg.data_limit_bytes)
+		__atomic_store_n(&agent.data->hit, 1, __ATOMIC_RELAXED);
+}
+
+bool agent_sampling_stopped(void)
+{
+	if (atomic_load_explicit(&agent.stopped, memory_order_relaxed))
+		return true;
+	if (agent.cfg.data_limit_bytes && agent.data &&
+	    __atomic_load_n(&agent.data->hit, __ATOMIC_RELAXED))
+		return true;
+	return false;
+}
+
+static int config_read(struct agent_config *c)
+{
+	const char *dir = getenv(AGENT_ENV_RESULT_DIR);
+	const char *agent_path = getenv(AGENT_ENV_AGENT);
+	uint64_t v;
+
+	memset(c, 0, sizeof(*c));
+	if (!dir || dir[0] != '/' || strlen(dir) >= sizeof(c->result_dir))
+		return -EINVAL;
+	strcpy(c->result_dir, dir);
+	if (agent_path && strlen(agent_path) < sizeof(c->agent_path))
+		strcpy(c->agent_path, agent_path);
+	c->interval_ns = 10000000;
+	if (!env_u64(AGENT_ENV_INTERVAL_NS, &v) && v >= 100000 && v <= 10000000000ull)
+		c->interval_ns = v;
+	c->stack_depth = 256;
+	if (!env_u64(AGENT_ENV_STACK_DEPTH, &v) && v >= 1 && v <= RAW_MAX_DEPTH)
+		c->stack_depth = (uint32_t)v;
+	if (!env_u64(AGENT_ENV_DURATION_NS, &v))
+		c->duration_ns = v;
+	if (!env_u64(AGENT_ENV_START_NS, &v))
+		c->start_monotonic_ns = v;
+	if (!env_u64(AGENT_ENV_DATA_LIMIT, &v))
+		c->data_limit_bytes = v;
+	c->follow_child = !(getenv(AGENT_ENV_FOLLOW_CHILD) &&
+			    !strcmp(getenv(AGENT_ENV_FOLLOW_CHILD), "0"));
+	c->rank = -1;
+	if (getenv(AGENT_ENV_RANK))
+		c->rank = atoi(getenv(AGENT_ENV_RANK));
+	c->signo = SIGRTMAX - 7;
+	if (!env_u64(AGENT_ENV_SIGNAL, &v) && (int)v >= SIGRTMIN && (int)v <= SIGRTMAX)
+		c->signo = (int)v;
+	if (!env_u64(AGENT_ENV_LAUNCHER_PID, &v))
+		c->launcher_pid = (pid_t)v;
+	result_short_hostname(c->host, sizeof(c->host));
+	return 0;
+}
+
+/* Which image this is: a new process, or the same pid after exec (PCOLLECT_EXEC=pid:gen). */
+static void origin_read(void)
+{
+	const char *ex = getenv(AGENT_ENV_EXEC);
+	unsigned long pid, gen;
+
+	agent.origin = RAW_PROCESS_START;
+	agent.generation = 0;
+	agent.parent_pid = getppid();
+	if (ex && sscanf(ex, "%lu:%lu", &pid, &gen) == 2 && (pid_t)pid == agent.pid) {
+		agent.origin = RAW_PROCESS_EXEC;
+		agent.generation = (uint32_t)gen;
+		agent.parent_pid = agent.pid;
+	}
+}
+
+/* Run the unwinder once outside any handler so its lazy set-up never happens in one. */
+static void unwinder_prepare(void)
+{
+	unw_context_t uc;
+	unw_cursor_t c;
+	int i = 0;
+
+	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+	if (unw_getcontext(&uc) || unw_init_local(&c, &uc))
+		return;
+	while (i++ < 64 && unw_step(&c) > 0)
+		;
+}
+
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&agent.lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&agent.lock);
+}
+
+/*
+ * The child of fork(): only the calling thread survives. Other threads' slots are copies of
+ * the parent's (their buffers hold the parent's unwritten data): drop them. The calling
+ * thread gets a new stream in the child's name, a PROCESS record (origin FORK), the module
+ * list and a new timer (timers are not inherited).
+ */
+static void fork_child(void)
+{
+	struct agent_thread *self = agent_self;
+	pid_t parent = agent.pid;
+	size_t i, n;
+
+	pthread_mutex_init(&agent.lock, NULL);
+	agent.pid = getpid();
+	if (agent.log_fd >= 0) {
+		close(agent.log_fd);
+		agent.log_fd = -1;
+	}
+	if (!agent.active)
+		return;
+	if (!agent.cfg.follow_child) {
+		agent.active = false;
+		atomic_store(&agent.stopped, 1);
+		return;
+	}
+	n = atomic_load(&agent.nthreads);
+	for (i = 0; i < n; i++) {
+		struct agent_thread *t = agent.threads[i];
+
+		if (!t || t == self || atomic_load(&t->state) == AGENT_THREAD_FREE)
+			continue;
+		if (t->fd >= 0)
+			close(t->fd);
+		t->fd = -1;
+		free(t->buf);
+		free(t->ips);
+		t->buf = NULL;
+		t->ips = NULL;
+		stack_table_release(&t->stacks);
+		agent_python_thread_free(t);
+		atomic_store(&t->busy, 0);
+		atomic_store(&t->state, AGENT_THREAD_FREE);
+	}
+	agent.origin = RAW_PROCESS_FORK;
+	agent.parent_pid = parent;
+	agent.generation = 0;
+	agent_modules_reset();
+	if (self) {
+		/* The old stream and its stack ids belong to the parent. */
+		if (self->fd >= 0)
+			close(self->fd);
+		self->fd = -1;
+		self->tid = agent_gettid();
+		self->has_timer = false;
+		if (agent_thread_open_stream(self)) {
+			atomic_store(&self->state, AGENT_THREAD_ENDED);
+			agent_self = NULL;
+			return;
+		}
+		/* Code ids are per stream: the child describes its code objects again. */
+		agent_python_thread_restart(self);
+	} else {
+		self = agent_thread_begin(agent_gettid(), false);
+		if (!self)
+			return;
+	}
+	agent_process_record(self);
+	agent_modules_scan(self);
+	agent_thread_arm(self);
+}
+
+__attribute__((constructor)) static void agent_init(void)
+{
+	struct agent_thread *t;
+	sigset_t mask;
+
+	agent_resolve();
+	agent.pid = getpid();
+	if (config_read(&agent.cfg))
+		return; /* not started by pcollect: stay out of the way */
+	origin_read();
+	/*
+	 * Without -follow-child only the launcher's own child (and the images it execs) is
+	 * profiled; its descendants load the agent but stay idle.
+	 */
+	if (!agent.cfg.follow_child && agent.origin == RAW_PROCESS_START &&
+	    agent.cfg.launcher_pid && agent.parent_pid != agent.cfg.launcher_pid)
+		return;
+	if (readlink("/proc/self/exe", agent.exe, sizeof(agent.exe) - 1) < 0)
+		agent.exe[0] = '\0';
+	agent.data = data_counter_map(agent.cfg.result_dir, 0);
+	if (pthread_key_create(&agent.key, agent_thread_key_destructor)) {
+		agent_log("cannot create a thread key: sampling disabled");
+		return;
+	}
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	unwinder_prepare();
+	if (agent_signal_install()) {
+		agent_log("cannot install the signal handler: %s", strerror(errno));
+		return;
+	}
+	agent.active = true;
+	t = agent_thread_begin(agent_gettid(), false);
+	if (!t) {
+		agent.active = false;
+		return;
+	}
+	agent_process_record(t);
+	agent_modules_scan(t);
+	agent_threads_adopt_existing();
+	/* A mask inherited across exec may block our signal: programs cannot, the agent does. */
+	sigemptyset(&mask);
+	sigaddset(&mask, agent.cfg.signo);
+	agent_real.pthread_sigmask(SIG_UNBLOCK, &mask, NULL);
+	agent_thread_arm(t);
+}
+
+/* At exit: stop every timer and finish every stream, this thread's and the others'. */
+static void agent_shutdown(void)
+{
+	size_t i, n;
+
+	if (!agent.active || agent_in_vfork_child())
+		return;
+	atomic_store(&agent.stopped, 1);
+	n = atomic_load(&agent.nthreads);
+	for (i = 0; i < n; i++) {
+		struct agent_thread *t = agent.threads[i];
+
+		if (t && atomic_load(&t->state) == AGENT_THREAD_LIVE)
+			agent_thread_end(t, t == agent_self);
+	}
+	agent.active = false;
+}
+
+__attribute__((destructor)) static void agent_fini(void)
+{
+	agent_shutdown();
+}
+
+/*
+ * _exit() skips destructors, and fork children and shells end with it: finish the streams
+ * first. Not in a vfork child, whose memory is the parent's.
+ */
+AGENT_EXPORT void _exit(int status)
+{
+	if (!agent_real.exit_)
+		agent_resolve();
+	agent_shutdown();
+	if (agent_real.exit_)
+		agent_real.exit_(status);
+	syscall(SYS_exit_group, status);
+	for (;;)
+		;
+}
+
+AGENT_EXPORT void _Exit(int status)
+{
+	_exit(status);
+}

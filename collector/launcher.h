@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/* pcollect's launcher: runs the target with the agent preloaded and records the collection. */
+#ifndef PCOLLECT_COLLECTOR_LAUNCHER_H
+#define PCOLLECT_COLLECTOR_LAUNCHER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum collect_finalization {
+	COLLECT_FINALIZE_FULL,
+	COLLECT_FINALIZE_FAST,
+	COLLECT_FINALIZE_DEFERRED, /* -archive, no finalization: finalize elsewhere */
+	COLLECT_FINALIZE_NONE,
+};
+
+struct collect_opts {
+	const char *analysis;	   /* "hotspots" */
+	const char *result_dir;	   /* -r, or NULL for r000hs naming */
+	uint64_t interval_ns;
+	uint32_t stack_depth;
+	uint64_t duration_ns;	   /* 0: the whole run */
+	double data_limit_mb;	   /* MiB, fractions allowed; 0: unlimited */
+	bool follow_child;
+	bool archive;
+	bool quiet;
+	enum collect_finalization finalization;
+	const char *const *search_dirs; /* for the finalizer */
+	size_t nsearch_dirs;
+	int argc;		   /* the target command */
+	char **argv;
+	const char *command_line;  /* pcollect's own command line, for the metadata */
+};
+
+/*
+ * Check the target, create the result directory, run the target to its end with the agent,
+ * write the metadata, then archive and finalize as asked. Returns pcollect's exit code: the
+ * target's (128 + N when it died of signal N), or 2 when the target cannot be profiled, or 1
+ * when the collection could not start. Prints its own messages.
+ */
+int collect_run(const struct collect_opts *o);
+
+/* Copy the binaries that have samples into DIR/archive (-archive). Returns 0 or -errno. */
+int archive_result(const char *dir, bool quiet);
+
+#endif

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/* pcollect: parse the command line and hand the collection to collect_run(). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector/launcher.h"
+#include "common/log.h"
+#include "common/options.h"
+
+static const char *const analyses[] = { "hotspots", NULL };
+static const char *const finalization_modes[] = { "full", "fast", "deferred", "none", NULL };
+
+static const struct option_spec specs[] = {
+	{ "collect", "c", OPTION_VALUE, "ANALYSIS",
+	  "analysis to run: hotspots (where the CPU time goes, with call stacks)",
+	  "pcollect -collect hotspots -r res -- ./app args", analyses },
+	{ "result-dir", "r", OPTION_VALUE, "DIR",
+	  "result directory to create (default: the next free r000hs, r001hs, ...)", NULL, NULL },
+	{ "knob", NULL, OPTION_LIST, "NAME=VALUE", "set an analysis knob (see Knobs below)",
+	  "pcollect -collect hotspots -knob sampling-interval=1 -- ./app", NULL },
+	{ "duration", "d", OPTION_VALUE, "SEC",
+	  "stop sampling after SEC seconds; the program runs on to its end", NULL, NULL },
+	{ "data-limit", NULL, OPTION_VALUE, "MB",
+	  "stop sampling once the raw data reaches MB megabytes (default 1000, 0: no limit)", NULL,
+	  NULL },
+	{ "follow-child", NULL, OPTION_FLAG, NULL,
+	  "profile child processes too: fork, exec, posix_spawn, system (the default)", NULL,
+	  NULL },
+	{ "no-follow-child", NULL, OPTION_FLAG, NULL,
+	  "profile only the launched process and the programs it execs", NULL, NULL },
+	{ "finalization-mode", NULL, OPTION_VALUE, "MODE",
+	  "after the run: full or fast (finalize), deferred (-archive, finalize elsewhere), none",
+	  "pcollect -collect hotspots -finalization-mode=none -- ./app", finalization_modes },
+	{ "archive", NULL, OPTION_FLAG, NULL,
+	  "copy the binaries that have samples into the result, to finalize on another machine",
+	  NULL, NULL },
+	{ "search-dir", NULL, OPTION_LIST, "DIR",
+	  "where finalization looks for binaries and debug files (repeatable)", NULL, NULL },
+	{ "quiet", "q", OPTION_FLAG, NULL, "print only errors", NULL, NULL },
+	{ "help", "h", OPTION_FLAG, NULL, "show this help", NULL, NULL },
+	{ "version", NULL, OPTION_FLAG, NULL, "show the version", NULL, NULL },
+	{ NULL, NULL, 0, NULL, NULL, NULL, NULL },
+};
+
+static const struct knob_spec knobs[] = {
+	{ "sampling-interval", "MS",
+	  "CPU time between samples of a thread, 1 to 1000 ms, fractions allowed (default 10)" },
+	{ "stack-depth", "N", "frames kept per call stack, 1 to 2048 (default 256)" },
+	{ NULL, NULL, NULL },
+};
+
+static const char synopsis[] = "pcollect -collect hotspots [options] [--] program [args...]";
+static const char description[] =
+	"Run a program and record where each of its threads and child processes spends its CPU\n"
+	"time, with full call stacks. pfinalize turns the result into a database; preport\n"
+	"shows it.";
+
+static _Noreturn void usage_error(const char *msg)
+{
+	log_error("%s", msg);
+	fprintf(stderr, "%s: see '%s -help'\n", log_tool(), log_tool());
+	exit(EXIT_USAGE);
+}
+
+int main(int argc, char **argv)
+{
+	struct collect_opts o = {
+		.analysis = NULL,
+		.interval_ns = 10000000,
+		.stack_depth = 256,
+		.data_limit_mb = 1000,
+		.follow_child = true,
+		.finalization = COLLECT_FINALIZE_FULL,
+	};
+	struct options_result r;
+	const struct option_value *v;
+	char err[512], name[64], *cmdline;
+	const char *s;
+	size_t i, len = 1;
+	int code;
+
+	log_set_tool("pcollect");
+	if (options_parse(&r, specs, argc, argv, true))
+		usage_error(r.error);
+	if (options_has(&r, "help")) {
+		options_print_help(specs, "pcollect", synopsis, description);
+		options_print_knobs(knobs);
+		options_release(&r);
+		return EXIT_OK;
+	}
+	if (options_has(&r, "version")) {
+		printf("pcollect %s\n", PCOLLECT_VERSION);
+		options_release(&r);
+		return EXIT_OK;
+	}
+	if (options_has(&r, "quiet")) {
+		o.quiet = true;
+		log_set_level(-1);
+	}
+	o.analysis = options_get_str(&r, "collect");
+	if (!o.analysis)
+		usage_error("option '-collect' is required: -collect hotspots");
+	o.result_dir = options_get_str(&r, "result-dir");
+	v = options_get(&r, "knob");
+	for (i = 0; v && i < v->nvalues; i++) {
+		const char *value;
+
+		if (knob_parse(knobs, v->values[i], name, sizeof(name), &value, err, sizeof(err)))
+			usage_error(err);
+		if (!strcmp(name, "sampling-interval")) {
+			double ms;
+
+			if (options_parse_double("knob 'sampling-interval'", value, 1, 1000, &ms, err,
+						 sizeof(err)))
+				usage_error(err);
+			o.interval_ns = (uint64_t)(ms * 1e6 + 0.5);
+		} else if (!strcmp(name, "stack-depth")) {
+			long depth;
+
+			if (options_parse_long("knob 'stack-depth'", value, 1, 2048, &depth, err,
+					       sizeof(err)))
+				usage_error(err);
+			o.stack_depth = (uint32_t)depth;
+		}
+	}
+	if ((s = options_get_str(&r, "duration"))) {
+		double sec;
+
+		if (options_parse_double("option '-duration'", s, 0.001, 1e7, &sec, err,
+					 sizeof(err)))
+			usage_error(err);
+		o.duration_ns = (uint64_t)(sec * 1e9 + 0.5);
+	}
+	if ((s = options_get_str(&r, "data-limit"))) {
+		double mb;
+
+		if (options_parse_double("option '-data-limit'", s, 0, 1e9, &mb, err,
+					 sizeof(err)))
+			usage_error(err);
+		o.data_limit_mb = mb;
+	}
+	if (options_has(&r, "follow-child") && options_has(&r, "no-follow-child"))
+		usage_error("options '-follow-child' and '-no-follow-child' exclude each other");
+	if (options_has(&r, "no-follow-child"))
+		o.follow_child = false;
+	if ((s = options_get_str(&r, "finalization-mode"))) {
+		for (i = 0; finalization_modes[i]; i++)
+			if (!strcmp(s, finalization_modes[i]))
+				o.finalization = (enum collect_finalization)i;
+	}
+	o.archive = options_has(&r, "archive");
+	v = options_get(&r, "search-dir");
+	if (v && v->nvalues) {
+		o.search_dirs = (const char *const *)v->values;
+		o.nsearch_dirs = v->nvalues;
+	}
+	if (r.rest_argc < 1)
+		usage_error("no program to profile: pcollect -collect hotspots -- ./app args");
+	o.argc = r.rest_argc;
+	o.argv = r.rest_argv;
+	for (i = 0; i < (size_t)argc; i++)
+		len += strlen(argv[i]) + 1;
+	cmdline = calloc(1, len);
+	for (i = 0; cmdline && i < (size_t)argc; i++) {
+		if (i)
+			strcat(cmdline, " ");
+		strcat(cmdline, argv[i]);
+	}
+	o.command_line = cmdline;
+	code = collect_run(&o);
+	free(cmdline);
+	options_release(&r);
+	return code;
+}

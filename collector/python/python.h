@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/* pyagent: Python frames for the agent's samples, taken in its signal handler. */
+#ifndef PCOLLECT_COLLECTOR_PYTHON_H
+#define PCOLLECT_COLLECTOR_PYTHON_H
+
+/*
+ * Use (docs/python.md has the whole story):
+ *   outside the handler, for every module mapped (at start and after each dlopen):
+ *       pyagent_on_module(path, load_bias);
+ *   per thread, before its timer is armed: allocate a struct pyagent_thread (~130 KB: it
+ *       holds its buffers) and pyagent_thread_init() it;
+ *   in the handler, after the native unwind, if pyagent_active():
+ *       n = pyagent_capture(t, w, py, PYAGENT_MAX_FRAMES);
+ *       n > 0: write the stack with raw_py_write_stack() (RAW_REC_PY_STACK) instead of
+ *              RAW_REC_STACK, deduplicated on ips and py[0..n);
+ *       n <= 0: write the native stack as usual (n < 0 is -enum raw_py_note_kind);
+ *   when the thread ends (outside the handler): pyagent_thread_finish(t, w, time).
+ * The capture writes RAW_REC_PY_CODE records to w itself, before returning the frames that
+ * use them, so call it before the stack record is written.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "common/raw-python.h"
+#include "common/raw-stream.h"
+
+#define PYAGENT_MAX_FRAMES 256	/* Python frames walked per sample */
+#define PYAGENT_CODE_SLOTS 1024 /* code objects remembered per thread (a power of two) */
+#define PYAGENT_MEMO	   16	/* code objects remembered within one sample */
+
+/* Return values of pyagent_on_module(). */
+enum pyagent_module {
+	PYAGENT_NOT_PYTHON = 0, /* no interpreter in this module */
+	PYAGENT_FOUND = 1,	/* an interpreter pyagent can walk: pyagent_active() is true */
+	PYAGENT_UNSUPPORTED = 2 /* an interpreter of another version: samples get a note */
+};
+
+/*
+ * Look for an interpreter (_PyRuntime) in the ELF file at path, mapped with load bias bias.
+ * Not async-signal-safe (opens and maps the file); call it outside the handler for each
+ * module, including those dlopen()ed later. The first interpreter found wins; later ones
+ * are ignored (returns PYAGENT_NOT_PYTHON). Returns enum pyagent_module, or a negative errno
+ * when the file cannot be read.
+ */
+int pyagent_on_module(const char *path, uintptr_t bias);
+
+/* An interpreter was found (of any version: unknown versions make notes). */
+bool pyagent_active(void);
+
+/* Version of the interpreter found as RAW_PY_VERSION(3, minor), 0 if none. */
+uint32_t pyagent_version(void);
+
+/* Forget the interpreter (tests; the agent after the module that held it is unloaded). */
+void pyagent_reset(void);
+
+struct pyagent_code_slot {
+	uintptr_t addr; /* code object address, 0 = free */
+	uint64_t sig;	/* hash of what identifies the object at addr (python-codes.c) */
+	uint64_t id;	/* RAW_REC_PY_CODE id written for it */
+};
+
+/* Per-thread state; owned by the agent, only used by that thread. */
+struct pyagent_thread {
+	uint64_t next_id;		    /* next code id of this stream */
+	uint64_t notes[RAW_PY_NOTE_KIND_MAX + 1]; /* samples degraded, per enum raw_py_note_kind */
+	uint64_t codes_written;		    /* RAW_REC_PY_CODE records written */
+	uint64_t codes_failed;		    /* code records that could not be written */
+	struct pyagent_code_slot slots[PYAGENT_CODE_SLOTS];
+	char filename[RAW_PY_MAX_STRING];
+	char name[RAW_PY_MAX_STRING];
+	uint8_t linetable[RAW_PY_MAX_LINETABLE];
+	uint8_t scratch[RAW_PY_CODE_SCRATCH];
+};
+
+/* Clear t for a new stream (also in a fork child: code ids restart with the new stream). */
+void pyagent_thread_init(struct pyagent_thread *t);
+
+/*
+ * Walk the calling thread's Python frames. Async-signal-safe and fault-proof: every read of
+ * the interpreter's memory is a guarded copy, the walk stops after max frames. Writes a
+ * RAW_REC_PY_CODE record to w for each code object this stream has not described yet.
+ * Fills out[0..n) innermost first and returns n (0: a thread state with no frames running),
+ * or -enum raw_py_note_kind (also counted in t->notes) when this sample has no Python frames
+ * for that reason. A walk cut short returns the frames read so far, innermost first, and sets
+ * *truncated (may be NULL).
+ */
+int pyagent_capture(struct pyagent_thread *t, struct raw_writer *w, struct raw_py_frame *out,
+		    int max, bool *truncated);
+
+/* Write one RAW_REC_PY_NOTE per kind met in this stream. Outside the handler. */
+int pyagent_thread_finish(struct pyagent_thread *t, struct raw_writer *w, int64_t time_ns);
+
+/*
+ * Guarded copy of len bytes at src into dst: 0, or -1 when any byte is not readable (no
+ * fault, no signal). Async-signal-safe. Exposed for tests and for other agent code that must
+ * read memory it does not trust.
+ */
+int pyagent_read(void *dst, uintptr_t src, size_t len);
+
+#endif

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/* What pcollect checks about a target before it creates anything: found, runnable, preloadable. */
+#include "collector/target-check.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+__attribute__((format(printf, 3, 4)))
+static int fail(char *err, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, size, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* Search PATH like execvp(); remembers a non-executable match for the message. */
+static int search_path(const char *cmd, char *path, size_t size, char *err, size_t err_size)
+{
+	const char *p = getenv("PATH");
+	bool denied = false;
+
+	if (!p || !*p)
+		p = "/usr/local/bin:/usr/bin:/bin";
+	while (*p) {
+		size_t len = strcspn(p, ":");
+		struct stat st;
+		int n;
+
+		if (len == 0)
+			n = snprintf(path, size, "./%s", cmd);
+		else
+			n = snprintf(path, size, "%.*s/%s", (int)len, p, cmd);
+		p += len;
+		if (*p == ':')
+			p++;
+		if (n < 0 || (size_t)n >= size)
+			continue;
+		if (stat(path, &st) || !S_ISREG(st.st_mode))
+			continue;
+		if (access(path, X_OK) == 0)
+			return 0;
+		denied = true;
+	}
+	if (denied) {
+		fail(err, err_size, "cannot run '%s': Permission denied", cmd);
+		return -EACCES;
+	}
+	fail(err, err_size, "cannot run '%s': command not found", cmd);
+	return -ENOENT;
+}
+
+static int read_at(int fd, void *buf, size_t len, off_t off)
+{
+	return pread(fd, buf, len, off) == (ssize_t)len ? 0 : -1;
+}
+
+/* A dynamically linked ELF of our class, or a script; recurses once into an interpreter. */
+static int check_file(const char *shown, const char *path, int depth, char *err,
+		      size_t err_size)
+{
+	unsigned char head[256];
+	struct stat st;
+	ssize_t n;
+	int fd, ret = 0;
+
+	if (stat(path, &st))
+		return fail(err, err_size, "cannot run '%s': %s", shown, strerror(errno));
+	if (S_ISDIR(st.st_mode))
+		return fail(err, err_size, "cannot run '%s': Is a directory", shown);
+	if (!S_ISREG(st.st_mode))
+		return fail(err, err_size, "cannot run '%s': not a regular file", shown);
+	if (access(path, X_OK))
+		return fail(err, err_size, "cannot run '%s': %s", shown, strerror(errno));
+	if (st.st_mode & (S_ISUID | S_ISGID))
+		return fail(err, err_size,
+			    "cannot profile '%s': setuid and setgid programs ignore LD_PRELOAD, so "
+			    "the agent cannot be loaded",
+			    shown);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fail(err, err_size, "cannot run '%s': %s", shown, strerror(errno));
+	n = read(fd, head, sizeof(head) - 1);
+	if (n < 0)
+		n = 0;
+	head[n] = '\0';
+	if (n >= 2 && head[0] == '#' && head[1] == '!') {
+		char interp[PATH_MAX];
+		const char *s = (const char *)head + 2;
+		size_t len;
+
+		close(fd);
+		while (*s == ' ' || *s == '\t')
+			s++;
+		len = strcspn(s, " \t\r\n");
+		if (depth > 0 || len == 0 || len >= sizeof(interp))
+			return 0; /* the kernel will say what it thinks of it */
+		memcpy(interp, s, len);
+		interp[len] = '\0';
+		return check_file(interp, interp, depth + 1, err, err_size);
+	}
+	if (n >= SELFMAG && !memcmp(head, ELFMAG, SELFMAG)) {
+		Elf64_Ehdr eh;
+		bool interp = false;
+		int i;
+
+		if (head[EI_CLASS] != ELFCLASS64 || read_at(fd, &eh, sizeof(eh), 0)) {
+			ret = fail(err, err_size,
+				   "cannot profile '%s': not a 64-bit program, the agent cannot be "
+				   "loaded into it",
+				   shown);
+			goto out;
+		}
+		if (eh.e_type == ET_EXEC || eh.e_type == ET_DYN) {
+			for (i = 0; i < eh.e_phnum; i++) {
+				Elf64_Phdr ph;
+
+				if (read_at(fd, &ph, sizeof(ph),
+					    (off_t)(eh.e_phoff + (uint64_t)i * eh.e_phentsize)))
+					break;
+				if (ph.p_type == PT_INTERP)
+					interp = true;
+			}
+		}
+		if (!interp)
+			ret = fail(err, err_size,
+				   "cannot profile '%s': statically linked programs cannot load the "
+				   "agent (link it dynamically)",
+				   shown);
+	}
+	/* Anything else is run by /bin/sh as execvp() would: the shell is checked then. */
+out:
+	close(fd);
+	return ret;
+}
+
+int target_check(const char *cmd, char *path, size_t size, char *err, size_t err_size)
+{
+	int ret;
+
+	err[0] = '\0';
+	if (!cmd || !*cmd)
+		return fail(err, err_size, "no command to profile");
+	if (strchr(cmd, '/')) {
+		if ((size_t)snprintf(path, size, "%s", cmd) >= size)
+			return fail(err, err_size, "cannot run '%s': File name too long", cmd);
+	} else {
+		ret = search_path(cmd, path, size, err, err_size);
+		if (ret)
+			return ret;
+	}
+	return check_file(cmd, path, 0, err, err_size);
+}

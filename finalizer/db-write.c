@@ -1,0 +1,696 @@
+/* SPDX-License-Identifier: MIT */
+/* Writing result.db (docs/schema.md): one transaction of prepared inserts into a new file. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <sqlite3.h>
+
+#include "common/log.h"
+#include "finalizer/finalize-private.h"
+
+static const char schema_sql[] =
+	"PRAGMA journal_mode=OFF;"
+	"PRAGMA synchronous=OFF;"
+	"PRAGMA locking_mode=EXCLUSIVE;"
+	"PRAGMA page_size=16384;"
+	"PRAGMA cache_size=-131072;" /* KiB: index builds sort in memory */
+	"PRAGMA temp_store=MEMORY;"
+	"BEGIN;"
+	"CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+	"CREATE TABLE processes (id INTEGER PRIMARY KEY, pid INTEGER, ppid INTEGER,"
+	" parent_id INTEGER REFERENCES processes(id), origin TEXT, generation INTEGER,"
+	" host TEXT, rank INTEGER, exe TEXT, command_line TEXT, start_ns INTEGER,"
+	" end_ns INTEGER);"
+	"CREATE TABLE threads (id INTEGER PRIMARY KEY,"
+	" process_id INTEGER REFERENCES processes(id), tid INTEGER, name TEXT,"
+	" start_ns INTEGER, end_ns INTEGER, cpu_ns INTEGER, samples INTEGER, weight INTEGER,"
+	" time_ns INTEGER);"
+	"CREATE TABLE modules (id INTEGER PRIMARY KEY, path TEXT, name TEXT, build_id TEXT,"
+	" kind TEXT, resolved_path TEXT, debug_path TEXT, symbols TEXT, status TEXT);"
+	"CREATE TABLE source_files (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE);"
+	"CREATE TABLE functions (id INTEGER PRIMARY KEY, name TEXT,"
+	" mangled TEXT, module_id INTEGER REFERENCES modules(id),"
+	" source_file_id INTEGER REFERENCES source_files(id), line INTEGER, language TEXT,"
+	" resolved INTEGER);"
+	"CREATE TABLE frames (id INTEGER PRIMARY KEY,"
+	" function_id INTEGER REFERENCES functions(id),"
+	" module_id INTEGER REFERENCES modules(id), address INTEGER, inline_depth INTEGER,"
+	" source_file_id INTEGER REFERENCES source_files(id), line INTEGER);"
+	"CREATE TABLE stacks (id INTEGER PRIMARY KEY, parent_id INTEGER REFERENCES stacks(id),"
+	" frame_id INTEGER REFERENCES frames(id), depth INTEGER);"
+	"CREATE TABLE samples (thread_id INTEGER REFERENCES threads(id),"
+	" stack_id INTEGER REFERENCES stacks(id), count INTEGER, weight INTEGER,"
+	" time_ns INTEGER, PRIMARY KEY (thread_id, stack_id)) WITHOUT ROWID;"
+	/* Stored in time order: the key is the time index (range scans, no separate index). */
+	"CREATE TABLE timeline (time_ns INTEGER, thread_id INTEGER REFERENCES threads(id),"
+	" stack_id INTEGER REFERENCES stacks(id), weight INTEGER,"
+	" PRIMARY KEY (time_ns, thread_id)) WITHOUT ROWID;"
+	"CREATE TABLE lost (process_id INTEGER REFERENCES processes(id),"
+	" thread_id INTEGER REFERENCES threads(id), reason TEXT, count INTEGER,"
+	" weight INTEGER);"
+	"CREATE TABLE streams (path TEXT, process_id INTEGER REFERENCES processes(id),"
+	" thread_id INTEGER REFERENCES threads(id), bytes INTEGER, bytes_skipped INTEGER,"
+	" chunks INTEGER, chunks_damaged INTEGER, problem TEXT, samples INTEGER,"
+	" samples_unknown_stack INTEGER);";
+
+/* Indexes are built after their table is full: sorting once beats inserting in order. */
+static const char symbols_index_sql[] =
+	"CREATE INDEX frames_function ON frames(function_id);"
+	"CREATE INDEX functions_module ON functions(module_id);";
+
+static const char index_sql[] =
+	"CREATE INDEX stacks_parent ON stacks(parent_id);"
+	"CREATE INDEX samples_stack ON samples(stack_id);"
+	"COMMIT;";
+
+struct db {
+	sqlite3 *h;
+	sqlite3_stmt *st;
+	int rc;
+};
+
+static int db_fail(struct db *d, const char *what)
+{
+	log_error("cannot write result database (%s): %s", what, sqlite3_errmsg(d->h));
+	return -EIO;
+}
+
+static int prep(struct db *d, const char *sql)
+{
+	if (d->st)
+		sqlite3_finalize(d->st);
+	d->st = NULL;
+	if (sqlite3_prepare_v2(d->h, sql, -1, &d->st, NULL) != SQLITE_OK)
+		return db_fail(d, "prepare");
+	return 0;
+}
+
+static void b_int(struct db *d, int i, int64_t v)
+{
+	sqlite3_bind_int64(d->st, i, v);
+}
+
+static void b_id(struct db *d, int i, int64_t v) /* 0 or negative: NULL */
+{
+	if (v > 0)
+		sqlite3_bind_int64(d->st, i, v);
+	else
+		sqlite3_bind_null(d->st, i);
+}
+
+static void b_text(struct db *d, int i, const char *s)
+{
+	if (s)
+		sqlite3_bind_text(d->st, i, s, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(d->st, i);
+}
+
+static int step(struct db *d)
+{
+	int rc = sqlite3_step(d->st);
+
+	sqlite3_reset(d->st);
+	if (rc != SQLITE_DONE)
+		return db_fail(d, "insert");
+	return 0;
+}
+
+/*
+ * Multi-row inserts: one statement of BATCH_ROWS rows costs about as much to run as a
+ * single-row one, so the big tables go in batches (values buffered here, bound at flush).
+ */
+#define BATCH_ROWS 100
+#define BATCH_MAX_COLS 8
+
+struct cell {
+	int64_t i;
+	const char *s; /* must outlive the flush */
+	enum { CELL_NULL, CELL_INT, CELL_TEXT } type;
+};
+
+struct batch {
+	struct db *d;
+	const char *head; /* "INSERT INTO t (a, b) VALUES " */
+	int ncols;
+	sqlite3_stmt *full; /* BATCH_ROWS rows */
+	int ncells;
+	struct cell cells[BATCH_ROWS * BATCH_MAX_COLS];
+};
+
+static int batch_prepare(struct batch *b, int rows, sqlite3_stmt **st)
+{
+	size_t len = strlen(b->head), size = len + (size_t)rows * (2 * (size_t)b->ncols + 2) + 1;
+	char *sql = malloc(size), *p;
+	int r, c, rc;
+
+	if (!sql)
+		return -ENOMEM;
+	memcpy(sql, b->head, len);
+	p = sql + len;
+	for (r = 0; r < rows; r++) {
+		*p++ = r ? ',' : ' ';
+		*p++ = '(';
+		for (c = 0; c < b->ncols; c++) {
+			if (c)
+				*p++ = ',';
+			*p++ = '?';
+		}
+		*p++ = ')';
+	}
+	*p = '\0';
+	rc = sqlite3_prepare_v2(b->d->h, sql, (int)(p - sql), st, NULL);
+	free(sql);
+	return rc == SQLITE_OK ? 0 : db_fail(b->d, "prepare");
+}
+
+static int batch_begin(struct db *d, struct batch *b, const char *head, int ncols)
+{
+	b->d = d;
+	b->head = head;
+	b->ncols = ncols;
+	b->ncells = 0;
+	b->full = NULL;
+	return batch_prepare(b, BATCH_ROWS, &b->full);
+}
+
+static void batch_int(struct batch *b, int64_t v)
+{
+	b->cells[b->ncells++] = (struct cell){ .i = v, .type = CELL_INT };
+}
+
+static void batch_id(struct batch *b, int64_t v) /* 0 or negative: NULL */
+{
+	b->cells[b->ncells++] = (struct cell){ .i = v, .type = v > 0 ? CELL_INT : CELL_NULL };
+}
+
+static void batch_text(struct batch *b, const char *s)
+{
+	b->cells[b->ncells++] = (struct cell){ .s = s, .type = s ? CELL_TEXT : CELL_NULL };
+}
+
+static int batch_run(struct batch *b, sqlite3_stmt *st)
+{
+	int i, rc;
+
+	for (i = 0; i < b->ncells; i++) {
+		const struct cell *c = &b->cells[i];
+
+		if (c->type == CELL_INT)
+			sqlite3_bind_int64(st, i + 1, c->i);
+		else if (c->type == CELL_TEXT)
+			sqlite3_bind_text(st, i + 1, c->s, -1, SQLITE_STATIC);
+		else
+			sqlite3_bind_null(st, i + 1);
+	}
+	b->ncells = 0;
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? 0 : db_fail(b->d, "insert");
+}
+
+/* The row just given is complete. */
+static int batch_row(struct batch *b)
+{
+	return b->ncells == BATCH_ROWS * b->ncols ? batch_run(b, b->full) : 0;
+}
+
+/* Insert what is left and free the statements. */
+static int batch_end(struct batch *b, int ret)
+{
+	sqlite3_stmt *st = NULL;
+
+	if (!ret && b->ncells) {
+		ret = batch_prepare(b, b->ncells / b->ncols, &st);
+		ret = ret ? ret : batch_run(b, st);
+		sqlite3_finalize(st);
+	}
+	sqlite3_finalize(b->full);
+	b->full = NULL;
+	return ret;
+}
+
+static int meta_put(struct db *d, const char *key, const char *value)
+{
+	if (!value)
+		return 0;
+	b_text(d, 1, key);
+	b_text(d, 2, value);
+	return step(d);
+}
+
+static int meta_put_int(struct db *d, const char *key, int64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%" PRId64, v);
+	return meta_put(d, key, buf);
+}
+
+static char *join_dirs(const char *const *dirs, size_t n)
+{
+	size_t len = 1, i;
+	char *s;
+
+	for (i = 0; i < n; i++)
+		len += strlen(dirs[i]) + 1;
+	s = calloc(1, len);
+	if (!s)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		if (i)
+			strcat(s, ":");
+		strcat(s, dirs[i]);
+	}
+	return s;
+}
+
+static int write_meta(struct db *d, const struct fin *f)
+{
+	static const char *const copied[] = {
+		"analysis", "start_realtime_ns", "end_realtime_ns", "elapsed_ns",
+		"command_line", "cwd", "host", "user", "kernel", "cpu_count",
+		"collector_version", "data_limit_hit", NULL,
+	};
+	struct timespec now;
+	char key[256], *sd, *ssd;
+	size_t i;
+	int ret;
+
+	if ((ret = prep(d, "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)")))
+		return ret;
+	/* The collection's own keys first, so that ours win where they overlap. */
+	for (i = 0; i < f->meta.n; i++) {
+		snprintf(key, sizeof(key), "collect.%s", f->meta.entries[i].key);
+		if ((ret = meta_put(d, key, f->meta.entries[i].value)))
+			return ret;
+	}
+	for (i = 0; copied[i]; i++)
+		if ((ret = meta_put(d, copied[i], meta_get(&f->meta, copied[i]))))
+			return ret;
+	if (!meta_get(&f->meta, "analysis") && (ret = meta_put(d, "analysis", "hotspots")))
+		return ret;
+	clock_gettime(CLOCK_REALTIME, &now);
+	sd = join_dirs(f->o->search_dirs, f->o->nsearch_dirs);
+	ssd = join_dirs(f->o->source_dirs, f->o->nsource_dirs);
+	if (!sd || !ssd) {
+		free(sd);
+		free(ssd);
+		return -ENOMEM;
+	}
+	ret = meta_put(d, "schema_version", "1");
+	ret = ret ? ret : meta_put_int(d, "interval_ns", (int64_t)f->interval_ns);
+	ret = ret ? ret : meta_put_int(d, "start_monotonic_ns", f->start_mono_ns);
+	ret = ret ? ret : meta_put(d, "finalizer_version", PCOLLECT_VERSION);
+	ret = ret ? ret : meta_put_int(d, "finalized_realtime_ns",
+				       (int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
+	ret = ret ? ret : meta_put(d, "finalization_mode", f->o->fast ? "fast" : "full");
+	ret = ret ? ret : meta_put(d, "search_dirs", sd);
+	ret = ret ? ret : meta_put(d, "source_search_dirs", ssd);
+	ret = ret ? ret : meta_put_int(d, "samples_total", (int64_t)f->samples_total);
+	ret = ret ? ret : meta_put_int(d, "weight_total", (int64_t)f->weight_total);
+	ret = ret ? ret : meta_put_int(d, "raw_bytes_total", (int64_t)f->bytes_total);
+	ret = ret ? ret : meta_put_int(d, "raw_bytes_skipped", (int64_t)f->bytes_skipped);
+	free(sd);
+	free(ssd);
+	return ret;
+}
+
+static const char *origin_name(uint32_t o)
+{
+	return o == RAW_PROCESS_FORK ? "fork" : o == RAW_PROCESS_EXEC ? "exec" : "start";
+}
+
+/* The image this one forked or exec'ed from, as a database id (0 if none). */
+static int64_t parent_image(const struct fin *f, const struct image *im)
+{
+	const struct process_rec *p = &im->process;
+	size_t i;
+	int64_t best = 0;
+
+	if (!p->seen)
+		return 0;
+	for (i = 0; i < f->nimages; i++) {
+		const struct image *o = &f->images[i];
+
+		if (o == im)
+			continue;
+		if (p->origin == RAW_PROCESS_EXEC && o->pid == im->pid &&
+		    o->generation + 1 == im->generation)
+			return (int64_t)i + 1;
+		if (p->origin != RAW_PROCESS_EXEC && o->pid == p->parent_pid &&
+		    strcmp(o->host, im->host) == 0 && (!best || o->generation > f->images[best - 1].generation))
+			best = (int64_t)i + 1;
+	}
+	return best;
+}
+
+static int write_processes(struct db *d, const struct fin *f)
+{
+	size_t i;
+	int ret = prep(d, "INSERT INTO processes (id, pid, ppid, parent_id, origin, generation,"
+			  " host, rank, exe, command_line, start_ns, end_ns)"
+			  " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+
+	for (i = 0; i < f->nimages && !ret; i++) {
+		const struct image *im = &f->images[i];
+		const struct process_rec *p = &im->process;
+		int64_t start = p->seen ? p->time_ns : im->start_ns;
+
+		b_int(d, 1, (int64_t)i + 1);
+		b_int(d, 2, im->pid);
+		if (p->seen)
+			b_int(d, 3, p->ppid);
+		else
+			sqlite3_bind_null(d->st, 3);
+		b_id(d, 4, parent_image(f, im));
+		b_text(d, 5, p->seen ? origin_name(p->origin) : NULL);
+		b_int(d, 6, im->generation);
+		b_text(d, 7, im->host);
+		if (im->rank >= 0)
+			b_int(d, 8, im->rank);
+		else
+			sqlite3_bind_null(d->st, 8);
+		b_text(d, 9, p->exe);
+		b_text(d, 10, p->command_line);
+		if (start != INT64_MAX)
+			b_int(d, 11, start);
+		else
+			sqlite3_bind_null(d->st, 11);
+		if (im->end_ns != INT64_MIN)
+			b_int(d, 12, im->end_ns);
+		else
+			sqlite3_bind_null(d->st, 12);
+		ret = step(d);
+	}
+	return ret;
+}
+
+static int write_threads(struct db *d, const struct fin *f)
+{
+	size_t i;
+	int ret = prep(d, "INSERT INTO threads (id, process_id, tid, name, start_ns, end_ns,"
+			  " cpu_ns, samples, weight, time_ns) VALUES (?,?,?,?,?,?,?,?,?,?)");
+
+	for (i = 0; i < f->nthreads && !ret; i++) {
+		const struct thread *t = &f->threads[i];
+
+		b_int(d, 1, (int64_t)i + 1);
+		b_int(d, 2, (int64_t)t->image + 1);
+		b_int(d, 3, t->tid);
+		b_text(d, 4, t->name);
+		if (t->has_start)
+			b_int(d, 5, t->start_ns);
+		else
+			sqlite3_bind_null(d->st, 5);
+		if (t->has_end) {
+			b_int(d, 6, t->end_ns);
+			b_int(d, 7, (int64_t)t->cpu_ns);
+		} else {
+			sqlite3_bind_null(d->st, 6);
+			sqlite3_bind_null(d->st, 7);
+		}
+		b_int(d, 8, (int64_t)t->samples);
+		b_int(d, 9, (int64_t)t->weight);
+		b_int(d, 10, (int64_t)t->time_ns);
+		ret = step(d);
+	}
+	return ret;
+}
+
+static const char *kind_name(uint32_t k)
+{
+	return k == RAW_MODULE_ANON ? "anon" : k == RAW_MODULE_VDSO ? "vdso" : "file";
+}
+
+static int write_modules(struct db *d, const struct fin *f)
+{
+	size_t i;
+	int ret = prep(d, "INSERT INTO modules (id, path, name, build_id, kind, resolved_path,"
+			  " debug_path, symbols, status) VALUES (?,?,?,?,?,?,?,?,?)");
+
+	for (i = 0; i < f->nmodules && !ret; i++) {
+		const struct module *m = &f->modules[i];
+
+		b_int(d, 1, (int64_t)i + 1);
+		b_text(d, 2, m->path);
+		b_text(d, 3, m->name);
+		b_text(d, 4, m->build_id_len ? m->build_id_hex : NULL);
+		b_text(d, 5, kind_name(m->kind));
+		b_text(d, 6, m->resolved_path);
+		b_text(d, 7, m->debug_path);
+		b_text(d, 8, m->symbols);
+		b_text(d, 9, m->status);
+		ret = step(d);
+	}
+	return ret;
+}
+
+static int write_functions(struct db *d, const struct fin *f)
+{
+	struct batch b;
+	size_t i;
+	int ret = batch_begin(d, &b, "INSERT INTO source_files (id, path) VALUES", 2);
+
+	for (i = 0; i < f->files.n && !ret; i++) {
+		batch_int(&b, (int64_t)i + 1);
+		batch_text(&b, f->files.strs[i]);
+		ret = batch_row(&b);
+	}
+	if ((ret = batch_end(&b, ret)))
+		return ret;
+	ret = batch_begin(d, &b, "INSERT INTO functions (id, name, mangled, module_id,"
+			  " source_file_id, line, language, resolved) VALUES", 8);
+	for (i = 0; i < f->nfunctions && !ret; i++) {
+		const struct function *fn = &f->functions[i];
+
+		batch_int(&b, (int64_t)i + 1);
+		batch_text(&b, fn->name);
+		batch_text(&b, fn->mangled);
+		batch_id(&b, fn->module == NO_MODULE ? 0 : (int64_t)fn->module + 1);
+		batch_id(&b, fn->file);
+		batch_id(&b, fn->line);
+		batch_text(&b, "native");
+		batch_int(&b, fn->resolved);
+		ret = batch_row(&b);
+	}
+	if ((ret = batch_end(&b, ret)))
+		return ret;
+	ret = batch_begin(d, &b, "INSERT INTO frames (id, function_id, module_id, address,"
+			  " inline_depth, source_file_id, line) VALUES", 7);
+	for (i = 0; i < f->nframes && !ret; i++) {
+		const struct frame *fr = &f->frames[i];
+
+		batch_int(&b, (int64_t)i + 1);
+		batch_int(&b, (int64_t)fr->function + 1);
+		batch_id(&b, fr->module == NO_MODULE ? 0 : (int64_t)fr->module + 1);
+		batch_int(&b, (int64_t)fr->address);
+		batch_int(&b, fr->inline_depth);
+		batch_id(&b, fr->file);
+		batch_id(&b, fr->line);
+		ret = batch_row(&b);
+	}
+	return batch_end(&b, ret);
+}
+
+static int write_tree(struct db *d, const struct fin *f)
+{
+	struct batch b;
+	size_t i;
+	int ret = batch_begin(d, &b, "INSERT INTO stacks (id, parent_id, frame_id, depth) VALUES",
+			      4);
+
+	for (i = 0; i < f->nnodes && !ret; i++) {
+		const struct node *n = &f->nodes[i];
+
+		batch_int(&b, (int64_t)i + 1);
+		batch_id(&b, n->parent == UINT32_MAX ? 0 : (int64_t)n->parent + 1);
+		batch_int(&b, (int64_t)n->frame + 1);
+		batch_int(&b, n->depth);
+		ret = batch_row(&b);
+	}
+	if ((ret = batch_end(&b, ret)))
+		return ret;
+	ret = batch_begin(d, &b, "INSERT INTO samples (thread_id, stack_id, count, weight,"
+			  " time_ns) VALUES", 5);
+	for (i = 0; i < f->naggs && !ret; i++) {
+		const struct agg *a = &f->aggs[i];
+
+		batch_int(&b, (int64_t)a->thread + 1);
+		batch_int(&b, (int64_t)a->node + 1);
+		batch_int(&b, (int64_t)a->count);
+		batch_int(&b, (int64_t)a->weight);
+		batch_int(&b, (int64_t)a->time_ns);
+		ret = batch_row(&b);
+	}
+	if ((ret = batch_end(&b, ret)))
+		return ret;
+	/* In key order, so every insert appends to the table's b-tree. */
+	ret = batch_begin(d, &b, "INSERT INTO timeline (time_ns, thread_id, stack_id, weight)"
+			  " VALUES", 4);
+	for (i = 0; i < f->ntimeline && !ret; i++) {
+		const struct timeline_row *r = &f->timeline[i];
+
+		batch_int(&b, r->time_ns);
+		batch_int(&b, (int64_t)r->thread + 1);
+		batch_int(&b, (int64_t)f->streams[r->stream].stacks[r->stack].node + 1);
+		batch_int(&b, (int64_t)r->weight);
+		ret = batch_row(&b);
+	}
+	return batch_end(&b, ret);
+}
+
+static const char *lost_reason(uint32_t r)
+{
+	switch (r) {
+	case RAW_LOST_BUFFER:
+		return "buffer";
+	case RAW_LOST_UNWIND:
+		return "unwind";
+	case RAW_LOST_DATA_LIMIT:
+		return "data-limit";
+	case RAW_LOST_STACK_TABLE:
+		return "stack-table";
+	case RAW_LOST_BUSY:
+		return "busy";
+	default:
+		return "other";
+	}
+}
+
+static int write_streams(struct db *d, const struct fin *f)
+{
+	size_t i, j;
+	int ret = prep(d, "INSERT INTO lost (process_id, thread_id, reason, count, weight)"
+			  " VALUES (?,?,?,?,?)");
+
+	for (i = 0; i < f->nstreams && !ret; i++) {
+		const struct stream *s = &f->streams[i];
+
+		for (j = 0; s->has_header && j < s->nlost && !ret; j++) {
+			b_int(d, 1, (int64_t)s->image + 1);
+			b_int(d, 2, (int64_t)s->thread + 1);
+			b_text(d, 3, lost_reason(s->lost[j].reason));
+			b_int(d, 4, (int64_t)s->lost[j].count);
+			b_int(d, 5, (int64_t)s->lost[j].weight);
+			ret = step(d);
+		}
+	}
+	if (!ret)
+		ret = prep(d, "INSERT INTO streams (path, process_id, thread_id, bytes,"
+			      " bytes_skipped, chunks, chunks_damaged, problem, samples,"
+			      " samples_unknown_stack) VALUES (?,?,?,?,?,?,?,?,?,?)");
+	for (i = 0; i < f->nstreams && !ret; i++) {
+		const struct stream *s = &f->streams[i];
+		const struct raw_reader_stats *st = &s->stats;
+		char problem[256];
+
+		b_text(d, 1, s->path);
+		if (s->has_header) {
+			b_int(d, 2, (int64_t)s->image + 1);
+			b_int(d, 3, (int64_t)s->thread + 1);
+		} else {
+			sqlite3_bind_null(d->st, 2);
+			sqlite3_bind_null(d->st, 3);
+		}
+		b_int(d, 4, (int64_t)st->bytes_total);
+		b_int(d, 5, (int64_t)st->bytes_skipped);
+		b_int(d, 6, (int64_t)st->chunks);
+		b_int(d, 7, (int64_t)(st->chunks_bad_magic + st->chunks_bad_crc +
+				      st->chunks_truncated));
+		if (s->open_err)
+			snprintf(problem, sizeof(problem), "cannot read stream: %s",
+				 s->open_err == -EINVAL ? "not a raw stream" : strerror(-s->open_err));
+		else
+			snprintf(problem, sizeof(problem), "%s", st->first_problem);
+		b_text(d, 8, problem[0] ? problem : NULL);
+		b_int(d, 9, (int64_t)s->nsamples);
+		b_int(d, 10, (int64_t)s->samples_bad_stack);
+		ret = step(d);
+	}
+	return ret;
+}
+
+struct fin_db {
+	struct db d;
+	char path[4200];
+};
+
+int fin_db_open(struct fin_db **out, const char *path)
+{
+	struct fin_db *x = calloc(1, sizeof(*x));
+	char *msg = NULL;
+
+	*out = NULL;
+	if (!x)
+		return -ENOMEM;
+	snprintf(x->path, sizeof(x->path), "%s", path);
+	/* Before SQLite initializes (else a harmless SQLITE_MISUSE): without the allocation
+	   statistics, every malloc skips a mutex. */
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+	if (sqlite3_open_v2(path, &x->d.h,
+			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+			    NULL) != SQLITE_OK) {
+		log_error("cannot create database '%s': %s", path,
+			  x->d.h ? sqlite3_errmsg(x->d.h) : "out of memory");
+		sqlite3_close(x->d.h);
+		free(x);
+		return -EIO;
+	}
+	if (sqlite3_exec(x->d.h, schema_sql, NULL, NULL, &msg) != SQLITE_OK) {
+		log_error("cannot create the tables of '%s': %s", path, msg ? msg : "");
+		sqlite3_free(msg);
+		sqlite3_close(x->d.h);
+		free(x);
+		return -EIO;
+	}
+	*out = x;
+	return 0;
+}
+
+int fin_db_write_symbols(struct fin_db *x, const struct fin *f)
+{
+	char *msg = NULL;
+	int ret = write_processes(&x->d, f);
+
+	ret = ret ? ret : write_modules(&x->d, f);
+	ret = ret ? ret : write_functions(&x->d, f);
+	if (!ret && sqlite3_exec(x->d.h, symbols_index_sql, NULL, NULL, &msg) != SQLITE_OK) {
+		log_error("cannot index '%s': %s", x->path, msg ? msg : "");
+		sqlite3_free(msg);
+		ret = -EIO;
+	}
+	return ret;
+}
+
+int fin_db_write_samples(struct fin_db *x, const struct fin *f)
+{
+	int ret = write_meta(&x->d, f);
+
+	ret = ret ? ret : write_threads(&x->d, f);
+	ret = ret ? ret : write_tree(&x->d, f);
+	return ret ? ret : write_streams(&x->d, f);
+}
+
+int fin_db_close(struct fin_db *x, int ret)
+{
+	char *msg = NULL;
+
+	if (x->d.st)
+		sqlite3_finalize(x->d.st);
+	if (!ret && sqlite3_exec(x->d.h, index_sql, NULL, NULL, &msg) != SQLITE_OK) {
+		log_error("cannot index '%s': %s", x->path, msg ? msg : "");
+		sqlite3_free(msg);
+		ret = -EIO;
+	}
+	if (sqlite3_close(x->d.h) != SQLITE_OK && !ret) {
+		log_error("cannot close '%s'", x->path);
+		ret = -EIO;
+	}
+	free(x);
+	return ret;
+}

@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: MIT */
+/* The finalizer's in-memory model: streams, process images, threads, the tree and its tables. */
+#ifndef PCOLLECT_FINALIZER_FINALIZE_PRIVATE_H
+#define PCOLLECT_FINALIZER_FINALIZE_PRIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/meta.h"
+#include "common/raw-stream.h"
+#include "finalizer/finalize.h"
+#include "finalizer/hash-index.h"
+#include "finalizer/module.h"
+#include "finalizer/str-pool.h"
+
+#define NO_MODULE UINT32_MAX
+
+/* A raw stack as read: ips[off .. off + depth), innermost first. */
+struct stack_rec {
+	uint64_t id;	/* the stream's id */
+	uint32_t flags; /* enum raw_stack_flags */
+	uint32_t depth;
+	size_t off;	/* into stream.ips */
+	size_t loc;	/* into stream.locs once located, SIZE_MAX before */
+	uint32_t node;	/* leaf of the calling-context tree, once built */
+	uint64_t samples, weight; /* of the samples naming it, counted when located */
+};
+
+/* Where one ip of a stack is: a module and the module-relative address looked up. */
+struct loc {
+	uint32_t module; /* NO_MODULE: no module mapped there; addr is absolute */
+	uint64_t addr;
+};
+
+struct sample_rec {
+	int64_t time_ns;    /* stream time (since header.origin_ns) */
+	uint64_t stack;	    /* the stream's stack id; then the index into stacks */
+	uint64_t weight;
+};
+
+struct module_event {
+	int64_t time_ns;     /* stream time */
+	bool unload;
+	struct raw_module rm; /* path, build_id and segs owned (unload: path and base only) */
+	uint32_t module;     /* index into fin.modules, loads only, set by fin_build_images */
+};
+
+struct thread_event {
+	uint8_t type; /* RAW_REC_THREAD_START/END/NAME */
+	uint32_t tid;
+	int64_t time_ns; /* stream time */
+	uint64_t cpu_ns;
+	char *name;	 /* owned */
+};
+
+struct lost_rec {
+	uint32_t reason;
+	uint64_t count, weight;
+};
+
+struct process_rec {
+	bool seen;
+	int32_t pid, ppid, parent_pid;
+	int64_t time_ns; /* stream time, then collection time in images */
+	uint32_t origin, generation;
+	char *exe;	      /* owned */
+	char *command_line;   /* owned, shell-quoted argv */
+};
+
+/* One raw stream file and everything read from it. */
+struct stream {
+	char *path;
+	int open_err;	/* negative errno when the file could not be opened */
+	struct raw_file_header hdr;
+	struct raw_reader_stats stats;
+	bool has_header;
+
+	struct stack_rec *stacks;
+	size_t nstacks, stacks_cap;
+	uint64_t *ips;
+	size_t nips, ips_cap;
+	struct loc *locs;
+	size_t nlocs, locs_cap;
+	struct sample_rec *samples;
+	size_t nsamples, samples_cap;
+	struct module_event *mods;
+	size_t nmods, mods_cap;
+	struct thread_event *tevents;
+	size_t ntevents, tevents_cap;
+	struct lost_rec *lost;
+	size_t nlost, lost_cap;
+	struct process_rec process;
+	uint64_t samples_bad_stack; /* samples naming a stack id never defined */
+	uint64_t unknown_records;
+
+	int64_t offset_ns; /* add to a stream time to get collection time */
+	uint32_t image;	   /* index into images */
+	uint32_t thread;   /* index into threads */
+};
+
+/* A mapped range of a module in one process image. */
+struct mapping {
+	uint64_t lo, hi;
+	uint64_t base; /* load bias */
+	uint32_t module;
+	int64_t load_ns, unload_ns; /* collection time; INT64_MAX while loaded */
+	uint64_t max_hi; /* the largest hi of this and the mappings before it */
+};
+
+/* One process image: a pid between two execs. */
+struct image {
+	int32_t pid;
+	uint32_t generation;
+	int32_t rank;
+	char host[65];
+	struct mapping *maps; /* sorted by lo */
+	size_t nmaps, maps_cap;
+	struct process_rec process;
+	int64_t start_ns, end_ns; /* collection time, from its streams */
+	int64_t fork_parent;	  /* image this one forked from, -1: none (its maps apply too) */
+	int64_t db_id;
+};
+
+struct thread {
+	uint32_t image;
+	int32_t tid;
+	char *name;
+	int64_t start_ns, end_ns;
+	bool has_start, has_end;
+	uint64_t cpu_ns;
+	uint64_t samples, weight, time_ns;
+	int64_t db_id;
+};
+
+/* Global tables, as written to the database (ids are index + 1). */
+struct function {
+	uint32_t module; /* NO_MODULE for [unknown] */
+	const char *name, *mangled; /* interned in fin.strings */
+	int64_t file;	 /* source_files id, 0 if none */
+	uint32_t line;
+	bool resolved;
+};
+
+struct frame {
+	uint32_t function;
+	uint32_t module;
+	uint64_t address;
+	uint32_t inline_depth;
+	int64_t file; /* source_files id, 0 if none */
+	uint32_t line;
+};
+
+struct node {
+	uint32_t parent; /* UINT32_MAX at a root */
+	uint32_t frame;
+	uint32_t depth;
+};
+
+struct agg {
+	uint32_t thread, node;
+	uint64_t count, weight, time_ns;
+};
+
+/* One timeline row; its stack_id is streams[stream].stacks[stack].node + 1. */
+struct timeline_row {
+	int64_t time_ns; /* collection time */
+	uint64_t weight;
+	uint32_t thread; /* index into threads */
+	uint32_t stream, stack;
+};
+
+struct fin {
+	const struct finalize_opts *o;
+	char dir[4096];
+	struct meta meta;
+	int64_t start_mono_ns;
+	uint64_t interval_ns;
+
+	struct stream *streams;
+	size_t nstreams;
+	struct image *images;
+	size_t nimages, images_cap;
+	struct thread *threads;
+	size_t nthreads, threads_cap;
+	struct module *modules;
+	size_t nmodules, modules_cap;
+	struct hash_index module_index;
+
+	struct str_pool strings; /* names of functions */
+	struct str_pool files;	 /* source_files: id = index + 1 */
+	struct function *functions;
+	size_t nfunctions, functions_cap;
+	struct hash_index function_index;
+	struct frame *frames;
+	size_t nframes, frames_cap;
+	uint32_t **module_frames; /* per module, per address: first frame index */
+	uint32_t unknown_frame;	  /* UINT32_MAX until needed */
+	bool frames_final;	  /* frames and functions complete: the tree only reads them */
+	struct hash_index unknown_index; /* absolute address -> frame, for NO_MODULE */
+	struct node *nodes;
+	size_t nnodes, nodes_cap;
+	struct hash_index node_index;
+	struct agg *aggs;
+	size_t naggs, aggs_cap;
+	struct hash_index agg_index;
+	struct timeline_row *timeline; /* by (time_ns, thread), time_ns unique per thread */
+	size_t ntimeline;
+
+	/* Summary figures. */
+	uint64_t samples_total, weight_total;
+	uint64_t samples_func, samples_line; /* leaf resolved to a function / a source line */
+	uint64_t bytes_total, bytes_skipped;
+	uint64_t streams_bad;
+	double t_load, t_resolve, t_tree, t_write;
+};
+
+/* stream-load.c: read one stream file into s (s->path set). Never fails as a whole:
+   problems are counted in s. Returns 0 or -ENOMEM. */
+int stream_load(struct stream *s);
+void stream_release(struct stream *s);
+
+/* image-map.c */
+int fin_build_images(struct fin *f);
+/* The mapping of addr in image at time t (collection time), or NULL. */
+const struct mapping *image_find(const struct image *im, uint64_t addr, int64_t t);
+
+/* tree.c: frames, functions and the calling-context tree. */
+int fin_locate_stacks(struct fin *f);
+int fin_build_frames(struct fin *f);
+int fin_build_tree(struct fin *f);
+
+/* timeline.c: f->timeline from the located samples (before symbols: needs no node). */
+int fin_build_timeline(struct fin *f);
+
+/*
+ * db-write.c: a new database at path, written in one transaction: fin_db_open(), then both
+ * parts in either order (the symbols part needs only frames and functions, complete once
+ * fin_build_frames() has run; the samples part needs the tree), then fin_db_close(), which
+ * indexes and commits when ret is 0 and returns the first error. One thread at a time.
+ */
+struct fin_db;
+int fin_db_open(struct fin_db **out, const char *path);
+int fin_db_write_symbols(struct fin_db *x, const struct fin *f);
+int fin_db_write_samples(struct fin_db *x, const struct fin *f);
+int fin_db_close(struct fin_db *x, int ret);
+
+/* parallel.c: run fn(ctx, i) for i in [0, n) on up to jobs threads. Returns the first error. */
+int parallel_for(size_t n, int jobs, int (*fn)(void *ctx, size_t i), void *ctx);
+
+/* summary.c */
+void fin_print_summary(const struct fin *f);
+
+#endif

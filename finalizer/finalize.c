@@ -1,0 +1,469 @@
+/* SPDX-License-Identifier: MIT */
+/* finalize_run(): raw streams -> located stacks -> symbols (in parallel) -> tree -> result.db. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/result-dir.h"
+#include "finalizer/finalize-private.h"
+#include "finalizer/sym-cache.h"
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Names in dir ending with suffix, sorted. Returns how many, or -errno. */
+static long list_dir(const char *dir, const char *suffix, char ***out)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char **v = NULL;
+	size_t n = 0, cap = 0, sl = strlen(suffix);
+
+	*out = NULL;
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+
+		if (len <= sl || strcmp(de->d_name + len - sl, suffix) || de->d_name[0] == '.')
+			continue;
+		if (array_reserve(&v, &cap, n + 1, sizeof(*v)) || !(v[n] = strdup(de->d_name))) {
+			closedir(d);
+			while (n)
+				free(v[--n]);
+			free(v);
+			return -ENOMEM;
+		}
+		n++;
+	}
+	closedir(d);
+	if (n)
+		qsort(v, n, sizeof(*v), str_cmp);
+	*out = v;
+	return (long)n;
+}
+
+static void free_list(char **v, long n)
+{
+	while (n > 0)
+		free(v[--n]);
+	free(v);
+}
+
+/* Collection metadata: every meta/<pid>.meta; the earliest start is time 0. */
+static int read_meta(struct fin *f)
+{
+	char dir[4200], path[4400];
+	char **names;
+	long n, i;
+
+	f->start_mono_ns = -1;
+	result_path(dir, sizeof(dir), f->dir, RESULT_PATH_META_DIR, 0, 0, NULL, NULL);
+	n = list_dir(dir, ".meta", &names);
+	if (n < 0)
+		return n == -ENOMEM ? -ENOMEM : 0;
+	for (i = 0; i < n; i++) {
+		struct meta one;
+		const char *v;
+		int ret;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		meta_init(&one);
+		ret = meta_read_file(&one, path);
+		if (ret) {
+			log_warn("cannot read collection metadata '%s': %s", path, strerror(-ret));
+		} else {
+			size_t k;
+
+			v = meta_get(&one, "start_monotonic_ns");
+			if (v && (f->start_mono_ns < 0 || strtoll(v, NULL, 10) < f->start_mono_ns))
+				f->start_mono_ns = strtoll(v, NULL, 10);
+			v = meta_get(&one, "interval_ns");
+			if (v && !f->interval_ns)
+				f->interval_ns = strtoull(v, NULL, 10);
+			/* The first launcher's values win for the shared keys. */
+			for (k = 0; k < one.n; k++)
+				if (!meta_get(&f->meta, one.entries[k].key) &&
+				    meta_set(&f->meta, one.entries[k].key, one.entries[k].value)) {
+					meta_release(&one);
+					free_list(names, n);
+					return -ENOMEM;
+				}
+		}
+		meta_release(&one);
+	}
+	free_list(names, n);
+	return 0;
+}
+
+static int load_one(void *ctx, size_t i)
+{
+	struct fin *f = ctx;
+
+	return stream_load(&f->streams[i]);
+}
+
+static int load_streams(struct fin *f, int jobs)
+{
+	char dir[4200];
+	char **names;
+	long n, i;
+
+	result_path(dir, sizeof(dir), f->dir, RESULT_PATH_RAW_DIR, 0, 0, NULL, NULL);
+	n = list_dir(dir, ".praw", &names);
+	if (n == -ENOENT || n == 0) {
+		log_error("no raw data in '%s': nothing to finalize (the collection recorded no "
+			  "stream; see the agent logs in '%s/log')", dir, f->dir);
+		free_list(names, n > 0 ? n : 0);
+		return -ENODATA;
+	}
+	if (n < 0) {
+		log_error("cannot read directory '%s': %s", dir, strerror((int)-n));
+		return (int)n;
+	}
+	f->streams = calloc((size_t)n, sizeof(*f->streams));
+	if (!f->streams) {
+		free_list(names, n);
+		return -ENOMEM;
+	}
+	f->nstreams = (size_t)n;
+	for (i = 0; i < n; i++) {
+		size_t len = strlen(dir) + strlen(names[i]) + 2;
+
+		f->streams[i].path = malloc(len);
+		if (!f->streams[i].path) {
+			free_list(names, n);
+			return -ENOMEM;
+		}
+		snprintf(f->streams[i].path, len, "%s/%s", dir, names[i]);
+	}
+	free_list(names, n);
+	return parallel_for(f->nstreams, jobs, load_one, f);
+}
+
+struct resolve_ctx {
+	struct fin *f;
+	const struct resolve_opts *ro;
+	size_t *order;
+};
+
+/* Task 0 orders the timeline, which needs no symbol, beside the modules' symbols. */
+static int resolve_one(void *ctx, size_t i)
+{
+	struct resolve_ctx *c = ctx;
+
+	if (i == 0)
+		return fin_build_timeline(c->f);
+	return module_resolve(&c->f->modules[c->order[i - 1]], c->ro);
+}
+
+static const struct fin *order_fin;
+
+static int order_cmp(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	size_t nx = order_fin->modules[x].naddrs, ny = order_fin->modules[y].naddrs;
+
+	return nx > ny ? -1 : nx < ny;
+}
+
+static int resolve_modules(struct fin *f, int jobs)
+{
+	struct search_index search;
+	struct resolve_opts ro = { 0 };
+	struct resolve_ctx c = { f, &ro, NULL };
+	char cache[4096];
+	const char *root = getenv("PCOLLECT_DEBUG_ROOT");
+	size_t i;
+	int ret;
+
+	ret = search_index_build(&search, f->o->search_dirs, f->o->nsearch_dirs);
+	if (ret)
+		return ret;
+	ro.result_dir = f->dir;
+	ro.search = &search;
+	ro.debug_root = root && *root ? root : "/usr/lib/debug";
+	ro.inline_chains = !f->o->fast;
+	ro.jobs = jobs;
+	ro.cache_dir = sym_cache_dir(cache, sizeof(cache));
+	c.order = malloc((f->nmodules ? f->nmodules : 1) * sizeof(*c.order));
+	if (!c.order) {
+		search_index_release(&search);
+		return -ENOMEM;
+	}
+	/* Biggest first, so one large library does not start last. */
+	for (i = 0; i < f->nmodules; i++)
+		c.order[i] = i;
+	order_fin = f;
+	qsort(c.order, f->nmodules, sizeof(*c.order), order_cmp);
+	ret = parallel_for(f->nmodules + 1, jobs, resolve_one, &c);
+	free(c.order);
+	search_index_release(&search);
+	return ret;
+}
+
+/* Remove databases left by finalizers that died (their pid is gone). */
+static void remove_stale_tmp(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		static const char prefix[] = ".result.db.tmp.";
+		char path[4400], *end;
+		long pid;
+
+		if (strncmp(de->d_name, prefix, sizeof(prefix) - 1))
+			continue;
+		struct stat st;
+
+		pid = strtol(de->d_name + sizeof(prefix) - 1, &end, 10);
+		if (*end || pid <= 0 || pid == getpid() || !(kill((pid_t)pid, 0) && errno == ESRCH))
+			continue;
+		/* The directory may be shared by hosts: also wait until the file is old. */
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (!stat(path, &st) && time(NULL) - st.st_mtime > 600)
+			unlink(path);
+	}
+	closedir(d);
+}
+
+static int fsync_path(const char *path, int flags)
+{
+	int fd = open(path, flags | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd) && errno != EINVAL)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+struct db_job {
+	struct fin_db *db;
+	const struct fin *f;
+	int ret;
+};
+
+static void *db_symbols_thread(void *arg)
+{
+	struct db_job *j = arg;
+
+	j->ret = fin_db_write_symbols(j->db, j->f);
+	return NULL;
+}
+
+/*
+ * Build the tree while another thread writes the tables that do not depend on it (modules,
+ * functions, frames), then write the rest: DIR/.result.db.tmp.<pid>, fsync'ed, renamed over
+ * DIR/result.db. Sets the tree and database times.
+ */
+static int tree_and_db(struct fin *f)
+{
+	char tmp[4200], db[4200];
+	struct db_job job = { NULL, f, 0 };
+	pthread_t tid;
+	bool threaded;
+	double t = now_s();
+	int ret;
+
+	result_path(tmp, sizeof(tmp), f->dir, RESULT_PATH_DB_TMP, getpid(), 0, NULL, NULL);
+	result_path(db, sizeof(db), f->dir, RESULT_PATH_DB, 0, 0, NULL, NULL);
+	ret = fin_build_frames(f);
+	if (ret)
+		return ret;
+	unlink(tmp);
+	ret = fin_db_open(&job.db, tmp);
+	if (ret)
+		return ret;
+	threaded = !pthread_create(&tid, NULL, db_symbols_thread, &job);
+	ret = fin_build_tree(f);
+	if (threaded)
+		pthread_join(tid, NULL);
+	else
+		db_symbols_thread(&job);
+	f->t_tree = now_s() - t;
+	t = now_s();
+	ret = ret ? ret : job.ret;
+	ret = ret ? ret : fin_db_write_samples(job.db, f);
+	ret = fin_db_close(job.db, ret);
+	if (!ret && (ret = fsync_path(tmp, O_RDONLY)))
+		log_error("cannot sync '%s': %s", tmp, strerror(-ret));
+	if (!ret && rename(tmp, db)) {
+		ret = -errno;
+		log_error("cannot rename '%s' to '%s': %s", tmp, db, strerror(errno));
+	}
+	if (ret) {
+		unlink(tmp);
+		return ret;
+	}
+	fsync_path(f->dir, O_RDONLY | O_DIRECTORY);
+	f->t_write = now_s() - t;
+	return 0;
+}
+
+static void warn_modules(const struct fin *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->nmodules; i++) {
+		const struct module *m = &f->modules[i];
+
+		if (!m->naddrs)
+			continue;
+		if (!strcmp(m->status, "build-id-mismatch"))
+			log_warn("'%s' is not the binary that was profiled (its build-id differs "
+				 "from %s): its frames are reported unknown; pass -search-dir with "
+				 "the original", m->mismatch_path, m->build_id_hex);
+		else if (!strcmp(m->status, "missing") && m->kind == RAW_MODULE_FILE &&
+			 m->path[0] == '/')
+			log_warn("cannot find module '%s': its frames are unresolved; pass "
+				 "-search-dir with a copy", m->path);
+		if (m->dwarf_error)
+			log_warn("cannot read all debug information of '%s': %s",
+				 m->debug_path ? m->debug_path : m->resolved_path, m->dwarf_error);
+	}
+}
+
+static void fin_release(struct fin *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->nstreams; i++)
+		stream_release(&f->streams[i]);
+	free(f->streams);
+	for (i = 0; i < f->nimages; i++) {
+		free(f->images[i].maps);
+		free(f->images[i].process.exe);
+		free(f->images[i].process.command_line);
+	}
+	free(f->images);
+	for (i = 0; i < f->nthreads; i++)
+		free(f->threads[i].name);
+	free(f->threads);
+	for (i = 0; i < f->nmodules; i++) {
+		module_release(&f->modules[i]);
+		if (f->module_frames)
+			free(f->module_frames[i]);
+	}
+	free(f->module_frames);
+	free(f->modules);
+	hash_index_release(&f->module_index);
+	str_pool_release(&f->strings);
+	str_pool_release(&f->files);
+	free(f->functions);
+	hash_index_release(&f->function_index);
+	free(f->frames);
+	hash_index_release(&f->unknown_index);
+	free(f->nodes);
+	hash_index_release(&f->node_index);
+	free(f->aggs);
+	hash_index_release(&f->agg_index);
+	free(f->timeline);
+	meta_release(&f->meta);
+}
+
+int finalize_run(const struct finalize_opts *o)
+{
+	struct fin *f;
+	struct stat st;
+	double t0, t;
+	int jobs, ret;
+	size_t i;
+
+	if (!o || !o->result_dir)
+		return -EINVAL;
+	if (stat(o->result_dir, &st)) {
+		ret = errno;
+		log_error("cannot open result directory '%s': %s", o->result_dir, strerror(ret));
+		return -ENOTDIR;
+	}
+	if (!S_ISDIR(st.st_mode) || !result_dir_is_result(o->result_dir)) {
+		log_error("'%s' is not a result directory (it has no raw/ or result.db)",
+			  o->result_dir);
+		return -ENOTDIR;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->o = o;
+	snprintf(f->dir, sizeof(f->dir), "%s", o->result_dir);
+	meta_init(&f->meta);
+	str_pool_init(&f->strings);
+	str_pool_init(&f->files);
+	jobs = o->jobs > 0 ? o->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (jobs < 1)
+		jobs = 1;
+	t0 = now_s();
+	remove_stale_tmp(f->dir);
+	ret = read_meta(f);
+	ret = ret ? ret : load_streams(f, jobs);
+	if (ret)
+		goto out;
+	if (f->start_mono_ns < 0) {
+		/* No metadata: the first stream's start is time 0. */
+		for (i = 0; i < f->nstreams; i++)
+			if (f->streams[i].has_header &&
+			    (f->start_mono_ns < 0 ||
+			     (int64_t)f->streams[i].hdr.origin_ns < f->start_mono_ns))
+				f->start_mono_ns = (int64_t)f->streams[i].hdr.origin_ns;
+		if (f->start_mono_ns < 0)
+			f->start_mono_ns = 0;
+	}
+	for (i = 0; i < f->nstreams; i++) {
+		const struct stream *s = &f->streams[i];
+
+		if (!f->interval_ns && s->has_header)
+			f->interval_ns = s->hdr.interval_ns;
+		f->bytes_total += s->stats.bytes_total;
+		f->bytes_skipped += s->stats.bytes_skipped;
+		if (s->open_err || s->stats.bytes_skipped || s->samples_bad_stack)
+			f->streams_bad++;
+	}
+	t = now_s();
+	f->t_load = t - t0;
+	ret = fin_build_images(f);
+	ret = ret ? ret : fin_locate_stacks(f);
+	if (ret)
+		goto out;
+	f->t_load += now_s() - t;
+	t = now_s();
+	ret = resolve_modules(f, jobs);
+	if (ret)
+		goto out;
+	f->t_resolve = now_s() - t;
+	ret = tree_and_db(f);
+	if (ret)
+		goto out;
+	warn_modules(f);
+	if (!o->quiet)
+		fin_print_summary(f);
+out:
+	if (ret == -ENOMEM)
+		log_error("cannot finalize '%s': %s", o->result_dir, strerror(ENOMEM));
+	fin_release(f);
+	free(f);
+	return ret;
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/* pfinalize's entry point: raw streams of a result directory in, result.db out. */
+#ifndef PCOLLECT_FINALIZER_FINALIZE_H
+#define PCOLLECT_FINALIZER_FINALIZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct finalize_opts {
+	const char *result_dir;
+	const char *const *search_dirs; /* -search-dir, in order; may be NULL */
+	size_t nsearch_dirs;
+	const char *const *source_dirs; /* -source-search-dir, recorded for preport */
+	size_t nsource_dirs;
+	int jobs;	/* -j; 0 = number of CPUs */
+	bool fast;	/* -finalization-mode=fast: skip inline chains and line tables of
+			   modules without samples (details in docs/pfinalize.md) */
+	bool quiet;	/* no summary */
+};
+
+/*
+ * Read every raw stream in o->result_dir, resolve symbols and write DIR/result.db atomically
+ * (a temporary file renamed over the old database only when complete). Prints the summary
+ * on stderr unless quiet. Returns 0, or a negative errno after printing the reason with
+ * log_error(); never exits.
+ */
+int finalize_run(const struct finalize_opts *o);
+
+#endif

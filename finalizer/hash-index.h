@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/* An open-addressing hash index over an array the caller owns: finds an element's index. */
+#ifndef PCOLLECT_FINALIZER_HASH_INDEX_H
+#define PCOLLECT_FINALIZER_HASH_INDEX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * The index stores (hash, element index) pairs only; the caller keeps the elements and
+ * compares keys with its own function. This keeps one implementation for strings, frames,
+ * tree nodes and (thread, node) pairs.
+ */
+struct hash_slot {
+	uint64_t hash;
+	uint32_t idx1; /* element index + 1; 0 = empty */
+};
+
+struct hash_index {
+	struct hash_slot *slots;
+	size_t cap; /* power of two */
+	size_t n;
+};
+
+/* Compare the key at ctx with element idx: true when equal. */
+typedef bool (*hash_eq_fn)(const void *ctx, uint32_t idx);
+
+void hash_index_init(struct hash_index *h);
+void hash_index_release(struct hash_index *h);
+
+/* The element index whose key equals (hash, eq), or -1. */
+int64_t hash_index_find(const struct hash_index *h, uint64_t hash, hash_eq_fn eq, const void *ctx);
+/* Record that element idx has hash (the caller checked it is not there). 0 or -ENOMEM. */
+int hash_index_add(struct hash_index *h, uint64_t hash, uint32_t idx);
+
+/* Hashing helpers. */
+static inline uint64_t hash_mix(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+static inline uint64_t hash_combine(uint64_t h, uint64_t v)
+{
+	return hash_mix(h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)));
+}
+
+uint64_t hash_bytes(const void *data, size_t len);
+
+/* Grow *p (an array of *cap elements of size el) to hold at least need. 0 or -ENOMEM. */
+int array_reserve(void *p, size_t *cap, size_t need, size_t el);
+
+#endif

@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: MIT */
+/* Process images (pid, exec generation), their threads, and their time-ordered module maps. */
+#include <errno.h>
+#include <elf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "finalizer/finalize-private.h"
+
+struct module_key {
+	const struct fin *f;
+	const struct raw_module *rm;
+};
+
+static uint64_t module_hash(const struct raw_module *rm)
+{
+	uint64_t h = hash_bytes(rm->path, rm->path_len);
+
+	h = hash_combine(h, hash_bytes(rm->build_id, rm->build_id_len));
+	return hash_combine(h, rm->kind);
+}
+
+static bool module_eq(const void *ctx, uint32_t idx)
+{
+	const struct module_key *k = ctx;
+	const struct module *m = &k->f->modules[idx];
+
+	return m->kind == k->rm->kind && m->build_id_len == k->rm->build_id_len &&
+	       !memcmp(m->build_id, k->rm->build_id, m->build_id_len) &&
+	       strlen(m->path) == k->rm->path_len && !memcmp(m->path, k->rm->path, k->rm->path_len);
+}
+
+/* The global module for a load record, added when new. Returns its index or -ENOMEM. */
+static int64_t module_get(struct fin *f, const struct raw_module *rm)
+{
+	struct module_key k = { f, rm };
+	uint64_t h = module_hash(rm);
+	int64_t idx = hash_index_find(&f->module_index, h, module_eq, &k);
+
+	if (idx >= 0)
+		return idx;
+	if (array_reserve(&f->modules, &f->modules_cap, f->nmodules + 1, sizeof(*f->modules)) ||
+	    module_init(&f->modules[f->nmodules], rm))
+		return -ENOMEM;
+	if (hash_index_add(&f->module_index, h, (uint32_t)f->nmodules)) {
+		module_release(&f->modules[f->nmodules]);
+		return -ENOMEM;
+	}
+	return (int64_t)f->nmodules++;
+}
+
+static int64_t image_get(struct fin *f, const struct raw_file_header *h)
+{
+	size_t i;
+	struct image *im;
+
+	for (i = 0; i < f->nimages; i++)
+		if (f->images[i].pid == h->pid && f->images[i].generation == h->generation)
+			return (int64_t)i;
+	if (array_reserve(&f->images, &f->images_cap, f->nimages + 1, sizeof(*f->images)))
+		return -ENOMEM;
+	im = &f->images[f->nimages];
+	memset(im, 0, sizeof(*im));
+	im->pid = h->pid;
+	im->generation = h->generation;
+	im->rank = h->rank;
+	memcpy(im->host, h->host, sizeof(h->host));
+	im->host[sizeof(h->host)] = '\0';
+	im->start_ns = INT64_MAX;
+	im->end_ns = INT64_MIN;
+	im->db_id = -1;
+	im->fork_parent = -1;
+	return (int64_t)f->nimages++;
+}
+
+static int64_t thread_get(struct fin *f, uint32_t image, int32_t tid)
+{
+	size_t i;
+	struct thread *t;
+
+	for (i = 0; i < f->nthreads; i++)
+		if (f->threads[i].image == image && f->threads[i].tid == tid)
+			return (int64_t)i;
+	if (array_reserve(&f->threads, &f->threads_cap, f->nthreads + 1, sizeof(*f->threads)))
+		return -ENOMEM;
+	t = &f->threads[f->nthreads];
+	memset(t, 0, sizeof(*t));
+	t->image = image;
+	t->tid = tid;
+	t->db_id = -1;
+	return (int64_t)f->nthreads++;
+}
+
+static int add_mapping(struct image *im, uint32_t module, const struct raw_module *rm,
+		       int64_t t)
+{
+	uint32_t i;
+	bool any_exec = false;
+
+	for (i = 0; i < rm->nsegs; i++)
+		if (rm->segs[i].prot & PF_X)
+			any_exec = true;
+	for (i = 0; i < rm->nsegs; i++) {
+		const struct raw_segment *sg = &rm->segs[i];
+		struct mapping *mp;
+		size_t j;
+
+		if ((any_exec && !(sg->prot & PF_X)) || !sg->size)
+			continue;
+		/* The same load seen by several threads of the image: keep the earliest. */
+		for (j = 0; j < im->nmaps; j++) {
+			mp = &im->maps[j];
+			if (mp->module == module && mp->base == rm->base && mp->lo == sg->start &&
+			    mp->hi == sg->start + sg->size)
+				break;
+		}
+		if (j < im->nmaps) {
+			if (t < im->maps[j].load_ns)
+				im->maps[j].load_ns = t;
+			continue;
+		}
+		if (array_reserve(&im->maps, &im->maps_cap, im->nmaps + 1, sizeof(*im->maps)))
+			return -ENOMEM;
+		mp = &im->maps[im->nmaps++];
+		mp->lo = sg->start;
+		mp->hi = sg->start + sg->size;
+		mp->base = rm->base;
+		mp->module = module;
+		mp->load_ns = t;
+		mp->unload_ns = INT64_MAX;
+	}
+	return 0;
+}
+
+static void apply_unload(struct fin *f, struct image *im, const struct module_event *e, int64_t t)
+{
+	size_t j;
+
+	for (j = 0; j < im->nmaps; j++) {
+		struct mapping *mp = &im->maps[j];
+
+		if (mp->base == e->rm.base && mp->load_ns <= t && mp->unload_ns == INT64_MAX &&
+		    !strcmp(f->modules[mp->module].path, e->rm.path))
+			mp->unload_ns = t;
+	}
+}
+
+static int mapping_cmp(const void *a, const void *b)
+{
+	const struct mapping *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->load_ns < y->load_ns ? -1 : x->load_ns > y->load_ns;
+}
+
+const struct mapping *image_find(const struct image *im, uint64_t addr, int64_t t)
+{
+	size_t lo = 0, hi = im->nmaps, j;
+	const struct mapping *best = NULL, *later = NULL;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (im->maps[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (j = lo; j-- > 0 && im->maps[j].max_hi > addr;) {
+		const struct mapping *mp = &im->maps[j];
+
+		if (addr >= mp->hi)
+			continue;
+		if (mp->load_ns <= t && t < mp->unload_ns) {
+			if (!best || mp->load_ns > best->load_ns)
+				best = mp;
+		} else if (!later || mp->load_ns < later->load_ns) {
+			later = mp;
+		}
+	}
+	/* A module recorded just after the sample (the agent's clock read races the load). */
+	return best ? best : later;
+}
+
+static int thread_event_apply(struct fin *f, struct stream *s, const struct thread_event *e)
+{
+	int64_t ti = thread_get(f, s->image, (int32_t)e->tid);
+	struct thread *t;
+	int64_t when = e->time_ns + s->offset_ns;
+
+	if (ti < 0)
+		return (int)ti;
+	t = &f->threads[ti];
+	switch (e->type) {
+	case RAW_REC_THREAD_START:
+		if (!t->has_start || when < t->start_ns)
+			t->start_ns = when;
+		t->has_start = true;
+		/* The start record names the thread too. */
+		__attribute__((fallthrough));
+	case RAW_REC_THREAD_NAME:
+		if (e->name && *e->name) {
+			char *n = strdup(e->name);
+
+			if (!n)
+				return -ENOMEM;
+			free(t->name);
+			t->name = n;
+		}
+		break;
+	case RAW_REC_THREAD_END:
+		t->end_ns = when;
+		t->has_end = true;
+		t->cpu_ns = e->cpu_ns;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+int fin_build_images(struct fin *f)
+{
+	size_t i, j;
+	int ret;
+
+	for (i = 0; i < f->nstreams; i++) {
+		struct stream *s = &f->streams[i];
+		int64_t im, th;
+
+		if (!s->has_header)
+			continue;
+		im = image_get(f, &s->hdr);
+		if (im < 0)
+			return (int)im;
+		s->image = (uint32_t)im;
+		s->offset_ns = (int64_t)s->hdr.origin_ns - f->start_mono_ns;
+		th = thread_get(f, (uint32_t)im, s->hdr.tid);
+		if (th < 0)
+			return (int)th;
+		s->thread = (uint32_t)th;
+		if (s->process.seen && !f->images[im].process.seen) {
+			f->images[im].process = s->process;
+			f->images[im].process.time_ns += s->offset_ns;
+			memset(&s->process, 0, sizeof(s->process));
+		}
+		for (j = 0; j < s->nmods; j++) {
+			struct module_event *e = &s->mods[j];
+			int64_t m;
+
+			if (e->unload)
+				continue;
+			m = module_get(f, &e->rm);
+			if (m < 0)
+				return (int)m;
+			e->module = (uint32_t)m;
+			ret = add_mapping(&f->images[im], (uint32_t)m, &e->rm,
+					  e->time_ns + s->offset_ns);
+			if (ret)
+				return ret;
+		}
+		for (j = 0; j < s->ntevents; j++) {
+			ret = thread_event_apply(f, s, &s->tevents[j]);
+			if (ret)
+				return ret;
+		}
+	}
+	/* Unloads after every load is known, whichever stream recorded it. */
+	for (i = 0; i < f->nstreams; i++) {
+		struct stream *s = &f->streams[i];
+
+		if (!s->has_header)
+			continue;
+		for (j = 0; j < s->nmods; j++)
+			if (s->mods[j].unload)
+				apply_unload(f, &f->images[s->image], &s->mods[j],
+					     s->mods[j].time_ns + s->offset_ns);
+	}
+	for (i = 0; i < f->nimages; i++) {
+		struct image *im = &f->images[i];
+		uint64_t mx = 0;
+
+		/* A forked child runs its parent's mappings until it maps its own. */
+		if (im->process.seen && im->process.origin == RAW_PROCESS_FORK)
+			for (j = 0; j < f->nimages; j++)
+				if (j != i && f->images[j].pid == im->process.parent_pid &&
+				    !strcmp(f->images[j].host, im->host))
+					im->fork_parent = (int64_t)j;
+
+		if (im->nmaps)
+			qsort(im->maps, im->nmaps, sizeof(*im->maps), mapping_cmp);
+		for (j = 0; j < im->nmaps; j++) {
+			if (im->maps[j].hi > mx)
+				mx = im->maps[j].hi;
+			im->maps[j].max_hi = mx;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,543 @@
+/* SPDX-License-Identifier: MIT */
+/* Symbolizing one module: find its file, read symbols and DWARF once, resolve its addresses. */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <time.h>
+
+#include <gelf.h>
+
+#include "common/result-dir.h"
+#include "finalizer/demangle.h"
+#include "finalizer/dwarf-info.h"
+#include "finalizer/elf-file.h"
+#include "finalizer/module.h"
+#include "finalizer/sym-cache.h"
+#include "finalizer/symtab.h"
+
+#define MAX_CANDIDATES 16
+
+int module_init(struct module *m, const struct raw_module *rm)
+{
+	const char *slash;
+
+	memset(m, 0, sizeof(*m));
+	m->path = malloc(rm->path_len + 1);
+	if (!m->path)
+		return -ENOMEM;
+	memcpy(m->path, rm->path, rm->path_len);
+	m->path[rm->path_len] = '\0';
+	slash = strrchr(m->path, '/');
+	m->name = slash && slash[1] ? slash + 1 : m->path;
+	m->build_id_len = rm->build_id_len > RAW_MAX_BUILD_ID ? RAW_MAX_BUILD_ID : rm->build_id_len;
+	memcpy(m->build_id, rm->build_id, m->build_id_len);
+	build_id_hex(m->build_id, m->build_id_len, m->build_id_hex);
+	m->kind = rm->kind;
+	m->symbols = "none";
+	m->status = "missing";
+	m->db_id = -1;
+	str_pool_init(&m->pool);
+	return 0;
+}
+
+void module_release(struct module *m)
+{
+	size_t i;
+
+	free(m->path);
+	free(m->addrs);
+	free(m->first);
+	free(m->count);
+	free(m->frames);
+	free(m->resolved_path);
+	free(m->debug_path);
+	free(m->mismatch_path);
+	free(m->dwarf_error);
+	str_pool_release(&m->pool);
+	for (i = 0; i < m->nmore_pools; i++)
+		str_pool_release(&m->more_pools[i]);
+	free(m->more_pools);
+	memset(m, 0, sizeof(*m));
+}
+
+int module_want(struct module *m, uint64_t addr)
+{
+	if (array_reserve(&m->addrs, &m->cap, m->naddrs + 1, sizeof(*m->addrs)))
+		return -ENOMEM;
+	m->addrs[m->naddrs++] = addr;
+	return 0;
+}
+
+int64_t module_addr_index(const struct module *m, uint64_t addr)
+{
+	size_t lo = 0, hi = m->naddrs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->addrs[mid] < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->naddrs && m->addrs[lo] == addr ? (int64_t)lo : -1;
+}
+
+/*
+ * Sort v[0..n) (every ip of every located stack: many, with repeats). LSD radix sort on
+ * 16-bit digits, skipping the digits all values share (module-relative addresses rarely
+ * use more than 32 bits): a few linear passes instead of n log n comparisons.
+ */
+static int u64_sort(uint64_t *v, size_t n)
+{
+	uint64_t *tmp, *src = v, *dst, all_or = 0, all_and = UINT64_MAX;
+	size_t *count, i, shift;
+
+	if (n < 2)
+		return 0;
+	tmp = malloc(n * sizeof(*tmp));
+	count = malloc(65536 * sizeof(*count));
+	if (!tmp || !count) {
+		free(tmp);
+		free(count);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		all_or |= v[i];
+		all_and &= v[i];
+	}
+	dst = tmp;
+	for (shift = 0; shift < 64; shift += 16) {
+		size_t sum = 0, c;
+
+		if ((((all_or ^ all_and) >> shift) & 0xffff) == 0)
+			continue; /* the same digit everywhere */
+		memset(count, 0, 65536 * sizeof(*count));
+		for (i = 0; i < n; i++)
+			count[(src[i] >> shift) & 0xffff]++;
+		for (i = 0; i < 65536; i++) {
+			c = count[i];
+			count[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+			dst[count[(src[i] >> shift) & 0xffff]++] = src[i];
+		dst = src;
+		src = src == v ? tmp : v;
+	}
+	if (src != v)
+		memcpy(v, src, n * sizeof(*v));
+	free(tmp);
+	free(count);
+	return 0;
+}
+
+static struct sym_frame *frame_push(struct module *m)
+{
+	if (array_reserve(&m->frames, &m->fcap, m->nframes + 1, sizeof(*m->frames)))
+		return NULL;
+	memset(&m->frames[m->nframes], 0, sizeof(*m->frames));
+	return &m->frames[m->nframes++];
+}
+
+/* The name of an address nothing resolves: "func@0x1a2b", "[vdso]@0x..", "[anon]@0x..". */
+static const char *placeholder_name(struct module *m, uint64_t addr)
+{
+	char buf[64];
+
+	if (m->kind == RAW_MODULE_VDSO)
+		snprintf(buf, sizeof(buf), "[vdso]@0x%" PRIx64, addr);
+	else if (m->kind == RAW_MODULE_ANON)
+		snprintf(buf, sizeof(buf), "[anon]@0x%" PRIx64, addr);
+	else
+		snprintf(buf, sizeof(buf), "func@0x%" PRIx64, addr);
+	return str_pool_get(&m->pool, buf);
+}
+
+/* Demangled symbol names, computed once per symbol. */
+struct sym_names {
+	const struct symtab *st;
+	const char **dem; /* per symbol: interned display name */
+	const char **mangled;
+};
+
+static const char *sym_display(struct module *m, struct sym_names *sn,
+			       const struct symtab_sym *s, const char **mangled)
+{
+	size_t i = (size_t)(s - sn->st->syms);
+
+	if (!sn->dem[i]) {
+		char *d = demangle(s->name);
+
+		sn->dem[i] = str_pool_get(&m->pool, d ? d : s->name);
+		sn->mangled[i] = d ? str_pool_get(&m->pool, s->name) : NULL;
+		free(d);
+	}
+	*mangled = sn->mangled[i];
+	return sn->dem[i];
+}
+
+/* Combine the symbol table and DWARF answers into the chains of every address. */
+static int compose(struct module *m, const struct symtab *st, const struct dwarf_lookup *dw)
+{
+	struct sym_names sn = { st, NULL, NULL };
+	size_t i;
+	int ret = 0;
+
+	sn.dem = calloc(st->n ? st->n : 1, sizeof(*sn.dem));
+	sn.mangled = calloc(st->n ? st->n : 1, sizeof(*sn.mangled));
+	if (!sn.dem || !sn.mangled) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < m->naddrs; i++) {
+		uint64_t a = m->addrs[i];
+		const struct symtab_sym *s = st->n ? symtab_find_addr(st, a) : NULL;
+		uint32_t k, n = dw ? dw->count[i] : 0;
+		const char *leaf_file = dw ? dw->leaf_file[i] : NULL;
+		uint32_t leaf_line = dw ? dw->leaf_line[i] : 0;
+		struct sym_frame *f;
+
+		m->first[i] = (uint32_t)m->nframes;
+		for (k = 0; k < n; k++) {
+			const struct dwarf_frame *d = &dw->frames[dw->first[i] + k];
+
+			f = frame_push(m);
+			if (!f) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			f->name = d->name;
+			f->mangled = d->mangled && d->name != d->mangled &&
+					     strcmp(d->mangled, d->name) ? d->mangled : NULL;
+			if (!f->name && k == 0 && s)
+				f->name = sym_display(m, &sn, s, &f->mangled);
+			f->resolved = f->name != NULL;
+			if (!f->name)
+				f->name = placeholder_name(m, a);
+			f->decl_file = d->decl_file;
+			f->decl_line = d->decl_line;
+			f->file = d->file;
+			f->line = d->line;
+		}
+		if (!n) {
+			f = frame_push(m);
+			if (!f) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			if (s) {
+				f->name = sym_display(m, &sn, s, &f->mangled);
+				f->resolved = true;
+			} else {
+				f->name = placeholder_name(m, a);
+			}
+			f->file = leaf_file;
+			f->line = leaf_line;
+			n = 1;
+		}
+		if (!f->name) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		m->count[i] = n;
+		if (m->frames[m->first[i]].resolved)
+			m->addrs_resolved++;
+		if (m->frames[m->first[i] + n - 1].file)
+			m->addrs_with_line++;
+	}
+out:
+	free(sn.dem);
+	free(sn.mangled);
+	return ret;
+}
+
+/* Open the first candidate whose build-id matches the recorded one. */
+static bool open_candidate(struct module *m, const char *path, struct elf_file *f)
+{
+	if (elf_file_open(f, path))
+		return false;
+	if (m->build_id_len && !elf_file_build_id_is(f, m->build_id, m->build_id_len)) {
+		if (!m->mismatch_path)
+			m->mismatch_path = strdup(path);
+		elf_file_close(f);
+		return false;
+	}
+	return true;
+}
+
+static bool locate_file(struct module *m, const struct resolve_opts *o, struct elf_file *f)
+{
+	char path[PATH_MAX];
+	const char *cands[MAX_CANDIDATES];
+	size_t n, i;
+
+	if (m->build_id_len && o->result_dir &&
+	    result_path(path, sizeof(path), o->result_dir, RESULT_PATH_ARCHIVE, 0, 0,
+			m->build_id_hex, m->name) > 0 &&
+	    open_candidate(m, path, f)) {
+		m->found_in = "archive";
+		return true;
+	}
+	n = o->search ? search_index_find(o->search, m->name, cands, MAX_CANDIDATES) : 0;
+	for (i = 0; i < n; i++) {
+		if (open_candidate(m, cands[i], f)) {
+			m->found_in = "search-dir";
+			return true;
+		}
+	}
+	if (m->path[0] == '/' && open_candidate(m, m->path, f)) {
+		m->found_in = "original";
+		return true;
+	}
+	return false;
+}
+
+/* A separate debug file with .debug_info for f: by build-id, then by .gnu_debuglink. */
+static char *find_debug_file(struct module *m, const struct resolve_opts *o,
+			     const struct elf_file *f)
+{
+	char path[PATH_MAX * 2], dir[PATH_MAX];
+	const char *cands[MAX_CANDIDATES];
+	const char *slash;
+	size_t n, i;
+	struct elf_file d;
+	char *tries[8];
+	size_t ntries = 0;
+
+	if (f->build_id_len) {
+		char hex[2 * ELF_FILE_MAX_BUILD_ID + 1];
+
+		build_id_hex(f->build_id, f->build_id_len, hex);
+		snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", o->debug_root, hex,
+			 hex + 2);
+		tries[ntries++] = strdup(path);
+	}
+	if (f->debuglink) {
+		slash = strrchr(f->path, '/');
+		snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - f->path) : 1,
+			 slash ? f->path : ".");
+		snprintf(path, sizeof(path), "%s/%s", dir, f->debuglink);
+		tries[ntries++] = strdup(path);
+		snprintf(path, sizeof(path), "%s/.debug/%s", dir, f->debuglink);
+		tries[ntries++] = strdup(path);
+		snprintf(path, sizeof(path), "%s%s/%s", o->debug_root, dir, f->debuglink);
+		tries[ntries++] = strdup(path);
+	}
+	for (i = 0; i < ntries; i++) {
+		char *found = NULL;
+
+		if (tries[i] && strcmp(tries[i], f->path) && !elf_file_open(&d, tries[i])) {
+			if (d.has_debug_info && (!f->build_id_len || !d.build_id_len ||
+						 elf_file_build_id_is(&d, f->build_id,
+								      f->build_id_len)))
+				found = tries[i];
+			elf_file_close(&d);
+		}
+		if (found) {
+			for (n = 0; n < ntries; n++)
+				if (n != i)
+					free(tries[n]);
+			return found;
+		}
+	}
+	for (i = 0; i < ntries; i++)
+		free(tries[i]);
+	/* The debug file given in a search directory under the debug link's name. */
+	if (f->debuglink && o->search) {
+		n = search_index_find(o->search, f->debuglink, cands, MAX_CANDIDATES);
+		for (i = 0; i < n; i++) {
+			char *found = NULL;
+
+			if (elf_file_open(&d, cands[i]))
+				continue;
+			if (d.has_debug_info && f->build_id_len &&
+			    elf_file_build_id_is(&d, f->build_id, f->build_id_len))
+				found = strdup(cands[i]);
+			elf_file_close(&d);
+			if (found)
+				return found;
+		}
+	}
+	(void)m;
+	return NULL;
+}
+
+static int resolve_placeholders(struct module *m)
+{
+	return compose(m, &(struct symtab){ 0 }, NULL);
+}
+
+/* The vdso cannot be read after the fact, but ours is the same when the kernel is. */
+static int resolve_vdso(struct module *m)
+{
+	unsigned long ehdr = getauxval(AT_SYSINFO_EHDR);
+	struct symtab st = { 0 };
+	uint8_t *copy = NULL;
+	Elf *elf = NULL;
+	int ret;
+
+	if (ehdr && m->build_id_len) {
+		const GElf_Ehdr *eh = (const GElf_Ehdr *)ehdr;
+		size_t size = (size_t)(eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize);
+		struct elf_file f;
+
+		if (eh->e_ident[EI_CLASS] == ELFCLASS64 && size > 0 && size < (64u << 20) &&
+		    (copy = malloc(size))) {
+			memcpy(copy, (const void *)ehdr, size);
+			elf_version(EV_CURRENT);
+			elf = elf_memory((char *)copy, size);
+		}
+		memset(&f, 0, sizeof(f));
+		f.fd = -1;
+		f.elf = elf;
+		if (elf) {
+			/* Reuse the note reader on the in-memory image. */
+			Elf_Scn *scn = NULL;
+
+			while ((scn = elf_nextscn(elf, scn))) {
+				GElf_Shdr sh;
+				Elf_Data *data;
+				size_t off = 0, no, dof;
+				GElf_Nhdr nh;
+
+				if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE ||
+				    !(data = elf_getdata(scn, NULL)))
+					continue;
+				while ((off = gelf_getnote(data, off, &nh, &no, &dof)) > 0)
+					if (nh.n_type == NT_GNU_BUILD_ID && nh.n_descsz == m->build_id_len &&
+					    !memcmp((char *)data->d_buf + dof, m->build_id,
+						    m->build_id_len)) {
+						if (!symtab_load(&st, elf) && st.n) {
+							m->found_in = "self";
+							m->symbols = st.source == SYMTAB_SYMTAB ? "symtab"
+												: "dynsym";
+							m->status = "ok";
+						}
+					}
+			}
+		}
+	}
+	ret = compose(m, &st, NULL);
+	symtab_release(&st);
+	if (elf)
+		elf_end(elf);
+	free(copy);
+	return ret;
+}
+
+static int resolve_file(struct module *m, const struct resolve_opts *o)
+{
+	struct elf_file f, dbg;
+	struct symtab st = { 0 };
+	struct dwarf_lookup dw;
+	bool have_dw = false;
+	const char *dwarf_path = NULL;
+	char err[256];
+	int ret;
+
+	if (!locate_file(m, o, &f)) {
+		m->status = m->mismatch_path ? "build-id-mismatch" : "missing";
+		return resolve_placeholders(m);
+	}
+	m->status = "ok";
+	m->resolved_path = strdup(f.path);
+	ret = symtab_load(&st, f.elf);
+	if (ret)
+		goto out;
+	if (f.has_debug_info) {
+		dwarf_path = f.path;
+	} else {
+		m->debug_path = find_debug_file(m, o, &f);
+		dwarf_path = m->debug_path;
+		/* Stripped binaries keep only .dynsym; their debug file has the full .symtab. */
+		if (m->debug_path && st.source != SYMTAB_SYMTAB &&
+		    !elf_file_open(&dbg, m->debug_path)) {
+			struct symtab st2;
+
+			if (!symtab_load(&st2, dbg.elf) && st2.source == SYMTAB_SYMTAB) {
+				symtab_release(&st);
+				st = st2;
+			} else {
+				symtab_release(&st2);
+			}
+			elf_file_close(&dbg);
+		}
+	}
+	m->symbols = st.source == SYMTAB_SYMTAB ? "symtab" : st.source == SYMTAB_DYNSYM ? "dynsym"
+											: "none";
+	if (dwarf_path && !m->naddrs) {
+		m->symbols = "dwarf"; /* not read: no sample is there */
+	} else if (dwarf_path) {
+		ret = dwarf_info_resolve(dwarf_path, m->addrs, m->naddrs, o->inline_chains,
+					 o->jobs, &m->pool, &dw, err, sizeof(err));
+		if (!ret) {
+			have_dw = true;
+			m->cus = dw.cus;
+			m->cus_parsed = dw.cus_parsed;
+			if (dw.cus)
+				m->symbols = "dwarf";
+			if (err[0])
+				m->dwarf_error = strdup(err);
+		} else if (ret == -ENOMEM) {
+			goto out;
+		} else {
+			if (err[0])
+				m->dwarf_error = strdup(err);
+			ret = 0;
+		}
+	}
+	ret = compose(m, &st, have_dw ? &dw : NULL);
+	if (have_dw) {
+		/* The frames point into the helpers' pools too. */
+		m->more_pools = dw.pools;
+		m->nmore_pools = dw.npools;
+		dw.pools = NULL;
+		dw.npools = 0;
+		dwarf_lookup_release(&dw);
+	}
+out:
+	symtab_release(&st);
+	elf_file_close(&f);
+	return ret;
+}
+
+int module_resolve(struct module *m, const struct resolve_opts *o)
+{
+	struct timespec t0, t1;
+	size_t i, k;
+	int ret;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (u64_sort(m->addrs, m->naddrs))
+		return -ENOMEM;
+	for (i = 0, k = 0; i < m->naddrs; i++)
+		if (!k || m->addrs[k - 1] != m->addrs[i])
+			m->addrs[k++] = m->addrs[i];
+	m->naddrs = k;
+	m->first = calloc(k ? k : 1, sizeof(*m->first));
+	m->count = calloc(k ? k : 1, sizeof(*m->count));
+	if (!m->first || !m->count)
+		return -ENOMEM;
+	if (o->cache_dir && m->build_id_len && sym_cache_load(m, o) == 0) {
+		m->from_cache = true;
+		ret = 0;
+	} else if (m->kind == RAW_MODULE_VDSO) {
+		ret = resolve_vdso(m);
+	} else if (m->kind == RAW_MODULE_ANON || m->path[0] != '/') {
+		m->status = "ok";
+		ret = resolve_placeholders(m);
+	} else {
+		ret = resolve_file(m, o);
+		if (!ret && o->cache_dir && m->build_id_len && m->naddrs &&
+		    !strcmp(m->status, "ok"))
+			sym_cache_store(m, o); /* best effort */
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	m->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	return ret;
+}

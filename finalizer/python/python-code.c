@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/* The code objects of one stream, by id, from RAW_REC_PY_CODE records. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "finalizer/python/python.h"
+
+void pycode_table_init(struct pycode_table *t)
+{
+	memset(t, 0, sizeof(*t));
+}
+
+static void code_free(struct pycode *c)
+{
+	if (!c)
+		return;
+	free(c->filename);
+	free(c->name);
+	free(c->linetable);
+	free(c);
+}
+
+void pycode_table_release(struct pycode_table *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->cap; i++)
+		code_free(t->by_id[i]);
+	free(t->by_id);
+	pycode_table_init(t);
+}
+
+static char *dup_string(struct raw_string s)
+{
+	char *p = malloc((size_t)s.len + 1);
+
+	if (p) {
+		memcpy(p, s.s, s.len);
+		p[s.len] = 0;
+	}
+	return p;
+}
+
+/* Ids are dense from 1 in each stream; far-off ids (a damaged record) are refused. */
+#define MAX_ID (1u << 26)
+
+int pycode_table_add_record(struct pycode_table *t, const uint8_t *payload, size_t len)
+{
+	struct raw_py_code rc;
+	struct pycode *c;
+
+	if (raw_py_read_code(payload, len, &rc) < 0 || rc.id >= MAX_ID ||
+	    (rc.id < t->cap && t->by_id[rc.id])) {
+		t->rejected++;
+		return -EINVAL;
+	}
+	if (rc.id >= t->cap) {
+		size_t ncap = t->cap ? t->cap : 256;
+		struct pycode **n;
+
+		while (ncap <= rc.id)
+			ncap *= 2;
+		n = realloc(t->by_id, ncap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		memset(n + t->cap, 0, (ncap - t->cap) * sizeof(*n));
+		t->by_id = n;
+		t->cap = ncap;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->id = rc.id;
+	c->version = rc.version;
+	c->flags = rc.flags;
+	c->firstlineno = rc.firstlineno;
+	c->code_size = rc.code_size;
+	c->filename = dup_string(rc.filename);
+	c->name = dup_string(rc.name);
+	c->linetable_len = rc.linetable.len;
+	c->linetable = malloc(rc.linetable.len ? rc.linetable.len : 1);
+	if (!c->filename || !c->name || !c->linetable) {
+		code_free(c);
+		return -ENOMEM;
+	}
+	memcpy(c->linetable, rc.linetable.s, rc.linetable.len);
+	t->by_id[rc.id] = c;
+	t->count++;
+	return 0;
+}
+
+const struct pycode *pycode_table_get(const struct pycode_table *t, uint64_t id)
+{
+	return id < t->cap ? t->by_id[id] : NULL;
+}
+
+int pycode_line(const struct pycode *c, uint32_t offset)
+{
+	int line = pyline_find(c->version, c->linetable, c->linetable_len, c->firstlineno, offset);
+
+	return line < 0 ? -1 : line;
+}

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/* The Python records of one raw stream: code objects, mixed stacks' Python frames, notes. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "finalizer/python/python.h"
+
+void pystream_init(struct pystream *ps)
+{
+	memset(ps, 0, sizeof(*ps));
+	pycode_table_init(&ps->codes);
+}
+
+void pystream_release(struct pystream *ps)
+{
+	size_t k;
+
+	pycode_table_release(&ps->codes);
+	free(ps->frames);
+	for (k = 0; k <= RAW_PY_NOTE_KIND_MAX; k++)
+		free(ps->note_detail[k]);
+	pystream_init(ps);
+}
+
+static int frames_reserve(struct pystream *ps, size_t more)
+{
+	size_t cap = ps->frames_cap ? ps->frames_cap : 1024;
+	struct raw_py_frame *f;
+
+	if (ps->nframes + more <= ps->frames_cap)
+		return 0;
+	while (cap < ps->nframes + more)
+		cap *= 2;
+	f = realloc(ps->frames, cap * sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	ps->frames = f;
+	ps->frames_cap = cap;
+	return 0;
+}
+
+static int take_note(struct pystream *ps, const uint8_t *payload, size_t len)
+{
+	struct raw_py_note n;
+	char *d;
+
+	if (raw_py_read_note(payload, len, &n) < 0 || n.kind == 0 ||
+	    n.kind > RAW_PY_NOTE_KIND_MAX) {
+		ps->rejected++;
+		return n.kind > RAW_PY_NOTE_KIND_MAX ? 0 : -EINVAL;
+	}
+	/* Counts are cumulative: a later note of a kind replaces an earlier one. */
+	ps->notes[n.kind] = n.count;
+	d = malloc((size_t)n.detail.len + 1);
+	if (!d)
+		return -ENOMEM;
+	memcpy(d, n.detail.s, n.detail.len);
+	d[n.detail.len] = 0;
+	free(ps->note_detail[n.kind]);
+	ps->note_detail[n.kind] = d;
+	return 0;
+}
+
+int pystream_take(struct pystream *ps, unsigned type, const uint8_t *payload, size_t len,
+		  struct raw_py_stack *s, uint64_t *ips, size_t *py_off)
+{
+	int ret;
+
+	switch (type) {
+	case RAW_REC_PY_CODE: {
+		struct raw_py_code rc;
+
+		ret = pycode_table_add_record(&ps->codes, payload, len);
+		if (ret == -EINVAL)
+			ps->rejected++;
+		else if (!ret && raw_py_read_code(payload, len, &rc) == 0)
+			ps->version = rc.version;
+		return ret;
+	}
+	case RAW_REC_PY_STACK:
+		if (frames_reserve(ps, RAW_PY_MAX_FRAMES))
+			return -ENOMEM;
+		if (raw_py_read_stack(payload, len, s, ips, ps->frames + ps->nframes) < 0) {
+			ps->rejected++;
+			return -EINVAL;
+		}
+		*py_off = ps->nframes;
+		ps->nframes += s->npy;
+		return 1;
+	case RAW_REC_PY_NOTE:
+		return take_note(ps, payload, len);
+	default:
+		return 0;
+	}
+}
+
+void pystream_frame_info(const struct pystream *ps, const struct raw_py_frame *f,
+			 struct pyframe_info *out)
+{
+	const struct pycode *c = pycode_table_get(&ps->codes, f->code_id);
+
+	memset(out, 0, sizeof(*out));
+	out->line = -1;
+	if (!c) {
+		out->name = "[python]";
+		return;
+	}
+	out->known = true;
+	out->name = c->name[0] ? c->name : "[python]";
+	out->file = c->filename[0] ? c->filename : NULL;
+	out->firstlineno = c->firstlineno > 0 ? c->firstlineno : 0;
+	/* an instruction pointer outside the code: the frame is on its first line */
+	out->line = (f->flags & RAW_PY_FRAME_BAD_OFFSET) ? out->firstlineno
+							 : pycode_line(c, f->offset);
+}
+
+const char *pynote_kind_name(unsigned kind)
+{
+	static const char *const names[] = {
+		[RAW_PY_NOTE_NO_THREAD_STATE] = "no-thread-state",
+		[RAW_PY_NOTE_UNKNOWN_VERSION] = "unknown-version",
+		[RAW_PY_NOTE_SUBINTERPRETER] = "subinterpreter",
+		[RAW_PY_NOTE_READ_FAILED] = "read-failed",
+		[RAW_PY_NOTE_NO_READER] = "no-reader",
+	};
+
+	return kind >= 1 && kind <= RAW_PY_NOTE_KIND_MAX ? names[kind] : NULL;
+}

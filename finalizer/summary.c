@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/* The summary pfinalize prints at the end: what was read, what resolved, what would help. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "finalizer/finalize-private.h"
+
+static double pct(uint64_t a, uint64_t b)
+{
+	return b ? 100.0 * (double)a / (double)b : 0.0;
+}
+
+/* A hint for a module without debug information. */
+static const char *debug_hint(const struct module *m)
+{
+	if (!m->resolved_path)
+		return "pass -search-dir with a copy of it";
+	if (!strncmp(m->resolved_path, "/usr/", 5) || !strncmp(m->resolved_path, "/lib", 4))
+		return "install its debug package (Debian: the -dbgsym or -dbg package of the "
+		       "package 'dpkg -S' names) or point -search-dir at an unstripped copy";
+	return "rebuild it with -g, or pass -search-dir with an unstripped copy";
+}
+
+void fin_print_summary(const struct fin *f)
+{
+	size_t i, nproc = 0, nthr = 0, nmod_used = 0;
+	FILE *o = stderr;
+
+	for (i = 0; i < f->nimages; i++)
+		nproc++;
+	for (i = 0; i < f->nthreads; i++)
+		nthr++;
+	for (i = 0; i < f->nmodules; i++)
+		if (f->modules[i].naddrs)
+			nmod_used++;
+	fprintf(o, "%s: finalized '%s' in %.2f s (read %.2f, symbols %.2f, tree %.2f, "
+		"database %.2f)\n", log_tool(), f->dir,
+		f->t_load + f->t_resolve + f->t_tree + f->t_write, f->t_load, f->t_resolve,
+		f->t_tree, f->t_write);
+	fprintf(o, "  samples:   %" PRIu64 " (weight %" PRIu64 ") in %zu thread%s of %zu "
+		"process%s, %zu stream%s\n", f->samples_total, f->weight_total, nthr,
+		nthr == 1 ? "" : "s", nproc, nproc == 1 ? "" : "es", f->nstreams,
+		f->nstreams == 1 ? "" : "s");
+	fprintf(o, "  modules:   %zu loaded, %zu in stacks\n", f->nmodules, nmod_used);
+	fprintf(o, "  resolved:  %.1f%% of samples to a function, %.1f%% to a source line\n",
+		pct(f->samples_func, f->samples_total), pct(f->samples_line, f->samples_total));
+	for (i = 0; i < f->nmodules; i++) {
+		const struct module *m = &f->modules[i];
+
+		if (!m->naddrs || m->kind != RAW_MODULE_FILE)
+			continue;
+		if (m->found_in && (!strcmp(m->found_in, "search-dir") ||
+				    !strcmp(m->found_in, "archive")))
+			fprintf(o, "  symbols of %s from %s '%s'\n", m->name,
+				!strcmp(m->found_in, "archive") ? "the archive" : "-search-dir",
+				m->resolved_path);
+		if (!strcmp(m->status, "missing"))
+			fprintf(o, "  not found: '%s' (%.1f%% of samples): frames unresolved; pass "
+				"-search-dir with a copy\n", m->path, pct(m->leaf_samples,
+									 f->samples_total));
+		else if (!strcmp(m->status, "build-id-mismatch"))
+			fprintf(o, "  wrong build-id: '%s' (%.1f%% of samples): frames unresolved\n",
+				m->mismatch_path, pct(m->leaf_samples, f->samples_total));
+		else if (strcmp(m->symbols, "dwarf") && m->leaf_samples)
+			fprintf(o, "  no debug information: %s (%.1f%% of samples, names from %s): "
+				"%s\n", m->name, pct(m->leaf_samples, f->samples_total), m->symbols,
+				debug_hint(m));
+	}
+	for (i = 0; i < f->nstreams; i++) {
+		const struct stream *s = &f->streams[i];
+		const struct raw_reader_stats *st = &s->stats;
+
+		if (s->open_err)
+			fprintf(o, "  damaged:   '%s' not read: %s\n", s->path,
+				s->open_err == -EINVAL ? "not a raw stream" : strerror(-s->open_err));
+		else if (st->bytes_skipped || s->samples_bad_stack)
+			fprintf(o, "  damaged:   '%s': %" PRIu64 " of %" PRIu64 " bytes skipped "
+				"(%" PRIu64 " bad checksum, %" PRIu64 " cut, %" PRIu64
+				" resynchronised, %" PRIu64 " malformed records, %" PRIu64
+				" samples without stack)%s%s\n", s->path, st->bytes_skipped,
+				st->bytes_total, st->chunks_bad_crc, st->chunks_truncated,
+				st->chunks_bad_magic, st->records_malformed, s->samples_bad_stack,
+				st->first_problem[0] ? ": " : "", st->first_problem);
+	}
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/* The symbol cache: resolved address chains of a module, kept by build-id across runs. */
+#ifndef PCOLLECT_FINALIZER_SYM_CACHE_H
+#define PCOLLECT_FINALIZER_SYM_CACHE_H
+
+#include <stddef.h>
+
+#include "finalizer/module.h"
+
+/*
+ * Cache files live in <cache_dir>/<build-id>.sym (docs/pfinalize.md, "Symbol cache"); the
+ * directory is $PCOLLECT_CACHE_DIR, else $XDG_CACHE_HOME/pcollect, else ~/.cache/pcollect,
+ * and PCOLLECT_NO_CACHE=1 turns the cache off. Only modules resolved with DWARF are cached, so
+ * installing debug information later is never hidden by a stale entry.
+ */
+
+/* The cache directory to use, or NULL when the cache is off. Writes into buf. */
+const char *sym_cache_dir(char *buf, size_t size);
+
+/*
+ * Fill m's frames for all of m->addrs (sorted, distinct; first/count allocated) from the
+ * cache. Returns 0 when every address was there, -ENOENT otherwise (m untouched).
+ */
+int sym_cache_load(struct module *m, const struct resolve_opts *o);
+
+/* Save m's chains, merged with what the file already held. Best effort: 0 or -errno. */
+int sym_cache_store(struct module *m, const struct resolve_opts *o);
+
+#endif

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/* A module's function symbols (.symtab, else .dynsym), sorted for address lookup. */
+#ifndef PCOLLECT_FINALIZER_SYMTAB_H
+#define PCOLLECT_FINALIZER_SYMTAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <libelf.h>
+
+enum symtab_source {
+	SYMTAB_NONE = 0,
+	SYMTAB_DYNSYM = 1,
+	SYMTAB_SYMTAB = 2,
+};
+
+struct symtab_sym {
+	uint64_t start; /* ELF virtual address */
+	uint64_t size;	/* bytes; 0 when the symbol does not say */
+	const char *name; /* mangled, points into the table */
+};
+
+struct symtab {
+	struct symtab_sym *syms; /* sorted by start, one per start address */
+	size_t n;
+	char *names;		 /* all names, NUL separated */
+	enum symtab_source source;
+};
+
+/*
+ * Read the function symbols of elf: .symtab when it has functions, .dynsym otherwise.
+ * Returns 0 (an ELF without symbols gives an empty table) or -ENOMEM.
+ */
+int symtab_load(struct symtab *t, Elf *elf);
+void symtab_release(struct symtab *t);
+
+/*
+ * The function containing addr (an ELF virtual address), or NULL. A symbol without a size
+ * covers addresses up to the next symbol; a sized one only its own bytes, so an address in a
+ * gap is never given to the function before it.
+ */
+const struct symtab_sym *symtab_find_addr(const struct symtab *t, uint64_t addr);
+
+#endif

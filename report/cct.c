@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: MIT */
+/* Build the report's calling-context tree from the database's stack tree. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/bigmem.h"
+#include "report/cct.h"
+
+/*
+ * Frames of the C runtime and the thread library that stand between the kernel and the
+ * user's code, and the signal trampoline a sample may be taken through.
+ */
+static const char *const runtime_functions[] = {
+	"_start", "__libc_start_main", "__libc_start_main_impl", "__libc_start_main_alias_2",
+	"__libc_start_call_main", "_dl_start", "_dl_start_user", "clone", "clone3", "__clone",
+	"__clone3", "__clone_internal", "start_thread", "__restore_rt", "__sigreturn", NULL,
+};
+
+bool cct_function_is_runtime(const struct model *m, int func)
+{
+	const struct model_function *f = &m->functions[func];
+	const char *const *p;
+
+	for (p = runtime_functions; *p; p++)
+		if (!strcmp(f->name, *p))
+			return true;
+	/* The agent's own frames: its symbols carry the pcollect_ prefix, its library the name. */
+	if (!strncmp(f->name, "pcollect_", 9))
+		return true;
+	return f->module >= 0 && (!strncmp(m->modules[f->module].name, "libpcollect", 11) ||
+				  !strncmp(m->modules[f->module].name, "pcollect-agent", 14));
+}
+
+static int node_new(struct cct *t, int parent, int func, int loc)
+{
+	struct cct_node *n;
+
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 4096;
+		struct cct_node *nodes = big_realloc(t->nodes, cap * sizeof(*nodes));
+		int64_t *counts = big_realloc(t->self_count, cap * sizeof(*counts));
+		unsigned char *nkids = big_realloc(t->nkids, cap);
+
+		if (nodes)
+			t->nodes = nodes;
+		if (counts)
+			t->self_count = counts;
+		if (nkids)
+			t->nkids = nkids;
+		if (!nodes || !counts || !nkids)
+			return -1;
+		t->cap = cap;
+	}
+	t->self_count[t->n] = 0;
+	t->nkids[t->n] = 0;
+	n = &t->nodes[t->n];
+	memset(n, 0, sizeof(*n));
+	n->parent = parent;
+	n->func = func;
+	n->loc = loc;
+	n->depth = parent >= 0 ? t->nodes[parent].depth + 1 : 0;
+	n->first_child = n->next_sibling = -1;
+	return (int)t->n++;
+}
+
+/* Parents with more children than this find them through the index, not the list. */
+#define CHILD_SCAN_MAX 8
+
+static size_t child_slot(const struct cct *t, int parent, int func, int loc)
+{
+	uint64_t h = keymap_hash((uint64_t)(uint32_t)parent << 32 | (uint32_t)func);
+
+	if (loc >= 0)
+		h = keymap_hash(h ^ (uint32_t)loc);
+	return (size_t)h & (t->nslots - 1);
+}
+
+static void child_put(struct cct *t, int node)
+{
+	const struct cct_node *c = &t->nodes[node];
+	size_t k = child_slot(t, c->parent, c->func, c->loc);
+
+	while (t->slots[k] >= 0)
+		k = (k + 1) & (t->nslots - 1);
+	t->slots[k] = node;
+	t->nindexed++;
+}
+
+/* Grow the index of wide parents' children to hold n nodes at most half full. */
+static int children_index(struct cct *t, size_t n)
+{
+	size_t size = 1024, i;
+	int *old = t->slots;
+	size_t nold = t->nslots;
+
+	while (size < 2 * n)
+		size *= 2;
+	t->slots = big_malloc(size * sizeof(*t->slots));
+	if (!t->slots) {
+		t->slots = old;
+		return -1;
+	}
+	memset(t->slots, 0xff, size * sizeof(*t->slots));
+	t->nslots = size;
+	t->nindexed = 0;
+	for (i = 0; i < nold; i++)
+		if (old[i] >= 0)
+			child_put(t, old[i]);
+	free(old);
+	return 0;
+}
+
+/*
+ * The child of parent for func (at loc), created when missing; -1 on ENOMEM. Most nodes
+ * have few children: a short list walk finds them with fewer cache misses than a hash
+ * lookup. Past CHILD_SCAN_MAX children, a parent's children also go into an index of
+ * (parent, function, position), where one probe finds them.
+ */
+static int node_child(struct cct *t, int parent, int func, int loc)
+{
+	struct cct_node *p = &t->nodes[parent];
+	int c, node;
+
+	if (t->nkids[parent] <= CHILD_SCAN_MAX) {
+		for (c = p->first_child; c >= 0; c = t->nodes[c].next_sibling)
+			if (t->nodes[c].func == func && t->nodes[c].loc == loc)
+				return c;
+	} else {
+		size_t k = child_slot(t, parent, func, loc);
+
+		for (; (c = t->slots[k]) >= 0; k = (k + 1) & (t->nslots - 1))
+			if (t->nodes[c].parent == parent && t->nodes[c].func == func &&
+			    t->nodes[c].loc == loc)
+				return c;
+	}
+	node = node_new(t, parent, func, loc);
+	if (node < 0)
+		return -1;
+	p = &t->nodes[parent];
+	t->nodes[node].next_sibling = p->first_child;
+	p->first_child = node;
+	if (t->nkids[parent] > CHILD_SCAN_MAX) {
+		/* Already wide: its children are in the index. */
+		if (2 * (t->nindexed + 1) > t->nslots && children_index(t, t->nindexed + 1))
+			return -1;
+		child_put(t, node);
+	} else if (++t->nkids[parent] == CHILD_SCAN_MAX + 1) {
+		/* The parent turns wide: index all its children. */
+		if (2 * (t->nindexed + CHILD_SCAN_MAX + 1) > t->nslots &&
+		    children_index(t, t->nindexed + CHILD_SCAN_MAX + 1))
+			return -1;
+		for (c = p->first_child; c >= 0; c = t->nodes[c].next_sibling)
+			child_put(t, c);
+	}
+	return node;
+}
+
+static int loc_of(struct cct *t, int file, int line)
+{
+	uint64_t key = (uint64_t)(uint32_t)file << 32 | (uint32_t)line;
+	int v = keymap_get(&t->locmap, key);
+
+	if (v >= 0)
+		return v;
+	if (t->nlocs == t->loccap) {
+		size_t cap = t->loccap ? 2 * t->loccap : 1024;
+		struct cct_loc *l = realloc(t->locs, cap * sizeof(*l));
+
+		if (!l)
+			return -1;
+		t->locs = l;
+		t->loccap = cap;
+	}
+	t->locs[t->nlocs].file = file;
+	t->locs[t->nlocs].line = line;
+	v = (int)t->nlocs++;
+	return keymap_put(&t->locmap, key, v) ? -1 : v;
+}
+
+int cct_build(struct cct *t, const struct model *m, unsigned flags)
+{
+	size_t i;
+
+	memset(t, 0, sizeof(*t));
+	t->m = m;
+	t->flags = flags;
+	t->inner = big_malloc((m->nstacks + 1) * sizeof(int));
+	t->leaf = big_malloc((m->nstacks + 1) * sizeof(int));
+	t->hidden = calloc(m->nfunctions + 1, sizeof(bool));
+	t->frame_loc = big_malloc((m->nframes + 1) * sizeof(int));
+	/* At most one node per stack, plus the root: allocated once, touched as used. */
+	t->cap = m->nstacks + 1024;
+	t->nodes = big_malloc(t->cap * sizeof(*t->nodes));
+	t->self_count = big_malloc(t->cap * sizeof(*t->self_count));
+	t->nkids = big_malloc(t->cap);
+	if (!t->inner || !t->leaf || !t->hidden || !t->frame_loc || !t->nodes ||
+	    !t->self_count || !t->nkids ||
+	    node_new(t, -1, -1, -1) < 0 || children_index(t, 0))
+		goto nomem;
+	if (!(flags & CCT_ALL_FRAMES))
+		for (i = 0; i < m->nfunctions; i++)
+			t->hidden[i] = cct_function_is_runtime(m, (int)i);
+	for (i = 0; i < m->nframes; i++) {
+		const struct model_frame *fr = &m->frames[i];
+
+		t->frame_loc[i] = -1;
+		if ((flags & CCT_LINES) && (t->frame_loc[i] = loc_of(t, fr->file, fr->line)) < 0)
+			goto nomem;
+	}
+	for (i = 0; i < m->nstacks; i++) {
+		int s = m->stack_order[i];
+		const struct model_stack *st = &m->stacks[s];
+		const struct model_frame *fr = &m->frames[st->frame];
+		int parent = st->parent >= 0 ? t->inner[st->parent] : 0;
+		int node;
+
+		if (!(flags & CCT_INLINE) && fr->inline_depth > 0 && st->parent >= 0) {
+			t->inner[s] = t->inner[st->parent];
+			t->leaf[s] = t->leaf[st->parent];
+			if (t->leaf[s] < 0)
+				t->leaf[s] = -2 - st->parent; /* resolved through the parent */
+			continue;
+		}
+		if (t->hidden[fr->function]) {
+			t->inner[s] = parent;
+			t->leaf[s] = -1;
+			continue;
+		}
+		node = node_child(t, parent, fr->function, t->frame_loc[st->frame]);
+		if (node < 0)
+			goto nomem;
+		t->inner[s] = t->leaf[s] = node;
+	}
+	return 0;
+nomem:
+	cct_release(t);
+	return -ENOMEM;
+}
+
+int cct_leaf(struct cct *t, int stack)
+{
+	const struct model *m = t->m;
+	int s = stack, node;
+
+	/* Merged inlined frames point at the frame they were merged into. */
+	while (t->leaf[s] <= -2)
+		s = -2 - t->leaf[s];
+	if (t->leaf[s] >= 0)
+		return t->leaf[stack] = t->leaf[s];
+	/* A hidden frame where the sample was taken: it keeps its time. */
+	node = node_child(t, m->stacks[s].parent >= 0 ? t->inner[m->stacks[s].parent] : 0,
+			  m->frames[m->stacks[s].frame].function,
+			  t->frame_loc[m->stacks[s].frame]);
+	if (node < 0)
+		return -1;
+	t->leaf[s] = node;
+	return t->leaf[stack] = node;
+}
+
+void cct_sum(struct cct *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		t->nodes[i].total_ns = t->nodes[i].self_ns;
+	for (i = t->n; i-- > 1;)
+		t->nodes[t->nodes[i].parent].total_ns += t->nodes[i].total_ns;
+}
+
+void cct_release(struct cct *t)
+{
+	free(t->nodes);
+	free(t->self_count);
+	free(t->nkids);
+	free(t->inner);
+	free(t->leaf);
+	free(t->hidden);
+	free(t->frame_loc);
+	free(t->locs);
+	free(t->slots);
+	keymap_release(&t->locmap);
+	memset(t, 0, sizeof(*t));
+}

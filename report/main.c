@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/* preport: print views of a finalized result as text, CSV or JSON. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/options.h"
+#include "report/report.h"
+
+static const char *const formats[] = { "text", "csv", "json", NULL };
+static const char *const on_off[] = { "on", "off", NULL };
+static const char *const stack_modes[] = { "user-only", "all", NULL };
+
+static const struct option_spec specs[] = {
+	{ "result-dir", "r", OPTION_LIST, "DIR",
+	  "result to read; give two for a difference report (hotspots, top-down)",
+	  "preport -r r000hs -view hotspots", NULL },
+	{ "view", "report", OPTION_VALUE, "NAME", "what to show (default: summary)",
+	  "preport -r r000hs -view bottom-up", report_views },
+	{ "group-by", NULL, OPTION_VALUE, "KEYS",
+	  "hotspots grouping: function, module, source-line, thread, process, or several "
+	  "joined by commas", "preport -r r000hs -view hotspots -group-by thread,function", NULL },
+	{ "filter", NULL, OPTION_LIST, "KEY=VALUE",
+	  "keep samples by module, thread, process or function; KEY!=VALUE excludes",
+	  "preport -r r000hs -view hotspots -filter module=libm.so.6", NULL },
+	{ "limit", NULL, OPTION_VALUE, "N", "show at most N rows (hotspots, stacks, functions)",
+	  NULL, NULL },
+	{ "sort-desc", NULL, OPTION_VALUE, "COLUMN", "sort by this column, largest first",
+	  "preport -r r000hs -view hotspots -sort-desc 'CPU Time:Total'", NULL },
+	{ "threshold", NULL, OPTION_VALUE, "PCT",
+	  "hide tree nodes, stacks and functions below PCT percent of the total (default 1)",
+	  NULL, NULL },
+	{ "inline-mode", NULL, OPTION_VALUE, "on|off",
+	  "on: inlined functions shown as their own frames (default); off: merged into their "
+	  "caller", NULL, on_off },
+	{ "call-stack-mode", NULL, OPTION_VALUE, "MODE",
+	  "user-only hides start-up, thread-entry, signal and agent frames (default); all keeps "
+	  "them", NULL, stack_modes },
+	{ "function", NULL, OPTION_VALUE, "NAME", "caller-callee: show this function only",
+	  "preport -r r000hs -view caller-callee -function compute", NULL },
+	{ "source-object", NULL, OPTION_VALUE, "function=NAME|file=PATH",
+	  "source: the function or file to print with time per line",
+	  "preport -r r000hs -view source -source-object function=compute", NULL },
+	{ "source-search-dir", NULL, OPTION_LIST, "DIR",
+	  "where to look for source files that moved since the build", NULL, NULL },
+	{ "time-filter", NULL, OPTION_VALUE, "START:END",
+	  "keep samples taken between START and END seconds from the start",
+	  "preport -r r000hs -view hotspots -time-filter 1.5:3", NULL },
+	{ "format", NULL, OPTION_VALUE, "FMT", "output format (default text)", NULL, formats },
+	{ "csv-delimiter", NULL, OPTION_VALUE, "CHAR",
+	  "CSV field separator: a character, or comma, tab, semicolon (default comma)", NULL,
+	  NULL },
+	{ "report-output", NULL, OPTION_VALUE, "FILE", "write the report to FILE", NULL, NULL },
+	{ "width", NULL, OPTION_VALUE, "N", "text width in columns (default 100)", NULL, NULL },
+	{ "quiet", "q", OPTION_FLAG, NULL, "no progress messages", NULL, NULL },
+	{ "help", "h", OPTION_FLAG, NULL, "show this help", NULL, NULL },
+	{ "version", NULL, OPTION_FLAG, NULL, "show the version", NULL, NULL },
+	{ NULL, NULL, 0, NULL, NULL, NULL, NULL },
+};
+
+static char parse_delimiter(const char *s)
+{
+	if (!s || !strcmp(s, "comma"))
+		return ',';
+	if (!strcmp(s, "tab") || !strcmp(s, "\\t"))
+		return '\t';
+	if (!strcmp(s, "semicolon"))
+		return ';';
+	if (!strcmp(s, "space"))
+		return ' ';
+	if (strlen(s) == 1 && s[0] != '"' && s[0] != '\n' && s[0] != '\r')
+		return s[0];
+	die(EXIT_USAGE, "invalid value '%s' for option '-csv-delimiter': expected one character "
+	    "or comma, tab, semicolon, space", s);
+}
+
+static long number(const char *opt, const char *s, long min, long max)
+{
+	char what[64], err[256];
+	long v;
+
+	snprintf(what, sizeof(what), "option '-%s'", opt);
+	if (options_parse_long(what, s, min, max, &v, err, sizeof(err)))
+		die(EXIT_USAGE, "%s", err);
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	struct options_result res;
+	struct report_opts o = { 0 };
+	const struct option_value *v;
+	const char *s;
+	int rc;
+
+	log_set_tool("preport");
+	if (options_parse(&res, specs, argc, argv, false)) {
+		log_error("%s", res.error);
+		fprintf(stderr, "preport: see 'preport -help'\n");
+		options_release(&res);
+		return EXIT_USAGE;
+	}
+	if (options_has(&res, "help")) {
+		options_print_help(specs, "preport", "preport -r DIR [-view NAME] [options]",
+				   "Print a view of a result collected by pcollect: summary, "
+				   "hotspots, top-down, bottom-up,\ncaller-callee, callstacks or "
+				   "source, as text, CSV or JSON (see docs/preport.md).");
+		options_release(&res);
+		return EXIT_OK;
+	}
+	if (options_has(&res, "version")) {
+		printf("preport %s\n", PCOLLECT_VERSION);
+		options_release(&res);
+		return EXIT_OK;
+	}
+	if (res.rest_argc > 0)
+		die(EXIT_USAGE, "unexpected argument '%s'; give the result with -r DIR",
+		    res.rest_argv[0]);
+	v = options_get(&res, "result-dir");
+	o.results = (const char *const *)v->values;
+	o.nresults = v->nvalues;
+	if (!o.nresults)
+		die(EXIT_USAGE, "no result given: use preport -r DIR (see 'preport -help')");
+	o.view = options_get_str(&res, "view");
+	if (!o.view)
+		o.view = "summary";
+	o.group_by = options_get_str(&res, "group-by");
+	v = options_get(&res, "filter");
+	o.filters = (const char *const *)v->values;
+	o.nfilters = v->nvalues;
+	o.limit = (s = options_get_str(&res, "limit")) ? number("limit", s, 1, 1000000000L) : 0;
+	o.sort_desc = options_get_str(&res, "sort-desc");
+	o.threshold = 1.0;
+	if ((s = options_get_str(&res, "threshold"))) {
+		char err[256];
+
+		if (options_parse_double("option '-threshold'", s, 0, 100, &o.threshold, err,
+					 sizeof(err)))
+			die(EXIT_USAGE, "%s", err);
+	}
+	s = options_get_str(&res, "inline-mode");
+	o.inline_on = !s || !strcmp(s, "on");
+	s = options_get_str(&res, "call-stack-mode");
+	o.all_frames = s && !strcmp(s, "all");
+	o.function = options_get_str(&res, "function");
+	o.source_object = options_get_str(&res, "source-object");
+	v = options_get(&res, "source-search-dir");
+	o.source_dirs = (const char *const *)v->values;
+	o.nsource_dirs = v->nvalues;
+	o.time_filter = options_get_str(&res, "time-filter");
+	s = options_get_str(&res, "format");
+	o.format = !s || !strcmp(s, "text") ? REPORT_TEXT : !strcmp(s, "csv") ? REPORT_CSV
+									: REPORT_JSON;
+	o.csv_delimiter = parse_delimiter(options_get_str(&res, "csv-delimiter"));
+	o.output = options_get_str(&res, "report-output");
+	o.width = (s = options_get_str(&res, "width")) ? (int)number("width", s, 40, 10000) : 100;
+	o.quiet = options_has(&res, "quiet");
+	if (o.quiet)
+		log_set_level(-1);
+
+	rc = report_run(&o);
+	options_release(&res);
+	if (rc == -EINVAL)
+		return EXIT_USAGE;
+	return rc ? EXIT_RUNTIME : EXIT_OK;
+}

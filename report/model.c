@@ -1,0 +1,973 @@
+/* SPDX-License-Identifier: MIT */
+/* Load result.db into arrays: one pass per table, the samples on a second thread. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "report/bigmem.h"
+#include "report/model.h"
+#include "report/scan.h"
+
+/* Strings of the model: big chunks freed together. */
+struct model_arena {
+	struct model_arena *next;
+	size_t used, size;
+	char data[];
+};
+
+#define ARENA_CHUNK (256 * 1024)
+
+static char *arena_alloc(struct model *m, size_t n)
+{
+	struct model_arena *a = m->arena;
+
+	if (!a || a->size - a->used < n) {
+		size_t size = n > ARENA_CHUNK ? n : ARENA_CHUNK;
+
+		a = malloc(sizeof(*a) + size);
+		if (!a)
+			return NULL;
+		a->used = 0;
+		a->size = size;
+		a->next = m->arena;
+		m->arena = a;
+	}
+	a->used += n;
+	return a->data + a->used - n;
+}
+
+const char *model_strdup(struct model *m, const char *s)
+{
+	size_t n;
+	char *p;
+
+	if (!s)
+		return NULL;
+	n = strlen(s) + 1;
+	p = arena_alloc(m, n);
+	if (p)
+		memcpy(p, s, n);
+	return p;
+}
+
+/*
+ * Database ids to array indexes. Rows are read in id order, so ids are sorted; as written by
+ * pfinalize they are also dense (row i has id first + i), and then no id is stored at all.
+ */
+struct idmap {
+	int64_t *ids;	/* per row, filled only once the ids stop being dense */
+	size_t n;
+	int64_t base;	/* the first row's id */
+	bool sparse;
+	int *direct;	/* sparse: id -> index when the ids are close enough, else NULL */
+	int64_t max;
+};
+
+/* Allocate for n rows; the array is touched only if the ids turn out sparse. */
+static int idmap_alloc(struct idmap *map, size_t n)
+{
+	map->ids = big_malloc((n ? n : 1) * sizeof(*map->ids));
+	return map->ids ? 0 : -ENOMEM;
+}
+
+/* Row i (rows in order, each once) has id. */
+static void idmap_set(struct idmap *map, size_t i, int64_t id)
+{
+	size_t k;
+
+	if (!map->sparse) {
+		if (!i)
+			map->base = id;
+		if ((uint64_t)id == (uint64_t)map->base + i)
+			return;
+		for (k = 0; k < i; k++)
+			map->ids[k] = (int64_t)((uint64_t)map->base + k);
+		map->sparse = true;
+	}
+	map->ids[i] = id;
+}
+
+static int idmap_finish(struct idmap *map)
+{
+	size_t i;
+
+	if (!map->sparse)
+		return 0;
+	map->max = map->n ? map->ids[map->n - 1] : 0;
+	if (map->n && map->ids[0] >= 0 && (uint64_t)map->max <= 4 * (uint64_t)map->n + 1024) {
+		map->direct = big_malloc(((size_t)map->max + 1) * sizeof(int));
+		if (!map->direct)
+			return -ENOMEM;
+		for (i = 0; i <= (size_t)map->max; i++)
+			map->direct[i] = -1;
+		for (i = 0; i < map->n; i++)
+			map->direct[map->ids[i]] = (int)i;
+	}
+	return 0;
+}
+
+static int idmap_find(const struct idmap *map, int64_t id)
+{
+	size_t lo = 0, hi = map->n;
+
+	if (!map->sparse) {
+		uint64_t k = (uint64_t)id - (uint64_t)map->base;
+
+		return k < map->n ? (int)k : -1;
+	}
+	if (map->direct)
+		return id >= 0 && id <= map->max ? map->direct[id] : -1;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (map->ids[mid] < id)
+			lo = mid + 1;
+		else if (map->ids[mid] > id)
+			hi = mid;
+		else
+			return (int)mid;
+	}
+	return -1;
+}
+
+static void idmap_release(struct idmap *map)
+{
+	free(map->ids);
+	free(map->direct);
+	memset(map, 0, sizeof(*map));
+}
+
+struct loader {
+	struct model *m;
+	struct idmap modules, files, functions, frames, stacks, processes, threads;
+	char *err;
+	size_t err_size;
+};
+
+__attribute__((format(printf, 2, 3)))
+static int load_error(struct loader *l, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(l->err, l->err_size, fmt, ap);
+	va_end(ap);
+	if (n >= 0 && (size_t)n < l->err_size)
+		snprintf(l->err + n, l->err_size - (size_t)n, ": %s", sqlite3_errmsg(l->m->db));
+	return -EIO;
+}
+
+static int prepare(struct loader *l, const char *sql, sqlite3_stmt **st)
+{
+	if (sqlite3_prepare_v2(l->m->db, sql, -1, st, NULL) != SQLITE_OK)
+		return load_error(l, "cannot read database '%s'", l->m->db_path);
+	return 0;
+}
+
+/* Count rows first so each array is allocated once. */
+static int count_rows(struct loader *l, const char *table, size_t *n)
+{
+	char sql[128];
+	sqlite3_stmt *st;
+	int rc;
+
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s", table);
+	rc = prepare(l, sql, &st);
+	if (rc)
+		return rc;
+	*n = sqlite3_step(st) == SQLITE_ROW ? (size_t)sqlite3_column_int64(st, 0) : 0;
+	sqlite3_finalize(st);
+	return 0;
+}
+
+static void *alloc_rows(size_t n, size_t size)
+{
+	return big_calloc(n ? n : 1, size);
+}
+
+static const char *column_str(struct model *m, sqlite3_stmt *st, int col)
+{
+	return model_strdup(m, (const char *)sqlite3_column_text(st, col));
+}
+
+static int column_ref(sqlite3_stmt *st, int col, const struct idmap *map)
+{
+	int64_t id = sqlite3_column_int64(st, col);
+
+	/* NULL reads as 0; only then is the type worth asking (rowid 0 is legal but rare). */
+	if (id == 0 && sqlite3_column_type(st, col) == SQLITE_NULL)
+		return -1;
+	return idmap_find(map, id);
+}
+
+/* Step through every row; returns 0 at the end or an error. */
+#define FOR_EACH_ROW(l, st, rc)                                                    \
+	for (; ((rc) = sqlite3_step(st)) == SQLITE_ROW || ((rc) = ((rc) == SQLITE_DONE \
+			? 0 : load_error(l, "cannot read database '%s'", (l)->m->db_path)), 0);)
+
+static int load_meta(struct loader *l)
+{
+	struct model *m = l->m;
+	sqlite3_stmt *st;
+	size_t n, i = 0;
+	int rc;
+
+	if ((rc = count_rows(l, "meta", &n)))
+		return rc;
+	m->meta = alloc_rows(n, sizeof(*m->meta));
+	if (!m->meta)
+		return -ENOMEM;
+	if ((rc = prepare(l, "SELECT key, value FROM meta", &st)))
+		return rc;
+	FOR_EACH_ROW(l, st, rc) {
+		if (i == n)
+			break;
+		m->meta[i].key = column_str(m, st, 0);
+		m->meta[i].value = column_str(m, st, 1);
+		if (!m->meta[i].key || !m->meta[i].value)
+			continue;
+		i++;
+	}
+	m->nmeta = i;
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* Columns and tables added after the first schema: absent from older results. */
+static bool has_column(struct loader *l, const char *sql)
+{
+	sqlite3_stmt *st;
+	bool ok = sqlite3_prepare_v2(l->m->db, sql, -1, &st, NULL) == SQLITE_OK;
+
+	sqlite3_finalize(st);
+	return ok;
+}
+
+static int load_modules(struct loader *l)
+{
+	struct model *m = l->m;
+	sqlite3_stmt *st;
+	size_t n, i = 0;
+	int rc;
+
+	if ((rc = count_rows(l, "modules", &n)))
+		return rc;
+	m->modules = alloc_rows(n, sizeof(*m->modules));
+	if (!m->modules || idmap_alloc(&l->modules, n))
+		return -ENOMEM;
+	rc = prepare(l, has_column(l, "SELECT role FROM modules LIMIT 0")
+			? "SELECT id, name, path, status, symbols, role = 'interpreter' FROM modules "
+			  "ORDER BY id"
+			: "SELECT id, name, path, status, symbols, 0 FROM modules ORDER BY id", &st);
+	if (rc)
+		return rc;
+	FOR_EACH_ROW(l, st, rc) {
+		struct model_module *mod = &m->modules[i];
+
+		if (i == n)
+			break;
+		idmap_set(&l->modules, i, sqlite3_column_int64(st, 0));
+		mod->name = column_str(m, st, 1);
+		mod->path = column_str(m, st, 2);
+		mod->status = column_str(m, st, 3);
+		mod->symbols = column_str(m, st, 4);
+		mod->interpreter = sqlite3_column_int(st, 5) == 1;
+		if (!mod->name)
+			mod->name = mod->path ? mod->path : "[unknown]";
+		i++;
+	}
+	sqlite3_finalize(st);
+	m->nmodules = l->modules.n = i;
+	return rc ? rc : idmap_finish(&l->modules);
+}
+
+static int load_files(struct loader *l)
+{
+	struct model *m = l->m;
+	sqlite3_stmt *st;
+	size_t n, i = 0;
+	int rc;
+
+	if ((rc = count_rows(l, "source_files", &n)))
+		return rc;
+	m->files = alloc_rows(n, sizeof(*m->files));
+	if (!m->files || idmap_alloc(&l->files, n))
+		return -ENOMEM;
+	if ((rc = prepare(l, "SELECT id, path FROM source_files ORDER BY id", &st)))
+		return rc;
+	FOR_EACH_ROW(l, st, rc) {
+		if (i == n)
+			break;
+		idmap_set(&l->files, i, sqlite3_column_int64(st, 0));
+		m->files[i] = column_str(m, st, 1);
+		if (!m->files[i])
+			m->files[i] = "";
+		i++;
+	}
+	sqlite3_finalize(st);
+	m->nfiles = l->files.n = i;
+	return rc ? rc : idmap_finish(&l->files);
+}
+
+static int load_functions(struct loader *l)
+{
+	struct model *m = l->m;
+	sqlite3_stmt *st;
+	size_t n, i = 0;
+	int rc;
+
+	if ((rc = count_rows(l, "functions", &n)))
+		return rc;
+	m->functions = alloc_rows(n, sizeof(*m->functions));
+	if (!m->functions || idmap_alloc(&l->functions, n))
+		return -ENOMEM;
+	rc = prepare(l, "SELECT id, name, module_id, source_file_id, line, resolved, "
+			"language = 'python' FROM functions ORDER BY id", &st);
+	if (rc)
+		return rc;
+	FOR_EACH_ROW(l, st, rc) {
+		struct model_function *f = &m->functions[i];
+
+		if (i == n)
+			break;
+		idmap_set(&l->functions, i, sqlite3_column_int64(st, 0));
+		f->name = column_str(m, st, 1);
+		if (!f->name)
+			f->name = "[unknown]";
+		f->module = column_ref(st, 2, &l->modules);
+		f->file = column_ref(st, 3, &l->files);
+		f->line = sqlite3_column_int(st, 4);
+		f->resolved = sqlite3_column_type(st, 5) == SQLITE_NULL || sqlite3_column_int(st, 5);
+		f->python = sqlite3_column_int(st, 6) == 1;
+		i++;
+	}
+	sqlite3_finalize(st);
+	m->nfunctions = l->functions.n = i;
+	return rc ? rc : idmap_finish(&l->functions);
+}
+
+/* The python_notes table, when the result has one: counts summed per kind. */
+static int load_pynotes(struct loader *l)
+{
+	struct model *m = l->m;
+	sqlite3_stmt *st;
+	size_t n, i = 0;
+	int rc;
+
+	if (!has_column(l, "SELECT kind FROM python_notes LIMIT 0"))
+		return 0;
+	if ((rc = count_rows(l, "python_notes", &n)))
+		return rc;
+	m->pynotes = alloc_rows(n, sizeof(*m->pynotes));
+	if (!m->pynotes)
+		return -ENOMEM;
+	rc = prepare(l, "SELECT kind, max(detail), sum(count) FROM python_notes GROUP BY kind "
+			"ORDER BY sum(count) DESC, kind", &st);
+	if (rc)
+		return rc;
+	FOR_EACH_ROW(l, st, rc) {
+		struct model_pynote *p = &m->pynotes[i];
+
+		if (i == n)
+			break;
+		p->kind = column_str(m, st, 0);
+		p->detail = column_str(m, st, 1);
+		p->count = sqlite3_column_int64(st, 2);
+		if (!p->kind)
+			continue;
+		if (!p->detail)
+			p->detail = p->kind;
+		i++;
+	}
+	sqlite3_finalize(st);
+	m->npynotes = i;
+	return rc;
+}
+
+/* Order stacks so that each parent comes before its children (it usually does already). */
+static int order_stacks(struct model *m)
+{
+	size_t i, n = m->nstacks;
+	int *depth, *count, maxd = 0;
+	bool sorted = true;
+
+	m->stack_order = alloc_rows(n, sizeof(int));
+	if (!m->stack_order)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		m->stack_order[i] = (int)i;
+		if (m->stacks[i].parent >= (int)i)
+			sorted = false;
+	}
+	if (sorted)
+		return 0;
+	depth = alloc_rows(n, sizeof(int));
+	if (!depth)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		int d = 0, s = m->stacks[i].parent;
+
+		/* Bounded walk: a corrupt cycle must not hang the report. */
+		while (s >= 0 && d <= (int)n) {
+			d++;
+			s = m->stacks[s].parent;
+		}
+		if (s >= 0) {
+			m->stacks[i].parent = -1;
+			d = 0;
+		}
+		depth[i] = d;
+		if (d > maxd)
+			maxd = d;
+	}
+	count = calloc((size_t)maxd + 2, sizeof(int));
+	if (!count) {
+		free(depth);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		count[depth[i] + 1]++;
+	for (i = 1; i <= (size_t)maxd + 1; i++)
+		count[i] += count[i - 1];
+	for (i = 0; i < n; i++)
+		m->stack_order[count[depth[i]]++] = (int)i;
+	free(count);
+	free(depth);
+	return 0;
+}
+
+static int load_processes(struct loader *l)
+{
+	struct model *m = l->m;
+	sqlite3_stmt *st;
+	size_t n, i = 0;
+	int rc;
+
+	if ((rc = count_rows(l, "processes", &n)))
+		return rc;
+	m->processes = alloc_rows(n, sizeof(*m->processes));
+	if (!m->processes || idmap_alloc(&l->processes, n))
+		return -ENOMEM;
+	rc = prepare(l, "SELECT id, pid, exe, command_line, host, rank FROM processes ORDER BY id",
+		     &st);
+	if (rc)
+		return rc;
+	FOR_EACH_ROW(l, st, rc) {
+		struct model_process *p = &m->processes[i];
+
+		if (i == n)
+			break;
+		idmap_set(&l->processes, i, sqlite3_column_int64(st, 0));
+		p->pid = sqlite3_column_int64(st, 1);
+		p->exe = column_str(m, st, 2);
+		p->command_line = column_str(m, st, 3);
+		p->host = column_str(m, st, 4);
+		p->rank = sqlite3_column_type(st, 5) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 5);
+		if (!p->exe)
+			p->exe = "[unknown]";
+		i++;
+	}
+	sqlite3_finalize(st);
+	m->nprocesses = l->processes.n = i;
+	return rc ? rc : idmap_finish(&l->processes);
+}
+
+static int load_threads(struct loader *l)
+{
+	struct model *m = l->m;
+	sqlite3_stmt *st;
+	size_t n, i = 0;
+	int rc;
+
+	if ((rc = count_rows(l, "threads", &n)))
+		return rc;
+	m->threads = alloc_rows(n, sizeof(*m->threads));
+	if (!m->threads || idmap_alloc(&l->threads, n))
+		return -ENOMEM;
+	rc = prepare(l, "SELECT id, process_id, tid, name, cpu_ns FROM threads ORDER BY id", &st);
+	if (rc)
+		return rc;
+	FOR_EACH_ROW(l, st, rc) {
+		struct model_thread *t = &m->threads[i];
+
+		if (i == n)
+			break;
+		idmap_set(&l->threads, i, sqlite3_column_int64(st, 0));
+		t->process = column_ref(st, 1, &l->processes);
+		t->tid = sqlite3_column_int64(st, 2);
+		t->name = column_str(m, st, 3);
+		t->cpu_ns = sqlite3_column_int64(st, 4);
+		if (!t->name)
+			t->name = "";
+		i++;
+	}
+	sqlite3_finalize(st);
+	m->nthreads = l->threads.n = i;
+	return rc ? rc : idmap_finish(&l->threads);
+}
+
+static int load_frames(struct loader *l, bool lines)
+{
+	struct model *m = l->m;
+	sqlite3_stmt *st;
+	size_t n, i = 0;
+	int rc;
+
+	if ((rc = count_rows(l, "frames", &n)))
+		return rc;
+	m->frames = alloc_rows(n, sizeof(*m->frames));
+	if (!m->frames || idmap_alloc(&l->frames, n))
+		return -ENOMEM;
+	/* Only views by source line need the positions: two columns fewer for the others. */
+	rc = prepare(l, lines ? "SELECT id, function_id, module_id, inline_depth, source_file_id, "
+				"line FROM frames ORDER BY id"
+			      : "SELECT id, function_id, module_id, inline_depth FROM frames ORDER BY id",
+		     &st);
+	if (rc)
+		return rc;
+	FOR_EACH_ROW(l, st, rc) {
+		struct model_frame *fr = &m->frames[i];
+
+		if (i == n)
+			break;
+		fr->function = column_ref(st, 1, &l->functions);
+		if (fr->function < 0)
+			continue; /* a frame without a function cannot be shown */
+		idmap_set(&l->frames, i, sqlite3_column_int64(st, 0));
+		fr->module = column_ref(st, 2, &l->modules);
+		if (fr->module < 0)
+			fr->module = m->functions[fr->function].module;
+		/* NULL reads as 0, which is what a missing depth or line means. */
+		fr->inline_depth = (int)sqlite3_column_int64(st, 3);
+		fr->file = lines ? column_ref(st, 4, &l->files) : -1;
+		fr->line = lines ? (int)sqlite3_column_int64(st, 5) : 0;
+		i++;
+	}
+	sqlite3_finalize(st);
+	m->nframes = l->frames.n = i;
+	return rc ? rc : idmap_finish(&l->frames);
+}
+
+static int load_stacks(struct loader *l)
+{
+	struct model *m = l->m;
+	sqlite3_stmt *st;
+	int64_t *parents;
+	size_t n, i = 0;
+	int rc;
+
+	if ((rc = count_rows(l, "stacks", &n)))
+		return rc;
+	m->stacks = alloc_rows(n, sizeof(*m->stacks));
+	parents = alloc_rows(n, sizeof(int64_t));
+	if (!m->stacks || idmap_alloc(&l->stacks, n) || !parents) {
+		free(parents);
+		return -ENOMEM;
+	}
+	rc = prepare(l, "SELECT id, parent_id, frame_id FROM stacks ORDER BY id", &st);
+	if (rc) {
+		free(parents);
+		return rc;
+	}
+	FOR_EACH_ROW(l, st, rc) {
+		if (i == n)
+			break;
+		m->stacks[i].frame = column_ref(st, 2, &l->frames);
+		if (m->stacks[i].frame < 0)
+			continue;
+		idmap_set(&l->stacks, i, sqlite3_column_int64(st, 0));
+		parents[i] = sqlite3_column_int64(st, 1);
+		if (parents[i] == 0 && sqlite3_column_type(st, 1) == SQLITE_NULL)
+			parents[i] = -1;
+		i++;
+	}
+	sqlite3_finalize(st);
+	m->nstacks = l->stacks.n = i;
+	if (!rc)
+		rc = idmap_finish(&l->stacks);
+	for (i = 0; !rc && i < m->nstacks; i++)
+		m->stacks[i].parent = parents[i] < 0 ? -1 : idmap_find(&l->stacks, parents[i]);
+	free(parents);
+	return rc ? rc : order_stacks(m);
+}
+
+/*
+ * The samples table, read by the helper thread while this one reads frames and stacks. Its
+ * stack ids are kept raw (stack_ids) and mapped once the stacks are loaded.
+ */
+struct samples_job {
+	struct scan_job job;
+	struct loader *l;
+	int64_t *stack_ids; /* per sample, as in the database */
+	size_t n;
+};
+
+static int samples_run(struct scan_job *job, sqlite3 *db)
+{
+	struct samples_job *sj =
+		(struct samples_job *)((char *)job - offsetof(struct samples_job, job));
+	struct model *m = sj->l->m;
+	sqlite3_stmt *st = NULL;
+	size_t n = 0, i = 0;
+	int rc = -EIO;
+
+	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM samples", -1, &st, NULL) != SQLITE_OK)
+		goto out;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = (size_t)sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	m->samples = alloc_rows(n, sizeof(*m->samples));
+	sj->stack_ids = alloc_rows(n, sizeof(int64_t));
+	if (!m->samples || !sj->stack_ids)
+		return -ENOMEM;
+	if (sqlite3_prepare_v2(db, "SELECT thread_id, stack_id, count, time_ns FROM samples", -1,
+			       &st, NULL) != SQLITE_OK) {
+		st = NULL;
+		goto out;
+	}
+	while (i < n && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct model_sample *s = &m->samples[i];
+
+		sj->stack_ids[i] = sqlite3_column_int64(st, 1);
+		if (!sj->stack_ids[i] && sqlite3_column_type(st, 1) == SQLITE_NULL)
+			continue; /* a sample without a stack cannot be shown */
+		s->thread = column_ref(st, 0, &sj->l->threads);
+		s->count = sqlite3_column_int64(st, 2);
+		s->time_ns = sqlite3_column_int64(st, 3);
+		i++;
+	}
+	sj->n = i;
+	if (i == n || rc == SQLITE_DONE)
+		rc = 0;
+out:
+	if (rc)
+		snprintf(job->err, sizeof(job->err), "%s", sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	return rc ? -EIO : 0;
+}
+
+/* Map the samples' stack ids onto the loaded stacks, dropping unknown stacks. */
+static void samples_map(struct loader *l, struct samples_job *sj)
+{
+	struct model *m = l->m;
+	size_t i, k = 0;
+
+	for (i = 0; i < sj->n; i++) {
+		int stack = idmap_find(&l->stacks, sj->stack_ids[i]);
+
+		if (stack < 0)
+			continue;
+		m->samples[k] = m->samples[i];
+		m->samples[k++].stack = stack;
+	}
+	m->nsamples = k;
+}
+
+/* The message of a failed job. */
+static int job_error(struct loader *l, const struct scan_job *job)
+{
+	if (job->rc != -ENOMEM)
+		snprintf(l->err, l->err_size, "cannot read database '%s': %s", l->m->db_path,
+			 job->err);
+	return job->rc;
+}
+
+const char *model_meta_get(const struct model *m, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < m->nmeta; i++)
+		if (!strcmp(m->meta[i].key, key))
+			return m->meta[i].value;
+	return NULL;
+}
+
+int64_t model_meta_int(const struct model *m, const char *key, int64_t def)
+{
+	const char *v = model_meta_get(m, key);
+	char *end;
+	long long x;
+
+	if (!v || !*v)
+		return def;
+	errno = 0;
+	x = strtoll(v, &end, 10);
+	return errno || *end ? def : (int64_t)x;
+}
+
+/* The loader keeps the id maps of stacks and threads for model_load_time_range(). */
+struct model_ids {
+	struct idmap stacks, threads;
+};
+
+int model_load(struct model *m, const char *db_path, unsigned flags, char *err,
+	       size_t err_size)
+{
+	struct loader l = { .m = m, .err = err, .err_size = err_size };
+	struct samples_job sj = { .job.run = samples_run, .l = &l };
+	struct scan_job *jobs[] = { &sj.job };
+	struct scan_jobs set = { .jobs = jobs, .db_path = db_path };
+	struct model_ids *ids;
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	m->db_path = strdup(db_path);
+	if (!m->db_path)
+		return -ENOMEM;
+	if (sqlite3_open_v2(db_path, &m->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		rc = load_error(&l, "cannot open database '%s'", db_path);
+		goto out;
+	}
+	scan_tune(m->db);
+	rc = load_meta(&l);
+	if (!rc)
+		rc = load_modules(&l);
+	if (!rc)
+		rc = load_files(&l);
+	if (!rc)
+		rc = load_functions(&l);
+	if (!rc)
+		rc = load_processes(&l);
+	if (!rc)
+		rc = load_threads(&l);
+	if (!rc)
+		rc = load_pynotes(&l);
+	if (rc)
+		goto out;
+	/* The helper reads the samples while this thread reads frames and stacks. */
+	set.n = flags & MODEL_NO_SAMPLES ? 0 : 1;
+	scan_jobs_start(&set);
+	rc = load_frames(&l, flags & MODEL_FRAME_LINES);
+	if (!rc)
+		rc = load_stacks(&l);
+	if (scan_jobs_finish(&set, m->db) && !rc)
+		rc = job_error(&l, &sj.job);
+	if (!rc && set.n)
+		samples_map(&l, &sj);
+	if (rc == -ENOMEM)
+		snprintf(err, err_size, "cannot load database '%s': %s", db_path, strerror(ENOMEM));
+	m->interval_ns = model_meta_int(m, "interval_ns", 0);
+out:
+	free(sj.stack_ids);
+	idmap_release(&l.modules);
+	idmap_release(&l.files);
+	idmap_release(&l.functions);
+	idmap_release(&l.frames);
+	idmap_release(&l.processes);
+	if (!rc && (ids = calloc(1, sizeof(*ids)))) {
+		ids->stacks = l.stacks;
+		ids->threads = l.threads;
+		m->ids = ids;
+	} else {
+		idmap_release(&l.stacks);
+		idmap_release(&l.threads);
+		if (!rc)
+			rc = -ENOMEM;
+	}
+	if (rc)
+		model_free(m);
+	return rc;
+}
+
+bool model_has_samples(struct model *m)
+{
+	sqlite3_stmt *st;
+	bool any = false;
+
+	if (sqlite3_prepare_v2(m->db, "SELECT 1 FROM samples LIMIT 1", -1, &st, NULL) != SQLITE_OK)
+		return false;
+	any = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return any;
+}
+
+/*
+ * A time filter reads the timeline rows of its range, cut in two by time so that the helper
+ * thread reads one half while this one reads the other.
+ */
+#define PIECES 2
+
+/* The first and last time of the timeline (through its index); false when unreadable. */
+static bool time_range(struct loader *l, int64_t *lo, int64_t *hi)
+{
+	sqlite3_stmt *st;
+	bool ok = false;
+
+	if (prepare(l, "SELECT (SELECT min(time_ns) FROM timeline), "
+		       "(SELECT max(time_ns) FROM timeline)", &st))
+		return false;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		*lo = sqlite3_column_int64(st, 0);
+		*hi = sqlite3_column_int64(st, 1);
+		if (sqlite3_column_type(st, 0) == SQLITE_NULL) {
+			*lo = 1; /* empty */
+			*hi = 0;
+		}
+		ok = true;
+	}
+	sqlite3_finalize(st);
+	return ok;
+}
+
+/* The samples of one (thread, stack) in a time range; slots of a stack are chained. */
+struct slot {
+	int thread, next;
+	int64_t count, weight;
+};
+
+/* Aggregate the timeline rows of sc per thread and stack into m->samples. */
+static int aggregate_timeline(struct model *m, const struct scan *sc)
+{
+	size_t n = 0, nslots = 0, i, k, j;
+	int *head = big_malloc((m->nstacks + 1) * sizeof(int));
+	size_t *pos = calloc(m->nthreads + 3, sizeof(size_t)); /* per thread + 2 */
+	struct slot *slots;
+	struct model_sample *rows = NULL;
+	int rc = -ENOMEM;
+
+	for (k = 0; k < PIECES; k++)
+		n += sc[k].n;
+	slots = big_malloc((n + 1) * sizeof(*slots));
+	if (!head || !pos || !slots)
+		goto out;
+	memset(head, 0xff, (m->nstacks + 1) * sizeof(int));
+	for (k = 0; k < PIECES; k++) {
+		for (j = 0; j < sc[k].n; j++) {
+			const int64_t *row = sc[k].rows + 3 * j;
+			int stack = row[1] == SCAN_NULL ? -1 : idmap_find(&m->ids->stacks, row[1]);
+			int thread, q;
+
+			if (stack < 0)
+				continue;
+			thread = row[0] == SCAN_NULL ? -1 : idmap_find(&m->ids->threads, row[0]);
+			q = head[stack];
+			while (q >= 0 && slots[q].thread != thread)
+				q = slots[q].next;
+			if (q < 0) {
+				q = (int)nslots++;
+				slots[q] = (struct slot){ thread, head[stack], 0, 0 };
+				head[stack] = q;
+				pos[thread + 2]++;
+			}
+			slots[q].count++;
+			slots[q].weight += row[2];
+		}
+	}
+	rows = alloc_rows(nslots, sizeof(*rows));
+	if (!rows)
+		goto out;
+	/* In (thread, stack) order, the order SQL's GROUP BY thread_id, stack_id gave. */
+	for (i = 1; i <= m->nthreads + 2; i++)
+		pos[i] += pos[i - 1];
+	for (i = 0; i < m->nstacks; i++) {
+		int q;
+
+		for (q = head[i]; q >= 0; q = slots[q].next)
+			rows[pos[slots[q].thread + 1]++] = (struct model_sample){
+				.thread = slots[q].thread,
+				.stack = (int)i,
+				.count = slots[q].count,
+				.time_ns = slots[q].weight * m->interval_ns,
+			};
+	}
+	free(m->samples);
+	m->samples = rows;
+	m->nsamples = nslots;
+	rc = 0;
+out:
+	free(head);
+	free(pos);
+	free(slots);
+	return rc;
+}
+
+int model_load_time_range(struct model *m, int64_t from_ns, int64_t to_ns, char *err,
+			  size_t err_size)
+{
+	struct loader l = { .m = m, .err = err, .err_size = err_size };
+	struct scan sc[PIECES];
+	struct scan_job *jobs[PIECES];
+	struct scan_jobs set = { .jobs = jobs, .n = PIECES, .db_path = m->db_path };
+	int64_t lo, hi, total = model_meta_int(m, "samples_total", 0);
+	uint64_t step;
+	size_t expect = 0, k;
+	int rc;
+
+	if (!time_range(&l, &lo, &hi))
+		return load_error(&l, "cannot read the timeline of database '%s'", m->db_path);
+	if (to_ns <= from_ns || to_ns - 1 < lo || from_ns > hi) {
+		lo = 1; /* nothing in range */
+		hi = 0;
+	} else {
+		/* Rows expected, were samples spread evenly over time. */
+		if (hi > lo && total > 0)
+			expect = (size_t)((double)total *
+					  ((double)(to_ns - 1 < hi ? to_ns - 1 : hi) -
+					   (double)(from_ns > lo ? from_ns : lo)) /
+					  ((double)hi - (double)lo) / PIECES);
+		if (from_ns > lo)
+			lo = from_ns;
+		if (to_ns - 1 < hi)
+			hi = to_ns - 1;
+	}
+	/* Piece k starts at lo + k * step; the last one ends at hi. An empty range: [1, 0]. */
+	step = lo <= hi ? ((uint64_t)hi - (uint64_t)lo) / PIECES : 0;
+	for (k = 0; k < PIECES; k++) {
+		int64_t start = (int64_t)((uint64_t)lo + k * step);
+		int64_t end = k + 1 < PIECES ? (int64_t)((uint64_t)start + step) - 1 : hi;
+
+		scan_init(&sc[k], "SELECT thread_id, stack_id, weight FROM timeline "
+			  "WHERE time_ns BETWEEN ?1 AND ?2", 3, 0x3, start, end, expect + 1024);
+		jobs[k] = &sc[k].job;
+	}
+	scan_jobs_start(&set);
+	rc = scan_jobs_finish(&set, m->db);
+	for (k = 0; rc && k < PIECES; k++)
+		if (sc[k].job.rc) {
+			rc = job_error(&l, &sc[k].job);
+			break;
+		}
+	if (!rc)
+		rc = aggregate_timeline(m, sc);
+	if (rc == -ENOMEM)
+		snprintf(err, err_size, "cannot load the timeline of database '%s': %s", m->db_path,
+			 strerror(ENOMEM));
+	for (k = 0; k < PIECES; k++)
+		scan_release(&sc[k]);
+	return rc;
+}
+
+void model_free(struct model *m)
+{
+	struct model_arena *a, *next;
+
+	if (m->db)
+		sqlite3_close(m->db);
+	if (m->ids) {
+		idmap_release(&m->ids->stacks);
+		idmap_release(&m->ids->threads);
+		free(m->ids);
+	}
+	for (a = m->arena; a; a = next) {
+		next = a->next;
+		free(a);
+	}
+	free(m->db_path);
+	free(m->meta);
+	free(m->modules);
+	free(m->files);
+	free(m->functions);
+	free(m->frames);
+	free(m->stacks);
+	free(m->stack_order);
+	free(m->processes);
+	free(m->threads);
+	free(m->samples);
+	free(m->pynotes);
+	memset(m, 0, sizeof(*m));
+}

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/* The result database loaded into arrays: functions, frames, stacks, samples, threads. */
+#ifndef PCOLLECT_REPORT_MODEL_H
+#define PCOLLECT_REPORT_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sqlite3;
+
+/*
+ * Every table is read once, in rowid order, into an array; rows refer to each other by array
+ * index (never by database id), -1 meaning NULL. Strings live in the model's arena and stay
+ * valid until model_free().
+ */
+struct model_module {
+	const char *name;   /* "libm.so.6" */
+	const char *path;
+	const char *status; /* "ok", "missing", "build-id-mismatch" */
+	const char *symbols;
+	bool interpreter;   /* runs Python code (modules.role 'interpreter') */
+};
+
+struct model_function {
+	const char *name;
+	int module;	/* index into modules, -1 for Python */
+	int file;	/* index into files, -1 when unknown */
+	int line;	/* first line of the definition, 0 when unknown */
+	bool resolved;
+	bool python;	/* functions.language 'python' */
+};
+
+struct model_frame {
+	int function;
+	int module;
+	int file;
+	int line;
+	int inline_depth;
+};
+
+struct model_stack {
+	int parent; /* -1 at a root */
+	int frame;
+};
+
+struct model_process {
+	int64_t pid;
+	const char *exe;
+	const char *command_line;
+	const char *host;
+	int64_t rank; /* -1 outside a parallel job */
+};
+
+struct model_thread {
+	int process; /* index into processes, -1 when unknown */
+	int64_t tid;
+	const char *name;
+	int64_t cpu_ns;
+};
+
+/* Samples aggregated per thread and stack (or the part of the timeline a time filter keeps). */
+struct model_sample {
+	int thread; /* index into threads, -1 when unknown */
+	int stack;  /* index into stacks */
+	int64_t count;
+	int64_t time_ns;
+};
+
+struct model_meta {
+	const char *key;
+	const char *value;
+};
+
+/* Samples that could not get Python frames, per reason (table python_notes). */
+struct model_pynote {
+	const char *kind;   /* "no-thread-state", "unknown-version", ... */
+	const char *detail; /* "thread has no python thread state", ... */
+	int64_t count;
+};
+
+struct model {
+	struct sqlite3 *db;
+	char *db_path;
+
+	struct model_meta *meta;
+	size_t nmeta;
+	struct model_module *modules;
+	size_t nmodules;
+	const char **files; /* source file paths */
+	size_t nfiles;
+	struct model_function *functions;
+	size_t nfunctions;
+	struct model_frame *frames;
+	size_t nframes;
+	struct model_stack *stacks;
+	size_t nstacks;
+	int *stack_order; /* stack indexes, every parent before its children */
+	struct model_process *processes;
+	size_t nprocesses;
+	struct model_thread *threads;
+	size_t nthreads;
+	struct model_sample *samples;
+	size_t nsamples;
+	struct model_pynote *pynotes; /* empty when the result has none (or no such table) */
+	size_t npynotes;
+
+	int64_t interval_ns;	/* meta.interval_ns */
+	struct model_arena *arena;
+	struct model_ids *ids;	/* database ids of stacks and threads */
+};
+
+enum model_load_flags {
+	MODEL_NO_SAMPLES = 1 << 0, /* leave samples empty: model_load_time_range() fills them */
+	MODEL_FRAME_LINES = 1 << 1, /* read frames' source positions (else file -1, line 0) */
+};
+
+/*
+ * Open the database at db_path read-only and load every table above. Returns 0, or a negative
+ * errno with err set to the message without the tool's name ("cannot open database 'x': ...").
+ * On failure m is released.
+ */
+int model_load(struct model *m, const char *db_path, unsigned flags, char *err,
+	       size_t err_size);
+
+/* True when the samples table has a row. */
+bool model_has_samples(struct model *m);
+
+/*
+ * Replace m->samples with the timeline samples whose time lies in [from_ns, to_ns), aggregated
+ * per thread and stack. Returns 0 or a negative errno with err set.
+ */
+int model_load_time_range(struct model *m, int64_t from_ns, int64_t to_ns, char *err,
+			  size_t err_size);
+
+/* The value of meta key, or NULL. */
+const char *model_meta_get(const struct model *m, const char *key);
+/* The value of meta key as an integer, or def when absent or not a number. */
+int64_t model_meta_int(const struct model *m, const char *key, int64_t def);
+
+/* Close the database and free everything. */
+void model_free(struct model *m);
+
+/* A copy of s in the model's arena (lives until model_free); NULL stays NULL. */
+const char *model_strdup(struct model *m, const char *s);
+
+#endif

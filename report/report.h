@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/* preport's entry point: a result's database in, a view as text, CSV or JSON out. */
+#ifndef PCOLLECT_REPORT_REPORT_H
+#define PCOLLECT_REPORT_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum report_format {
+	REPORT_TEXT,
+	REPORT_CSV,
+	REPORT_JSON,
+};
+
+struct report_opts {
+	const char *const *results; /* -r, one or two result directories */
+	size_t nresults;
+	const char *view;	    /* summary, hotspots, top-down, ... (NULL: summary) */
+	const char *group_by;	    /* "function", "thread,function", ...; NULL: function */
+	const char *const *filters; /* "module=libm.so.6", "thread!=1234", ... */
+	size_t nfilters;
+	long limit;		    /* rows; 0: no limit */
+	const char *sort_desc;	    /* column name, or NULL for the view's default */
+	double threshold;	    /* percent of the total below which tree nodes are pruned */
+	bool inline_on;		    /* -inline-mode on */
+	bool all_frames;	    /* -call-stack-mode all */
+	enum report_format format;
+	char csv_delimiter;
+	const char *output;	    /* -report-output FILE, or NULL for stdout */
+	const char *time_filter;    /* "A:B" in seconds from the start, either side optional */
+	const char *function;	    /* -function NAME (caller-callee) */
+	const char *source_object;  /* "function=NAME" or "file=PATH" (source) */
+	const char *const *source_dirs; /* -source-search-dir */
+	size_t nsource_dirs;
+	int width;		    /* text width, columns */
+	bool quiet;
+};
+
+/* The view names, NULL-terminated, for -help and suggestions. */
+extern const char *const report_views[];
+
+/*
+ * Produce the report. A result without result.db is finalized first. Messages go through
+ * log_error(). Returns 0, -EINVAL for a usage error (unknown column, filter, function, a
+ * directory that is not a result) or another negative errno for a runtime failure.
+ */
+int report_run(const struct report_opts *o);
+
+#endif

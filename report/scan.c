@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/* Reads of the database shared by two threads, each job on one thread's own connection. */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "report/bigmem.h"
+#include "report/scan.h"
+
+void scan_tune(sqlite3 *db)
+{
+	/* A view reads most pages once; mapping them saves a copy and a system call each. */
+	sqlite3_exec(db, "PRAGMA mmap_size = 1099511627776", NULL, NULL, NULL);
+}
+
+static void jobs_work(struct scan_jobs *set, sqlite3 *db)
+{
+	size_t i;
+
+	while ((i = atomic_fetch_add(&set->next, 1)) < set->n)
+		set->jobs[i]->rc = set->jobs[i]->run(set->jobs[i], db);
+}
+
+static void *helper_main(void *arg)
+{
+	struct scan_jobs *set = arg;
+	sqlite3 *db;
+
+	if (sqlite3_open_v2(set->db_path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
+			    NULL) == SQLITE_OK) {
+		scan_tune(db);
+		jobs_work(set, db);
+	}
+	/* When it cannot open the database, the caller's connection runs every job. */
+	sqlite3_close(db);
+	return NULL;
+}
+
+void scan_jobs_start(struct scan_jobs *set)
+{
+	atomic_init(&set->next, 0);
+	set->started = false;
+	if (set->n && sysconf(_SC_NPROCESSORS_ONLN) > 1)
+		set->started = !pthread_create(&set->helper, NULL, helper_main, set);
+}
+
+int scan_jobs_finish(struct scan_jobs *set, sqlite3 *db)
+{
+	size_t i;
+
+	jobs_work(set, db);
+	if (set->started)
+		pthread_join(set->helper, NULL);
+	set->started = false;
+	for (i = 0; i < set->n; i++)
+		if (set->jobs[i]->rc)
+			return set->jobs[i]->rc;
+	return 0;
+}
+
+static int scan_grow(struct scan *s)
+{
+	size_t cap = s->cap ? 2 * s->cap : s->expect ? s->expect : 1024;
+	int64_t *rows = big_realloc(s->rows, cap * (size_t)s->ncols * sizeof(*rows));
+
+	if (!rows)
+		return -ENOMEM;
+	s->rows = rows;
+	s->cap = cap;
+	return 0;
+}
+
+static int scan_run(struct scan_job *job, sqlite3 *db)
+{
+	struct scan *s = (struct scan *)((char *)job - offsetof(struct scan, job));
+	sqlite3_stmt *st;
+	int rc, c;
+
+	if (sqlite3_prepare_v2(db, s->sql, -1, &st, NULL) != SQLITE_OK) {
+		snprintf(job->err, sizeof(job->err), "%s", sqlite3_errmsg(db));
+		return -EIO;
+	}
+	sqlite3_bind_int64(st, 1, s->lo);
+	sqlite3_bind_int64(st, 2, s->hi);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t *row;
+
+		if (s->n == s->cap && scan_grow(s)) {
+			sqlite3_finalize(st);
+			return -ENOMEM;
+		}
+		row = s->rows + s->n++ * (size_t)s->ncols;
+		for (c = 0; c < s->ncols; c++) {
+			row[c] = sqlite3_column_int64(st, c);
+			/* NULL reads as 0; only then is the type worth asking. */
+			if (!row[c] && (s->nulls & 1u << c) &&
+			    sqlite3_column_type(st, c) == SQLITE_NULL)
+				row[c] = SCAN_NULL;
+		}
+	}
+	if (rc != SQLITE_DONE)
+		snprintf(job->err, sizeof(job->err), "%s", sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+void scan_init(struct scan *s, const char *sql, int ncols, unsigned nulls, int64_t lo,
+	       int64_t hi, size_t expect)
+{
+	memset(s, 0, sizeof(*s));
+	s->job.run = scan_run;
+	s->sql = sql;
+	s->ncols = ncols;
+	s->nulls = nulls;
+	s->lo = lo;
+	s->hi = hi;
+	s->expect = expect;
+}
+
+void scan_release(struct scan *s)
+{
+	free(s->rows);
+	s->rows = NULL;
+	s->n = s->cap = 0;
+}

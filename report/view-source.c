@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: MIT */
+/* The source view: a function's or a file's source with self and total time per line. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/options.h"
+#include "report/report-private.h"
+
+#define LINE_MAX_BYTES 4096
+
+struct source {
+	struct report *r;
+	int file;	/* index into model.files */
+	bool *want;	/* per function, in function mode; NULL in file mode */
+	int first_def;	/* the function's first line, 0 in file mode */
+	int maxline;
+	int64_t *self, *total;
+	uint32_t *stamp;
+};
+
+static int pick_file(struct report *r, const char *path, int *file)
+{
+	const struct model *m = &r->m;
+	const char **names;
+	const char *near;
+	size_t i, plen = strlen(path);
+	int found = -1, rc;
+
+	for (i = 0; i < m->nfiles && found < 0; i++)
+		if (!strcmp(m->files[i], path))
+			found = (int)i;
+	for (i = 0; i < m->nfiles && found < 0; i++) {
+		size_t flen = strlen(m->files[i]);
+
+		if (flen > plen && m->files[i][flen - plen - 1] == '/' &&
+		    !strcmp(m->files[i] + flen - plen, path))
+			found = (int)i;
+	}
+	if (found >= 0) {
+		*file = found;
+		return 0;
+	}
+	names = malloc((m->nfiles + 1) * sizeof(*names));
+	for (i = 0; names && i < m->nfiles; i++)
+		names[i] = report_basename(m->files[i]);
+	near = names ? options_nearest(report_basename(path), names, m->nfiles) : NULL;
+	if (near)
+		rc = report_usage_error("no source file '%s' in result '%s' (did you mean '%s'?)",
+					path, r->dir, near);
+	else
+		rc = report_usage_error("no source file '%s' in result '%s'", path, r->dir);
+	free(names);
+	return rc;
+}
+
+/* The file of the function: its definition, else where most of its samples fall. */
+static int function_file(struct source *s, const int *funcs, size_t n)
+{
+	const struct cct *t = &s->r->tree;
+	size_t i;
+	int best = -1;
+	int64_t best_ns = -1;
+
+	for (i = 0; i < n; i++) {
+		const struct model_function *f = &s->r->m.functions[funcs[i]];
+
+		if (f->file >= 0) {
+			s->first_def = f->line;
+			return f->file;
+		}
+	}
+	for (i = 1; i < t->n; i++) {
+		const struct cct_node *nd = &t->nodes[i];
+
+		if (s->want[nd->func] && nd->loc >= 0 && t->locs[nd->loc].file >= 0 &&
+		    nd->total_ns > best_ns) {
+			best = t->locs[nd->loc].file;
+			best_ns = nd->total_ns;
+		}
+	}
+	return best;
+}
+
+static bool counts(const struct source *s, const struct cct_node *n)
+{
+	const struct cct *t = &s->r->tree;
+
+	return n->loc >= 0 && t->locs[n->loc].file == s->file && t->locs[n->loc].line > 0 &&
+	       (!s->want || s->want[n->func]);
+}
+
+static int compute(struct source *s)
+{
+	const struct cct *t = &s->r->tree;
+	uint32_t walk = 0;
+	size_t i;
+
+	for (i = 0; i < t->nlocs; i++)
+		if (t->locs[i].file == s->file && t->locs[i].line > s->maxline)
+			s->maxline = t->locs[i].line;
+	s->self = calloc((size_t)s->maxline + 2, sizeof(int64_t));
+	s->total = calloc((size_t)s->maxline + 2, sizeof(int64_t));
+	s->stamp = calloc((size_t)s->maxline + 2, sizeof(uint32_t));
+	if (!s->self || !s->total || !s->stamp)
+		return -ENOMEM;
+	for (i = 1; i < t->n; i++) {
+		int64_t ns = t->nodes[i].self_ns;
+		int u;
+
+		if (!ns)
+			continue;
+		walk++;
+		if (counts(s, &t->nodes[i]))
+			s->self[t->locs[t->nodes[i].loc].line] += ns;
+		for (u = (int)i; u > 0; u = t->nodes[u].parent) {
+			int line;
+
+			if (!counts(s, &t->nodes[u]))
+				continue;
+			line = t->locs[t->nodes[u].loc].line;
+			if (s->stamp[line] != walk) {
+				s->stamp[line] = walk;
+				s->total[line] += ns;
+			}
+		}
+	}
+	return 0;
+}
+
+static FILE *open_in(const char *dir, const char *path)
+{
+	const char *p = path;
+	char buf[4096];
+	FILE *f;
+
+	/* Try dir/<path without its first components>, longest first: a moved tree. */
+	while (p && *p) {
+		while (*p == '/')
+			p++;
+		snprintf(buf, sizeof(buf), "%s/%s", dir, p);
+		if ((f = fopen(buf, "r")))
+			return f;
+		p = strchr(p, '/');
+	}
+	return NULL;
+}
+
+static FILE *open_source(struct source *s, const char *path)
+{
+	const struct report_opts *o = s->r->o;
+	const char *dirs = model_meta_get(&s->r->m, "source_search_dirs");
+	FILE *f = fopen(path, "r");
+	size_t i;
+
+	for (i = 0; !f && i < o->nsource_dirs; i++)
+		f = open_in(o->source_dirs[i], path);
+	while (!f && dirs && *dirs) {
+		size_t len = strcspn(dirs, ":");
+		char dir[4096];
+
+		snprintf(dir, sizeof(dir), "%.*s", (int)len, dirs);
+		if (*dir)
+			f = open_in(dir, path);
+		dirs += len + (dirs[len] == ':');
+	}
+	return f;
+}
+
+/* The last line to show for a function: before the next function defined in its file. */
+static int function_end(const struct source *s, int start, int last_data)
+{
+	const struct model *m = &s->r->m;
+	int end = 0;
+	size_t i;
+
+	for (i = 0; i < m->nfunctions; i++) {
+		const struct model_function *f = &m->functions[i];
+
+		if (f->file == s->file && f->line > start && f->line > last_data &&
+		    (!end || f->line - 1 < end))
+			end = f->line - 1;
+	}
+	return end ? end : last_data + 2;
+}
+
+static void expand_tabs(const char *in, char *out, size_t size)
+{
+	size_t col = 0;
+
+	for (; *in && *in != '\n' && col + 9 < size; in++) {
+		if (*in == '\t') {
+			do
+				out[col++] = ' ';
+			while (col % 8);
+		} else if (*in != '\r') {
+			out[col++] = *in;
+		}
+	}
+	out[col] = '\0';
+}
+
+static int fill(struct source *s, struct table *t)
+{
+	struct report *r = s->r;
+	const char *path = r->m.files[s->file];
+	int cline, cself, cselfp, ctotal, ctotalp, csrc, cfile;
+	int first = 0, last = 0, start, end, line;
+	char buf[LINE_MAX_BYTES], text[LINE_MAX_BYTES];
+	FILE *f;
+
+	cline = table_add_col(t, "Line", TABLE_INT, 0);
+	cself = table_add_col(t, "CPU Time:Self", TABLE_TIME, 0);
+	cselfp = table_add_col(t, "CPU Time:Self %", TABLE_PCT, 0);
+	ctotal = table_add_col(t, "CPU Time:Total", TABLE_TIME, 0);
+	ctotalp = table_add_col(t, "CPU Time:Total %", TABLE_PCT, 0);
+	csrc = table_add_col(t, "Source", TABLE_TEXT, TABLE_CUT_END);
+	cfile = table_add_col(t, "Source File", TABLE_TEXT, TABLE_MACHINE);
+	for (line = 1; line <= s->maxline; line++)
+		if (s->total[line] || s->self[line]) {
+			if (!first)
+				first = line;
+			last = line;
+		}
+	if (s->want) {
+		start = s->first_def > 0 && (!first || s->first_def < first) ? s->first_def : first;
+		end = function_end(s, start, last);
+	} else {
+		start = 1;
+		end = INT32_MAX;
+	}
+	if (start < 1)
+		start = 1;
+	f = open_source(s, path);
+	if (!f) {
+		end = last;
+		table_add_note(t, "source file '%s' not found: lines without text; give its "
+			       "directory with -source-search-dir DIR", path);
+	}
+	for (line = 1; line <= end; line++) {
+		bool have = f && fgets(buf, sizeof(buf), f);
+		size_t row;
+
+		if (!have && f && line > s->maxline)
+			break;
+		if (line < start)
+			continue;
+		if (!have && !(line <= s->maxline && s->total[line]))
+			continue;
+		row = table_add_row(t, 0);
+		table_set_int(t, row, cline, line);
+		if (line <= s->maxline && (s->self[line] || s->total[line])) {
+			table_set_time(t, row, cself, s->self[line]);
+			table_set_pct(t, row, cselfp, report_pct(r, s->self[line]));
+			table_set_time(t, row, ctotal, s->total[line]);
+			table_set_pct(t, row, ctotalp, report_pct(r, s->total[line]));
+		}
+		if (have) {
+			expand_tabs(buf, text, sizeof(text));
+			table_set_text(t, row, csrc, text);
+			/* Skip the rest of a line longer than the buffer. */
+			while (!strchr(buf, '\n') && fgets(buf, sizeof(buf), f))
+				;
+		}
+		table_set_text(t, row, cfile, path);
+	}
+	if (f)
+		fclose(f);
+	if (!first)
+		table_add_note(t, "no samples fall on lines of '%s' in this report", path);
+	return 0;
+}
+
+int view_source(struct report *r, struct table *t)
+{
+	static const char *const keys[] = { "function", "file" };
+	struct source s = { .r = r, .file = -1 };
+	const char *obj = r->o->source_object, *eq;
+	int *funcs = NULL, rc;
+	size_t n = 0, i;
+
+	if (!obj)
+		return report_usage_error("the source view needs -source-object function=NAME or "
+					  "-source-object file=PATH");
+	eq = strchr(obj, '=');
+	if (!eq || !eq[1]) {
+		return report_usage_error("invalid value '%s' for option '-source-object': expected "
+					  "function=NAME or file=PATH", obj);
+	}
+	if (!strncmp(obj, "function=", 9)) {
+		rc = report_find_functions(r, eq + 1, &funcs, &n);
+		if (rc)
+			return rc;
+		s.want = calloc(r->m.nfunctions + 1, sizeof(bool));
+		if (!s.want) {
+			free(funcs);
+			return -ENOMEM;
+		}
+		for (i = 0; i < n; i++)
+			s.want[funcs[i]] = true;
+		s.file = function_file(&s, funcs, n);
+		free(funcs);
+		if (s.file < 0) {
+			free(s.want);
+			return report_usage_error("function '%s' has no source position in result '%s' "
+						  "(built without -g?)", eq + 1, r->dir);
+		}
+	} else if (!strncmp(obj, "file=", 5)) {
+		rc = pick_file(r, eq + 1, &s.file);
+		if (rc)
+			return rc;
+	} else {
+		char word[64];
+		const char *near;
+
+		snprintf(word, sizeof(word), "%.*s", (int)(eq - obj), obj);
+		near = options_nearest(word, keys, 2);
+		return report_usage_error("unknown source object '%s'%s%s%s; use function=NAME or "
+					  "file=PATH", word, near ? " (did you mean '" : "",
+					  near ? near : "", near ? "'?)" : "");
+	}
+	rc = compute(&s);
+	if (!rc)
+		rc = fill(&s, t);
+	free(s.want);
+	free(s.self);
+	free(s.total);
+	free(s.stamp);
+	return rc;
+}

@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: MIT */
+/* The summary view: time, threads, top hotspots, collection settings and data quality. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "report/report-private.h"
+
+#define TOP_HOTSPOTS 5
+
+struct summary {
+	struct report *r;
+	struct table *t;
+	int section, metric, value, unit, pct;
+};
+
+static size_t row_add(struct summary *s, const char *section, const char *metric,
+		      const char *value, const char *unit)
+{
+	size_t row = table_add_row(s->t, 0);
+
+	table_set_text(s->t, row, s->section, section);
+	table_set_text(s->t, row, s->metric, metric);
+	table_set_text(s->t, row, s->value, value ? value : "");
+	if (unit)
+		table_set_text(s->t, row, s->unit, unit);
+	return row;
+}
+
+static void row_int(struct summary *s, const char *section, const char *metric, int64_t v,
+		    const char *unit)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%" PRId64, v);
+	row_add(s, section, metric, buf, unit);
+}
+
+static void row_time(struct summary *s, const char *section, const char *metric, int64_t ns,
+		     bool pct)
+{
+	char buf[32];
+	size_t row;
+
+	snprintf(buf, sizeof(buf), "%.3f", (double)ns / 1e9);
+	row = row_add(s, section, metric, buf, "s");
+	if (pct)
+		table_set_pct(s->t, row, s->pct, report_pct(s->r, ns));
+}
+
+static void row_meta(struct summary *s, const char *section, const char *metric,
+		     const char *key)
+{
+	const char *v = model_meta_get(&s->r->m, key);
+
+	if (v && *v)
+		row_add(s, section, metric, v, NULL);
+}
+
+/* Run a query of one row of integers; false when the table is absent (older results). */
+static bool query_ints(struct report *r, const char *sql, int64_t *out, int n)
+{
+	sqlite3_stmt *st;
+	bool ok = false;
+	int i;
+
+	if (sqlite3_prepare_v2(r->m.db, sql, -1, &st, NULL) != SQLITE_OK)
+		return false;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		for (i = 0; i < n; i++)
+			out[i] = sqlite3_column_int64(st, i);
+		ok = true;
+	}
+	sqlite3_finalize(st);
+	return ok;
+}
+
+static void section_time(struct summary *s)
+{
+	struct report *r = s->r;
+	int64_t elapsed = model_meta_int(&r->m, "elapsed_ns", 0);
+	int64_t cpus = model_meta_int(&r->m, "cpu_count", 0);
+	char buf[64];
+
+	if (elapsed > 0)
+		row_time(s, "Time", "Elapsed Time", elapsed, false);
+	row_time(s, "Time", "CPU Time", r->total_ns, false);
+	if (elapsed > 0) {
+		double used = (double)r->total_ns / (double)elapsed;
+
+		snprintf(buf, sizeof(buf), "%.3f", used);
+		row_add(s, "Time", "Effective CPUs Used", buf, "CPUs");
+		if (cpus > 0) {
+			snprintf(buf, sizeof(buf), "%.1f", 100.0 * used / (double)cpus);
+			row_add(s, "Time", "CPU Utilization", buf, "%");
+		}
+	}
+	if (cpus > 0)
+		row_int(s, "Time", "Logical CPUs", cpus, NULL);
+	row_int(s, "Time", "Processes", (int64_t)r->m.nprocesses, NULL);
+	row_int(s, "Time", "Threads", (int64_t)r->m.nthreads, NULL);
+}
+
+static const int64_t *cmp_self;
+
+static int heavier(const void *pa, const void *pb)
+{
+	int a = *(const int *)pa, b = *(const int *)pb;
+
+	if (cmp_self[a] != cmp_self[b])
+		return cmp_self[a] > cmp_self[b] ? -1 : 1;
+	return a - b;
+}
+
+static int section_hotspots(struct summary *s, int64_t *resolved_ns)
+{
+	struct report *r = s->r;
+	const struct cct *t = &r->tree;
+	int64_t *self = calloc(r->m.nfunctions + 1, sizeof(int64_t));
+	int *order = malloc((r->m.nfunctions + 1) * sizeof(int));
+	size_t i, n = 0;
+
+	if (!self || !order) {
+		free(self);
+		free(order);
+		return -ENOMEM;
+	}
+	*resolved_ns = 0;
+	for (i = 1; i < t->n; i++) {
+		self[t->nodes[i].func] += t->nodes[i].self_ns;
+		if (r->m.functions[t->nodes[i].func].resolved)
+			*resolved_ns += t->nodes[i].self_ns;
+	}
+	for (i = 0; i < r->m.nfunctions; i++)
+		if (self[i])
+			order[n++] = (int)i;
+	cmp_self = self;
+	qsort(order, n, sizeof(int), heavier);
+	for (i = 0; i < n && i < TOP_HOTSPOTS; i++)
+		row_time(s, "Top Hotspots", r->m.functions[order[i]].name, self[order[i]], true);
+	free(self);
+	free(order);
+	return 0;
+}
+
+static void section_collection(struct summary *s)
+{
+	struct report *r = s->r;
+	char buf[64];
+	int64_t v[4];
+	sqlite3_stmt *st;
+
+	row_add(s, "Collection", "Result Directory", r->dir, NULL);
+	row_meta(s, "Collection", "Analysis", "analysis");
+	row_meta(s, "Collection", "Command Line", "command_line");
+	row_meta(s, "Collection", "Working Directory", "cwd");
+	row_meta(s, "Collection", "Host", "host");
+	row_meta(s, "Collection", "Kernel", "kernel");
+	row_meta(s, "Collection", "Collector Version", "collector_version");
+	if (r->m.interval_ns > 0) {
+		snprintf(buf, sizeof(buf), "%.3f", (double)r->m.interval_ns / 1e6);
+		row_add(s, "Collection", "Sampling Interval", buf, "ms");
+	}
+	row_int(s, "Collection", "Samples", model_meta_int(&r->m, "samples_total", r->total_count),
+		NULL);
+	row_int(s, "Collection", "Samples Shown", r->total_count, NULL);
+	if (query_ints(r, "SELECT coalesce(sum(count), 0) FROM lost", v, 1)) {
+		row_int(s, "Collection", "Lost Samples", v[0], NULL);
+		if (v[0] && sqlite3_prepare_v2(r->m.db, "SELECT reason, sum(count) FROM lost "
+					       "GROUP BY reason ORDER BY reason", -1, &st,
+					       NULL) == SQLITE_OK) {
+			while (sqlite3_step(st) == SQLITE_ROW) {
+				char metric[128];
+
+				snprintf(metric, sizeof(metric), "Lost Samples (%s)",
+					 (const char *)sqlite3_column_text(st, 0));
+				row_int(s, "Collection", metric, sqlite3_column_int64(st, 1), NULL);
+			}
+			sqlite3_finalize(st);
+		}
+	}
+	if (model_meta_int(&r->m, "data_limit_hit", 0))
+		row_add(s, "Collection", "Data Limit Hit", "yes", NULL);
+}
+
+static void section_finalization(struct summary *s, int64_t resolved_ns)
+{
+	struct report *r = s->r;
+	size_t i, missing = 0, mismatch = 0;
+	char buf[64];
+	int64_t v[4];
+
+	row_meta(s, "Finalization", "Finalizer Version", "finalizer_version");
+	row_meta(s, "Finalization", "Finalization Mode", "finalization_mode");
+	for (i = 0; i < r->m.nmodules; i++) {
+		const char *st = r->m.modules[i].status;
+
+		missing += st && !strcmp(st, "missing");
+		mismatch += st && !strcmp(st, "build-id-mismatch");
+	}
+	row_int(s, "Finalization", "Modules", (int64_t)r->m.nmodules, NULL);
+	row_int(s, "Finalization", "Modules Missing", (int64_t)missing, NULL);
+	row_int(s, "Finalization", "Modules With Build-Id Mismatch", (int64_t)mismatch, NULL);
+	snprintf(buf, sizeof(buf), "%.1f", report_pct(r, resolved_ns));
+	row_add(s, "Finalization", "CPU Time In Resolved Functions", buf, "%");
+	if (query_ints(r, "SELECT count(*), coalesce(sum(bytes), 0), coalesce(sum(bytes_skipped), 0), "
+			  "coalesce(sum(chunks_damaged), 0) FROM streams", v, 4)) {
+		row_int(s, "Finalization", "Raw Streams", v[0], NULL);
+		row_int(s, "Finalization", "Raw Bytes", v[1], "bytes");
+		row_int(s, "Finalization", "Raw Bytes Skipped", v[2], "bytes");
+		row_int(s, "Finalization", "Damaged Chunks", v[3], NULL);
+	}
+}
+
+int view_summary(struct report *r, struct table *t)
+{
+	struct summary s = { .r = r, .t = t };
+	int64_t resolved_ns = 0;
+	int rc;
+
+	s.section = table_add_col(t, "Section", TABLE_TEXT, 0);
+	s.metric = table_add_col(t, "Metric", TABLE_TEXT, 0);
+	s.value = table_add_col(t, "Value", TABLE_TEXT, 0);
+	s.unit = table_add_col(t, "Unit", TABLE_TEXT, 0);
+	s.pct = table_add_col(t, "Percent", TABLE_PCT, 0);
+	section_time(&s);
+	rc = section_hotspots(&s, &resolved_ns);
+	if (rc)
+		return rc;
+	section_collection(&s);
+	section_finalization(&s, resolved_ns);
+	return 0;
+}
+
+/* "Section" then "  Metric: value unit (pct)", metrics aligned, within the width. */
+int view_summary_text(struct report *r, const struct table *t, FILE *f)
+{
+	size_t row, w = 0;
+	const char *last = NULL;
+	char sec[256], met[512], val[2048], unit[64], pct[32], out[4096], line[4096];
+	int width = r->o->width;
+
+	for (row = 0; row < t->nrows; row++) {
+		table_format_cell(t, row, 1, true, met, sizeof(met));
+		if (strlen(met) > w)
+			w = strlen(met);
+	}
+	if (w > (size_t)width / 2)
+		w = (size_t)width / 2;
+	for (row = 0; row < t->nrows; row++) {
+		size_t room;
+
+		table_format_cell(t, row, 0, true, sec, sizeof(sec));
+		table_format_cell(t, row, 1, true, met, sizeof(met));
+		table_format_cell(t, row, 2, true, val, sizeof(val));
+		table_format_cell(t, row, 3, true, unit, sizeof(unit));
+		table_format_cell(t, row, 4, true, pct, sizeof(pct));
+		if (!last || strcmp(last, sec)) {
+			fprintf(f, "%s%s\n", last ? "\n" : "", sec);
+			last = t->cells[row * t->ncols].v.s;
+		}
+		table_shorten_middle(met, w, out, sizeof(out));
+		fprintf(f, "  %s:%*s ", out, (int)(w - strlen(out)), "");
+		room = (size_t)width - w - 4;
+		if (*unit && strcmp(unit, "s") && strcmp(unit, "%"))
+			snprintf(line, sizeof(line), "%s %s", val, unit);
+		else
+			snprintf(line, sizeof(line), "%s%s", val, unit);
+		if (*pct)
+			snprintf(line + strlen(line), sizeof(line) - strlen(line), " (%s)", pct);
+		table_shorten_middle(line, room, out, sizeof(out));
+		fprintf(f, "%s\n", out);
+	}
+	return ferror(f) ? -EIO : 0;
+}

@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""pcollect on a known CPU split: leaf shares 60/30/10 within 3 points at 10 ms and 1 ms,
+every stack reaches main through the 20-level chain, sample weights add up to the CPU time
+the program measured itself (within 5%), and a repeated stack costs a few bytes."""
+import re
+
+import e2elib as e
+
+ROUNDS = "4"  # about 1.6 s of CPU
+
+
+def one(w, interval):
+    res = w.join("res-%s" % interval)
+    r = e.pcollect([e.prog("cpu-split"), ROUNDS], result=res,
+                   options=["-knob", "sampling-interval=%s" % interval])
+    e.check(r.returncode == 0, "%s ms: pcollect exits with the program's code 0 (got %d: %s)"
+            % (interval, r.returncode, r.stderr.strip()))
+    e.check(r.stdout == "rounds=%s\n" % ROUNDS, "%s ms: the program's output is unchanged" % interval)
+    m = re.search(r"cpu_ns=(\d+)", r.stderr)
+    if not m:
+        e.fail("the program did not report its CPU time: " + r.stderr)
+    cpu_ns = int(m.group(1))
+    streams = e.load_streams(res)
+    e.check(len(streams) == 1, "%s ms: one stream for one thread" % interval)
+    s = streams[0]
+    e.check(s.stats["bytes_skipped"] == 0, "%s ms: stream reads cleanly" % interval)
+    samples = e.named_samples(streams)
+    shares, total = e.leaf_weights(samples, ["work_sixty", "work_thirty", "work_ten"])
+    interval_ns = s.header["interval_ns"]
+    e.check(interval_ns == int(float(interval) * 1e6), "%s ms: header interval" % interval)
+    print("%s ms: %d samples, weight %d, shares %s, cpu %.3f s, sampled %.3f s" % (
+        interval, len(samples), total, shares, cpu_ns / 1e9, total * interval_ns / 1e9))
+    for name, want in (("work_sixty", 60), ("work_thirty", 30), ("work_ten", 10)):
+        got = 100.0 * shares[name] / total
+        e.check(abs(got - want) <= 3, "%s ms: %s has %.1f%% of the samples (want %d +- 3)"
+                % (interval, name, got, want))
+    bad = [st for _s, _w, st, _f in samples if "main" not in st]
+    e.check(not bad, "%s ms: every stack reaches main (%d do not; first: %s)"
+            % (interval, len(bad), bad[0] if bad else ""))
+    deep = [st for _s, _w, st, _f in samples if st[0].startswith("work_")]
+    e.check(all(st.count("chain") == 21 for st in deep),
+            "%s ms: the 21 chain frames are all there below the work functions" % interval)
+    sampled_ns = total * interval_ns
+    e.check(abs(sampled_ns - cpu_ns) <= 0.05 * cpu_ns,
+            "%s ms: weight x interval %.3f s is the CPU time %.3f s within 5%%"
+            % (interval, sampled_ns / 1e9, cpu_ns / 1e9))
+    end_cpu = s.cpu_ns()
+    e.check(abs(end_cpu - cpu_ns) <= 0.05 * cpu_ns,
+            "%s ms: THREAD_END cpu_ns %.3f s matches getrusage within 5%%"
+            % (interval, end_cpu / 1e9))
+    n_stacks = len(s.stacks)
+    bps = s.stats["bytes_total"] / len(samples)
+    print("%s ms: %d distinct stacks, %.1f bytes/sample overall" % (interval, n_stacks, bps))
+    e.check(n_stacks <= 40, "%s ms: stacks are deduplicated (%d distinct)" % (interval, n_stacks))
+
+
+with e.Workdir("cpu-split") as w:
+    one(w, "10")
+    one(w, "1")

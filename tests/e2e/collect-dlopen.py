@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Modules. A library loaded with dlopen, worked in, then dlclose'd: MODULE_LOAD and
+MODULE_UNLOAD are recorded with its build-id and segments, its samples (5 of the 8 work units)
+fall in its address range and name dl_work, and -archive copies it and the program by build-id.
+JIT code (an anonymous mapping made executable with mprotect) is recorded as an anon module
+covering its samples."""
+import filecmp
+import os
+
+import e2elib as e
+
+with e.Workdir("dlopen") as w:
+    res = w.join("res")
+    lib = os.path.join(e.BUILD, "tests", "progs", "libdl-work-lib.so")
+    r = e.pcollect([e.prog("dlopen-work"), lib], result=res, options=["-archive"])
+    e.check(r.returncode == 0 and r.stdout == "done\n",
+            "pcollect exits 0 with the program's output (%d: %s)" % (r.returncode, r.stderr))
+    streams = e.load_streams(res)
+    loads = [rec for s in streams for rec in s.of_type("module_load") if rec["path"] == lib]
+    unloads = [rec for s in streams for rec in s.of_type("module_unload") if rec["path"] == lib]
+    e.check(len(loads) == 1, "one MODULE_LOAD for the library")
+    e.check(len(unloads) == 1 and unloads[0]["base"] == loads[0]["base"],
+            "one MODULE_UNLOAD with the same base")
+    e.check(unloads[0]["time"] > loads[0]["time"], "unloaded after it was loaded")
+    m = loads[0]
+    e.check(len(m["build_id"]) == 40, "build-id recorded (%s)" % m["build_id"])
+    cp = e.run(["readelf", "-n", lib])
+    e.check(m["build_id"] in cp.stdout, "the build-id is the one readelf shows")
+    e.check(any(seg[3] & 1 for seg in m["segs"]), "an executable segment is recorded")
+    cp = e.run(["readelf", "-lW", lib])
+    loads_in_file = [l.split() for l in cp.stdout.splitlines() if l.strip().startswith("LOAD")]
+    e.check(len(loads_in_file) == len(m["segs"]), "as many segments as PT_LOAD headers (%d)"
+            % len(loads_in_file))
+    for seg, ph in zip(m["segs"], loads_in_file):
+        e.check(seg[0] - m["base"] == int(ph[2], 16) and seg[2] == int(ph[1], 16) and
+                seg[1] == int(ph[5], 16),
+                "segment vaddr/offset/memsz match readelf (%x)" % int(ph[2], 16))
+    samples = e.named_samples(streams)
+    total = sum(wt for _s, wt, _st, _f in samples)
+    in_lib = 0
+    for s, wt, st, _f in samples:
+        if st[0] == "dl_work":
+            in_lib += wt
+    e.check(abs(in_lib / total - 5 / 8.0) <= 0.05,
+            "dl_work has %.3f of the weight (want 0.625 +- 0.05)" % (in_lib / total))
+    main_work = sum(wt for _s, wt, st, _f in samples if st[0] == "main_work")
+    e.check(abs(main_work / total - 3 / 8.0) <= 0.05,
+            "main_work has %.3f of the weight after dlclose (want 0.375 +- 0.05)"
+            % (main_work / total))
+    # The library's samples are inside its recorded address range, and in time within
+    # [load, unload].
+    lo = min(seg[0] for seg in m["segs"])
+    hi = max(seg[0] + seg[1] for seg in m["segs"])
+    for s in streams:
+        for rec in s.samples():
+            st = s.stacks[rec["stack"]]
+            if lo <= st["ips"][0] < hi:
+                e.check(m["time"] <= rec["time"] <= unloads[0]["time"],
+                        "a sample in the library lies between its load and unload")
+                break
+
+    # -archive: the sampled binaries, under their build-ids, byte for byte.
+    arch = os.path.join(res, "archive", m["build_id"], os.path.basename(lib))
+    e.check(os.path.isfile(arch) and filecmp.cmp(arch, lib, shallow=False),
+            "-archive copied the dlclose'd library to archive/<build-id>/")
+    exe = [rec for s in streams for rec in s.of_type("module_load")
+           if rec["path"] == e.prog("dlopen-work")][0]
+    e.check(os.path.isfile(os.path.join(res, "archive", exe["build_id"], "dlopen-work")),
+            "-archive copied the program")
+
+    # JIT code.
+    res = w.join("res-jit")
+    r = e.pcollect([e.prog("jit-code")], result=res)
+    e.check(r.returncode == 0 and r.stdout == "jit done\n", "jit-code runs under pcollect")
+    streams = e.load_streams(res)
+    anon = [rec for s in streams for rec in s.of_type("module_load") if rec["kind"] == e.MODULE_ANON]
+    e.check(len(anon) >= 1, "an anon module is recorded for the JIT code")
+    total = in_jit = 0
+    for s in streams:
+        for rec in s.samples():
+            ip = s.stacks[rec["stack"]]["ips"][0]
+            total += rec["weight"]
+            if any(a["time"] <= rec["time"] and seg[0] <= ip < seg[0] + seg[1]
+                   for a in anon for seg in a["segs"]):
+                in_jit += rec["weight"]
+    e.check(in_jit >= 0.8 * total and total > 10,
+            "%d of %d samples are in the JIT region, recorded before them" % (in_jit, total))

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""fork, system(), a shell pipeline and exec: every process has its own streams with samples
+and a PROCESS record of the right origin and parent; -no-follow-child keeps only the target."""
+import e2elib as e
+
+EXPECTED_OUT = ["forked child", "leaf system", "sink got 1 lines", "leaf exec"]
+
+
+def processes(streams):
+    """image -> (process record, weight of the image's samples in family_work)"""
+    out = {}
+    samples = e.named_samples(streams)
+    for s in streams:
+        for p in s.of_type("process"):
+            out[s.image] = [p, 0]
+    for s, wt, st, _f in samples:
+        if s.image in out and st and st[0] == "family_work":
+            out[s.image][1] += wt
+    return out
+
+
+with e.Workdir("family") as w:
+    res = w.join("res")
+    fam = e.prog("family")
+    r = e.pcollect([fam], result=res)
+    e.check(r.returncode == 0, "pcollect exits 0 (%d: %s)" % (r.returncode, r.stderr.strip()))
+    e.check(r.stdout.splitlines() == EXPECTED_OUT, "the family's output is unchanged: %r"
+            % r.stdout)
+    streams = e.load_streams(res)
+    e.check(all(s.stats["bytes_skipped"] == 0 for s in streams), "all streams read cleanly")
+    procs = processes(streams)
+    for img, (p, wt) in sorted(procs.items()):
+        print("image %s: origin %d parent %d exe %s argv %s weight %d" % (
+            img, p["origin"], p["parent_pid"], p["exe"], p["argv"][1:], wt))
+
+    def find(tag, origin=None):
+        found = [(img, p, wt) for img, (p, wt) in procs.items()
+                 if p["exe"] == fam and p["argv"][1:] == tag and
+                 (origin is None or p["origin"] == origin)]
+        e.check(len(found) == 1, "one image of family %s (found %d)" % (" ".join(tag), len(found)))
+        return found[0]
+
+    top_img, top, top_w = find([], e.ORIGIN_START)
+    e.check(top_w > 0, "the target has samples in family_work (%d)" % top_w)
+    forked = [(img, p, wt) for img, (p, wt) in procs.items()
+              if p["origin"] == e.ORIGIN_FORK and p["parent_pid"] == top["pid"] and
+              p["exe"] == fam]
+    e.check(len(forked) == 1 and forked[0][2] > 0,
+            "the fork child has a FORK record naming the target and its own samples")
+    e.check(forked[0][0][0] != top["pid"], "the fork child writes streams under its own pid")
+    img, ex, wt = find(["leaf", "exec"], e.ORIGIN_EXEC)
+    e.check(img == (top["pid"], 1) and ex["parent_pid"] == top["pid"] and wt > 0,
+            "exec: same pid, generation 1, EXEC origin, own samples")
+    e.check(any(s.path.endswith("%d.%d.x1.praw" % (top["pid"], top["pid"])) for s in streams),
+            "the exec'd image's streams are named .x1")
+    img, sy, wt = find(["leaf", "system"])
+    shell = procs.get((sy["parent_pid"], 0))
+    e.check(shell is not None and shell[0]["parent_pid"] == top["pid"] and wt > 0,
+            "system(): the shell is the target's child, the command the shell's, with samples")
+    for tag in (["leaf", "pipe"], ["leaf", "sink"]):
+        img, p, wt = find(tag, e.ORIGIN_EXEC)
+        e.check(wt > 0 and p["generation"] == 1, "pipeline member %s: own samples, exec'd by a "
+                "forked shell" % tag[1])
+        forker = procs.get((p["pid"], 0))
+        e.check(forker is not None and forker[0]["origin"] == e.ORIGIN_FORK,
+                "pipeline member %s: forked by the shell before its exec" % tag[1])
+
+    # -no-follow-child: the target and its exec'd image only.
+    res2 = w.join("res2")
+    r = e.pcollect([fam], result=res2, options=["-no-follow-child"])
+    e.check(r.returncode == 0 and r.stdout.splitlines() == EXPECTED_OUT,
+            "-no-follow-child: same output, exit 0")
+    procs = processes(e.load_streams(res2))
+    pids = sorted(set(img[0] for img in procs))
+    e.check(len(pids) == 1 and len(procs) == 2,
+            "-no-follow-child: only the target's pid (start and exec images): %s" % sorted(procs))

@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Code objects made and dropped by the thousand (exec of defs, eval of lambdas, one file name
+<churn-i> each), on one interpreter (the argument). Every Python frame from <churn-i> must have
+been sampled while round i ran, with round i's name and lines: a code object reused at the
+address of a dropped one must never keep the dropped one's name."""
+import re
+
+import e2elib as e
+import pylib
+
+
+def main():
+    python = pylib.interpreter(pylib.label_arg())
+    with e.Workdir("py-churn") as w:
+        times = w.join("times.txt")
+        res, _ = pylib.collect(w, "res", python, "churn.py", [times, 3000, 10000])
+        windows = {}
+        with open(times) as f:
+            for line in f:
+                i, t0, t1 = (int(x) for x in line.split())
+                windows[i] = (t0, t1)
+        e.check(len(windows) == 3000, "churn.py ran 3000 rounds")
+        db = pylib.Db(res)
+        start = int(db.meta("start_monotonic_ns"))
+        checked = wrong = unknown = 0
+        rounds = set()
+        for t, _tid, _pid, sid, _wt in db.timeline():
+            for f in db.python_frames(sid):
+                if f["name"] == "[python]":
+                    unknown += 1
+                    continue
+                m = re.fullmatch(r"<churn-(\d+)>", f["file"] or "")
+                if not m:
+                    continue
+                i = int(m.group(1))
+                pad = i % 50
+                t0, t1 = windows[i]
+                if i % 2 == 0:
+                    names, lines = {"fn_%d" % i, "<module>"}, range(pad + 1, pad + 6)
+                else:
+                    names = {"<lambda>", "<listcomp>", "<lambda>.<locals>.<listcomp>",
+                             "<module>"}
+                    lines = [pad + 1]
+                ok = (t0 <= start + t <= t1 and f["name"] in names and
+                      f["frame_line"] in lines)
+                checked += 1
+                rounds.add(i)
+                if not ok:
+                    wrong += 1
+                    if wrong <= 10:
+                        print("wrong: frame %s line %s (file %s) at %d, round %d ran %d..%d"
+                              % (f["name"], f["frame_line"], f["file"], start + t, i, t0, t1))
+        print("%d frames checked over %d rounds, %d unknown" % (checked, len(rounds), unknown))
+        e.check(checked >= 200 and len(rounds) >= 150,
+                "%d frames of %d distinct rounds sampled" % (checked, len(rounds)))
+        e.check(wrong == 0, "no frame carries another round's name, line or time (%d wrong)"
+                % wrong)
+        e.check(unknown <= 0.02 * (checked + unknown),
+                "at most 2%% of frames have unknown code (%d)" % unknown)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Python calling C: call_native calls pyburn_spin (tests/progs/python-burn.c) through ctypes,
+py_work burns Python beside it, on one interpreter (the argument). The native frame must appear
+under the Python frame that called it, at the line of the call; user-only hides the
+interpreter but keeps ctypes' and libffi's frames; python-only gives the native time to
+call_native."""
+import os
+
+import e2elib as e
+import pylib
+
+LIB = os.path.join(e.BUILD, "tests", "progs", "libpyburn.so")
+
+
+def folded(res, *args):
+    return [(r["Call Stack"].split(";"), pylib.secs(r)) for r in
+            pylib.rows(res, "-view", "callstacks", "-threshold", "0", *args)]
+
+
+def main():
+    python = pylib.interpreter(pylib.label_arg())
+    src = pylib.program("native.py")
+    call_line = e.source_line(src, "# CALL-NATIVE")
+    if not os.path.exists(LIB):
+        e.fail("libpyburn.so not built at " + LIB)
+    with e.Workdir("py-native") as w:
+        res, _ = pylib.collect(w, "res", python, "native.py", [LIB, 40000000, 400000])
+
+        hs = {r["Function"]: pylib.secs(r) for r in pylib.rows(res, "-view", "hotspots")}
+        print("hotspots: %s" % sorted(hs.items(), key=lambda x: -x[1])[:8])
+        e.check(hs.get("pyburn_spin", 0) > 0.2 and hs.get("py_work", 0) > 0.2,
+                "pyburn_spin and py_work both have self time")
+
+        stacks = folded(res)
+        burn = [(s, t) for s, t in stacks if s[-1] == "pyburn_spin"]
+        under = sum(t for s, t in burn if "call_native" in s and
+                    not {"py_work", "main"} & set(s[s.index("call_native") + 1:]))
+        tb = sum(t for _, t in burn)
+        e.check(tb > 0 and under >= 0.98 * tb,
+                "user-only: %.3f of %.3f s of pyburn_spin under call_native" % (under, tb))
+        e.check(not any(n.startswith("_PyEval_EvalFrameDefault") for s, _ in burn for n in s),
+                "user-only: no interpreter frame between call_native and pyburn_spin")
+        stacks_all = folded(res, "-call-stack-mode", "all")
+        e.check(any("_PyEval_EvalFrameDefault" in s for s, t in stacks_all
+                    if s[-1] == "pyburn_spin"),
+                "-call-stack-mode all: the eval loop is on pyburn_spin's stacks")
+
+        db = pylib.Db(res)
+        n = good = 0
+        for _th, sid, count, _w, _t in db.samples:
+            st = db.stack(sid)
+            if st[-1]["name"] != "pyburn_spin":
+                continue
+            n += count
+            py = [f for f in st if f["language"] == "python"]
+            if py and py[-1]["name"] == "call_native" and py[-1]["frame_line"] == call_line:
+                good += count
+        e.check(n >= 50 and good >= 0.98 * n,
+                "database: %d of %d pyburn_spin samples have call_native at line %d as the "
+                "nearest Python frame" % (good, n, call_line))
+
+        hp = {r["Function"]: pylib.secs(r) for r in
+              pylib.rows(res, "-view", "hotspots", "-call-stack-mode", "python-only")}
+        want = hs.get("call_native", 0) + tb
+        e.check("pyburn_spin" not in hp and abs(hp.get("call_native", 0) - want) <= 0.01 + 0.02 * want,
+                "python-only: call_native's self %.3f s includes the native time (%.3f s)"
+                % (hp.get("call_native", 0), want))
+        hl = pylib.rows(res, "-view", "hotspots", "-filter", "language=python")
+        e.check(hl and all(r["Module"] == "[python]" for r in hl) and
+                not any(r["Function"] == "pyburn_spin" for r in hl),
+                "-filter language=python keeps only samples in Python code")
+
+
+if __name__ == "__main__":
+    main()

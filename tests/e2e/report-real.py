@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""preport on real collections: the 60/30/10 programs profiled by pcollect, finalized by preport
+itself; views agree with the known split and with each other; the source view finds the burning
+lines; a difference report sees medium's work doubled."""
+import csv
+import io
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import e2elib  # noqa: E402
+
+PREPORT = e2elib.tool("preport")
+TOL = 3.0  # percentage points
+
+
+def preport(*args):
+    cp = subprocess.run([PREPORT] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                        text=True, timeout=60)
+    if cp.returncode != 0:
+        e2elib.fail("preport %s: exit %d\n%s%s" % (" ".join(args), cp.returncode, cp.stdout,
+                                                   cp.stderr))
+    return cp
+
+
+def rows(res, *args):
+    return list(csv.DictReader(io.StringIO(preport("-r", res, "-format", "csv", *args).stdout)))
+
+
+def collect(w, name, prog, args=()):
+    res = w.join(name)
+    r = e2elib.pcollect([e2elib.prog(prog)] + list(args), result=res)
+    if r.returncode != 0:
+        e2elib.fail("pcollect %s: exit %d\n%s" % (prog, r.returncode, r.stderr))
+    return res
+
+
+def split(res, names):
+    """Self per function (s) and the shares of names among themselves (percent)."""
+    hs = {r["Function"]: float(r["CPU Time:Self"]) for r in rows(res, "-view", "hotspots")}
+    total = sum(hs.get(n, 0) for n in names)
+    if total <= 0:
+        e2elib.fail("no time in %s: %s" % (names, hs))
+    return hs, [100 * hs.get(n, 0) / total for n in names]
+
+
+def views_agree(res, names, expect):
+    hs, shares = split(res, names)
+    print("shares %s: %s" % (names, ["%.1f" % s for s in shares]))
+    e2elib.check(all(abs(s - e) <= TOL for s, e in zip(shares, expect)),
+                 "hotspots split %s within %.0f points of %s" % (names, TOL, expect))
+    allself = sum(float(r["CPU Time:Self"]) for r in rows(res, "-view", "hotspots"))
+    td = rows(res, "-view", "top-down", "-threshold", "0")
+    e2elib.check(abs(float(td[0]["CPU Time:Total"]) - allself) < 0.0015,
+                 "top-down root equals the sum of self")
+    # top-down: the total of each function's nodes (no recursion among them) equals its self
+    tdself = {}
+    for r in td[1:]:
+        tdself[r["Function Stack"]] = tdself.get(r["Function Stack"], 0) + float(r["CPU Time:Self"])
+    e2elib.check(all(abs(tdself.get(n, 0) - hs[n]) < 0.0015 * 20 for n in names),
+                 "top-down self time agrees with hotspots")
+    bu = rows(res, "-view", "bottom-up", "-threshold", "0")
+    buroots = {r["Function Stack"]: float(r["CPU Time:Self"]) for r in bu if r["Depth"] == "0"}
+    e2elib.check(all(abs(buroots.get(n, 0) - hs[n]) < 0.0015 for n in names),
+                 "bottom-up hotspots agree with hotspots")
+    text = preport("-r", res, "-view", "hotspots").stdout
+    for n in names:
+        line = [l for l in text.splitlines() if l.split()[:1] == [n]][0]
+        e2elib.check("%.3fs" % hs[n] in line, "text and CSV agree for %s" % n)
+    return hs
+
+
+def main():
+    if not os.path.exists(os.path.join(e2elib.BUILD, "finalizer", "pfinalize")):
+        e2elib.skip("pfinalize not built")
+    with e2elib.Workdir("report-real") as w:
+        res = collect(w, "split", "report-split")
+        e2elib.check(not os.path.exists(os.path.join(res, "result.db")),
+                     "the result is not finalized yet")
+        cp = preport("-r", res, "-view", "summary")
+        e2elib.check(os.path.exists(os.path.join(res, "result.db")) and "CPU Time" in cp.stdout,
+                     "preport finalized the result first and printed the summary")
+        names = ["heavy", "medium", "light"]
+        hs = views_agree(res, names, [60, 30, 10])
+
+        # the source view puts each function's time on its burning line
+        src_path = os.path.join(e2elib.SOURCE, "tests", "progs", "report-split.c")
+        with open(src_path) as f:
+            marks = {l.split("burn:")[1].split()[0]: i + 1 for i, l in enumerate(f)
+                     if "/* burn:" in l}
+        for n in names:
+            lines = rows(res, "-view", "source", "-source-object", "function=" + n)
+            selfs = {int(r["Line"]): float(r["CPU Time:Self"] or 0) for r in lines}
+            on = selfs.get(marks[n], 0)
+            e2elib.check(on >= 0.9 * hs[n] and "burn:" + n in
+                         [r["Source"] for r in lines if int(r["Line"]) == marks[n]][0],
+                         "source view: %.3fs of %s's %.3fs on line %d" % (on, n, hs[n], marks[n]))
+
+        # difference report against twice the work in medium
+        res2 = collect(w, "twice", "report-split", ["twice"])
+        d = {r["Function"]: r for r in rows(res, "-r", res2, "-view", "hotspots")}
+        m1 = float(d["medium"]["CPU Time:Self:Result 1"])
+        m2 = float(d["medium"]["CPU Time:Self:Result 2"])
+        h1 = float(d["heavy"]["CPU Time:Self:Result 1"])
+        h2 = float(d["heavy"]["CPU Time:Self:Result 2"])
+        print("medium %.3f -> %.3f, heavy %.3f -> %.3f" % (m1, m2, h1, h2))
+        e2elib.check(1.7 <= m2 / m1 <= 2.3, "difference report: medium doubled")
+        e2elib.check(0.8 <= h2 / h1 <= 1.2, "difference report: heavy unchanged")
+        e2elib.check(abs(float(d["medium"]["CPU Time:Self:Difference"]) - (m2 - m1)) < 0.0015,
+                     "difference column is Result 2 - Result 1")
+        td = rows(res, "-r", res2, "-view", "top-down")
+        e2elib.check(td[0]["Function Stack"] == "Total" and
+                     float(td[0]["CPU Time:Total:Difference"]) > 0.5 * (m2 - m1),
+                     "top-down difference report")
+
+        # the collector's 60/30/10 program
+        res3 = collect(w, "cpu-split", "cpu-split")
+        views_agree(res3, ["work_sixty", "work_thirty", "work_ten"], [60, 30, 10])
+
+
+if __name__ == "__main__":
+    main()

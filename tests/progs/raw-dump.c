@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/* raw-dump: print every record of raw streams as one JSON object per line (test tool). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/raw-stream.h"
+
+static void put_str(const char *s, size_t len)
+{
+	size_t i;
+
+	putchar('"');
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20 || c >= 0x7f)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static void put_cstr(const char *s)
+{
+	put_str(s, strlen(s));
+}
+
+static void dump_record(const struct raw_record *r)
+{
+	uint32_t i;
+
+	switch (r->decoded ? r->type : 0) {
+	case RAW_REC_SAMPLE:
+		printf("{\"type\":\"sample\",\"time\":%" PRId64 ",\"stack\":%" PRIu64
+		       ",\"weight\":%" PRIu64 "}\n",
+		       r->time_ns, r->u.sample.stack_id, r->u.sample.weight);
+		break;
+	case RAW_REC_STACK:
+		printf("{\"type\":\"stack\",\"id\":%" PRIu64 ",\"flags\":%u,\"ips\":[", r->u.stack.id,
+		       r->u.stack.flags);
+		for (i = 0; i < r->u.stack.depth; i++)
+			printf("%s%" PRIu64, i ? "," : "", r->u.stack.ips[i]);
+		printf("]}\n");
+		break;
+	case RAW_REC_THREAD_START:
+	case RAW_REC_THREAD_NAME:
+		printf("{\"type\":\"%s\",\"tid\":%u,\"time\":%" PRId64 ",\"name\":",
+		       r->type == RAW_REC_THREAD_START ? "thread_start" : "thread_name",
+		       r->u.thread.tid, r->time_ns);
+		put_str(r->u.thread.name.s, r->u.thread.name.len);
+		printf("}\n");
+		break;
+	case RAW_REC_THREAD_END:
+		printf("{\"type\":\"thread_end\",\"tid\":%u,\"time\":%" PRId64 ",\"cpu_ns\":%" PRIu64
+		       "}\n",
+		       r->u.thread_end.tid, r->time_ns, r->u.thread_end.cpu_ns);
+		break;
+	case RAW_REC_PROCESS: {
+		const struct raw_process *p = &r->u.process;
+
+		printf("{\"type\":\"process\",\"pid\":%d,\"ppid\":%d,\"time\":%" PRId64
+		       ",\"origin\":%u,\"parent_pid\":%d,\"generation\":%u,\"exe\":",
+		       p->pid, p->ppid, p->time_ns, p->origin, p->parent_pid, p->generation);
+		put_str(p->exe, p->exe_len);
+		printf(",\"argv\":[");
+		for (i = 0; i < p->argc; i++) {
+			if (i)
+				putchar(',');
+			put_str(p->args[i].s, p->args[i].len);
+		}
+		printf("]}\n");
+		break;
+	}
+	case RAW_REC_MODULE_LOAD: {
+		const struct raw_module *m = &r->u.module;
+
+		printf("{\"type\":\"module_load\",\"time\":%" PRId64 ",\"kind\":%u,\"base\":%" PRIu64
+		       ",\"path\":",
+		       m->time_ns, m->kind, m->base);
+		put_str(m->path, m->path_len);
+		printf(",\"build_id\":\"");
+		for (i = 0; i < m->build_id_len; i++)
+			printf("%02x", m->build_id[i]);
+		printf("\",\"segs\":[");
+		for (i = 0; i < m->nsegs; i++)
+			printf("%s[%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%u]", i ? "," : "",
+			       m->segs[i].start, m->segs[i].size, m->segs[i].file_offset,
+			       m->segs[i].prot);
+		printf("]}\n");
+		break;
+	}
+	case RAW_REC_MODULE_UNLOAD:
+		printf("{\"type\":\"module_unload\",\"time\":%" PRId64 ",\"base\":%" PRIu64
+		       ",\"path\":",
+		       r->time_ns, r->u.unload.base);
+		put_str(r->u.unload.path.s, r->u.unload.path.len);
+		printf("}\n");
+		break;
+	case RAW_REC_LOST:
+		printf("{\"type\":\"lost\",\"time\":%" PRId64 ",\"reason\":%u,\"count\":%" PRIu64
+		       ",\"weight\":%" PRIu64 "}\n",
+		       r->time_ns, r->u.lost.reason, r->u.lost.count, r->u.lost.weight);
+		break;
+	default:
+		printf("{\"type\":\"unknown\",\"record_type\":%u,\"payload_len\":%zu}\n", r->type,
+		       r->payload_len);
+		break;
+	}
+}
+
+static int dump(const char *path)
+{
+	const struct raw_file_header *h;
+	const struct raw_reader_stats *st;
+	struct raw_reader *r;
+	struct raw_record rec;
+	int err;
+
+	r = raw_reader_open(path, &err);
+	if (!r) {
+		fprintf(stderr, "raw-dump: cannot read '%s': %s\n", path, strerror(-err));
+		return 1;
+	}
+	h = raw_reader_header(r);
+	printf("{\"type\":\"header\",\"file\":");
+	put_cstr(path);
+	printf(",\"pid\":%d,\"tid\":%d,\"rank\":%d,\"generation\":%u,\"interval_ns\":%" PRIu64
+	       ",\"sample_clock\":%u,\"origin_ns\":%" PRIu64 ",\"origin_realtime_ns\":%" PRIu64
+	       ",\"host\":",
+	       h->pid, h->tid, h->rank, h->generation, h->interval_ns, h->sample_clock,
+	       h->origin_ns, h->origin_realtime_ns);
+	put_str(h->host, strnlen(h->host, sizeof(h->host)));
+	printf("}\n");
+	while (raw_reader_next(r, &rec) > 0)
+		dump_record(&rec);
+	st = raw_reader_stats(r);
+	printf("{\"type\":\"stats\",\"bytes_total\":%" PRIu64 ",\"bytes_skipped\":%" PRIu64
+	       ",\"chunks\":%" PRIu64 ",\"chunks_bad_magic\":%" PRIu64 ",\"chunks_bad_crc\":%" PRIu64
+	       ",\"chunks_truncated\":%" PRIu64 ",\"records\":%" PRIu64
+	       ",\"records_malformed\":%" PRIu64 ",\"first_problem\":",
+	       st->bytes_total, st->bytes_skipped, st->chunks, st->chunks_bad_magic,
+	       st->chunks_bad_crc, st->chunks_truncated, st->records, st->records_malformed);
+	put_cstr(st->first_problem);
+	printf("}\n");
+	raw_reader_free(r);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int i, ret = 0;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: raw-dump STREAM.praw...\n");
+		return 2;
+	}
+	for (i = 1; i < argc; i++)
+		ret |= dump(argv[i]);
+	return ret;
+}

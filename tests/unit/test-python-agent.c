@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: MIT */
+/* pyagent without an interpreter: guarded reads, discovery, and walks over forged frames. */
+#include "collector/python/python-private.h"
+#include "collector/python/python.h"
+#include "common/raw-python.h"
+
+#include <CUnit/Basic.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static void test_python_agent_guarded_read(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint8_t *m = mmap(NULL, (size_t)page * 3, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t buf[256];
+	const int rounds = 100000;
+	double t0, t1;
+	int i;
+
+	CU_ASSERT_FATAL(m != MAP_FAILED);
+	memset(m, 0x5a, (size_t)page * 3);
+	CU_ASSERT(pyagent_read(buf, (uintptr_t)m, 64) == 0 && buf[63] == 0x5a);
+	/* a hole in the middle, a protected page, nothing at all, NULL, wrapping around */
+	munmap(m + page, (size_t)page);
+	errno = 1234;
+	CU_ASSERT(pyagent_read(buf, (uintptr_t)(m + page), 8) == -1);
+	CU_ASSERT(errno == 1234); /* the handler's errno is the program's */
+	CU_ASSERT(pyagent_read(buf, (uintptr_t)(m + page - 8), 16) == -1);
+	CU_ASSERT(pyagent_read(buf, (uintptr_t)(m + page - 8), 8) == 0);
+	mprotect(m + 2 * page, (size_t)page, PROT_NONE);
+	CU_ASSERT(pyagent_read(buf, (uintptr_t)(m + 2 * page), 8) == -1);
+	CU_ASSERT(pyagent_read(buf, 0, 8) == -1);
+	CU_ASSERT(pyagent_read(buf, 16, 8) == -1);
+	CU_ASSERT(pyagent_read(buf, UINTPTR_MAX - 4, 8) == -1);
+	CU_ASSERT(pyagent_read(buf, 0xdead00000000ull, 8) == -1);
+	munmap(m, (size_t)page);
+	munmap(m + 2 * page, (size_t)page);
+
+	t0 = now_ns();
+	for (i = 0; i < rounds; i++)
+		pyagent_read(buf, (uintptr_t)&rounds, 8);
+	t1 = now_ns();
+	for (i = 0; i < rounds; i++)
+		pyagent_read(buf, (uintptr_t)buf + 128, 128);
+	printf("\n    guarded read: %.0f ns for 8 bytes, %.0f ns for 128 bytes",
+	       (t1 - t0) / rounds, (now_ns() - t1) / rounds);
+}
+
+static void test_python_agent_discovery(void)
+{
+	struct pyagent_thread *t = calloc(1, sizeof(*t));
+	struct raw_py_frame f[4];
+	int ret;
+
+	pyagent_reset();
+	CU_ASSERT(!pyagent_active());
+	CU_ASSERT(pyagent_on_module("/nonexistent/libpython3.12.so", 0) == -ENOENT);
+	CU_ASSERT(pyagent_on_module("/etc/hostname", 0) == PYAGENT_NOT_PYTHON);
+	CU_ASSERT(pyagent_on_module("/proc/self/exe", 0) == PYAGENT_NOT_PYTHON);
+	CU_ASSERT(!pyagent_active());
+	if (access("/usr/bin/python3.11", R_OK) == 0) {
+		/* the interpreter linked into the executable; Py_Version read from the file */
+		ret = pyagent_on_module("/usr/bin/python3.11", 0x555555554000ull);
+		CU_ASSERT(ret == PYAGENT_FOUND);
+		CU_ASSERT(pyagent_version() == RAW_PY_VERSION(3, 11));
+		CU_ASSERT(pyagent_rt.runtime > 0x555555554000ull);
+		/* first interpreter wins */
+		CU_ASSERT(pyagent_on_module("/usr/bin/python3.11", 0) == PYAGENT_NOT_PYTHON);
+		pyagent_reset();
+	} else {
+		printf("\n    no /usr/bin/python3.11: executable discovery not tested");
+	}
+	/* 3.10 under a name that does not say so: the PY_VERSION string tells */
+	if (access("/root/.pyenv/versions/3.10.13/lib/libpython3.10.so.1.0", R_OK) == 0) {
+		char tmp[64];
+
+		snprintf(tmp, sizeof(tmp), "/tmp/pcollect-libapp-%d.so", (int)getpid());
+		CU_ASSERT(symlink("/root/.pyenv/versions/3.10.13/lib/libpython3.10.so.1.0", tmp) == 0);
+		CU_ASSERT(pyagent_on_module(tmp, 0) == PYAGENT_FOUND);
+		CU_ASSERT(pyagent_version() == RAW_PY_VERSION(3, 10));
+		unlink(tmp);
+		pyagent_reset();
+	}
+	ret = pyagent_on_module("/root/.pyenv/versions/3.9.18/lib/libpython3.9.so.1.0", 0);
+	if (ret != -ENOENT) {
+		/* an older interpreter: found, not walked, every sample gets a note */
+		CU_ASSERT(ret == PYAGENT_UNSUPPORTED);
+		CU_ASSERT(pyagent_active());
+		pyagent_thread_init(t);
+		CU_ASSERT(pyagent_capture(t, NULL, f, 4, NULL) == -RAW_PY_NOTE_UNKNOWN_VERSION);
+		CU_ASSERT(t->notes[RAW_PY_NOTE_UNKNOWN_VERSION] == 1);
+		pyagent_reset();
+	} else {
+		printf("\n    no python 3.9: unsupported-version discovery not tested");
+	}
+	free(t);
+}
+
+/* ---- a forged 3.12 interpreter --------------------------------------------------------- */
+
+static const struct pylayout *L;
+static uint8_t fake_runtime[4096], fake_tstate[512], fake_cframe[64], fake_code_type[64];
+static uint8_t frames[8][128];
+static uint8_t codes[3][256];
+static uint8_t strs[8][128];
+static uint8_t table[64];
+static pthread_key_t key;
+
+static void put64(uint8_t *obj, int32_t off, uint64_t v)
+{
+	memcpy(obj + off, &v, sizeof(v));
+}
+
+static void put32(uint8_t *obj, int32_t off, uint32_t v)
+{
+	memcpy(obj + off, &v, sizeof(v));
+}
+
+/* A compact ASCII str object. */
+static uintptr_t make_str(int i, const char *s)
+{
+	uint8_t *o = strs[i];
+	uint32_t state = (1u << L->str_kind_shift) | (1u << L->str_compact_shift) |
+			 (1u << L->str_ascii_shift);
+
+	memset(o, 0, sizeof(strs[i]));
+	put64(o, L->str_length, strlen(s));
+	put64(o, L->str_hash, (uint64_t)-1);
+	put32(o, L->str_state, state);
+	memcpy(o + L->str_ascii_size, s, strlen(s) + 1);
+	return (uintptr_t)o;
+}
+
+static void make_code(int i, const char *name, int first, uint32_t version)
+{
+	uint8_t *c = codes[i];
+
+	memset(c, 0, sizeof(codes[i]));
+	put64(c, PYLAYOUT_OB_TYPE, (uintptr_t)fake_code_type);
+	put64(c, L->var_size, 8); /* 8 code units */
+	put32(c, L->co_firstlineno, (uint32_t)first);
+	put32(c, L->co_version, version);
+	put64(c, L->co_filename, make_str(2 * i, "forged.py"));
+	put64(c, L->co_name, make_str(2 * i + 1, name));
+	put64(c, L->co_qualname, (uintptr_t)strs[2 * i + 1]);
+	put64(c, L->co_linetable, (uintptr_t)table);
+}
+
+/* frames[i] runs codes[code] at unit `unit`, called from frames[i + 1] (or from nothing). */
+static void make_frame(int i, int code, int unit, uintptr_t previous, int owner)
+{
+	uint8_t *f = frames[i];
+
+	memset(f, 0, sizeof(frames[i]));
+	put64(f, L->fr_code, (uintptr_t)codes[code]);
+	put64(f, L->fr_previous, previous);
+	put64(f, L->fr_instr, (uintptr_t)codes[code] + (uintptr_t)L->co_code + 2u * (unsigned)unit);
+	f[L->fr_owner] = (uint8_t)owner;
+}
+
+static void forge_interpreter(void)
+{
+	uintptr_t interp = (uintptr_t)fake_runtime + 3000; /* any address: only compared */
+
+	L = pylayout_find(12);
+	pyagent_reset();
+	memset(&pyagent_rt, 0, sizeof(pyagent_rt));
+	pyagent_rt.minor = 12;
+	pyagent_rt.version = RAW_PY_VERSION(3, 12);
+	pyagent_rt.L = *L;
+	pyagent_rt.runtime = (uintptr_t)fake_runtime;
+	pyagent_rt.code_type = (uintptr_t)fake_code_type;
+	pyagent_rt.rt_lo = (size_t)L->rt_interp_head;
+	pyagent_rt.rt_len = (size_t)(L->rt_autotss + 8 - L->rt_interp_head);
+	pyagent_rt.ts_len = (size_t)L->ts_thread_id + 8;
+	CU_ASSERT_FATAL(pyagent_rt.rt_lo + pyagent_rt.rt_len <= sizeof(fake_runtime));
+
+	/* a table of one 3.11+ entry: no columns, line +0 for 8 units */
+	table[0] = 0x80 | (13 << 3) | 7;
+	table[1] = 0;
+	make_code(0, "inner", 10, 100);
+	make_code(1, "outer", 20, 101);
+	put64(fake_runtime, L->rt_interp_head, interp);
+	put64(fake_runtime, L->rt_interp_main, interp);
+	pthread_key_create(&key, NULL);
+	put32(fake_runtime, L->rt_autotss, 1);
+	put32(fake_runtime, L->rt_autotss + L->tss_key, (uint32_t)key);
+	pthread_setspecific(key, fake_tstate);
+	put64(fake_tstate, L->ts_interp, interp);
+	put64(fake_tstate, L->ts_thread_id, (uint64_t)pthread_self());
+	put64(fake_tstate, L->ts_cframe, (uintptr_t)fake_cframe);
+	put64(fake_cframe, L->cf_current_frame, (uintptr_t)frames[0]);
+	/* inner <- shim <- outer <- shim */
+	make_frame(3, 1, 0, 0, PYLAYOUT_OWNER_CSTACK);
+	make_frame(2, 1, 3, (uintptr_t)frames[3], 0);
+	make_frame(1, 1, 0, (uintptr_t)frames[2], PYLAYOUT_OWNER_CSTACK);
+	make_frame(0, 0, 5, (uintptr_t)frames[1], 0);
+	__atomic_store_n(&pyagent_rt.state, PYAGENT_FOUND, __ATOMIC_RELEASE);
+}
+
+static uint8_t wbuf[256 * 1024];
+
+static void test_python_agent_forged_walks(void)
+{
+	struct pyagent_thread *t = calloc(1, sizeof(*t));
+	struct raw_file_header h;
+	struct raw_writer w;
+	struct raw_py_frame f[PYAGENT_MAX_FRAMES];
+	long page = sysconf(_SC_PAGESIZE);
+	uint8_t *hole;
+	uint64_t id_inner;
+	bool cut;
+	int fd = memfd_create("pyagent", 0), n;
+
+	CU_ASSERT_FATAL(t && fd >= 0);
+	raw_header_init(&h, 1, 1, -1, "t", 1000000, RAW_SAMPLE_THREAD_CPU);
+	CU_ASSERT_FATAL(raw_writer_init(&w, fd, wbuf, sizeof(wbuf), &h) == 0);
+	forge_interpreter();
+	pyagent_thread_init(t);
+
+	n = pyagent_capture(t, &w, f, PYAGENT_MAX_FRAMES, &cut);
+	CU_ASSERT_FATAL(n == 2);
+	CU_ASSERT(!cut);
+	CU_ASSERT(f[0].offset == 10 && f[1].offset == 6);
+	CU_ASSERT(f[0].flags == RAW_PY_FRAME_ENTRY && f[1].flags == RAW_PY_FRAME_ENTRY);
+	CU_ASSERT(f[0].code_id != f[1].code_id && t->codes_written == 2);
+	id_inner = f[0].code_id;
+
+	/* the same objects again: no new records */
+	n = pyagent_capture(t, &w, f, PYAGENT_MAX_FRAMES, &cut);
+	CU_ASSERT(n == 2 && f[0].code_id == id_inner && t->codes_written == 2);
+
+	/* freed and reused: same address, same string addresses, a new co_version */
+	make_code(0, "other", 10, 102);
+	n = pyagent_capture(t, &w, f, PYAGENT_MAX_FRAMES, &cut);
+	CU_ASSERT(n == 2 && f[0].code_id != id_inner && t->codes_written == 3);
+
+	/* only max frames wanted */
+	n = pyagent_capture(t, &w, f, 1, &cut);
+	CU_ASSERT(n == 1 && cut);
+
+	/* a torn frame: previous points into a hole */
+	hole = mmap(NULL, (size_t)page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	put64(frames[2], L->fr_previous, (uintptr_t)hole + 64);
+	n = pyagent_capture(t, &w, f, PYAGENT_MAX_FRAMES, &cut);
+	CU_ASSERT(n == 2 && cut);
+
+	/* a code pointer to garbage, then to something that is not a code object */
+	put64(frames[0], L->fr_code, (uintptr_t)hole);
+	n = pyagent_capture(t, &w, f, PYAGENT_MAX_FRAMES, &cut);
+	CU_ASSERT(n == -RAW_PY_NOTE_READ_FAILED && t->notes[RAW_PY_NOTE_READ_FAILED] == 1);
+	put64(frames[0], L->fr_code, (uintptr_t)strs[0]);
+	n = pyagent_capture(t, &w, f, PYAGENT_MAX_FRAMES, &cut);
+	CU_ASSERT(n == -RAW_PY_NOTE_READ_FAILED);
+
+	/* a cycle: the walk stops at its depth limit */
+	put64(frames[0], L->fr_code, (uintptr_t)codes[0]);
+	put64(frames[0], L->fr_previous, (uintptr_t)frames[0]);
+	n = pyagent_capture(t, &w, f, PYAGENT_MAX_FRAMES, &cut);
+	CU_ASSERT(n == PYAGENT_MAX_FRAMES && cut);
+
+	/* a sub-interpreter appears */
+	put64(fake_runtime, L->rt_interp_head, 12345);
+	CU_ASSERT(pyagent_capture(t, &w, f, 8, &cut) == -RAW_PY_NOTE_SUBINTERPRETER);
+	put64(fake_runtime, L->rt_interp_head, (uintptr_t)fake_runtime + 3000);
+
+	/* a state of another thread under our key, and no state at all */
+	put64(fake_tstate, L->ts_thread_id, 1);
+	CU_ASSERT(pyagent_capture(t, &w, f, 8, &cut) == -RAW_PY_NOTE_NO_THREAD_STATE);
+	pthread_setspecific(key, NULL);
+	CU_ASSERT(pyagent_capture(t, &w, f, 8, &cut) == -RAW_PY_NOTE_NO_THREAD_STATE);
+	/* the tstate freed */
+	pthread_setspecific(key, hole);
+	CU_ASSERT(pyagent_capture(t, &w, f, 8, &cut) == -RAW_PY_NOTE_READ_FAILED);
+
+	CU_ASSERT(pyagent_thread_finish(t, &w, 5) == 0);
+	CU_ASSERT(raw_writer_flush(&w) == 0);
+	munmap(hole, (size_t)page);
+	pthread_setspecific(key, NULL);
+	pyagent_reset();
+	close(fd);
+	free(t);
+}
+
+int main(void)
+{
+	unsigned bad;
+	CU_pSuite s;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	s = CU_add_suite("python-agent", NULL, NULL);
+	CU_add_test(s, "guarded reads never fault", test_python_agent_guarded_read);
+	CU_add_test(s, "interpreter discovery", test_python_agent_discovery);
+	CU_add_test(s, "walks over forged, torn and reused frames", test_python_agent_forged_walks);
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	bad = CU_get_number_of_failures();
+	CU_cleanup_registry();
+	return bad ? 1 : 0;
+}
