@@ -304,6 +304,57 @@ static char *path_join(const char *dir, const char *name)
 	return p;
 }
 
+/*
+ * Clean a path in place, lexically, as Go's filepath.Clean does: "//" and "/./" fold and
+ * "dir/.." goes away ("/b/../tests/x.c" is "/tests/x.c", "./csu/../sysdeps/x.h" is
+ * "sysdeps/x.h"); ".." that cannot be folded stays at the front of a relative path. Build
+ * systems write names such as "../tests/x.c" under the build directory; shown as is they
+ * read badly and one file gets two names.
+ */
+static void path_clean(char *p)
+{
+	bool abs = *p == '/';
+	char *out = p, *in = p, *floor = p; /* floor: ".." never pops at or below it */
+
+	if (abs)
+		*out++ = '/', floor = out;
+	while (*in) {
+		char *seg;
+		size_t n;
+
+		while (*in == '/')
+			in++;
+		seg = in;
+		while (*in && *in != '/')
+			in++;
+		n = (size_t)(in - seg);
+		if (n == 0 || (n == 1 && seg[0] == '.'))
+			continue;
+		if (n == 2 && seg[0] == '.' && seg[1] == '.') {
+			if (out > floor) {
+				while (out > floor && *--out != '/')
+					;
+				continue;
+			}
+			if (abs)
+				continue; /* "/.." is "/" */
+			/* A leading "..": kept, and nothing before it can be popped any more. */
+			if (out > p)
+				*out++ = '/';
+			*out++ = '.', *out++ = '.';
+			floor = out;
+			continue;
+		}
+		if (out > p && out[-1] != '/')
+			*out++ = '/';
+		memmove(out, seg, n);
+		out += n;
+	}
+	if (out == p)
+		*out++ = '.';
+	*out = '\0';
+}
+
 /* The raw entry of file number i: its name and directory, from whichever table was read. */
 static bool file_entry(struct cu_ctx *c, Dwarf_Signed i, const char **name, const char **dir)
 {
@@ -372,7 +423,7 @@ static const char *file_name(struct cu_ctx *c, Dwarf_Unsigned idx)
 	if (!file_entry(c, i, &name, &dir))
 		return NULL;
 	if (name[0] == '/') {
-		r = str_pool_get(c->pool, name);
+		full = strdup(name);
 	} else {
 		if (dir && dir[0] == '/') {
 			full = path_join(dir, name);
@@ -382,13 +433,14 @@ static const char *file_name(struct cu_ctx *c, Dwarf_Unsigned idx)
 			if (full != rel)
 				free(rel);
 		}
-		if (!full) {
-			c->err = -ENOMEM;
-			return NULL;
-		}
-		r = str_pool_get(c->pool, full);
-		free(full);
 	}
+	if (!full) {
+		c->err = -ENOMEM;
+		return NULL;
+	}
+	path_clean(full);
+	r = str_pool_get(c->pool, full);
+	free(full);
 	if (!r)
 		c->err = -ENOMEM;
 	return c->files[i - c->file_base] = r;

@@ -13,14 +13,14 @@
 #include "finalizer/sym-cache.h"
 
 /*
- * File: "PCSYMC1\n", u32 flags (1: inline chains), strings resolved_path, debug_path, symbols,
+ * File: "PCSYMC2\n", u32 flags (1: inline chains), strings resolved_path, debug_path, symbols,
  * u64 count, then count entries sorted by address:
  *   u64 addr, u32 nframes, nframes * { str name, str mangled, str decl_file, u32 decl_line,
  *   str file, u32 line, u8 resolved }
  * A string is u32 length then bytes; length 0xffffffff stands for NULL. Native byte order:
  * the cache belongs to one machine.
  */
-#define CACHE_MAGIC "PCSYMC1\n"
+#define CACHE_MAGIC "PCSYMC2\n" /* 2: source paths cleaned, DWARF 5 file 0 fixed */
 #define NULL_STR    0xffffffffu
 #define FLAG_INLINE 1u
 

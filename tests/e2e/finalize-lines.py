@@ -42,3 +42,11 @@ with e.Workdir("fin-lines") as w:
     rows2 = e.leaf_samples(res)
     e.check(sum(r[5] for r in rows2 if r[0] == "two_loops" and r[2] == a) == na,
             "fast mode gives the same lines for a function without inlining")
+    # Source paths are absolute and clean: the build writes "../tests/progs/fin-lines.c"
+    # relative to the build directory, and the database names it without "..".
+    paths = [p for (p,) in e.db_rows(res, "SELECT path FROM source_files")]
+    src = os.path.realpath(os.path.join(e.SOURCE, "tests", "progs", "fin-lines.c"))
+    e.check(src in paths, "fin-lines.c is named by its clean absolute path %s (got %s)"
+            % (src, [p for p in paths if p.endswith("fin-lines.c")]))
+    e.check(not [p for p in paths if "/../" in p or "/./" in p or "//" in p],
+            "no source path holds '..', '.' or '//' segments")

@@ -2,12 +2,12 @@
 /* Feeds the raw stream reader thousands of random and mutated streams; run under ASan+UBSan. */
 #include "common/raw-stream.h"
 
-#include <CUnit/Basic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include "tests/unit/unit.h"
 
 /* xorshift64*: deterministic, so a failure reproduces with the printed seed. */
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -194,17 +194,11 @@ static void test_fuzz_random(void)
 
 int main(void)
 {
-	CU_pSuite s;
+	static const struct unit_test tests[] = {
+		{ "mutated streams", test_fuzz_mutations },
+		{ "random streams", test_fuzz_random },
+		{ NULL, NULL },
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("fuzz-raw-reader", NULL, NULL);
-	CU_add_test(s, "mutated streams", test_fuzz_mutations);
-	CU_add_test(s, "random streams", test_fuzz_random);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	unsigned failures = CU_get_number_of_failures();
-	int error = CU_get_error();
-	CU_cleanup_registry();
-	return failures || error ? 1 : 0;
+	return unit_run("fuzz-raw-reader", tests, NULL, NULL);
 }

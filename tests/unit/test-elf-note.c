@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <CUnit/Basic.h>
 
 #include "collector/elf-note.h"
+#include "tests/unit/unit.h"
 
 /* Append a note to buf at *off with the given alignment. */
 static void put_note(uint8_t *buf, size_t *off, size_t align, uint32_t type, const char *owner,
@@ -98,35 +98,13 @@ static void test_elf_note_in_memory(void)
 
 int main(void)
 {
-	static const struct {
-		const char *name;
-		void (*fn)(void);
-	} tests[] = {
+	static const struct unit_test tests[] = {
 		{ "build_id_after_other_notes", test_elf_note_build_id_after_other_notes },
 		{ "align8", test_elf_note_align8 },
 		{ "malformed", test_elf_note_malformed },
 		{ "in_memory", test_elf_note_in_memory },
+		{ NULL, NULL },
 	};
-	unsigned int failures;
-	CU_pSuite suite;
-	size_t i;
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	suite = CU_add_suite("elf-note", NULL, NULL);
-	if (!suite)
-		goto fail;
-	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
-		if (!CU_add_test(suite, tests[i].name, tests[i].fn))
-			goto fail;
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	if (CU_basic_run_tests() != CUE_SUCCESS || CU_get_error() != CUE_SUCCESS)
-		goto fail;
-	failures = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-	CU_cleanup_registry();
-	return failures != 0;
-fail:
-	fprintf(stderr, "test-elf-note: %s\n", CU_get_error_msg());
-	CU_cleanup_registry();
-	return 1;
+	return unit_run("elf-note", tests, NULL, NULL);
 }

@@ -2,7 +2,6 @@
 /* Unit tests of finalize_run() on synthetic raw streams: addresses of this very binary (built
    -O2 -g), with an inlined call, so the answers are known: names, inline chains, lines, counts,
    missing and mismatched modules, damaged and empty streams, atomic replacement, the cache. */
-#include <CUnit/Basic.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +19,7 @@
 #include "common/result-dir.h"
 #include "finalizer/finalize.h"
 #include "finalizer/line-table.h"
+#include "tests/unit/unit.h"
 
 /* ---- code with known addresses ------------------------------------------------------------- */
 
@@ -809,8 +809,21 @@ static void test_finalize_line_table(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned failed;
+	static const struct unit_test tests[] = {
+		{ "inline chain", test_finalize_inline_chain },
+		{ "counts and tree", test_finalize_counts_and_tree },
+		{ "missing and unknown", test_finalize_missing_and_unknown },
+		{ "build-id mismatch", test_finalize_build_id_mismatch },
+		{ "search dir", test_finalize_search_dir },
+		{ "damaged stream", test_finalize_damaged_stream },
+		{ "empty and errors", test_finalize_empty_and_errors },
+		{ "cache", test_finalize_cache },
+		{ "timeline", test_finalize_timeline },
+		{ "parallel dwarf", test_finalize_parallel_dwarf },
+		{ "line table", test_finalize_line_table },
+		{ NULL, NULL },
+	};
+	int failed;
 	ssize_t n;
 	char cmd[PATH_MAX + 16];
 
@@ -822,24 +835,7 @@ int main(void)
 	if (n <= 0 || !mkdtemp(tmp_root))
 		return 1;
 	self_path[n] = '\0';
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("finalize", NULL, NULL);
-	CU_add_test(s, "inline chain", test_finalize_inline_chain);
-	CU_add_test(s, "counts and tree", test_finalize_counts_and_tree);
-	CU_add_test(s, "missing and unknown", test_finalize_missing_and_unknown);
-	CU_add_test(s, "build-id mismatch", test_finalize_build_id_mismatch);
-	CU_add_test(s, "search dir", test_finalize_search_dir);
-	CU_add_test(s, "damaged stream", test_finalize_damaged_stream);
-	CU_add_test(s, "empty and errors", test_finalize_empty_and_errors);
-	CU_add_test(s, "cache", test_finalize_cache);
-	CU_add_test(s, "timeline", test_finalize_timeline);
-	CU_add_test(s, "parallel dwarf", test_finalize_parallel_dwarf);
-	CU_add_test(s, "line table", test_finalize_line_table);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failed = CU_get_number_of_failures();
-	CU_cleanup_registry();
+	failed = unit_run("finalize", tests, NULL, NULL);
 	if (!failed) {
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_root);
 		if (system(cmd))

@@ -8,9 +8,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <CUnit/Basic.h>
 
 #include "common/log.h"
+#include "tests/unit/unit.h"
 
 static char tmpdir[] = "/tmp/test-log.XXXXXX";
 static char capture_path[64];
@@ -230,10 +230,7 @@ static void test_log_die_errno_appends_cause(void)
 
 int main(void)
 {
-	static const struct {
-		const char *name;
-		void (*fn)(void);
-	} tests[] = {
+	static const struct unit_test tests[] = {
 		{ "error_format", test_log_error_format },
 		{ "warn_info_debug_format", test_log_warn_info_debug_format },
 		{ "quiet_shows_errors_only", test_log_quiet_shows_errors_only },
@@ -244,28 +241,8 @@ int main(void)
 		{ "keeps_errno", test_log_keeps_errno },
 		{ "die_exit_code", test_log_die_exit_code },
 		{ "die_errno_appends_cause", test_log_die_errno_appends_cause },
+		{ NULL, NULL },
 	};
-	unsigned int failures;
-	CU_pSuite suite;
-	size_t i;
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	suite = CU_add_suite("log", suite_init, suite_clean);
-	if (!suite)
-		goto fail;
-	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
-		if (!CU_add_test(suite, tests[i].name, tests[i].fn))
-			goto fail;
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	if (CU_basic_run_tests() != CUE_SUCCESS || CU_get_error() != CUE_SUCCESS)
-		goto fail;
-	/* A suite whose init failed runs nothing: count that as failure too. */
-	failures = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-	CU_cleanup_registry();
-	return failures != 0;
-fail:
-	fprintf(stderr, "test-log: %s\n", CU_get_error_msg());
-	CU_cleanup_registry();
-	return 1;
+	return unit_run("log", tests, suite_init, suite_clean);
 }

@@ -9,9 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <CUnit/Basic.h>
 
 #include "common/meta.h"
+#include "tests/unit/unit.h"
 
 static char tmpdir[] = "/tmp/test-meta.XXXXXX";
 static char path[128];
@@ -324,10 +324,7 @@ static void test_meta_write_replaces_atomically(void)
 
 int main(void)
 {
-	static const struct {
-		const char *name;
-		void (*fn)(void);
-	} tests[] = {
+	static const struct unit_test tests[] = {
 		{ "set_get", test_meta_set_get },
 		{ "set_copies", test_meta_set_copies },
 		{ "setf", test_meta_setf },
@@ -339,27 +336,8 @@ int main(void)
 		{ "read_missing", test_meta_read_missing },
 		{ "read_adds_and_replaces", test_meta_read_adds_and_replaces },
 		{ "write_replaces_atomically", test_meta_write_replaces_atomically },
+		{ NULL, NULL },
 	};
-	unsigned int failures;
-	CU_pSuite suite;
-	size_t i;
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	suite = CU_add_suite("meta", suite_init, suite_clean);
-	if (!suite)
-		goto fail;
-	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
-		if (!CU_add_test(suite, tests[i].name, tests[i].fn))
-			goto fail;
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	if (CU_basic_run_tests() != CUE_SUCCESS || CU_get_error() != CUE_SUCCESS)
-		goto fail;
-	failures = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-	CU_cleanup_registry();
-	return failures != 0;
-fail:
-	fprintf(stderr, "test-meta: %s\n", CU_get_error_msg());
-	CU_cleanup_registry();
-	return 1;
+	return unit_run("meta", tests, suite_init, suite_clean);
 }

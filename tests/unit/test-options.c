@@ -10,9 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <CUnit/Basic.h>
 
 #include "common/options.h"
+#include "tests/unit/unit.h"
 
 static const char *const analyses[] = {
 	"hotspots", "memory-consumption", "threading", "locksandwaits", NULL,
@@ -554,10 +554,7 @@ static void test_options_print_help(void)
 
 int main(void)
 {
-	static const struct {
-		const char *name;
-		void (*fn)(void);
-	} tests[] = {
+	static const struct unit_test tests[] = {
 		{ "value_forms", test_options_value_forms },
 		{ "values_point_into_argv", test_options_values_point_into_argv },
 		{ "alias", test_options_alias },
@@ -580,27 +577,8 @@ int main(void)
 		{ "parse_double", test_options_parse_double },
 		{ "parse_long", test_options_parse_long },
 		{ "print_help", test_options_print_help },
+		{ NULL, NULL },
 	};
-	unsigned int failures;
-	CU_pSuite suite;
-	size_t i;
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	suite = CU_add_suite("options", NULL, suite_clean);
-	if (!suite)
-		goto fail;
-	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
-		if (!CU_add_test(suite, tests[i].name, tests[i].fn))
-			goto fail;
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	if (CU_basic_run_tests() != CUE_SUCCESS || CU_get_error() != CUE_SUCCESS)
-		goto fail;
-	failures = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-	CU_cleanup_registry();
-	return failures != 0;
-fail:
-	fprintf(stderr, "test-options: %s\n", CU_get_error_msg());
-	CU_cleanup_registry();
-	return 1;
+	return unit_run("options", tests, NULL, suite_clean);
 }

@@ -5,9 +5,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include <CUnit/Basic.h>
 
 #include "collector/proc-maps.h"
+#include "tests/unit/unit.h"
 
 static void test_proc_maps_file_line(void)
 {
@@ -93,35 +93,13 @@ static void test_proc_maps_live(void)
 
 int main(void)
 {
-	static const struct {
-		const char *name;
-		void (*fn)(void);
-	} tests[] = {
+	static const struct unit_test tests[] = {
 		{ "file_line", test_proc_maps_file_line },
 		{ "anon_and_special", test_proc_maps_anon_and_special },
 		{ "malformed", test_proc_maps_malformed },
 		{ "live", test_proc_maps_live },
+		{ NULL, NULL },
 	};
-	unsigned int failures;
-	CU_pSuite suite;
-	size_t i;
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	suite = CU_add_suite("proc-maps", NULL, NULL);
-	if (!suite)
-		goto fail;
-	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
-		if (!CU_add_test(suite, tests[i].name, tests[i].fn))
-			goto fail;
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	if (CU_basic_run_tests() != CUE_SUCCESS || CU_get_error() != CUE_SUCCESS)
-		goto fail;
-	failures = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-	CU_cleanup_registry();
-	return failures != 0;
-fail:
-	fprintf(stderr, "test-proc-maps: %s\n", CU_get_error_msg());
-	CU_cleanup_registry();
-	return 1;
+	return unit_run("proc-maps", tests, NULL, NULL);
 }

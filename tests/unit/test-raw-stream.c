@@ -2,7 +2,6 @@
 /* Unit tests of the raw stream format: round trips, varints, cut and damaged streams. */
 #include "common/raw-stream.h"
 
-#include <CUnit/Basic.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -10,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include "tests/unit/unit.h"
 
 static uint8_t wbuf[64 * 1024];
 
@@ -412,24 +412,18 @@ static void test_raw_writer_limits(void)
 
 int main(void)
 {
-	CU_pSuite s;
+	static const struct unit_test tests[] = {
+		{ "varint edges", test_raw_varint_edges },
+		{ "zigzag", test_raw_zigzag },
+		{ "crc32 check value", test_raw_crc32_known },
+		{ "header fields", test_raw_header_fields },
+		{ "round trip of every record type", test_raw_roundtrip_every_type },
+		{ "sample size", test_raw_sample_size },
+		{ "truncated streams", test_raw_truncated },
+		{ "corrupted streams", test_raw_corrupted },
+		{ "writer limits and errors", test_raw_writer_limits },
+		{ NULL, NULL },
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("raw-stream", NULL, NULL);
-	CU_add_test(s, "varint edges", test_raw_varint_edges);
-	CU_add_test(s, "zigzag", test_raw_zigzag);
-	CU_add_test(s, "crc32 check value", test_raw_crc32_known);
-	CU_add_test(s, "header fields", test_raw_header_fields);
-	CU_add_test(s, "round trip of every record type", test_raw_roundtrip_every_type);
-	CU_add_test(s, "sample size", test_raw_sample_size);
-	CU_add_test(s, "truncated streams", test_raw_truncated);
-	CU_add_test(s, "corrupted streams", test_raw_corrupted);
-	CU_add_test(s, "writer limits and errors", test_raw_writer_limits);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	unsigned failures = CU_get_number_of_failures();
-	int error = CU_get_error();
-	CU_cleanup_registry();
-	return failures || error ? 1 : 0;
+	return unit_run("raw-stream", tests, NULL, NULL);
 }

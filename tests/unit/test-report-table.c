@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <CUnit/Basic.h>
 
 #include "report/bigmem.h"
 #include "report/keymap.h"
 #include "report/outbuf.h"
 #include "report/radix.h"
 #include "report/table.h"
+#include "tests/unit/unit.h"
 
 static char *render(const struct table *t, int format, int width)
 {
@@ -417,27 +417,21 @@ static void test_report_table_big_arrays(void)
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned failed;
+	static const struct unit_test tests[] = {
+		{ "time_format", test_report_table_time_format },
+		{ "shorten_middle", test_report_table_shorten_middle },
+		{ "text_fits_width", test_report_table_text_fits_width },
+		{ "csv_complete", test_report_table_csv_complete },
+		{ "sort_truncate", test_report_table_sort_truncate },
+		{ "keymap_round_trip", test_report_table_keymap_round_trip },
+		{ "numbers_match_printf", test_report_table_numbers_match_printf },
+		{ "radix_sort_stable", test_report_table_radix_sort_stable },
+		{ "sort_matches_reference", test_report_table_sort_matches_reference },
+		{ "outbuf_lines", test_report_table_outbuf_lines },
+		{ "long_cells_whole", test_report_table_long_cells_whole },
+		{ "big_arrays", test_report_table_big_arrays },
+		{ NULL, NULL },
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("report-table", NULL, NULL);
-	CU_add_test(s, "time_format", test_report_table_time_format);
-	CU_add_test(s, "shorten_middle", test_report_table_shorten_middle);
-	CU_add_test(s, "text_fits_width", test_report_table_text_fits_width);
-	CU_add_test(s, "csv_complete", test_report_table_csv_complete);
-	CU_add_test(s, "sort_truncate", test_report_table_sort_truncate);
-	CU_add_test(s, "keymap_round_trip", test_report_table_keymap_round_trip);
-	CU_add_test(s, "numbers_match_printf", test_report_table_numbers_match_printf);
-	CU_add_test(s, "radix_sort_stable", test_report_table_radix_sort_stable);
-	CU_add_test(s, "sort_matches_reference", test_report_table_sort_matches_reference);
-	CU_add_test(s, "outbuf_lines", test_report_table_outbuf_lines);
-	CU_add_test(s, "long_cells_whole", test_report_table_long_cells_whole);
-	CU_add_test(s, "big_arrays", test_report_table_big_arrays);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failed = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failed ? 1 : 0;
+	return unit_run("report-table", tests, NULL, NULL);
 }

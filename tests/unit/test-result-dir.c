@@ -13,9 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <CUnit/Basic.h>
 
 #include "common/result-dir.h"
+#include "tests/unit/unit.h"
 
 static char tmpdir[] = "/tmp/test-result-dir.XXXXXX";
 static int start_cwd = -1;
@@ -723,10 +723,7 @@ static void test_result_dir_remove_empty(void)
 
 int main(void)
 {
-	static const struct {
-		const char *name;
-		void (*fn)(void);
-	} tests[] = {
+	static const struct unit_test tests[] = {
 		{ "path_every_kind", test_result_dir_path_every_kind },
 		{ "path_numbers_and_dirs", test_result_dir_path_numbers_and_dirs },
 		{ "path_too_long", test_result_dir_path_too_long },
@@ -747,27 +744,8 @@ int main(void)
 		{ "create_parallel_existing_dirs", test_result_dir_create_parallel_existing_dirs },
 		{ "is_result", test_result_dir_is_result },
 		{ "remove_empty", test_result_dir_remove_empty },
+		{ NULL, NULL },
 	};
-	unsigned int failures;
-	CU_pSuite suite;
-	size_t i;
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	suite = CU_add_suite("result-dir", suite_init, suite_clean);
-	if (!suite)
-		goto fail;
-	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
-		if (!CU_add_test(suite, tests[i].name, tests[i].fn))
-			goto fail;
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	if (CU_basic_run_tests() != CUE_SUCCESS || CU_get_error() != CUE_SUCCESS)
-		goto fail;
-	failures = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-	CU_cleanup_registry();
-	return failures != 0;
-fail:
-	fprintf(stderr, "test-result-dir: %s\n", CU_get_error_msg());
-	CU_cleanup_registry();
-	return 1;
+	return unit_run("result-dir", tests, suite_init, suite_clean);
 }

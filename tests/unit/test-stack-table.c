@@ -3,9 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <CUnit/Basic.h>
 
 #include "collector/stack-table.h"
+#include "tests/unit/unit.h"
 
 static void test_stack_table_round_trip(void)
 {
@@ -110,36 +110,14 @@ static void test_stack_table_many(void)
 
 int main(void)
 {
-	static const struct {
-		const char *name;
-		void (*fn)(void);
-	} tests[] = {
+	static const struct unit_test tests[] = {
 		{ "round_trip", test_stack_table_round_trip },
 		{ "collision_compares_frames", test_stack_table_collision_compares_frames },
 		{ "full_then_reset", test_stack_table_full_then_reset },
 		{ "pool_full", test_stack_table_pool_full },
 		{ "many", test_stack_table_many },
+		{ NULL, NULL },
 	};
-	unsigned int failures;
-	CU_pSuite suite;
-	size_t i;
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	suite = CU_add_suite("stack-table", NULL, NULL);
-	if (!suite)
-		goto fail;
-	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
-		if (!CU_add_test(suite, tests[i].name, tests[i].fn))
-			goto fail;
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	if (CU_basic_run_tests() != CUE_SUCCESS || CU_get_error() != CUE_SUCCESS)
-		goto fail;
-	failures = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-	CU_cleanup_registry();
-	return failures != 0;
-fail:
-	fprintf(stderr, "test-stack-table: %s\n", CU_get_error_msg());
-	CU_cleanup_registry();
-	return 1;
+	return unit_run("stack-table", tests, NULL, NULL);
 }
