@@ -170,13 +170,6 @@ pid_t agent_gettid(void);
 int agent_signal_install(void);
 void agent_block_sampling(sigset_t *old);
 void agent_restore_mask(const sigset_t *old);
-/*
- * Extension point for interpreters (Python support, later): called in the handler after the
- * native unwind with the frames found; may append up to cap - n frames and return the new
- * count. Must be async-signal-safe. NULL: none.
- */
-extern uint32_t (*agent_extra_frames)(const void *ucontext, uint64_t *ips, uint32_t n,
-				      uint32_t cap, uint32_t *flags);
 
 /* agent-modules.c */
 void agent_modules_reset(void);

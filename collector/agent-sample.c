@@ -20,8 +20,6 @@
  */
 
 struct agent_real agent_real;
-uint32_t (*agent_extra_frames)(const void *ucontext, uint64_t *ips, uint32_t n, uint32_t cap,
-			       uint32_t *flags);
 
 static struct sigaction app_action; /* the program's disposition of our signal */
 
@@ -139,8 +137,6 @@ static void sample(struct agent_thread *t, siginfo_t *si, void *uc)
 	}
 	now = raw_header_now(&t->hdr);
 	n = unwind(uc, t->ips, agent.cfg.stack_depth, &flags);
-	if (agent_extra_frames)
-		n = agent_extra_frames(uc, t->ips, n, agent.cfg.stack_depth + 64, &flags);
 	if (n == 0) {
 		lost(t, RAW_LOST_UNWIND, weight);
 		goto out;

@@ -30,7 +30,8 @@ static const char schema_sql[] =
 	" start_ns INTEGER, end_ns INTEGER, cpu_ns INTEGER, samples INTEGER, weight INTEGER,"
 	" time_ns INTEGER);"
 	"CREATE TABLE modules (id INTEGER PRIMARY KEY, path TEXT, name TEXT, build_id TEXT,"
-	" kind TEXT, resolved_path TEXT, debug_path TEXT, symbols TEXT, status TEXT);"
+	" kind TEXT, resolved_path TEXT, debug_path TEXT, symbols TEXT, status TEXT,"
+	" role TEXT);"
 	"CREATE TABLE source_files (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE);"
 	"CREATE TABLE functions (id INTEGER PRIMARY KEY, name TEXT,"
 	" mangled TEXT, module_id INTEGER REFERENCES modules(id),"
@@ -55,7 +56,9 @@ static const char schema_sql[] =
 	"CREATE TABLE streams (path TEXT, process_id INTEGER REFERENCES processes(id),"
 	" thread_id INTEGER REFERENCES threads(id), bytes INTEGER, bytes_skipped INTEGER,"
 	" chunks INTEGER, chunks_damaged INTEGER, problem TEXT, samples INTEGER,"
-	" samples_unknown_stack INTEGER);";
+	" samples_unknown_stack INTEGER);"
+	"CREATE TABLE python_notes (process_id INTEGER REFERENCES processes(id),"
+	" thread_id INTEGER REFERENCES threads(id), kind TEXT, count INTEGER, detail TEXT);";
 
 /* Indexes are built after their table is full: sorting once beats inserting in order. */
 static const char symbols_index_sql[] =
@@ -269,6 +272,24 @@ static char *join_dirs(const char *const *dirs, size_t n)
 	return s;
 }
 
+/* meta.python_version ("3.12") and samples_python, for results with Python code records. */
+static int write_python_meta(struct db *d, const struct fin *f)
+{
+	uint32_t version = 0;
+	char buf[32];
+	size_t i;
+	int ret;
+
+	for (i = 0; i < f->nstreams; i++)
+		if (f->streams[i].py.version > version)
+			version = f->streams[i].py.version;
+	if (!version)
+		return 0;
+	snprintf(buf, sizeof(buf), "%u.%u", version >> 24, (version >> 16) & 0xff);
+	ret = meta_put(d, "python_version", buf);
+	return ret ? ret : meta_put_int(d, "samples_python", (int64_t)f->samples_python);
+}
+
 static int write_meta(struct db *d, const struct fin *f)
 {
 	static const char *const copied[] = {
@@ -317,7 +338,7 @@ static int write_meta(struct db *d, const struct fin *f)
 	ret = ret ? ret : meta_put_int(d, "raw_bytes_skipped", (int64_t)f->bytes_skipped);
 	free(sd);
 	free(ssd);
-	return ret;
+	return ret ? ret : write_python_meta(d, f);
 }
 
 static const char *origin_name(uint32_t o)
@@ -431,7 +452,7 @@ static int write_modules(struct db *d, const struct fin *f)
 {
 	size_t i;
 	int ret = prep(d, "INSERT INTO modules (id, path, name, build_id, kind, resolved_path,"
-			  " debug_path, symbols, status) VALUES (?,?,?,?,?,?,?,?,?)");
+			  " debug_path, symbols, status, role) VALUES (?,?,?,?,?,?,?,?,?,?)");
 
 	for (i = 0; i < f->nmodules && !ret; i++) {
 		const struct module *m = &f->modules[i];
@@ -445,6 +466,7 @@ static int write_modules(struct db *d, const struct fin *f)
 		b_text(d, 7, m->debug_path);
 		b_text(d, 8, m->symbols);
 		b_text(d, 9, m->status);
+		b_text(d, 10, m->interpreter ? "interpreter" : NULL);
 		ret = step(d);
 	}
 	return ret;
@@ -474,7 +496,7 @@ static int write_functions(struct db *d, const struct fin *f)
 		batch_id(&b, fn->module == NO_MODULE ? 0 : (int64_t)fn->module + 1);
 		batch_id(&b, fn->file);
 		batch_id(&b, fn->line);
-		batch_text(&b, "native");
+		batch_text(&b, fn->python ? "python" : "native");
 		batch_int(&b, fn->resolved);
 		ret = batch_row(&b);
 	}
@@ -560,6 +582,31 @@ static const char *lost_reason(uint32_t r)
 	default:
 		return "other";
 	}
+}
+
+/* Why samples of each thread have no Python frames (RAW_REC_PY_NOTE). */
+static int write_python_notes(struct db *d, const struct fin *f)
+{
+	size_t i;
+	unsigned k;
+	int ret = prep(d, "INSERT INTO python_notes (process_id, thread_id, kind, count, detail)"
+			  " VALUES (?,?,?,?,?)");
+
+	for (i = 0; i < f->nstreams && !ret; i++) {
+		const struct stream *s = &f->streams[i];
+
+		for (k = 1; s->has_header && k <= RAW_PY_NOTE_KIND_MAX && !ret; k++) {
+			if (!s->py.notes[k])
+				continue;
+			b_int(d, 1, (int64_t)s->image + 1);
+			b_int(d, 2, (int64_t)s->thread + 1);
+			b_text(d, 3, pynote_kind_name(k));
+			b_int(d, 4, (int64_t)s->py.notes[k]);
+			b_text(d, 5, s->py.note_detail[k]);
+			ret = step(d);
+		}
+	}
+	return ret;
 }
 
 static int write_streams(struct db *d, const struct fin *f)
@@ -673,6 +720,7 @@ int fin_db_write_samples(struct fin_db *x, const struct fin *f)
 
 	ret = ret ? ret : write_threads(&x->d, f);
 	ret = ret ? ret : write_tree(&x->d, f);
+	ret = ret ? ret : write_python_notes(&x->d, f);
 	return ret ? ret : write_streams(&x->d, f);
 }
 

@@ -12,6 +12,7 @@
 #include "finalizer/finalize.h"
 #include "finalizer/hash-index.h"
 #include "finalizer/module.h"
+#include "finalizer/python/python.h"
 #include "finalizer/str-pool.h"
 
 #define NO_MODULE UINT32_MAX
@@ -25,6 +26,8 @@ struct stack_rec {
 	size_t loc;	/* into stream.locs once located, SIZE_MAX before */
 	uint32_t node;	/* leaf of the calling-context tree, once built */
 	uint64_t samples, weight; /* of the samples naming it, counted when located */
+	size_t py_off;	/* a RAW_REC_PY_STACK's Python frames: stream.py.frames[py_off ..] */
+	uint32_t npy;	/* how many (0: a native stack) */
 };
 
 /* Where one ip of a stack is: a module and the module-relative address looked up. */
@@ -91,6 +94,8 @@ struct stream {
 	struct lost_rec *lost;
 	size_t nlost, lost_cap;
 	struct process_rec process;
+	struct pystream py;	   /* code objects, Python frames of mixed stacks, notes */
+	uint32_t *py_frame_ids;	   /* per py.frames entry of a sampled stack: index into frames */
 	uint64_t samples_bad_stack; /* samples naming a stack id never defined */
 	uint64_t unknown_records;
 
@@ -140,6 +145,8 @@ struct function {
 	int64_t file;	 /* source_files id, 0 if none */
 	uint32_t line;
 	bool resolved;
+	bool python;	 /* a Python function: module NO_MODULE, line its co_firstlineno */
+	bool eval;	 /* the interpreter's eval loop (pymerge_is_eval) */
 };
 
 struct frame {
@@ -198,6 +205,8 @@ struct fin {
 	uint32_t unknown_frame;	  /* UINT32_MAX until needed */
 	bool frames_final;	  /* frames and functions complete: the tree only reads them */
 	struct hash_index unknown_index; /* absolute address -> frame, for NO_MODULE */
+	struct hash_index python_frame_index; /* (function, offset, line) -> Python frame */
+	uint64_t samples_python;  /* samples whose stack has Python frames */
 	struct node *nodes;
 	size_t nnodes, nodes_cap;
 	struct hash_index node_index;

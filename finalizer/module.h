@@ -59,6 +59,7 @@ struct module {
 
 	/* Filled by the finalizer: sample counts whose innermost frame is here. */
 	uint64_t leaf_samples;
+	bool interpreter; /* runs Python: a sampled address is in _PyEval_EvalFrameDefault */
 	int64_t db_id;
 };
 

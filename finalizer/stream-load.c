@@ -159,8 +159,43 @@ static int take_stack(struct stream *s, const struct raw_record *rec)
 	st->node = UINT32_MAX;
 	st->samples = 0;
 	st->weight = 0;
+	st->py_off = 0;
+	st->npy = 0;
 	memcpy(s->ips + s->nips, rec->u.stack.ips, n * sizeof(*s->ips));
 	s->nips += n;
+	return 0;
+}
+
+/* Records 16-31: Python code objects, mixed stacks and notes (finalizer/python/). */
+static int take_python(struct stream *s, const struct raw_record *rec)
+{
+	struct raw_py_stack ps;
+	struct stack_rec *st;
+	size_t py_off = 0;
+	int ret;
+
+	if (array_reserve(&s->ips, &s->ips_cap, s->nips + RAW_MAX_DEPTH, sizeof(*s->ips)))
+		return -ENOMEM;
+	ret = pystream_take(&s->py, rec->type, rec->payload, rec->payload_len, &ps,
+			    s->ips + s->nips, &py_off);
+	if (ret == -ENOMEM)
+		return ret;
+	if (ret != 1)
+		return 0; /* kept by pystream, or malformed (counted there) */
+	if (array_reserve(&s->stacks, &s->stacks_cap, s->nstacks + 1, sizeof(*s->stacks)))
+		return -ENOMEM;
+	st = &s->stacks[s->nstacks++];
+	st->id = ps.id;
+	st->flags = ps.flags;
+	st->depth = ps.n;
+	st->off = s->nips;
+	st->loc = SIZE_MAX;
+	st->node = UINT32_MAX;
+	st->samples = 0;
+	st->weight = 0;
+	st->py_off = py_off;
+	st->npy = ps.npy;
+	s->nips += ps.n;
 	return 0;
 }
 
@@ -211,6 +246,10 @@ int stream_load(struct stream *s)
 	s->hdr = *raw_reader_header(r);
 	s->has_header = true;
 	while (!ret && raw_reader_next(r, &rec) == 1) {
+		if (rec.type >= RAW_REC_PYTHON_FIRST && rec.type < RAW_REC_ALLOC_FIRST) {
+			ret = take_python(s, &rec);
+			continue;
+		}
 		if (!rec.decoded) {
 			s->unknown_records++;
 			continue;
@@ -267,6 +306,8 @@ void stream_release(struct stream *s)
 	free(s->lost);
 	free(s->process.exe);
 	free(s->process.command_line);
+	pystream_release(&s->py);
+	free(s->py_frame_ids);
 	free(s->path);
 	memset(s, 0, sizeof(*s));
 }

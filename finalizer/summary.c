@@ -47,6 +47,9 @@ void fin_print_summary(const struct fin *f)
 	fprintf(o, "  modules:   %zu loaded, %zu in stacks\n", f->nmodules, nmod_used);
 	fprintf(o, "  resolved:  %.1f%% of samples to a function, %.1f%% to a source line\n",
 		pct(f->samples_func, f->samples_total), pct(f->samples_line, f->samples_total));
+	if (f->samples_python)
+		fprintf(o, "  python:    %.1f%% of samples with Python frames\n",
+			pct(f->samples_python, f->samples_total));
 	for (i = 0; i < f->nmodules; i++) {
 		const struct module *m = &f->modules[i];
 

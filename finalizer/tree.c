@@ -148,6 +148,8 @@ struct function_key {
 	uint32_t module;
 	const char *name; /* interned: compared by pointer */
 	int64_t file;
+	bool python;	  /* Python functions are also told apart by their first line */
+	uint32_t line;
 };
 
 static bool function_eq(const void *ctx, uint32_t idx)
@@ -155,7 +157,8 @@ static bool function_eq(const void *ctx, uint32_t idx)
 	const struct function_key *k = ctx;
 	const struct function *fn = &k->f->functions[idx];
 
-	return fn->module == k->module && fn->name == k->name && fn->file == k->file;
+	return fn->module == k->module && fn->name == k->name && fn->file == k->file &&
+	       fn->python == k->python && (!k->python || fn->line == k->line);
 }
 
 static int64_t file_id(struct fin *f, const char *path)
@@ -171,7 +174,7 @@ static int64_t file_id(struct fin *f, const char *path)
 /* The function (module, name, definition file), added when new. Index or -ENOMEM. */
 static int64_t function_get(struct fin *f, uint32_t module, const struct sym_frame *sf)
 {
-	struct function_key k = { f, module, NULL, 0 };
+	struct function_key k = { f, module, NULL, 0, false, 0 };
 	const char *mangled;
 	int64_t idx, file;
 	uint64_t h;
@@ -198,6 +201,40 @@ static int64_t function_get(struct fin *f, uint32_t module, const struct sym_fra
 		.file = file,
 		.line = sf->decl_line,
 		.resolved = sf->resolved,
+		.eval = pymerge_is_eval(k.name),
+	};
+	return (int64_t)f->nfunctions++;
+}
+
+/* The Python function (name, file, first line), added when new. Index or -ENOMEM. */
+static int64_t python_function_get(struct fin *f, const struct pyframe_info *pi)
+{
+	struct function_key k = { f, NO_MODULE, NULL, 0, true, (uint32_t)pi->firstlineno };
+	int64_t idx, file;
+	uint64_t h;
+
+	k.name = str_pool_get(&f->strings, pi->name);
+	file = file_id(f, pi->file);
+	if (!k.name || file < 0)
+		return -ENOMEM;
+	k.file = file;
+	h = hash_combine(hash_combine(hash_combine(hash_mix(NO_MODULE),
+						   (uint64_t)(uintptr_t)k.name),
+				      (uint64_t)file), k.line);
+	idx = hash_index_find(&f->function_index, h, function_eq, &k);
+	if (idx >= 0)
+		return idx;
+	if (array_reserve(&f->functions, &f->functions_cap, f->nfunctions + 1,
+			  sizeof(*f->functions)) ||
+	    hash_index_add(&f->function_index, h, (uint32_t)f->nfunctions))
+		return -ENOMEM;
+	f->functions[f->nfunctions] = (struct function){
+		.module = NO_MODULE,
+		.name = k.name,
+		.file = file,
+		.line = k.line,
+		.resolved = pi->known,
+		.python = true,
 	};
 	return (int64_t)f->nfunctions++;
 }
@@ -305,6 +342,7 @@ static int64_t cached_file(struct fin *f, struct ptr_cache *c, const char *path)
 }
 
 static int unknown_frames_create(struct fin *f);
+static int python_frames_create(struct fin *f);
 
 int fin_build_frames(struct fin *f)
 {
@@ -343,6 +381,10 @@ int fin_build_frames(struct fin *f)
 					ret = -ENOMEM;
 					break;
 				}
+				/* Whatever runs the eval loop is the interpreter (libpython, or
+				   an executable with the interpreter linked in). */
+				if (k == 0 && f->functions[fn].eval)
+					m->interpreter = true;
 			}
 		}
 	}
@@ -350,7 +392,114 @@ int fin_build_frames(struct fin *f)
 	hash_index_release(&fns.index);
 	free(files.v);
 	hash_index_release(&files.index);
+	ret = ret ? ret : python_frames_create(f);
 	return ret ? ret : unknown_frames_create(f);
+}
+
+/* ---- Python frames ------------------------------------------------------------------------ */
+
+struct pyframe_key {
+	const struct fin *f;
+	uint32_t function, line;
+	uint64_t offset;
+};
+
+static bool pyframe_eq(const void *ctx, uint32_t idx)
+{
+	const struct pyframe_key *k = ctx;
+	const struct frame *fr = &k->f->frames[idx];
+
+	return fr->function == k->function && fr->address == k->offset && fr->line == k->line;
+}
+
+/* The frame of one Python frame record of stream s. Index or -ENOMEM. */
+static int64_t python_frame(struct fin *f, const struct stream *s, const struct raw_py_frame *p)
+{
+	struct pyframe_info pi;
+	struct pyframe_key k = { f, 0, 0, p->offset };
+	int64_t fn, file, idx;
+	uint64_t h;
+
+	pystream_frame_info(&s->py, p, &pi);
+	fn = python_function_get(f, &pi);
+	file = file_id(f, pi.file);
+	if (fn < 0 || file < 0)
+		return -ENOMEM;
+	k.function = (uint32_t)fn;
+	k.line = pi.line > 0 ? (uint32_t)pi.line : 0;
+	h = hash_combine(hash_combine(hash_mix(k.function), k.offset), k.line);
+	idx = hash_index_find(&f->python_frame_index, h, pyframe_eq, &k);
+	if (idx >= 0)
+		return idx;
+	if (frame_add(f, k.function, NO_MODULE, k.offset, 0, file, k.line) ||
+	    hash_index_add(&f->python_frame_index, h, (uint32_t)(f->nframes - 1)))
+		return -ENOMEM;
+	return (int64_t)(f->nframes - 1);
+}
+
+/* Within one stream, a (code, offset) met again maps to the same frame without a lookup. */
+struct pyseen_key {
+	const struct stream *s;
+	const struct raw_py_frame *p;
+};
+
+static bool pyseen_eq(const void *ctx, uint32_t idx)
+{
+	const struct pyseen_key *k = ctx;
+	const struct raw_py_frame *q = &k->s->py.frames[idx];
+
+	return q->code_id == k->p->code_id && q->offset == k->p->offset &&
+	       (q->flags & RAW_PY_FRAME_BAD_OFFSET) == (k->p->flags & RAW_PY_FRAME_BAD_OFFSET);
+}
+
+/*
+ * The frames and functions of every Python frame of the sampled mixed stacks, made before
+ * the tree (which then only reads them): s->py_frame_ids maps each to its frame.
+ */
+static int python_frames_create(struct fin *f)
+{
+	struct hash_index seen;
+	size_t i, j;
+	uint32_t k;
+	int ret = 0;
+
+	for (i = 0; i < f->nstreams && !ret; i++) {
+		struct stream *s = &f->streams[i];
+
+		if (!s->has_header || !s->py.nframes)
+			continue;
+		s->py_frame_ids = malloc(s->py.nframes * sizeof(*s->py_frame_ids));
+		if (!s->py_frame_ids)
+			return -ENOMEM;
+		hash_index_init(&seen);
+		for (j = 0; j < s->nstacks && !ret; j++) {
+			const struct stack_rec *st = &s->stacks[j];
+
+			if (st->loc == SIZE_MAX)
+				continue;
+			for (k = 0; k < st->npy; k++) {
+				const struct raw_py_frame *p = &s->py.frames[st->py_off + k];
+				struct pyseen_key sk = { s, p };
+				uint64_t h = hash_combine(hash_combine(hash_mix(p->code_id),
+								       p->offset),
+							  p->flags & RAW_PY_FRAME_BAD_OFFSET);
+				int64_t at = hash_index_find(&seen, h, pyseen_eq, &sk), fr;
+
+				if (at >= 0) {
+					s->py_frame_ids[st->py_off + k] = s->py_frame_ids[at];
+					continue;
+				}
+				fr = python_frame(f, s, p);
+				if (fr < 0 || hash_index_add(&seen, h, (uint32_t)(st->py_off + k))) {
+					ret = -ENOMEM;
+					break;
+				}
+				s->py_frame_ids[st->py_off + k] = (uint32_t)fr;
+			}
+		}
+		hash_index_release(&seen);
+	}
+	return ret;
 }
 
 /* The frame of an address outside every known module: function "[unknown]". */
@@ -450,11 +599,87 @@ static int64_t node_get(struct fin *f, uint32_t parent, uint32_t frame)
 	return (int64_t)f->nnodes++;
 }
 
+/* The first frame and frame count of native frame k of a located stack. */
+static int native_frames(struct fin *f, const struct stream *s, const struct stack_rec *st,
+			 uint32_t k, uint32_t *first, uint32_t *count)
+{
+	const struct loc *l = &s->locs[st->loc + k];
+
+	if (l->module == NO_MODULE) {
+		int64_t fr = unknown_frame(f, l->addr);
+
+		if (fr < 0)
+			return (int)fr;
+		*first = (uint32_t)fr;
+		*count = 1;
+	} else {
+		const struct module *m = &f->modules[l->module];
+		int64_t ai = module_addr_index(m, l->addr);
+
+		if (ai < 0)
+			return -EINVAL; /* cannot happen: every address was wanted */
+		*first = f->module_frames[l->module][ai];
+		*count = m->count[ai];
+	}
+	return 0;
+}
+
+/*
+ * A mixed stack: every _PyEval_EvalFrameDefault frame is followed (inwards) by the Python
+ * frames it ran, every frame is kept (PYMERGE_ALL); the report hides the interpreter's.
+ */
+static int stack_node_python(struct fin *f, struct stream *s, struct stack_rec *st)
+{
+	/* 48 KiB: the tree is built on the caller's (main) thread */
+	uint32_t native[RAW_MAX_DEPTH], pyflags[RAW_PY_MAX_FRAMES];
+	struct pymerge_item items[RAW_MAX_DEPTH + RAW_PY_MAX_FRAMES];
+	uint32_t parent = UINT32_MAX, k, d, first, count;
+	size_t n, i;
+	int64_t nd;
+	int ret;
+
+	for (k = 0; k < st->depth; k++) {
+		const struct loc *l = &s->locs[st->loc + k];
+
+		if ((ret = native_frames(f, s, st, k, &first, &count)))
+			return ret;
+		native[k] = 0;
+		/* The real function at the address (inline depth 0) runs the eval loop. */
+		if (f->functions[f->frames[first].function].eval)
+			native[k] |= PYMERGE_NATIVE_EVAL;
+		if (l->module != NO_MODULE && f->modules[l->module].interpreter)
+			native[k] |= PYMERGE_NATIVE_INTERP;
+	}
+	for (k = 0; k < st->npy; k++)
+		pyflags[k] = s->py.frames[st->py_off + k].flags;
+	n = pymerge_stack(native, st->depth, pyflags, st->npy, PYMERGE_ALL, items,
+			  RAW_MAX_DEPTH + RAW_PY_MAX_FRAMES, NULL);
+	/* Innermost first: the tree grows from the outermost. */
+	for (i = n; i-- > 0;) {
+		if (items[i].python) {
+			first = s->py_frame_ids[st->py_off + items[i].index];
+			count = 1;
+		} else if ((ret = native_frames(f, s, st, items[i].index, &first, &count))) {
+			return ret;
+		}
+		for (d = 0; d < count; d++) {
+			nd = node_get(f, parent, first + d);
+			if (nd < 0)
+				return (int)nd;
+			parent = (uint32_t)nd;
+		}
+	}
+	st->node = parent;
+	return 0;
+}
+
 static int stack_node(struct fin *f, struct stream *s, struct stack_rec *st)
 {
 	uint32_t parent = UINT32_MAX, k, d;
 	int64_t n;
 
+	if (st->npy)
+		return stack_node_python(f, s, st);
 	if (!st->depth) {
 		int64_t fr = unknown_frame(f, 0);
 
@@ -468,25 +693,11 @@ static int stack_node(struct fin *f, struct stream *s, struct stack_rec *st)
 	}
 	/* Raw stacks are innermost first; the tree grows from the outermost frame. */
 	for (k = st->depth; k-- > 0;) {
-		const struct loc *l = &s->locs[st->loc + k];
 		uint32_t first, count;
+		int ret = native_frames(f, s, st, k, &first, &count);
 
-		if (l->module == NO_MODULE) {
-			int64_t fr = unknown_frame(f, l->addr);
-
-			if (fr < 0)
-				return (int)fr;
-			first = (uint32_t)fr;
-			count = 1;
-		} else {
-			const struct module *m = &f->modules[l->module];
-			int64_t ai = module_addr_index(m, l->addr);
-
-			if (ai < 0)
-				return -EINVAL; /* cannot happen: every address was wanted */
-			first = f->module_frames[l->module][ai];
-			count = m->count[ai];
-		}
+		if (ret)
+			return ret;
 		for (d = 0; d < count; d++) {
 			n = node_get(f, parent, first + d);
 			if (n < 0)
@@ -578,9 +789,13 @@ static int stack_place(struct fin *f, struct placed_set *set, struct stream *s,
 	const struct loc *locs = s->locs + st->loc;
 	struct placed_key k = { set, locs, st->depth };
 	uint64_t h = locs_hash(locs, st->depth);
-	int64_t i = hash_index_find(&set->index, h, placed_eq, &k);
+	int64_t i;
 	int ret;
 
+	/* Mixed stacks differ by their Python frames too: placed one by one. */
+	if (st->npy)
+		return stack_node(f, s, st);
+	i = hash_index_find(&set->index, h, placed_eq, &k);
 	if (i >= 0) {
 		st->node = set->v[i].node;
 		return 0;
@@ -634,6 +849,8 @@ int fin_build_tree(struct fin *f)
 			t->samples += st->samples;
 			t->weight += st->weight;
 			t->time_ns += st->weight * interval;
+			if (st->npy)
+				f->samples_python += st->samples;
 			f->samples_total += st->samples;
 			f->weight_total += st->weight;
 			leaf = &f->frames[f->nodes[st->node].frame];

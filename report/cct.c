@@ -178,8 +178,95 @@ static int loc_of(struct cct *t, int file, int line)
 	return keymap_put(&t->locmap, key, v) ? -1 : v;
 }
 
+/*
+ * Python stacks (see cct.h), per stack: whether the mode strips its frame (strip), whether a
+ * Python frame is at or above it (up), and at or below it in some stack (down). NULL arrays:
+ * the result has no Python frames, or every frame is kept.
+ */
+struct pyview {
+	unsigned char *strip, *up, *down;
+};
+
+static void pyview_release(struct pyview *v)
+{
+	free(v->strip);
+	free(v->up);
+	free(v->down);
+	memset(v, 0, sizeof(*v));
+}
+
+/*
+ * The C runtime: what the interpreter calls for its own work (malloc, memcpy, TLS lookups,
+ * clock_gettime) is interpreter work too. Called from an extension's code it stays shown.
+ */
+static bool runtime_module(const char *name)
+{
+	static const char *const prefixes[] = {
+		"libc.so", "ld-linux", "ld64.so", "libm.so", "libpthread.so", "libdl.so",
+		"librt.so", "libgcc_s.so", "[vdso]", NULL,
+	};
+	const char *const *p;
+
+	for (p = prefixes; *p; p++)
+		if (!strncmp(name, *p, strlen(*p)))
+			return true;
+	return false;
+}
+
+static int pyview_build(struct pyview *v, const struct model *m, unsigned flags)
+{
+	unsigned char *kind;
+	bool any = false;
+	size_t i;
+
+	memset(v, 0, sizeof(*v));
+	if (flags & CCT_ALL_FRAMES)
+		return 0;
+	for (i = 0; i < m->nfunctions && !any; i++)
+		any = m->functions[i].python;
+	if (!any)
+		return 0;
+	v->strip = big_calloc(m->nstacks + 1, 1);
+	v->up = big_calloc(m->nstacks + 1, 1);
+	v->down = big_calloc(m->nstacks + 1, 1);
+	kind = calloc(m->nfunctions + 1, 1);
+	if (!v->strip || !v->up || !v->down || !kind) {
+		free(kind);
+		pyview_release(v);
+		return -ENOMEM;
+	}
+	/* Per function: 1 stripped wherever it is, 2 stripped when its caller is. */
+	for (i = 0; i < m->nfunctions; i++) {
+		const struct model_function *f = &m->functions[i];
+
+		if (flags & CCT_PYTHON_ONLY)
+			kind[i] = !f->python;
+		else if (f->module >= 0)
+			kind[i] = m->modules[f->module].interpreter ? 1
+				: runtime_module(m->modules[f->module].name) ? 2 : 0;
+	}
+	for (i = 0; i < m->nstacks; i++) {
+		int s = m->stack_order[i], p = m->stacks[s].parent;
+		int fn = m->frames[m->stacks[s].frame].function;
+
+		v->up[s] = (p >= 0 && v->up[p]) || m->functions[fn].python;
+		v->down[s] = m->functions[fn].python;
+		v->strip[s] = kind[fn] == 1 || (kind[fn] == 2 && p >= 0 && v->strip[p]);
+	}
+	free(kind);
+	/* Children after their parents in stack_order: backwards, each tells its parent. */
+	for (i = m->nstacks; i-- > 0;) {
+		int s = m->stack_order[i], p = m->stacks[s].parent;
+
+		if (p >= 0 && v->down[s])
+			v->down[p] = 1;
+	}
+	return 0;
+}
+
 int cct_build(struct cct *t, const struct model *m, unsigned flags)
 {
+	struct pyview py;
 	size_t i;
 
 	memset(t, 0, sizeof(*t));
@@ -194,6 +281,8 @@ int cct_build(struct cct *t, const struct model *m, unsigned flags)
 	t->nodes = big_malloc(t->cap * sizeof(*t->nodes));
 	t->self_count = big_malloc(t->cap * sizeof(*t->self_count));
 	t->nkids = big_malloc(t->cap);
+	if (pyview_build(&py, m, flags))
+		goto nomem;
 	if (!t->inner || !t->leaf || !t->hidden || !t->frame_loc || !t->nodes ||
 	    !t->self_count || !t->nkids ||
 	    node_new(t, -1, -1, -1) < 0 || children_index(t, 0))
@@ -213,9 +302,19 @@ int cct_build(struct cct *t, const struct model *m, unsigned flags)
 		const struct model_stack *st = &m->stacks[s];
 		const struct model_frame *fr = &m->frames[st->frame];
 		int parent = st->parent >= 0 ? t->inner[st->parent] : 0;
+		bool merge = !(flags & CCT_INLINE) && fr->inline_depth > 0;
 		int node;
 
-		if (!(flags & CCT_INLINE) && fr->inline_depth > 0 && st->parent >= 0) {
+		if (py.strip && py.strip[s]) {
+			if (st->parent >= 0 && py.up[st->parent]) {
+				merge = true;
+			} else if (py.down[s]) {
+				t->inner[s] = parent;
+				t->leaf[s] = -1;
+				continue;
+			}
+		}
+		if (merge && st->parent >= 0) {
 			t->inner[s] = t->inner[st->parent];
 			t->leaf[s] = t->leaf[st->parent];
 			if (t->leaf[s] < 0)
@@ -232,8 +331,10 @@ int cct_build(struct cct *t, const struct model *m, unsigned flags)
 			goto nomem;
 		t->inner[s] = t->leaf[s] = node;
 	}
+	pyview_release(&py);
 	return 0;
 nomem:
+	pyview_release(&py);
 	cct_release(t);
 	return -ENOMEM;
 }

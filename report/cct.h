@@ -14,6 +14,8 @@ enum cct_flags {
 	CCT_INLINE = 1 << 0,	 /* inlined functions are nodes of their own (-inline-mode on) */
 	CCT_ALL_FRAMES = 1 << 1, /* keep start-up, thread and signal frames (-call-stack-mode all) */
 	CCT_LINES = 1 << 2,	 /* one node per function and source line, not per function */
+	CCT_PYTHON_ONLY = 1 << 3, /* only Python frames where a stack has some
+				     (-call-stack-mode python-only) */
 };
 
 /* A source position: index into model.files and a line. */
@@ -38,7 +40,14 @@ struct cct_node {
  *     was inlined into: it maps to the same node as its parent frame;
  *   - a hidden frame (start-up, thread entry, signal trampoline, the agent) without
  *     CCT_ALL_FRAMES is skipped on the way to deeper frames, but a sample whose innermost
- *     frame is hidden still counts in that function, so no time disappears.
+ *     frame is hidden still counts in that function, so no time disappears;
+ *   - Python (without CCT_ALL_FRAMES): a frame of the interpreter (its module has
+ *     modules.role 'interpreter', or it is in the C runtime, libc, ld.so, libm, and called
+ *     by such a frame; with CCT_PYTHON_ONLY, any native frame) under a Python frame is merged
+ *     into its caller, as an inlined frame is, so the eval loop and the interpreter's helpers
+ *     count in the Python line that ran them; above every Python frame of its stack
+ *     (Py_RunMain, the outermost eval loop) it is skipped like a hidden frame. Stacks
+ *     without Python frames keep all of theirs.
  */
 struct cct {
 	const struct model *m;

@@ -8,8 +8,11 @@
 #include "report/bigmem.h"
 #include "report/filter.h"
 
-static const char *const filter_keys[] = { "module", "thread", "process", "function" };
-enum { KEY_MODULE, KEY_THREAD, KEY_PROCESS, KEY_FUNCTION, NKEYS };
+static const char *const filter_keys[] = { "module", "thread", "process", "function",
+					    "language" };
+enum { KEY_MODULE, KEY_THREAD, KEY_PROCESS, KEY_FUNCTION, KEY_LANGUAGE, NKEYS };
+/* The items of KEY_LANGUAGE: index 1 is model_function.python. */
+static const char *const languages[] = { "native", "python" };
 
 /* Per key: which items (modules, threads, functions) are wanted and which excluded. */
 struct filter_sets {
@@ -71,6 +74,12 @@ static int mark(struct report *r, int key, const char *value, bool *set)
 				set[i] = true, hits++;
 		n = m->nfunctions;
 		break;
+	case KEY_LANGUAGE:
+		for (i = 0; i < 2; i++)
+			if (!strcmp(languages[i], value))
+				set[i] = true, hits++;
+		n = 2;
+		break;
 	}
 	if (hits)
 		return 0;
@@ -81,6 +90,7 @@ static int mark(struct report *r, int key, const char *value, bool *set)
 		case KEY_THREAD: names[i] = m->threads[i].name; break;
 		case KEY_PROCESS: names[i] = report_basename(m->processes[i].exe); break;
 		case KEY_FUNCTION: names[i] = m->functions[i].name; break;
+		case KEY_LANGUAGE: names[i] = languages[i]; break;
 		}
 	}
 	near = names ? options_nearest(value, names, n) : NULL;
@@ -102,6 +112,7 @@ static int sets_parse(struct report *r, struct filter_sets *fs)
 	fs->size[KEY_THREAD] = r->m.nthreads;
 	fs->size[KEY_PROCESS] = r->m.nthreads; /* process filters mark the threads */
 	fs->size[KEY_FUNCTION] = r->m.nfunctions;
+	fs->size[KEY_LANGUAGE] = 2;
 	for (k = 0; k < NKEYS; k++) {
 		fs->in[k] = calloc(fs->size[k] + 1, 1);
 		fs->out[k] = calloc(fs->size[k] + 1, 1);
@@ -127,7 +138,7 @@ static int sets_parse(struct report *r, struct filter_sets *fs)
 				return report_usage_error("unknown filter '%s' (did you mean '%s'?); "
 							  "use -filter KEY=VALUE or KEY!=VALUE", word, near);
 			return report_usage_error("unknown filter '%s'; keys are module, thread, "
-						  "process, function", word);
+						  "process, function, language", word);
 		}
 		if (!eq || !eq[1])
 			return report_usage_error("filter '%s' needs a value: -filter %s=VALUE", f,
@@ -151,6 +162,19 @@ static void sets_release(struct filter_sets *fs)
 	}
 }
 
+/* The function a sample at stack counts in, as the tree shows it (no node is made). */
+static int leaf_function(const struct report *r, int stack)
+{
+	const struct cct *t = &r->tree;
+	int s = stack;
+
+	while (t->leaf[s] <= -2)
+		s = -2 - t->leaf[s];
+	if (t->leaf[s] >= 0)
+		return t->nodes[t->leaf[s]].func;
+	return r->m.frames[r->m.stacks[s].frame].function;
+}
+
 static bool item_kept(const struct filter_sets *fs, int key, int item)
 {
 	if (item < 0)
@@ -165,7 +189,7 @@ int report_filter_samples(struct report *r)
 	const struct model *m = &r->m;
 	struct filter_sets fs;
 	unsigned char *onstack = NULL; /* per stack: 1 a wanted function, 2 an excluded one */
-	bool by_module = false;
+	bool by_module = false, by_language;
 	size_t i;
 	int rc;
 
@@ -191,6 +215,7 @@ int report_filter_samples(struct report *r)
 	for (i = 0; i < m->nmodules && !by_module; i++)
 		by_module = fs.out[KEY_MODULE][i];
 	by_module |= fs.given[KEY_MODULE];
+	by_language = fs.given[KEY_LANGUAGE] || fs.out[KEY_LANGUAGE][0] || fs.out[KEY_LANGUAGE][1];
 	r->recs = big_malloc((m->nsamples + 1) * sizeof(*r->recs));
 	if (!r->recs) {
 		rc = -ENOMEM;
@@ -210,6 +235,10 @@ int report_filter_samples(struct report *r)
 			continue;
 		if (by_module &&
 		    !item_kept(&fs, KEY_MODULE, m->frames[m->stacks[s->stack].frame].module))
+			continue;
+		/* language: of the frame the sample counts in, after -call-stack-mode */
+		if (by_language &&
+		    !item_kept(&fs, KEY_LANGUAGE, m->functions[leaf_function(r, s->stack)].python))
 			continue;
 		node = cct_leaf(&r->tree, s->stack);
 		if (node < 0) {

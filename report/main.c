@@ -11,7 +11,7 @@
 
 static const char *const formats[] = { "text", "csv", "json", NULL };
 static const char *const on_off[] = { "on", "off", NULL };
-static const char *const stack_modes[] = { "user-only", "all", NULL };
+static const char *const stack_modes[] = { "user-only", "all", "python-only", NULL };
 
 static const struct option_spec specs[] = {
 	{ "result-dir", "r", OPTION_LIST, "DIR",
@@ -23,7 +23,8 @@ static const struct option_spec specs[] = {
 	  "hotspots grouping: function, module, source-line, thread, process, or several "
 	  "joined by commas", "preport -r r000hs -view hotspots -group-by thread,function", NULL },
 	{ "filter", NULL, OPTION_LIST, "KEY=VALUE",
-	  "keep samples by module, thread, process or function; KEY!=VALUE excludes",
+	  "keep samples by module, thread, process, function or language (python, native); "
+	  "KEY!=VALUE excludes",
 	  "preport -r r000hs -view hotspots -filter module=libm.so.6", NULL },
 	{ "limit", NULL, OPTION_VALUE, "N", "show at most N rows (hotspots, stacks, functions)",
 	  NULL, NULL },
@@ -36,8 +37,10 @@ static const struct option_spec specs[] = {
 	  "on: inlined functions shown as their own frames (default); off: merged into their "
 	  "caller", NULL, on_off },
 	{ "call-stack-mode", NULL, OPTION_VALUE, "MODE",
-	  "user-only hides start-up, thread-entry, signal and agent frames (default); all keeps "
-	  "them", NULL, stack_modes },
+	  "user-only hides start-up, thread-entry, signal and agent frames and the Python "
+	  "interpreter's own frames (default); all keeps them; python-only keeps only Python "
+	  "frames in stacks that have some", "preport -r r000hs -view hotspots "
+	  "-call-stack-mode python-only", stack_modes },
 	{ "function", NULL, OPTION_VALUE, "NAME", "caller-callee: show this function only",
 	  "preport -r r000hs -view caller-callee -function compute", NULL },
 	{ "source-object", NULL, OPTION_VALUE, "function=NAME|file=PATH",
@@ -144,6 +147,7 @@ int main(int argc, char **argv)
 	o.inline_on = !s || !strcmp(s, "on");
 	s = options_get_str(&res, "call-stack-mode");
 	o.all_frames = s && !strcmp(s, "all");
+	o.python_only = s && !strcmp(s, "python-only");
 	o.function = options_get_str(&res, "function");
 	o.source_object = options_get_str(&res, "source-object");
 	v = options_get(&res, "source-search-dir");

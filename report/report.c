@@ -53,7 +53,9 @@ const char *report_module_name(const struct report *r, int func)
 
 	if (mod >= 0)
 		return r->m.modules[mod].name;
-	return func >= 0 ? "[python]" : "";
+	if (func < 0)
+		return "";
+	return r->m.functions[func].python ? "[python]" : "[unknown]";
 }
 
 const char *report_file_path(const struct report *r, int file)
@@ -335,6 +337,8 @@ static unsigned view_flags(const struct report_opts *o)
 		flags |= CCT_INLINE;
 	if (o->all_frames)
 		flags |= CCT_ALL_FRAMES;
+	if (o->python_only)
+		flags |= CCT_PYTHON_ONLY;
 	if (!strcmp(o->view, "source") ||
 	    (!strcmp(o->view, "hotspots") && o->group_by && strstr(o->group_by, "source-line")))
 		flags |= CCT_LINES;

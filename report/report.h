@@ -24,6 +24,7 @@ struct report_opts {
 	double threshold;	    /* percent of the total below which tree nodes are pruned */
 	bool inline_on;		    /* -inline-mode on */
 	bool all_frames;	    /* -call-stack-mode all */
+	bool python_only;	    /* -call-stack-mode python-only */
 	enum report_format format;
 	char csv_delimiter;
 	const char *output;	    /* -report-output FILE, or NULL for stdout */

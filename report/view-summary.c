@@ -186,6 +186,51 @@ static void section_collection(struct summary *s)
 		row_add(s, "Collection", "Data Limit Hit", "yes", NULL);
 }
 
+/* Samples whose stack has a Python frame (over every sample: the filters do not apply). */
+static int64_t python_samples(const struct model *m)
+{
+	unsigned char *up = calloc(m->nstacks + 1, 1);
+	int64_t n = 0;
+	size_t i;
+
+	if (!up)
+		return -1;
+	for (i = 0; i < m->nstacks; i++) {
+		int st = m->stack_order[i], p = m->stacks[st].parent;
+
+		up[st] = (p >= 0 && up[p]) ||
+			 m->functions[m->frames[m->stacks[st].frame].function].python;
+	}
+	for (i = 0; i < m->nsamples; i++)
+		if (up[m->samples[i].stack])
+			n += m->samples[i].count;
+	free(up);
+	return n;
+}
+
+/* Only for results of Python programs: the version, and why samples lack Python frames. */
+static void section_python(struct summary *s)
+{
+	const struct model *m = &s->r->m;
+	const char *version = model_meta_get(m, "python_version");
+	char metric[256];
+	int64_t n;
+	size_t i;
+
+	if (!version && !m->npynotes)
+		return;
+	if (version)
+		row_add(s, "Python", "Python Version", version, NULL);
+	n = python_samples(m);
+	if (n >= 0)
+		row_int(s, "Python", "Samples With Python Frames", n, NULL);
+	for (i = 0; i < m->npynotes; i++) {
+		snprintf(metric, sizeof(metric), "Samples Without Python Frames (%s)",
+			 m->pynotes[i].kind);
+		row_int(s, "Python", metric, m->pynotes[i].count, NULL);
+	}
+}
+
 static void section_finalization(struct summary *s, int64_t resolved_ns)
 {
 	struct report *r = s->r;
@@ -231,6 +276,7 @@ int view_summary(struct report *r, struct table *t)
 	if (rc)
 		return rc;
 	section_collection(&s);
+	section_python(&s);
 	section_finalization(&s, resolved_ns);
 	return 0;
 }

@@ -42,8 +42,10 @@ def main():
                     names = {"<lambda>", "<listcomp>", "<lambda>.<locals>.<listcomp>",
                              "<module>"}
                     lines = [pad + 1]
+                # 3.11+ put the first instruction of module code (RESUME) on no line
                 ok = (t0 <= start + t <= t1 and f["name"] in names and
-                      f["frame_line"] in lines)
+                      (f["frame_line"] in lines or
+                       (f["frame_line"] is None and f["address"] == 0)))
                 checked += 1
                 rounds.add(i)
                 if not ok:

@@ -17,21 +17,21 @@ def main():
     python = pylib.interpreter(label)
     unsupported = label == "3.9"
     with e.Workdir("py-degrade") as w:
-        res, out = pylib.collect(w, "res", python, "degrade.py", [LIB, 3000000, 240000000])
+        res, out = pylib.collect(w, "res", python, "degrade.py", [LIB, 5000000, 240000000])
         e.check(len(out.split()) == 2, "degrade.py ran to its end (%s)" % out.strip())
         db = pylib.Db(res)
         notes = db.notes()
         print("notes: %s" % notes)
         py_samples = sum(c for _th, sid, c, _w, _t in db.samples if db.python_frames(sid))
         total = sum(c for _th, _sid, c, _w, _t in db.samples)
-        summary = pylib.preport(res, "-view", "summary").stdout
+        summary = pylib.preport(res, "-view", "summary", "-format", "csv").stdout
         if unsupported:
             e.check(py_samples == 0 and total >= 100,
                     "3.9: %d samples, none with Python frames" % total)
             e.check(notes.get("unknown-version", 0) >= 0.9 * total,
                     "3.9: the unknown-version note counts the samples (%s of %d)"
                     % (notes.get("unknown-version"), total))
-            e.check("python version not supported" in summary,
+            e.check("Samples Without Python Frames (unknown-version)" in summary,
                     "the summary says why Python frames are missing")
             return
         e.check(py_samples >= 50, "spin has Python frames (%d samples)" % py_samples)
@@ -45,7 +45,7 @@ def main():
                 if db.python_frames(sid):
                     e.fail("a sample of the C thread has Python frames: %s" % names)
         nct = sum(ct.values())
-        e.check(len(ct) == 1 and nct >= 100, "the C thread has %d native samples" % nct)
+        e.check(len(ct) == 1 and nct >= 40, "the C thread has %d native samples" % nct)
         e.check(notes.get("no-thread-state", 0) >= 0.9 * nct,
                 "no-thread-state note: %s for the C thread's %d samples"
                 % (notes.get("no-thread-state"), nct))
@@ -53,8 +53,8 @@ def main():
         # The sub-interpreter: samples in the eval loop without Python frames, with the note.
         e.check(notes.get("subinterpreter", 0) >= 20,
                 "subinterpreter note counts %s samples" % notes.get("subinterpreter"))
-        e.check("sub-interpreters are not walked" in summary and
-                "thread has no python thread state" in summary,
+        e.check("Samples Without Python Frames (subinterpreter)" in summary and
+                "Samples Without Python Frames (no-thread-state)" in summary,
                 "the summary names both reasons")
         hs = pylib.rows(res, "-view", "hotspots")
         e.check(abs(sum(pylib.secs(r) for r in hs) - sum(t for *_x, t in db.samples) / 1e9)

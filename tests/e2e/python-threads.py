@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Python threads: worker_a (twice the work) and worker_b run in threading.Thread threads while
-the main thread waits, on one interpreter (the argument). Each thread's samples must carry its
-own worker, and the CPU times must be 2:1 within 5 points."""
+"""Python threads: worker_a and worker_b take turns in threading.Thread threads, worker_a with
+twice the work per turn, while the main thread waits, on one interpreter (the argument). Each
+thread's samples must carry its own worker, and the CPU times must be 2:1 within 5 points."""
 import json
 
 import e2elib as e
@@ -14,7 +14,7 @@ TOL = 5.0
 def main():
     python = pylib.interpreter(pylib.label_arg())
     with e.Workdir("py-threads") as w:
-        res, out = pylib.collect(w, "res", python, "threads.py", [4000000])
+        res, out = pylib.collect(w, "res", python, "threads.py", [200, 100000])
         tids = json.loads(out.strip().splitlines()[-1])
         e.check(set(tids) == {"a", "b"}, "threads.py reports its workers' tids %s" % tids)
 
@@ -40,7 +40,7 @@ def main():
                     if "worker_" + k in names and "worker_" + "ba"[k == "b"] not in names:
                         seen[k][0] += count
         for k in "ab":
-            e.check(seen[k][1] >= 50 and seen[k][0] >= 0.95 * seen[k][1],
+            e.check(seen[k][1] >= 30 and seen[k][0] >= 0.95 * seen[k][1],
                     "thread %s: %d of %d samples under worker_%s only" % (k, seen[k][0],
                                                                         seen[k][1], k))
 

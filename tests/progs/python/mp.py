@@ -1,43 +1,70 @@
 # SPDX-License-Identifier: MIT
-"""Known answer: multiprocessing workers. proc_a (twice the work) and proc_b run in fork()ed
-children, proc_c in a spawned child (a new interpreter through exec). Prints
-{"a": pid, "b": pid, "c": pid} as one JSON line.
+"""Known answer: multiprocessing workers. proc_a and proc_b run in fork()ed children, proc_c in
+a spawned interpreter (fork + exec). They take turns around a ring of semaphores, so all run
+under the same machine load: per turn proc_a spins 2 * CHUNK iterations, proc_b and proc_c
+CHUNK each. CPU time a:b:c is 2:1:1. Prints {"a": pid, "b": pid, "c": pid} as one JSON line.
 
-usage: mp.py [UNIT]   (iterations of proc_b and proc_c; default 3000000)
+usage: mp.py [TURNS [CHUNK]]   (default 100 turns of 30000 iterations)
 """
 import json
 import multiprocessing as mp
+import os
 import sys
+from itertools import repeat
 
 
 def spin(n):
+    # Allocates nothing (small ints are cached, repeat() makes no counter): the cost of an
+    # iteration does not depend on how the allocator's pools were left by the other worker.
     x = 0
-    for i in range(n):
-        x = (x * 7 + i) & 0xFFFF
+    for _ in repeat(None, n):
+        x = (x + 3) & 127
     return x
 
 
-def proc_a(n):
-    return spin(2 * n)
+def this_cpu():
+    """The CPU this process runs on (field 39 of /proc/self/stat), to pin to it: not always
+    CPU 0, which other tests running at the same time may have pinned themselves to."""
+    with open("/proc/self/stat") as f:
+        cpu = int(f.read().rsplit(")", 1)[1].split()[36])
+    return cpu if cpu in os.sched_getaffinity(0) else min(os.sched_getaffinity(0))
 
 
-def proc_b(n):
-    return spin(n)
+def take_turns(turns, n, mine, theirs):
+    for _ in range(turns):
+        mine.acquire()
+        spin(n)
+        theirs.release()
 
 
-def proc_c(n):
-    return spin(n)
+def proc_a(turns, chunk, mine, theirs):
+    take_turns(turns, 2 * chunk, mine, theirs)
+
+
+def proc_b(turns, chunk, mine, theirs):
+    take_turns(turns, chunk, mine, theirs)
+
+
+def proc_c(turns, chunk, mine, theirs):
+    take_turns(turns, chunk, mine, theirs)
 
 
 def main():
-    unit = int(sys.argv[1]) if len(sys.argv) > 1 else 3000000
+    turns = int(sys.argv[1]) if len(sys.argv) > 1 else 100
+    chunk = int(sys.argv[2]) if len(sys.argv) > 2 else 30000
+    # One CPU for all (children inherit it): per-process CPU speeds stay comparable on a
+    # machine whose CPUs are loaded differently (they take turns anyway).
+    os.sched_setaffinity(0, {this_cpu()})
     fork = mp.get_context("fork")
     spawn = mp.get_context("spawn")
-    ps = {"a": fork.Process(target=proc_a, args=(unit,)),
-          "b": fork.Process(target=proc_b, args=(unit,)),
-          "c": spawn.Process(target=proc_c, args=(unit,))}
+    # Made by the spawn context: such semaphores may go to spawned and forked children alike.
+    sa, sb, sc = spawn.Semaphore(0), spawn.Semaphore(0), spawn.Semaphore(0)
+    ps = {"a": fork.Process(target=proc_a, args=(turns, chunk, sa, sb)),
+          "b": fork.Process(target=proc_b, args=(turns, chunk, sb, sc)),
+          "c": spawn.Process(target=proc_c, args=(turns, chunk, sc, sa))}
     for p in ps.values():
         p.start()
+    sa.release()
     for p in ps.values():
         p.join()
     if any(p.exitcode != 0 for p in ps.values()):
