@@ -19,7 +19,7 @@ def main():
     python = pylib.interpreter(label)
     src = pylib.program("split.py")
     with e.Workdir("py-split") as w:
-        res, out = pylib.collect(w, "res", python, "split.py", [200000])
+        res, out = pylib.collect(w, "res", python, "split.py", [500000])
         e.check(out.strip().isdigit(), "split.py ran to its end under pcollect")
 
         hs = {r["Function"]: r for r in pylib.rows(res, "-view", "hotspots")}

@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: MIT
 """Known answer: multiprocessing workers. proc_a and proc_b run in fork()ed children, proc_c in
-a spawned interpreter (fork + exec). They take turns around a ring of semaphores, so all run
-under the same machine load: per turn proc_a spins 2 * CHUNK iterations, proc_b and proc_c
-CHUNK each. CPU time a:b:c is 2:1:1. Prints {"a": pid, "b": pid, "c": pid} as one JSON line.
+a spawned interpreter (fork + exec). They take turns around a ring of semaphores: per turn
+proc_a spins 2 * CHUNK iterations, proc_b and proc_c CHUNK each, so the work is 2:1:1. Each
+worker also measures the CPU time its spin calls took (time.thread_time), the reference the
+profile must agree with. Prints {"pid": {"a": pid, ...}, "cpu": {"a": seconds, ...}} as one
+JSON line.
 
 usage: mp.py [TURNS [CHUNK]]   (default 100 turns of 30000 iterations)
 """
@@ -10,6 +12,7 @@ import json
 import multiprocessing as mp
 import os
 import sys
+import time
 from itertools import repeat
 
 
@@ -30,46 +33,52 @@ def this_cpu():
     return cpu if cpu in os.sched_getaffinity(0) else min(os.sched_getaffinity(0))
 
 
-def take_turns(turns, n, mine, theirs):
+def take_turns(name, turns, n, mine, theirs, out):
+    cpu = 0.0
     for _ in range(turns):
         mine.acquire()
+        t0 = time.thread_time()
         spin(n)
+        cpu += time.thread_time() - t0
         theirs.release()
+    out.put((name, cpu))
 
 
-def proc_a(turns, chunk, mine, theirs):
-    take_turns(turns, 2 * chunk, mine, theirs)
+def proc_a(turns, chunk, mine, theirs, out):
+    take_turns("a", turns, 2 * chunk, mine, theirs, out)
 
 
-def proc_b(turns, chunk, mine, theirs):
-    take_turns(turns, chunk, mine, theirs)
+def proc_b(turns, chunk, mine, theirs, out):
+    take_turns("b", turns, chunk, mine, theirs, out)
 
 
-def proc_c(turns, chunk, mine, theirs):
-    take_turns(turns, chunk, mine, theirs)
+def proc_c(turns, chunk, mine, theirs, out):
+    take_turns("c", turns, chunk, mine, theirs, out)
 
 
 def main():
     turns = int(sys.argv[1]) if len(sys.argv) > 1 else 100
     chunk = int(sys.argv[2]) if len(sys.argv) > 2 else 30000
-    # One CPU for all (children inherit it): per-process CPU speeds stay comparable on a
-    # machine whose CPUs are loaded differently (they take turns anyway).
+    # One CPU for all (children inherit it): the workers take turns anyway, and a unit of
+    # work then costs about the same CPU time in each of them.
     os.sched_setaffinity(0, {this_cpu()})
     fork = mp.get_context("fork")
     spawn = mp.get_context("spawn")
-    # Made by the spawn context: such semaphores may go to spawned and forked children alike.
+    # Made by the spawn context: such objects may go to spawned and forked children alike.
     sa, sb, sc = spawn.Semaphore(0), spawn.Semaphore(0), spawn.Semaphore(0)
-    ps = {"a": fork.Process(target=proc_a, args=(turns, chunk, sa, sb)),
-          "b": fork.Process(target=proc_b, args=(turns, chunk, sb, sc)),
-          "c": spawn.Process(target=proc_c, args=(turns, chunk, sc, sa))}
+    out = spawn.SimpleQueue()
+    ps = {"a": fork.Process(target=proc_a, args=(turns, chunk, sa, sb, out)),
+          "b": fork.Process(target=proc_b, args=(turns, chunk, sb, sc, out)),
+          "c": spawn.Process(target=proc_c, args=(turns, chunk, sc, sa, out))}
     for p in ps.values():
         p.start()
     sa.release()
+    cpu = dict(out.get() for _ in ps)
     for p in ps.values():
         p.join()
     if any(p.exitcode != 0 for p in ps.values()):
         sys.exit("a worker failed: %s" % {k: p.exitcode for k, p in ps.items()})
-    print(json.dumps({k: p.pid for k, p in ps.items()}))
+    print(json.dumps({"pid": {k: p.pid for k, p in ps.items()}, "cpu": cpu}))
 
 
 if __name__ == "__main__":

@@ -1,33 +1,35 @@
 # SPDX-License-Identifier: MIT
 """Known answer: spin_a, spin_b and spin_c share the Python work 60/30/10, under a chain
-main -> level1 -> level2 -> level3. The three spin functions have the same body, so equal
-iteration counts cost equal CPU time; each round runs them one after the other.
+main -> level1 -> level2 -> level3. The three spin functions have the same body, which
+allocates nothing (small ints are cached, repeat() makes no counter), so equal iteration
+counts cost equal CPU time; each round runs them one after the other.
 
-usage: split.py [UNIT]   (iterations of spin_c per round; default 200000)
+usage: split.py [UNIT]   (iterations of spin_c per round; default 500000)
 """
 import sys
+from itertools import repeat
 
 ROUNDS = 10
 
 
 def spin_a(n):
     x = 0
-    for i in range(n):
-        x = (x * 7 + i) & 0xFFFF
+    for _ in repeat(None, n):
+        x = (x + 3) & 127
     return x
 
 
 def spin_b(n):
     x = 0
-    for i in range(n):
-        x = (x * 7 + i) & 0xFFFF
+    for _ in repeat(None, n):
+        x = (x + 3) & 127
     return x
 
 
 def spin_c(n):
     x = 0
-    for i in range(n):
-        x = (x * 7 + i) & 0xFFFF
+    for _ in repeat(None, n):
+        x = (x + 3) & 127
     return x
 
 
@@ -44,7 +46,7 @@ def level1(unit):
 
 
 def main():
-    unit = int(sys.argv[1]) if len(sys.argv) > 1 else 200000
+    unit = int(sys.argv[1]) if len(sys.argv) > 1 else 500000
     total = 0
     for _ in range(ROUNDS):
         total += level1(unit)
