@@ -15,7 +15,8 @@
  * Python frame.
  */
 
-#define PY_KEY_SEPARATOR 0xfffffffe00000000ull /* | number of native ips */
+/* | stack flags << 16 | number of native ips: above every user-space code address */
+#define PY_KEY_SEPARATOR 0xfffffffe00000000ull
 
 /* Give t its Python state if it has none; false when memory is short. */
 static bool py_attach(struct agent_thread *t)
@@ -36,9 +37,16 @@ static bool py_attach(struct agent_thread *t)
 
 void agent_python_thread_begin(struct agent_thread *t)
 {
-	/* Paired with the fence in agent_python_modules(): one of the two sees the other. */
+	struct agent_py *py;
+
+	/* Paired with the fence in agent_python_modules_done(): one of the two sees the other. */
 	atomic_thread_fence(memory_order_seq_cst);
-	if (pyagent_active() && !py_attach(t))
+	/* A new stream (its timer is not armed yet): a walker already there, left by a module
+	   scan that ran meanwhile or by the slot's last thread, starts over. */
+	py = atomic_load(&t->py);
+	if (py)
+		pyagent_thread_init(&py->pt);
+	else if (pyagent_active() && !py_attach(t))
 		agent_log("thread %d: no memory for python frames: sampled as native only",
 			  (int)t->tid);
 }
@@ -103,7 +111,7 @@ static uint64_t py_stack_id(struct agent_thread *t, struct agent_py *py, uint32_
 	uint64_t hash, id;
 
 	memcpy(py->key, t->ips, n * sizeof(uint64_t));
-	py->key[n] = PY_KEY_SEPARATOR | n;
+	py->key[n] = PY_KEY_SEPARATOR | (uint64_t)(flags & 0xffff) << 16 | (n & 0xffff);
 	for (i = 0; i < npy; i++) {
 		py->key[n + 1 + 2 * i] = py->frames[i].code_id;
 		py->key[n + 2 + 2 * i] = (uint64_t)py->frames[i].flags << 32 | py->frames[i].offset;
