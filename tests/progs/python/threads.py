@@ -12,26 +12,9 @@ import os
 import sys
 import threading
 import time
-from itertools import repeat
+from work import spin, this_cpu
 
 tids, cpu = {}, {}
-
-
-def spin(n):
-    # Allocates nothing (small ints are cached, repeat() makes no counter): the cost of an
-    # iteration does not depend on how the allocator's pools were left by the other worker.
-    x = 0
-    for _ in repeat(None, n):
-        x = (x + 3) & 127
-    return x
-
-
-def this_cpu():
-    """The CPU this process runs on (field 39 of /proc/self/stat), to pin to it: not always
-    CPU 0, which other tests running at the same time may have pinned themselves to."""
-    with open("/proc/self/stat") as f:
-        n = int(f.read().rsplit(")", 1)[1].split()[36])
-    return n if n in os.sched_getaffinity(0) else min(os.sched_getaffinity(0))
 
 
 def take_turns(name, turns, n, mine, theirs):
