@@ -24,6 +24,38 @@ static const char *debug_hint(const struct module *m)
 	return "rebuild it with -g, or pass -search-dir with an unstripped copy";
 }
 
+/*
+ * The CPU time the threads measured at their end against what their samples account for.
+ * Threads still running when the program was killed measured nothing and are left out.
+ */
+static void print_coverage(FILE *o, const struct fin *f)
+{
+	uint64_t used = 0, sampled = 0;
+	size_t i, shown = 0;
+
+	for (i = 0; i < f->nthreads; i++)
+		if (f->threads[i].cpu_ns) {
+			used += f->threads[i].cpu_ns;
+			sampled += f->threads[i].time_ns;
+		}
+	if (!used)
+		return;
+	fprintf(o, "  cpu time:  %.3f s sampled of %.3f s the threads used (%.1f%%)\n",
+		(double)sampled / 1e9, (double)used / 1e9, pct(sampled, used));
+	/* Name the threads that lost at least 10% and 50 ms: their profile is short. */
+	for (i = 0; i < f->nthreads && shown < 5; i++) {
+		const struct thread *t = &f->threads[i];
+
+		if (!t->cpu_ns || t->time_ns >= t->cpu_ns ||
+		    t->cpu_ns - t->time_ns < t->cpu_ns / 10 || t->cpu_ns - t->time_ns < 50000000)
+			continue;
+		fprintf(o, "  undersampled: thread %d '%s': %.3f s sampled of %.3f s used; its "
+			"timer signals came late (see LIMITS in docs/pcollect.md)\n", t->tid,
+			t->name ? t->name : "", (double)t->time_ns / 1e9, (double)t->cpu_ns / 1e9);
+		shown++;
+	}
+}
+
 void fin_print_summary(const struct fin *f)
 {
 	size_t i, nproc = 0, nthr = 0, nmod_used = 0;
@@ -47,6 +79,7 @@ void fin_print_summary(const struct fin *f)
 	fprintf(o, "  modules:   %zu loaded, %zu in stacks\n", f->nmodules, nmod_used);
 	fprintf(o, "  resolved:  %.1f%% of samples to a function, %.1f%% to a source line\n",
 		pct(f->samples_func, f->samples_total), pct(f->samples_line, f->samples_total));
+	print_coverage(o, f);
 	if (f->samples_python)
 		fprintf(o, "  python:    %.1f%% of samples with Python frames\n",
 			pct(f->samples_python, f->samples_total));

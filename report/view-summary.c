@@ -184,6 +184,16 @@ static void section_collection(struct summary *s)
 	}
 	if (model_meta_int(&r->m, "data_limit_hit", 0))
 		row_add(s, "Collection", "Data Limit Hit", "yes", NULL);
+	/*
+	 * The CPU time the threads measured at their end against what their samples account
+	 * for: a shortfall means timer signals came late (docs/pcollect.md, LIMITS).
+	 */
+	if (query_ints(r, "SELECT coalesce(sum(cpu_ns), 0), coalesce(sum(time_ns), 0) "
+			  "FROM threads WHERE cpu_ns > 0", v, 2) && v[0] > 0) {
+		row_time(s, "Collection", "CPU Time Measured by Threads", v[0], false);
+		snprintf(buf, sizeof(buf), "%.1f", 100.0 * (double)v[1] / (double)v[0]);
+		row_add(s, "Collection", "CPU Time Sampled", buf, "%");
+	}
 }
 
 /* Samples whose stack has a Python frame (over every sample: the filters do not apply). */

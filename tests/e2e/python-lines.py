@@ -14,7 +14,7 @@ def main():
     src = pylib.program("lines.py")
     a, b = e.source_line(src, "# LOOP-A"), e.source_line(src, "# LOOP-B")
     with e.Workdir("py-lines") as w:
-        res, _ = pylib.collect(w, "res", python, "lines.py", [1200000])
+        res, _ = pylib.collect(w, "res", python, "lines.py", [75])
 
         hl = pylib.rows(res, "-view", "hotspots", "-group-by", "source-line")
         by_line = {}

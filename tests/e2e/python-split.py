@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Python 60/30/10: spin_a, spin_b, spin_c (same body, 6:3:1 iterations) under the chain
+"""Python 60/30/10: spin_a, spin_b, spin_c (same body, 6:3:1 of the CPU time) under the chain
 main -> level1 -> level2 -> level3, profiled end to end on one interpreter (the argument).
 Checks: the hotspots split within 3 points; every spin sample has the whole Python chain in
 order; user-only hides the interpreter's frames, all shows them; names, files and definition
@@ -19,7 +19,7 @@ def main():
     python = pylib.interpreter(label)
     src = pylib.program("split.py")
     with e.Workdir("py-split") as w:
-        res, out = pylib.collect(w, "res", python, "split.py", [500000])
+        res, out = pylib.collect(w, "res", python, "split.py", [30])
         e.check(out.strip().isdigit(), "split.py ran to its end under pcollect")
 
         hs = {r["Function"]: r for r in pylib.rows(res, "-view", "hotspots")}

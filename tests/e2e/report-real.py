@@ -82,6 +82,15 @@ def main():
         cp = preport("-r", res, "-view", "summary")
         e2elib.check(os.path.exists(os.path.join(res, "result.db")) and "CPU Time" in cp.stdout,
                      "preport finalized the result first and printed the summary")
+        # The summary's coverage: what the thread measured against what its samples hold.
+        summ = {r["Metric"]: r for r in rows(res, "-view", "summary")}
+        used = float(summ["CPU Time Measured by Threads"]["Value"])
+        sampled = float(summ["CPU Time Sampled"]["Value"])
+        cpu = float(summ["CPU Time"]["Value"])
+        e2elib.check(used > 2.5 and 95 <= sampled <= 101 and
+                     abs(cpu - used * sampled / 100) <= 0.01 * used,
+                     "summary: CPU Time Sampled %.1f%% of %.3f s measured, CPU Time %.3f s"
+                     % (sampled, used, cpu))
         names = ["heavy", "medium", "light"]
         hs = views_agree(res, names, [60, 30, 10])
 

@@ -10,50 +10,42 @@
 #define CHAIN_DEPTH 20
 
 /*
- * Iterations per unit: about 40 ms here. Each phase lasts many sampling intervals, so the
- * timer samples it systematically and a share is off by at most a sample per phase boundary.
+ * CPU milliseconds per unit. Each phase lasts many sampling intervals, so the timer samples
+ * it systematically and a share is off by at most a sample per phase boundary.
  */
-static long unit = 30000000L;
+static double unit = 40;
 
 static __attribute__((noinline, noclone)) void work_sixty(void)
 {
-	BURN(6 * unit);
+	BURN_CPU_MS(6 * unit);
 }
 
 static __attribute__((noinline, noclone)) void work_thirty(void)
 {
-	BURN(3 * unit);
+	BURN_CPU_MS(3 * unit);
 }
 
 static __attribute__((noinline, noclone)) void work_ten(void)
 {
-	BURN(1 * unit);
+	BURN_CPU_MS(1 * unit);
 }
 
 /* CPU time of each work function as the kernel counts it, ns. */
 static long long spent[3];
-
-static long long thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
-}
 
 static __attribute__((noinline, noclone)) void chain(int depth)
 {
 	if (depth > 0) {
 		chain(depth - 1);
 	} else {
-		long long t0 = thread_cpu_ns(), t1, t2, t3;
+		long long t0 = burn_cpu_ns(), t1, t2, t3;
 
 		work_sixty();
-		t1 = thread_cpu_ns();
+		t1 = burn_cpu_ns();
 		work_thirty();
-		t2 = thread_cpu_ns();
+		t2 = burn_cpu_ns();
 		work_ten();
-		t3 = thread_cpu_ns();
+		t3 = burn_cpu_ns();
 		spent[0] += t1 - t0;
 		spent[1] += t2 - t1;
 		spent[2] += t3 - t2;
@@ -67,7 +59,7 @@ int main(int argc, char **argv)
 	struct rusage ru;
 
 	if (argc > 2)
-		unit = atol(argv[2]);
+		unit = atof(argv[2]);
 
 	for (long r = 0; r < rounds; r++)
 		chain(CHAIN_DEPTH);

@@ -8,7 +8,7 @@
 static __attribute__((noinline)) void rank_work(int units)
 {
 	for (int u = 0; u < units; u++)
-		BURN(3 * BURN_100MS);
+		BURN_CPU_MS(300);
 }
 
 int main(int argc, char **argv)

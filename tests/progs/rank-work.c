@@ -8,7 +8,7 @@
 static __attribute__((noinline)) void rank_work(int units)
 {
 	for (int u = 0; u < units; u++)
-		BURN(2 * BURN_100MS);
+		BURN_CPU_MS(200);
 }
 
 int main(void)

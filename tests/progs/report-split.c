@@ -3,42 +3,49 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "burn.h"
+
 /*
- * The work of each function is a chain of dependent multiplications on a single source line
- * (marked "burn:NAME"), so the source view must put each function's time on that line.
- * With argument "twice", medium does twice its work: the variant for difference reports.
+ * Each function burns a budget of its thread's CPU time (the clock CPU-time sampling runs on)
+ * with a chain of dependent multiplications on a single source line (marked "burn:NAME"), so
+ * the source view must put each function's time on that line. With argument "twice", medium
+ * burns twice its budget: the variant for difference reports. A second argument sets the CPU
+ * milliseconds of one round.
  */
 static volatile unsigned long sink;
-static long unit = 250000000;
+static double unit = 620;
 
-static __attribute__((noinline, noclone)) void heavy(long n)
+static __attribute__((noinline, noclone)) void heavy(double ms)
 {
 	unsigned long x = 1;
+	long long end = burn_cpu_ns() + (long long)(ms * 1e6);
 
-	for (long i = 0; i < n; i++) { x = x * 6364136223846793005ul + 1; __asm__ volatile("" : "+r"(x)::"memory"); } /* burn:heavy */
+	while (burn_cpu_ns() < end) for (long i = 0; i < BURN_CHUNK; i++) { x = x * 6364136223846793005ul + 1; __asm__ volatile("" : "+r"(x)::"memory"); } /* burn:heavy */
 	sink = x;
 }
 
-static __attribute__((noinline, noclone)) void medium(long n)
+static __attribute__((noinline, noclone)) void medium(double ms)
 {
 	unsigned long x = 3;
+	long long end = burn_cpu_ns() + (long long)(ms * 1e6);
 
-	for (long i = 0; i < n; i++) { x = x * 6364136223846793005ul + 1; __asm__ volatile("" : "+r"(x)::"memory"); } /* burn:medium */
+	while (burn_cpu_ns() < end) for (long i = 0; i < BURN_CHUNK; i++) { x = x * 6364136223846793005ul + 1; __asm__ volatile("" : "+r"(x)::"memory"); } /* burn:medium */
 	sink = x;
 }
 
-static __attribute__((noinline, noclone)) void light(long n)
+static __attribute__((noinline, noclone)) void light(double ms)
 {
 	unsigned long x = 5;
+	long long end = burn_cpu_ns() + (long long)(ms * 1e6);
 
-	for (long i = 0; i < n; i++) { x = x * 6364136223846793005ul + 1; __asm__ volatile("" : "+r"(x)::"memory"); } /* burn:light */
+	while (burn_cpu_ns() < end) for (long i = 0; i < BURN_CHUNK; i++) { x = x * 6364136223846793005ul + 1; __asm__ volatile("" : "+r"(x)::"memory"); } /* burn:light */
 	sink = x;
 }
 
 /* Interleave the three in rounds so a sample boundary error stays below one round. */
 static __attribute__((noinline, noclone)) void driver(int medium_factor)
 {
-	for (int round = 0; round < 10; round++) {
+	for (int round = 0; round < 5; round++) {
 		heavy(6 * unit / 10);
 		medium(3 * unit / 10 * medium_factor);
 		light(1 * unit / 10);
@@ -50,7 +57,7 @@ int main(int argc, char **argv)
 	int factor = argc > 1 && !strcmp(argv[1], "twice") ? 2 : 1;
 
 	if (argc > 2)
-		unit = atol(argv[2]);
+		unit = atof(argv[2]);
 	driver(factor);
 	return 0;
 }

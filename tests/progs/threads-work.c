@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* Four named threads doing 1, 2, 3 and 4 units of work: per-thread CPU in ratio 1:2:3:4. */
+/* Four named threads doing 1, 2, 3 and 4 units of CPU time: per-thread CPU in ratio 1:2:3:4. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "burn.h"
 
-static long unit = BURN_100MS * 2;
+static double unit = 200; /* CPU milliseconds */
 
 static __attribute__((noinline, noclone)) void thread_work(long units)
 {
-	BURN(units * unit);
+	BURN_CPU_MS(units * unit);
 }
 
 static void *worker(void *arg)
@@ -30,7 +30,7 @@ int main(int argc, char **argv)
 	long i;
 
 	if (argc > 1)
-		unit = atol(argv[1]);
+		unit = atof(argv[1]);
 	for (i = 0; i < 4; i++)
 		if (pthread_create(&t[i], NULL, worker, (void *)(i + 1)))
 			return 1;

@@ -357,6 +357,74 @@ static void test_finalize_counts_and_tree(void)
 	sqlite3_close(db);
 }
 
+/* Runs a non-quiet finalize and returns what it printed on stderr (caller frees). */
+static char *finalize_summary(const char *dir)
+{
+	const struct finalize_opts o = { .result_dir = dir, .jobs = 1 };
+	char path[PATH_MAX + 16];
+	char *text = NULL;
+	int fd, saved;
+	FILE *f;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/summary.txt", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CU_ASSERT_FATAL(fd >= 0);
+	fflush(stderr);
+	saved = dup(STDERR_FILENO);
+	dup2(fd, STDERR_FILENO);
+	close(fd);
+	CU_ASSERT(finalize_run(&o) == 0);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	f = fopen(path, "r");
+	CU_ASSERT_FATAL(f != NULL);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	text = calloc(1, (size_t)n + 1);
+	CU_ASSERT_FATAL(text != NULL);
+	CU_ASSERT(fread(text, 1, (size_t)n, f) == (size_t)n);
+	fclose(f);
+	return text;
+}
+
+/*
+ * Thread 200 used 1 s of CPU and its samples account for 0.3 s (30 of 10 ms); thread 201
+ * used 0.5 s, all sampled. The summary gives 0.8 of 1.5 s and names thread 200 only.
+ */
+static void test_finalize_cpu_coverage(void)
+{
+	char dir[PATH_MAX];
+	struct stream_w a, b;
+	int64_t ta = 0, tb = 0;
+	char *text;
+
+	make_result(dir, sizeof(dir));
+	stream_open(&a, dir, 200, 200);
+	stream_module(&a, self_path, self_build_id, self_build_id_len);
+	stream_inline_stack(&a, 7);
+	samples(&a, 7, 30, &ta);
+	CU_ASSERT_FATAL(raw_writer_thread_name(&a.w, 200, ta, "late") == 0);
+	CU_ASSERT_FATAL(raw_writer_thread_end(&a.w, 200, ta + 1000, 1000000000) == 0);
+	stream_close(&a);
+	stream_open(&b, dir, 200, 201);
+	stream_inline_stack(&b, 1);
+	samples(&b, 1, 50, &tb);
+	CU_ASSERT_FATAL(raw_writer_thread_end(&b.w, 201, tb + 1000, 500000000) == 0);
+	stream_close(&b);
+	text = finalize_summary(dir);
+	CU_ASSERT(strstr(text, "cpu time:  0.800 s sampled of 1.500 s the threads used (53.3%)")
+		  != NULL);
+	CU_ASSERT(strstr(text, "undersampled: thread 200 'late': 0.300 s sampled of 1.000 s")
+		  != NULL);
+	CU_ASSERT(strstr(text, "thread 201") == NULL);
+	if (!strstr(text, "undersampled: thread 200"))
+		fprintf(stderr, "summary was:\n%s", text);
+	free(text);
+}
+
 static void test_finalize_missing_and_unknown(void)
 {
 	char dir[PATH_MAX], *s;
@@ -812,6 +880,7 @@ int main(void)
 	static const struct unit_test tests[] = {
 		{ "inline chain", test_finalize_inline_chain },
 		{ "counts and tree", test_finalize_counts_and_tree },
+		{ "cpu coverage", test_finalize_cpu_coverage },
 		{ "missing and unknown", test_finalize_missing_and_unknown },
 		{ "build-id mismatch", test_finalize_build_id_mismatch },
 		{ "search dir", test_finalize_search_dir },

@@ -1,35 +1,43 @@
 # SPDX-License-Identifier: MIT
-"""Known answer: spin_a, spin_b and spin_c share the Python work 60/30/10, under a chain
-main -> level1 -> level2 -> level3. The three spin functions have the same body, which
-allocates nothing (small ints are cached, repeat() makes no counter), so equal iteration
-counts cost equal CPU time; each round runs them one after the other.
+"""Known answer: spin_a, spin_b and spin_c share the CPU time 60/30/10, under a chain
+main -> level1 -> level2 -> level3. Each spin function burns a budget of its thread's CPU
+time (the clock CPU-time sampling runs on), with a look at the clock every CHUNK iterations
+of a body that allocates nothing; each round runs them one after the other.
 
-usage: split.py [UNIT]   (iterations of spin_c per round; default 500000)
+usage: split.py [UNIT]   (CPU milliseconds of spin_c per round; default 30)
 """
 import sys
 from itertools import repeat
+from work import cpu_ns
 
-ROUNDS = 10
+ROUNDS = 4
+CHUNK = 5000
 
 
-def spin_a(n):
+def spin_a(ms):
     x = 0
-    for _ in repeat(None, n):
-        x = (x + 3) & 127
+    end = cpu_ns() + int(ms * 1e6)
+    while cpu_ns() < end:
+        for _ in repeat(None, CHUNK):
+            x = (x + 3) & 127
     return x
 
 
-def spin_b(n):
+def spin_b(ms):
     x = 0
-    for _ in repeat(None, n):
-        x = (x + 3) & 127
+    end = cpu_ns() + int(ms * 1e6)
+    while cpu_ns() < end:
+        for _ in repeat(None, CHUNK):
+            x = (x + 3) & 127
     return x
 
 
-def spin_c(n):
+def spin_c(ms):
     x = 0
-    for _ in repeat(None, n):
-        x = (x + 3) & 127
+    end = cpu_ns() + int(ms * 1e6)
+    while cpu_ns() < end:
+        for _ in repeat(None, CHUNK):
+            x = (x + 3) & 127
     return x
 
 
@@ -46,7 +54,7 @@ def level1(unit):
 
 
 def main():
-    unit = int(sys.argv[1]) if len(sys.argv) > 1 else 500000
+    unit = float(sys.argv[1]) if len(sys.argv) > 1 else 30
     total = 0
     for _ in range(ROUNDS):
         total += level1(unit)

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
-"""CPU work shared by the threads and multiprocessing known-answer programs."""
+"""CPU work and a CPU clock shared by the Python known-answer programs."""
 import os
+import resource
 from itertools import repeat
 
 
@@ -19,3 +20,12 @@ def this_cpu():
     with open("/proc/self/stat") as f:
         cpu = int(f.read().rsplit(")", 1)[1].split()[36])
     return cpu if cpu in os.sched_getaffinity(0) else min(os.sched_getaffinity(0))
+
+
+def cpu_ns():
+    """This thread's CPU time, ns, as of its last tick or context switch: the sum the
+    CPU-time timers run on. Not time.thread_time_ns(), whose clock_gettime brings the
+    scheduler's accounting up to date: polled often on a busy machine, that preempts the
+    thread between ticks, where the timers are not checked (tests/progs/burn.h)."""
+    ru = resource.getrusage(resource.RUSAGE_THREAD)
+    return int((ru.ru_utime + ru.ru_stime) * 1e9)
