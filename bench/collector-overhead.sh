@@ -4,6 +4,7 @@
 # about 3 s) plain, under pcollect at 10 ms and 1 ms (collection only: -finalization-mode=none),
 # and under `perf record -F 100 -g`. Prints wall and user-time ratios against the plain run
 # (hyperfine means of 5+ runs after a warm-up), and raw bytes per sample for pcollect and perf.
+# The program runs in its "fixed" mode: a fixed amount of work, not a budget of CPU time.
 # Usage: bench/collector-overhead.sh [BUILD_DIR] [RUNS]
 set -eu
 BUILD=${1:-build}
@@ -25,12 +26,12 @@ cd "$WORK"
 hyperfine --warmup 1 --runs "$RUNS" --export-json "$WORK/h.json" --style basic \
 	--prepare true --prepare "rm -rf $WORK/r10" --prepare "rm -rf $WORK/r1" \
 	--prepare "rm -f $WORK/perf.data" \
-	-n plain "$PROG $ROUNDS" \
+	-n plain "$PROG $ROUNDS 40 fixed" \
 	-n pcollect-10ms \
-	"$PCOLLECT -collect hotspots -quiet -finalization-mode=none -r $WORK/r10 -- $PROG $ROUNDS" \
+	"$PCOLLECT -collect hotspots -quiet -finalization-mode=none -r $WORK/r10 -- $PROG $ROUNDS 40 fixed" \
 	-n pcollect-1ms \
-	"$PCOLLECT -collect hotspots -quiet -finalization-mode=none -knob sampling-interval=1 -r $WORK/r1 -- $PROG $ROUNDS" \
-	-n perf-F100-g "perf record -q -F 100 -g -o $WORK/perf.data -- $PROG $ROUNDS" \
+	"$PCOLLECT -collect hotspots -quiet -finalization-mode=none -knob sampling-interval=1 -r $WORK/r1 -- $PROG $ROUNDS 40 fixed" \
+	-n perf-F100-g "perf record -q -F 100 -g -o $WORK/perf.data -- $PROG $ROUNDS 40 fixed" \
 	>"$WORK/hyperfine.log" 2>&1 || { cat "$WORK/hyperfine.log"; exit 1; }
 
 bytes_per_sample() { # result dir -> "bytes samples"
