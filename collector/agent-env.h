@@ -16,6 +16,7 @@
 #define AGENT_ENV_LAUNCHER_PID	 "PCOLLECT_LAUNCHER_PID"     /* pid of pcollect */
 #define AGENT_ENV_EXEC		 "PCOLLECT_EXEC"	     /* "pid:generation", set at exec */
 #define AGENT_ENV_SIGNAL	 "PCOLLECT_SIGNAL"	     /* sampling signal number (optional) */
+#define AGENT_ENV_SAMPLING_CLOCK "PCOLLECT_SAMPLING_CLOCK"   /* "timer" or "task-clock" */
 
 #include <stdint.h>
 

@@ -42,6 +42,7 @@ struct agent_config {
 	bool follow_child;
 	int rank;
 	int signo;
+	bool task_clock;	      /* -knob sampling-clock=task-clock */
 	pid_t launcher_pid;
 };
 
@@ -69,6 +70,11 @@ struct agent_thread {
 	bool external;	      /* existed before the agent started: no code of ours runs in it */
 	bool has_timer;
 	timer_t timer;
+	/* With -knob sampling-clock=task-clock: the thread's perf task-clock event, or -1 (the
+	   timer then), its count at the last sample, and the part of an interval carried over. */
+	int perf_fd;
+	uint64_t perf_last;
+	int64_t perf_carry;
 	clockid_t cpu_clock;  /* the thread's CPU-time clock */
 	uint64_t cpu_start_ns; /* its value when this stream began */
 	int fd;
@@ -153,6 +159,10 @@ struct agent_thread *agent_thread_begin(pid_t tid, bool external);
 void agent_thread_end(struct agent_thread *t, bool own);
 void agent_thread_arm(struct agent_thread *t);
 void agent_thread_disarm(struct agent_thread *t);
+/* Close t's task-clock event, if any (thread end, or a fork child dropping the parent's). */
+void agent_thread_perf_close(struct agent_thread *t);
+/* True when fd is or was the task-clock event of one of our threads (read in the handler). */
+bool agent_perf_fd_ours(int fd);
 int agent_thread_open_stream(struct agent_thread *t);
 void agent_thread_write_lost(struct agent_thread *t);
 void agent_thread_key_destructor(void *p);

@@ -5,7 +5,9 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <linux/perf_event.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -14,9 +16,11 @@
 /*
  * The agent samples with a real-time signal (SIGRTMAX-7 unless PCOLLECT_SIGNAL says
  * otherwise), not SIGPROF, so a program's own SIGPROF and setitimer(ITIMER_PROF) are left
- * entirely to it. Our timers carry AGENT_COOKIE in si_value with si_code SI_TIMER: any other
- * delivery of the signal is the program's, and goes to the disposition it asked for, which
- * sigaction()/signal() record here instead of installing.
+ * entirely to it. Our timers carry AGENT_COOKIE in si_value with si_code SI_TIMER, and our
+ * task-clock events (-knob sampling-clock=task-clock) come with si_code POLL_HUP and the
+ * event's descriptor in si_fd: any other delivery of the signal is the program's, and goes
+ * to the disposition it asked for, which sigaction()/signal() record here instead of
+ * installing.
  */
 
 struct agent_real agent_real;
@@ -107,9 +111,8 @@ static uint64_t stack_id(struct agent_thread *t, uint32_t n, uint32_t flags)
 	return id;
 }
 
-static void sample(struct agent_thread *t, siginfo_t *si, void *uc)
+static void sample(struct agent_thread *t, uint64_t weight, void *uc)
 {
-	uint64_t weight = 1 + (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0);
 	int expected = 0;
 	uint32_t n, flags;
 	uint64_t id;
@@ -201,12 +204,38 @@ static void forward(int sig, siginfo_t *si, void *uc)
 	agent_real.pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/*
+ * The weight of a task-clock sample: the thread's time since the last one, read from the
+ * event, in intervals (rounded, the rest carried to the next sample, so the sum stays
+ * exact). The event is turned on again first, so the handler's own time is counted, as the
+ * timer counts it. 0: nothing to record (stale signal, or sampling stopped).
+ */
+static uint64_t task_clock_weight(struct agent_thread *t, int fd)
+{
+	int64_t interval = (int64_t)agent.cfg.interval_ns, w;
+	uint64_t count;
+
+	if (fd != t->perf_fd || agent_sampling_stopped())
+		return 0;
+	ioctl(fd, PERF_EVENT_IOC_REFRESH, 1);
+	if (read(fd, &count, sizeof(count)) != (ssize_t)sizeof(count) || count < t->perf_last)
+		return 1;
+	t->perf_carry += (int64_t)(count - t->perf_last);
+	t->perf_last = count;
+	w = (t->perf_carry + interval / 2) / interval;
+	t->perf_carry -= w * interval;
+	return w > 0 ? (uint64_t)w : 0;
+}
+
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
 	struct agent_thread *t;
 	int saved = errno;
+	bool perf;
+	uint64_t weight;
 
-	if (si->si_code != SI_TIMER || si->si_value.sival_ptr != AGENT_COOKIE) {
+	perf = si->si_code == POLL_HUP && agent_perf_fd_ours(si->si_fd);
+	if (!perf && (si->si_code != SI_TIMER || si->si_value.sival_ptr != AGENT_COOKIE)) {
 		forward(sig, si, uc);
 		errno = saved;
 		return;
@@ -219,7 +248,12 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 			goto out;
 		agent_self = t;
 	}
-	sample(t, si, uc);
+	if (perf)
+		weight = task_clock_weight(t, si->si_fd);
+	else
+		weight = 1 + (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0);
+	if (weight)
+		sample(t, weight, uc);
 out:
 	errno = saved;
 }

@@ -3,10 +3,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/perf_event.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -209,6 +211,7 @@ struct agent_thread *agent_thread_begin(pid_t tid, bool external)
 	t->external = external;
 	t->pthread = external ? 0 : pthread_self();
 	t->has_timer = false;
+	t->perf_fd = -1;
 	atomic_store(&t->busy, 1);
 	t->buf = malloc(AGENT_BUFFER_SIZE);
 	t->ips = malloc((agent.cfg.stack_depth + 64) * sizeof(uint64_t));
@@ -232,11 +235,94 @@ struct agent_thread *agent_thread_begin(pid_t tid, bool external)
 	return t;
 }
 
+/*
+ * Descriptors that are or were task-clock events of ours, one bit each: the handler tells
+ * our signals from the program's by si_fd, including one still pending when its event was
+ * closed. Bits are only ever set.
+ */
+#define PERF_FD_BITS 65536
+static _Atomic uint8_t perf_fds[PERF_FD_BITS / 8];
+
+bool agent_perf_fd_ours(int fd)
+{
+	return fd >= 0 && fd < PERF_FD_BITS &&
+	       (atomic_load_explicit(&perf_fds[fd / 8], memory_order_relaxed) & (1u << (fd % 8)));
+}
+
+/*
+ * A task-clock event for t (-knob sampling-clock=task-clock): the kernel's own clock of the
+ * time t runs, which fires by high-resolution timer at every interval of it, not at the
+ * tick, and is not missed by a thread that runs between ticks. Its overflow disables it and
+ * sends our signal to t (F_SETSIG, F_SETOWN_EX); the handler turns it on again
+ * (PERF_EVENT_IOC_REFRESH). exclude_kernel is what an unprivileged process may ask for
+ * (perf_event_paranoid 2): an interval that ends in the kernel is counted, and sampled at
+ * the next one that ends in user code. False when the event cannot be had: the timer then.
+ */
+static bool perf_open(struct agent_thread *t)
+{
+	static _Atomic int warned;
+	struct f_owner_ex owner = { F_OWNER_TID, t->tid };
+	struct perf_event_attr a;
+	int fd, err;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	a.sample_period = agent.cfg.interval_ns;
+	a.disabled = 1;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	fd = (int)syscall(SYS_perf_event_open, &a, t->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		err = errno;
+		goto fail;
+	}
+	if (fd >= PERF_FD_BITS) {
+		close(fd);
+		err = EMFILE;
+		goto fail;
+	}
+	atomic_fetch_or(&perf_fds[fd / 8], (uint8_t)(1u << (fd % 8)));
+	if (fcntl(fd, F_SETSIG, agent.cfg.signo) || fcntl(fd, F_SETOWN_EX, &owner) ||
+	    fcntl(fd, F_SETFL, O_ASYNC)) {
+		err = errno;
+		close(fd);
+		goto fail;
+	}
+	t->perf_last = 0;
+	t->perf_carry = 0;
+	t->perf_fd = fd;
+	return true;
+fail:
+	if (!atomic_exchange(&warned, 1))
+		agent_log("no task-clock event for thread %d (%s%s): sampling with the CPU-time "
+			  "timer instead", (int)t->tid, strerror(err),
+			  err == EACCES || err == EPERM ? "; see /proc/sys/kernel/perf_event_paranoid"
+							: "");
+	return false;
+}
+
+void agent_thread_perf_close(struct agent_thread *t)
+{
+	if (t->perf_fd < 0)
+		return;
+	close(t->perf_fd);
+	t->perf_fd = -1;
+}
+
 void agent_thread_arm(struct agent_thread *t)
 {
 	struct itimerspec its;
 	struct sigevent sev;
 
+	if (agent.cfg.task_clock && !t->has_timer && (t->perf_fd >= 0 || perf_open(t))) {
+		if (!ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1))
+			return;
+		agent_log("cannot start the task-clock event of thread %d: %s", (int)t->tid,
+			  strerror(errno));
+		agent_thread_perf_close(t);
+	}
 	if (!t->has_timer) {
 		memset(&sev, 0, sizeof(sev));
 		sev.sigev_notify = SIGEV_THREAD_ID;
@@ -261,6 +347,8 @@ void agent_thread_disarm(struct agent_thread *t)
 {
 	struct itimerspec its;
 
+	if (t->perf_fd >= 0)
+		ioctl(t->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
 	if (!t->has_timer)
 		return;
 	memset(&its, 0, sizeof(its));
@@ -306,6 +394,7 @@ void agent_thread_end(struct agent_thread *t, bool own)
 		timer_delete(t->timer);
 		t->has_timer = false;
 	}
+	agent_thread_perf_close(t);
 	if (!busy_acquire(t, own ? 1000 : 10000)) {
 		agent_log("thread %d: writer busy at its end: last records lost", (int)t->tid);
 		return;

@@ -132,6 +132,8 @@ static int config_read(struct agent_config *c)
 	c->rank = -1;
 	if (getenv(AGENT_ENV_RANK))
 		c->rank = atoi(getenv(AGENT_ENV_RANK));
+	c->task_clock = getenv(AGENT_ENV_SAMPLING_CLOCK) &&
+			!strcmp(getenv(AGENT_ENV_SAMPLING_CLOCK), "task-clock");
 	c->signo = SIGRTMAX - 7;
 	if (!env_u64(AGENT_ENV_SIGNAL, &v) && (int)v >= SIGRTMIN && (int)v <= SIGRTMAX)
 		c->signo = (int)v;
@@ -210,7 +212,11 @@ static void fork_child(void)
 	for (i = 0; i < n; i++) {
 		struct agent_thread *t = agent.threads[i];
 
-		if (!t || t == self || atomic_load(&t->state) == AGENT_THREAD_FREE)
+		if (!t || t == self)
+			continue;
+		/* The parent's task-clock events: they count the parent's threads. */
+		agent_thread_perf_close(t);
+		if (atomic_load(&t->state) == AGENT_THREAD_FREE)
 			continue;
 		if (t->fd >= 0)
 			close(t->fd);
@@ -235,6 +241,7 @@ static void fork_child(void)
 		self->fd = -1;
 		self->tid = agent_gettid();
 		self->has_timer = false;
+		agent_thread_perf_close(self);
 		if (agent_thread_open_stream(self)) {
 			atomic_store(&self->state, AGENT_THREAD_ENDED);
 			agent_self = NULL;

@@ -167,6 +167,7 @@ static void meta_fill_start(struct meta *m, const struct collect_opts *o, const 
 	meta_setf(m, "start_monotonic_ns", "%llu", (unsigned long long)start_mono);
 	meta_setf(m, "interval_ns", "%llu", (unsigned long long)o->interval_ns);
 	meta_setf(m, "stack_depth", "%u", o->stack_depth);
+	meta_set(m, "sampling_clock", o->task_clock ? "task-clock" : "timer");
 	meta_setf(m, "duration_ns", "%llu", (unsigned long long)o->duration_ns);
 	meta_set(m, "collector_version", PCOLLECT_VERSION);
 	meta_setf(m, "data_limit_mb", "%g", o->data_limit_mb);
@@ -211,6 +212,7 @@ static void child_exec(const struct collect_opts *o, const char *path, const cha
 	} while (0)
 	SETNUM(AGENT_ENV_INTERVAL_NS, "%llu", (unsigned long long)o->interval_ns);
 	SETNUM(AGENT_ENV_STACK_DEPTH, "%u", o->stack_depth);
+	setenv(AGENT_ENV_SAMPLING_CLOCK, o->task_clock ? "task-clock" : "timer", 1);
 	SETNUM(AGENT_ENV_DURATION_NS, "%llu", (unsigned long long)o->duration_ns);
 	SETNUM(AGENT_ENV_START_NS, "%llu", (unsigned long long)start_mono);
 	SETNUM(AGENT_ENV_DATA_LIMIT, "%llu",

@@ -19,6 +19,7 @@ struct collect_opts {
 	const char *result_dir;	   /* -r, or NULL for r000hs naming */
 	uint64_t interval_ns;
 	uint32_t stack_depth;
+	bool task_clock;	   /* -knob sampling-clock=task-clock */
 	uint64_t duration_ns;	   /* 0: the whole run */
 	double data_limit_mb;	   /* MiB, fractions allowed; 0: unlimited */
 	bool follow_child;

@@ -48,6 +48,8 @@ static const struct knob_spec knobs[] = {
 	{ "sampling-interval", "MS",
 	  "CPU time between samples of a thread, 1 to 1000 ms, fractions allowed (default 10)" },
 	{ "stack-depth", "N", "frames kept per call stack, 1 to 2048 (default 256)" },
+	{ "sampling-clock", "timer|task-clock",
+	  "per-thread CPU-time timer, fires at kernel ticks (default), or perf task-clock event" },
 	{ NULL, NULL, NULL },
 };
 
@@ -123,6 +125,13 @@ int main(int argc, char **argv)
 					       sizeof(err)))
 				usage_error(err);
 			o.stack_depth = (uint32_t)depth;
+		} else if (!strcmp(name, "sampling-clock")) {
+			if (strcmp(value, "timer") && strcmp(value, "task-clock")) {
+				snprintf(err, sizeof(err), "knob 'sampling-clock': '%s' is not one "
+					 "of: timer, task-clock", value);
+				usage_error(err);
+			}
+			o.task_clock = !strcmp(value, "task-clock");
 		}
 	}
 	if ((s = options_get_str(&r, "duration"))) {

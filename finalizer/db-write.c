@@ -295,7 +295,7 @@ static int write_meta(struct db *d, const struct fin *f)
 	static const char *const copied[] = {
 		"analysis", "start_realtime_ns", "end_realtime_ns", "elapsed_ns",
 		"command_line", "cwd", "host", "user", "kernel", "cpu_count",
-		"collector_version", "data_limit_hit", NULL,
+		"collector_version", "data_limit_hit", "sampling_clock", NULL,
 	};
 	struct timespec now;
 	char key[256], *sd, *ssd;

@@ -50,7 +50,8 @@ static void print_coverage(FILE *o, const struct fin *f)
 		    t->cpu_ns - t->time_ns < t->cpu_ns / 10 || t->cpu_ns - t->time_ns < 50000000)
 			continue;
 		fprintf(o, "  undersampled: thread %d '%s': %.3f s sampled of %.3f s used; its "
-			"timer signals came late (see LIMITS in docs/pcollect.md)\n", t->tid,
+			"timer signals came late: collect with -knob sampling-clock=task-clock "
+			"(LIMITS in docs/pcollect.md)\n", t->tid,
 			t->name ? t->name : "", (double)t->time_ns / 1e9, (double)t->cpu_ns / 1e9);
 		shown++;
 	}

@@ -160,6 +160,7 @@ static void section_collection(struct summary *s)
 	row_meta(s, "Collection", "Host", "host");
 	row_meta(s, "Collection", "Kernel", "kernel");
 	row_meta(s, "Collection", "Collector Version", "collector_version");
+	row_meta(s, "Collection", "Sampling Clock", "sampling_clock");
 	if (r->m.interval_ns > 0) {
 		snprintf(buf, sizeof(buf), "%.3f", (double)r->m.interval_ns / 1e6);
 		row_add(s, "Collection", "Sampling Interval", buf, "ms");

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""-knob sampling-clock=task-clock: a perf task-clock event per thread instead of the CPU-time
+timer. On cpu-split at 1 ms: a sample every interval (the timer gets one a 4 ms tick), weight
+x interval = the CPU time the program measured within 3%, the 60/30/10 split within 3 points.
+On poll-clock (threads that read their CPU clock every 0.1 ms) beside two busy processes:
+every thread sampled for at least 97% of the CPU time it used; the timer on the same program
+may fall short (docs/pcollect.md, LIMITS), and pfinalize's summary must then say so, thread
+by thread, with the figures of the database. A misspelt clock is a usage error."""
+import glob
+import os
+import re
+import subprocess
+
+import e2elib as e
+
+
+def agent_log(res):
+    text = ""
+    for path in glob.glob(os.path.join(res, "log", "*")):
+        with open(path) as f:
+            text += f.read()
+    return text
+
+
+def split(w):
+    res = w.join("split")
+    r = e.pcollect([e.prog("cpu-split"), "4"], result=res,
+                   options=["-knob", "sampling-interval=1", "-knob", "sampling-clock=task-clock"])
+    e.check(r.returncode == 0, "cpu-split under task-clock exits 0 (%s)" % r.stderr.strip())
+    log = agent_log(res)
+    if "no task-clock event" in log:
+        e.skip("perf task-clock events are not available here: " + log.strip())
+    e.check(e.read_meta(res).get("sampling_clock") == "task-clock",
+            "the metadata records sampling_clock=task-clock")
+    cpu_ns = int(re.search(r"cpu_ns=(\d+)", r.stderr).group(1))
+    streams = e.load_streams(res)
+    n = sum(len(s.samples()) for s in streams)
+    samples = e.named_samples(streams)
+    shares, total = e.leaf_weights(samples, ["work_sixty", "work_thirty", "work_ten"])
+    print("task-clock 1 ms: %d samples, weight %d, cpu %.3f s, shares %s"
+          % (n, total, cpu_ns / 1e9, shares))
+    e.check(n >= 0.9 * cpu_ns / 1e6, "a sample every interval: %d samples for %.0f ms of CPU"
+            % (n, cpu_ns / 1e6))
+    e.check(abs(total * 1e6 - cpu_ns) <= 0.03 * cpu_ns,
+            "weight x interval %.3f s is the CPU time %.3f s within 3%%"
+            % (total / 1e3, cpu_ns / 1e9))
+    for name, want in (("work_sixty", 60), ("work_thirty", 30), ("work_ten", 10)):
+        got = 100.0 * shares[name] / total
+        e.check(abs(got - want) <= 3, "%s has %.1f%% (want %d +- 3)" % (name, got, want))
+
+
+def poll(w, clock):
+    res = w.join("poll-" + clock)
+    r = e.pcollect([e.prog("poll-clock")], result=res, finalization="full", quiet=False,
+                   options=["-knob", "sampling-interval=1", "-knob", "sampling-clock=" + clock])
+    e.check(r.returncode == 0, "%s: poll-clock exits 0 (%s)" % (clock, r.stderr.strip()))
+    measured = {int(t): int(c) for t, c in re.findall(r"tid=(\d+) cpu_ns=(\d+)", r.stdout)}
+    e.check(len(measured) == 3, "%s: the program reports its three threads" % clock)
+    rows = {t: (c, s) for t, c, s in e.db_rows(res, "SELECT tid, cpu_ns, time_ns FROM threads")}
+    for tid, used in sorted(measured.items()):
+        cpu, sampled = rows[tid]
+        print("%s: thread %d used %.3f s (%.3f s at its end), sampled %.3f s (%.1f%%)"
+              % (clock, tid, used / 1e9, cpu / 1e9, sampled / 1e9, 100.0 * sampled / cpu))
+        e.check(abs(cpu - used) <= 0.02 * used + 5e6,
+                "%s: thread %d's recorded CPU time is what it measured" % (clock, tid))
+        if clock == "task-clock":
+            e.check(sampled >= 0.97 * cpu, "task-clock: thread %d sampled for %.1f%% of its "
+                    "CPU time (want >= 97%%)" % (tid, 100.0 * sampled / cpu))
+    summ = e.run([e.tool("preport"), "-r", res, "-view", "summary", "-format", "csv"])
+    e.check(summ.returncode == 0 and ("Collection,Sampling Clock,%s," % clock) in summ.stdout,
+            "%s: preport's summary names the sampling clock" % clock)
+    # The summary says what the database holds, and names each thread short by 10% and 50 ms.
+    used = sum(c for c, _s in rows.values() if c > 0)
+    sampled = sum(s for c, s in rows.values() if c > 0)
+    line = "cpu time:  %.3f s sampled of %.3f s the threads used" % (sampled / 1e9, used / 1e9)
+    e.check(line in r.stderr, "%s: the summary has '%s'" % (clock, line))
+    for tid, (cpu, s) in rows.items():
+        short = cpu > 0 and cpu - s >= cpu / 10 and cpu - s >= 50000000
+        named = ("undersampled: thread %d " % tid) in r.stderr
+        e.check(short == named, "%s: thread %d %s named undersampled" % (
+            clock, tid, "is" if short else "is not"))
+
+
+with e.Workdir("task-clock") as w:
+    bad = w.join("bad")
+    r = e.pcollect(["true"], result=bad, options=["-knob", "sampling-clock=tsc"])
+    e.check(r.returncode == 2 and "'tsc' is not one of: timer, task-clock" in r.stderr and
+            not os.path.exists(bad), "a misspelt clock is refused with exit 2 (%d: %s)"
+            % (r.returncode, r.stderr.strip()))
+    split(w)
+    hogs = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(2)]
+    try:
+        poll(w, "task-clock")
+        poll(w, "timer")
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
