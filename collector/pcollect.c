@@ -86,14 +86,7 @@ int main(int argc, char **argv)
 	log_set_tool("pcollect");
 	if (options_parse(&r, specs, argc, argv, true))
 		usage_error(r.error);
-	if (options_has(&r, "help")) {
-		options_print_help(specs, "pcollect", synopsis, description);
-		options_print_knobs(knobs);
-		options_release(&r);
-		return EXIT_OK;
-	}
-	if (options_has(&r, "version")) {
-		printf("pcollect %s\n", PCOLLECT_VERSION);
+	if (options_help_or_version(&r, specs, knobs, synopsis, description)) {
 		options_release(&r);
 		return EXIT_OK;
 	}

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "common/options.h"
 
 /* Longer words get no suggestion: the distance table lives on the stack. */
@@ -452,6 +453,22 @@ void options_print_knobs(const struct knob_spec *knobs)
 		snprintf(left, sizeof(left), "%s=%s", k->name, k->metavar ? k->metavar : "VALUE");
 		help_print_row(left, k->help);
 	}
+}
+
+bool options_help_or_version(const struct options_result *r, const struct option_spec *specs,
+			     const struct knob_spec *knobs, const char *synopsis,
+			     const char *description)
+{
+	if (options_has(r, "help")) {
+		options_print_help(specs, log_tool(), synopsis, description);
+		options_print_knobs(knobs);
+		return true;
+	}
+	if (options_has(r, "version")) {
+		printf("%s %s\n", log_tool(), PCOLLECT_VERSION);
+		return true;
+	}
+	return false;
 }
 
 static const struct knob_spec *knobs_find(const struct knob_spec *knobs, const char *name,

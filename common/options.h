@@ -92,6 +92,15 @@ int knob_parse(const struct knob_spec *knobs, const char *arg, char *name, size_
 void options_print_knobs(const struct knob_spec *knobs);
 
 /*
+ * What every tool does with -help (the help, then the knobs when knobs is not NULL) and
+ * -version ("<tool> <version>"), on stdout. True when one of them was given: the tool then
+ * exits 0.
+ */
+bool options_help_or_version(const struct options_result *r, const struct option_spec *specs,
+			     const struct knob_spec *knobs, const char *synopsis,
+			     const char *description);
+
+/*
  * The candidate closest to word, or NULL when none is close enough: the candidate word is a
  * prefix of, when only one; otherwise the first with the smallest edit distance (ignoring
  * case), if that distance is at most max(2, strlen(word) / 3) and less than the length of the

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/hash.h" /* hash_mix, hash_combine for the callers' keys */
+
 /*
  * The index stores (hash, element index) pairs only; the caller keeps the elements and
  * compares keys with its own function. This keeps one implementation for strings, frames,
@@ -34,22 +36,7 @@ int64_t hash_index_find(const struct hash_index *h, uint64_t hash, hash_eq_fn eq
 /* Record that element idx has hash (the caller checked it is not there). 0 or -ENOMEM. */
 int hash_index_add(struct hash_index *h, uint64_t hash, uint32_t idx);
 
-/* Hashing helpers. */
-static inline uint64_t hash_mix(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return x;
-}
-
-static inline uint64_t hash_combine(uint64_t h, uint64_t v)
-{
-	return hash_mix(h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)));
-}
-
+/* The hash of len bytes at data. */
 uint64_t hash_bytes(const void *data, size_t len);
 
 /* Grow *p (an array of *cap elements of size el) to hold at least need. 0 or -ENOMEM. */

@@ -50,17 +50,11 @@ int main(int argc, char **argv)
 	log_set_tool("pfinalize");
 	if (options_parse(&r, specs, argc, argv, false)) {
 		log_error("%s", r.error);
-		fprintf(stderr, "Try 'pfinalize -help' for more information.\n");
+		fprintf(stderr, "pfinalize: see 'pfinalize -help'\n");
 		options_release(&r);
 		return EXIT_USAGE;
 	}
-	if (options_has(&r, "help")) {
-		options_print_help(specs, "pfinalize", synopsis, description);
-		options_release(&r);
-		return EXIT_OK;
-	}
-	if (options_has(&r, "version")) {
-		printf("pfinalize %s\n", PCOLLECT_VERSION);
+	if (options_help_or_version(&r, specs, NULL, synopsis, description)) {
 		options_release(&r);
 		return EXIT_OK;
 	}

@@ -69,10 +69,10 @@ static int node_new(struct cct *t, int parent, int func, int loc)
 
 static size_t child_slot(const struct cct *t, int parent, int func, int loc)
 {
-	uint64_t h = keymap_hash((uint64_t)(uint32_t)parent << 32 | (uint32_t)func);
+	uint64_t h = hash_mix((uint64_t)(uint32_t)parent << 32 | (uint32_t)func);
 
 	if (loc >= 0)
-		h = keymap_hash(h ^ (uint32_t)loc);
+		h = hash_mix(h ^ (uint32_t)loc);
 	return (size_t)h & (t->nslots - 1);
 }
 

@@ -25,7 +25,7 @@ int keymap_get(const struct keymap *k, uint64_t key)
 
 	if (!k->cap)
 		return -1;
-	for (i = keymap_hash(key) & (k->cap - 1); k->values[i] >= 0; i = (i + 1) & (k->cap - 1))
+	for (i = hash_mix(key) & (k->cap - 1); k->values[i] >= 0; i = (i + 1) & (k->cap - 1))
 		if (k->keys[i] == key)
 			return k->values[i];
 	return -1;
@@ -35,7 +35,7 @@ static void slot_put(uint64_t *keys, int *values, size_t cap, uint64_t key, int 
 {
 	size_t i;
 
-	for (i = keymap_hash(key) & (cap - 1); values[i] >= 0; i = (i + 1) & (cap - 1))
+	for (i = hash_mix(key) & (cap - 1); values[i] >= 0; i = (i + 1) & (cap - 1))
 		if (keys[i] == key)
 			break;
 	keys[i] = key;

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/hash.h"
+
 struct keymap {
 	uint64_t *keys;
 	int *values; /* -1 marks an empty slot */
@@ -18,16 +20,5 @@ void keymap_release(struct keymap *k);
 int keymap_get(const struct keymap *k, uint64_t key);
 /* Store value (>= 0) for key, replacing any old one. Returns 0 or -ENOMEM. */
 int keymap_put(struct keymap *k, uint64_t key, int value);
-
-/* Mix a 64-bit key (splitmix64's finalizer). */
-static inline uint64_t keymap_hash(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return x;
-}
 
 #endif

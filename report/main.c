@@ -105,16 +105,10 @@ int main(int argc, char **argv)
 		options_release(&res);
 		return EXIT_USAGE;
 	}
-	if (options_has(&res, "help")) {
-		options_print_help(specs, "preport", "preport -r DIR [-view NAME] [options]",
-				   "Print a view of a result collected by pcollect: summary, "
-				   "hotspots, top-down, bottom-up,\ncaller-callee, callstacks or "
-				   "source, as text, CSV or JSON (see docs/preport.md).");
-		options_release(&res);
-		return EXIT_OK;
-	}
-	if (options_has(&res, "version")) {
-		printf("preport %s\n", PCOLLECT_VERSION);
+	if (options_help_or_version(&res, specs, NULL, "preport -r DIR [-view NAME] [options]",
+				    "Print a view of a result collected by pcollect: summary, "
+				    "hotspots, top-down, bottom-up,\ncaller-callee, callstacks or "
+				    "source, as text, CSV or JSON (see docs/preport.md).")) {
 		options_release(&res);
 		return EXIT_OK;
 	}

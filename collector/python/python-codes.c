@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Code identity: which RAW_REC_PY_CODE id a code object at an address stands for. */
 #include <string.h>
+
 #include "collector/python/python-private.h"
+#include "common/hash.h"
 
 /*
  * A code object can be freed and another allocated at its address (exec() in a loop, lambdas
@@ -15,14 +17,6 @@
  */
 
 #define NAME_PEEK 32 /* bytes of a name hashed into the signature */
-
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-	h ^= h >> 31;
-	h *= 0xbf58476d1ce4e5b9ull;
-	return h ^ (h >> 29);
-}
 
 static uint64_t field(const uint8_t *obj, int32_t off)
 {
@@ -51,13 +45,13 @@ static uint64_t code_signature(const struct pylayout *L, const uint8_t *code, in
 	uint64_t h = 0x6a09e667f3bcc908ull;
 	uint8_t s[128];
 
-	h = mix(h, (uint64_t)(uint32_t)field32(code, L->co_firstlineno));
-	h = mix(h, field(code, L->co_filename));
-	h = mix(h, name_ptr(L, code));
-	h = mix(h, field(code, L->co_linetable));
-	h = mix(h, L->minor >= 11 ? field(code, L->var_size) : field(code, L->co_code));
+	h = hash_combine(h, (uint64_t)(uint32_t)field32(code, L->co_firstlineno));
+	h = hash_combine(h, field(code, L->co_filename));
+	h = hash_combine(h, name_ptr(L, code));
+	h = hash_combine(h, field(code, L->co_linetable));
+	h = hash_combine(h, L->minor >= 11 ? field(code, L->var_size) : field(code, L->co_code));
 	if (L->co_version >= 0) {
-		h = mix(h, (uint64_t)(uint32_t)field32(code, L->co_version));
+		h = hash_combine(h, (uint64_t)(uint32_t)field32(code, L->co_version));
 	} else {
 		size_t len = (size_t)L->str_compact_size + NAME_PEEK, data, n, i;
 		uint32_t state;
@@ -73,9 +67,9 @@ static uint64_t code_signature(const struct pylayout *L, const uint8_t *code, in
 		}
 		chars = field(s, L->str_length);
 		state = (uint32_t)field32(s, L->str_state);
-		h = mix(h, chars);
-		h = mix(h, field(s, L->str_hash));
-		h = mix(h, state);
+		h = hash_combine(h, chars);
+		h = hash_combine(h, field(s, L->str_hash));
+		h = hash_combine(h, state);
 		/* only the string's own bytes: what follows it belongs to other objects */
 		if ((state >> L->str_ascii_shift) & 1) {
 			data = (size_t)L->str_ascii_size;
@@ -87,7 +81,7 @@ static uint64_t code_signature(const struct pylayout *L, const uint8_t *code, in
 		if (n > len - data)
 			n = len - data;
 		for (i = 0; i < n; i++)
-			h = mix(h, s[data + i]);
+			h = hash_combine(h, s[data + i]);
 	}
 	return h ? h : 1;
 }
@@ -232,7 +226,7 @@ uint64_t pycodes_lookup(struct pyagent_thread *t, struct raw_writer *w, uintptr_
 
 	if (!sig)
 		return 0;
-	slot = &t->slots[mix(0, addr) & (PYAGENT_CODE_SLOTS - 1)];
+	slot = &t->slots[hash_combine(0, addr) & (PYAGENT_CODE_SLOTS - 1)];
 	if (slot->addr == addr && slot->sig == sig)
 		return slot->id;
 	if (write_code(t, w, addr, code, pid, t->next_id) < 0) {
