@@ -7,37 +7,24 @@ bench/python-workload.py (pure Python, CPU-bound, about 3 s) runs plain, under p
 `python -m cProfile` and, where it is installed for that interpreter, under `scalene --cpu`
 (apt-get install python3-scalene gives it to /usr/bin/python3). The runs are interleaved
 round-robin (plain, pcollect, ..., plain, pcollect, ...) so that a burst of load from other
-jobs on a shared machine hits every variant alike; the minimum and the median of the wall and
-CPU (user + sys, children included) times are printed as ratios to the plain run. Then what
-pcollect recorded at 1 ms and what finalizing it cost.
+jobs on a shared machine hits every variant alike (bench/benchlib.py); the minimum and the
+median of the wall and CPU (user + sys, children included) times are printed as ratios to the
+plain run, with the median of the paired (same round) wall ratios. Then what pcollect
+recorded at 1 ms and what finalizing it cost.
 
 usage: bench/python-overhead.py [BUILD_DIR] [ROUNDS] [PYTHON]
        (defaults: build, 7, /usr/bin/python3.11)
 """
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def run(argv):
-    """Wall seconds and CPU seconds (user + sys of the whole process tree) of argv."""
-    t0 = time.monotonic()
-    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, ru = os.wait4(p.pid, 0)
-    wall = time.monotonic() - t0
-    p.returncode = os.waitstatus_to_exitcode(status)
-    err = p.stderr.read().decode(errors="replace")
-    p.stderr.close()
-    if p.returncode != 0:
-        sys.exit("python-overhead: %s failed (exit %d): %s" % (" ".join(argv), p.returncode,
-                                                               err.strip()))
-    return wall, ru.ru_utime + ru.ru_stime
+sys.path.insert(0, os.path.join(TOP, "bench"))
+import benchlib  # noqa: E402
 
 
 def main():
@@ -76,24 +63,9 @@ def main():
             shutil.rmtree(path, ignore_errors=True)
             return path
 
-        times = {name: [] for name, _ in variants}
-        for name, argv in variants:  # warm-up: page cache, pyc files
-            run(argv())
-        for _ in range(rounds):
-            for name, argv in variants:
-                times[name].append(run(argv()))
-        base_w = [w for w, _ in times["plain"]]
-        base_c = [c for _, c in times["plain"]]
+        times = benchlib.interleaved(variants, rounds, "python-overhead")
         print("workload: bench/python-workload.py with %s, %d interleaved rounds" % (py, rounds))
-        print("%-14s %8s %7s %9s %7s %8s %7s" % ("run", "min s", "min x", "median s",
-                                                 "med x", "cpu s", "cpu x"))
-        for name, _ in variants:
-            w = [x for x, _ in times[name]]
-            c = [y for _, y in times[name]]
-            print("%-14s %8.3f %7.4f %9.3f %7.4f %8.3f %7.4f" % (
-                name, min(w), min(w) / min(base_w), statistics.median(w),
-                statistics.median(w) / statistics.median(base_w), statistics.median(c),
-                statistics.median(c) / statistics.median(base_c)))
+        benchlib.print_table(times, [name for name, _ in variants])
         r1 = os.path.join(work, "r1")
         nbytes = sum(os.path.getsize(os.path.join(r1, "raw", f))
                      for f in os.listdir(os.path.join(r1, "raw")))

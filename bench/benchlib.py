@@ -1,0 +1,54 @@
+# SPDX-License-Identifier: MIT
+"""Whole-process timing for the benchmarks: variants run interleaved, round-robin (A B C, A B
+C, ...), so that load from other jobs on a shared machine, and its drift during the run, hits
+every variant alike; each variant's time is also divided by the baseline's in the same round
+(a paired ratio), whose median holds when the machine's speed drifts."""
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+
+def run(argv, who):
+    """Wall seconds and CPU seconds (user + sys of the whole process tree) of argv; exits
+    with the command's message when it fails."""
+    t0 = time.monotonic()
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.monotonic() - t0
+    code = os.waitstatus_to_exitcode(status)
+    err = p.stderr.read().decode(errors="replace")
+    p.stderr.close()
+    if code != 0:
+        sys.exit("%s: %s failed (exit %d): %s" % (who, " ".join(argv), code, err.strip()))
+    return wall, ru.ru_utime + ru.ru_stime
+
+
+def interleaved(variants, rounds, who):
+    """variants: [(name, function returning argv)]. One warm-up run each, then rounds rounds.
+    Returns {name: [(wall, cpu), ...]}, one entry per round."""
+    times = {name: [] for name, _ in variants}
+    for _name, argv in variants:
+        run(argv(), who)
+    for _ in range(rounds):
+        for name, argv in variants:
+            times[name].append(run(argv(), who))
+    return times
+
+
+def print_table(times, names, base="plain"):
+    """Minimum and median wall and CPU of each variant, as ratios to base, and the median of
+    the paired (same round) wall ratios."""
+    bw = [w for w, _ in times[base]]
+    bc = [c for _, c in times[base]]
+    print("%-18s %8s %7s %9s %7s %8s %7s %9s" % ("run", "min s", "min x", "median s", "med x",
+                                                 "cpu s", "cpu x", "paired x"))
+    for name in names:
+        w = [x for x, _ in times[name]]
+        c = [y for _, y in times[name]]
+        paired = statistics.median(a / b for a, b in zip(w, bw))
+        print("%-18s %8.3f %7.4f %9.3f %7.4f %8.3f %7.4f %9.4f" % (
+            name, min(w), min(w) / min(bw), statistics.median(w),
+            statistics.median(w) / statistics.median(bw), statistics.median(c),
+            statistics.median(c) / statistics.median(bc), paired))
