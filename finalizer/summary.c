@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/log.h"
@@ -27,11 +28,15 @@ static const char *debug_hint(const struct module *m)
 /*
  * The CPU time the threads measured at their end against what their samples account for.
  * Threads still running when the program was killed measured nothing and are left out.
+ * Samples the agent counted as lost (the summary of preport lists them by reason) are
+ * accounted for: a thread is named only for time that no sample, taken or lost, covers.
  */
 static void print_coverage(FILE *o, const struct fin *f)
 {
-	uint64_t used = 0, sampled = 0;
-	size_t i, shown = 0;
+	const char *clock = meta_get(&f->meta, "sampling_clock");
+	bool task_clock = clock && !strcmp(clock, "task-clock");
+	uint64_t used = 0, sampled = 0, *covered;
+	size_t i, k, shown = 0;
 
 	for (i = 0; i < f->nthreads; i++)
 		if (f->threads[i].cpu_ns) {
@@ -42,19 +47,32 @@ static void print_coverage(FILE *o, const struct fin *f)
 		return;
 	fprintf(o, "  cpu time:  %.3f s sampled of %.3f s the threads used (%.1f%%)\n",
 		(double)sampled / 1e9, (double)used / 1e9, pct(sampled, used));
-	/* Name the threads that lost at least 10% and 50 ms: their profile is short. */
+	covered = calloc(f->nthreads, sizeof(*covered));
+	if (!covered)
+		return;
+	for (i = 0; i < f->nthreads; i++)
+		covered[i] = f->threads[i].time_ns;
+	for (i = 0; i < f->nstreams; i++)
+		for (k = 0; k < f->streams[i].nlost && f->streams[i].thread < f->nthreads; k++)
+			covered[f->streams[i].thread] +=
+				f->streams[i].lost[k].weight * f->streams[i].hdr.interval_ns;
+	/* Name the threads short by at least 10% and 50 ms: their profile is short. */
 	for (i = 0; i < f->nthreads && shown < 5; i++) {
 		const struct thread *t = &f->threads[i];
 
-		if (!t->cpu_ns || t->time_ns >= t->cpu_ns ||
-		    t->cpu_ns - t->time_ns < t->cpu_ns / 10 || t->cpu_ns - t->time_ns < 50000000)
+		if (!t->cpu_ns || covered[i] >= t->cpu_ns ||
+		    t->cpu_ns - covered[i] < t->cpu_ns / 10 || t->cpu_ns - covered[i] < 50000000)
 			continue;
-		fprintf(o, "  undersampled: thread %d '%s': %.3f s sampled of %.3f s used; its "
-			"timer signals came late: collect with -knob sampling-clock=task-clock "
-			"(LIMITS in docs/pcollect.md)\n", t->tid,
-			t->name ? t->name : "", (double)t->time_ns / 1e9, (double)t->cpu_ns / 1e9);
+		fprintf(o, "  undersampled: thread %d '%s': %.3f s sampled of %.3f s used; %s\n",
+			t->tid, t->name ? t->name : "", (double)t->time_ns / 1e9,
+			(double)t->cpu_ns / 1e9,
+			task_clock ? "its task-clock event stopped early (see the agent log in "
+				     "DIR/log)"
+				   : "its timer signals came late: collect with -knob "
+				     "sampling-clock=task-clock (LIMITS in docs/pcollect.md)");
 		shown++;
 	}
+	free(covered);
 }
 
 void fin_print_summary(const struct fin *f)
