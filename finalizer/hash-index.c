@@ -64,36 +64,3 @@ int hash_index_add(struct hash_index *h, uint64_t hash, uint32_t idx)
 	h->n++;
 	return 0;
 }
-
-uint64_t hash_bytes(const void *data, size_t len)
-{
-	/* FNV-1a, then mixed: good enough for paths and names. */
-	const unsigned char *p = data;
-	uint64_t h = 0xcbf29ce484222325ULL;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ULL;
-	}
-	return hash_mix(h ^ len);
-}
-
-int array_reserve(void *p, size_t *cap, size_t need, size_t el)
-{
-	void **pp = p;
-	size_t ncap;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap : 16;
-	while (ncap < need)
-		ncap *= 2;
-	np = realloc(*pp, ncap * el);
-	if (!np)
-		return -ENOMEM;
-	*pp = np;
-	*cap = ncap;
-	return 0;
-}

@@ -7,7 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/hash.h" /* hash_mix, hash_combine for the callers' keys */
+#include "common/grow.h" /* array_reserve */
+#include "common/hash.h" /* hash_mix, hash_combine, hash_bytes for the callers' keys */
 
 /*
  * The index stores (hash, element index) pairs only; the caller keeps the elements and
@@ -35,11 +36,5 @@ void hash_index_release(struct hash_index *h);
 int64_t hash_index_find(const struct hash_index *h, uint64_t hash, hash_eq_fn eq, const void *ctx);
 /* Record that element idx has hash (the caller checked it is not there). 0 or -ENOMEM. */
 int hash_index_add(struct hash_index *h, uint64_t hash, uint32_t idx);
-
-/* The hash of len bytes at data. */
-uint64_t hash_bytes(const void *data, size_t len);
-
-/* Grow *p (an array of *cap elements of size el) to hold at least need. 0 or -ENOMEM. */
-int array_reserve(void *p, size_t *cap, size_t need, size_t el);
 
 #endif
