@@ -10,6 +10,7 @@
 #include <dwarf.h>
 #include <libdwarf.h>
 
+#include "common/path.h"
 #include "finalizer/demangle.h"
 #include "finalizer/dwarf-info.h"
 #include "finalizer/elf-file.h"
@@ -288,71 +289,6 @@ static Dwarf_Die attr_die(struct cu_ctx *c, Dwarf_Die die, Dwarf_Half at)
 	drop_error(c->dbg, &e);
 	dwarf_dealloc_attribute(a);
 	return target;
-}
-
-/* dir/name into a new string, or NULL. */
-static char *path_join(const char *dir, const char *name)
-{
-	size_t a = strlen(dir), b = strlen(name);
-	char *p = malloc(a + b + 2);
-
-	if (p) {
-		memcpy(p, dir, a);
-		p[a] = '/';
-		memcpy(p + a + 1, name, b + 1);
-	}
-	return p;
-}
-
-/*
- * Clean a path in place, lexically, as Go's filepath.Clean does: "//" and "/./" fold and
- * "dir/.." goes away ("/b/../tests/x.c" is "/tests/x.c", "./csu/../sysdeps/x.h" is
- * "sysdeps/x.h"); ".." that cannot be folded stays at the front of a relative path. Build
- * systems write names such as "../tests/x.c" under the build directory; shown as is they
- * read badly and one file gets two names.
- */
-static void path_clean(char *p)
-{
-	bool abs = *p == '/';
-	char *out = p, *in = p, *floor = p; /* floor: ".." never pops at or below it */
-
-	if (abs)
-		*out++ = '/', floor = out;
-	while (*in) {
-		char *seg;
-		size_t n;
-
-		while (*in == '/')
-			in++;
-		seg = in;
-		while (*in && *in != '/')
-			in++;
-		n = (size_t)(in - seg);
-		if (n == 0 || (n == 1 && seg[0] == '.'))
-			continue;
-		if (n == 2 && seg[0] == '.' && seg[1] == '.') {
-			if (out > floor) {
-				while (out > floor && *--out != '/')
-					;
-				continue;
-			}
-			if (abs)
-				continue; /* "/.." is "/" */
-			/* A leading "..": kept, and nothing before it can be popped any more. */
-			if (out > p)
-				*out++ = '/';
-			*out++ = '.', *out++ = '.';
-			floor = out;
-			continue;
-		}
-		if (out > p && out[-1] != '/')
-			*out++ = '/';
-		memmove(out, seg, n);
-		out += n;
-	}
-	if (out == p)
-		*out++ = '.';
-	*out = '\0';
 }
 
 /* The raw entry of file number i: its name and directory, from whichever table was read. */
