@@ -12,6 +12,7 @@
 #include "finalizer/finalize.h"
 #include "finalizer/hash-index.h"
 #include "finalizer/module.h"
+#include "finalizer/parallel.h"
 #include "finalizer/python/python.h"
 #include "finalizer/str-pool.h"
 
@@ -253,9 +254,6 @@ int fin_db_open(struct fin_db **out, const char *path);
 int fin_db_write_symbols(struct fin_db *x, const struct fin *f);
 int fin_db_write_samples(struct fin_db *x, const struct fin *f);
 int fin_db_close(struct fin_db *x, int ret);
-
-/* parallel.c: run fn(ctx, i) for i in [0, n) on up to jobs threads. Returns the first error. */
-int parallel_for(size_t n, int jobs, int (*fn)(void *ctx, size_t i), void *ctx);
 
 /* summary.c */
 void fin_print_summary(const struct fin *f);
