@@ -134,3 +134,18 @@ _Noreturn void die_errno(int code, int err, const char *fmt, ...)
 	va_end(ap);
 	exit(code);
 }
+
+_Noreturn void log_bug(const char *file, int line, const char *fmt, ...)
+{
+	char where[512];
+	va_list ap;
+
+	/* Meson compiles from the build directory: "../finalizer/tree.c" names finalizer/tree.c. */
+	while (!strncmp(file, "../", 3))
+		file += 3;
+	snprintf(where, sizeof(where), "BUG: %s:%d: ", file, line);
+	va_start(ap, fmt);
+	log_emit(where, fmt, ap, 0);
+	va_end(ap);
+	abort();
+}

@@ -32,6 +32,16 @@ _Noreturn void die(int code, const char *fmt, ...) __attribute__((format(printf,
 _Noreturn void die_errno(int code, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/*
+ * A broken invariant of our own code, not a problem of the input: "<tool>: BUG: <file>:<line>:
+ * <message>", then abort(). The message names the invariant; unlike assert() it is never
+ * compiled out, so a "cannot happen" branch never goes on silently or returns a bare error.
+ * Not for the agent, which never stops the profiled program.
+ */
+#define BUG(...) log_bug(__FILE__, __LINE__, __VA_ARGS__)
+_Noreturn void log_bug(const char *file, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* Exit codes of every tool. */
 enum log_exit {
 	EXIT_OK = 0,

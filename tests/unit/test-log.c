@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -208,6 +209,29 @@ static void child_die_errno_negative(void)
 	die_errno(3, -EACCES, "cannot open '%s'", "x");
 }
 
+static void child_bug(void)
+{
+	struct rlimit none = { 0, 0 };
+
+	setrlimit(RLIMIT_CORE, &none); /* the abort is expected: no core file */
+	log_set_tool("pfinalize");
+	BUG("every address was resolved (%d left)", 3);
+}
+
+static void test_log_bug_names_invariant_and_aborts(void)
+{
+	char out[512], rest[256] = "";
+	int line = 0;
+
+	/* Killed by SIGABRT: run_child() sees no exit code. */
+	CU_ASSERT_EQUAL(run_child(child_bug, out, sizeof(out)), -1);
+	/* The file is named from the source tree, without the build directory's "../". */
+	CU_ASSERT_EQUAL(sscanf(out, "pfinalize: BUG: tests/unit/test-log.c:%d: %255[^\n]", &line,
+			       rest), 2);
+	CU_ASSERT(line > 0);
+	CU_ASSERT_STRING_EQUAL(rest, "every address was resolved (3 left)");
+}
+
 static void test_log_die_exit_code(void)
 {
 	char out[512];
@@ -241,6 +265,7 @@ int main(void)
 		{ "keeps_errno", test_log_keeps_errno },
 		{ "die_exit_code", test_log_die_exit_code },
 		{ "die_errno_appends_cause", test_log_die_errno_appends_cause },
+		{ "bug_names_invariant_and_aborts", test_log_bug_names_invariant_and_aborts },
 		{ NULL, NULL },
 	};
 
