@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "collector/elf-note.h"
+#include "common/grow.h"
 #include "common/log.h"
 #include "common/raw-stream.h"
 #include "common/result-dir.h"
@@ -42,20 +43,6 @@ struct archive {
 	size_t nips, capips;
 };
 
-static int grow(void **v, size_t *cap, size_t n, size_t elem)
-{
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	p = realloc(*v, (*cap ? 2 * *cap : 256) * elem);
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = *cap ? 2 * *cap : 256;
-	return 0;
-}
-
 static int read_stream(struct archive *a, const char *path)
 {
 	const struct raw_file_header *h;
@@ -73,7 +60,7 @@ static int read_stream(struct archive *a, const char *path)
 		if (rec.type == RAW_REC_MODULE_LOAD) {
 			struct arch_module *m;
 
-			if (grow((void **)&a->mods, &a->capmods, a->nmods, sizeof(*m)))
+			if (GROW(a->mods, a->nmods + 1, a->capmods))
 				break;
 			m = &a->mods[a->nmods];
 			memset(m, 0, sizeof(*m));
@@ -94,7 +81,7 @@ static int read_stream(struct archive *a, const char *path)
 			for (i = 0; i < rec.u.stack.depth; i++) {
 				struct arch_ip *ip;
 
-				if (grow((void **)&a->ips, &a->capips, a->nips, sizeof(*ip)))
+				if (GROW(a->ips, a->nips + 1, a->capips))
 					break;
 				ip = &a->ips[a->nips++];
 				ip->pid = h->pid;

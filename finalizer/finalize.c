@@ -176,12 +176,12 @@ static int resolve_one(void *ctx, size_t i)
 	return module_resolve(&c->f->modules[c->order[i - 1]], c->ro);
 }
 
-static const struct fin *order_fin;
-
-static int order_cmp(const void *a, const void *b)
+/* Modules by decreasing address count (qsort_r: the modules come with the call). */
+static int order_cmp(const void *a, const void *b, void *arg)
 {
+	const struct fin *f = arg;
 	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-	size_t nx = order_fin->modules[x].naddrs, ny = order_fin->modules[y].naddrs;
+	size_t nx = f->modules[x].naddrs, ny = f->modules[y].naddrs;
 
 	return nx > ny ? -1 : nx < ny;
 }
@@ -213,8 +213,7 @@ static int resolve_modules(struct fin *f, int jobs)
 	/* Biggest first, so one large library does not start last. */
 	for (i = 0; i < f->nmodules; i++)
 		c.order[i] = i;
-	order_fin = f;
-	qsort(c.order, f->nmodules, sizeof(*c.order), order_cmp);
+	qsort_r(c.order, f->nmodules, sizeof(*c.order), order_cmp, f);
 	ret = parallel_for(f->nmodules + 1, jobs, resolve_one, &c);
 	free(c.order);
 	search_index_release(&search);
