@@ -171,8 +171,12 @@ int archive_result(const char *dir, bool quiet)
 
 	result_path(path, sizeof(path), dir, RESULT_PATH_RAW_DIR, 0, 0, NULL, NULL);
 	d = opendir(path);
-	if (!d)
-		return -errno;
+	if (!d) {
+		ret = -errno;
+		log_error("cannot archive the binaries of '%s': cannot read '%s': %s", dir, path,
+			  strerror(-ret));
+		return ret;
+	}
 	while ((e = readdir(d))) {
 		size_t len = strlen(e->d_name);
 		char file[PATH_MAX + 256];
@@ -219,7 +223,8 @@ int archive_result(const char *dir, bool quiet)
 		snprintf(path, sizeof(path), "%s", to);
 		*strrchr(path, '/') = '\0';
 		if (mkdir(path, 0755) && errno != EEXIST) {
-			ret = -errno;
+			log_warn("cannot archive '%s': cannot create '%s': %s", m->path, path,
+				 strerror(errno));
 			continue;
 		}
 		ret = copy_file(m->path, to);

@@ -260,7 +260,7 @@ int collect_run(const struct collect_opts *o)
 	struct agent_data_counter *counter;
 	struct sigaction sa;
 	bool created = false, limit_hit = false;
-	int rank = -1, status = 0, pipefd[2], child_err = 0, code;
+	int rank = -1, status = 0, pipefd[2], child_err = 0, code, rc;
 	struct meta m;
 	pid_t pid;
 	ssize_t n;
@@ -276,13 +276,23 @@ int collect_run(const struct collect_opts *o)
 		return EXIT_RUNTIME;
 	}
 	result_in_parallel_job(&rank);
-	if (result_dir_name(name, sizeof(name), o->result_dir, o->analysis)) {
-		log_error("cannot choose a result directory name in the current directory");
+	rc = result_dir_name(name, sizeof(name), o->result_dir, o->analysis);
+	if (rc && o->result_dir) {
+		log_error("cannot use result directory '%s': %s", o->result_dir, strerror(-rc));
+		return EXIT_USAGE;
+	}
+	if (rc) {
+		log_error("cannot choose a result directory name in the current directory: %s",
+			  strerror(-rc));
 		return EXIT_RUNTIME;
 	}
-	if (result_dir_create(name, &created, err, sizeof(err))) {
+	rc = result_dir_create(name, &created, err, sizeof(err));
+	if (rc) {
 		log_error("%s", err);
-		return errno == EEXIST || result_dir_is_result(name) ? EXIT_USAGE : EXIT_RUNTIME;
+		/* The directory named is in the way (it holds data, it is a file, the name is
+		   too long): the user picks another. Other refusals are the system's. */
+		return rc == -EEXIST || rc == -ENOTDIR || rc == -ENAMETOOLONG ? EXIT_USAGE
+									  : EXIT_RUNTIME;
 	}
 	if (!realpath(name, dir)) {
 		log_error("cannot resolve result directory '%s': %s", name, strerror(errno));
@@ -301,8 +311,8 @@ int collect_run(const struct collect_opts *o)
 	start_real = now_ns(CLOCK_REALTIME);
 	start_mono = now_ns(CLOCK_MONOTONIC);
 	meta_fill_start(&m, o, dir, start_real, start_mono, rank);
-	if (meta_write_file(&m, meta_path))
-		log_warn("cannot write metadata '%s'", meta_path);
+	if ((rc = meta_write_file(&m, meta_path)))
+		log_warn("cannot write metadata '%s': %s", meta_path, strerror(-rc));
 	if (!o->quiet)
 		log_info("collecting %s into '%s'", o->analysis, name);
 
@@ -362,18 +372,17 @@ int collect_run(const struct collect_opts *o)
 		meta_setf(&m, "raw_bytes", "%llu",
 			  (unsigned long long)__atomic_load_n(&counter->bytes, __ATOMIC_RELAXED));
 	meta_set(&m, "status", "done");
-	if (meta_write_file(&m, meta_path))
-		log_error("cannot write metadata '%s'", meta_path);
+	if ((rc = meta_write_file(&m, meta_path)))
+		log_error("cannot write metadata '%s': %s", meta_path, strerror(-rc));
 	meta_release(&m);
 	if (limit_hit)
 		log_error("data limit of %g MB reached: sampling stopped before the end of the "
 			  "run, the profile covers only its start (raise -data-limit, 0 for none)",
 			  o->data_limit_mb);
 
-	if (o->archive || o->finalization == COLLECT_FINALIZE_DEFERRED) {
-		if (archive_result(dir, o->quiet))
-			log_error("cannot archive the binaries of '%s'", name);
-	}
+	/* archive_result() and finalize_run() tell their own failures (docs/errors.md). */
+	if (o->archive || o->finalization == COLLECT_FINALIZE_DEFERRED)
+		archive_result(dir, o->quiet);
 	if (o->finalization == COLLECT_FINALIZE_FULL || o->finalization == COLLECT_FINALIZE_FAST) {
 		struct finalize_opts fo = {
 			.result_dir = dir,

@@ -135,6 +135,13 @@ _Noreturn void die_errno(int code, int err, const char *fmt, ...)
 	exit(code);
 }
 
+int log_exit_code(int ret)
+{
+	if (!ret)
+		return EXIT_OK;
+	return ret == -ERR_USAGE ? EXIT_USAGE : EXIT_RUNTIME;
+}
+
 _Noreturn void log_bug(const char *file, int line, const char *fmt, ...)
 {
 	char where[512];

@@ -49,4 +49,16 @@ enum log_exit {
 	EXIT_USAGE = 2,	  /* bad options or input named by the user */
 };
 
+/*
+ * The one failure that is no errno: the user's input cannot be used (an option value, a
+ * directory that is not a result, a function the result does not have). A function returns
+ * -ERR_USAGE after telling the user why with log_error(); every other failure is a negative
+ * errno. Linux errno values stay below 4096, so no failed call reads as a usage error.
+ * docs/errors.md has the whole convention.
+ */
+enum { ERR_USAGE = 4096 };
+
+/* A tool's exit code for its entry point's result: 0, -ERR_USAGE or a negative errno. */
+int log_exit_code(int ret);
+
 #endif

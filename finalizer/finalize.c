@@ -394,20 +394,23 @@ int finalize_run(const struct finalize_opts *o)
 	size_t i;
 
 	if (!o || !o->result_dir)
-		return -EINVAL;
+		BUG("finalize_run() needs a result directory");
 	if (stat(o->result_dir, &st)) {
 		ret = errno;
 		log_error("cannot open result directory '%s': %s", o->result_dir, strerror(ret));
-		return -ENOTDIR;
+		/* A name that leads nowhere is the user's to fix; a refusal of the system is not. */
+		return ret == ENOENT || ret == ENOTDIR ? -ERR_USAGE : -ret;
 	}
 	if (!S_ISDIR(st.st_mode) || !result_dir_is_result(o->result_dir)) {
 		log_error("'%s' is not a result directory (it has no raw/ or result.db)",
 			  o->result_dir);
-		return -ENOTDIR;
+		return -ERR_USAGE;
 	}
 	f = calloc(1, sizeof(*f));
-	if (!f)
+	if (!f) {
+		log_error("cannot finalize '%s': %s", o->result_dir, strerror(ENOMEM));
 		return -ENOMEM;
+	}
 	f->o = o;
 	snprintf(f->dir, sizeof(f->dir), "%s", o->result_dir);
 	meta_init(&f->meta);
@@ -461,8 +464,9 @@ int finalize_run(const struct finalize_opts *o)
 	if (!o->quiet)
 		fin_print_summary(f);
 out:
-	if (ret == -ENOMEM)
-		log_error("cannot finalize '%s': %s", o->result_dir, strerror(ENOMEM));
+	/* Every other failure was told where it was found (docs/errors.md). */
+	if (ret == -ENOMEM || ret == -EOVERFLOW)
+		log_error("cannot finalize '%s': %s", o->result_dir, strerror(-ret));
 	fin_release(f);
 	free(f);
 	return ret;

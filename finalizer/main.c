@@ -93,7 +93,5 @@ int main(int argc, char **argv)
 		log_set_level(-1);
 	ret = finalize_run(&o);
 	options_release(&r);
-	if (ret == -ENOTDIR)
-		return EXIT_USAGE;
-	return ret ? EXIT_RUNTIME : EXIT_OK;
+	return log_exit_code(ret);
 }

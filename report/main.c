@@ -160,7 +160,5 @@ int main(int argc, char **argv)
 
 	rc = report_run(&o);
 	options_release(&res);
-	if (rc == -EINVAL)
-		return EXIT_USAGE;
-	return rc ? EXIT_RUNTIME : EXIT_OK;
+	return log_exit_code(rc);
 }

@@ -232,6 +232,17 @@ static void test_log_bug_names_invariant_and_aborts(void)
 	CU_ASSERT_STRING_EQUAL(rest, "every address was resolved (3 left)");
 }
 
+/* The entry points' results map to exit codes: usage is its own value, never an errno. */
+static void test_log_exit_code(void)
+{
+	CU_ASSERT_EQUAL(log_exit_code(0), EXIT_OK);
+	CU_ASSERT_EQUAL(log_exit_code(-ERR_USAGE), EXIT_USAGE);
+	CU_ASSERT_EQUAL(log_exit_code(-ENOMEM), EXIT_RUNTIME);
+	CU_ASSERT_EQUAL(log_exit_code(-ENOTDIR), EXIT_RUNTIME);
+	CU_ASSERT_EQUAL(log_exit_code(-EINVAL), EXIT_RUNTIME);
+	CU_ASSERT(ERR_USAGE > 4095); /* above every Linux errno (MAX_ERRNO) */
+}
+
 static void test_log_die_exit_code(void)
 {
 	char out[512];
@@ -266,6 +277,7 @@ int main(void)
 		{ "die_exit_code", test_log_die_exit_code },
 		{ "die_errno_appends_cause", test_log_die_errno_appends_cause },
 		{ "bug_names_invariant_and_aborts", test_log_bug_names_invariant_and_aborts },
+		{ "exit_code", test_log_exit_code },
 		{ NULL, NULL },
 	};
 
