@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* pcollect's launcher: runs the target with the agent preloaded and records the collection. */
+#define LOG_DOMAIN "launch"
 #include "collector/launcher.h"
 
 #include <errno.h>
@@ -67,8 +68,14 @@ static int find_agent(char *buf, size_t size)
 				 AGENT_NAME);
 		else
 			snprintf(cand, sizeof(cand), "%s/../lib/pcollect/%s", exe, AGENT_NAME);
-		if (access(cand, R_OK) == 0 && realpath(cand, buf) && strlen(buf) < size)
+		if (access(cand, R_OK)) {
+			log_debug("no agent at '%s': %s", cand, strerror(errno));
+			continue;
+		}
+		if (realpath(cand, buf) && strlen(buf) < size) {
+			log_debug("agent '%s'", buf);
 			return 0;
+		}
 	}
 	return -ENOENT;
 }
@@ -298,6 +305,9 @@ int collect_run(const struct collect_opts *o)
 		log_error("cannot resolve result directory '%s': %s", name, strerror(errno));
 		return EXIT_RUNTIME;
 	}
+	log_debug("result directory '%s'%s%s, rank %d", dir, created ? " (created)" : "",
+		  result_in_parallel_job(NULL) ? " shared by the job's ranks" : "", rank);
+	log_debug("target '%s' runs as '%s'", o->argv[0], path);
 	counter = data_counter_map(dir, 1);
 	if (!counter)
 		log_warn("cannot create the data counter in '%s': -data-limit not enforced", dir);

@@ -103,14 +103,21 @@ void log_info(const char *fmt, ...)
 	va_end(ap);
 }
 
-void log_debug(const char *fmt, ...)
+bool log_debug_on(void)
 {
+	return log_current_level >= 1;
+}
+
+void log_debug_in(const char *domain, const char *fmt, ...)
+{
+	char prefix[64];
 	va_list ap;
 
 	if (log_current_level < 1)
 		return;
+	snprintf(prefix, sizeof(prefix), "debug: %s%s", domain ? domain : "", domain ? ": " : "");
 	va_start(ap, fmt);
-	log_emit("debug: ", fmt, ap, 0);
+	log_emit(prefix, fmt, ap, 0);
 	va_end(ap);
 }
 

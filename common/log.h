@@ -4,6 +4,7 @@
 #define PCOLLECT_COMMON_LOG_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 
 /*
  * Messages read "<tool>: <failure> '<subject>': <cause>", lower case, no full stop:
@@ -23,8 +24,20 @@ void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "<tool>: <message>" on stderr, unless quiet. */
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* "<tool>: debug: <message>" on stderr, only when verbose. */
-void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * "<tool>: debug: <domain>: <message>" on stderr, only when verbose (-verbose, -v): the
+ * decisions behind a result, which file was tried and why it was taken or refused. Like
+ * uftrace's PR_DOMAIN, a file names its domain by defining LOG_DOMAIN before its first
+ * #include (#define LOG_DOMAIN "module"); without one the message has no domain.
+ */
+#ifdef LOG_DOMAIN
+#define log_debug(...) log_debug_in(LOG_DOMAIN, __VA_ARGS__)
+#else
+#define log_debug(...) log_debug_in(NULL, __VA_ARGS__)
+#endif
+void log_debug_in(const char *domain, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* True when debug messages are shown: for work done only to feed them. */
+bool log_debug_on(void);
 
 /* log_error() then exit(code). Only a tool's top level calls these. */
 _Noreturn void die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

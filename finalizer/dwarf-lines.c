@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* A unit's line table (read directly, else through libdwarf) and the full names of its files. */
+#define LOG_DOMAIN "dwarf"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "common/path.h"
 #include "finalizer/dwarf-info-private.h"
 
@@ -253,6 +255,9 @@ void cu_lines_open(struct cu_ctx *c, Dwarf_Die cu_die)
 		c->file_end = (Dwarf_Signed)(c->lt.file_base + c->lt.nfiles);
 		return;
 	}
+	if (off >= 0 && c->sections)
+		log_debug("unit at 0x%llx: its line table is read through libdwarf (the direct "
+			  "reader refused it)", (unsigned long long)c->cu_start);
 	if (off < 0 ||
 	    dwarf_srclines_b(cu_die, &c->line_version, &tables, &c->lc, &e) != DW_DLV_OK) {
 		dbg_drop_error(c->dbg, &e);

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* Which compilation unit holds which address, and the units read on several threads. */
+#define LOG_DOMAIN "dwarf"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "finalizer/dwarf-info-private.h"
 #include "finalizer/parallel.h"
 
@@ -261,6 +263,8 @@ int cu_units_scan(struct cu_units *u, struct cu_ctx *c, struct dwarf_lookup *out
 			break;
 		if (res != DW_DLV_OK) {
 			snprintf(err, errsize, "%s", dwarf_errmsg(e));
+			log_debug("unit header %llu unreadable (%s): the units after it are not read",
+				  (unsigned long long)out->cus + 1, err);
 			dbg_drop_error(dbg, &e);
 			break; /* keep what the earlier units gave */
 		}
@@ -314,6 +318,8 @@ int cu_units_resolve(struct cu_units *u, const char *path, struct cu_ctx *c, int
 	int ret;
 
 	out->cus_parsed = u->n;
+	log_debug("'%s': %zu addresses in %zu units with ranges, %zu units without; read on %d "
+		  "threads", path, out->n, u->n, u->nrangeless, threads_for(jobs, out->n, u->n));
 	ret = units_read(u, path, c, threads_for(jobs, out->n, u->n), out);
 	if (ret)
 		return ret;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* finalize_run(): raw streams -> located stacks -> symbols (in parallel) -> tree -> result.db. */
+#define LOG_DOMAIN "finalize"
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -94,6 +95,7 @@ static int read_meta(struct fin *f)
 		} else {
 			size_t k;
 
+			log_debug("collection metadata '%s' read", path);
 			v = meta_get(&one, "start_monotonic_ns");
 			if (v && (f->start_mono_ns < 0 || strtoll(v, NULL, 10) < f->start_mono_ns))
 				f->start_mono_ns = strtoll(v, NULL, 10);
@@ -146,6 +148,7 @@ static int load_streams(struct fin *f, int jobs)
 		return -ENOMEM;
 	}
 	f->nstreams = (size_t)n;
+	log_debug("%ld raw streams in '%s', read on up to %d threads", n, dir, jobs);
 	for (i = 0; i < n; i++) {
 		size_t len = strlen(dir) + strlen(names[i]) + 2;
 
@@ -200,11 +203,14 @@ static int resolve_modules(struct fin *f, int jobs)
 	if (ret)
 		return ret;
 	ro.result_dir = f->dir;
-	ro.search = &search;
+	ro.search = f->o->nsearch_dirs ? &search : NULL;
 	ro.debug_root = root && *root ? root : "/usr/lib/debug";
 	ro.inline_chains = !f->o->fast;
 	ro.jobs = jobs;
 	ro.cache_dir = sym_cache_dir(cache, sizeof(cache));
+	log_debug("%zu modules to resolve on up to %d threads; separate debug files under '%s'; "
+		  "symbol cache '%s'", f->nmodules, jobs, ro.debug_root,
+		  ro.cache_dir ? ro.cache_dir : "(off)");
 	c.order = malloc((f->nmodules ? f->nmodules : 1) * sizeof(*c.order));
 	if (!c.order) {
 		search_index_release(&search);
@@ -427,6 +433,7 @@ int finalize_run(const struct finalize_opts *o)
 		goto out;
 	if (f->start_mono_ns < 0) {
 		/* No metadata: the first stream's start is time 0. */
+		log_debug("no collection metadata: time 0 is the earliest stream's start");
 		for (i = 0; i < f->nstreams; i++)
 			if (f->streams[i].has_header &&
 			    (f->start_mono_ns < 0 ||

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Open a result for a report, pick the view, render it in the chosen format. */
+#define LOG_DOMAIN "report"
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -284,10 +285,12 @@ int report_open(struct report *r, const struct report_opts *o, const char *dir,
 	if (result_path(db, sizeof(db), dir, RESULT_PATH_DB, 0, 0, NULL, NULL) < 0)
 		return report_usage_error("cannot open result '%s': %s", dir, strerror(ENAMETOOLONG));
 	if (stat(db, &st) < 0) {
+		log_debug("'%s': no database yet: finalizing first", db);
 		rc = finalize_first(o, dir);
 		if (rc)
 			return rc;
 	}
+	log_debug("reading '%s'%s", db, o->time_filter ? " (the timeline, for -time-filter)" : "");
 	/* With a time filter the samples come from the timeline: the samples table is not read. */
 	rc = model_load(&r->m, db, (o->time_filter ? MODEL_NO_SAMPLES : 0) |
 			(cct_flags & CCT_LINES ? MODEL_FRAME_LINES : 0), err, sizeof(err));

@@ -94,6 +94,24 @@ static void test_log_warn_info_debug_format(void)
 	log_set_level(0);
 }
 
+/* A file's LOG_DOMAIN names the subject of its debug lines. */
+static void test_log_debug_domain(void)
+{
+	char out[512];
+
+	log_set_tool("pfinalize");
+	log_set_level(1);
+	CU_ASSERT(log_debug_on());
+	capture_begin();
+	log_debug_in("module", "'%s': tried '%s'", "libm.so.6", "/lib/libm.so.6");
+	log_debug_in(NULL, "no domain");
+	capture_end(out, sizeof(out));
+	CU_ASSERT_STRING_EQUAL(out, "pfinalize: debug: module: 'libm.so.6': tried '/lib/libm.so.6'\n"
+				    "pfinalize: debug: no domain\n");
+	log_set_level(0);
+	CU_ASSERT(!log_debug_on());
+}
+
 static void test_log_quiet_shows_errors_only(void)
 {
 	char out[512];
@@ -278,6 +296,7 @@ int main(void)
 		{ "die_errno_appends_cause", test_log_die_errno_appends_cause },
 		{ "bug_names_invariant_and_aborts", test_log_bug_names_invariant_and_aborts },
 		{ "exit_code", test_log_exit_code },
+		{ "debug_domain", test_log_debug_domain },
 		{ NULL, NULL },
 	};
 
