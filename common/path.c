@@ -26,6 +26,8 @@ void path_clean(char *p)
 	bool abs = *p == '/';
 	char *out = p, *in = p, *floor = p; /* floor: ".." never pops at or below it */
 
+	if (!*p)
+		return; /* no room for "." */
 	if (abs)
 		*out++ = '/', floor = out;
 	while (*in) {

