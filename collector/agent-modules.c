@@ -16,6 +16,7 @@
 #include "collector/agent-private.h"
 #include "collector/elf-note.h"
 #include "collector/proc-maps.h"
+#include "common/grow.h"
 
 /* A module as seen by one scan. */
 struct module {
@@ -38,15 +39,8 @@ static struct module_list known;
 
 static struct module *list_add(struct module_list *l)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 64;
-		struct module *v = realloc(l->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		l->v = v;
-		l->cap = cap;
-	}
+	if (GROW(l->v, l->n + 1, l->cap))
+		return NULL;
 	memset(&l->v[l->n], 0, sizeof(l->v[0]));
 	return &l->v[l->n++];
 }
@@ -256,13 +250,8 @@ void agent_process_record(struct agent_thread *t)
 		for (;;) {
 			ssize_t n;
 
-			if (len == cap) {
-				char *nb = realloc(buf, cap ? 2 * cap : 4096);
-				if (!nb)
-					break;
-				buf = nb;
-				cap = cap ? 2 * cap : 4096;
-			}
+			if (len == cap && GROW(buf, len + 4096, cap))
+				break;
 			n = read(fd, buf + len, cap - len);
 			if (n <= 0)
 				break;

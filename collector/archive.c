@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "collector/elf-note.h"
+#include "common/grow.h"
 #include "common/log.h"
 #include "common/raw-stream.h"
 #include "common/result-dir.h"
@@ -42,20 +43,6 @@ struct archive {
 	size_t nips, capips;
 };
 
-static int grow(void **v, size_t *cap, size_t n, size_t elem)
-{
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	p = realloc(*v, (*cap ? 2 * *cap : 256) * elem);
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = *cap ? 2 * *cap : 256;
-	return 0;
-}
-
 static int read_stream(struct archive *a, const char *path)
 {
 	const struct raw_file_header *h;
@@ -73,7 +60,7 @@ static int read_stream(struct archive *a, const char *path)
 		if (rec.type == RAW_REC_MODULE_LOAD) {
 			struct arch_module *m;
 
-			if (grow((void **)&a->mods, &a->capmods, a->nmods, sizeof(*m)))
+			if (GROW(a->mods, a->nmods + 1, a->capmods))
 				break;
 			m = &a->mods[a->nmods];
 			memset(m, 0, sizeof(*m));
@@ -94,7 +81,7 @@ static int read_stream(struct archive *a, const char *path)
 			for (i = 0; i < rec.u.stack.depth; i++) {
 				struct arch_ip *ip;
 
-				if (grow((void **)&a->ips, &a->capips, a->nips, sizeof(*ip)))
+				if (GROW(a->ips, a->nips + 1, a->capips))
 					break;
 				ip = &a->ips[a->nips++];
 				ip->pid = h->pid;
@@ -184,8 +171,12 @@ int archive_result(const char *dir, bool quiet)
 
 	result_path(path, sizeof(path), dir, RESULT_PATH_RAW_DIR, 0, 0, NULL, NULL);
 	d = opendir(path);
-	if (!d)
-		return -errno;
+	if (!d) {
+		ret = -errno;
+		log_error("cannot archive the binaries of '%s': cannot read '%s': %s", dir, path,
+			  strerror(-ret));
+		return ret;
+	}
 	while ((e = readdir(d))) {
 		size_t len = strlen(e->d_name);
 		char file[PATH_MAX + 256];
@@ -232,7 +223,8 @@ int archive_result(const char *dir, bool quiet)
 		snprintf(path, sizeof(path), "%s", to);
 		*strrchr(path, '/') = '\0';
 		if (mkdir(path, 0755) && errno != EEXIST) {
-			ret = -errno;
+			log_warn("cannot archive '%s': cannot create '%s': %s", m->path, path,
+				 strerror(errno));
 			continue;
 		}
 		ret = copy_file(m->path, to);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* pcollect's launcher: runs the target with the agent preloaded and records the collection. */
+#define LOG_DOMAIN "launch"
 #include "collector/launcher.h"
 
 #include <errno.h>
@@ -67,8 +68,14 @@ static int find_agent(char *buf, size_t size)
 				 AGENT_NAME);
 		else
 			snprintf(cand, sizeof(cand), "%s/../lib/pcollect/%s", exe, AGENT_NAME);
-		if (access(cand, R_OK) == 0 && realpath(cand, buf) && strlen(buf) < size)
+		if (access(cand, R_OK)) {
+			log_debug("no agent at '%s': %s", cand, strerror(errno));
+			continue;
+		}
+		if (realpath(cand, buf) && strlen(buf) < size) {
+			log_debug("agent '%s'", buf);
 			return 0;
+		}
 	}
 	return -ENOENT;
 }
@@ -260,7 +267,7 @@ int collect_run(const struct collect_opts *o)
 	struct agent_data_counter *counter;
 	struct sigaction sa;
 	bool created = false, limit_hit = false;
-	int rank = -1, status = 0, pipefd[2], child_err = 0, code;
+	int rank = -1, status = 0, pipefd[2], child_err = 0, code, rc;
 	struct meta m;
 	pid_t pid;
 	ssize_t n;
@@ -276,18 +283,31 @@ int collect_run(const struct collect_opts *o)
 		return EXIT_RUNTIME;
 	}
 	result_in_parallel_job(&rank);
-	if (result_dir_name(name, sizeof(name), o->result_dir, o->analysis)) {
-		log_error("cannot choose a result directory name in the current directory");
+	rc = result_dir_name(name, sizeof(name), o->result_dir, o->analysis);
+	if (rc && o->result_dir) {
+		log_error("cannot use result directory '%s': %s", o->result_dir, strerror(-rc));
+		return EXIT_USAGE;
+	}
+	if (rc) {
+		log_error("cannot choose a result directory name in the current directory: %s",
+			  strerror(-rc));
 		return EXIT_RUNTIME;
 	}
-	if (result_dir_create(name, &created, err, sizeof(err))) {
+	rc = result_dir_create(name, &created, err, sizeof(err));
+	if (rc) {
 		log_error("%s", err);
-		return errno == EEXIST || result_dir_is_result(name) ? EXIT_USAGE : EXIT_RUNTIME;
+		/* The directory named is in the way (it holds data, it is a file, the name is
+		   too long): the user picks another. Other refusals are the system's. */
+		return rc == -EEXIST || rc == -ENOTDIR || rc == -ENAMETOOLONG ? EXIT_USAGE
+									  : EXIT_RUNTIME;
 	}
 	if (!realpath(name, dir)) {
 		log_error("cannot resolve result directory '%s': %s", name, strerror(errno));
 		return EXIT_RUNTIME;
 	}
+	log_debug("result directory '%s'%s%s, rank %d", dir, created ? " (created)" : "",
+		  result_in_parallel_job(NULL) ? " shared by the job's ranks" : "", rank);
+	log_debug("target '%s' runs as '%s'", o->argv[0], path);
 	counter = data_counter_map(dir, 1);
 	if (!counter)
 		log_warn("cannot create the data counter in '%s': -data-limit not enforced", dir);
@@ -301,8 +321,8 @@ int collect_run(const struct collect_opts *o)
 	start_real = now_ns(CLOCK_REALTIME);
 	start_mono = now_ns(CLOCK_MONOTONIC);
 	meta_fill_start(&m, o, dir, start_real, start_mono, rank);
-	if (meta_write_file(&m, meta_path))
-		log_warn("cannot write metadata '%s'", meta_path);
+	if ((rc = meta_write_file(&m, meta_path)))
+		log_warn("cannot write metadata '%s': %s", meta_path, strerror(-rc));
 	if (!o->quiet)
 		log_info("collecting %s into '%s'", o->analysis, name);
 
@@ -362,18 +382,17 @@ int collect_run(const struct collect_opts *o)
 		meta_setf(&m, "raw_bytes", "%llu",
 			  (unsigned long long)__atomic_load_n(&counter->bytes, __ATOMIC_RELAXED));
 	meta_set(&m, "status", "done");
-	if (meta_write_file(&m, meta_path))
-		log_error("cannot write metadata '%s'", meta_path);
+	if ((rc = meta_write_file(&m, meta_path)))
+		log_error("cannot write metadata '%s': %s", meta_path, strerror(-rc));
 	meta_release(&m);
 	if (limit_hit)
 		log_error("data limit of %g MB reached: sampling stopped before the end of the "
 			  "run, the profile covers only its start (raise -data-limit, 0 for none)",
 			  o->data_limit_mb);
 
-	if (o->archive || o->finalization == COLLECT_FINALIZE_DEFERRED) {
-		if (archive_result(dir, o->quiet))
-			log_error("cannot archive the binaries of '%s'", name);
-	}
+	/* archive_result() and finalize_run() tell their own failures (docs/errors.md). */
+	if (o->archive || o->finalization == COLLECT_FINALIZE_DEFERRED)
+		archive_result(dir, o->quiet);
 	if (o->finalization == COLLECT_FINALIZE_FULL || o->finalization == COLLECT_FINALIZE_FAST) {
 		struct finalize_opts fo = {
 			.result_dir = dir,

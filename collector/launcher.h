@@ -41,7 +41,10 @@ struct collect_opts {
  */
 int collect_run(const struct collect_opts *o);
 
-/* Copy the binaries that have samples into DIR/archive (-archive). Returns 0 or -errno. */
+/*
+ * Copy the binaries that have samples into DIR/archive (-archive). A binary that cannot be
+ * copied is a warning; returns 0, or -errno when the raw streams cannot be read (told).
+ */
 int archive_result(const char *dir, bool quiet);
 
 #endif

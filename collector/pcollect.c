@@ -39,6 +39,9 @@ static const struct option_spec specs[] = {
 	{ "search-dir", NULL, OPTION_LIST, "DIR",
 	  "where finalization looks for binaries and debug files (repeatable)", NULL, NULL },
 	{ "quiet", "q", OPTION_FLAG, NULL, "print only errors", NULL, NULL },
+	{ "verbose", "v", OPTION_FLAG, NULL,
+	  "debug lines: the agent and result directory, then as pfinalize -verbose", NULL,
+	  NULL },
 	{ "help", "h", OPTION_FLAG, NULL, "show this help", NULL, NULL },
 	{ "version", NULL, OPTION_FLAG, NULL, "show the version", NULL, NULL },
 	{ NULL, NULL, 0, NULL, NULL, NULL, NULL },
@@ -90,9 +93,13 @@ int main(int argc, char **argv)
 		options_release(&r);
 		return EXIT_OK;
 	}
+	if (options_has(&r, "quiet") && options_has(&r, "verbose"))
+		usage_error("options '-quiet' and '-verbose' exclude each other");
 	if (options_has(&r, "quiet")) {
 		o.quiet = true;
 		log_set_level(-1);
+	} else if (options_has(&r, "verbose")) {
+		log_set_level(1);
 	}
 	o.analysis = options_get_str(&r, "collect");
 	if (!o.analysis)

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "common/hash.h"
+
 int stack_table_init(struct stack_table *t, size_t nslots, size_t pool_frames)
 {
 	size_t n = 16, slots_len;
@@ -40,21 +42,18 @@ void stack_table_release(struct stack_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* FNV-1a over the words, then a final mix so low bits spread well for the mask. */
+/*
+ * The words folded with hash_combine(): common/hash.h is inline arithmetic (no call, no
+ * memory but the stack), so the signal handler may use it like everyone else.
+ */
 uint64_t stack_table_hash(const uint64_t *ips, uint32_t depth, uint32_t flags)
 {
-	uint64_t h = 0xcbf29ce484222325ull ^ ((uint64_t)flags << 32) ^ depth;
+	uint64_t h = hash_mix(((uint64_t)flags << 32) ^ depth);
 	uint32_t i;
 
-	for (i = 0; i < depth; i++) {
-		h ^= ips[i];
-		h *= 0x100000001b3ull;
-		h ^= h >> 29;
-	}
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	return h ? h : 1;
+	for (i = 0; i < depth; i++)
+		h = hash_combine(h, ips[i]);
+	return h ? h : 1; /* 0 marks an empty slot */
 }
 
 uint64_t stack_table_find(const struct stack_table *t, uint64_t hash, const uint64_t *ips,

@@ -103,14 +103,21 @@ void log_info(const char *fmt, ...)
 	va_end(ap);
 }
 
-void log_debug(const char *fmt, ...)
+bool log_debug_on(void)
 {
+	return log_current_level >= 1;
+}
+
+void log_debug_in(const char *domain, const char *fmt, ...)
+{
+	char prefix[64];
 	va_list ap;
 
 	if (log_current_level < 1)
 		return;
+	snprintf(prefix, sizeof(prefix), "debug: %s%s", domain ? domain : "", domain ? ": " : "");
 	va_start(ap, fmt);
-	log_emit("debug: ", fmt, ap, 0);
+	log_emit(prefix, fmt, ap, 0);
 	va_end(ap);
 }
 
@@ -133,4 +140,26 @@ _Noreturn void die_errno(int code, int err, const char *fmt, ...)
 	log_emit("", fmt, ap, err < 0 ? -err : err);
 	va_end(ap);
 	exit(code);
+}
+
+int log_exit_code(int ret)
+{
+	if (!ret)
+		return EXIT_OK;
+	return ret == -ERR_USAGE ? EXIT_USAGE : EXIT_RUNTIME;
+}
+
+_Noreturn void log_bug(const char *file, int line, const char *fmt, ...)
+{
+	char where[512];
+	va_list ap;
+
+	/* Meson compiles from the build directory: "../finalizer/tree.c" names finalizer/tree.c. */
+	while (!strncmp(file, "../", 3))
+		file += 3;
+	snprintf(where, sizeof(where), "BUG: %s:%d: ", file, line);
+	va_start(ap, fmt);
+	log_emit(where, fmt, ap, 0);
+	va_end(ap);
+	abort();
 }

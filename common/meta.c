@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/grow.h"
 #include "common/meta.h"
 
 void meta_init(struct meta *m)
@@ -67,16 +68,9 @@ static int meta_set_owned(struct meta *m, const char *key, char *value)
 		e->value = value;
 		return 0;
 	}
-	if (m->n == m->alloc) {
-		size_t alloc = m->alloc ? 2 * m->alloc : 16;
-		struct meta_entry *grown = realloc(m->entries, alloc * sizeof(*grown));
-
-		if (!grown) {
-			free(value);
-			return -ENOMEM;
-		}
-		m->entries = grown;
-		m->alloc = alloc;
+	if (GROW(m->entries, m->n + 1, m->alloc)) {
+		free(value);
+		return -ENOMEM;
 	}
 	k = strdup(key);
 	if (!k) {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/log.h"
 #include "common/options.h"
 
@@ -192,16 +193,12 @@ static int check_choice(struct options_result *r, const struct option_spec *spec
 
 static int value_add(struct option_value *v, char *value)
 {
-	char **grown;
-
 	if (v->spec->kind == OPTION_VALUE && v->nvalues) {
 		v->values[0] = value;
 		return 0;
 	}
-	grown = realloc(v->values, (v->nvalues + 1) * sizeof(*v->values));
-	if (!grown)
+	if (GROW(v->values, v->nvalues + 1, v->cap))
 		return -ENOMEM;
-	v->values = grown;
 	v->values[v->nvalues++] = value;
 	return 0;
 }

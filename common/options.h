@@ -34,7 +34,7 @@ struct option_spec {
 /* One parsed option: which spec and its values. */
 struct option_value {
 	const struct option_spec *spec;
-	size_t nvalues;
+	size_t nvalues, cap;
 	char **values; /* pointers into argv or into strings owned by the result */
 	bool seen;
 };

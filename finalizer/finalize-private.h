@@ -12,6 +12,7 @@
 #include "finalizer/finalize.h"
 #include "finalizer/hash-index.h"
 #include "finalizer/module.h"
+#include "finalizer/parallel.h"
 #include "finalizer/python/python.h"
 #include "finalizer/str-pool.h"
 
@@ -36,9 +37,13 @@ struct loc {
 	uint64_t addr;
 };
 
+/* A sample_rec.stack naming no stack of its stream. */
+#define NO_STACK UINT64_MAX
+
 struct sample_rec {
 	int64_t time_ns;    /* stream time (since header.origin_ns) */
-	uint64_t stack;	    /* the stream's stack id; then the index into stacks */
+	uint64_t stack;	    /* the stream's stack id; once located the index into stacks,
+			       or NO_STACK */
 	uint64_t weight;
 };
 
@@ -234,9 +239,23 @@ int fin_build_images(struct fin *f);
 /* The mapping of addr in image at time t (collection time), or NULL. */
 const struct mapping *image_find(const struct image *im, uint64_t addr, int64_t t);
 
-/* tree.c: frames, functions and the calling-context tree. */
+/*
+ * stacks.c: each sample's stack found by its id (samples naming none counted in
+ * samples_bad_stack), each ip of a sampled stack located (s->locs) and its module-relative
+ * address wanted from the module. 0 or -ENOMEM.
+ */
 int fin_locate_stacks(struct fin *f);
+
+/*
+ * frames.c: the frames and functions of every located stack (module chains, Python frames,
+ * addresses outside every module), once the modules are resolved; sets frames_final: the tree
+ * adds none. 0 or -ENOMEM.
+ */
 int fin_build_frames(struct fin *f);
+/* The frame of addr outside every module; fin_build_frames() made it (else a BUG). */
+uint32_t fin_unknown_frame(const struct fin *f, uint64_t addr);
+
+/* tree.c: the calling-context tree and the (thread, node) aggregates. 0 or -ENOMEM. */
 int fin_build_tree(struct fin *f);
 
 /* timeline.c: f->timeline from the located samples (before symbols: needs no node). */
@@ -253,9 +272,6 @@ int fin_db_open(struct fin_db **out, const char *path);
 int fin_db_write_symbols(struct fin_db *x, const struct fin *f);
 int fin_db_write_samples(struct fin_db *x, const struct fin *f);
 int fin_db_close(struct fin_db *x, int ret);
-
-/* parallel.c: run fn(ctx, i) for i in [0, n) on up to jobs threads. Returns the first error. */
-int parallel_for(size_t n, int jobs, int (*fn)(void *ctx, size_t i), void *ctx);
 
 /* summary.c */
 void fin_print_summary(const struct fin *f);

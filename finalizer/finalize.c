@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* finalize_run(): raw streams -> located stacks -> symbols (in parallel) -> tree -> result.db. */
+#define LOG_DOMAIN "finalize"
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -94,6 +95,7 @@ static int read_meta(struct fin *f)
 		} else {
 			size_t k;
 
+			log_debug("collection metadata '%s' read", path);
 			v = meta_get(&one, "start_monotonic_ns");
 			if (v && (f->start_mono_ns < 0 || strtoll(v, NULL, 10) < f->start_mono_ns))
 				f->start_mono_ns = strtoll(v, NULL, 10);
@@ -146,6 +148,7 @@ static int load_streams(struct fin *f, int jobs)
 		return -ENOMEM;
 	}
 	f->nstreams = (size_t)n;
+	log_debug("%ld raw streams in '%s', read on up to %d threads", n, dir, jobs);
 	for (i = 0; i < n; i++) {
 		size_t len = strlen(dir) + strlen(names[i]) + 2;
 
@@ -176,12 +179,12 @@ static int resolve_one(void *ctx, size_t i)
 	return module_resolve(&c->f->modules[c->order[i - 1]], c->ro);
 }
 
-static const struct fin *order_fin;
-
-static int order_cmp(const void *a, const void *b)
+/* Modules by decreasing address count (qsort_r: the modules come with the call). */
+static int order_cmp(const void *a, const void *b, void *arg)
 {
+	const struct fin *f = arg;
 	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-	size_t nx = order_fin->modules[x].naddrs, ny = order_fin->modules[y].naddrs;
+	size_t nx = f->modules[x].naddrs, ny = f->modules[y].naddrs;
 
 	return nx > ny ? -1 : nx < ny;
 }
@@ -200,11 +203,14 @@ static int resolve_modules(struct fin *f, int jobs)
 	if (ret)
 		return ret;
 	ro.result_dir = f->dir;
-	ro.search = &search;
+	ro.search = f->o->nsearch_dirs ? &search : NULL;
 	ro.debug_root = root && *root ? root : "/usr/lib/debug";
 	ro.inline_chains = !f->o->fast;
 	ro.jobs = jobs;
 	ro.cache_dir = sym_cache_dir(cache, sizeof(cache));
+	log_debug("%zu modules to resolve on up to %d threads; separate debug files under '%s'; "
+		  "symbol cache '%s'", f->nmodules, jobs, ro.debug_root,
+		  ro.cache_dir ? ro.cache_dir : "(off)");
 	c.order = malloc((f->nmodules ? f->nmodules : 1) * sizeof(*c.order));
 	if (!c.order) {
 		search_index_release(&search);
@@ -213,8 +219,7 @@ static int resolve_modules(struct fin *f, int jobs)
 	/* Biggest first, so one large library does not start last. */
 	for (i = 0; i < f->nmodules; i++)
 		c.order[i] = i;
-	order_fin = f;
-	qsort(c.order, f->nmodules, sizeof(*c.order), order_cmp);
+	qsort_r(c.order, f->nmodules, sizeof(*c.order), order_cmp, f);
 	ret = parallel_for(f->nmodules + 1, jobs, resolve_one, &c);
 	free(c.order);
 	search_index_release(&search);
@@ -395,20 +400,23 @@ int finalize_run(const struct finalize_opts *o)
 	size_t i;
 
 	if (!o || !o->result_dir)
-		return -EINVAL;
+		BUG("finalize_run() needs a result directory");
 	if (stat(o->result_dir, &st)) {
 		ret = errno;
 		log_error("cannot open result directory '%s': %s", o->result_dir, strerror(ret));
-		return -ENOTDIR;
+		/* A name that leads nowhere is the user's to fix; a refusal of the system is not. */
+		return ret == ENOENT || ret == ENOTDIR ? -ERR_USAGE : -ret;
 	}
 	if (!S_ISDIR(st.st_mode) || !result_dir_is_result(o->result_dir)) {
 		log_error("'%s' is not a result directory (it has no raw/ or result.db)",
 			  o->result_dir);
-		return -ENOTDIR;
+		return -ERR_USAGE;
 	}
 	f = calloc(1, sizeof(*f));
-	if (!f)
+	if (!f) {
+		log_error("cannot finalize '%s': %s", o->result_dir, strerror(ENOMEM));
 		return -ENOMEM;
+	}
 	f->o = o;
 	snprintf(f->dir, sizeof(f->dir), "%s", o->result_dir);
 	meta_init(&f->meta);
@@ -425,6 +433,7 @@ int finalize_run(const struct finalize_opts *o)
 		goto out;
 	if (f->start_mono_ns < 0) {
 		/* No metadata: the first stream's start is time 0. */
+		log_debug("no collection metadata: time 0 is the earliest stream's start");
 		for (i = 0; i < f->nstreams; i++)
 			if (f->streams[i].has_header &&
 			    (f->start_mono_ns < 0 ||
@@ -462,8 +471,9 @@ int finalize_run(const struct finalize_opts *o)
 	if (!o->quiet)
 		fin_print_summary(f);
 out:
-	if (ret == -ENOMEM)
-		log_error("cannot finalize '%s': %s", o->result_dir, strerror(ENOMEM));
+	/* Every other failure was told where it was found (docs/errors.md). */
+	if (ret == -ENOMEM || ret == -EOVERFLOW)
+		log_error("cannot finalize '%s': %s", o->result_dir, strerror(-ret));
 	fin_release(f);
 	free(f);
 	return ret;

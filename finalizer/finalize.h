@@ -21,8 +21,8 @@ struct finalize_opts {
 /*
  * Read every raw stream in o->result_dir, resolve symbols and write DIR/result.db atomically
  * (a temporary file renamed over the old database only when complete). Prints the summary
- * on stderr unless quiet. Returns 0, or a negative errno after printing the reason with
- * log_error(); never exits.
+ * on stderr unless quiet. Returns 0, -ERR_USAGE (o->result_dir is no result directory) or a
+ * negative errno, each failure told once with log_error() (docs/errors.md); never exits.
  */
 int finalize_run(const struct finalize_opts *o);
 

@@ -28,6 +28,8 @@ struct hash_index {
 
 /* Compare the key at ctx with element idx: true when equal. */
 typedef bool (*hash_eq_fn)(const void *ctx, uint32_t idx);
+/* Build a new element at elem from the key at ctx: 0, or a negative errno. */
+typedef int (*hash_make_fn)(const void *ctx, void *elem);
 
 void hash_index_init(struct hash_index *h);
 void hash_index_release(struct hash_index *h);
@@ -36,5 +38,20 @@ void hash_index_release(struct hash_index *h);
 int64_t hash_index_find(const struct hash_index *h, uint64_t hash, hash_eq_fn eq, const void *ctx);
 /* Record that element idx has hash (the caller checked it is not there). 0 or -ENOMEM. */
 int hash_index_add(struct hash_index *h, uint64_t hash, uint32_t idx);
+
+/*
+ * Find or add by key: the index of the element of the caller's array whose key equals the
+ * one at ctx (hash, compared by eq), else a new element appended and indexed. The array is
+ * *arr (a pointer to the caller's array pointer, of any type), *n elements of el bytes,
+ * capacity *cap, grown with array_reserve(). A new element is built by make(ctx, elem)
+ * (NULL: zeroed) once the array and the index have room, so a failure adds nothing. Returns
+ * the index, or a negative errno (-ENOMEM, -EOVERFLOW past UINT32_MAX elements, or make's).
+ */
+int64_t hash_index_get(struct hash_index *h, uint64_t hash, hash_eq_fn eq, hash_make_fn make,
+		       const void *ctx, void *arr, size_t *n, size_t *cap, size_t el);
+
+/* hash_index_get() on an array variable with its count and capacity variables. */
+#define HASH_INDEX_GET(h, hash, eq, make, ctx, arr, n, cap) \
+	hash_index_get((h), (hash), (eq), (make), (ctx), &(arr), &(n), &(cap), sizeof(*(arr)))
 
 #endif

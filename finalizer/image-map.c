@@ -30,23 +30,20 @@ static bool module_eq(const void *ctx, uint32_t idx)
 	       strlen(m->path) == k->rm->path_len && !memcmp(m->path, k->rm->path, k->rm->path_len);
 }
 
+static int module_make(const void *ctx, void *elem)
+{
+	const struct module_key *k = ctx;
+
+	return module_init(elem, k->rm);
+}
+
 /* The global module for a load record, added when new. Returns its index or -ENOMEM. */
 static int64_t module_get(struct fin *f, const struct raw_module *rm)
 {
 	struct module_key k = { f, rm };
-	uint64_t h = module_hash(rm);
-	int64_t idx = hash_index_find(&f->module_index, h, module_eq, &k);
 
-	if (idx >= 0)
-		return idx;
-	if (array_reserve(&f->modules, &f->modules_cap, f->nmodules + 1, sizeof(*f->modules)) ||
-	    module_init(&f->modules[f->nmodules], rm))
-		return -ENOMEM;
-	if (hash_index_add(&f->module_index, h, (uint32_t)f->nmodules)) {
-		module_release(&f->modules[f->nmodules]);
-		return -ENOMEM;
-	}
-	return (int64_t)f->nmodules++;
+	return HASH_INDEX_GET(&f->module_index, module_hash(rm), module_eq, module_make, &k,
+			      f->modules, f->nmodules, f->modules_cap);
 }
 
 static int64_t image_get(struct fin *f, const struct raw_file_header *h)

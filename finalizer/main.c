@@ -24,6 +24,9 @@ static const struct option_spec specs[] = {
 	{ "finalization-mode", NULL, OPTION_VALUE, "MODE",
 	  "full (inline chains, the default) or fast (no inline expansion)", NULL, modes },
 	{ "quiet", "q", OPTION_FLAG, NULL, "print errors only, no summary", NULL, NULL },
+	{ "verbose", "v", OPTION_FLAG, NULL,
+	  "debug lines: the files tried for each module, the symbols and DWARF read",
+	  "pfinalize -r res -v -search-dir ./build", NULL },
 	{ "help", "h", OPTION_FLAG, NULL, "show this help", NULL, NULL },
 	{ "version", NULL, OPTION_FLAG, NULL, "show the version", NULL, NULL },
 	{ NULL, NULL, 0, NULL, NULL, NULL, NULL },
@@ -31,7 +34,7 @@ static const struct option_spec specs[] = {
 
 static const char synopsis[] =
 	"pfinalize -r DIR [-search-dir DIR]... [-source-search-dir DIR]... [-j N] "
-	"[-finalization-mode full|fast] [-quiet]";
+	"[-finalization-mode full|fast] [-quiet|-verbose]";
 
 static const char description[] =
 	"Resolve the raw samples of a result directory (modules, functions, source lines,\n"
@@ -89,11 +92,13 @@ int main(int argc, char **argv)
 	s = options_get_str(&r, "finalization-mode");
 	o.fast = s && !strcmp(s, "fast");
 	o.quiet = options_has(&r, "quiet");
-	if (o.quiet)
-		log_set_level(-1);
+	if (o.quiet && options_has(&r, "verbose")) {
+		log_error("options '-quiet' and '-verbose' exclude each other");
+		options_release(&r);
+		return EXIT_USAGE;
+	}
+	log_set_level(o.quiet ? -1 : options_has(&r, "verbose") ? 1 : 0);
 	ret = finalize_run(&o);
 	options_release(&r);
-	if (ret == -ENOTDIR)
-		return EXIT_USAGE;
-	return ret ? EXIT_RUNTIME : EXIT_OK;
+	return log_exit_code(ret);
 }

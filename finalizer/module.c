@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Symbolizing one module: find its file, read symbols and DWARF once, resolve its addresses. */
+#define LOG_DOMAIN "module"
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -11,6 +12,7 @@
 
 #include <gelf.h>
 
+#include "common/log.h"
 #include "common/result-dir.h"
 #include "finalizer/demangle.h"
 #include "finalizer/dwarf-info.h"
@@ -256,17 +258,35 @@ out:
 	return ret;
 }
 
-/* Open the first candidate whose build-id matches the recorded one. */
-static bool open_candidate(struct module *m, const char *path, struct elf_file *f)
+/* Why elf_file_open() refused a file, for -verbose. */
+static const char *open_error(int err)
 {
-	if (elf_file_open(f, path))
+	return err == -EINVAL ? "not an ELF file" : strerror(-err);
+}
+
+/* Open path (found in where) when its build-id matches the recorded one. */
+static bool open_candidate(struct module *m, const char *path, const char *where,
+			   struct elf_file *f)
+{
+	char hex[2 * ELF_FILE_MAX_BUILD_ID + 1];
+	int err = elf_file_open(f, path);
+
+	if (err) {
+		log_debug("'%s': %s '%s': %s", m->path, where, path, open_error(err));
 		return false;
+	}
 	if (m->build_id_len && !elf_file_build_id_is(f, m->build_id, m->build_id_len)) {
+		log_debug("'%s': %s '%s' refused: its build-id is %s, the profiled one %s",
+			  m->path, where, path,
+			  f->build_id_len ? build_id_hex(f->build_id, f->build_id_len, hex) : "none",
+			  m->build_id_hex);
 		if (!m->mismatch_path)
 			m->mismatch_path = strdup(path);
 		elf_file_close(f);
 		return false;
 	}
+	log_debug("'%s': %s '%s' taken (%s)", m->path, where, path,
+		  m->build_id_len ? "same build-id" : "no build-id recorded: taken by its name");
 	return true;
 }
 
@@ -279,21 +299,26 @@ static bool locate_file(struct module *m, const struct resolve_opts *o, struct e
 	if (m->build_id_len && o->result_dir &&
 	    result_path(path, sizeof(path), o->result_dir, RESULT_PATH_ARCHIVE, 0, 0,
 			m->build_id_hex, m->name) > 0 &&
-	    open_candidate(m, path, f)) {
+	    open_candidate(m, path, "archive copy", f)) {
 		m->found_in = "archive";
 		return true;
 	}
 	n = o->search ? search_index_find(o->search, m->name, cands, MAX_CANDIDATES) : 0;
+	if (o->search)
+		log_debug("'%s': %zu file%s named '%s' in the search directories", m->path, n,
+			  n == 1 ? "" : "s", m->name);
 	for (i = 0; i < n; i++) {
-		if (open_candidate(m, cands[i], f)) {
+		if (open_candidate(m, cands[i], "search-dir file", f)) {
 			m->found_in = "search-dir";
 			return true;
 		}
 	}
-	if (m->path[0] == '/' && open_candidate(m, m->path, f)) {
+	if (m->path[0] == '/' && open_candidate(m, m->path, "original path", f)) {
 		m->found_in = "original";
 		return true;
 	}
+	log_debug("'%s': not found%s: its frames stay unresolved", m->path,
+		  m->mismatch_path ? " with its build-id" : "");
 	return false;
 }
 
@@ -330,15 +355,26 @@ static char *find_debug_file(struct module *m, const struct resolve_opts *o,
 	}
 	for (i = 0; i < ntries; i++) {
 		char *found = NULL;
+		int err;
 
-		if (tries[i] && strcmp(tries[i], f->path) && !elf_file_open(&d, tries[i])) {
-			if (d.has_debug_info && (!f->build_id_len || !d.build_id_len ||
-						 elf_file_build_id_is(&d, f->build_id,
-								      f->build_id_len)))
-				found = tries[i];
-			elf_file_close(&d);
+		if (!tries[i] || !strcmp(tries[i], f->path))
+			continue;
+		err = elf_file_open(&d, tries[i]);
+		if (err) {
+			log_debug("'%s': debug file '%s': %s", m->path, tries[i], open_error(err));
+			continue;
 		}
+		if (!d.has_debug_info)
+			log_debug("'%s': debug file '%s' refused: no .debug_info", m->path, tries[i]);
+		else if (f->build_id_len && d.build_id_len &&
+			 !elf_file_build_id_is(&d, f->build_id, f->build_id_len))
+			log_debug("'%s': debug file '%s' refused: another build-id", m->path,
+				  tries[i]);
+		else
+			found = tries[i];
+		elf_file_close(&d);
 		if (found) {
+			log_debug("'%s': debug file '%s' taken", m->path, found);
 			for (n = 0; n < ntries; n++)
 				if (n != i)
 					free(tries[n]);
@@ -358,12 +394,18 @@ static char *find_debug_file(struct module *m, const struct resolve_opts *o,
 			if (d.has_debug_info && f->build_id_len &&
 			    elf_file_build_id_is(&d, f->build_id, f->build_id_len))
 				found = strdup(cands[i]);
+			else
+				log_debug("'%s': search-dir debug file '%s' refused: %s", m->path,
+					  cands[i], d.has_debug_info ? "another build-id or none"
+								     : "no .debug_info");
 			elf_file_close(&d);
-			if (found)
+			if (found) {
+				log_debug("'%s': search-dir debug file '%s' taken", m->path, found);
 				return found;
+			}
 		}
 	}
-	(void)m;
+	log_debug("'%s': no separate debug file for '%s'", m->path, f->path);
 	return NULL;
 }
 
@@ -422,6 +464,9 @@ static int resolve_vdso(struct module *m)
 			}
 		}
 	}
+	log_debug("'%s': %s", m->path,
+		  m->found_in ? "symbols from this machine's vdso (the same build-id)"
+			      : "this machine's vdso differs (another kernel): placeholder names");
 	ret = compose(m, &st, NULL);
 	symtab_release(&st);
 	if (elf)
@@ -460,6 +505,9 @@ static int resolve_file(struct module *m, const struct resolve_opts *o)
 			struct symtab st2;
 
 			if (!symtab_load(&st2, dbg.elf) && st2.source == SYMTAB_SYMTAB) {
+				log_debug("'%s': .symtab of the debug file '%s' instead of %s",
+					  m->path, m->debug_path,
+					  st.source == SYMTAB_DYNSYM ? ".dynsym" : "no symbols");
 				symtab_release(&st);
 				st = st2;
 			} else {
@@ -483,14 +531,26 @@ static int resolve_file(struct module *m, const struct resolve_opts *o)
 				m->symbols = "dwarf";
 			if (err[0])
 				m->dwarf_error = strdup(err);
+			log_debug("'%s': DWARF of '%s': %llu of %llu units read for %zu addresses%s%s",
+				  m->path, dwarf_path, (unsigned long long)dw.cus_parsed,
+				  (unsigned long long)dw.cus, m->naddrs, err[0] ? "; " : "", err);
 		} else if (ret == -ENOMEM) {
 			goto out;
 		} else {
+			log_debug("'%s': no usable DWARF in '%s' (%s)", m->path, dwarf_path,
+				  err[0] ? err : strerror(-ret));
 			if (err[0])
 				m->dwarf_error = strdup(err);
 			ret = 0;
 		}
 	}
+	/* The fallbacks, in order: DWARF, then .symtab, then .dynsym, then placeholders. */
+	if (strcmp(m->symbols, "dwarf"))
+		log_debug("'%s': %s", m->path,
+			  st.source == SYMTAB_SYMTAB   ? "no DWARF: function names from .symtab"
+			  : st.source == SYMTAB_DYNSYM ? "no DWARF, no .symtab: function names from "
+							 ".dynsym (exported functions only)"
+						       : "no DWARF, no symbol table: placeholder names");
 	ret = compose(m, &st, have_dw ? &dw : NULL);
 	if (have_dw) {
 		/* The frames point into the helpers' pools too. */
@@ -524,11 +584,16 @@ int module_resolve(struct module *m, const struct resolve_opts *o)
 	if (!m->first || !m->count)
 		return -ENOMEM;
 	if (o->cache_dir && m->build_id_len && sym_cache_load(m, o) == 0) {
+		log_debug("'%s': %zu addresses from the symbol cache in '%s'", m->path, m->naddrs,
+			  o->cache_dir);
 		m->from_cache = true;
 		ret = 0;
 	} else if (m->kind == RAW_MODULE_VDSO) {
 		ret = resolve_vdso(m);
 	} else if (m->kind == RAW_MODULE_ANON || m->path[0] != '/') {
+		log_debug("'%s': %s: placeholder names", m->path,
+			  m->kind == RAW_MODULE_ANON ? "anonymous executable memory (JIT code)"
+						     : "no file path");
 		m->status = "ok";
 		ret = resolve_placeholders(m);
 	} else {

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Indexing the -search-dir trees once, so each module's lookup is a binary search. */
+#define LOG_DOMAIN "search"
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/log.h"
 #include "finalizer/hash-index.h"
 #include "finalizer/search-index.h"
 
@@ -41,8 +43,14 @@ static int walk(struct search_index *x, const char *path, unsigned dir, unsigned
 		return 0;
 	}
 	d = opendir(path);
-	if (!d)
+	if (!d) {
+		/* The directory the user named is worth a warning; one below it is not. */
+		if (depth == 0)
+			log_warn("cannot read search directory '%s': %s", path, strerror(errno));
+		else
+			log_debug("'%s' skipped: %s", path, strerror(errno));
 		return 0;
+	}
 	while ((de = readdir(d)) && !ret) {
 		char child[4096];
 		struct stat st;
@@ -99,6 +107,8 @@ int search_index_build(struct search_index *x, const char *const *dirs, size_t n
 		while (len > 1 && dir[len - 1] == '/')
 			dir[--len] = '\0';
 		ret = walk(x, dir, (unsigned)i, 0, &files);
+		log_debug("'%s': %zu files indexed%s", dir, files,
+			  files > SEARCH_MAX_FILES ? " (the limit: the rest is not searched)" : "");
 	}
 	if (x->n)
 		qsort(x->e, x->n, sizeof(*x->e), entry_cmp);

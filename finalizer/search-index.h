@@ -25,7 +25,7 @@ struct search_index {
 /*
  * Walk each directory (recursively, up to SEARCH_MAX_DEPTH levels, not following symbolic
  * links to directories) and index its regular files by base name. A directory that cannot be
- * read is skipped. Returns 0 or -ENOMEM.
+ * read is skipped (with a warning when it is one of dirs). Returns 0 or -ENOMEM.
  */
 int search_index_build(struct search_index *x, const char *const *dirs, size_t n);
 void search_index_release(struct search_index *x);

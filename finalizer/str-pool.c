@@ -37,28 +37,25 @@ static bool str_eq(const void *ctx, uint32_t idx)
 	return !strncmp(t, k->s, k->len) && t[k->len] == '\0';
 }
 
+static int str_make(const void *ctx, void *elem)
+{
+	const struct str_key *k = ctx;
+	char *copy = malloc(k->len + 1);
+
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, k->s, k->len);
+	copy[k->len] = '\0';
+	*(char **)elem = copy;
+	return 0;
+}
+
 int64_t str_pool_intern_len(struct str_pool *p, const char *s, size_t len)
 {
 	struct str_key k = { p, s, len };
-	uint64_t h = hash_bytes(s, len);
-	int64_t id = hash_index_find(&p->index, h, str_eq, &k);
-	char *copy;
 
-	if (id >= 0)
-		return id;
-	if (array_reserve(&p->strs, &p->cap, p->n + 1, sizeof(*p->strs)))
-		return -ENOMEM;
-	copy = malloc(len + 1);
-	if (!copy)
-		return -ENOMEM;
-	memcpy(copy, s, len);
-	copy[len] = '\0';
-	if (hash_index_add(&p->index, h, (uint32_t)p->n)) {
-		free(copy);
-		return -ENOMEM;
-	}
-	p->strs[p->n] = copy;
-	return (int64_t)p->n++;
+	return HASH_INDEX_GET(&p->index, hash_bytes(s, len), str_eq, str_make, &k, p->strs, p->n,
+			      p->cap);
 }
 
 int64_t str_pool_intern(struct str_pool *p, const char *s)

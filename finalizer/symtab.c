@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "finalizer/symtab.h"
 
 struct raw_sym {
@@ -84,20 +85,10 @@ static long collect(Elf *elf, Elf_Scn *scn, size_t count, struct raw_sym **out, 
 		if (!name || !*name)
 			continue;
 		len = strlen(name) + 1;
-		if (blen + len > cap_names) {
-			size_t nc = cap_names ? cap_names * 2 : 4096;
-			char *nb;
-
-			while (nc < blen + len)
-				nc *= 2;
-			nb = realloc(blob, nc);
-			if (!nb) {
-				free(blob);
-				free(v);
-				return -ENOMEM;
-			}
-			blob = nb;
-			cap_names = nc;
+		if (GROW(blob, blen + len, cap_names)) {
+			free(blob);
+			free(v);
+			return -ENOMEM;
 		}
 		memcpy(blob + blen, name, len);
 		v[n].start = s.st_value;

@@ -6,8 +6,6 @@
 
 #include "finalizer/finalize-private.h"
 
-#define NO_STACK UINT64_MAX
-
 /* One stream's samples in time order: the stream itself (nearly always), or a sorted copy
    of the order of its samples. */
 struct run {

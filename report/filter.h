@@ -12,7 +12,7 @@
  *   function=NAME                     the function is anywhere on the sample's stack;
  *   module=NAME|PATH                  the sample was taken in the module (innermost frame).
  * Values of one key are alternatives; different keys must all hold.
- * Returns 0, -EINVAL after a usage error (unknown key, no such item) or -ENOMEM.
+ * Returns 0, -ERR_USAGE after a usage error (unknown key, no such item) or -ENOMEM.
  */
 int report_filter_samples(struct report *r);
 

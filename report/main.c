@@ -58,6 +58,9 @@ static const struct option_spec specs[] = {
 	{ "report-output", NULL, OPTION_VALUE, "FILE", "write the report to FILE", NULL, NULL },
 	{ "width", NULL, OPTION_VALUE, "N", "text width in columns (default 100)", NULL, NULL },
 	{ "quiet", "q", OPTION_FLAG, NULL, "no progress messages", NULL, NULL },
+	{ "verbose", "v", OPTION_FLAG, NULL,
+	  "debug lines: the database read, where source files were looked for",
+	  "preport -r r000hs -view source -source-object function=solve -v", NULL },
 	{ "help", "h", OPTION_FLAG, NULL, "show this help", NULL, NULL },
 	{ "version", NULL, OPTION_FLAG, NULL, "show the version", NULL, NULL },
 	{ NULL, NULL, 0, NULL, NULL, NULL, NULL },
@@ -155,12 +158,11 @@ int main(int argc, char **argv)
 	o.output = options_get_str(&res, "report-output");
 	o.width = (s = options_get_str(&res, "width")) ? (int)number("width", s, 40, 10000) : 100;
 	o.quiet = options_has(&res, "quiet");
-	if (o.quiet)
-		log_set_level(-1);
+	if (o.quiet && options_has(&res, "verbose"))
+		die(EXIT_USAGE, "options '-quiet' and '-verbose' exclude each other");
+	log_set_level(o.quiet ? -1 : options_has(&res, "verbose") ? 1 : 0);
 
 	rc = report_run(&o);
 	options_release(&res);
-	if (rc == -EINVAL)
-		return EXIT_USAGE;
-	return rc ? EXIT_RUNTIME : EXIT_OK;
+	return log_exit_code(rc);
 }

@@ -33,7 +33,7 @@ int report_open(struct report *r, const struct report_opts *o, const char *dir,
 		unsigned cct_flags);
 void report_close(struct report *r);
 
-/* log_error() the message and return -EINVAL: the caller exits with status 2. */
+/* log_error() the message and return -ERR_USAGE: preport exits with status 2. */
 int report_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Percent of the report's total. */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Open a result for a report, pick the view, render it in the chosen format. */
+#define LOG_DOMAIN "report"
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -29,7 +30,7 @@ int report_usage_error(const char *fmt, ...)
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	log_error("%s", buf);
-	return -EINVAL;
+	return -ERR_USAGE;
 }
 
 double report_pct(const struct report *r, int64_t ns)
@@ -270,18 +271,26 @@ int report_open(struct report *r, const struct report_opts *o, const char *dir,
 	memset(r, 0, sizeof(*r));
 	r->o = o;
 	r->dir = dir;
-	if (stat(dir, &st) < 0)
-		return report_usage_error("cannot open result '%s': %s", dir, strerror(errno));
+	if (stat(dir, &st) < 0) {
+		rc = errno;
+		/* A name that leads nowhere is the user's to fix; a refusal of the system is not. */
+		if (rc == ENOENT || rc == ENOTDIR)
+			return report_usage_error("cannot open result '%s': %s", dir, strerror(rc));
+		log_error("cannot open result '%s': %s", dir, strerror(rc));
+		return -rc;
+	}
 	if (!S_ISDIR(st.st_mode) || !result_dir_is_result(dir))
 		return report_usage_error("'%s' is not a result directory (it has neither result.db "
 					  "nor raw/); give the directory pcollect -r wrote", dir);
 	if (result_path(db, sizeof(db), dir, RESULT_PATH_DB, 0, 0, NULL, NULL) < 0)
 		return report_usage_error("cannot open result '%s': %s", dir, strerror(ENAMETOOLONG));
 	if (stat(db, &st) < 0) {
+		log_debug("'%s': no database yet: finalizing first", db);
 		rc = finalize_first(o, dir);
 		if (rc)
 			return rc;
 	}
+	log_debug("reading '%s'%s", db, o->time_filter ? " (the timeline, for -time-filter)" : "");
 	/* With a time filter the samples come from the timeline: the samples table is not read. */
 	rc = model_load(&r->m, db, (o->time_filter ? MODEL_NO_SAMPLES : 0) |
 			(cct_flags & CCT_LINES ? MODEL_FRAME_LINES : 0), err, sizeof(err));
@@ -411,10 +420,11 @@ int report_run(const struct report_opts *o)
 	}
 	table_init(&t);
 	rc = run_view(o, &r[0], o->nresults == 2 ? &r[1] : NULL, &t);
-	if (!rc && t.failed) {
-		log_error("cannot build the %s view: %s", o->view, strerror(ENOMEM));
+	if (!rc && t.failed)
 		rc = -ENOMEM;
-	}
+	/* Usage errors were told where found; out of memory is told here (docs/errors.md). */
+	if (rc && rc != -ERR_USAGE)
+		log_error("cannot build the %s view: %s", o->view, strerror(-rc));
 	if (!rc && o->output && !(f = fopen(o->output, "w"))) {
 		rc = -errno;
 		log_error("cannot write report '%s': %s", o->output, strerror(errno));

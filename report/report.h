@@ -42,8 +42,9 @@ extern const char *const report_views[];
 
 /*
  * Produce the report. A result without result.db is finalized first. Messages go through
- * log_error(). Returns 0, -EINVAL for a usage error (unknown column, filter, function, a
- * directory that is not a result) or another negative errno for a runtime failure.
+ * log_error(), each failure told once (docs/errors.md). Returns 0, -ERR_USAGE for a usage
+ * error (unknown column, filter, function, a directory that is not a result) or a negative
+ * errno for a runtime failure.
  */
 int report_run(const struct report_opts *o);
 

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* The source view: a function's or a file's source with self and total time per line. */
+#define LOG_DOMAIN "source"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "common/options.h"
 #include "report/report-private.h"
 
@@ -139,7 +141,9 @@ static FILE *open_in(const char *dir, const char *path)
 		while (*p == '/')
 			p++;
 		snprintf(buf, sizeof(buf), "%s/%s", dir, p);
-		if ((f = fopen(buf, "r")))
+		f = fopen(buf, "r");
+		log_debug("'%s': tried '%s': %s", path, buf, f ? "found" : strerror(errno));
+		if (f)
 			return f;
 		p = strchr(p, '/');
 	}
@@ -153,6 +157,7 @@ static FILE *open_source(struct source *s, const char *path)
 	FILE *f = fopen(path, "r");
 	size_t i;
 
+	log_debug("'%s': %s", path, f ? "read where the build left it" : strerror(errno));
 	for (i = 0; !f && i < o->nsource_dirs; i++)
 		f = open_in(o->source_dirs[i], path);
 	while (!f && dirs && *dirs) {

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/grow.h"
 #include "finalizer/python/python.h"
 
 void pycode_table_init(struct pycode_table *t)
@@ -55,17 +56,11 @@ int pycode_table_add_record(struct pycode_table *t, const uint8_t *payload, size
 		return -EINVAL;
 	}
 	if (rc.id >= t->cap) {
-		size_t ncap = t->cap ? t->cap : 256;
-		struct pycode **n;
+		size_t old = t->cap;
 
-		while (ncap <= rc.id)
-			ncap *= 2;
-		n = realloc(t->by_id, ncap * sizeof(*n));
-		if (!n)
+		if (GROW(t->by_id, (size_t)rc.id + 1, t->cap))
 			return -ENOMEM;
-		memset(n + t->cap, 0, (ncap - t->cap) * sizeof(*n));
-		t->by_id = n;
-		t->cap = ncap;
+		memset(t->by_id + old, 0, (t->cap - old) * sizeof(*t->by_id)); /* ids not seen */
 	}
 	c = calloc(1, sizeof(*c));
 	if (!c)

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/grow.h"
 #include "finalizer/python/python.h"
 
 void pystream_init(struct pystream *ps)
@@ -24,19 +25,7 @@ void pystream_release(struct pystream *ps)
 
 static int frames_reserve(struct pystream *ps, size_t more)
 {
-	size_t cap = ps->frames_cap ? ps->frames_cap : 1024;
-	struct raw_py_frame *f;
-
-	if (ps->nframes + more <= ps->frames_cap)
-		return 0;
-	while (cap < ps->nframes + more)
-		cap *= 2;
-	f = realloc(ps->frames, cap * sizeof(*f));
-	if (!f)
-		return -ENOMEM;
-	ps->frames = f;
-	ps->frames_cap = cap;
-	return 0;
+	return GROW(ps->frames, ps->nframes + more, ps->frames_cap) ? -ENOMEM : 0;
 }
 
 static int take_note(struct pystream *ps, const uint8_t *payload, size_t len)

@@ -52,7 +52,7 @@ static inline long long burn_cpu_ns(void)
 #define BURN_CHUNK 80000L
 #define BURN_CPU_MS(ms)                                                         \
 	do {                                                                    \
-		long long end_ = burn_cpu_ns() + (long long)((ms) * 1000000.0); \
+		long long end_ = burn_cpu_ns() + (long long)(1000000.0 * (ms)); \
 		while (burn_cpu_ns() < end_)                                    \
 			BURN(BURN_CHUNK);                                       \
 	} while (0)

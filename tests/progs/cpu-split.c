@@ -24,10 +24,11 @@ static int fixed;
 
 #define PHASE(units)                                                        \
 	do {                                                                \
+		double ms_ = unit * (units);                                \
 		if (fixed)                                                  \
-			BURN((long)((units) * unit * (BURN_100MS / 100.0))); \
+			BURN((long)(ms_ * (BURN_100MS / 100.0)));           \
 		else                                                        \
-			BURN_CPU_MS((units) * unit);                        \
+			BURN_CPU_MS(ms_);                                   \
 	} while (0)
 
 static __attribute__((noinline, noclone)) void work_sixty(void)

@@ -21,8 +21,11 @@ __attribute__((noinline)) double two_loops(double ms)
 	long long end;
 	long i;
 
+	/* Each loop on one line: all of its samples name that line. */
+	/* clang-format off */
 	for (end = burn_cpu_ns() + (long long)(3 * ms * 1e6); burn_cpu_ns() < end;) for (i = 0; i < BURN_CHUNK; i++) { a += (double)i * 0.5; __asm__ volatile("" ::: "memory"); } /* LOOP-A */
 	for (end = burn_cpu_ns() + (long long)(ms * 1e6); burn_cpu_ns() < end;) for (i = 0; i < BURN_CHUNK; i++) { b += (double)i * 0.25; __asm__ volatile("" ::: "memory"); } /* LOOP-B */
+	/* clang-format on */
 	return a + b;
 }
 

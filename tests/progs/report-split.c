@@ -20,7 +20,9 @@ static __attribute__((noinline, noclone)) void heavy(double ms)
 	unsigned long x = 1;
 	long long end = burn_cpu_ns() + (long long)(ms * 1e6);
 
+	/* clang-format off */
 	while (burn_cpu_ns() < end) for (long i = 0; i < BURN_CHUNK; i++) { x = x * 6364136223846793005ul + 1; __asm__ volatile("" : "+r"(x)::"memory"); } /* burn:heavy */
+	/* clang-format on */
 	sink = x;
 }
 
@@ -29,7 +31,9 @@ static __attribute__((noinline, noclone)) void medium(double ms)
 	unsigned long x = 3;
 	long long end = burn_cpu_ns() + (long long)(ms * 1e6);
 
+	/* clang-format off */
 	while (burn_cpu_ns() < end) for (long i = 0; i < BURN_CHUNK; i++) { x = x * 6364136223846793005ul + 1; __asm__ volatile("" : "+r"(x)::"memory"); } /* burn:medium */
+	/* clang-format on */
 	sink = x;
 }
 
@@ -38,7 +42,9 @@ static __attribute__((noinline, noclone)) void light(double ms)
 	unsigned long x = 5;
 	long long end = burn_cpu_ns() + (long long)(ms * 1e6);
 
+	/* clang-format off */
 	while (burn_cpu_ns() < end) for (long i = 0; i < BURN_CHUNK; i++) { x = x * 6364136223846793005ul + 1; __asm__ volatile("" : "+r"(x)::"memory"); } /* burn:light */
+	/* clang-format on */
 	sink = x;
 }
 

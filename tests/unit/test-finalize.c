@@ -592,8 +592,8 @@ static void test_finalize_empty_and_errors(void)
 	/* Not a result directory at all. */
 	snprintf(path, sizeof(path), "%s/not-a-result", tmp_root);
 	mkdir(path, 0755);
-	CU_ASSERT(finalize(path, NULL, 0) == -ENOTDIR);
-	CU_ASSERT(finalize("/nonexistent/result", NULL, 0) == -ENOTDIR);
+	CU_ASSERT(finalize(path, NULL, 0) == -ERR_USAGE);
+	CU_ASSERT(finalize("/nonexistent/result", NULL, 0) == -ERR_USAGE);
 }
 
 static void test_finalize_cache(void)

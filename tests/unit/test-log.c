@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -91,6 +92,24 @@ static void test_log_warn_info_debug_format(void)
 				    "pfinalize: finalizing 'res'\n"
 				    "pfinalize: debug: 3 streams\n");
 	log_set_level(0);
+}
+
+/* A file's LOG_DOMAIN names the subject of its debug lines. */
+static void test_log_debug_domain(void)
+{
+	char out[512];
+
+	log_set_tool("pfinalize");
+	log_set_level(1);
+	CU_ASSERT(log_debug_on());
+	capture_begin();
+	log_debug_in("module", "'%s': tried '%s'", "libm.so.6", "/lib/libm.so.6");
+	log_debug_in(NULL, "no domain");
+	capture_end(out, sizeof(out));
+	CU_ASSERT_STRING_EQUAL(out, "pfinalize: debug: module: 'libm.so.6': tried '/lib/libm.so.6'\n"
+				    "pfinalize: debug: no domain\n");
+	log_set_level(0);
+	CU_ASSERT(!log_debug_on());
 }
 
 static void test_log_quiet_shows_errors_only(void)
@@ -208,6 +227,40 @@ static void child_die_errno_negative(void)
 	die_errno(3, -EACCES, "cannot open '%s'", "x");
 }
 
+static void child_bug(void)
+{
+	struct rlimit none = { 0, 0 };
+
+	setrlimit(RLIMIT_CORE, &none); /* the abort is expected: no core file */
+	log_set_tool("pfinalize");
+	BUG("every address was resolved (%d left)", 3);
+}
+
+static void test_log_bug_names_invariant_and_aborts(void)
+{
+	char out[512], rest[256] = "";
+	int line = 0;
+
+	/* Killed by SIGABRT: run_child() sees no exit code. */
+	CU_ASSERT_EQUAL(run_child(child_bug, out, sizeof(out)), -1);
+	/* The file is named from the source tree, without the build directory's "../". */
+	CU_ASSERT_EQUAL(sscanf(out, "pfinalize: BUG: tests/unit/test-log.c:%d: %255[^\n]", &line,
+			       rest), 2);
+	CU_ASSERT(line > 0);
+	CU_ASSERT_STRING_EQUAL(rest, "every address was resolved (3 left)");
+}
+
+/* The entry points' results map to exit codes: usage is its own value, never an errno. */
+static void test_log_exit_code(void)
+{
+	CU_ASSERT_EQUAL(log_exit_code(0), EXIT_OK);
+	CU_ASSERT_EQUAL(log_exit_code(-ERR_USAGE), EXIT_USAGE);
+	CU_ASSERT_EQUAL(log_exit_code(-ENOMEM), EXIT_RUNTIME);
+	CU_ASSERT_EQUAL(log_exit_code(-ENOTDIR), EXIT_RUNTIME);
+	CU_ASSERT_EQUAL(log_exit_code(-EINVAL), EXIT_RUNTIME);
+	CU_ASSERT(ERR_USAGE > 4095); /* above every Linux errno (MAX_ERRNO) */
+}
+
 static void test_log_die_exit_code(void)
 {
 	char out[512];
@@ -241,6 +294,9 @@ int main(void)
 		{ "keeps_errno", test_log_keeps_errno },
 		{ "die_exit_code", test_log_die_exit_code },
 		{ "die_errno_appends_cause", test_log_die_errno_appends_cause },
+		{ "bug_names_invariant_and_aborts", test_log_bug_names_invariant_and_aborts },
+		{ "exit_code", test_log_exit_code },
+		{ "debug_domain", test_log_debug_domain },
 		{ NULL, NULL },
 	};
 

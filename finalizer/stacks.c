@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/* Locating stacks: each sample's stack found by its id, each ip of a sampled stack placed in
+   a module (a module-relative address to resolve) or left absolute. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "finalizer/finalize-private.h"
+
+/* Stack ids to stack indexes: a table when the ids are small, else a hash index. */
+struct id_map {
+	uint32_t *direct; /* id -> index + 1, when ids are small */
+	size_t ndirect;
+	struct hash_index hash;
+	const struct stream *s;
+};
+
+/* A lookup: the map and the id looked for, passed to the comparison callback. */
+struct id_query {
+	struct id_map map;
+	uint64_t id;
+};
+
+static bool stack_id_eq(const void *ctx, uint32_t idx)
+{
+	const struct id_query *q = ctx;
+
+	return q->map.s->stacks[idx].id == q->id;
+}
+
+static int id_map_build(struct id_map *m, const struct stream *s)
+{
+	uint64_t max = 0;
+	size_t i;
+
+	memset(m, 0, sizeof(*m));
+	m->s = s;
+	hash_index_init(&m->hash);
+	for (i = 0; i < s->nstacks; i++)
+		if (s->stacks[i].id > max)
+			max = s->stacks[i].id;
+	if (max < 4 * (uint64_t)s->nstacks + 4096) {
+		m->ndirect = (size_t)max + 1;
+		m->direct = calloc(m->ndirect, sizeof(*m->direct));
+		if (!m->direct)
+			return -ENOMEM;
+		for (i = 0; i < s->nstacks; i++)
+			m->direct[s->stacks[i].id] = (uint32_t)i + 1; /* a redefinition wins */
+		return 0;
+	}
+	for (i = 0; i < s->nstacks; i++)
+		if (hash_index_add(&m->hash, hash_mix(s->stacks[i].id), (uint32_t)i))
+			return -ENOMEM;
+	return 0;
+}
+
+static int64_t id_map_find(struct id_query *q, uint64_t id)
+{
+	if (q->map.direct)
+		return id < q->map.ndirect && q->map.direct[id] ? (int64_t)q->map.direct[id] - 1
+								 : -1;
+	q->id = id;
+	return hash_index_find(&q->map.hash, hash_mix(id), stack_id_eq, q);
+}
+
+static int stack_locate(struct fin *f, struct stream *s, struct stack_rec *st, int64_t t)
+{
+	const struct image *im = &f->images[s->image];
+	uint32_t k;
+
+	if (array_reserve(&s->locs, &s->locs_cap, s->nlocs + st->depth, sizeof(*s->locs)))
+		return -ENOMEM;
+	st->loc = s->nlocs;
+	for (k = 0; k < st->depth; k++) {
+		uint64_t ip = s->ips[st->off + k];
+		/* Return addresses point after the call: look up the call itself. */
+		uint64_t a = (k == 0 && (st->flags & RAW_STACK_FIRST_IS_PC)) || !ip ? ip : ip - 1;
+		const struct mapping *mp = image_find(im, a, t);
+		struct loc *l = &s->locs[s->nlocs++];
+		int64_t up = im->fork_parent;
+		int hops;
+
+		for (hops = 0; !mp && up >= 0 && hops < 16; hops++) {
+			mp = image_find(&f->images[up], a, t);
+			up = f->images[up].fork_parent;
+		}
+
+		if (mp) {
+			l->module = mp->module;
+			l->addr = a - mp->base;
+			if (module_want(&f->modules[mp->module], l->addr))
+				return -ENOMEM;
+		} else {
+			l->module = NO_MODULE;
+			l->addr = a;
+		}
+	}
+	return 0;
+}
+
+int fin_locate_stacks(struct fin *f)
+{
+	size_t i, j;
+	int ret = 0;
+
+	for (i = 0; i < f->nstreams && !ret; i++) {
+		struct stream *s = &f->streams[i];
+		struct image *im;
+		struct id_query q;
+
+		if (!s->has_header)
+			continue;
+		im = &f->images[s->image];
+		ret = id_map_build(&q.map, s);
+		for (j = 0; j < s->nsamples && !ret; j++) {
+			struct sample_rec *r = &s->samples[j];
+			int64_t idx = id_map_find(&q, r->stack);
+			int64_t t = r->time_ns + s->offset_ns;
+
+			if (t < im->start_ns)
+				im->start_ns = t;
+			if (t > im->end_ns)
+				im->end_ns = t;
+			if (idx < 0) {
+				s->samples_bad_stack++;
+				r->stack = NO_STACK;
+				continue;
+			}
+			r->stack = (uint64_t)idx;
+			s->stacks[idx].samples++;
+			s->stacks[idx].weight += r->weight;
+			if (s->stacks[idx].loc == SIZE_MAX)
+				ret = stack_locate(f, s, &s->stacks[idx], t);
+		}
+		free(q.map.direct);
+		hash_index_release(&q.map.hash);
+	}
+	return ret;
+}
