@@ -252,7 +252,7 @@ int report_filter_samples(struct report *r)
 			goto out;
 		}
 		rec = &r->recs[r->nrecs++];
-		*rec = (struct record){ s->thread, node, s->metric, s->context, s->value, s->count };
+		*rec = (struct record){ (int)i, node };
 		r->total[s->metric] += s->value;
 		r->count[s->metric] += s->count;
 		cct_add(&r->tree, node, s->metric, s->value, s->count);

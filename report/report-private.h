@@ -15,14 +15,14 @@
 /* Levels of -group-by in tree views (process, thread, module). */
 #define REPORT_MAX_LEVELS 3
 
-/* Samples kept by the filters, mapped onto the tree: one per sample row. */
+/*
+ * A sample kept by the filters, mapped onto the tree. Its thread, metric, context (grouping
+ * by context attributes comes there), count and value are the model's sample's: the record
+ * only points at it, so the records of a million samples stay small.
+ */
 struct record {
-	int thread;
+	int sample; /* index into model.samples */
 	int node;
-	int metric;  /* index into model.metrics */
-	int context; /* contexts.id, 0: none (grouping by context attributes comes here) */
-	int64_t value;
-	int64_t count;
 };
 
 struct report;
@@ -78,6 +78,13 @@ struct report {
 	enum cct_group_kind levels[REPORT_MAX_LEVELS]; /* -group-by of tree views */
 	size_t nlevels;
 };
+
+/* The model's sample a record stands for. */
+static inline const struct model_sample *report_sample(const struct report *r,
+						       const struct record *rec)
+{
+	return &r->m.samples[rec->sample];
+}
 
 /* Open result dir (finalizing it when needed), load it, filter, build the tree. */
 int report_open(struct report *r, const struct report_opts *o, const char *dir,

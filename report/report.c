@@ -605,14 +605,15 @@ static int tree_levels(struct report *r)
 static int level_item(const struct report *r, enum cct_group_kind kind,
 		      const struct record *rec)
 {
+	const struct model_sample *s = report_sample(r, rec);
 	const struct model_function *f;
 	int func;
 
 	switch (kind) {
 	case CCT_GROUP_THREAD:
-		return rec->thread;
+		return s->thread;
 	case CCT_GROUP_PROCESS:
-		return rec->thread >= 0 ? r->m.threads[rec->thread].process : -1;
+		return s->thread >= 0 ? r->m.threads[s->thread].process : -1;
 	case CCT_GROUP_MODULE:
 		func = r->tree.nodes[rec->node].func;
 		if (func < 0)
@@ -648,7 +649,8 @@ static int derive_tree(struct report *r)
 			break;
 		}
 		rec->node = node;
-		cct_add(&dst, node, rec->metric, rec->value, rec->count);
+		cct_add(&dst, node, report_sample(r, rec)->metric, report_sample(r, rec)->value,
+			report_sample(r, rec)->count);
 	}
 	if (!rc)
 		rc = cct_sum(&dst);

@@ -226,23 +226,24 @@ static int compute_by_const(struct hotspots *h)
 	}
 	/* Bucket 0 holds the unknown thread or process (-1). */
 	for (i = 0; i < r->nrecs; i++)
-		off[const_key(h, r->recs[i].thread) + 2]++;
+		off[const_key(h, report_sample(r, &r->recs[i])->thread) + 2]++;
 	for (k = 2; k <= nck; k++)
 		off[k] += off[k - 1];
 	for (i = 0; i < r->nrecs; i++)
-		order[off[const_key(h, r->recs[i].thread) + 1]++] = (int)i;
+		order[off[const_key(h, report_sample(r, &r->recs[i])->thread) + 1]++] = (int)i;
 	/* off[b] is now the end of bucket b, and the start of bucket b + 1. */
 	for (k = 0; k < nck && !rc; k++) {
 		size_t start = k ? off[k - 1] : 0, n = 0, j;
 
 		for (j = start; j < off[k]; j++) {
 			const struct record *rec = &r->recs[order[j]];
+			const struct model_sample *smp = report_sample(r, rec);
 
 			if (!seen[rec->node]) {
 				seen[rec->node] = true;
 				nodes[n++] = rec->node;
 			}
-			acc[(size_t)rec->node * nm + (size_t)rec->metric] += rec->value;
+			acc[(size_t)rec->node * nm + (size_t)smp->metric] += smp->value;
 		}
 		if (n)
 			rc = cct_walk_add(&h->w, nodes, n, acc);
