@@ -79,8 +79,29 @@ static _Noreturn void usage_error(const char *msg)
 }
 
 /*
+ * True when word is an option that may take the next word as its value: any dash word
+ * without "=" but pcollect's flags (pfinalize's and preport's options take values, but for
+ * -quiet, which pcollect has too).
+ */
+static bool takes_value(const char *word)
+{
+	static const char *const flags[] = { "quiet", "q", "help", "h", "version", "follow-child",
+					     "no-follow-child", "archive", "finalize", NULL };
+	const char *const *f;
+
+	if (!word || word[0] != '-' || !word[1] || strchr(word, '=') || !strcmp(word, "--"))
+		return false;
+	word += word[1] == '-' ? 2 : 1;
+	for (f = flags; *f; f++)
+		if (!strcmp(word, *f))
+			return false;
+	return true;
+}
+
+/*
  * VTune's other actions: "pcollect -finalize ..." is pfinalize and "pcollect -report NAME
- * ..." is preport -view NAME, with their options. Only the words before "--" are looked at.
+ * ..." is preport -view NAME, with their options. Only the words before the program (or
+ * "--") are looked at.
  * Returns -1 when argv asks for neither, else the exit status.
  */
 static int other_action(int argc, char **argv)
@@ -95,6 +116,9 @@ static int other_action(int argc, char **argv)
 	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
 		const char *a = argv[i] + (argv[i][0] == '-' && argv[i][1] == '-');
 
+		/* The program's words begin at the first word that is no option's value. */
+		if (a[0] != '-' && !takes_value(i > 1 ? argv[i - 1] : NULL))
+			break;
 		if (!strcmp(a, "-finalize")) {
 			mode |= 1;
 			continue;
@@ -112,6 +136,7 @@ static int other_action(int argc, char **argv)
 	}
 	for (; i < argc; i++)
 		args[n++] = argv[i];
+	/* pfinalize and preport take no program: a stray word is theirs to refuse. */
 	if (mode == 3)
 		usage_error("options '-finalize' and '-report' exclude each other: finalize first, "
 			    "then report");

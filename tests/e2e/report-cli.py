@@ -74,6 +74,13 @@ def main():
         cp = run([PCOLLECT, "-report", "hotspot", "-r", n1], code=2)
         e2elib.check("did you mean 'hotspots'" in cp.stderr and
                      cp.stderr.startswith("pcollect: "), "pcollect -report hotspot: nearest name")
+        for sep in (["--"], []):
+            res = w.join("echo%d" % len(sep))
+            cp = run([PCOLLECT, "-collect", "hotspots", "-r", res, "-q",
+                      "-finalization-mode=none"] + sep + ["/bin/echo", "-report", "hotspots"])
+            e2elib.check(cp.stdout.strip() == "-report hotspots" and os.path.isdir(res),
+                         "a program's own -report is the program's (%s)" %
+                         ("after --" if sep else "without --"))
         cp = run([PCOLLECT, "-report", "hotspots", "-finalize", "-r", n1], code=2)
         e2elib.check("exclude each other" in cp.stderr, "-report and -finalize together: refused")
 
