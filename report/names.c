@@ -176,8 +176,8 @@ static int ambiguous(const struct report *r, const char *name, const char *what,
 					"\n  %s", f);
 		shown++;
 	}
-	return report_usage_error("function name '%s' for %s is ambiguous in result '%s'; give "
-				  "one of these whole:%s%s", name, what, r->dir, list,
+	return report_usage_error("function name '%s' for %s is ambiguous in result '%s': give "
+				  "more of the name of one of these%s%s", name, what, r->dir, list,
 				  i < n ? "\n  ..." : "");
 }
 
