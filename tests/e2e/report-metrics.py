@@ -274,6 +274,30 @@ def check_diffs(w, res):
     e2elib.check("difference of two results" in cp.stderr, "callstacks has no difference")
 
 
+def check_every_format(w, res):
+    """Each view, and each difference, shows the three metrics in text, CSV and JSON."""
+    twice = w.join("twice")
+    for args in [["-view", "summary"], ["-view", "hotspots"], ["-view", "top-down"],
+                 ["-view", "bottom-up"], ["-view", "caller-callee"], ["-view", "callstacks"],
+                 ["-view", "source", "-source-object", "file=app.c"],
+                 ["-r", twice, "-view", "hotspots"], ["-r", twice, "-view", "top-down"],
+                 ["-r", twice, "-view", "bottom-up"], ["-r", twice, "-view", "caller-callee"]]:
+        label = " ".join(a for a in args if a != twice)
+        csv_rows = rows(res, "-threshold", "0", *args)
+        js = json_rows(res, "-threshold", "0", *args)
+        text = preport("-r", res, "-threshold", "0", *args).stdout
+        if args[1] == "summary":
+            have = {r["Metric"] for r in csv_rows}
+            ok = all(m in have for m in METRICS) and all(m in text for m in METRICS)
+        else:
+            ok = all(any(c.startswith(m + ":") for c in csv_rows[0]) and
+                     any(c.startswith(m + ":") for c in js[0]) for m in METRICS) and \
+                all(m.split()[0] in text.splitlines()[0] + text.splitlines()[1]
+                    for m in METRICS)
+        e2elib.check(ok and len(js) == len(csv_rows),
+                     "%s: every metric in text, CSV and JSON" % label)
+
+
 def check_terminal(res):
     out = at_terminal([PREPORT, "-r", res, "-view", "top-down"], 80)
     lines = [l for l in out.splitlines() if l]
@@ -289,6 +313,7 @@ def main():
         check_selection(res)
         check_extra(w)
         check_diffs(w, res)
+        check_every_format(w, res)
         check_terminal(res)
 
 
