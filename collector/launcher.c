@@ -398,6 +398,8 @@ int collect_run(const struct collect_opts *o)
 			.result_dir = dir,
 			.search_dirs = o->search_dirs,
 			.nsearch_dirs = o->nsearch_dirs,
+			.source_dirs = o->source_dirs,
+			.nsource_dirs = o->nsource_dirs,
 			.fast = o->finalization == COLLECT_FINALIZE_FAST,
 			.quiet = o->quiet,
 		};

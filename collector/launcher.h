@@ -28,6 +28,8 @@ struct collect_opts {
 	enum collect_finalization finalization;
 	const char *const *search_dirs; /* for the finalizer */
 	size_t nsearch_dirs;
+	const char *const *source_dirs; /* src:= search dirs, recorded for preport */
+	size_t nsource_dirs;
 	int argc;		   /* the target command */
 	char **argv;
 	const char *command_line;  /* pcollect's own command line, for the metadata */

@@ -8,6 +8,8 @@
 #include "collector/launcher.h"
 #include "common/log.h"
 #include "common/options.h"
+#include "finalizer/finalize.h"
+#include "report/report.h"
 
 static const char *const analyses[] = { "hotspots", NULL };
 static const char *const finalization_modes[] = { "full", "fast", "deferred", "none", NULL };
@@ -37,7 +39,17 @@ static const struct option_spec specs[] = {
 	  "copy the binaries that have samples into the result, to finalize on another machine",
 	  NULL, NULL },
 	{ "search-dir", NULL, OPTION_LIST, "DIR",
-	  "where finalization looks for binaries and debug files (repeatable)", NULL, NULL },
+	  "where finalization looks for binaries and debug files (repeatable); VTune's bin:=DIR, "
+	  "sym:=DIR, src:=DIR (sources, for preport), all:=DIR are taken too",
+	  "pcollect -collect hotspots -search-dir bin:=./build -- ./build/app", NULL },
+	{ "finalize", NULL, OPTION_FLAG, NULL,
+	  "finalize a result instead of collecting: pcollect -finalize -r DIR [pfinalize's "
+	  "options] runs pfinalize", "pcollect -finalize -r r000hs.nid00058", NULL },
+	{ "report", NULL, OPTION_VALUE, "NAME",
+	  "report a result instead of collecting: pcollect -report hotspots -r DIR [preport's "
+	  "options] runs preport -view hotspots (VTune's names: summary, hotspots, top-down, "
+	  "bottom-up, callstacks, caller-callee, gprof-cc)", "pcollect -report hotspots -r r000hs",
+	  NULL },
 	{ "quiet", "q", OPTION_FLAG, NULL, "print only errors", NULL, NULL },
 	{ "verbose", "v", OPTION_FLAG, NULL,
 	  "debug lines: the agent and result directory, then as pfinalize -verbose", NULL,
@@ -69,6 +81,87 @@ static _Noreturn void usage_error(const char *msg)
 	exit(EXIT_USAGE);
 }
 
+/*
+ * True when word is an option that may take the next word as its value: any dash word
+ * without "=" but pcollect's flags (pfinalize's and preport's options take values, but for
+ * -quiet, which pcollect has too).
+ */
+static bool takes_value(const char *word)
+{
+	static const char *const flags[] = { "quiet", "q", "help", "h", "version", "follow-child",
+					     "no-follow-child", "archive", "finalize", NULL };
+	const char *const *f;
+
+	if (!word || word[0] != '-' || !word[1] || strchr(word, '=') || !strcmp(word, "--"))
+		return false;
+	word += word[1] == '-' ? 2 : 1;
+	for (f = flags; *f; f++)
+		if (!strcmp(word, *f))
+			return false;
+	return true;
+}
+
+/*
+ * VTune's other actions: "pcollect -finalize ..." is pfinalize and "pcollect -report NAME
+ * ..." is preport -view NAME, with their options. Only the words before the program (or
+ * "--") are looked at.
+ * Returns -1 when argv asks for neither, else the exit status.
+ */
+static int other_action(int argc, char **argv)
+{
+	char **args = calloc((size_t)argc + 2, sizeof(*args));
+	int i, n = 1, mode = 0, code;
+	const char *view = NULL;
+
+	if (!args)
+		return -1;
+	args[0] = argv[0];
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+		const char *a = argv[i] + (argv[i][0] == '-' && argv[i][1] == '-');
+
+		/* The program's words begin at the first word that is no option's value. */
+		if (a[0] != '-' && !takes_value(i > 1 ? argv[i - 1] : NULL))
+			break;
+		if (!strcmp(a, "-finalize")) {
+			mode |= 1;
+			continue;
+		}
+		if (!strcmp(a, "-report") || !strncmp(a, "-report=", 8)) {
+			mode |= 2;
+			view = a[7] == '=' ? a + 8 : i + 1 < argc ? argv[++i] : "";
+			continue;
+		}
+		args[n++] = argv[i];
+	}
+	if (!mode) {
+		free(args);
+		return -1;
+	}
+	for (; i < argc; i++)
+		args[n++] = argv[i];
+	/* pfinalize and preport take no program: a stray word is theirs to refuse. */
+	if (mode == 3)
+		usage_error("options '-finalize' and '-report' exclude each other: finalize first, "
+			    "then report");
+	if (mode == 1) {
+		code = finalize_main(n, args, "pcollect");
+	} else {
+		const char *mapped = report_vtune_view(view);
+		char *opt = malloc(strlen(mapped ? mapped : view) + 9);
+
+		if (!opt)
+			usage_error(strerror(ENOMEM));
+		/* preport's -report is its -view; a name it does not know, it refuses (nearest). */
+		sprintf(opt, "-report=%s", mapped ? mapped : view);
+		memmove(args + 2, args + 1, (size_t)(n - 1) * sizeof(*args));
+		args[1] = opt;
+		code = report_main(n + 1, args, "pcollect");
+		free(opt);
+	}
+	free(args);
+	return code;
+}
+
 int main(int argc, char **argv)
 {
 	struct collect_opts o = {
@@ -81,12 +174,15 @@ int main(int argc, char **argv)
 	};
 	struct options_result r;
 	const struct option_value *v;
-	char err[512], name[64], *cmdline;
+	char err[4096], name[64], *cmdline;
+	const char **bins, **srcs;
 	const char *s;
 	size_t i, len = 1;
 	int code;
 
 	log_set_tool("pcollect");
+	if ((code = other_action(argc, argv)) >= 0)
+		return code;
 	if (options_parse(&r, specs, argc, argv, true))
 		usage_error(r.error);
 	if (options_help_or_version(&r, specs, knobs, synopsis, description)) {
@@ -161,10 +257,26 @@ int main(int argc, char **argv)
 	}
 	o.archive = options_has(&r, "archive");
 	v = options_get(&r, "search-dir");
-	if (v && v->nvalues) {
-		o.search_dirs = (const char *const *)v->values;
-		o.nsearch_dirs = v->nvalues;
+	bins = calloc(v->nvalues + 1, sizeof(*bins));
+	srcs = calloc(v->nvalues + 1, sizeof(*srcs));
+	if (!bins || !srcs)
+		usage_error(strerror(ENOMEM));
+	for (i = 0; i < v->nvalues; i++) {
+		const char *dir;
+		unsigned kinds;
+
+		/* "bin:= ./app": the directory was left out, the program taken for it. */
+		if (options_search_dir("-search-dir", v->values[i],
+				       r.rest_argc > 0 ? r.rest_argv[0] : NULL, &kinds, &dir, err,
+				       sizeof(err)))
+			usage_error(err);
+		if (kinds & SEARCH_DIR_BINARIES)
+			bins[o.nsearch_dirs++] = dir;
+		if (kinds & SEARCH_DIR_SOURCES)
+			srcs[o.nsource_dirs++] = dir;
 	}
+	o.search_dirs = bins;
+	o.source_dirs = srcs;
 	if (r.rest_argc < 1)
 		usage_error("no program to profile: pcollect -collect hotspots -- ./app args");
 	o.argc = r.rest_argc;
@@ -180,6 +292,8 @@ int main(int argc, char **argv)
 	o.command_line = cmdline;
 	code = collect_run(&o);
 	free(cmdline);
+	free(bins);
+	free(srcs);
 	options_release(&r);
 	return code;
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/grow.h"
 #include "common/log.h"
@@ -645,4 +646,69 @@ int options_parse_long(const char *what, const char *s, long min, long max, long
 bad:
 	number_error(err, err_size, what, s, expected);
 	return -EINVAL;
+}
+
+int options_check_dir(const char *option, const char *dir, char *err, size_t err_size)
+{
+	struct stat st;
+
+	if (stat(dir, &st) < 0) {
+		snprintf(err, err_size, "%s directory '%s' does not exist: %s", option, dir,
+			 strerror(errno));
+		return -EINVAL;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(err, err_size, "%s directory '%s' is not a directory", option, dir);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int options_search_dir(const char *option, const char *value, const char *next,
+		       unsigned *kinds, const char **dir, char *err, size_t err_size)
+{
+	static const struct {
+		const char *type;
+		unsigned kinds;
+	} types[] = {
+		{ "bin", SEARCH_DIR_BINARIES },
+		{ "sym", SEARCH_DIR_BINARIES },
+		{ "src", SEARCH_DIR_SOURCES },
+		{ "all", SEARCH_DIR_BINARIES | SEARCH_DIR_SOURCES },
+	};
+	const char *colon = strchr(value, ':'), *eq = colon ? strchr(colon, '=') : NULL;
+	char type[16];
+	size_t i, flags;
+
+	*kinds = SEARCH_DIR_BINARIES;
+	*dir = value;
+	/* "TYPE:FLAGS=DIR", FLAGS of r and p only; anything else is a plain directory name. */
+	if (colon && eq && colon - value < (ptrdiff_t)sizeof(type) &&
+	    (flags = (size_t)(eq - colon - 1)) == strspn(colon + 1, "rp")) {
+		snprintf(type, sizeof(type), "%.*s", (int)(colon - value), value);
+		for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+			if (!strcmp(types[i].type, type))
+				break;
+		if (i == sizeof(types) / sizeof(types[0])) {
+			snprintf(err, err_size, "unknown search directory type '%s:' in '%s %s': "
+				 "expected bin:, sym:, src: or all: (as in %s bin:=DIR)", type,
+				 option, value, option);
+			return -EINVAL;
+		}
+		*kinds = types[i].kinds;
+		*dir = eq + 1;
+		if (!**dir) {
+			if (next)
+				snprintf(err, err_size, "option '%s %s' names no directory: write it "
+					 "right after the '=' with no space, %s %sDIR ('%s', after the "
+					 "space, was taken as the program to run)", option, value, option,
+					 value, next);
+			else
+				snprintf(err, err_size, "option '%s %s' names no directory: write it "
+					 "right after the '=' with no space, %s %sDIR", option, value,
+					 option, value);
+			return -EINVAL;
+		}
+	}
+	return options_check_dir("search", *dir, err, err_size) ? -EINVAL : 0;
 }

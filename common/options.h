@@ -121,4 +121,30 @@ int options_parse_double(const char *what, const char *s, double min, double max
 int options_parse_long(const char *what, const char *s, long min, long max, long *out,
 		       char *err, size_t err_size);
 
+/*
+ * What a -search-dir directory is searched for. VTune's typed form names it: "bin:=DIR"
+ * (binaries), "sym:=DIR" (debug files), "src:=DIR" (sources), "all:=DIR" (everything); a
+ * bare "DIR" is for binaries and debug files.
+ */
+enum search_dir_kind {
+	SEARCH_DIR_BINARIES = 1 << 0, /* binaries and their debug files */
+	SEARCH_DIR_SOURCES = 1 << 1,
+};
+
+/*
+ * Parse a -search-dir value (option names the option in messages, "-search-dir") and check
+ * that its directory exists. VTune's flags before '=' ("bin:rp=DIR": r recursive, p path)
+ * are accepted; every search here is recursive. next is the word that followed the option
+ * on the command line, or NULL: when the value is "bin:=" with nothing after the '=', the
+ * user wrote a space there and next was taken for something else (pcollect: the program),
+ * which the message says. Sets *kinds (enum search_dir_kind) and *dir (pointing into value).
+ * Returns 0, or -EINVAL with err set: "option '-search-dir': no directory after 'bin:=' ...",
+ * "search directory 'x' does not exist", "unknown search directory type 'bn:' ...".
+ */
+int options_search_dir(const char *option, const char *value, const char *next,
+		       unsigned *kinds, const char **dir, char *err, size_t err_size);
+
+/* Check that dir exists and is a directory; err: "search directory 'x' does not exist". */
+int options_check_dir(const char *option, const char *dir, char *err, size_t err_size);
+
 #endif

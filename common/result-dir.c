@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/grow.h"
 #include "common/result-dir.h"
 
 #define JOB_FILE "pcollect.job"
@@ -388,6 +389,66 @@ static bool path_exists(const char *dir, enum result_path_kind kind)
 bool result_dir_is_result(const char *dir)
 {
 	return path_exists(dir, RESULT_PATH_RAW_DIR) || path_exists(dir, RESULT_PATH_DB);
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+size_t result_dir_host_variants(const char *dir, char *buf, size_t size)
+{
+	char parent[PATH_MAX], prefix[NAME_MAX + 2], path[PATH_MAX];
+	const char *slash;
+	char **names = NULL;
+	size_t n = 0, cap = 0, i, len = 0, plen;
+	struct dirent *e;
+	DIR *d;
+
+	if (size)
+		buf[0] = '\0';
+	snprintf(path, sizeof(path), "%s", dir);
+	while (strlen(path) > 1 && path[strlen(path) - 1] == '/')
+		path[strlen(path) - 1] = '\0';
+	slash = strrchr(path, '/');
+	if (slash)
+		snprintf(parent, sizeof(parent), "%.*s", (int)(slash - path + (slash == path)),
+			 path);
+	else
+		snprintf(parent, sizeof(parent), ".");
+	if (snprintf(prefix, sizeof(prefix), "%s.", slash ? slash + 1 : path) >=
+	    (int)sizeof(prefix))
+		return 0;
+	plen = strlen(prefix);
+	d = opendir(parent);
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		char full[PATH_MAX * 2];
+
+		if (strncmp(e->d_name, prefix, plen) || !e->d_name[plen])
+			continue;
+		snprintf(full, sizeof(full), "%s/%s", parent, e->d_name);
+		if (!result_dir_is_result(full))
+			continue;
+		if (array_reserve(&names, &cap, n + 1, sizeof(*names)) ||
+		    !(names[n] = strdup(slash ? full : e->d_name)))
+			break;
+		n++;
+	}
+	closedir(d);
+	if (n)
+		qsort(names, n, sizeof(*names), name_cmp);
+	for (i = 0; i < n; i++) {
+		if (i < 10 && len < size)
+			len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "",
+						names[i]);
+		else if (i == 10 && len < size)
+			len += (size_t)snprintf(buf + len, size - len, ", ...");
+		free(names[i]);
+	}
+	free(names);
+	return n;
 }
 
 static bool dir_holds_data(const char *dir)

@@ -111,6 +111,13 @@ int result_dir_create(const char *dir, bool *created, char *err, size_t err_size
 bool result_dir_is_result(const char *dir);
 
 /*
+ * The results a parallel job made for dir, one per host ("dir.<host>", docs/result-dir.md),
+ * that exist beside it: their names, sorted and joined by ", " into buf (at most 10, then
+ * ", ..."). Returns how many there are. For the message when the user names dir itself.
+ */
+size_t result_dir_host_variants(const char *dir, char *buf, size_t size);
+
+/*
  * Remove a result directory that this launch created and that holds no data (used when
  * pcollect refuses a target after creating it). Best effort.
  */

@@ -11,69 +11,24 @@
 
 #include "common/log.h"
 #include "finalizer/finalize-private.h"
+#include "finalizer/metrics.h"
+#include "finalizer/schema.h"
 
-static const char schema_sql[] =
+/* Settings of the connection that writes: one transaction, no journal, sorts in memory. */
+static const char pragmas_sql[] =
 	"PRAGMA journal_mode=OFF;"
 	"PRAGMA synchronous=OFF;"
 	"PRAGMA locking_mode=EXCLUSIVE;"
 	"PRAGMA page_size=16384;"
 	"PRAGMA cache_size=-131072;" /* KiB: index builds sort in memory */
 	"PRAGMA temp_store=MEMORY;"
-	"BEGIN;"
-	"CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-	"CREATE TABLE processes (id INTEGER PRIMARY KEY, pid INTEGER, ppid INTEGER,"
-	" parent_id INTEGER REFERENCES processes(id), origin TEXT, generation INTEGER,"
-	" host TEXT, rank INTEGER, exe TEXT, command_line TEXT, start_ns INTEGER,"
-	" end_ns INTEGER);"
-	"CREATE TABLE threads (id INTEGER PRIMARY KEY,"
-	" process_id INTEGER REFERENCES processes(id), tid INTEGER, name TEXT,"
-	" start_ns INTEGER, end_ns INTEGER, cpu_ns INTEGER, samples INTEGER, weight INTEGER,"
-	" time_ns INTEGER);"
-	"CREATE TABLE modules (id INTEGER PRIMARY KEY, path TEXT, name TEXT, build_id TEXT,"
-	" kind TEXT, resolved_path TEXT, debug_path TEXT, symbols TEXT, status TEXT,"
-	" role TEXT);"
-	"CREATE TABLE source_files (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE);"
-	"CREATE TABLE functions (id INTEGER PRIMARY KEY, name TEXT,"
-	" mangled TEXT, module_id INTEGER REFERENCES modules(id),"
-	" source_file_id INTEGER REFERENCES source_files(id), line INTEGER, language TEXT,"
-	" resolved INTEGER);"
-	"CREATE TABLE frames (id INTEGER PRIMARY KEY,"
-	" function_id INTEGER REFERENCES functions(id),"
-	" module_id INTEGER REFERENCES modules(id), address INTEGER, inline_depth INTEGER,"
-	" source_file_id INTEGER REFERENCES source_files(id), line INTEGER);"
-	"CREATE TABLE stacks (id INTEGER PRIMARY KEY, parent_id INTEGER REFERENCES stacks(id),"
-	" frame_id INTEGER REFERENCES frames(id), depth INTEGER);"
-	"CREATE TABLE samples (thread_id INTEGER REFERENCES threads(id),"
-	" stack_id INTEGER REFERENCES stacks(id), count INTEGER, weight INTEGER,"
-	" time_ns INTEGER, PRIMARY KEY (thread_id, stack_id)) WITHOUT ROWID;"
-	/* Stored in time order: the key is the time index (range scans, no separate index). */
-	"CREATE TABLE timeline (time_ns INTEGER, thread_id INTEGER REFERENCES threads(id),"
-	" stack_id INTEGER REFERENCES stacks(id), weight INTEGER,"
-	" PRIMARY KEY (time_ns, thread_id)) WITHOUT ROWID;"
-	"CREATE TABLE lost (process_id INTEGER REFERENCES processes(id),"
-	" thread_id INTEGER REFERENCES threads(id), reason TEXT, count INTEGER,"
-	" weight INTEGER);"
-	"CREATE TABLE streams (path TEXT, process_id INTEGER REFERENCES processes(id),"
-	" thread_id INTEGER REFERENCES threads(id), bytes INTEGER, bytes_skipped INTEGER,"
-	" chunks INTEGER, chunks_damaged INTEGER, problem TEXT, samples INTEGER,"
-	" samples_unknown_stack INTEGER);"
-	"CREATE TABLE python_notes (process_id INTEGER REFERENCES processes(id),"
-	" thread_id INTEGER REFERENCES threads(id), kind TEXT, count INTEGER, detail TEXT);";
-
-/* Indexes are built after their table is full: sorting once beats inserting in order. */
-static const char symbols_index_sql[] =
-	"CREATE INDEX frames_function ON frames(function_id);"
-	"CREATE INDEX functions_module ON functions(module_id);";
-
-static const char index_sql[] =
-	"CREATE INDEX stacks_parent ON stacks(parent_id);"
-	"CREATE INDEX samples_stack ON samples(stack_id);"
-	"COMMIT;";
+	"BEGIN;";
 
 struct db {
 	sqlite3 *h;
 	sqlite3_stmt *st;
 	int rc;
+	int64_t cpu_metric; /* metrics.id of CPU Time, once written */
 };
 
 static int db_fail(struct db *d, const char *what)
@@ -323,7 +278,7 @@ static int write_meta(struct db *d, const struct fin *f)
 		free(ssd);
 		return -ENOMEM;
 	}
-	ret = meta_put(d, "schema_version", "1");
+	ret = meta_put_int(d, "schema_version", FIN_SCHEMA_VERSION);
 	ret = ret ? ret : meta_put_int(d, "interval_ns", (int64_t)f->interval_ns);
 	ret = ret ? ret : meta_put_int(d, "start_monotonic_ns", f->start_mono_ns);
 	ret = ret ? ret : meta_put(d, "finalizer_version", PCOLLECT_VERSION);
@@ -519,6 +474,44 @@ static int write_functions(struct db *d, const struct fin *f)
 	return batch_end(&b, ret);
 }
 
+/* The metrics table: what fin_metrics_declare() says, ids in display order from 1. */
+static int write_metrics(struct db *d, const struct fin *f)
+{
+	struct fin_metric ms[64];
+	size_t n = fin_metrics_declare(f, ms, sizeof(ms) / sizeof(ms[0])), i;
+	int ret = prep(d, "INSERT INTO metrics (id, name, unit, aggregation, kind, description,"
+			  " main, display_order) VALUES (?,?,?,?,?,?,?,?)");
+
+	d->cpu_metric = 0;
+	for (i = 0; i < n && !ret; i++) {
+		b_int(d, 1, (int64_t)i + 1);
+		b_text(d, 2, ms[i].name);
+		b_text(d, 3, ms[i].unit);
+		b_text(d, 4, ms[i].aggregation);
+		b_text(d, 5, ms[i].kind);
+		b_text(d, 6, ms[i].description);
+		b_int(d, 7, ms[i].main);
+		b_int(d, 8, (int64_t)i + 1);
+		ret = step(d);
+		if (!strcmp(ms[i].name, FIN_METRIC_CPU_NAME))
+			d->cpu_metric = (int64_t)i + 1;
+	}
+	if (!ret && !d->cpu_metric) {
+		log_error("cannot write result database: no metric '%s' declared",
+			  FIN_METRIC_CPU_NAME);
+		ret = -EINVAL;
+	}
+	return ret;
+}
+
+/* The interval a sample of stream s weighs: its header's, else the result's. */
+static uint64_t stream_interval(const struct fin *f, uint32_t stream)
+{
+	uint64_t v = f->streams[stream].hdr.interval_ns;
+
+	return v ? v : f->interval_ns;
+}
+
 static int write_tree(struct db *d, const struct fin *f)
 {
 	struct batch b;
@@ -537,30 +530,34 @@ static int write_tree(struct db *d, const struct fin *f)
 	}
 	if ((ret = batch_end(&b, ret)))
 		return ret;
-	ret = batch_begin(d, &b, "INSERT INTO samples (thread_id, stack_id, count, weight,"
-			  " time_ns) VALUES", 5);
+	/* The CPU samples are CPU Time: value = weight x interval, in ns. */
+	ret = batch_begin(d, &b, "INSERT INTO samples (thread_id, stack_id, metric_id, context_id,"
+			  " count, value) VALUES", 6);
 	for (i = 0; i < f->naggs && !ret; i++) {
 		const struct agg *a = &f->aggs[i];
 
 		batch_int(&b, (int64_t)a->thread + 1);
 		batch_int(&b, (int64_t)a->node + 1);
+		batch_int(&b, d->cpu_metric);
+		batch_int(&b, 0);
 		batch_int(&b, (int64_t)a->count);
-		batch_int(&b, (int64_t)a->weight);
 		batch_int(&b, (int64_t)a->time_ns);
 		ret = batch_row(&b);
 	}
 	if ((ret = batch_end(&b, ret)))
 		return ret;
 	/* In key order, so every insert appends to the table's b-tree. */
-	ret = batch_begin(d, &b, "INSERT INTO timeline (time_ns, thread_id, stack_id, weight)"
-			  " VALUES", 4);
+	ret = batch_begin(d, &b, "INSERT INTO timeline (time_ns, thread_id, metric_id, stack_id,"
+			  " context_id, value) VALUES", 6);
 	for (i = 0; i < f->ntimeline && !ret; i++) {
 		const struct timeline_row *r = &f->timeline[i];
 
 		batch_int(&b, r->time_ns);
 		batch_int(&b, (int64_t)r->thread + 1);
+		batch_int(&b, d->cpu_metric);
 		batch_int(&b, (int64_t)f->streams[r->stream].stacks[r->stack].node + 1);
-		batch_int(&b, (int64_t)r->weight);
+		batch_int(&b, 0);
+		batch_int(&b, (int64_t)(r->weight * stream_interval(f, r->stream)));
 		ret = batch_row(&b);
 	}
 	return batch_end(&b, ret);
@@ -688,7 +685,8 @@ int fin_db_open(struct fin_db **out, const char *path)
 		free(x);
 		return -EIO;
 	}
-	if (sqlite3_exec(x->d.h, schema_sql, NULL, NULL, &msg) != SQLITE_OK) {
+	if (sqlite3_exec(x->d.h, pragmas_sql, NULL, NULL, &msg) != SQLITE_OK ||
+	    sqlite3_exec(x->d.h, fin_schema_tables, NULL, NULL, &msg) != SQLITE_OK) {
 		log_error("cannot create the tables of '%s': %s", path, msg ? msg : "");
 		sqlite3_free(msg);
 		sqlite3_close(x->d.h);
@@ -706,7 +704,7 @@ int fin_db_write_symbols(struct fin_db *x, const struct fin *f)
 
 	ret = ret ? ret : write_modules(&x->d, f);
 	ret = ret ? ret : write_functions(&x->d, f);
-	if (!ret && sqlite3_exec(x->d.h, symbols_index_sql, NULL, NULL, &msg) != SQLITE_OK) {
+	if (!ret && sqlite3_exec(x->d.h, fin_schema_symbol_indexes, NULL, NULL, &msg) != SQLITE_OK) {
 		log_error("cannot index '%s': %s", x->path, msg ? msg : "");
 		sqlite3_free(msg);
 		ret = -EIO;
@@ -719,6 +717,7 @@ int fin_db_write_samples(struct fin_db *x, const struct fin *f)
 	int ret = write_meta(&x->d, f);
 
 	ret = ret ? ret : write_threads(&x->d, f);
+	ret = ret ? ret : write_metrics(&x->d, f);
 	ret = ret ? ret : write_tree(&x->d, f);
 	ret = ret ? ret : write_python_notes(&x->d, f);
 	return ret ? ret : write_streams(&x->d, f);
@@ -730,7 +729,8 @@ int fin_db_close(struct fin_db *x, int ret)
 
 	if (x->d.st)
 		sqlite3_finalize(x->d.st);
-	if (!ret && sqlite3_exec(x->d.h, index_sql, NULL, NULL, &msg) != SQLITE_OK) {
+	if (!ret && (sqlite3_exec(x->d.h, fin_schema_sample_indexes, NULL, NULL, &msg) != SQLITE_OK ||
+		     sqlite3_exec(x->d.h, "COMMIT;", NULL, NULL, &msg) != SQLITE_OK)) {
 		log_error("cannot index '%s': %s", x->path, msg ? msg : "");
 		sqlite3_free(msg);
 		ret = -EIO;

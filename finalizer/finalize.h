@@ -26,4 +26,10 @@ struct finalize_opts {
  */
 int finalize_run(const struct finalize_opts *o);
 
+/*
+ * pfinalize's command line (finalizer/main.c): parse argv, finalize, return the exit status.
+ * tool names the program in messages: "pfinalize", or "pcollect" for pcollect -finalize.
+ */
+int finalize_main(int argc, char **argv, const char *tool);
+
 #endif

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* pfinalize: parse the options and call finalize_run(). */
+/* pfinalize's command line: parse the options and call finalize_run() (pcollect -finalize too). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+
 #include "common/log.h"
 #include "common/options.h"
+#include "common/result-dir.h"
 #include "finalizer/finalize.h"
 
 static const char *const modes[] = { "full", "fast", NULL };
@@ -15,7 +18,8 @@ static const struct option_spec specs[] = {
 	{ "result-dir", "r", OPTION_VALUE, "DIR", "the result directory to finalize",
 	  "pfinalize -r r000hs", NULL },
 	{ "search-dir", NULL, OPTION_LIST, "DIR",
-	  "where to look for binaries by file name (recursively), before their original path",
+	  "where to look for binaries by file name (recursively), before their original path; "
+	  "VTune's bin:=DIR, sym:=DIR, src:=DIR (sources), all:=DIR are taken too",
 	  "pfinalize -r res -search-dir ./build -search-dir /opt/app/lib", NULL },
 	{ "source-search-dir", NULL, OPTION_LIST, "DIR",
 	  "where preport looks for source files (recorded in the database)", NULL, NULL },
@@ -40,20 +44,77 @@ static const char description[] =
 	"Resolve the raw samples of a result directory (modules, functions, source lines,\n"
 	"inlined calls) into DIR/result.db, the SQLite database preport reads (docs/schema.md).";
 
-int main(int argc, char **argv)
+/*
+ * -search-dir and -source-search-dir: every directory must exist; VTune's typed ones go to
+ * binaries or sources. *bins and *srcs are allocated (caller frees). Returns 0 or an exit
+ * status.
+ */
+static int search_dirs(const struct options_result *r, const char ***bins, size_t *nbins,
+		       const char ***srcs, size_t *nsrcs)
+{
+	const struct option_value *v = options_get(r, "search-dir");
+	const struct option_value *sv = options_get(r, "source-search-dir");
+	size_t n = v->nvalues + sv->nvalues + 1, i;
+	char err[4096];
+
+	*nbins = *nsrcs = 0;
+	*bins = calloc(n, sizeof(**bins));
+	*srcs = calloc(n, sizeof(**srcs));
+	if (!*bins || !*srcs) {
+		log_error("%s", strerror(ENOMEM));
+		return EXIT_RUNTIME;
+	}
+	for (i = 0; i < v->nvalues; i++) {
+		const char *dir;
+		unsigned kinds;
+
+		if (options_search_dir("-search-dir", v->values[i], NULL, &kinds, &dir, err,
+				       sizeof(err))) {
+			log_error("%s", err);
+			return EXIT_USAGE;
+		}
+		if (kinds & SEARCH_DIR_BINARIES)
+			(*bins)[(*nbins)++] = dir;
+		if (kinds & SEARCH_DIR_SOURCES)
+			(*srcs)[(*nsrcs)++] = dir;
+	}
+	for (i = 0; i < sv->nvalues; i++) {
+		if (options_check_dir("source search", sv->values[i], err, sizeof(err))) {
+			log_error("%s", err);
+			return EXIT_USAGE;
+		}
+		(*srcs)[(*nsrcs)++] = sv->values[i];
+	}
+	return 0;
+}
+
+/* A result directory that does not exist, where a parallel job's per-host ones do. */
+static bool host_results(const char *dir)
+{
+	char hosts[2048];
+	struct stat st;
+
+	if (!stat(dir, &st) || !result_dir_host_variants(dir, hosts, sizeof(hosts)))
+		return false;
+	log_error("no result directory '%s': a parallel job wrote one per host, finalize each "
+		  "with -r: %s", dir, hosts);
+	return true;
+}
+
+int finalize_main(int argc, char **argv, const char *tool)
 {
 	struct options_result r;
 	struct finalize_opts o = { 0 };
-	const struct option_value *v;
+	const char **bins = NULL, **srcs = NULL;
 	const char *s;
 	char err[256];
 	long jobs = 0;
 	int ret;
 
-	log_set_tool("pfinalize");
+	log_set_tool(tool);
 	if (options_parse(&r, specs, argc, argv, false)) {
 		log_error("%s", r.error);
-		fprintf(stderr, "pfinalize: see 'pfinalize -help'\n");
+		fprintf(stderr, "%s: see '%s -help'\n", tool, tool);
 		options_release(&r);
 		return EXIT_USAGE;
 	}
@@ -68,7 +129,8 @@ int main(int argc, char **argv)
 	}
 	o.result_dir = options_get_str(&r, "result-dir");
 	if (!o.result_dir) {
-		log_error("no result directory given: pfinalize -r DIR");
+		log_error("no result directory given: %s%s -r DIR", tool,
+			  strcmp(tool, "pfinalize") ? " -finalize" : "");
 		options_release(&r);
 		return EXIT_USAGE;
 	}
@@ -79,15 +141,19 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	o.jobs = (int)jobs;
-	v = options_get(&r, "search-dir");
-	if (v && v->seen) {
-		o.search_dirs = (const char *const *)v->values;
-		o.nsearch_dirs = v->nvalues;
+	if ((ret = search_dirs(&r, &bins, &o.nsearch_dirs, &srcs, &o.nsource_dirs))) {
+		free(bins);
+		free(srcs);
+		options_release(&r);
+		return ret;
 	}
-	v = options_get(&r, "source-search-dir");
-	if (v && v->seen) {
-		o.source_dirs = (const char *const *)v->values;
-		o.nsource_dirs = v->nvalues;
+	o.search_dirs = bins;
+	o.source_dirs = srcs;
+	if (host_results(o.result_dir)) {
+		free(bins);
+		free(srcs);
+		options_release(&r);
+		return EXIT_USAGE;
 	}
 	s = options_get_str(&r, "finalization-mode");
 	o.fast = s && !strcmp(s, "fast");
@@ -99,6 +165,8 @@ int main(int argc, char **argv)
 	}
 	log_set_level(o.quiet ? -1 : options_has(&r, "verbose") ? 1 : 0);
 	ret = finalize_run(&o);
+	free(bins);
+	free(srcs);
 	options_release(&r);
 	return log_exit_code(ret);
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "report/bigmem.h"
 #include "report/cct.h"
 
@@ -32,30 +33,38 @@ bool cct_function_is_runtime(const struct model *m, int func)
 				  !strncmp(m->modules[f->module].name, "pcollect-agent", 14));
 }
 
+/* Room for cap nodes in every per-node array. */
+static int nodes_grow(struct cct *t, size_t cap)
+{
+	struct cct_node *nodes = big_realloc(t->nodes, cap * sizeof(*nodes));
+	int64_t *self = nodes ? big_realloc(t->self, cap * t->nm * sizeof(*self)) : NULL;
+	int64_t *count = self ? big_realloc(t->count, cap * t->nm * sizeof(*count)) : NULL;
+	unsigned char *nkids = count ? big_realloc(t->nkids, cap) : NULL;
+
+	if (nodes)
+		t->nodes = nodes;
+	if (self)
+		t->self = self;
+	if (count)
+		t->count = count;
+	if (nkids)
+		t->nkids = nkids;
+	if (!nkids)
+		return -ENOMEM;
+	t->cap = cap;
+	return 0;
+}
+
 static int node_new(struct cct *t, int parent, int func, int loc)
 {
 	struct cct_node *n;
 
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 4096;
-		struct cct_node *nodes = big_realloc(t->nodes, cap * sizeof(*nodes));
-		int64_t *counts = big_realloc(t->self_count, cap * sizeof(*counts));
-		unsigned char *nkids = big_realloc(t->nkids, cap);
-
-		if (nodes)
-			t->nodes = nodes;
-		if (counts)
-			t->self_count = counts;
-		if (nkids)
-			t->nkids = nkids;
-		if (!nodes || !counts || !nkids)
-			return -1;
-		t->cap = cap;
-	}
-	t->self_count[t->n] = 0;
+	if (t->n == t->cap && nodes_grow(t, t->cap ? 2 * t->cap : 4096))
+		return -1;
+	memset(&t->self[t->n * t->nm], 0, t->nm * sizeof(*t->self));
+	memset(&t->count[t->n * t->nm], 0, t->nm * sizeof(*t->count));
 	t->nkids[t->n] = 0;
 	n = &t->nodes[t->n];
-	memset(n, 0, sizeof(*n));
 	n->parent = parent;
 	n->func = func;
 	n->loc = loc;
@@ -272,19 +281,16 @@ int cct_build(struct cct *t, const struct model *m, unsigned flags)
 	memset(t, 0, sizeof(*t));
 	t->m = m;
 	t->flags = flags;
+	t->nm = m->nmetrics ? m->nmetrics : 1;
 	t->inner = big_malloc((m->nstacks + 1) * sizeof(int));
 	t->leaf = big_malloc((m->nstacks + 1) * sizeof(int));
 	t->hidden = calloc(m->nfunctions + 1, sizeof(bool));
 	t->frame_loc = big_malloc((m->nframes + 1) * sizeof(int));
-	/* At most one node per stack, plus the root: allocated once, touched as used. */
-	t->cap = m->nstacks + 1024;
-	t->nodes = big_malloc(t->cap * sizeof(*t->nodes));
-	t->self_count = big_malloc(t->cap * sizeof(*t->self_count));
-	t->nkids = big_malloc(t->cap);
 	if (pyview_build(&py, m, flags))
 		goto nomem;
-	if (!t->inner || !t->leaf || !t->hidden || !t->frame_loc || !t->nodes ||
-	    !t->self_count || !t->nkids ||
+	/* At most one node per stack, plus the root: allocated once, touched as used. */
+	if (!t->inner || !t->leaf || !t->hidden || !t->frame_loc ||
+	    nodes_grow(t, m->nstacks + 1024) ||
 	    node_new(t, -1, -1, -1) < 0 || children_index(t, 0))
 		goto nomem;
 	if (!(flags & CCT_ALL_FRAMES))
@@ -359,20 +365,41 @@ int cct_leaf(struct cct *t, int stack)
 	return t->leaf[stack] = node;
 }
 
-void cct_sum(struct cct *t)
+bool cct_has_self(const struct cct *t, int node)
 {
-	size_t i;
+	const int64_t *v = cct_self(t, node);
+	size_t k;
 
-	for (i = 0; i < t->n; i++)
-		t->nodes[i].total_ns = t->nodes[i].self_ns;
-	for (i = t->n; i-- > 1;)
-		t->nodes[t->nodes[i].parent].total_ns += t->nodes[i].total_ns;
+	for (k = 0; k < t->nm; k++)
+		if (v[k])
+			return true;
+	return false;
+}
+
+int cct_sum(struct cct *t)
+{
+	size_t i, k, nm = t->nm;
+	int64_t *total = big_realloc(t->total, (t->n + 1) * nm * sizeof(*total));
+
+	if (!total)
+		return -ENOMEM;
+	t->total = total;
+	memcpy(total, t->self, t->n * nm * sizeof(*total));
+	for (i = t->n; i-- > 1;) {
+		int64_t *p = &total[(size_t)t->nodes[i].parent * nm];
+
+		for (k = 0; k < nm; k++)
+			p[k] += total[i * nm + k];
+	}
+	return 0;
 }
 
 void cct_release(struct cct *t)
 {
 	free(t->nodes);
-	free(t->self_count);
+	free(t->self);
+	free(t->count);
+	free(t->total);
 	free(t->nkids);
 	free(t->inner);
 	free(t->leaf);
@@ -380,6 +407,124 @@ void cct_release(struct cct *t)
 	free(t->frame_loc);
 	free(t->locs);
 	free(t->slots);
+	free(t->groups);
+	free(t->dstack);
 	keymap_release(&t->locmap);
+	keymap_release(&t->derived);
 	memset(t, 0, sizeof(*t));
+}
+
+/* A tree with only a root, sharing src's model, flags and source positions. */
+static int tree_like(struct cct *dst, const struct cct *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	dst->m = src->m;
+	dst->flags = src->flags;
+	dst->nm = src->nm;
+	keymap_init(&dst->locmap);
+	keymap_init(&dst->derived);
+	if (src->nlocs) {
+		dst->locs = malloc(src->nlocs * sizeof(*dst->locs));
+		if (!dst->locs)
+			goto nomem;
+		memcpy(dst->locs, src->locs, src->nlocs * sizeof(*dst->locs));
+		dst->nlocs = dst->loccap = src->nlocs;
+	}
+	if (nodes_grow(dst, src->n + 1024) || node_new(dst, -1, -1, -1) < 0 ||
+	    children_index(dst, 0))
+		goto nomem;
+	return 0;
+nomem:
+	cct_release(dst);
+	return -ENOMEM;
+}
+
+int cct_derive_init(struct cct *dst, const struct cct *src)
+{
+	return tree_like(dst, src);
+}
+
+/* Keys of cct.derived: group subjects have the top bit set, mapped nodes do not. */
+#define GROUP_KEY(kind, item) ((uint64_t)1 << 63 | (uint64_t)(kind) << 32 | (uint32_t)((item) + 1))
+#define NODE_KEY(top, node) ((uint64_t)(uint32_t)(top) << 32 | (uint32_t)(node))
+
+int cct_derive_group(struct cct *dst, int parent, enum cct_group_kind kind, int item)
+{
+	int g = keymap_get(&dst->derived, GROUP_KEY(kind, item)), node;
+
+	if (g < 0) {
+		if (array_reserve(&dst->groups, &dst->groupcap, dst->ngroups + 1,
+				  sizeof(*dst->groups)))
+			return -ENOMEM;
+		g = (int)dst->ngroups++;
+		dst->groups[g] = (struct cct_group){ kind, item };
+		if (keymap_put(&dst->derived, GROUP_KEY(kind, item), g))
+			return -ENOMEM;
+	}
+	node = node_child(dst, parent, -2 - g, -1);
+	return node < 0 ? -ENOMEM : node;
+}
+
+/* With collapse: the node on the path from base up to (not past) a group node with func. */
+static int outer_recursion(const struct cct *dst, int base, int func)
+{
+	int a;
+
+	for (a = base; a > 0 && dst->nodes[a].func >= 0; a = dst->nodes[a].parent)
+		if (dst->nodes[a].func == func)
+			return a;
+	return -1;
+}
+
+int cct_derive_node(struct cct *dst, const struct cct *src, int top, int node, bool collapse)
+{
+	size_t sp = 0;
+	int u, base;
+
+	/* Up to the nearest node already mapped under top, then down again, mapping each. */
+	for (u = node; u > 0 && keymap_get(&dst->derived, NODE_KEY(top, u)) < 0;
+	     u = src->nodes[u].parent) {
+		if (array_reserve(&dst->dstack, &dst->dstackcap, sp + 1, sizeof(*dst->dstack)))
+			return -ENOMEM;
+		dst->dstack[sp++] = u;
+	}
+	base = u > 0 ? keymap_get(&dst->derived, NODE_KEY(top, u)) : top;
+	while (sp) {
+		const struct cct_node *n = &src->nodes[dst->dstack[--sp]];
+		int to = collapse ? outer_recursion(dst, base, n->func) : -1;
+
+		if (to < 0 && (to = node_child(dst, base, n->func, n->loc)) < 0)
+			return -ENOMEM;
+		if (keymap_put(&dst->derived, NODE_KEY(top, dst->dstack[sp]), to))
+			return -ENOMEM;
+		base = to;
+	}
+	return base;
+}
+
+int cct_invert(struct cct *dst, const struct cct *t)
+{
+	size_t x, k;
+	int rc = tree_like(dst, t);
+
+	for (x = 1; !rc && x < t->n; x++) {
+		int node = 0, u;
+
+		if (t->nodes[x].func < 0 || !cct_has_self(t, (int)x))
+			continue;
+		for (u = (int)x; u > 0 && t->nodes[u].func >= 0; u = t->nodes[u].parent)
+			if ((node = node_child(dst, node, t->nodes[u].func, t->nodes[u].loc)) < 0)
+				break;
+		if (node < 0) {
+			rc = -ENOMEM;
+			break;
+		}
+		for (k = 0; k < t->nm; k++)
+			cct_add(dst, node, (int)k, t->self[x * t->nm + k], t->count[x * t->nm + k]);
+	}
+	if (!rc)
+		rc = cct_sum(dst);
+	if (rc)
+		cct_release(dst);
+	return rc;
 }

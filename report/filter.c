@@ -68,12 +68,19 @@ static int mark(struct report *r, int key, const char *value, bool *set)
 		}
 		n = m->nprocesses;
 		break;
-	case KEY_FUNCTION:
-		for (i = 0; i < m->nfunctions; i++)
-			if (!strcmp(m->functions[i].name, value))
-				set[i] = true, hits++;
-		n = m->nfunctions;
-		break;
+	case KEY_FUNCTION: {
+		/* Every function the name names, whole or short ("relax", "Simulation.step"). */
+		int *funcs;
+		size_t nf;
+
+		rc = report_find_functions(r, value, false, "-filter function=", &funcs, &nf);
+		if (rc)
+			return rc;
+		for (i = 0; i < nf; i++)
+			set[funcs[i]] = true;
+		free(funcs);
+		return 0;
+	}
 	case KEY_LANGUAGE:
 		for (i = 0; i < 2; i++)
 			if (!strcmp(languages[i], value))
@@ -222,7 +229,6 @@ int report_filter_samples(struct report *r)
 		goto out;
 	}
 	r->nrecs = 0;
-	r->total_ns = r->total_count = 0;
 	for (i = 0; i < m->nsamples; i++) {
 		const struct model_sample *s = &m->samples[i];
 		struct record *rec;
@@ -246,14 +252,12 @@ int report_filter_samples(struct report *r)
 			goto out;
 		}
 		rec = &r->recs[r->nrecs++];
-		rec->thread = s->thread;
-		rec->node = node;
-		rec->ns = s->time_ns;
-		r->total_ns += s->time_ns;
-		r->total_count += s->count;
-		cct_add(&r->tree, node, s->time_ns, s->count);
+		*rec = (struct record){ (int)i, node };
+		r->total[s->metric] += s->value;
+		r->count[s->metric] += s->count;
+		cct_add(&r->tree, node, s->metric, s->value, s->count);
 	}
-	cct_sum(&r->tree);
+	rc = cct_sum(&r->tree);
 out:
 	free(onstack);
 	sets_release(&fs);

@@ -6,10 +6,11 @@
 #include "report/report-private.h"
 
 /*
- * Apply r->o->filters to r->m.samples: fill r->recs and r->total_*, add each kept sample to
- * r->tree and sum the tree. Keys (VALUE!=... excludes):
+ * Apply r->o->filters to r->m.samples: fill r->recs, r->total and r->count (per metric), add
+ * each kept sample to r->tree and sum the tree. Keys (VALUE!=... excludes):
  *   thread=TID|NAME, process=PID|EXE  the sample's thread or process;
- *   function=NAME                     the function is anywhere on the sample's stack;
+ *   function=NAME                     the function is anywhere on the sample's stack (every
+ *                                     function the name names, see report_find_functions);
  *   module=NAME|PATH                  the sample was taken in the module (innermost frame).
  * Values of one key are alternatives; different keys must all hold.
  * Returns 0, -ERR_USAGE after a usage error (unknown key, no such item) or -ENOMEM.

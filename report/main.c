@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* preport: print views of a finalized result as text, CSV or JSON. */
+/* preport's command line: print views of a result as text, CSV or JSON (pcollect -report too). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,27 +12,35 @@
 static const char *const formats[] = { "text", "csv", "json", NULL };
 static const char *const on_off[] = { "on", "off", NULL };
 static const char *const stack_modes[] = { "user-only", "all", "python-only", NULL };
+static const char *const recursion_modes[] = { "expand", "collapse", NULL };
+static const char *const name_styles[] = { "full", "short", NULL };
 
 static const struct option_spec specs[] = {
 	{ "result-dir", "r", OPTION_LIST, "DIR",
-	  "result to read; give two for a difference report (hotspots, top-down)",
-	  "preport -r r000hs -view hotspots", NULL },
+	  "result to read; give two for a difference report (hotspots, top-down, bottom-up, "
+	  "caller-callee)", "preport -r r000hs -view hotspots", NULL },
 	{ "view", "report", OPTION_VALUE, "NAME", "what to show (default: summary)",
 	  "preport -r r000hs -view bottom-up", report_views },
 	{ "group-by", NULL, OPTION_VALUE, "KEYS",
-	  "hotspots grouping: function, module, source-line, thread, process, or several "
-	  "joined by commas", "preport -r r000hs -view hotspots -group-by thread,function", NULL },
+	  "hotspots rows by function, module, source-line, thread, process, or several joined "
+	  "by commas; top-down, bottom-up, callstacks: thread, process, module as the tree's top "
+	  "levels", "preport -r r000hs -view top-down -group-by thread", NULL },
 	{ "filter", NULL, OPTION_LIST, "KEY=VALUE",
 	  "keep samples by module, thread, process, function or language (python, native); "
 	  "KEY!=VALUE excludes",
 	  "preport -r r000hs -view hotspots -filter module=libm.so.6", NULL },
 	{ "limit", NULL, OPTION_VALUE, "N", "show at most N rows (hotspots, stacks, functions)",
 	  NULL, NULL },
-	{ "sort-desc", NULL, OPTION_VALUE, "COLUMN", "sort by this column, largest first",
+	{ "metric", NULL, OPTION_LIST, "NAME",
+	  "show this metric (repeatable, in order; default: every metric of the result)",
+	  "preport -r r000hs -view hotspots -metric 'CPU Time'", NULL },
+	{ "sort-desc", NULL, OPTION_VALUE, "COLUMN",
+	  "sort by this column or metric ('Wait Time', 'Wait Time:Self'), largest first",
 	  "preport -r r000hs -view hotspots -sort-desc 'CPU Time:Total'", NULL },
-	{ "threshold", NULL, OPTION_VALUE, "PCT",
-	  "hide tree nodes, stacks and functions below PCT percent of the total (default 1)",
-	  NULL, NULL },
+	{ "threshold", NULL, OPTION_VALUE, "[METRIC:]PCT",
+	  "hide tree nodes, stacks and functions below PCT percent of the total of every shown "
+	  "metric (default 1), or of METRIC's", "preport -r r000hs -view top-down -threshold "
+	  "'Wait Time:5'", NULL },
 	{ "inline-mode", NULL, OPTION_VALUE, "on|off",
 	  "on: inlined functions shown as their own frames (default); off: merged into their "
 	  "caller", NULL, on_off },
@@ -41,7 +49,15 @@ static const struct option_spec specs[] = {
 	  "interpreter's own frames (default); all keeps them; python-only keeps only Python "
 	  "frames in stacks that have some", "preport -r r000hs -view hotspots "
 	  "-call-stack-mode python-only", stack_modes },
-	{ "function", NULL, OPTION_VALUE, "NAME", "caller-callee: show this function only",
+	{ "recursion-mode", NULL, OPTION_VALUE, "MODE",
+	  "expand (default) or collapse: merge a recursive call into its outermost frame "
+	  "(top-down, bottom-up, callstacks, caller-callee)", "preport -r r000hs -view top-down "
+	  "-recursion-mode collapse", recursion_modes },
+	{ "name-style", NULL, OPTION_VALUE, "STYLE",
+	  "full (default) or short: function names without C++ parameter lists", NULL,
+	  name_styles },
+	{ "function", NULL, OPTION_VALUE, "NAME",
+	  "caller-callee, hotspots: this function only (its short name will do: relax)",
 	  "preport -r r000hs -view caller-callee -function compute", NULL },
 	{ "source-object", NULL, OPTION_VALUE, "function=NAME|file=PATH",
 	  "source: the function or file to print with time per line",
@@ -56,7 +72,9 @@ static const struct option_spec specs[] = {
 	  "CSV field separator: a character, or comma, tab, semicolon (default comma)", NULL,
 	  NULL },
 	{ "report-output", NULL, OPTION_VALUE, "FILE", "write the report to FILE", NULL, NULL },
-	{ "width", NULL, OPTION_VALUE, "N", "text width in columns (default 100)", NULL, NULL },
+	{ "width", NULL, OPTION_VALUE, "N",
+	  "text width in columns (default: the terminal's; no limit into a file or pipe)", NULL,
+	  NULL },
 	{ "quiet", "q", OPTION_FLAG, NULL, "no progress messages", NULL, NULL },
 	{ "verbose", "v", OPTION_FLAG, NULL,
 	  "debug lines: the database read, where source files were looked for",
@@ -93,18 +111,30 @@ static long number(const char *opt, const char *s, long min, long max)
 	return v;
 }
 
-int main(int argc, char **argv)
+/* -source-search-dir: each must exist. */
+static void check_source_dirs(const struct report_opts *o)
+{
+	char err[4096];
+	size_t i;
+
+	for (i = 0; i < o->nsource_dirs; i++)
+		if (options_check_dir("source search", o->source_dirs[i], err, sizeof(err)))
+			die(EXIT_USAGE, "%s", err);
+}
+
+int report_main(int argc, char **argv, const char *tool)
 {
 	struct options_result res;
 	struct report_opts o = { 0 };
 	const struct option_value *v;
+	char *threshold_metric = NULL;
 	const char *s;
 	int rc;
 
-	log_set_tool("preport");
+	log_set_tool(tool);
 	if (options_parse(&res, specs, argc, argv, false)) {
 		log_error("%s", res.error);
-		fprintf(stderr, "preport: see 'preport -help'\n");
+		fprintf(stderr, "%s: see '%s -help'\n", tool, tool);
 		options_release(&res);
 		return EXIT_USAGE;
 	}
@@ -122,7 +152,7 @@ int main(int argc, char **argv)
 	o.results = (const char *const *)v->values;
 	o.nresults = v->nvalues;
 	if (!o.nresults)
-		die(EXIT_USAGE, "no result given: use preport -r DIR (see 'preport -help')");
+		die(EXIT_USAGE, "no result given: use %s -r DIR (see '%s -help')", tool, tool);
 	o.view = options_get_str(&res, "view");
 	if (!o.view)
 		o.view = "summary";
@@ -132,14 +162,27 @@ int main(int argc, char **argv)
 	o.nfilters = v->nvalues;
 	o.limit = (s = options_get_str(&res, "limit")) ? number("limit", s, 1, 1000000000L) : 0;
 	o.sort_desc = options_get_str(&res, "sort-desc");
+	v = options_get(&res, "metric");
+	o.metrics = (const char *const *)v->values;
+	o.nmetrics = v->nvalues;
 	o.threshold = 1.0;
 	if ((s = options_get_str(&res, "threshold"))) {
+		const char *colon = strrchr(s, ':');
 		char err[256];
 
+		/* "Wait Time:5": judged by that metric alone. */
+		if (colon) {
+			o.threshold_metric = threshold_metric = strndup(s, (size_t)(colon - s));
+			s = colon + 1;
+		}
 		if (options_parse_double("option '-threshold'", s, 0, 100, &o.threshold, err,
 					 sizeof(err)))
 			die(EXIT_USAGE, "%s", err);
 	}
+	s = options_get_str(&res, "recursion-mode");
+	o.collapse_recursion = s && !strcmp(s, "collapse");
+	s = options_get_str(&res, "name-style");
+	o.short_names = s && !strcmp(s, "short");
 	s = options_get_str(&res, "inline-mode");
 	o.inline_on = !s || !strcmp(s, "on");
 	s = options_get_str(&res, "call-stack-mode");
@@ -150,19 +193,21 @@ int main(int argc, char **argv)
 	v = options_get(&res, "source-search-dir");
 	o.source_dirs = (const char *const *)v->values;
 	o.nsource_dirs = v->nvalues;
+	check_source_dirs(&o);
 	o.time_filter = options_get_str(&res, "time-filter");
 	s = options_get_str(&res, "format");
 	o.format = !s || !strcmp(s, "text") ? REPORT_TEXT : !strcmp(s, "csv") ? REPORT_CSV
 									: REPORT_JSON;
 	o.csv_delimiter = parse_delimiter(options_get_str(&res, "csv-delimiter"));
 	o.output = options_get_str(&res, "report-output");
-	o.width = (s = options_get_str(&res, "width")) ? (int)number("width", s, 40, 10000) : 100;
+	o.width = (s = options_get_str(&res, "width")) ? (int)number("width", s, 40, 10000) : 0;
 	o.quiet = options_has(&res, "quiet");
 	if (o.quiet && options_has(&res, "verbose"))
 		die(EXIT_USAGE, "options '-quiet' and '-verbose' exclude each other");
 	log_set_level(o.quiet ? -1 : options_has(&res, "verbose") ? 1 : 0);
 
 	rc = report_run(&o);
+	free(threshold_metric);
 	options_release(&res);
 	return log_exit_code(rc);
 }

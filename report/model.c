@@ -144,6 +144,7 @@ static void idmap_release(struct idmap *map)
 struct loader {
 	struct model *m;
 	struct idmap modules, files, functions, frames, stacks, processes, threads;
+	int64_t *metric_ids; /* per metric, in display order: a few, looked up by metric_find() */
 	char *err;
 	size_t err_size;
 };
@@ -389,6 +390,103 @@ static int load_pynotes(struct loader *l)
 	return rc;
 }
 
+static enum model_unit unit_of(const char *s)
+{
+	if (!strcmp(s, "ns"))
+		return MODEL_UNIT_NS;
+	if (!strcmp(s, "bytes"))
+		return MODEL_UNIT_BYTES;
+	return MODEL_UNIT_COUNT;
+}
+
+/* Schema 1 holds CPU time only: the metric every later result declares for it. */
+static int metrics_schema1(struct loader *l)
+{
+	struct model *m = l->m;
+
+	m->metrics = calloc(1, sizeof(*m->metrics));
+	l->metric_ids = calloc(1, sizeof(*l->metric_ids));
+	if (!m->metrics || !l->metric_ids)
+		return -ENOMEM;
+	m->metrics[0] = (struct model_metric){
+		.name = "CPU Time", .unit_name = "ns", .kind = "cpu", .unit = MODEL_UNIT_NS,
+		.aggregation = MODEL_AGG_SUM, .main = true,
+	};
+	m->nmetrics = 1;
+	return 0;
+}
+
+static int load_metrics(struct loader *l)
+{
+	struct model *m = l->m;
+	sqlite3_stmt *st;
+	size_t n, i = 0;
+	int rc;
+
+	if (m->schema_version < 2)
+		return metrics_schema1(l);
+	if ((rc = count_rows(l, "metrics", &n)))
+		return rc;
+	m->metrics = alloc_rows(n, sizeof(*m->metrics));
+	l->metric_ids = alloc_rows(n, sizeof(*l->metric_ids));
+	if (!m->metrics || !l->metric_ids)
+		return -ENOMEM;
+	rc = prepare(l, "SELECT id, name, unit, aggregation, kind, description, main "
+			"FROM metrics ORDER BY coalesce(display_order, id), id", &st);
+	if (rc)
+		return rc;
+	FOR_EACH_ROW(l, st, rc) {
+		struct model_metric *mt = &m->metrics[i];
+		const char *agg;
+
+		if (i == n)
+			break;
+		mt->name = column_str(m, st, 1);
+		mt->unit_name = column_str(m, st, 2);
+		agg = (const char *)sqlite3_column_text(st, 3);
+		mt->kind = column_str(m, st, 4);
+		mt->description = column_str(m, st, 5);
+		if (!mt->name || !mt->unit_name || !agg || !mt->kind)
+			continue; /* NOT NULL in the schema: a row without them cannot be shown */
+		l->metric_ids[i] = sqlite3_column_int64(st, 0);
+		mt->unit = unit_of(mt->unit_name);
+		mt->aggregation = !strcmp(agg, "peak") ? MODEL_AGG_PEAK : MODEL_AGG_SUM;
+		mt->main = sqlite3_column_int(st, 6) != 0;
+		i++;
+	}
+	sqlite3_finalize(st);
+	m->nmetrics = i;
+	if (!rc && !i) {
+		snprintf(l->err, l->err_size, "database '%s' declares no metric (table metrics is "
+			 "empty)", m->db_path);
+		rc = -EIO;
+	}
+	return rc;
+}
+
+/* The index of the metric with database id, or -1 (a handful: a scan, the last hit first). */
+static int metric_find(const struct loader *l, int64_t id, int *last)
+{
+	size_t i;
+
+	if (*last >= 0 && l->metric_ids[*last] == id)
+		return *last;
+	for (i = 0; i < l->m->nmetrics; i++)
+		if (l->metric_ids[i] == id)
+			return *last = (int)i;
+	return -1;
+}
+
+int model_find_metric(const struct model *m, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < m->nmetrics; i++)
+		if (!strcasecmp(m->metrics[i].name, name))
+			return (int)i;
+	return -1;
+}
+
 /* Order stacks so that each parent comes before its children (it usually does already). */
 static int order_stacks(struct model *m)
 {
@@ -612,9 +710,10 @@ static int samples_run(struct scan_job *job, sqlite3 *db)
 	struct samples_job *sj =
 		(struct samples_job *)((char *)job - offsetof(struct samples_job, job));
 	struct model *m = sj->l->m;
+	bool v1 = m->schema_version < 2;
 	sqlite3_stmt *st = NULL;
 	size_t n = 0, i = 0;
-	int rc = -EIO;
+	int rc = -EIO, last = -1;
 
 	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM samples", -1, &st, NULL) != SQLITE_OK)
 		goto out;
@@ -625,8 +724,11 @@ static int samples_run(struct scan_job *job, sqlite3 *db)
 	sj->stack_ids = alloc_rows(n, sizeof(int64_t));
 	if (!m->samples || !sj->stack_ids)
 		return -ENOMEM;
-	if (sqlite3_prepare_v2(db, "SELECT thread_id, stack_id, count, time_ns FROM samples", -1,
-			       &st, NULL) != SQLITE_OK) {
+	/* Schema 1: CPU time alone, in samples.time_ns. */
+	if (sqlite3_prepare_v2(db, v1 ? "SELECT thread_id, stack_id, 0, 0, count, time_ns "
+					"FROM samples"
+				      : "SELECT thread_id, stack_id, metric_id, context_id, count, "
+					"value FROM samples", -1, &st, NULL) != SQLITE_OK) {
 		st = NULL;
 		goto out;
 	}
@@ -636,9 +738,13 @@ static int samples_run(struct scan_job *job, sqlite3 *db)
 		sj->stack_ids[i] = sqlite3_column_int64(st, 1);
 		if (!sj->stack_ids[i] && sqlite3_column_type(st, 1) == SQLITE_NULL)
 			continue; /* a sample without a stack cannot be shown */
+		s->metric = v1 ? 0 : metric_find(sj->l, sqlite3_column_int64(st, 2), &last);
+		if (s->metric < 0)
+			continue; /* a metric the result does not declare */
 		s->thread = column_ref(st, 0, &sj->l->threads);
-		s->count = sqlite3_column_int64(st, 2);
-		s->time_ns = sqlite3_column_int64(st, 3);
+		s->context = sqlite3_column_int(st, 3);
+		s->count = sqlite3_column_int64(st, 4);
+		s->value = sqlite3_column_int64(st, 5);
 		i++;
 	}
 	sj->n = i;
@@ -700,9 +806,26 @@ int64_t model_meta_int(const struct model *m, const char *key, int64_t def)
 	return errno || *end ? def : (int64_t)x;
 }
 
-/* The loader keeps the id maps of stacks and threads for model_load_time_range(). */
+/* The schema version: 1 when absent (the first databases), a usage stop when too new. */
+static int check_schema(struct loader *l)
+{
+	struct model *m = l->m;
+	int64_t v = model_meta_int(m, "schema_version", 1);
+
+	if (v > MODEL_SCHEMA_MAX) {
+		snprintf(l->err, l->err_size, "database '%s' has schema version %lld, newer than "
+			 "this preport reads (%d): use the preport of the pfinalize that wrote it",
+			 m->db_path, (long long)v, MODEL_SCHEMA_MAX);
+		return -EPROTO;
+	}
+	m->schema_version = v < 1 ? 1 : (int)v;
+	return 0;
+}
+
+/* The loader keeps the id maps of stacks, threads, metrics for model_load_time_range(). */
 struct model_ids {
 	struct idmap stacks, threads;
+	int64_t *metric_ids;
 };
 
 int model_load(struct model *m, const char *db_path, unsigned flags, char *err,
@@ -725,6 +848,10 @@ int model_load(struct model *m, const char *db_path, unsigned flags, char *err,
 	}
 	scan_tune(m->db);
 	rc = load_meta(&l);
+	if (!rc)
+		rc = check_schema(&l);
+	if (!rc)
+		rc = load_metrics(&l);
 	if (!rc)
 		rc = load_modules(&l);
 	if (!rc)
@@ -762,10 +889,12 @@ out:
 	if (!rc && (ids = calloc(1, sizeof(*ids)))) {
 		ids->stacks = l.stacks;
 		ids->threads = l.threads;
+		ids->metric_ids = l.metric_ids;
 		m->ids = ids;
 	} else {
 		idmap_release(&l.stacks);
 		idmap_release(&l.threads);
+		free(l.metric_ids);
 		if (!rc)
 			rc = -ENOMEM;
 	}
@@ -814,21 +943,30 @@ static bool time_range(struct loader *l, int64_t *lo, int64_t *hi)
 	return ok;
 }
 
-/* The samples of one (thread, stack) in a time range; slots of a stack are chained. */
+/* The samples of one (metric, thread, context, stack) in a time range, chained per stack. */
 struct slot {
-	int thread, next;
-	int64_t count, weight;
+	int thread, metric, context, next;
+	int64_t count, value;
 };
 
-/* Aggregate the timeline rows of sc per thread and stack into m->samples. */
+/* The column count of the timeline scans: thread, stack, metric, context, value. */
+#define TL_COLS 5
+
+/*
+ * Aggregate the timeline rows of sc per metric, thread, context and stack into m->samples,
+ * in the samples table's order (metric, thread, stack). Peak metrics are left out.
+ */
 static int aggregate_timeline(struct model *m, const struct scan *sc)
 {
-	size_t n = 0, nslots = 0, i, k, j;
+	size_t n = 0, nslots = 0, i, k, j, nt = m->nthreads + 1;
+	size_t nbuckets = m->nmetrics * nt; /* per (metric, thread + 1) */
 	int *head = big_malloc((m->nstacks + 1) * sizeof(int));
-	size_t *pos = calloc(m->nthreads + 3, sizeof(size_t)); /* per thread + 2 */
+	size_t *pos = calloc(nbuckets + 2, sizeof(size_t));
 	struct slot *slots;
 	struct model_sample *rows = NULL;
-	int rc = -ENOMEM;
+	int rc = -ENOMEM, last = -1;
+	/* Schema 1 stores weights: one weight is one sampling interval. */
+	int64_t scale = m->schema_version < 2 ? m->interval_ns : 1;
 
 	for (k = 0; k < PIECES; k++)
 		n += sc[k].n;
@@ -838,42 +976,57 @@ static int aggregate_timeline(struct model *m, const struct scan *sc)
 	memset(head, 0xff, (m->nstacks + 1) * sizeof(int));
 	for (k = 0; k < PIECES; k++) {
 		for (j = 0; j < sc[k].n; j++) {
-			const int64_t *row = sc[k].rows + 3 * j;
+			const int64_t *row = sc[k].rows + TL_COLS * j;
 			int stack = row[1] == SCAN_NULL ? -1 : idmap_find(&m->ids->stacks, row[1]);
-			int thread, q;
+			int thread, metric, context = (int)row[3], q;
 
 			if (stack < 0)
 				continue;
+			if (m->schema_version < 2) {
+				metric = 0;
+			} else {
+				struct loader l = { .m = m, .metric_ids = m->ids->metric_ids };
+
+				metric = metric_find(&l, row[2], &last);
+			}
+			if (metric < 0)
+				continue;
+			if (m->metrics[metric].aggregation == MODEL_AGG_PEAK)
+				continue;
 			thread = row[0] == SCAN_NULL ? -1 : idmap_find(&m->ids->threads, row[0]);
 			q = head[stack];
-			while (q >= 0 && slots[q].thread != thread)
+			while (q >= 0 && (slots[q].thread != thread || slots[q].metric != metric ||
+					  slots[q].context != context))
 				q = slots[q].next;
 			if (q < 0) {
 				q = (int)nslots++;
-				slots[q] = (struct slot){ thread, head[stack], 0, 0 };
+				slots[q] = (struct slot){ thread, metric, context, head[stack], 0, 0 };
 				head[stack] = q;
-				pos[thread + 2]++;
+				pos[(size_t)metric * nt + (size_t)(thread + 1) + 1]++;
 			}
 			slots[q].count++;
-			slots[q].weight += row[2];
+			slots[q].value += row[4] * scale;
 		}
 	}
 	rows = alloc_rows(nslots, sizeof(*rows));
 	if (!rows)
 		goto out;
-	/* In (thread, stack) order, the order SQL's GROUP BY thread_id, stack_id gave. */
-	for (i = 1; i <= m->nthreads + 2; i++)
+	/* A counting sort by (metric, thread); stacks in order within each. */
+	for (i = 1; i <= nbuckets; i++)
 		pos[i] += pos[i - 1];
 	for (i = 0; i < m->nstacks; i++) {
 		int q;
 
 		for (q = head[i]; q >= 0; q = slots[q].next)
-			rows[pos[slots[q].thread + 1]++] = (struct model_sample){
-				.thread = slots[q].thread,
-				.stack = (int)i,
-				.count = slots[q].count,
-				.time_ns = slots[q].weight * m->interval_ns,
-			};
+			rows[pos[(size_t)slots[q].metric * nt + (size_t)(slots[q].thread + 1)]++] =
+				(struct model_sample){
+					.thread = slots[q].thread,
+					.stack = (int)i,
+					.metric = slots[q].metric,
+					.context = slots[q].context,
+					.count = slots[q].count,
+					.value = slots[q].value,
+				};
 	}
 	free(m->samples);
 	m->samples = rows;
@@ -886,18 +1039,27 @@ out:
 	return rc;
 }
 
-int model_load_time_range(struct model *m, int64_t from_ns, int64_t to_ns, char *err,
-			  size_t err_size)
+int model_load_time_range(struct model *m, int64_t from_ns, int64_t to_ns, bool *skipped,
+			  char *err, size_t err_size)
 {
 	struct loader l = { .m = m, .err = err, .err_size = err_size };
 	struct scan sc[PIECES];
 	struct scan_job *jobs[PIECES];
 	struct scan_jobs set = { .jobs = jobs, .n = PIECES, .db_path = m->db_path };
 	int64_t lo, hi, total = model_meta_int(m, "samples_total", 0);
+	const char *sql = m->schema_version < 2
+		? "SELECT thread_id, stack_id, 0, 0, weight FROM timeline "
+		  "WHERE time_ns BETWEEN ?1 AND ?2"
+		: "SELECT thread_id, stack_id, metric_id, context_id, value FROM timeline "
+		  "WHERE time_ns BETWEEN ?1 AND ?2";
 	uint64_t step;
 	size_t expect = 0, k;
 	int rc;
 
+	/* A window's peak is not a sum of its events: peak metrics are left out, all of them. */
+	for (k = 0; skipped && k < m->nmetrics; k++)
+		if (m->metrics[k].aggregation == MODEL_AGG_PEAK)
+			skipped[k] = true;
 	if (!time_range(&l, &lo, &hi))
 		return load_error(&l, "cannot read the timeline of database '%s'", m->db_path);
 	if (to_ns <= from_ns || to_ns - 1 < lo || from_ns > hi) {
@@ -921,8 +1083,7 @@ int model_load_time_range(struct model *m, int64_t from_ns, int64_t to_ns, char 
 		int64_t start = (int64_t)((uint64_t)lo + k * step);
 		int64_t end = k + 1 < PIECES ? (int64_t)((uint64_t)start + step) - 1 : hi;
 
-		scan_init(&sc[k], "SELECT thread_id, stack_id, weight FROM timeline "
-			  "WHERE time_ns BETWEEN ?1 AND ?2", 3, 0x3, start, end, expect + 1024);
+		scan_init(&sc[k], sql, TL_COLS, 0x3, start, end, expect + 1024);
 		jobs[k] = &sc[k].job;
 	}
 	scan_jobs_start(&set);
@@ -951,6 +1112,7 @@ void model_free(struct model *m)
 	if (m->ids) {
 		idmap_release(&m->ids->stacks);
 		idmap_release(&m->ids->threads);
+		free(m->ids->metric_ids);
 		free(m->ids);
 	}
 	for (a = m->arena; a; a = next) {
@@ -969,5 +1131,6 @@ void model_free(struct model *m)
 	free(m->threads);
 	free(m->samples);
 	free(m->pynotes);
+	free(m->metrics);
 	memset(m, 0, sizeof(*m));
 }

@@ -59,12 +59,40 @@ struct model_thread {
 	int64_t cpu_ns;
 };
 
-/* Samples aggregated per thread and stack (or the part of the timeline a time filter keeps). */
+/* How a metric's values read: its unit (docs/schema.md, table metrics). */
+enum model_unit {
+	MODEL_UNIT_NS,
+	MODEL_UNIT_BYTES,
+	MODEL_UNIT_COUNT, /* also any unit this preport does not know: a plain number */
+};
+
+/* How values combine: sum over stacks, threads, processes and time; peak: see schema.md. */
+enum model_aggregation {
+	MODEL_AGG_SUM,
+	MODEL_AGG_PEAK,
+};
+
+struct model_metric {
+	const char *name;	 /* "CPU Time" */
+	const char *unit_name;	 /* as stored: "ns", "bytes", "count" */
+	const char *kind;	 /* the sample kind that carries it: "cpu", ... */
+	const char *description; /* may be NULL */
+	enum model_unit unit;
+	enum model_aggregation aggregation;
+	bool main;		 /* the analysis's main metric */
+};
+
+/*
+ * Samples aggregated per metric, thread, stack and context (or the part of the timeline a
+ * time filter keeps).
+ */
 struct model_sample {
-	int thread; /* index into threads, -1 when unknown */
-	int stack;  /* index into stacks */
-	int64_t count;
-	int64_t time_ns;
+	int thread;  /* index into threads, -1 when unknown */
+	int stack;   /* index into stacks */
+	int metric;  /* index into metrics */
+	int context; /* contexts.id, 0: none */
+	int64_t count; /* events aggregated */
+	int64_t value; /* in the metric's unit */
 };
 
 struct model_meta {
@@ -82,6 +110,7 @@ struct model_pynote {
 struct model {
 	struct sqlite3 *db;
 	char *db_path;
+	int schema_version; /* meta.schema_version: 1 (CPU time only) or 2 (metrics) */
 
 	struct model_meta *meta;
 	size_t nmeta;
@@ -104,11 +133,16 @@ struct model {
 	size_t nsamples;
 	struct model_pynote *pynotes; /* empty when the result has none (or no such table) */
 	size_t npynotes;
+	struct model_metric *metrics; /* in display order; schema 1: CPU Time alone */
+	size_t nmetrics;
 
 	int64_t interval_ns;	/* meta.interval_ns */
 	struct model_arena *arena;
 	struct model_ids *ids;	/* database ids of stacks and threads */
 };
+
+/* The newest schema this preport reads (meta.schema_version). */
+#define MODEL_SCHEMA_MAX 2
 
 enum model_load_flags {
 	MODEL_NO_SAMPLES = 1 << 0, /* leave samples empty: model_load_time_range() fills them */
@@ -116,8 +150,10 @@ enum model_load_flags {
 };
 
 /*
- * Open the database at db_path read-only and load every table above. Returns 0, or a negative
- * errno with err set to the message without the tool's name ("cannot open database 'x': ...").
+ * Open the database at db_path read-only and load every table above. A database of schema 1
+ * (before metrics) reads as one metric, CPU Time, from samples.time_ns and the timeline's
+ * weights. Returns 0, or a negative errno with err set to the message without the tool's name
+ * ("cannot open database 'x': ..."); -EPROTO for a schema newer than this preport reads.
  * On failure m is released.
  */
 int model_load(struct model *m, const char *db_path, unsigned flags, char *err,
@@ -128,10 +164,16 @@ bool model_has_samples(struct model *m);
 
 /*
  * Replace m->samples with the timeline samples whose time lies in [from_ns, to_ns), aggregated
- * per thread and stack. Returns 0 or a negative errno with err set.
+ * per metric, thread, stack and context: count is the rows, value their sum. Metrics that
+ * aggregate as a peak are left out (a window's peak is not a sum of its events); their index
+ * is marked in skipped (model.nmetrics entries, may be NULL). Returns 0 or a negative errno
+ * with err set.
  */
-int model_load_time_range(struct model *m, int64_t from_ns, int64_t to_ns, char *err,
-			  size_t err_size);
+int model_load_time_range(struct model *m, int64_t from_ns, int64_t to_ns, bool *skipped,
+			  char *err, size_t err_size);
+
+/* The index of the metric called name (case-insensitive), or -1. */
+int model_find_metric(const struct model *m, const char *name);
 
 /* The value of meta key, or NULL. */
 const char *model_meta_get(const struct model *m, const char *key);

@@ -19,16 +19,19 @@ struct text_col {
 	bool left;
 };
 
-/* "CPU Time:Self %" -> "CPU Time" / "Self %". */
-static void split_header(struct text_col *c, const char *name)
+/* "CPU Time:Self %" -> "CPU Time" / "Self %"; with words, also at blanks: "CPU" / "Time". */
+static void split_header(struct text_col *c, const char *name, bool words)
 {
-	const char *p = name, *colon;
+	const char *p = name, *cut;
 
 	c->nparts = 0;
-	while (c->nparts < MAX_HEADER_LINES - 1 && (colon = strchr(p, ':'))) {
+	while (c->nparts < MAX_HEADER_LINES - 1 && (cut = strpbrk(p, words ? ": " : ":"))) {
+		/* "Self %" stays whole: a lone "%" line says nothing. */
+		if (*cut == ' ' && cut[1] == '%')
+			break;
 		c->parts[c->nparts] = p;
-		c->part_len[c->nparts++] = (size_t)(colon - p);
-		p = colon + 1;
+		c->part_len[c->nparts++] = (size_t)(cut - p);
+		p = cut + 1;
 	}
 	c->parts[c->nparts] = p;
 	c->part_len[c->nparts++] = strlen(p);
@@ -39,19 +42,22 @@ static bool visible(const struct table_col *c)
 	return !(c->flags & TABLE_MACHINE);
 }
 
+/* Width 0: no limit. */
+#define NO_LIMIT ((size_t)-1 / 4)
+
 /* Indentation of tree cells: two blanks a level, one when the tree is deep. */
 static size_t indent_of(int depth, int step)
 {
 	return depth > 0 ? (size_t)depth * (size_t)step : 0;
 }
 
-static void fit_width(struct text_col *cols, size_t n, int width)
+static void fit_width(struct text_col *cols, size_t n, size_t width)
 {
 	size_t total = 0, i;
 
 	for (i = 0; i < n; i++)
 		total += cols[i].width + (i ? GAP : 0);
-	while (total > (size_t)width) {
+	while (total > width) {
 		struct text_col *widest = NULL;
 
 		for (i = 0; i < n; i++)
@@ -121,7 +127,7 @@ static void print_cell(struct outbuf *b, const struct table *t, size_t row,
 		memset(&f, 0, sizeof(f));
 		f.head = s;
 		f.nhead = len < room ? len : room;
-	} else if ((tc->flags & TABLE_KEEP_END) && len > room && room > 3) {
+	} else if ((tc->flags & (TABLE_KEEP_END | TABLE_NAME)) && len > room && room > 3) {
 		memset(&f, 0, sizeof(f));
 		f.dots = true;
 		f.ntail = room - 3;
@@ -171,9 +177,13 @@ static void measure(const struct table *t, size_t *widest)
 	}
 }
 
-/* Column widths for tree indentation step; false when a tree column had to be shortened. */
-static bool layout(const struct table *t, const size_t *widest, struct text_col *cols,
-		   size_t *ncols, int *nlines, int width, int step)
+/*
+ * Column widths for tree indentation step; false when a tree column had to be shortened.
+ * Columns dropped[i] are left out; words splits headers at blanks too.
+ */
+static bool layout(const struct table *t, const size_t *widest, const bool *dropped,
+		   struct text_col *cols, size_t *ncols, int *nlines, size_t width, int step,
+		   bool words)
 {
 	size_t n = 0, i;
 	bool fits = true;
@@ -184,12 +194,12 @@ static bool layout(const struct table *t, const size_t *widest, struct text_col 
 		size_t natural;
 		int p;
 
-		if (!visible(&t->cols[i]))
+		if (!visible(&t->cols[i]) || dropped[i])
 			continue;
 		memset(c, 0, sizeof(*c));
 		c->col = (int)i;
 		c->left = t->cols[i].type == TABLE_TEXT;
-		split_header(c, t->cols[i].name);
+		split_header(c, t->cols[i].name, words);
 		if (c->nparts > *nlines)
 			*nlines = c->nparts;
 		for (p = 0; p < c->nparts; p++)
@@ -199,11 +209,18 @@ static bool layout(const struct table *t, const size_t *widest, struct text_col 
 		if (widest[i * 2 + (size_t)step - 1] > c->width)
 			c->width = widest[i * 2 + (size_t)step - 1];
 		natural = c->width;
-		if (t->cols[i].flags & TABLE_TREE) {
+		if (width == NO_LIMIT) {
+			c->minw = c->width; /* nothing is shortened */
+		} else if (t->cols[i].flags & TABLE_TREE) {
 			/* Trees keep their shape longest: other columns shrink first. */
 			if (c->minw < 40)
 				c->minw = 40;
-		} else if (t->cols[i].flags & (TABLE_SHRINK | TABLE_CUT_END | TABLE_KEEP_END)) {
+		} else if (t->cols[i].flags & TABLE_NAME) {
+			/* Enough of a qualified name's end to tell rows apart. */
+			if (c->minw < 30)
+				c->minw = 30;
+		} else if (t->cols[i].flags & (TABLE_SHRINK | TABLE_CUT_END | TABLE_KEEP_END |
+						TABLE_NAME)) {
 			if (c->minw < 10)
 				c->minw = 10;
 		} else {
@@ -237,20 +254,67 @@ static void put_line(struct outbuf *b, const char *s)
 	outbuf_newline(b);
 }
 
-static void render(const struct table *t, struct outbuf *b, int width)
+/* The narrowest the columns can be: the sum of their minimum widths and the gaps. */
+static size_t min_width(const struct text_col *cols, size_t n)
+{
+	size_t total = 0, i;
+
+	for (i = 0; i < n; i++)
+		total += cols[i].minw + (i ? GAP : 0);
+	return total;
+}
+
+/* The rightmost column not yet dropped with one of flags, or -1. */
+static int rightmost(const struct table *t, const bool *dropped, unsigned flags)
+{
+	size_t i;
+
+	for (i = t->ncols; i-- > 0;)
+		if ((t->cols[i].flags & flags) && visible(&t->cols[i]) && !dropped[i])
+			return (int)i;
+	return -1;
+}
+
+/*
+ * While even the narrowest layout is too wide: leave out the percentages (TABLE_OPTIONAL),
+ * then the details (TABLE_DETAIL), rightmost first, then split headers at blanks. Returns
+ * whether headers split at blanks.
+ */
+static bool drop_optional(const struct table *t, const size_t *widest, bool *dropped,
+			  struct text_col *cols, size_t width)
+{
+	size_t n;
+	int nlines, i;
+
+	for (;;) {
+		layout(t, widest, dropped, cols, &n, &nlines, width, 1, false);
+		if (min_width(cols, n) <= width)
+			return false;
+		if ((i = rightmost(t, dropped, TABLE_OPTIONAL)) < 0 &&
+		    (i = rightmost(t, dropped, TABLE_DETAIL)) < 0)
+			return true;
+		dropped[i] = true;
+	}
+}
+
+static void render(const struct table *t, struct outbuf *b, int width_arg)
 {
 	struct text_col *cols = calloc(t->ncols ? t->ncols : 1, sizeof(*cols));
 	size_t *widest = calloc(t->ncols ? 2 * t->ncols : 1, sizeof(*widest));
-	size_t n = 0, i, r;
+	bool *dropped = calloc(t->ncols ? t->ncols : 1, sizeof(*dropped));
+	size_t width = width_arg > 0 ? (size_t)width_arg : NO_LIMIT, n = 0, i, r;
 	int nlines = 1, line, step = 2;
+	bool words = false;
 
-	if (!cols || !widest) {
+	if (!cols || !widest || !dropped) {
 		b->failed = true;
 		goto out;
 	}
 	measure(t, widest);
-	if (!layout(t, widest, cols, &n, &nlines, width, step))
-		layout(t, widest, cols, &n, &nlines, width, step = 1);
+	if (width != NO_LIMIT)
+		words = drop_optional(t, widest, dropped, cols, width);
+	if (!layout(t, widest, dropped, cols, &n, &nlines, width, step, words))
+		layout(t, widest, dropped, cols, &n, &nlines, width, step = 1, words);
 	for (line = 0; line < nlines; line++) {
 		for (i = 0; i < n; i++) {
 			int p = cols[i].nparts - nlines + line;
@@ -294,6 +358,7 @@ static void render(const struct table *t, struct outbuf *b, int width)
 out:
 	free(cols);
 	free(widest);
+	free(dropped);
 }
 
 /* Render into memory, written a megabyte at a time: no line ends in blanks. */

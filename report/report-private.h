@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* What the views share: one opened result, its tree and its filtered samples. */
+/* What the views share: one opened result, its tree, its filtered samples and its metrics. */
 #ifndef PCOLLECT_REPORT_REPORT_PRIVATE_H
 #define PCOLLECT_REPORT_REPORT_PRIVATE_H
 
@@ -10,51 +10,163 @@
 #include "report/report.h"
 #include "report/table.h"
 
-/* Samples kept by the filters, mapped onto the tree. */
+/* Metrics a report shows at most (a result declares a handful). */
+#define REPORT_MAX_METRICS 32
+/* Levels of -group-by in tree views (process, thread, module). */
+#define REPORT_MAX_LEVELS 3
+
+/*
+ * A sample kept by the filters, mapped onto the tree. Its thread, metric, context (grouping
+ * by context attributes comes there), count and value are the model's sample's: the record
+ * only points at it, so the records of a million samples stay small.
+ */
 struct record {
-	int thread;
+	int sample; /* index into model.samples */
 	int node;
-	int64_t ns;
+};
+
+struct report;
+
+/* One view: its name, how it runs on one result and on two, and what it accepts. */
+enum report_view_flags {
+	VIEW_LINES = 1 << 0,	     /* one tree node per function and source line */
+	VIEW_TREE = 1 << 1,	     /* -group-by thread, process, module as tree levels;
+					-recursion-mode */
+	VIEW_RECURSION = 1 << 8,     /* -recursion-mode only */
+	VIEW_FLAT_GROUPS = 1 << 2,   /* -group-by as the keys of flat rows (hotspots) */
+	VIEW_FUNCTION = 1 << 3,	     /* takes -function */
+	VIEW_SOURCE_OBJECT = 1 << 4, /* takes -source-object */
+	VIEW_SORT_TOTAL = 1 << 5,    /* sorted by total; a metric named alone means its total */
+	VIEW_SELF_ONLY = 1 << 6,     /* sorted by a metric's self only */
+	VIEW_NO_SORT = 1 << 7,	     /* rows in an order of their own: -sort-desc refused */
+};
+
+struct report_view {
+	const char *name;
+	int (*run)(struct report *r, struct table *t);
+	int (*diff)(struct report *a, struct report *b, struct table *t); /* NULL: none */
+	/* Text rendering of its own (NULL: table_render_text); width 0 is unlimited. */
+	int (*text)(struct report *r, const struct table *t, FILE *f, int width);
+	unsigned flags;
+};
+
+/* The side of a metric a tree is sorted and judged by. */
+enum report_side {
+	REPORT_SELF,
+	REPORT_TOTAL,
 };
 
 struct report {
 	const struct report_opts *o;
+	const struct report_view *view;
 	const char *dir;
 	struct model m;
 	struct cct tree;
 	struct record *recs;
 	size_t nrecs;
-	int64_t total_ns; /* over the kept samples */
-	int64_t total_count;
+	int64_t *total;	   /* per metric: over the kept samples */
+	int64_t *count;	   /* per metric: the events kept */
+	int64_t *min;	   /* per metric: the -threshold share of total (INT64_MAX: not judged) */
+	int shown[REPORT_MAX_METRICS]; /* the metrics shown: -metric order, else display order */
+	size_t nshown;
+	int sort_metric;   /* the metric trees are sorted by (-sort-desc, else the main one) */
+	enum report_side sort_side;
+	bool sort_given;   /* -sort-desc named a metric (or a metric's column) */
+	const char *sort_column; /* flat tables: the column -sort-desc names, NULL: default */
+	bool *skipped;	   /* per metric: left out by -time-filter (peak metrics) */
+	const char **fnames; /* per function: the name shown (-name-style) */
+	enum cct_group_kind levels[REPORT_MAX_LEVELS]; /* -group-by of tree views */
+	size_t nlevels;
 };
+
+/* The model's sample a record stands for. */
+static inline const struct model_sample *report_sample(const struct report *r,
+						       const struct record *rec)
+{
+	return &r->m.samples[rec->sample];
+}
 
 /* Open result dir (finalizing it when needed), load it, filter, build the tree. */
 int report_open(struct report *r, const struct report_opts *o, const char *dir,
-		unsigned cct_flags);
+		const struct report_view *view);
 void report_close(struct report *r);
 
 /* log_error() the message and return -ERR_USAGE: preport exits with status 2. */
 int report_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Percent of the report's total. */
-double report_pct(const struct report *r, int64_t ns);
-
-/* Indexes of the functions called name (exact), or a usage error naming the nearest one. */
-int report_find_functions(const struct report *r, const char *name, int **out, size_t *n);
+/* Percent of the report's total of metric. */
+double report_pct(const struct report *r, int metric, int64_t v);
 
 /*
- * The sort metric of tree views from -sort-desc: 0 total (default), 1 self; a usage error
- * for any other column.
+ * The functions a name the user typed names (names.c): the exact name, else every function
+ * whose qualified name ends with it ("relax" finds "physics::Grid<double>::relax(int)",
+ * "step" finds "Simulation.step"). With single, names that match functions of different
+ * full names are a usage error listing them; no match is one naming the nearest. what
+ * names the option in messages ("-function"). *out is allocated, caller frees.
  */
-int report_tree_sort(const struct report *r, const struct table *t, bool self_default);
+int report_find_functions(const struct report *r, const char *name, bool single,
+			  const char *what, int **out, size_t *n);
 
-/* Apply -sort-desc (or default_col) and -limit to a flat table. */
-int report_sort_limit(const struct report *r, struct table *t, const char *default_col);
+/* True when name names a function of r (as report_find_functions() matches), quietly. */
+bool report_has_function(const struct report *r, const char *name);
+
+/* The name a view shows for func (-name-style full or short). */
+static inline const char *report_function_name(const struct report *r, int func)
+{
+	return r->fnames[func];
+}
 
 /* Short labels. */
 const char *report_module_name(const struct report *r, int func);
 const char *report_file_path(const struct report *r, int file);
 const char *report_basename(const char *path);
+
+/* The label of a group node of tree ("app (TID 1234)"), in buf. */
+const char *report_group_label(const struct report *r, const struct cct *tree, int node,
+			       char *buf, size_t size);
+/* The kind of a group node as the "Group" column shows it: thread, process, module. */
+const char *report_group_kind(const struct cct *tree, int node);
+
+/* The table type of a metric's values: time, bytes or a count. */
+enum table_type report_metric_type(const struct model_metric *mt);
+
+/*
+ * Columns of the shown metrics, "<Metric>:Self", "<Metric>:Self %", "<Metric>:Total",
+ * "<Metric>:Total %" (which ones: flags), metric after metric.
+ */
+enum metric_col_flags {
+	MC_SELF = 1 << 0,
+	MC_TOTAL = 1 << 1,
+	MC_TOTAL_FIRST = 1 << 2, /* Total before Self */
+};
+
+struct metric_cols {
+	int self[REPORT_MAX_METRICS], selfp[REPORT_MAX_METRICS];
+	int total[REPORT_MAX_METRICS], totalp[REPORT_MAX_METRICS];
+};
+
+void report_add_metric_cols(const struct report *r, struct table *t, struct metric_cols *c,
+			    unsigned flags);
+/* Fill them from per-metric values (model.nmetrics each; NULL leaves that side empty). */
+void report_set_metric_cols(const struct report *r, struct table *t, size_t row,
+			    const struct metric_cols *c, const int64_t *self, const int64_t *total);
+
+/* True when per-metric values v pass -threshold (any shown metric, or the one named). */
+bool report_passes(const struct report *r, const int64_t *v);
+/* True when v (per metric) has a value in a shown metric. */
+bool report_any_shown(const struct report *r, const int64_t *v);
+/* The note for rows left out by -threshold ("... below 1% of the total ..."). */
+void report_note_pruned(const struct report *r, struct table *t, size_t n, const char *what);
+
+/* Apply -sort-desc (or default_col) and -limit to a flat table. */
+int report_sort_limit(const struct report *r, struct table *t, const char *default_col);
+
+/*
+ * Children of node in tree, sorted by the sort metric (self or total), heaviest first; ties
+ * in node order.
+ */
+int report_sorted_children(const struct report *r, const struct cct *tree, int node, int **out,
+			   size_t *n);
 
 /* Columns describing a function: Module, Source File, Source Line. */
 struct function_cols {
@@ -64,13 +176,9 @@ void report_add_function_cols(struct table *t, struct function_cols *c);
 void report_set_function_cols(const struct report *r, struct table *t, size_t row,
 			      const struct function_cols *c, int func);
 
-/* Children of node in the tree, sorted by total (or self) time, heaviest first. */
-int report_sorted_children(const struct report *r, int node, bool by_self, int **out,
-			   size_t *n);
-
-/* The views: each fills t. */
+/* The views (one table, views.c, names each with its handlers). */
 int view_summary(struct report *r, struct table *t);
-int view_summary_text(struct report *r, const struct table *t, FILE *f);
+int view_summary_text(struct report *r, const struct table *t, FILE *f, int width);
 int view_hotspots(struct report *r, struct table *t);
 int view_topdown(struct report *r, struct table *t);
 int view_bottomup(struct report *r, struct table *t);
@@ -79,5 +187,10 @@ int view_callstacks(struct report *r, struct table *t);
 int view_source(struct report *r, struct table *t);
 int view_hotspots_diff(struct report *a, struct report *b, struct table *t);
 int view_topdown_diff(struct report *a, struct report *b, struct table *t);
+int view_bottomup_diff(struct report *a, struct report *b, struct table *t);
+int view_callers_diff(struct report *a, struct report *b, struct table *t);
+
+/* The view called name, or NULL. */
+const struct report_view *report_view_find(const char *name);
 
 #endif

@@ -16,12 +16,17 @@ struct report_opts {
 	const char *const *results; /* -r, one or two result directories */
 	size_t nresults;
 	const char *view;	    /* summary, hotspots, top-down, ... (NULL: summary) */
-	const char *group_by;	    /* "function", "thread,function", ...; NULL: function */
+	const char *group_by;	    /* "function", "thread,function", ...; NULL: the view's own */
 	const char *const *filters; /* "module=libm.so.6", "thread!=1234", ... */
 	size_t nfilters;
 	long limit;		    /* rows; 0: no limit */
-	const char *sort_desc;	    /* column name, or NULL for the view's default */
+	const char *sort_desc;	    /* column or metric name, or NULL for the view's default */
 	double threshold;	    /* percent of the total below which tree nodes are pruned */
+	const char *threshold_metric; /* the metric -threshold judges by; NULL: any shown */
+	const char *const *metrics; /* -metric: the metrics to show, in order; none: all */
+	size_t nmetrics;
+	bool collapse_recursion;    /* -recursion-mode collapse */
+	bool short_names;	    /* -name-style short: C++ parameter lists dropped */
 	bool inline_on;		    /* -inline-mode on */
 	bool all_frames;	    /* -call-stack-mode all */
 	bool python_only;	    /* -call-stack-mode python-only */
@@ -33,12 +38,16 @@ struct report_opts {
 	const char *source_object;  /* "function=NAME" or "file=PATH" (source) */
 	const char *const *source_dirs; /* -source-search-dir */
 	size_t nsource_dirs;
-	int width;		    /* text width, columns */
+	int width;		    /* text width, columns; 0: the terminal's, unlimited when
+				       the output is not a terminal */
 	bool quiet;
 };
 
 /* The view names, NULL-terminated, for -help and suggestions. */
 extern const char *const report_views[];
+
+/* The view a VTune report name stands for ("gprof-cc": caller-callee), or NULL. */
+const char *report_vtune_view(const char *name);
 
 /*
  * Produce the report. A result without result.db is finalized first. Messages go through
@@ -47,5 +56,11 @@ extern const char *const report_views[];
  * errno for a runtime failure.
  */
 int report_run(const struct report_opts *o);
+
+/*
+ * preport's command line (report/main.c): parse argv, report, return the exit status. tool
+ * names the program in messages: "preport", or "pcollect" for pcollect -report.
+ */
+int report_main(int argc, char **argv, const char *tool);
 
 #endif

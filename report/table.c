@@ -421,6 +421,28 @@ static size_t format_pct(double pct, bool text, char *buf)
 	return n;
 }
 
+/* Bytes as text reads them: "512 B", "1.5 KB", "12.3 MB", "-2.0 GB". */
+static size_t format_bytes(int64_t v, char *buf)
+{
+	static const char *const units[] = { "KB", "MB", "GB", "TB", "PB", "EB" };
+	uint64_t a = v < 0 ? -(uint64_t)v : (uint64_t)v;
+	double x = (double)a;
+	int u = -1;
+
+	if (a < 1024)
+		return (size_t)snprintf(buf, TABLE_NUM_MAX, "%lld B", (long long)v);
+	while (x >= 1024 && u < 5) {
+		x /= 1024;
+		u++;
+	}
+	/* 1023.95 KB rounds to "1024.0 KB": say "1.0 MB" instead. */
+	if (x >= 1023.95 && u < 5) {
+		x /= 1024;
+		u++;
+	}
+	return (size_t)snprintf(buf, TABLE_NUM_MAX, "%s%.1f %s", v < 0 ? "-" : "", x, units[u]);
+}
+
 size_t table_cell_text(const struct table *t, size_t row, int col, bool text, char *buf,
 		       const char **s)
 {
@@ -451,7 +473,11 @@ size_t table_cell_text(const struct table *t, size_t row, int col, bool text, ch
 		break;
 	case TABLE_PCT:
 		return format_pct(c->v.d, text, buf);
+	case TABLE_BYTES:
 	case TABLE_INT:
+		/* Text reads bytes in units; CSV and JSON give the exact number. */
+		if (text && t->cols[col].type == TABLE_BYTES)
+			return format_bytes(c->v.i, buf);
 		u = c->v.i < 0 ? -(uint64_t)c->v.i : (uint64_t)c->v.i;
 		p = digits(p, u);
 		if (c->v.i < 0)
@@ -493,6 +519,7 @@ size_t table_cell_len(const struct table *t, size_t row, int col, bool text)
 		u = c->v.i < 0 ? -(uint64_t)c->v.i : (uint64_t)c->v.i;
 		return (c->v.i < 0) + ndigits(u);
 	case TABLE_PCT:
+	case TABLE_BYTES:
 		break;
 	}
 	return table_cell_text(t, row, col, text, num, &s);

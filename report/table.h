@@ -13,6 +13,7 @@ enum table_type {
 	TABLE_TIME, /* ns, shown as seconds with millisecond precision */
 	TABLE_PCT,  /* percent, one decimal */
 	TABLE_INT,
+	TABLE_BYTES, /* bytes: text "512 B", "1.5 KB", "12.3 MB" (1 KB = 1024 B); CSV/JSON exact */
 };
 
 enum table_col_flags {
@@ -22,6 +23,11 @@ enum table_col_flags {
 	TABLE_MACHINE = 1 << 3,	  /* CSV and JSON only */
 	TABLE_TEXT_ONLY = 1 << 4, /* text only */
 	TABLE_KEEP_END = 1 << 5,  /* text: shortened from the left, "...dir/file.c" (paths) */
+	TABLE_OPTIONAL = 1 << 6,  /* text: left out first when the width cannot hold every
+				     column (percentages) */
+	TABLE_DETAIL = 1 << 7,	  /* text: left out next (a function's module, file, line) */
+	TABLE_NAME = 1 << 8,	  /* text: a qualified name, shortened keeping its end,
+				     "...Grid<double>::relax(int)", to no fewer than 30 columns */
 };
 
 enum table_row_flags {
@@ -87,9 +93,11 @@ void table_sort(struct table *t, int col);
 void table_truncate(struct table *t, size_t n);
 
 /*
- * Render. Text fits width columns: numbers keep their digits, names are shortened in the
- * middle ("very_lo...e_name"), headers split at ':' over several lines. CSV and JSON are
- * complete: nothing shortened, every column. Return 0 or -errno of the write.
+ * Render. Text fits width columns (0: no limit, nothing shortened): numbers keep their
+ * digits, TABLE_OPTIONAL columns are left out (rightmost first) while the rest do not fit,
+ * then names are shortened (in the middle, "very_lo...e_name", or keeping their end),
+ * headers split at ':' over several lines. CSV and JSON are complete: nothing shortened,
+ * every column. Return 0 or -errno of the write.
  */
 int table_render_text(const struct table *t, FILE *f, int width);
 int table_render_csv(const struct table *t, FILE *f, char delimiter);

@@ -1,153 +1,112 @@
 /* SPDX-License-Identifier: MIT */
-/* The caller-callee view: for each function, who calls it and whom it calls, with time. */
+/* The caller-callee view: for each function, who calls it and whom it calls, with values. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/callers.h"
 #include "report/report-private.h"
 
 /*
- * Times follow gprof: on a caller's row, Total is the time of the samples in which that
+ * Values follow gprof: on a caller's row, Total is the value of the samples in which that
  * caller called the function (each sample once, however deep the recursion) and Self the
- * function's self time under that caller; on a callee's row, the same for the callee when
- * called by the function. A function's own row has its hotspots Self and Total.
+ * function's self value under that caller; on a callee's row, the same for the callee when
+ * called by the function. A function's own row has its hotspots Self and Total. Both are
+ * cct_walk() sums: per function, and per (caller, callee) edge.
  */
-struct edge {
-	int caller, callee;
-	int64_t self_ns, total_ns;
-};
-
-struct callers {
-	struct report *r;
-	int *node_edge;	 /* per node: the edge from its parent's function, -1 at depth 1 */
-	struct edge *edges;
-	size_t nedges;
-	int64_t *fself, *ftotal; /* per function */
-	uint32_t *fstamp, *estamp, walk;
-};
-
-static int edges_build(struct callers *c)
+int callers_compute(struct callers *c, struct report *r)
 {
-	const struct cct *t = &c->r->tree;
+	const struct cct *t = &r->tree;
 	struct keymap map;
-	size_t i;
+	int *fkey = NULL, *ekey = NULL, *leaves = NULL;
+	size_t i, nleaves = 0;
 	int rc = 0;
 
+	memset(c, 0, sizeof(*c));
+	c->r = r;
 	keymap_init(&map);
-	c->node_edge = malloc(t->n * sizeof(int));
+	fkey = malloc(t->n * sizeof(int));
+	ekey = malloc(t->n * sizeof(int));
 	c->edges = malloc(t->n * sizeof(*c->edges));
-	if (!c->node_edge || !c->edges)
-		return -ENOMEM;
-	c->node_edge[0] = -1;
+	leaves = malloc(t->n * sizeof(int));
+	if (!fkey || !ekey || !c->edges || !leaves) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	fkey[0] = ekey[0] = -1;
 	for (i = 1; i < t->n && !rc; i++) {
 		const struct cct_node *n = &t->nodes[i];
 		int caller = n->parent > 0 ? t->nodes[n->parent].func : -1, e;
 		uint64_t key = (uint64_t)(uint32_t)caller << 32 | (uint32_t)n->func;
 
-		if (caller < 0) {
-			c->node_edge[i] = -1;
+		fkey[i] = n->func;
+		ekey[i] = -1;
+		if (cct_has_self(t, (int)i))
+			leaves[nleaves++] = (int)i;
+		if (caller < 0 || n->func < 0)
 			continue;
-		}
 		e = keymap_get(&map, key);
 		if (e < 0) {
 			e = (int)c->nedges++;
-			c->edges[e] = (struct edge){ caller, n->func, 0, 0 };
+			c->edges[e] = (struct edge){ caller, n->func };
 			rc = keymap_put(&map, key, e);
 		}
-		c->node_edge[i] = e;
+		ekey[i] = e;
 	}
+	if (!rc)
+		rc = cct_walk_init(&c->funcs, t, fkey, r->m.nfunctions);
+	if (!rc)
+		rc = cct_walk_add(&c->funcs, leaves, nleaves, NULL);
+	if (!rc)
+		rc = cct_walk_init(&c->ewalk, t, ekey, c->nedges);
+	if (!rc)
+		rc = cct_walk_add(&c->ewalk, leaves, nleaves, NULL);
+out:
+	free(fkey);
+	free(ekey);
+	free(leaves);
 	keymap_release(&map);
 	return rc;
 }
 
-static int compute(struct callers *c)
+void callers_release(struct callers *c)
 {
-	const struct cct *t = &c->r->tree;
-	size_t nf = c->r->m.nfunctions + 1, i;
-	int rc = edges_build(c);
-
-	if (rc)
-		return rc;
-	c->fself = calloc(nf, sizeof(int64_t));
-	c->ftotal = calloc(nf, sizeof(int64_t));
-	c->fstamp = calloc(nf, sizeof(uint32_t));
-	c->estamp = calloc(c->nedges + 1, sizeof(uint32_t));
-	if (!c->fself || !c->ftotal || !c->fstamp || !c->estamp)
-		return -ENOMEM;
-	for (i = 1; i < t->n; i++) {
-		int64_t ns = t->nodes[i].self_ns;
-		int u;
-
-		if (!ns)
-			continue;
-		c->walk++;
-		c->fself[t->nodes[i].func] += ns;
-		if (c->node_edge[i] >= 0)
-			c->edges[c->node_edge[i]].self_ns += ns;
-		for (u = (int)i; u > 0; u = t->nodes[u].parent) {
-			int f = t->nodes[u].func, e = c->node_edge[u];
-
-			if (c->fstamp[f] != c->walk) {
-				c->fstamp[f] = c->walk;
-				c->ftotal[f] += ns;
-			}
-			if (e >= 0 && c->estamp[e] != c->walk) {
-				c->estamp[e] = c->walk;
-				c->edges[e].total_ns += ns;
-			}
-		}
-	}
-	return 0;
+	cct_walk_release(&c->funcs);
+	cct_walk_release(&c->ewalk);
+	free(c->edges);
+	memset(c, 0, sizeof(*c));
 }
 
-struct cols {
-	int name, relation, total, totalp, self, selfp, index;
-	struct function_cols fc;
+struct edge_order {
+	const struct callers *c;
+	size_t k;
 };
 
-static void row_set(struct callers *c, struct table *t, const struct cols *k, int depth,
-		    const char *relation, int func, int64_t total, int64_t self, int index)
+static int64_t edge_value(const struct callers *c, int e, size_t k)
 {
-	size_t row = table_add_row(t, depth);
+	const int64_t *v = c->c_side == REPORT_SELF ? c->ewalk.self : c->ewalk.total;
 
-	table_set_text_ref(t, row, k->name, c->r->m.functions[func].name);
-	table_set_text_ref(t, row, k->relation, relation);
-	table_set_time(t, row, k->total, total);
-	table_set_pct(t, row, k->totalp, report_pct(c->r, total));
-	table_set_time(t, row, k->self, self);
-	table_set_pct(t, row, k->selfp, report_pct(c->r, self));
-	report_set_function_cols(c->r, t, row, &k->fc, func);
-	table_set_int(t, row, k->index, index);
+	return v[(size_t)e * c->ewalk.nm + k];
 }
 
-static const struct edge *cmp_edges;
-
-static int edge_heavier(const void *pa, const void *pb)
+static int edge_heavier(const void *pa, const void *pb, void *arg)
 {
-	const struct edge *a = &cmp_edges[*(const int *)pa], *b = &cmp_edges[*(const int *)pb];
-
-	if (a->total_ns != b->total_ns)
-		return a->total_ns > b->total_ns ? -1 : 1;
-	return *(const int *)pa - *(const int *)pb;
-}
-
-static const int64_t *cmp_total;
-
-static int func_heavier(const void *pa, const void *pb)
-{
+	const struct edge_order *o = arg;
 	int a = *(const int *)pa, b = *(const int *)pb;
+	int64_t va = edge_value(o->c, a, o->k), vb = edge_value(o->c, b, o->k);
 
-	if (cmp_total[a] != cmp_total[b])
-		return cmp_total[a] > cmp_total[b] ? -1 : 1;
+	if (va != vb)
+		return va > vb ? -1 : 1;
 	return a - b;
 }
 
-/* Edge indexes grouped by caller (or callee), each group heaviest first: off[f]..off[f+1]. */
-static int edges_index(struct callers *c, bool by_caller, int **idx, size_t **off)
+int callers_index(struct callers *c, bool by_caller, int **idx, size_t **off)
 {
+	struct edge_order o = { c, (size_t)c->r->sort_metric };
 	size_t nf = c->r->m.nfunctions, i;
 	size_t *pos;
 
+	c->c_side = c->r->sort_side;
 	*idx = malloc((c->nedges + 1) * sizeof(int));
 	*off = calloc(nf + 2, sizeof(size_t));
 	pos = malloc((nf + 1) * sizeof(size_t));
@@ -162,11 +121,29 @@ static int edges_index(struct callers *c, bool by_caller, int **idx, size_t **of
 	memcpy(pos, *off, (nf + 1) * sizeof(size_t));
 	for (i = 0; i < c->nedges; i++)
 		(*idx)[pos[by_caller ? c->edges[i].caller : c->edges[i].callee]++] = (int)i;
-	cmp_edges = c->edges;
 	for (i = 0; i < nf; i++)
-		qsort(*idx + (*off)[i], (*off)[i + 1] - (*off)[i], sizeof(int), edge_heavier);
+		qsort_r(*idx + (*off)[i], (*off)[i + 1] - (*off)[i], sizeof(int), edge_heavier, &o);
 	free(pos);
 	return 0;
+}
+
+struct cols {
+	int name, relation, index;
+	struct metric_cols mc;
+	struct function_cols fc;
+};
+
+static void row_set(struct callers *c, struct table *t, const struct cols *k, int depth,
+		    const char *relation, int func, const int64_t *total, const int64_t *self,
+		    int index)
+{
+	size_t row = table_add_row(t, depth);
+
+	table_set_text_ref(t, row, k->name, report_function_name(c->r, func));
+	table_set_text_ref(t, row, k->relation, relation);
+	report_set_metric_cols(c->r, t, row, &k->mc, self, total);
+	report_set_function_cols(c->r, t, row, &k->fc, func);
+	table_set_int(t, row, k->index, index);
 }
 
 struct index {
@@ -178,70 +155,102 @@ struct index {
 static void block(struct callers *c, struct table *t, const struct cols *k, int func, int index,
 		  const struct index *ix)
 {
-	size_t i;
+	size_t i, nm = c->ewalk.nm;
 
 	for (i = ix->callee_off[func]; i < ix->callee_off[func + 1]; i++) {
-		const struct edge *e = &c->edges[ix->by_callee[i]];
+		int e = ix->by_callee[i];
 
-		if (e->total_ns)
-			row_set(c, t, k, 1, "caller", e->caller, e->total_ns, e->self_ns, index);
+		if (report_any_shown(c->r, &c->ewalk.total[(size_t)e * nm]))
+			row_set(c, t, k, 1, "caller", c->edges[e].caller,
+				&c->ewalk.total[(size_t)e * nm], &c->ewalk.self[(size_t)e * nm],
+				index);
 	}
-	row_set(c, t, k, 0, "function", func, c->ftotal[func], c->fself[func], index);
+	row_set(c, t, k, 0, "function", func, &c->funcs.total[(size_t)func * nm],
+		&c->funcs.self[(size_t)func * nm], index);
 	for (i = ix->caller_off[func]; i < ix->caller_off[func + 1]; i++) {
-		const struct edge *e = &c->edges[ix->by_caller[i]];
+		int e = ix->by_caller[i];
 
-		if (e->total_ns)
-			row_set(c, t, k, 1, "callee", e->callee, e->total_ns, e->self_ns, index);
+		if (report_any_shown(c->r, &c->ewalk.total[(size_t)e * nm]))
+			row_set(c, t, k, 1, "callee", c->edges[e].callee,
+				&c->ewalk.total[(size_t)e * nm], &c->ewalk.self[(size_t)e * nm],
+				index);
 	}
+}
+
+struct func_order {
+	const int64_t *v;
+	size_t nm, k;
+};
+
+static int func_heavier(const void *pa, const void *pb, void *arg)
+{
+	const struct func_order *o = arg;
+	int a = *(const int *)pa, b = *(const int *)pb;
+	int64_t va = o->v[(size_t)a * o->nm + o->k], vb = o->v[(size_t)b * o->nm + o->k];
+
+	if (va != vb)
+		return va > vb ? -1 : 1;
+	return a - b;
+}
+
+/* The functions of the view, heaviest first: -function's, or every one with a value. */
+int callers_functions(struct callers *c, int **funcs, size_t *n)
+{
+	struct report *r = c->r;
+	const int64_t *v = r->sort_side == REPORT_SELF ? c->funcs.self : c->funcs.total;
+	struct func_order o = { v, c->funcs.nm, (size_t)r->sort_metric };
+	size_t i;
+	int rc;
+
+	*n = 0;
+	if (r->o->function) {
+		rc = report_find_functions(r, r->o->function, true, "-function", funcs, n);
+		if (rc)
+			return rc;
+	} else {
+		*funcs = malloc((r->m.nfunctions + 1) * sizeof(int));
+		if (!*funcs)
+			return -ENOMEM;
+		for (i = 0; i < r->m.nfunctions; i++)
+			if (report_any_shown(r, &c->funcs.total[i * c->funcs.nm]))
+				(*funcs)[(*n)++] = (int)i;
+	}
+	qsort_r(*funcs, *n, sizeof(int), func_heavier, &o);
+	return 0;
 }
 
 int view_callers(struct report *r, struct table *t)
 {
-	struct callers c = { .r = r };
+	struct callers c;
 	struct cols k;
 	struct index ix = { 0 };
 	int *funcs = NULL;
-	size_t nfuncs = 0, i, shown = 0, pruned = 0;
-	int64_t min_ns = (int64_t)((double)r->total_ns * r->o->threshold / 100.0);
+	size_t nfuncs = 0, i, shown = 0, pruned = 0, nm;
 	int rc;
 
-	k.name = table_add_col(t, "Function", TABLE_TEXT, TABLE_TREE | TABLE_SHRINK);
+	k.name = table_add_col(t, "Function", TABLE_TEXT, TABLE_TREE | TABLE_NAME);
 	k.relation = table_add_col(t, "Relation", TABLE_TEXT, 0);
-	k.total = table_add_col(t, "CPU Time:Total", TABLE_TIME, 0);
-	k.totalp = table_add_col(t, "CPU Time:Total %", TABLE_PCT, 0);
-	k.self = table_add_col(t, "CPU Time:Self", TABLE_TIME, 0);
-	k.selfp = table_add_col(t, "CPU Time:Self %", TABLE_PCT, 0);
+	report_add_metric_cols(r, t, &k.mc, MC_TOTAL | MC_SELF | MC_TOTAL_FIRST);
 	report_add_function_cols(t, &k.fc);
 	k.index = table_add_col(t, "Index", TABLE_INT, TABLE_MACHINE);
-	if (r->o->sort_desc && strcmp(r->o->sort_desc, "CPU Time:Total"))
-		return report_usage_error("the caller-callee view sorts by 'CPU Time:Total' only, "
-					  "not '%s'", r->o->sort_desc);
-	rc = compute(&c);
-	if (!rc && r->o->function) {
-		rc = report_find_functions(r, r->o->function, &funcs, &nfuncs);
-		min_ns = 0;
-	} else if (!rc) {
-		funcs = malloc((r->m.nfunctions + 1) * sizeof(int));
-		if (!funcs)
-			rc = -ENOMEM;
-		for (i = 0; funcs && i < r->m.nfunctions; i++)
-			if (c.ftotal[i])
-				funcs[nfuncs++] = (int)i;
-	}
+	rc = callers_compute(&c, r);
+	nm = c.funcs.nm;
 	if (!rc)
-		rc = edges_index(&c, false, &ix.by_callee, &ix.callee_off);
+		rc = callers_functions(&c, &funcs, &nfuncs);
 	if (!rc)
-		rc = edges_index(&c, true, &ix.by_caller, &ix.caller_off);
-	if (!rc) {
-		cmp_total = c.ftotal;
-		qsort(funcs, nfuncs, sizeof(int), func_heavier);
-	}
+		rc = callers_index(&c, false, &ix.by_callee, &ix.callee_off);
+	if (!rc)
+		rc = callers_index(&c, true, &ix.by_caller, &ix.caller_off);
 	for (i = 0; !rc && i < nfuncs; i++) {
-		if ((!r->o->function && c.ftotal[funcs[i]] < min_ns) ||
+		const int64_t *total = &c.funcs.total[(size_t)funcs[i] * nm];
+
+		if ((!r->o->function && !report_passes(r, total)) ||
 		    (r->o->limit > 0 && shown >= (size_t)r->o->limit)) {
 			pruned++;
 			continue;
 		}
+		if (!report_any_shown(r, total))
+			continue;
 		if (shown++)
 			table_add_separator(t);
 		block(&c, t, &k, funcs[i], (int)shown, &ix);
@@ -250,19 +259,13 @@ int view_callers(struct report *r, struct table *t)
 		table_add_note(t, "function '%s' has no samples in this report", r->o->function);
 	else if (!rc && !r->nrecs)
 		table_add_note(t, "no samples match the filters");
-	else if (!rc && pruned)
-		table_add_note(t, "%zu functions below %.3g%% of the total not shown "
-			       "(-threshold 0 shows all)", pruned, r->o->threshold);
+	else if (!rc)
+		report_note_pruned(r, t, pruned, "functions");
 	free(ix.by_callee);
 	free(ix.by_caller);
 	free(ix.callee_off);
 	free(ix.caller_off);
 	free(funcs);
-	free(c.node_edge);
-	free(c.edges);
-	free(c.fself);
-	free(c.ftotal);
-	free(c.fstamp);
-	free(c.estamp);
+	callers_release(&c);
 	return rc;
 }

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* The hotspots view: a flat list of self and total time, grouped by -group-by. */
+/* The hotspots view: a flat list of self and total values, grouped by -group-by. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/options.h"
 #include "report/bigmem.h"
-#include "report/radix.h"
 #include "report/report-private.h"
 
 enum dim { DIM_FUNCTION, DIM_MODULE, DIM_LINE, DIM_THREAD, DIM_PROCESS, NDIMS };
@@ -60,7 +60,7 @@ static int grouping_parse(const char *s, struct grouping *g)
 /*
  * A group is (constant part, path part): the constant part (thread or process) is the same
  * for every frame of a sample, the path part (function, module, line) differs per frame.
- * Path keys are interned per node so the walks below touch only arrays.
+ * Path keys are interned per node; cct_walk sums them, self and total, per constant part.
  */
 struct path_key {
 	int first;  /* function, or module, or -1 */
@@ -69,19 +69,9 @@ struct path_key {
 };
 
 struct group {
-	int ck;	 /* thread or process index, -1 */
-	int pk;	 /* index into path keys */
-	int64_t self_ns, total_ns;
-};
-
-/* A tree node's parent and path key. */
-struct link {
-	int parent, key;
-};
-
-/* A node on the path of the depth-first walk, and its next child to visit. */
-struct visit {
-	int node, next;
+	int ck;	   /* thread or process index, -1 */
+	int pk;	   /* index into path keys */
+	size_t at; /* its values: vals[at .. at + nm) self, then nm total */
 };
 
 struct hotspots {
@@ -89,22 +79,13 @@ struct hotspots {
 	struct grouping g;
 	struct path_key *keys;
 	size_t nkeys;
-	struct link *link; /* per tree node: its parent and key, side by side for the walks */
+	int *key;	 /* per tree node */
 	struct group *groups;
 	size_t ngroups, cap;
-	/* per path key, reset for each constant part */
-	int64_t *acc_self, *acc_total;
-	uint32_t *stamp;
-	int *touched;
-	bool *is_touched;
-	size_t ntouched;
-	uint32_t walk;
-	/* tree passes (see tree_scratch, pass_tree): per node, and per path key */
-	int64_t *sub, *self;
-	int *minrank, *dep, *kid_off, *kids;
-	struct visit *path;
-	uint64_t *first;
-	int *active;
+	int64_t *vals;
+	size_t nvals, valcap;
+	bool *want;	 /* -function: per function, NULL: every function */
+	struct cct_walk w;
 };
 
 static int intern_keys(struct hotspots *h)
@@ -117,9 +98,9 @@ static int intern_keys(struct hotspots *h)
 	int rc = 0;
 
 	keymap_init(&map);
-	h->link = big_malloc(t->n * sizeof(*h->link));
+	h->key = big_malloc(t->n * sizeof(*h->key));
 	h->keys = big_malloc(t->n * sizeof(*h->keys));
-	if (!h->link || !h->keys)
+	if (!h->key || !h->keys)
 		return -ENOMEM;
 	if (!h->g.has[DIM_LINE] || !by_first) {
 		ndirect = (h->g.has[DIM_LINE] ? t->nlocs
@@ -129,7 +110,7 @@ static int intern_keys(struct hotspots *h)
 			return -ENOMEM;
 		memset(direct, 0xff, ndirect * sizeof(*direct));
 	}
-	h->link[0] = (struct link){ -1, -1 };
+	h->key[0] = -1;
 	for (i = 1; i < t->n && !rc; i++) {
 		const struct cct_node *n = &t->nodes[i];
 		int first = -1, second = -1, k, *slot = NULL;
@@ -158,74 +139,34 @@ static int intern_keys(struct hotspots *h)
 			else
 				rc = keymap_put(&map, key, k);
 		}
-		h->link[i] = (struct link){ n->parent, k };
+		h->key[i] = k;
 	}
 	free(direct);
 	keymap_release(&map);
 	return rc;
 }
 
-static int group_add(struct hotspots *h, int ck, int pk, int64_t self, int64_t total)
+/* The walk's sums become groups of constant part ck (only -function's, when given). */
+static int collect(struct hotspots *h, int ck)
 {
-	if (h->ngroups == h->cap) {
-		size_t cap = h->cap ? 2 * h->cap : 1024;
-		struct group *g = realloc(h->groups, cap * sizeof(*g));
+	size_t i, nm = h->w.nm;
 
-		if (!g)
-			return -ENOMEM;
-		h->groups = g;
-		h->cap = cap;
-	}
-	h->groups[h->ngroups++] = (struct group){ ck, pk, self, total };
-	return 0;
-}
+	for (i = 0; i < h->w.ntouched; i++) {
+		int k = h->w.touched[i];
+		const int64_t *self = &h->w.self[(size_t)k * nm], *total = &h->w.total[(size_t)k * nm];
 
-static void touch(struct hotspots *h, int k)
-{
-	if (!h->is_touched[k]) {
-		h->is_touched[k] = true;
-		h->touched[h->ntouched++] = k;
-	}
-}
-
-/* Add one leaf's time: self to its own key, total once to each distinct key on its path. */
-static void walk(struct hotspots *h, int node, int64_t ns)
-{
-	int u;
-
-	h->walk++;
-	if (h->walk == 0) { /* wrapped: forget old stamps */
-		memset(h->stamp, 0, h->nkeys * sizeof(*h->stamp));
-		h->walk = 1;
-	}
-	touch(h, h->link[node].key);
-	h->acc_self[h->link[node].key] += ns;
-	for (u = node; u > 0; u = h->link[u].parent) {
-		int k = h->link[u].key;
-
-		if (h->stamp[k] == h->walk)
+		if (h->want && !h->want[h->keys[k].first])
 			continue;
-		h->stamp[k] = h->walk;
-		touch(h, k);
-		h->acc_total[k] += ns;
+		if (GROW(h->groups, h->ngroups + 1, h->cap) ||
+		    GROW(h->vals, h->nvals + 2 * nm, h->valcap))
+			return -ENOMEM;
+		h->groups[h->ngroups++] = (struct group){ ck, k, h->nvals };
+		memcpy(&h->vals[h->nvals], self, nm * sizeof(*self));
+		memcpy(&h->vals[h->nvals + nm], total, nm * sizeof(*total));
+		h->nvals += 2 * nm;
 	}
-}
-
-static int flush(struct hotspots *h, int ck)
-{
-	size_t i;
-	int rc = 0;
-
-	for (i = 0; i < h->ntouched; i++) {
-		int k = h->touched[i];
-
-		if ((h->acc_self[k] || h->acc_total[k]) && !rc)
-			rc = group_add(h, ck, k, h->acc_self[k], h->acc_total[k]);
-		h->acc_self[k] = h->acc_total[k] = 0;
-		h->is_touched[k] = false;
-	}
-	h->ntouched = 0;
-	return rc;
+	cct_walk_reset(&h->w);
+	return 0;
 }
 
 static int const_key(const struct hotspots *h, int thread)
@@ -235,153 +176,6 @@ static int const_key(const struct hotspots *h, int thread)
 	if (h->g.has[DIM_PROCESS])
 		return thread >= 0 ? h->r->m.threads[thread].process : -1;
 	return -1;
-}
-
-/* minrank of a node without a listed leaf below it (any value past every rank). */
-#define NO_RANK 0x7f7f7f7f
-
-/*
- * The tree as compact arrays for pass_tree(): depths and children (kids[kid_off[u]]
- * to kids[kid_off[u + 1]]) in a few MB instead of the nodes' tens, so that a pass stays in
- * the cache. Built at the first pass.
- */
-static int tree_scratch(struct hotspots *h)
-{
-	const struct cct_node *nodes = h->r->tree.nodes;
-	size_t n = h->r->tree.n, i;
-	int maxdepth = 0;
-
-	if (h->sub)
-		return 0;
-	h->sub = big_malloc(n * sizeof(*h->sub));
-	h->self = big_malloc(n * sizeof(*h->self));
-	h->minrank = big_malloc(n * sizeof(*h->minrank));
-	h->dep = big_malloc(n * sizeof(*h->dep));
-	h->kid_off = big_calloc(n + 2, sizeof(*h->kid_off));
-	h->kids = big_malloc(n * sizeof(*h->kids));
-	h->first = big_malloc((h->nkeys + 1) * sizeof(*h->first));
-	h->active = big_calloc(h->nkeys + 1, sizeof(*h->active));
-	if (!h->sub || !h->self || !h->minrank || !h->dep || !h->kid_off || !h->kids ||
-	    !h->first || !h->active)
-		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		h->dep[i] = nodes[i].depth;
-		h->self[i] = nodes[i].self_ns;
-		if (h->dep[i] > maxdepth)
-			maxdepth = h->dep[i];
-		if (i)
-			h->kid_off[h->link[i].parent + 2]++;
-	}
-	for (i = 2; i <= n + 1; i++)
-		h->kid_off[i] += h->kid_off[i - 1];
-	for (i = 1; i < n; i++)
-		h->kids[h->kid_off[h->link[i].parent + 1]++] = (int)i;
-	for (i = 0; i <= h->nkeys; i++)
-		h->first[i] = UINT64_MAX;
-	h->path = malloc(((size_t)maxdepth + 2) * sizeof(*h->path));
-	return h->path ? 0 : -ENOMEM;
-}
-
-/* Enter node x on the walk: its key's self, total (when outermost) and first touch. */
-static void pass_enter(struct hotspots *h, const int *leaves, const int64_t *acc, int x)
-{
-	int k = h->link[x].key;
-	uint64_t first = (uint64_t)h->minrank[x] << 32 |
-			 (uint32_t)(h->dep[leaves[h->minrank[x]]] - h->dep[x]);
-
-	h->acc_self[k] += acc[x];
-	if (!h->active[k]++)
-		h->acc_total[k] += h->sub[x];
-	if (first < h->first[k]) {
-		if (h->first[k] == UINT64_MAX)
-			h->touched[h->ntouched++] = k;
-		h->first[k] = first;
-	}
-}
-
-/*
- * What walk() computes for every leaf, in one pass over the tree: a key's total is the sum
- * of the subtree totals of its outermost nodes (no ancestor with the same key), so each
- * sample counts once per key however deep the recursion. The walks touch keys in an order
- * that sets the order of equal rows after sorting; the pass reproduces it: a key is first
- * touched by the first leaf below any of its nodes, at that leaf's nearest such node.
- */
-static int pass_tree(struct hotspots *h, const int *leaves, size_t nleaves, const int64_t *acc,
-		     int ck)
-{
-	size_t n = h->r->tree.n, sp, i, j;
-	struct radix_item *order;
-	int rc;
-
-	if ((rc = tree_scratch(h)))
-		return rc;
-	if (!acc)
-		acc = h->self;
-	memcpy(h->sub, acc, n * sizeof(*h->sub));
-	memset(h->minrank, 0x7f, n * sizeof(*h->minrank));
-	for (j = nleaves; j-- > 0;)
-		h->minrank[leaves[j]] = (int)j; /* a leaf listed twice keeps its first rank */
-	/* Children come after their parents: one backward sweep sums the subtrees. */
-	for (i = n; i-- > 1;) {
-		int p = h->link[i].parent;
-
-		h->sub[p] += h->sub[i];
-		if (h->minrank[i] < h->minrank[p])
-			h->minrank[p] = h->minrank[i];
-	}
-	/* Depth first through the subtrees that hold a listed leaf. */
-	h->path[0] = (struct visit){ 0, h->kid_off[0] };
-	for (sp = 1; sp;) {
-		struct visit *v = &h->path[sp - 1];
-		int c;
-
-		if (v->next < h->kid_off[v->node + 1]) {
-			c = h->kids[v->next++];
-			if (h->minrank[c] == NO_RANK)
-				continue;
-			pass_enter(h, leaves, acc, c);
-			h->path[sp++] = (struct visit){ c, h->kid_off[c] };
-		} else {
-			if (v->node)
-				h->active[h->link[v->node].key]--;
-			sp--;
-		}
-	}
-	order = big_malloc((h->ntouched + 1) * sizeof(*order));
-	if (!order)
-		return -ENOMEM;
-	for (i = 0; i < h->ntouched; i++) {
-		order[i] = (struct radix_item){ h->first[h->touched[i]], (size_t)h->touched[i] };
-		h->first[h->touched[i]] = UINT64_MAX;
-		h->is_touched[h->touched[i]] = true;
-	}
-	rc = radix_sort(order, h->ntouched);
-	for (i = 0; i < h->ntouched; i++)
-		h->touched[i] = (int)order[i].val;
-	free(order);
-	return rc ? rc : flush(h, ck);
-}
-
-/*
- * Add the time acc[leaf] (NULL acc: the leaf's self time) of each leaf, in this order, to
- * its key's self and once to each key on its path, then flush the groups of constant part
- * ck. Walking each leaf's path costs the sum of their depths; a pass over the whole tree
- * costs a few steps per node: the cheaper one runs. Both give the same groups in the same
- * order.
- */
-static int pass(struct hotspots *h, const int *leaves, size_t nleaves, const int64_t *acc,
-		int ck)
-{
-	const struct cct_node *nodes = h->r->tree.nodes;
-	size_t steps = 0, j;
-
-	for (j = 0; j < nleaves && steps <= 4 * h->r->tree.n; j++)
-		steps += (size_t)nodes[leaves[j]].depth;
-	if (steps > 4 * h->r->tree.n)
-		return pass_tree(h, leaves, nleaves, acc, ck);
-	for (j = 0; j < nleaves; j++)
-		walk(h, leaves[j], acc ? acc[leaves[j]] : nodes[leaves[j]].self_ns);
-	return flush(h, ck);
 }
 
 static int compute_by_const(struct hotspots *h);
@@ -394,15 +188,8 @@ static int compute(struct hotspots *h)
 	size_t i, n = 0;
 	int rc;
 
-	if ((rc = intern_keys(h)))
+	if ((rc = intern_keys(h)) || (rc = cct_walk_init(&h->w, t, h->key, h->nkeys)))
 		return rc;
-	h->acc_self = calloc(h->nkeys + 1, sizeof(int64_t));
-	h->acc_total = calloc(h->nkeys + 1, sizeof(int64_t));
-	h->stamp = calloc(h->nkeys + 1, sizeof(uint32_t));
-	h->touched = malloc((h->nkeys + 1) * sizeof(int));
-	h->is_touched = calloc(h->nkeys + 1, sizeof(bool));
-	if (!h->acc_self || !h->acc_total || !h->stamp || !h->touched || !h->is_touched)
-		return -ENOMEM;
 	if (h->g.has[DIM_THREAD] || h->g.has[DIM_PROCESS])
 		return compute_by_const(h);
 	/* The tree already summed the samples per leaf. */
@@ -410,58 +197,68 @@ static int compute(struct hotspots *h)
 	if (!leaves)
 		return -ENOMEM;
 	for (i = 1; i < t->n; i++)
-		if (t->nodes[i].self_ns)
+		if (cct_has_self(t, (int)i))
 			leaves[n++] = (int)i;
-	rc = pass(h, leaves, n, NULL, -1);
+	rc = cct_walk_add(&h->w, leaves, n, NULL);
 	free(leaves);
-	return rc;
+	return rc ? rc : collect(h, -1);
 }
 
 /*
  * With a thread or process in the grouping: samples bucketed by that (a counting sort),
- * then, per bucket, summed per tree node and passed once per node.
+ * then, per bucket, summed per tree node and walked once.
  */
 static int compute_by_const(struct hotspots *h)
 {
 	struct report *r = h->r;
 	size_t nck = (h->g.has[DIM_THREAD] ? r->m.nthreads : r->m.nprocesses) + 1, i, k;
+	size_t nm = r->tree.nm;
 	size_t *off = calloc(nck + 1, sizeof(size_t));
 	int *order = big_malloc((r->nrecs + 1) * sizeof(int));
-	int64_t *acc = big_calloc(r->tree.n, sizeof(int64_t));
+	int64_t *acc = big_calloc(r->tree.n * nm, sizeof(int64_t));
+	bool *seen = big_calloc(r->tree.n, sizeof(bool));
 	int *nodes = big_malloc((r->nrecs + 1) * sizeof(int));
 	int rc = 0;
 
-	if (!off || !order || !acc || !nodes) {
+	if (!off || !order || !acc || !seen || !nodes) {
 		rc = -ENOMEM;
 		goto out;
 	}
 	/* Bucket 0 holds the unknown thread or process (-1). */
 	for (i = 0; i < r->nrecs; i++)
-		off[const_key(h, r->recs[i].thread) + 2]++;
+		off[const_key(h, report_sample(r, &r->recs[i])->thread) + 2]++;
 	for (k = 2; k <= nck; k++)
 		off[k] += off[k - 1];
 	for (i = 0; i < r->nrecs; i++)
-		order[off[const_key(h, r->recs[i].thread) + 1]++] = (int)i;
+		order[off[const_key(h, report_sample(r, &r->recs[i])->thread) + 1]++] = (int)i;
 	/* off[b] is now the end of bucket b, and the start of bucket b + 1. */
 	for (k = 0; k < nck && !rc; k++) {
 		size_t start = k ? off[k - 1] : 0, n = 0, j;
 
 		for (j = start; j < off[k]; j++) {
 			const struct record *rec = &r->recs[order[j]];
+			const struct model_sample *smp = report_sample(r, rec);
 
-			if (!acc[rec->node])
+			if (!seen[rec->node]) {
+				seen[rec->node] = true;
 				nodes[n++] = rec->node;
-			acc[rec->node] += rec->ns;
+			}
+			acc[(size_t)rec->node * nm + (size_t)smp->metric] += smp->value;
 		}
 		if (n)
-			rc = pass(h, nodes, n, acc, (int)k - 1);
-		for (j = 0; j < n; j++)
-			acc[nodes[j]] = 0;
+			rc = cct_walk_add(&h->w, nodes, n, acc);
+		if (n && !rc)
+			rc = collect(h, (int)k - 1);
+		for (j = 0; j < n; j++) {
+			seen[nodes[j]] = false;
+			memset(&acc[(size_t)nodes[j] * nm], 0, nm * sizeof(*acc));
+		}
 	}
 out:
 	free(off);
 	free(order);
 	free(acc);
+	free(seen);
 	free(nodes);
 	return rc;
 }
@@ -489,8 +286,9 @@ static void set_process(struct report *r, struct table *t, size_t row, int cname
 static void fill(struct hotspots *h, struct table *t)
 {
 	struct report *r = h->r;
-	int col[NDIMS][2] = { { -1, -1 } }, self, selfp, total, totalp, mod = -1, file = -1, line = -1;
-	size_t i;
+	int col[NDIMS][2] = { { -1, -1 } }, mod = -1, file = -1, line = -1;
+	struct metric_cols mc;
+	size_t i, nm = r->tree.nm;
 	int d;
 
 	for (d = 0; d < h->g.ndims; d++) {
@@ -498,7 +296,7 @@ static void fill(struct hotspots *h, struct table *t)
 
 		switch (dim) {
 		case DIM_FUNCTION:
-			col[dim][0] = table_add_col(t, "Function", TABLE_TEXT, TABLE_SHRINK);
+			col[dim][0] = table_add_col(t, "Function", TABLE_TEXT, TABLE_NAME);
 			break;
 		case DIM_MODULE:
 			col[dim][0] = table_add_col(t, "Module", TABLE_TEXT, TABLE_SHRINK);
@@ -517,16 +315,14 @@ static void fill(struct hotspots *h, struct table *t)
 			break;
 		}
 	}
-	self = table_add_col(t, "CPU Time:Self", TABLE_TIME, 0);
-	selfp = table_add_col(t, "CPU Time:Self %", TABLE_PCT, 0);
-	total = table_add_col(t, "CPU Time:Total", TABLE_TIME, 0);
-	totalp = table_add_col(t, "CPU Time:Total %", TABLE_PCT, 0);
+	report_add_metric_cols(r, t, &mc, MC_SELF | MC_TOTAL);
 	if (h->g.has[DIM_FUNCTION]) {
 		if (!h->g.has[DIM_MODULE])
-			mod = table_add_col(t, "Module", TABLE_TEXT, TABLE_SHRINK);
+			mod = table_add_col(t, "Module", TABLE_TEXT, TABLE_SHRINK | TABLE_DETAIL);
 		if (!h->g.has[DIM_LINE]) {
-			file = table_add_col(t, "Source File", TABLE_TEXT, TABLE_KEEP_END);
-			line = table_add_col(t, "Source Line", TABLE_INT, 0);
+			file = table_add_col(t, "Source File", TABLE_TEXT,
+					     TABLE_KEEP_END | TABLE_DETAIL);
+			line = table_add_col(t, "Source Line", TABLE_INT, TABLE_DETAIL);
 		}
 	}
 	table_reserve(t, h->ngroups);
@@ -535,14 +331,19 @@ static void fill(struct hotspots *h, struct table *t)
 		const struct path_key *k = &h->keys[g->pk];
 		const struct cct_node *n = &r->tree.nodes[k->node];
 		const struct model_function *f = &r->m.functions[n->func];
-		size_t row = table_add_row(t, 0);
+		const int64_t *self = &h->vals[g->at], *total = &h->vals[g->at + nm];
+		size_t row;
 
+		if (!report_any_shown(r, self) && !report_any_shown(r, total))
+			continue; /* values of metrics not shown only */
+		row = table_add_row(t, 0);
 		for (d = 0; d < h->g.ndims; d++) {
 			int dim = h->g.dims[d];
 
 			switch (dim) {
 			case DIM_FUNCTION:
-				table_set_text_ref(t, row, col[dim][0], f->name);
+				table_set_text_ref(t, row, col[dim][0],
+						   report_function_name(r, n->func));
 				break;
 			case DIM_MODULE:
 				table_set_text_ref(t, row, col[dim][0],
@@ -568,10 +369,7 @@ static void fill(struct hotspots *h, struct table *t)
 				break;
 			}
 		}
-		table_set_time(t, row, self, g->self_ns);
-		table_set_pct(t, row, selfp, report_pct(r, g->self_ns));
-		table_set_time(t, row, total, g->total_ns);
-		table_set_pct(t, row, totalp, report_pct(r, g->total_ns));
+		report_set_metric_cols(r, t, row, &mc, self, total);
 		if (mod >= 0)
 			table_set_text_ref(t, row, mod, report_module_name(r, n->func));
 		if (file >= 0 && f->file >= 0) {
@@ -585,40 +383,60 @@ static void fill(struct hotspots *h, struct table *t)
 static void hotspots_release(struct hotspots *h)
 {
 	free(h->keys);
-	free(h->link);
+	free(h->key);
 	free(h->groups);
-	free(h->acc_self);
-	free(h->acc_total);
-	free(h->stamp);
-	free(h->touched);
-	free(h->is_touched);
-	free(h->sub);
-	free(h->self);
-	free(h->dep);
-	free(h->kid_off);
-	free(h->kids);
-	free(h->minrank);
-	free(h->path);
-	free(h->first);
-	free(h->active);
+	free(h->vals);
+	free(h->want);
+	cct_walk_release(&h->w);
+}
+
+/* -function: the rows of that function only (by function, per thread or process). */
+static int want_function(struct hotspots *h)
+{
+	struct report *r = h->r;
+	int *funcs;
+	size_t n, i;
+	int rc;
+
+	if (!r->o->function)
+		return 0;
+	if (!h->g.has[DIM_FUNCTION])
+		return report_usage_error("option '-function' in the hotspots view needs function "
+					  "in -group-by (e.g. -group-by thread,function); the lines "
+					  "of a function are in -view source -source-object "
+					  "function=%s", r->o->function);
+	rc = report_find_functions(r, r->o->function, true, "-function", &funcs, &n);
+	if (rc)
+		return rc;
+	h->want = calloc(r->m.nfunctions + 1, sizeof(*h->want));
+	for (i = 0; h->want && i < n; i++)
+		h->want[funcs[i]] = true;
+	free(funcs);
+	return h->want ? 0 : -ENOMEM;
 }
 
 int view_hotspots(struct report *r, struct table *t)
 {
 	struct hotspots h;
+	char sort[512];
 	int rc;
 
 	memset(&h, 0, sizeof(h));
 	h.r = r;
 	rc = grouping_parse(r->o->group_by, &h.g);
 	if (!rc)
+		rc = want_function(&h);
+	if (!rc)
 		rc = compute(&h);
 	if (!rc) {
 		fill(&h, t);
-		rc = report_sort_limit(r, t, "CPU Time:Self");
+		snprintf(sort, sizeof(sort), "%s:Self", r->m.metrics[r->sort_metric].name);
+		rc = report_sort_limit(r, t, sort);
 	}
 	if (!rc && !r->nrecs)
 		table_add_note(t, "no samples match the filters");
+	else if (!rc && h.want && !t->nrows)
+		table_add_note(t, "function '%s' has no samples in this report", r->o->function);
 	hotspots_release(&h);
 	return rc;
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The source view: a function's or a file's source with self and total time per line. */
+/* The source view: a function's or a file's source with self and total values per line. */
 #define LOG_DOMAIN "source"
 #include <errno.h>
 #include <stdlib.h>
@@ -17,8 +17,7 @@ struct source {
 	bool *want;	/* per function, in function mode; NULL in file mode */
 	int first_def;	/* the function's first line, 0 in file mode */
 	int maxline;
-	int64_t *self, *total;
-	uint32_t *stamp;
+	struct cct_walk w; /* key: the line, for the nodes that count */
 };
 
 static int pick_file(struct report *r, const char *path, int *file)
@@ -59,13 +58,14 @@ static int pick_file(struct report *r, const char *path, int *file)
 /* The file of the function: its definition, else where most of its samples fall. */
 static int function_file(struct source *s, const int *funcs, size_t n)
 {
-	const struct cct *t = &s->r->tree;
+	const struct report *r = s->r;
+	const struct cct *t = &r->tree;
 	size_t i;
 	int best = -1;
-	int64_t best_ns = -1;
+	int64_t best_v = -1;
 
 	for (i = 0; i < n; i++) {
-		const struct model_function *f = &s->r->m.functions[funcs[i]];
+		const struct model_function *f = &r->m.functions[funcs[i]];
 
 		if (f->file >= 0) {
 			s->first_def = f->line;
@@ -74,11 +74,11 @@ static int function_file(struct source *s, const int *funcs, size_t n)
 	}
 	for (i = 1; i < t->n; i++) {
 		const struct cct_node *nd = &t->nodes[i];
+		int64_t v = cct_total(t, (int)i)[r->sort_metric];
 
-		if (s->want[nd->func] && nd->loc >= 0 && t->locs[nd->loc].file >= 0 &&
-		    nd->total_ns > best_ns) {
+		if (s->want[nd->func] && nd->loc >= 0 && t->locs[nd->loc].file >= 0 && v > best_v) {
 			best = t->locs[nd->loc].file;
-			best_ns = nd->total_ns;
+			best_v = v;
 		}
 	}
 	return best;
@@ -95,39 +95,28 @@ static bool counts(const struct source *s, const struct cct_node *n)
 static int compute(struct source *s)
 {
 	const struct cct *t = &s->r->tree;
-	uint32_t walk = 0;
-	size_t i;
+	int *key = malloc((t->n + 1) * sizeof(int)), *leaves = malloc((t->n + 1) * sizeof(int));
+	size_t i, n = 0;
+	int rc = -ENOMEM;
 
+	if (!key || !leaves)
+		goto out;
 	for (i = 0; i < t->nlocs; i++)
 		if (t->locs[i].file == s->file && t->locs[i].line > s->maxline)
 			s->maxline = t->locs[i].line;
-	s->self = calloc((size_t)s->maxline + 2, sizeof(int64_t));
-	s->total = calloc((size_t)s->maxline + 2, sizeof(int64_t));
-	s->stamp = calloc((size_t)s->maxline + 2, sizeof(uint32_t));
-	if (!s->self || !s->total || !s->stamp)
-		return -ENOMEM;
+	key[0] = -1;
 	for (i = 1; i < t->n; i++) {
-		int64_t ns = t->nodes[i].self_ns;
-		int u;
-
-		if (!ns)
-			continue;
-		walk++;
-		if (counts(s, &t->nodes[i]))
-			s->self[t->locs[t->nodes[i].loc].line] += ns;
-		for (u = (int)i; u > 0; u = t->nodes[u].parent) {
-			int line;
-
-			if (!counts(s, &t->nodes[u]))
-				continue;
-			line = t->locs[t->nodes[u].loc].line;
-			if (s->stamp[line] != walk) {
-				s->stamp[line] = walk;
-				s->total[line] += ns;
-			}
-		}
+		key[i] = counts(s, &t->nodes[i]) ? t->locs[t->nodes[i].loc].line : -1;
+		if (cct_has_self(t, (int)i))
+			leaves[n++] = (int)i;
 	}
-	return 0;
+	rc = cct_walk_init(&s->w, t, key, (size_t)s->maxline + 1);
+	if (!rc)
+		rc = cct_walk_add(&s->w, leaves, n, NULL);
+out:
+	free(key);
+	free(leaves);
+	return rc;
 }
 
 static FILE *open_in(const char *dir, const char *path)
@@ -209,20 +198,19 @@ static int fill(struct source *s, struct table *t)
 {
 	struct report *r = s->r;
 	const char *path = r->m.files[s->file];
-	int cline, cself, cselfp, ctotal, ctotalp, csrc, cfile;
+	int cline, csrc, cfile;
 	int first = 0, last = 0, start, end, line;
 	char buf[LINE_MAX_BYTES], text[LINE_MAX_BYTES];
+	struct metric_cols mc;
+	size_t nm = s->w.nm;
 	FILE *f;
 
 	cline = table_add_col(t, "Line", TABLE_INT, 0);
-	cself = table_add_col(t, "CPU Time:Self", TABLE_TIME, 0);
-	cselfp = table_add_col(t, "CPU Time:Self %", TABLE_PCT, 0);
-	ctotal = table_add_col(t, "CPU Time:Total", TABLE_TIME, 0);
-	ctotalp = table_add_col(t, "CPU Time:Total %", TABLE_PCT, 0);
+	report_add_metric_cols(r, t, &mc, MC_SELF | MC_TOTAL);
 	csrc = table_add_col(t, "Source", TABLE_TEXT, TABLE_CUT_END);
 	cfile = table_add_col(t, "Source File", TABLE_TEXT, TABLE_MACHINE);
 	for (line = 1; line <= s->maxline; line++)
-		if (s->total[line] || s->self[line]) {
+		if (s->w.is_touched[line]) {
 			if (!first)
 				first = line;
 			last = line;
@@ -250,16 +238,13 @@ static int fill(struct source *s, struct table *t)
 			break;
 		if (line < start)
 			continue;
-		if (!have && !(line <= s->maxline && s->total[line]))
+		if (!have && !(line <= s->maxline && s->w.is_touched[line]))
 			continue;
 		row = table_add_row(t, 0);
 		table_set_int(t, row, cline, line);
-		if (line <= s->maxline && (s->self[line] || s->total[line])) {
-			table_set_time(t, row, cself, s->self[line]);
-			table_set_pct(t, row, cselfp, report_pct(r, s->self[line]));
-			table_set_time(t, row, ctotal, s->total[line]);
-			table_set_pct(t, row, ctotalp, report_pct(r, s->total[line]));
-		}
+		if (line <= s->maxline && s->w.is_touched[line])
+			report_set_metric_cols(r, t, row, &mc, &s->w.self[(size_t)line * nm],
+					       &s->w.total[(size_t)line * nm]);
 		if (have) {
 			expand_tabs(buf, text, sizeof(text));
 			table_set_text(t, row, csrc, text);
@@ -293,7 +278,7 @@ int view_source(struct report *r, struct table *t)
 					  "function=NAME or file=PATH", obj);
 	}
 	if (!strncmp(obj, "function=", 9)) {
-		rc = report_find_functions(r, eq + 1, &funcs, &n);
+		rc = report_find_functions(r, eq + 1, true, "-source-object function=", &funcs, &n);
 		if (rc)
 			return rc;
 		s.want = calloc(r->m.nfunctions + 1, sizeof(bool));
@@ -328,8 +313,6 @@ int view_source(struct report *r, struct table *t)
 	if (!rc)
 		rc = fill(&s, t);
 	free(s.want);
-	free(s.self);
-	free(s.total);
-	free(s.stamp);
+	cct_walk_release(&s.w);
 	return rc;
 }

@@ -15,6 +15,7 @@ struct summary {
 	struct report *r;
 	struct table *t;
 	int section, metric, value, unit, pct;
+	int cpu; /* the CPU Time metric, -1 when the result has none */
 };
 
 static size_t row_add(struct summary *s, const char *section, const char *metric,
@@ -39,16 +40,31 @@ static void row_int(struct summary *s, const char *section, const char *metric, 
 	row_add(s, section, metric, buf, unit);
 }
 
-static void row_time(struct summary *s, const char *section, const char *metric, int64_t ns,
-		     bool pct)
+static void row_time(struct summary *s, const char *section, const char *metric, int64_t ns)
 {
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%.3f", (double)ns / 1e9);
+	row_add(s, section, metric, buf, "s");
+}
+
+/* A value of metric k in its unit; with pct, its share of the report's total of k. */
+static void row_value(struct summary *s, const char *section, const char *name, int k,
+		      int64_t v, bool pct)
+{
+	const struct model_metric *mt = &s->r->m.metrics[k];
 	char buf[32];
 	size_t row;
 
-	snprintf(buf, sizeof(buf), "%.3f", (double)ns / 1e9);
-	row = row_add(s, section, metric, buf, "s");
+	if (mt->unit == MODEL_UNIT_NS) {
+		snprintf(buf, sizeof(buf), "%.3f", (double)v / 1e9);
+		row = row_add(s, section, name, buf, "s");
+	} else {
+		snprintf(buf, sizeof(buf), "%" PRId64, v);
+		row = row_add(s, section, name, buf, mt->unit == MODEL_UNIT_BYTES ? "bytes" : NULL);
+	}
 	if (pct)
-		table_set_pct(s->t, row, s->pct, report_pct(s->r, ns));
+		table_set_pct(s->t, row, s->pct, report_pct(s->r, k, v));
 }
 
 static void row_meta(struct summary *s, const char *section, const char *metric,
@@ -86,10 +102,11 @@ static void section_time(struct summary *s)
 	char buf[64];
 
 	if (elapsed > 0)
-		row_time(s, "Time", "Elapsed Time", elapsed, false);
-	row_time(s, "Time", "CPU Time", r->total_ns, false);
-	if (elapsed > 0) {
-		double used = (double)r->total_ns / (double)elapsed;
+		row_time(s, "Time", "Elapsed Time", elapsed);
+	if (s->cpu >= 0)
+		row_time(s, "Time", "CPU Time", r->total[s->cpu]);
+	if (elapsed > 0 && s->cpu >= 0) {
+		double used = (double)r->total[s->cpu] / (double)elapsed;
 
 		snprintf(buf, sizeof(buf), "%.3f", used);
 		row_add(s, "Time", "Effective CPUs Used", buf, "CPUs");
@@ -104,21 +121,37 @@ static void section_time(struct summary *s)
 	row_int(s, "Time", "Threads", (int64_t)r->m.nthreads, NULL);
 }
 
-static const int64_t *cmp_self;
-
-static int heavier(const void *pa, const void *pb)
+/* The totals of the metrics shown besides CPU Time (that one is in Time). */
+static void section_metrics(struct summary *s)
 {
+	struct report *r = s->r;
+	size_t i;
+
+	for (i = 0; i < r->nshown; i++)
+		if (r->shown[i] != s->cpu)
+			row_value(s, "Metrics", r->m.metrics[r->shown[i]].name, r->shown[i],
+				  r->total[r->shown[i]], false);
+}
+
+static int heavier(const void *pa, const void *pb, void *arg)
+{
+	const int64_t *self = arg;
 	int a = *(const int *)pa, b = *(const int *)pb;
 
-	if (cmp_self[a] != cmp_self[b])
-		return cmp_self[a] > cmp_self[b] ? -1 : 1;
+	if (self[a] != self[b])
+		return self[a] > self[b] ? -1 : 1;
 	return a - b;
 }
 
-static int section_hotspots(struct summary *s, int64_t *resolved_ns)
+/*
+ * The functions with the most self value of the sort metric; resolved receives the share
+ * of that metric in functions with names from symbols.
+ */
+static int section_hotspots(struct summary *s, int64_t *resolved)
 {
 	struct report *r = s->r;
 	const struct cct *t = &r->tree;
+	int k = r->sort_metric;
 	int64_t *self = calloc(r->m.nfunctions + 1, sizeof(int64_t));
 	int *order = malloc((r->m.nfunctions + 1) * sizeof(int));
 	size_t i, n = 0;
@@ -128,19 +161,21 @@ static int section_hotspots(struct summary *s, int64_t *resolved_ns)
 		free(order);
 		return -ENOMEM;
 	}
-	*resolved_ns = 0;
+	*resolved = 0;
 	for (i = 1; i < t->n; i++) {
-		self[t->nodes[i].func] += t->nodes[i].self_ns;
+		int64_t v = cct_self(t, (int)i)[k];
+
+		self[t->nodes[i].func] += v;
 		if (r->m.functions[t->nodes[i].func].resolved)
-			*resolved_ns += t->nodes[i].self_ns;
+			*resolved += v;
 	}
 	for (i = 0; i < r->m.nfunctions; i++)
 		if (self[i])
 			order[n++] = (int)i;
-	cmp_self = self;
-	qsort(order, n, sizeof(int), heavier);
+	qsort_r(order, n, sizeof(int), heavier, self);
 	for (i = 0; i < n && i < TOP_HOTSPOTS; i++)
-		row_time(s, "Top Hotspots", r->m.functions[order[i]].name, self[order[i]], true);
+		row_value(s, "Top Hotspots", report_function_name(r, order[i]), k, self[order[i]],
+			  true);
 	free(self);
 	free(order);
 	return 0;
@@ -165,9 +200,11 @@ static void section_collection(struct summary *s)
 		snprintf(buf, sizeof(buf), "%.3f", (double)r->m.interval_ns / 1e6);
 		row_add(s, "Collection", "Sampling Interval", buf, "ms");
 	}
-	row_int(s, "Collection", "Samples", model_meta_int(&r->m, "samples_total", r->total_count),
-		NULL);
-	row_int(s, "Collection", "Samples Shown", r->total_count, NULL);
+	if (s->cpu >= 0) {
+		row_int(s, "Collection", "Samples", model_meta_int(&r->m, "samples_total",
+								   r->count[s->cpu]), NULL);
+		row_int(s, "Collection", "Samples Shown", r->count[s->cpu], NULL);
+	}
 	if (query_ints(r, "SELECT coalesce(sum(count), 0) FROM lost", v, 1)) {
 		row_int(s, "Collection", "Lost Samples", v[0], NULL);
 		if (v[0] && sqlite3_prepare_v2(r->m.db, "SELECT reason, sum(count) FROM lost "
@@ -191,14 +228,14 @@ static void section_collection(struct summary *s)
 	 */
 	if (query_ints(r, "SELECT coalesce(sum(cpu_ns), 0), coalesce(sum(time_ns), 0) "
 			  "FROM threads WHERE cpu_ns > 0", v, 2) && v[0] > 0) {
-		row_time(s, "Collection", "CPU Time Measured by Threads", v[0], false);
+		row_time(s, "Collection", "CPU Time Measured by Threads", v[0]);
 		snprintf(buf, sizeof(buf), "%.1f", 100.0 * (double)v[1] / (double)v[0]);
 		row_add(s, "Collection", "CPU Time Sampled", buf, "%");
 	}
 }
 
-/* Samples whose stack has a Python frame (over every sample: the filters do not apply). */
-static int64_t python_samples(const struct model *m)
+/* CPU samples whose stack has a Python frame (over every sample: filters do not apply). */
+static int64_t python_samples(const struct model *m, int cpu)
 {
 	unsigned char *up = calloc(m->nstacks + 1, 1);
 	int64_t n = 0;
@@ -213,7 +250,7 @@ static int64_t python_samples(const struct model *m)
 			 m->functions[m->frames[m->stacks[st].frame].function].python;
 	}
 	for (i = 0; i < m->nsamples; i++)
-		if (up[m->samples[i].stack])
+		if (m->samples[i].metric == cpu && up[m->samples[i].stack])
 			n += m->samples[i].count;
 	free(up);
 	return n;
@@ -232,7 +269,7 @@ static void section_python(struct summary *s)
 		return;
 	if (version)
 		row_add(s, "Python", "Python Version", version, NULL);
-	n = python_samples(m);
+	n = s->cpu >= 0 ? python_samples(m, s->cpu) : -1;
 	if (n >= 0)
 		row_int(s, "Python", "Samples With Python Frames", n, NULL);
 	for (i = 0; i < m->npynotes; i++) {
@@ -242,11 +279,11 @@ static void section_python(struct summary *s)
 	}
 }
 
-static void section_finalization(struct summary *s, int64_t resolved_ns)
+static void section_finalization(struct summary *s, int64_t resolved)
 {
 	struct report *r = s->r;
 	size_t i, missing = 0, mismatch = 0;
-	char buf[64];
+	char buf[64], metric[512];
 	int64_t v[4];
 
 	row_meta(s, "Finalization", "Finalizer Version", "finalizer_version");
@@ -260,8 +297,10 @@ static void section_finalization(struct summary *s, int64_t resolved_ns)
 	row_int(s, "Finalization", "Modules", (int64_t)r->m.nmodules, NULL);
 	row_int(s, "Finalization", "Modules Missing", (int64_t)missing, NULL);
 	row_int(s, "Finalization", "Modules With Build-Id Mismatch", (int64_t)mismatch, NULL);
-	snprintf(buf, sizeof(buf), "%.1f", report_pct(r, resolved_ns));
-	row_add(s, "Finalization", "CPU Time In Resolved Functions", buf, "%");
+	snprintf(buf, sizeof(buf), "%.1f", report_pct(r, r->sort_metric, resolved));
+	snprintf(metric, sizeof(metric), "%s In Resolved Functions",
+		 r->m.metrics[r->sort_metric].name);
+	row_add(s, "Finalization", metric, buf, "%");
 	if (query_ints(r, "SELECT count(*), coalesce(sum(bytes), 0), coalesce(sum(bytes_skipped), 0), "
 			  "coalesce(sum(chunks_damaged), 0) FROM streams", v, 4)) {
 		row_int(s, "Finalization", "Raw Streams", v[0], NULL);
@@ -273,8 +312,8 @@ static void section_finalization(struct summary *s, int64_t resolved_ns)
 
 int view_summary(struct report *r, struct table *t)
 {
-	struct summary s = { .r = r, .t = t };
-	int64_t resolved_ns = 0;
+	struct summary s = { .r = r, .t = t, .cpu = model_find_metric(&r->m, "CPU Time") };
+	int64_t resolved = 0;
 	int rc;
 
 	s.section = table_add_col(t, "Section", TABLE_TEXT, 0);
@@ -283,30 +322,32 @@ int view_summary(struct report *r, struct table *t)
 	s.unit = table_add_col(t, "Unit", TABLE_TEXT, 0);
 	s.pct = table_add_col(t, "Percent", TABLE_PCT, 0);
 	section_time(&s);
-	rc = section_hotspots(&s, &resolved_ns);
+	section_metrics(&s);
+	rc = section_hotspots(&s, &resolved);
 	if (rc)
 		return rc;
 	section_collection(&s);
 	section_python(&s);
-	section_finalization(&s, resolved_ns);
+	section_finalization(&s, resolved);
 	return 0;
 }
 
-/* "Section" then "  Metric: value unit (pct)", metrics aligned, within the width. */
-int view_summary_text(struct report *r, const struct table *t, FILE *f)
+/* "Section" then "  Metric: value unit (pct)", metrics aligned, within the width (0: any). */
+int view_summary_text(struct report *r, const struct table *t, FILE *f, int width_arg)
 {
 	size_t row, w = 0;
 	const char *last = NULL;
 	char sec[256], met[512], val[2048], unit[64], pct[32], out[4096], line[4096];
-	int width = r->o->width;
+	size_t width = width_arg > 0 ? (size_t)width_arg : sizeof(out) - 1;
 
+	(void)r;
 	for (row = 0; row < t->nrows; row++) {
 		table_format_cell(t, row, 1, true, met, sizeof(met));
 		if (strlen(met) > w)
 			w = strlen(met);
 	}
-	if (w > (size_t)width / 2)
-		w = (size_t)width / 2;
+	if (w > width / 2)
+		w = width / 2;
 	for (row = 0; row < t->nrows; row++) {
 		size_t room;
 
@@ -321,7 +362,7 @@ int view_summary_text(struct report *r, const struct table *t, FILE *f)
 		}
 		table_shorten_middle(met, w, out, sizeof(out));
 		fprintf(f, "  %s:%*s ", out, (int)(w - strlen(out)), "");
-		room = (size_t)width - w - 4;
+		room = width - w - 4;
 		if (*unit && strcmp(unit, "s") && strcmp(unit, "%"))
 			snprintf(line, sizeof(line), "%s %s", val, unit);
 		else

@@ -7,35 +7,28 @@
 
 int view_topdown(struct report *r, struct table *t)
 {
-	const struct cct_node *nodes = r->tree.nodes;
-	int name, total, totalp, self, selfp, depth, by_self;
+	const struct cct *tree = &r->tree;
+	const struct cct_node *nodes = tree->nodes;
+	struct metric_cols mc;
 	struct function_cols fc;
-	int64_t min_ns = (int64_t)((double)r->total_ns * r->o->threshold / 100.0);
+	int name, depth, group = -1;
 	size_t sp = 0, cap = 1024, rows = 0, pruned = 0, row;
 	int *stack = malloc(cap * sizeof(int));
+	char label[512];
 	int rc = 0;
 
 	if (!stack)
 		return -ENOMEM;
-	name = table_add_col(t, "Function Stack", TABLE_TEXT, TABLE_TREE | TABLE_SHRINK);
-	total = table_add_col(t, "CPU Time:Total", TABLE_TIME, 0);
-	totalp = table_add_col(t, "CPU Time:Total %", TABLE_PCT, 0);
-	self = table_add_col(t, "CPU Time:Self", TABLE_TIME, 0);
-	selfp = table_add_col(t, "CPU Time:Self %", TABLE_PCT, 0);
+	name = table_add_col(t, "Function Stack", TABLE_TEXT, TABLE_TREE | TABLE_NAME);
+	report_add_metric_cols(r, t, &mc, MC_TOTAL | MC_SELF | MC_TOTAL_FIRST);
 	report_add_function_cols(t, &fc);
+	if (r->nlevels)
+		group = table_add_col(t, "Group", TABLE_TEXT, TABLE_MACHINE);
 	depth = table_add_col(t, "Depth", TABLE_INT, TABLE_MACHINE);
-	by_self = report_tree_sort(r, t, false);
-	if (by_self < 0) {
-		free(stack);
-		return by_self;
-	}
 
 	row = table_add_row(t, 0);
 	table_set_text(t, row, name, "Total");
-	table_set_time(t, row, total, r->total_ns);
-	table_set_pct(t, row, totalp, report_pct(r, r->total_ns));
-	table_set_time(t, row, self, nodes[0].self_ns);
-	table_set_pct(t, row, selfp, report_pct(r, nodes[0].self_ns));
+	report_set_metric_cols(r, t, row, &mc, cct_self(tree, 0), r->total);
 	table_set_int(t, row, depth, 0);
 	stack[sp++] = 0;
 	while (sp) {
@@ -44,24 +37,28 @@ int view_topdown(struct report *r, struct table *t)
 
 		if (u) {
 			const struct cct_node *n = &nodes[u];
+			const int64_t *total = cct_total(tree, u);
 
-			if (!n->total_ns || n->total_ns < min_ns) {
-				pruned += n->total_ns > 0;
+			if (!report_passes(r, total)) {
+				pruned += report_any_shown(r, total);
 				continue;
 			}
 			if (r->o->limit > 0 && rows >= (size_t)r->o->limit)
 				break;
 			row = table_add_row(t, n->depth);
 			rows++;
-			table_set_text_ref(t, row, name, r->m.functions[n->func].name);
-			table_set_time(t, row, total, n->total_ns);
-			table_set_pct(t, row, totalp, report_pct(r, n->total_ns));
-			table_set_time(t, row, self, n->self_ns);
-			table_set_pct(t, row, selfp, report_pct(r, n->self_ns));
-			report_set_function_cols(r, t, row, &fc, n->func);
+			if (n->func >= 0) {
+				table_set_text_ref(t, row, name, report_function_name(r, n->func));
+				report_set_function_cols(r, t, row, &fc, n->func);
+			} else {
+				table_set_text(t, row, name,
+					       report_group_label(r, tree, u, label, sizeof(label)));
+				table_set_text_ref(t, row, group, report_group_kind(tree, u));
+			}
+			report_set_metric_cols(r, t, row, &mc, cct_self(tree, u), total);
 			table_set_int(t, row, depth, n->depth);
 		}
-		if ((rc = report_sorted_children(r, u, by_self, &kids, &nkids)))
+		if ((rc = report_sorted_children(r, tree, u, &kids, &nkids)))
 			break;
 		if (sp + nkids > cap) {
 			int *s;
@@ -82,8 +79,7 @@ int view_topdown(struct report *r, struct table *t)
 	free(stack);
 	if (!r->nrecs)
 		table_add_note(t, "no samples match the filters");
-	else if (pruned)
-		table_add_note(t, "%zu call paths below %.3g%% of the total not shown "
-			       "(-threshold 0 shows all)", pruned, r->o->threshold);
+	else
+		report_note_pruned(r, t, pruned, "call paths");
 	return rc;
 }

@@ -53,7 +53,7 @@ with e.Workdir("fin-robust") as w:
     e.check(r.returncode == 0, "pcollect runs /bin/true")
     f = e.pfinalize(res)
     e.check(f.returncode == 0, "pfinalize of a 1 ms run exits 0 (%s)" % f.stderr.strip())
-    e.check(e.db_rows(res, "SELECT value FROM meta WHERE key = 'schema_version'") == [("1",)],
+    e.check(e.db_rows(res, "SELECT value FROM meta WHERE key = 'schema_version'") == [("2",)],
             "the database is complete (schema_version is set)")
 
     # 4. Not a result: a clear message and exit 2.

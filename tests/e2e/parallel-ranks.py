@@ -17,8 +17,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2elib as e  # noqa: E402
 
 RANK_SQL = """
-SELECT p.rank, p.host, SUM(s.time_ns)
-FROM samples s JOIN threads t ON t.id = s.thread_id JOIN processes p ON p.id = t.process_id
+SELECT p.rank, p.host, SUM(s.value)
+FROM samples s JOIN metrics m ON m.id = s.metric_id AND m.name = 'CPU Time'
+JOIN threads t ON t.id = s.thread_id JOIN processes p ON p.id = t.process_id
 GROUP BY p.id ORDER BY p.rank
 """
 
@@ -90,7 +91,8 @@ def real_mpirun(w):
     cp = e.pfinalize(d, ["-quiet"])
     e.check(cp.returncode == 0, "pfinalize %s (stderr: %s)" % (d, cp.stderr.strip()))
     rows = e.db_rows(d, """
-        SELECT p.rank, SUM(s.time_ns) FROM samples s
+        SELECT p.rank, SUM(s.value) FROM samples s
+        JOIN metrics m ON m.id = s.metric_id AND m.name = 'CPU Time'
         JOIN threads t ON t.id = s.thread_id JOIN processes p ON p.id = t.process_id
         JOIN stacks st ON st.id = s.stack_id JOIN frames fr ON fr.id = st.frame_id
         JOIN functions f ON f.id = fr.function_id

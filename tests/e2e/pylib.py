@@ -117,7 +117,10 @@ class Db:
         self.stacks = {i: (p, fr) for i, p, fr in q("SELECT id, parent_id, frame_id FROM stacks")}
         self.threads = {i: (tid, pid) for i, tid, pid in q(
             "SELECT t.id, t.tid, p.pid FROM threads t JOIN processes p ON p.id = t.process_id")}
-        self.samples = q("SELECT thread_id, stack_id, count, weight, time_ns FROM samples")
+        # CPU samples (docs/schema.md): value = weight x interval, in ns
+        self.samples = q("SELECT s.thread_id, s.stack_id, s.count, s.value / (SELECT value "
+                         "FROM meta WHERE key = 'interval_ns'), s.value FROM samples s "
+                         "JOIN metrics m ON m.id = s.metric_id AND m.name = 'CPU Time'")
         self._cache = {}
 
     def stack(self, sid):
@@ -140,7 +143,9 @@ class Db:
     def timeline(self):
         """(time_ns since the start, tid, pid, stack id, weight) of every sample."""
         return [(t, self.threads[th][0], self.threads[th][1], st, w) for t, th, st, w in
-                e.db_rows(self.res, "SELECT time_ns, thread_id, stack_id, weight FROM timeline")]
+                e.db_rows(self.res, "SELECT t.time_ns, t.thread_id, t.stack_id, t.value / "
+                          "(SELECT value FROM meta WHERE key = 'interval_ns') FROM timeline t "
+                          "JOIN metrics m ON m.id = t.metric_id AND m.name = 'CPU Time'")]
 
     def meta(self, key):
         r = e.db_rows(self.res, "SELECT value FROM meta WHERE key = ?", (key,))

@@ -4,43 +4,19 @@
 their invariants, CSV/JSON against text, filters, modes, difference reports and errors."""
 import collections
 import csv
-import io
 import json
 import os
 import shutil
 import sqlite3
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2elib  # noqa: E402
 import report_synth as synth  # noqa: E402
 
+from report_util import by, ms, preport, rows  # noqa: E402
+
 K = synth.KNOWN
-PREPORT = e2elib.tool("preport")
-
-
-def preport(*args, code=0):
-    cp = subprocess.run([PREPORT] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                        text=True, timeout=60)
-    if cp.returncode != code:
-        e2elib.fail("preport %s: exit %d, expected %d\n%s%s" % (" ".join(args), cp.returncode,
-                                                                code, cp.stdout, cp.stderr))
-    return cp
-
-
-def rows(res, *args):
-    """The CSV rows of a view, as dicts."""
-    out = preport("-r", res, "-format", "csv", *args).stdout
-    return list(csv.DictReader(io.StringIO(out)))
-
-
-def ms(v):
-    return round(float(v) * 1000)
-
-
-def by(rows_, key, col):
-    return {r[key]: ms(r[col]) for r in rows_}
 
 
 def large_paths(db):
@@ -110,8 +86,8 @@ def check_large(w, npaths):
     synth.large(res, 3000, 30000, nfunctions=400, nthreads=6, npaths=npaths)
     con, paths, tids = large_paths(os.path.join(res, "result.db"))
     ms_per = synth.INTERVAL_NS // 1000000
-    all_rows = [(t, s, w_ * ms_per) for t, s, w_ in
-                con.execute("SELECT thread_id, stack_id, weight FROM samples")]
+    all_rows = [(t, s, v // 1000000) for t, s, v in
+                con.execute("SELECT thread_id, stack_id, value FROM samples")]
     lo, hi = 1000 * 1000000, 5000 * 1000000
     win_rows = [(t, s, ms_per) for t, s in con.execute(
         "SELECT thread_id, stack_id FROM timeline WHERE time_ns >= ? AND time_ns < ?", (lo, hi))]
@@ -162,7 +138,8 @@ def check_large(w, npaths):
         e2elib.check(rows(res, *args) == rows(gaps, *args),
                      "large result, %d paths, ids with gaps: the same %s" % (npaths,
                                                                              " ".join(args)))
-    text = preport("-r", res, "-view", "hotspots", "-group-by", "source-line").stdout
+    text = preport("-r", res, "-view", "hotspots", "-group-by", "source-line", "-width",
+                   "100").stdout
     e2elib.check(len(text.splitlines()) >= len(rows(res, "-view", "hotspots", "-group-by",
                                                         "source-line")) and
                  all(len(l) <= 100 and not l.endswith(" ") for l in text.splitlines()),
@@ -196,7 +173,7 @@ def main():
         e2elib.check(abs(float(a["CPU Time:Self %"]) - 40.0) < 0.05, "self percentage")
 
         # CSV and text carry the same numbers
-        text = preport("-r", res, "-view", "hotspots").stdout
+        text = preport("-r", res, "-view", "hotspots", "-width", "100").stdout
         for r in hs:
             line = [l for l in text.splitlines() if l.split()[:1] == [r["Function"]]][0]
             e2elib.check(r["CPU Time:Self"] + "s" in line and r["CPU Time:Total"] + "s" in line,
@@ -330,8 +307,8 @@ def main():
                      "1.250" and get[("Time", "Threads")] == "2" and
                      get[("Collection", "Lost Samples")] == "3" and
                      get[("Top Hotspots", "a")] == "0.400", "summary figures")
-        e2elib.check(all(len(l) <= 100 for l in preport("-r", res).stdout.splitlines()),
-                     "summary text fits 100 columns")
+        e2elib.check(all(len(l) <= 100 for l in preport("-r", res, "-width", "100")
+                         .stdout.splitlines()), "summary text fits -width 100")
 
         # difference reports
         d = rows(res, "-r", twice, "-view", "hotspots")

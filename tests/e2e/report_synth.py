@@ -1,71 +1,81 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Synthetic result databases for preport tests and benchmarks, written per docs/schema.md.
+"""Synthetic result databases for preport tests and benchmarks, built from the real schema.
+
+The tables come from finalizer/schema.sql, the file pfinalize embeds (its sections parsed by
+finalizer/schema_sql.py), so the report tests exercise today's schema; schema=1 builds the
+previous one (tests/e2e/schema-v1.sql, frozen) to test that preport still reads it.
 
 known(dir): a small result whose every number is known in advance (see KNOWN below).
+known3(dir): the same with three metrics: CPU Time, Wait Time, Allocated Bytes (KNOWN3).
 large(dir, stacks, samples): a result of the size the benchmark asks for.
 Stdlib only, so tests need nothing beyond Python 3.
 """
+import importlib.util
 import os
 import random
 import sqlite3
 
-SCHEMA = """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE processes (id INTEGER PRIMARY KEY, pid INTEGER, ppid INTEGER, parent_id INTEGER,
-  origin TEXT, generation INTEGER, host TEXT, rank INTEGER, exe TEXT, command_line TEXT,
-  start_ns INTEGER, end_ns INTEGER);
-CREATE TABLE threads (id INTEGER PRIMARY KEY, process_id INTEGER, tid INTEGER, name TEXT,
-  start_ns INTEGER, end_ns INTEGER, cpu_ns INTEGER, samples INTEGER, weight INTEGER,
-  time_ns INTEGER);
-CREATE TABLE modules (id INTEGER PRIMARY KEY, path TEXT, name TEXT, build_id TEXT, kind TEXT,
-  resolved_path TEXT, debug_path TEXT, symbols TEXT, status TEXT);
-CREATE TABLE source_files (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE);
-CREATE TABLE functions (id INTEGER PRIMARY KEY, name TEXT, mangled TEXT, module_id INTEGER,
-  source_file_id INTEGER, line INTEGER, language TEXT, resolved INTEGER);
-CREATE TABLE frames (id INTEGER PRIMARY KEY, function_id INTEGER, module_id INTEGER,
-  address INTEGER, inline_depth INTEGER, source_file_id INTEGER, line INTEGER);
-CREATE TABLE stacks (id INTEGER PRIMARY KEY, parent_id INTEGER, frame_id INTEGER,
-  depth INTEGER);
-CREATE TABLE samples (thread_id INTEGER, stack_id INTEGER, count INTEGER, weight INTEGER,
-  time_ns INTEGER, PRIMARY KEY (thread_id, stack_id));
-CREATE TABLE timeline (time_ns INTEGER, thread_id INTEGER, stack_id INTEGER, weight INTEGER);
-CREATE TABLE lost (process_id INTEGER, thread_id INTEGER, reason TEXT, count INTEGER,
-  weight INTEGER);
-CREATE TABLE streams (path TEXT, process_id INTEGER, thread_id INTEGER, bytes INTEGER,
-  bytes_skipped INTEGER, chunks INTEGER, chunks_damaged INTEGER, problem TEXT);
-CREATE INDEX stacks_parent ON stacks(parent_id);
-CREATE INDEX samples_stack ON samples(stack_id);
-CREATE INDEX timeline_time ON timeline(time_ns);
-CREATE INDEX timeline_thread ON timeline(thread_id);
-CREATE INDEX frames_function ON frames(function_id);
-CREATE INDEX functions_module ON functions(module_id);
-"""
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCHEMA = {2: os.path.join(HERE, "..", "..", "finalizer", "schema.sql"),
+          1: os.path.join(HERE, "schema-v1.sql")}
+
+
+def _schema_sql():
+    spec = importlib.util.spec_from_file_location(
+        "schema_sql", os.path.join(HERE, "..", "..", "finalizer", "schema_sql.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def schema_sections(version=2):
+    """{section: SQL} of the schema of that version: tables, symbol_indexes, sample_indexes."""
+    with open(SCHEMA[version]) as f:
+        return {k: "\n".join(v) for k, v in _schema_sql().sections(f.read()).items()}
+
 
 INTERVAL_NS = 1000000
+CPU = ("CPU Time", "ns", "sum", "cpu", "CPU time of the sampled threads", 1)
 
 
 class Builder:
-    """Interns frames and stack nodes the way pfinalize does."""
+    """Interns frames and stack nodes the way pfinalize does; writes schema 2 (or 1)."""
 
-    def __init__(self, path):
+    def __init__(self, path, schema=2):
         if os.path.exists(path):
             os.unlink(path)
+        self.schema = schema
+        self.sql = schema_sections(schema)
         self.db = sqlite3.connect(path)
-        self.db.executescript(SCHEMA)
+        self.db.executescript(self.sql["tables"])
         self.modules = {}
         self.files = {}
         self.functions = {}
         self.frames = {}
         self.stacks = {}
+        self.metrics = {}
         self.samples = {}
         self.timeline = []
+        self.metric(*CPU)
+
+    def metric(self, name, unit, aggregation, kind, description=None, main=0):
+        """Declare a metric (schema 2 only has the table); returns its id."""
+        if name not in self.metrics:
+            mid = len(self.metrics) + 1
+            self.metrics[name] = mid
+            if self.schema >= 2:
+                self.db.execute("INSERT INTO metrics (id, name, unit, aggregation, kind, "
+                                "description, main, display_order) VALUES (?,?,?,?,?,?,?,?)",
+                                (mid, name, unit, aggregation, kind, description, main, mid))
+        return self.metrics[name]
 
     def module(self, name):
         if name not in self.modules:
             mid = len(self.modules) + 1
             self.modules[name] = mid
-            self.db.execute("INSERT INTO modules VALUES (?,?,?,?,?,?,?,?,?)",
+            self.db.execute("INSERT INTO modules (id, path, name, build_id, kind, resolved_path,"
+                            " debug_path, symbols, status) VALUES (?,?,?,?,?,?,?,?,?)",
                             (mid, "/usr/lib/" + name if name.endswith(".so.6") else "/tmp/" + name,
                              name, None, "file", None, None, "dwarf", "ok"))
         return self.modules[name]
@@ -75,29 +85,32 @@ class Builder:
             return None
         if path not in self.files:
             self.files[path] = len(self.files) + 1
-            self.db.execute("INSERT INTO source_files VALUES (?,?)", (self.files[path], path))
+            self.db.execute("INSERT INTO source_files (id, path) VALUES (?,?)",
+                            (self.files[path], path))
         return self.files[path]
 
-    def function(self, name, module, path=None, line=None):
+    def function(self, name, module, path=None, line=None, language="native"):
         key = (name, module)
         if key not in self.functions:
             fid = len(self.functions) + 1
             self.functions[key] = fid
-            self.db.execute("INSERT INTO functions VALUES (?,?,?,?,?,?,?,?)",
-                            (fid, name, None, self.module(module), self.file(path), line,
-                             "native", 1))
+            self.db.execute("INSERT INTO functions (id, name, mangled, module_id, source_file_id,"
+                            " line, language, resolved) VALUES (?,?,?,?,?,?,?,?)",
+                            (fid, name, None, self.module(module) if module else None,
+                             self.file(path), line, language, 1))
         return self.functions[key]
 
     def frame(self, func, path=None, line=None, inline_depth=0):
-        """func is (name, module, def_path, def_line)."""
+        """func is (name, module, def_path, def_line[, language])."""
         fid = self.function(*func)
         key = (fid, path, line, inline_depth)
         if key not in self.frames:
             frid = len(self.frames) + 1
             self.frames[key] = frid
-            self.db.execute("INSERT INTO frames VALUES (?,?,?,?,?,?,?)",
-                            (frid, fid, self.module(func[1]), 0x1000 + frid, inline_depth,
-                             self.file(path), line))
+            self.db.execute("INSERT INTO frames (id, function_id, module_id, address, "
+                            "inline_depth, source_file_id, line) VALUES (?,?,?,?,?,?,?)",
+                            (frid, fid, self.module(func[1]) if func[1] else None,
+                             0x1000 + frid, inline_depth, self.file(path), line))
         return self.frames[key]
 
     def stack(self, frames):
@@ -108,30 +121,57 @@ class Builder:
             if key not in self.stacks:
                 sid = len(self.stacks) + 1
                 self.stacks[key] = sid
-                self.db.execute("INSERT INTO stacks VALUES (?,?,?,?)", (sid, parent, fr, depth))
+                self.db.execute("INSERT INTO stacks (id, parent_id, frame_id, depth) "
+                                "VALUES (?,?,?,?)", (sid, parent, fr, depth))
             parent = self.stacks[key]
         return parent
 
-    def sample(self, thread, stack, time_ns, weight=1):
-        count, w = self.samples.get((thread, stack), (0, 0))
-        self.samples[(thread, stack)] = (count + 1, w + weight)
-        self.timeline.append((time_ns, thread, stack, weight))
+    def sample(self, thread, stack, time_ns, weight=1, metric="CPU Time", value=None):
+        """One event: a CPU sample of weight (value weight x interval), or value of metric."""
+        mid = self.metrics[metric]
+        if value is None:
+            value = weight * INTERVAL_NS
+        count, w, v = self.samples.get((mid, thread, stack), (0, 0, 0))
+        self.samples[(mid, thread, stack)] = (count + 1, w + weight, v + value)
+        self.timeline.append((time_ns, thread, mid, stack, weight, value))
 
     def finish(self, meta, processes, threads):
-        self.db.executemany("INSERT INTO samples VALUES (?,?,?,?,?)",
-                            [(t, s, c, w, w * INTERVAL_NS)
-                             for (t, s), (c, w) in self.samples.items()])
-        self.timeline.sort()
-        self.db.executemany("INSERT INTO timeline VALUES (?,?,?,?)", self.timeline)
-        self.db.executemany("INSERT INTO processes VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", processes)
-        self.db.executemany("INSERT INTO threads VALUES (?,?,?,?,?,?,?,?,?,?)", threads)
-        weight = sum(w for _, w in self.samples.values())
-        count = sum(c for c, _ in self.samples.values())
+        if self.schema >= 2:
+            self.db.executemany(
+                "INSERT INTO samples (thread_id, stack_id, metric_id, context_id, count, value)"
+                " VALUES (?,?,?,0,?,?)",
+                [(t, s, m, c, v) for (m, t, s), (c, w, v) in sorted(self.samples.items())])
+            self.timeline.sort()
+            self.db.executemany(
+                "INSERT INTO timeline (time_ns, thread_id, metric_id, stack_id, context_id, "
+                "value) VALUES (?,?,?,?,0,?)",
+                [(tm, t, m, s, v) for tm, t, m, s, w, v in self.timeline])
+        else:
+            if len(self.metrics) > 1:
+                raise ValueError("schema 1 holds CPU time only")
+            self.db.executemany(
+                "INSERT INTO samples (thread_id, stack_id, count, weight, time_ns) "
+                "VALUES (?,?,?,?,?)",
+                [(t, s, c, w, w * INTERVAL_NS) for (m, t, s), (c, w, v) in self.samples.items()])
+            self.timeline.sort()
+            self.db.executemany("INSERT INTO timeline (time_ns, thread_id, stack_id, weight) "
+                                "VALUES (?,?,?,?)",
+                                [(tm, t, s, w) for tm, t, m, s, w, v in self.timeline])
+        self.db.executemany("INSERT INTO processes (id, pid, ppid, parent_id, origin, generation,"
+                            " host, rank, exe, command_line, start_ns, end_ns) "
+                            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", processes)
+        self.db.executemany("INSERT INTO threads (id, process_id, tid, name, start_ns, end_ns, "
+                            "cpu_ns, samples, weight, time_ns) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                            threads)
+        cpu = self.metrics["CPU Time"]
+        weight = sum(w for (m, _, _), (_, w, _) in self.samples.items() if m == cpu)
+        count = sum(c for (m, _, _), (c, _, _) in self.samples.items() if m == cpu)
         meta = dict(meta)
-        meta.update({"schema_version": "1", "analysis": "hotspots",
+        meta.update({"schema_version": str(self.schema), "analysis": "hotspots",
                      "interval_ns": str(INTERVAL_NS), "samples_total": str(count),
                      "weight_total": str(weight)})
         self.db.executemany("INSERT INTO meta VALUES (?,?)", sorted(meta.items()))
+        self.db.executescript(self.sql["symbol_indexes"] + self.sql["sample_indexes"])
         self.db.commit()
         self.db.close()
 
@@ -150,6 +190,7 @@ F = {
     "c": ("c", "app", APP, 50),
     "rec": ("rec", "app", APP, 70),
     "worker": ("worker", "app", APP, 80),
+    "wait_io": ("wait_io", "app", APP, 90),
 }
 
 # Stacks of the known result, outermost first: (function, line, inline depth), thread, ms.
@@ -179,21 +220,103 @@ KNOWN = {
 }
 
 
-def known(result_dir, scale=1, source_dir=None):
+# Three metrics: the known result's CPU samples, and these events of Wait Time (ms each) and
+# Allocated Bytes (bytes each): (stack, thread, metric, [values], first time in ms).
+START = [("_start", None, 0), ("__libc_start_main", None, 0)]
+THREAD2 = [("clone3", None, 0), ("start_thread", None, 0)]
+KNOWN3_EVENTS = [
+    (START + [("main", 12, 0), ("work", 23, 0), ("wait_io", 91, 0)], 1, "Wait Time",
+     [500, 500, 500, 500], 100),
+    (START + [("main", 13, 0), ("b", 41, 0)], 1, "Wait Time", [50] * 5, 2100),
+    (THREAD2 + [("worker", 82, 0), ("wait_io", 91, 0)], 2, "Wait Time", [500], 600),
+    (START + [("main", 12, 0), ("work", 22, 0), ("a", 31, 0)], 1, "Allocated Bytes",
+     [1048576] * 3, 10),
+    (START + [("main", 13, 0), ("b", 41, 0)], 1, "Allocated Bytes", [1024], 500),
+    (THREAD2 + [("worker", 81, 0), ("c", 52, 0)], 2, "Allocated Bytes", [512, 512], 550),
+    (START + [("main", 14, 0), ("rec", 71, 0), ("rec", 71, 0), ("rec", 72, 0)], 1,
+     "Allocated Bytes", [4096], 900),
+]
+WAIT = ("Wait Time", "ns", "sum", "wait", "time threads spent blocked")
+ALLOC = ("Allocated Bytes", "bytes", "sum", "alloc", "bytes allocated")
+
+# What preport must print for the three-metric result: CPU Time as KNOWN, and these
+# (Wait Time in ms, Allocated Bytes in bytes).
+KNOWN3 = {
+    "totals": {"CPU Time": 1000, "Wait Time": 2750, "Allocated Bytes": 3151872},
+    "self": {"Wait Time": {"wait_io": 2500, "b": 250},
+             "Allocated Bytes": {"a": 3145728, "b": 1024, "c": 1024, "rec": 4096}},
+    "total": {"Wait Time": {"main": 2250, "work": 2000, "wait_io": 2500, "b": 250,
+                            "worker": 500},
+              "Allocated Bytes": {"main": 3150848, "work": 3145728, "a": 3145728, "b": 1024,
+                                  "rec": 4096, "c": 1024, "worker": 1024}},
+    "counts": {"Wait Time": 10, "Allocated Bytes": 7},
+}
+
+
+def _known3_events(b, leaf_of):
+    b.metric(*WAIT)
+    b.metric(*ALLOC)
+    for frames, thread, metric, values, first in KNOWN3_EVENTS:
+        leaf = leaf_of(frames)
+        for i, v in enumerate(values):
+            b.sample(thread, leaf, (first + 100 * i) * INTERVAL_NS, metric=metric,
+                     value=v * INTERVAL_NS if metric == "Wait Time" else v)
+
+
+# With extra=True, two metrics more: Allocations (a count) and Peak Bytes (a peak: the live
+# bytes of each stack at the moment of the process's peak), with these values per stack.
+EXTRA = [("Allocations", "count", "sum", "alloc", "allocations made"),
+         ("Peak Bytes", "bytes", "peak", "alloc", "live bytes at the peak")]
+KNOWN3_EXTRA = {
+    "Allocations": {"a": 3, "b": 1, "c": 2, "rec": 1},
+    "Peak Bytes": {"a": 2097152, "c": 512},
+}
+
+
+def _extra_events(b, leaf_of):
+    for m in EXTRA:
+        b.metric(*m)
+    for frames, thread, metric, values, first in KNOWN3_EVENTS:
+        if metric != "Allocated Bytes":
+            continue
+        leaf, func = leaf_of(frames), frames[-1][0]
+        for i in range(len(values)):
+            b.sample(thread, leaf, (first + 100 * i) * INTERVAL_NS, metric="Allocations",
+                     value=1)
+        if func in KNOWN3_EXTRA["Peak Bytes"]:
+            b.sample(thread, leaf, (first + 1) * INTERVAL_NS, metric="Peak Bytes",
+                     value=KNOWN3_EXTRA["Peak Bytes"][func])
+
+
+def known3(result_dir, source_dir=None, scale=1, extra=False):
+    """The known result with three metrics (KNOWN3); extra adds EXTRA's two."""
+    def events(b, leaf_of):
+        _known3_events(b, leaf_of)
+        if extra:
+            _extra_events(b, leaf_of)
+    return known(result_dir, scale=scale, source_dir=source_dir, metrics=events)
+
+
+def known(result_dir, scale=1, source_dir=None, schema=2, metrics=None):
     """Write result_dir/result.db for KNOWN; scale multiplies every weight (the 'twice' variant
-    passes a dict {function: factor} instead)."""
+    passes a dict {function: factor} instead). metrics(builder, leaf_of) adds the events of
+    other metrics before the result is written (known3); leaf_of(frames) makes a stack."""
     os.makedirs(result_dir, exist_ok=True)
-    b = Builder(os.path.join(result_dir, "result.db"))
+    b = Builder(os.path.join(result_dir, "result.db"), schema)
     app = (source_dir + "/app.c") if source_dir else APP
-    t1 = t2 = 0
-    for frames, thread, ms in KNOWN_STACKS:
+
+    def leaf_of(frames):
         ids = []
         for name, line, depth in frames:
             f = F[name]
             if f[2] is not None:
                 f = (f[0], f[1], app, f[3])
             ids.append(b.frame(f, app if line else None, line, depth))
-        leaf = b.stack(ids)
+        return b.stack(ids)
+
+    t1 = t2 = 0
+    for frames, thread, ms in KNOWN_STACKS:
+        leaf = leaf_of(frames)
         factor = scale.get(frames[-1][0], 1) if isinstance(scale, dict) else scale
         for _ in range(ms * factor):
             if thread == 1:
@@ -202,9 +325,15 @@ def known(result_dir, scale=1, source_dir=None):
             else:
                 b.sample(2, leaf, (500 + t2) * INTERVAL_NS)
                 t2 += 1
+    if metrics:
+        metrics(b, leaf_of)
     b.db.execute("INSERT INTO lost VALUES (1, 1, 'buffer', 3, 3)")
-    b.db.execute("INSERT INTO streams VALUES ('raw/1000.1001.praw', 1, 1, 4096, 0, 2, 0, NULL)")
-    b.db.execute("INSERT INTO streams VALUES ('raw/1000.1002.praw', 1, 2, 1024, 0, 1, 0, NULL)")
+    b.db.execute("INSERT INTO streams (path, process_id, thread_id, bytes, bytes_skipped, chunks,"
+                 " chunks_damaged, problem) VALUES ('raw/1000.1001.praw', 1, 1, 4096, 0, 2, 0, "
+                 "NULL)")
+    b.db.execute("INSERT INTO streams (path, process_id, thread_id, bytes, bytes_skipped, chunks,"
+                 " chunks_damaged, problem) VALUES ('raw/1000.1002.praw', 1, 2, 1024, 0, 1, 0, "
+                 "NULL)")
     b.finish({"elapsed_ns": str(1250 * INTERVAL_NS), "cpu_count": "2",
               "command_line": "./app", "host": "testhost", "finalization_mode": "full"},
              [(1, 1000, 1, None, "start", 0, "testhost", None, "/tmp/app", "./app", 0,
@@ -217,7 +346,7 @@ def known(result_dir, scale=1, source_dir=None):
 
 
 def large(result_dir, nstacks=100000, nsamples=1000000, nfunctions=5000, nthreads=8, seed=1,
-          npaths=4000, worst=False):
+          npaths=4000, worst=False, schema=2):
     """A result of nstacks distinct leaf stacks and nsamples samples (weight 1 each).
 
     Like real profiles, distinct stacks mostly differ in their innermost frames (the sampled
@@ -225,7 +354,7 @@ def large(result_dir, nstacks=100000, nsamples=1000000, nfunctions=5000, nthread
     makes every frame of every stack random instead (about 15 tree nodes per stack)."""
     os.makedirs(result_dir, exist_ok=True)
     rnd = random.Random(seed)
-    b = Builder(os.path.join(result_dir, "result.db"))
+    b = Builder(os.path.join(result_dir, "result.db"), schema)
     mods = ["app", "libm.so.6", "libc.so.6", "libsolver.so"]
     funcs = [("fn_%d" % i, mods[i % len(mods)], "/src/big/file%d.c" % (i % 200), 10 + i % 900)
              for i in range(nfunctions)]
@@ -261,4 +390,43 @@ def large(result_dir, nstacks=100000, nsamples=1000000, nfunctions=5000, nthread
     b.finish({"elapsed_ns": str(nsamples * INTERVAL_NS // 4), "cpu_count": str(nthreads)},
              [(1, 4242, 1, None, "start", 0, "bench", None, "/tmp/big", "./big", 0,
                nsamples * INTERVAL_NS // 4)], threads)
+    return result_dir
+
+
+# Functions named as C++ and Python name them, with known self CPU time (ms): for the tests of
+# names as people type them, and of text that must not be cut.
+LONG = "physics::detail::Multigrid<std::complex<double>, 3ul>::smooth_" + "x" * 120 + "(int)"
+NAMES = [
+    ("physics::Grid<double>::relax(int)", "app", 10),
+    ("physics::Grid<float>::relax(int)", "app", 20),
+    ("physics::Solver::step() const", "app", 30),
+    ("ns::S::operator()(int)", "app", 40),
+    ("Simulation.step", None, 7),
+    ("sqrt", "libm.so.6", 25),
+    (LONG, "app", 5),
+]
+LONG_LINE = "    x = " + " + ".join("term_%d" % i for i in range(60)) + ";"
+
+
+def names(result_dir, source_dir):
+    """main calling each function of NAMES; source_dir/x.cc holds a line of 500 characters
+    (line 12, where the long-named function spends its time)."""
+    os.makedirs(result_dir, exist_ok=True)
+    src = os.path.join(source_dir, "x.cc")
+    with open(src, "w") as f:
+        for i in range(1, 80):
+            f.write((LONG_LINE if i == 12 else "// line %d" % i) + "\n")
+    b = Builder(os.path.join(result_dir, "result.db"))
+    main = b.frame(("main", "app", src, 1), src, 2)
+    t = 0
+    for i, (name, module, ms) in enumerate(NAMES):
+        lang = "python" if module is None else "native"
+        path = "/src/sim.py" if module is None else src
+        line = 12 if name == LONG else 10 * i + 21
+        leaf = b.stack([main, b.frame((name, module, path, line - 1, lang), path, line)])
+        for _ in range(ms):
+            b.sample(1, leaf, t * INTERVAL_NS)
+            t += 1
+    b.finish({}, [(1, 100, 1, None, "start", 0, "h", None, "/tmp/app", "./app", 0, t)],
+             [(1, 1, 101, "app", 0, t * INTERVAL_NS, 0, 0, 0, 0)])
     return result_dir

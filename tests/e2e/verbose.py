@@ -3,7 +3,7 @@
 """-verbose (-v) tells the decisions behind a result.
 
 A program's binary moves after the collection: `pfinalize -v -search-dir` counts the files of
-that name and names the copy it took (a search directory that cannot be read is a warning, with
+that name and names the copy it took (a search directory that does not exist is a usage error, with
 or without -v). A rebuilt binary at the original path is refused for its build-id. A copy
 stripped of DWARF falls back to .symtab, a library stripped of .symtab too to .dynsym, and -v
 says which. pcollect -v names the agent and the result directory, preport -v the database and
@@ -83,9 +83,9 @@ with e.Workdir("verbose") as w:
     f = e.pfinalize(res, ["-search-dir", w.join("elsewhere")])
     e.check(f.returncode == 0 and not debug_lines(f.stderr), "no debug line without -v")
     f = e.pfinalize(res, ["-search-dir", w.join("elsewhere"), "-search-dir", w.join("nowhere")])
-    e.check(f.returncode == 0 and "pfinalize: warning: cannot read search directory '%s': No "
-            "such file or directory" % w.join("nowhere") in f.stderr,
-            "a search directory that cannot be read is a warning")
+    e.check(f.returncode == 2 and "'%s'" % w.join("nowhere") in f.stderr,
+            "a search directory that does not exist is a usage error naming it (%s)"
+            % f.stderr.strip()[-200:])
 
     # A rebuilt binary at the original path: refused for its build-id, and -v says so.
     shutil.copy2(e.prog("fin-inline"), exe)

@@ -661,10 +661,13 @@ static void test_finalize_timeline(void)
 	CU_ASSERT_FATAL(finalize(dir, NULL, 0) == 0);
 	db = db_open(dir);
 	CU_ASSERT(q_int(db, "SELECT COUNT(*) FROM timeline") == 7);
-	CU_ASSERT(q_int(db, "SELECT SUM(weight) FROM timeline") == 10);
+	/* A CPU sample's value is its weight in sampling intervals, in ns. */
+	CU_ASSERT(q_int(db, "SELECT SUM(value) / (SELECT value FROM meta WHERE key ="
+			    " 'interval_ns') FROM timeline") == 10);
 	/* Every sample kept, in time order, the repeated one a nanosecond later (times from
 	   the thread's first sample: each stream has its own origin). */
-	s = q_str(db, "WITH t AS (SELECT time_ns, weight FROM timeline WHERE thread_id ="
+	s = q_str(db, "WITH t AS (SELECT time_ns, value / (SELECT value FROM meta WHERE key ="
+		      " 'interval_ns') AS weight FROM timeline WHERE thread_id ="
 		      " (SELECT id FROM threads WHERE tid = 900)) SELECT group_concat(x) FROM"
 		      " (SELECT (time_ns - (SELECT MIN(time_ns) FROM t)) || '/' || weight AS x"
 		      " FROM t ORDER BY time_ns)");
@@ -672,13 +675,19 @@ static void test_finalize_timeline(void)
 	free(s);
 	CU_ASSERT(q_int(db, "SELECT MAX(time_ns) - MIN(time_ns) FROM timeline WHERE thread_id ="
 			    " (SELECT id FROM threads WHERE tid = 901)") == 10000000);
-	/* The timeline aggregates to the samples table exactly. */
-	CU_ASSERT(q_int(db, "SELECT COUNT(*) FROM (SELECT thread_id, stack_id, COUNT(*),"
-			    " SUM(weight) FROM timeline GROUP BY 1, 2 EXCEPT SELECT thread_id,"
-			    " stack_id, count, weight FROM samples)") == 0);
-	CU_ASSERT(q_int(db, "SELECT COUNT(*) FROM (SELECT thread_id, stack_id, count, weight"
-			    " FROM samples EXCEPT SELECT thread_id, stack_id, COUNT(*), SUM(weight)"
-			    " FROM timeline GROUP BY 1, 2)") == 0);
+	/* The timeline aggregates to the samples table exactly, metric by metric. */
+	CU_ASSERT(q_int(db, "SELECT COUNT(*) FROM (SELECT metric_id, thread_id, stack_id,"
+			    " COUNT(*), SUM(value) FROM timeline GROUP BY 1, 2, 3 EXCEPT SELECT"
+			    " metric_id, thread_id, stack_id, count, value FROM samples)") == 0);
+	CU_ASSERT(q_int(db, "SELECT COUNT(*) FROM (SELECT metric_id, thread_id, stack_id, count,"
+			    " value FROM samples EXCEPT SELECT metric_id, thread_id, stack_id,"
+			    " COUNT(*), SUM(value) FROM timeline GROUP BY 1, 2, 3)") == 0);
+	/* One metric, CPU Time, the main one, and every sample row is of it. */
+	CU_ASSERT(q_int(db, "SELECT COUNT(*) FROM metrics WHERE name = 'CPU Time' AND unit = 'ns'"
+			    " AND aggregation = 'sum' AND kind = 'cpu' AND main = 1") == 1);
+	CU_ASSERT(q_int(db, "SELECT COUNT(*) FROM samples WHERE metric_id NOT IN (SELECT id FROM"
+			    " metrics WHERE name = 'CPU Time')") == 0);
+	CU_ASSERT(q_int(db, "SELECT value FROM meta WHERE key = 'schema_version'") == 2);
 	/* A time range is a range of the table's key, not a scan of every sample. */
 	CU_ASSERT_FATAL(sqlite3_prepare_v2(db, "EXPLAIN QUERY PLAN SELECT thread_id, stack_id,"
 					       " COUNT(*) FROM timeline WHERE time_ns >= 1 AND"

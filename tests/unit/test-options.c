@@ -552,6 +552,53 @@ static void test_options_print_help(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\n  enable-stack-collection=BOOL\n"));
 }
 
+/* -search-dir: a plain directory, VTune's typed forms, and the mistakes people make. */
+static void test_options_search_dir(void)
+{
+	char err[1024], tmp[] = "/tmp/test-options.XXXXXX", file[64], value[128];
+	const char *dir;
+	unsigned kinds;
+	FILE *f;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(tmp));
+	CU_ASSERT_EQUAL(options_search_dir("-search-dir", tmp, NULL, &kinds, &dir, err,
+					   sizeof(err)), 0);
+	CU_ASSERT_STRING_EQUAL(dir, tmp);
+	CU_ASSERT_EQUAL(kinds, SEARCH_DIR_BINARIES);
+	snprintf(value, sizeof(value), "src:=%s", tmp);
+	CU_ASSERT_EQUAL(options_search_dir("-search-dir", value, NULL, &kinds, &dir, err,
+					   sizeof(err)), 0);
+	CU_ASSERT_STRING_EQUAL(dir, tmp);
+	CU_ASSERT_EQUAL(kinds, SEARCH_DIR_SOURCES);
+	snprintf(value, sizeof(value), "all:rp=%s", tmp);
+	CU_ASSERT_EQUAL(options_search_dir("-search-dir", value, NULL, &kinds, &dir, err,
+					   sizeof(err)), 0);
+	CU_ASSERT_EQUAL(kinds, SEARCH_DIR_BINARIES | SEARCH_DIR_SOURCES);
+	snprintf(value, sizeof(value), "sym:=%s", tmp);
+	CU_ASSERT_EQUAL(options_search_dir("-search-dir", value, NULL, &kinds, &dir, err,
+					   sizeof(err)), 0);
+	CU_ASSERT_EQUAL(kinds, SEARCH_DIR_BINARIES);
+	/* "bin:= ./app": the space took the directory away */
+	CU_ASSERT_EQUAL(options_search_dir("-search-dir", "bin:=", "./app", &kinds, &dir, err,
+					   sizeof(err)), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "-search-dir bin:=DIR"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "'./app'"));
+	CU_ASSERT_EQUAL(options_search_dir("-search-dir", "bn:=/tmp", NULL, &kinds, &dir, err,
+					   sizeof(err)), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown search directory type 'bn:'"));
+	CU_ASSERT_EQUAL(options_search_dir("-search-dir", "/nonexistent/dir", NULL, &kinds, &dir,
+					   err, sizeof(err)), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "'/nonexistent/dir' does not exist"));
+	snprintf(file, sizeof(file), "%s/f", tmp);
+	f = fopen(file, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fclose(f);
+	CU_ASSERT_EQUAL(options_check_dir("search", file, err, sizeof(err)), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "is not a directory"));
+	unlink(file);
+	rmdir(tmp);
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -577,6 +624,7 @@ int main(void)
 		{ "parse_double", test_options_parse_double },
 		{ "parse_long", test_options_parse_long },
 		{ "print_help", test_options_print_help },
+		{ "search_dir", test_options_search_dir },
 		{ NULL, NULL },
 	};
 

@@ -415,6 +415,71 @@ static void test_report_table_big_arrays(void)
 	free(q);
 }
 
+/* Bytes read in units in text, exactly in CSV and JSON. */
+static void test_report_table_bytes_format(void)
+{
+	static const struct {
+		int64_t v;
+		const char *text;
+	} cases[] = {
+		{ 0, "0 B" }, { 512, "512 B" }, { 1023, "1023 B" }, { 1024, "1.0 KB" },
+		{ 1536, "1.5 KB" }, { 3145728, "3.0 MB" }, { 1048575, "1.0 MB" },
+		{ 5LL << 30, "5.0 GB" }, { -1536, "-1.5 KB" }, { -5, "-5 B" },
+	};
+	struct table t;
+	char buf[64];
+	size_t i, r;
+	int c;
+
+	table_init(&t);
+	c = table_add_col(&t, "Allocated Bytes:Self", TABLE_BYTES, 0);
+	r = table_add_row(&t, 0);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		table_set_int(&t, r, c, cases[i].v);
+		table_format_cell(&t, r, c, true, buf, sizeof(buf));
+		CU_ASSERT_STRING_EQUAL(buf, cases[i].text);
+		CU_ASSERT_EQUAL(table_cell_len(&t, r, c, true), strlen(cases[i].text));
+		table_format_cell(&t, r, c, false, buf, sizeof(buf));
+		CU_ASSERT_EQUAL(strtoll(buf, NULL, 10), cases[i].v);
+	}
+	table_release(&t);
+}
+
+/* A narrow width drops percentages, then details, before names go below 30 columns. */
+static void test_report_table_narrow_drops_columns(void)
+{
+	static const char name[] = "physics::Grid<double>::relax_the_grid_until_it_converges(int)";
+	struct table t;
+	char *out, *line;
+	size_t r;
+	int n, v, p, mod;
+
+	table_init(&t);
+	n = table_add_col(&t, "Function", TABLE_TEXT, TABLE_NAME);
+	v = table_add_col(&t, "CPU Time:Self", TABLE_TIME, 0);
+	p = table_add_col(&t, "CPU Time:Self %", TABLE_PCT, TABLE_OPTIONAL);
+	mod = table_add_col(&t, "Module", TABLE_TEXT, TABLE_SHRINK | TABLE_DETAIL);
+	r = table_add_row(&t, 0);
+	table_set_text(&t, r, n, name);
+	table_set_time(&t, r, v, 1500000000);
+	table_set_pct(&t, r, p, 42.0);
+	table_set_text(&t, r, mod, "libphysics.so.1");
+	out = render(&t, 0, 0); /* no limit: everything whole */
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, name));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "42.0%"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "libphysics.so.1"));
+	free(out);
+	out = render(&t, 0, 45);
+	CU_ASSERT_PTR_NULL(strstr(out, "42.0%"));
+	CU_ASSERT_PTR_NULL(strstr(out, "libphysics"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "1.500s"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "converges(int)"));
+	for (line = strtok(out, "\n"); line; line = strtok(NULL, "\n"))
+		CU_ASSERT(strlen(line) <= 45);
+	free(out);
+	table_release(&t);
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -430,6 +495,8 @@ int main(void)
 		{ "outbuf_lines", test_report_table_outbuf_lines },
 		{ "long_cells_whole", test_report_table_long_cells_whole },
 		{ "big_arrays", test_report_table_big_arrays },
+		{ "bytes_format", test_report_table_bytes_format },
+		{ "narrow_drops_columns", test_report_table_narrow_drops_columns },
 		{ NULL, NULL },
 	};
 

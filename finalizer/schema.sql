@@ -1,0 +1,69 @@
+-- SPDX-License-Identifier: MIT
+-- The result database (docs/schema.md), schema version 2: the one copy of its tables.
+-- pfinalize embeds this file at build time (finalizer/schema_sql.py makes one C string per
+-- section); the tests build their synthetic results from it (tests/e2e/report_synth.py).
+-- A section runs from its "-- section: NAME" line to the next one.
+
+-- section: tables
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+-- The quantities the result holds: CPU Time for hotspots, later Wait Time, Allocated Bytes...
+CREATE TABLE metrics (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,
+  unit TEXT NOT NULL,        -- 'ns', 'bytes' or 'count'
+  aggregation TEXT NOT NULL, -- 'sum' or 'peak'
+  kind TEXT NOT NULL,        -- the sample kind that carries it: 'cpu', ...
+  description TEXT,
+  main INTEGER NOT NULL DEFAULT 0, -- 1: the analysis's main metric (the default sort)
+  display_order INTEGER);
+-- Grouping attributes later analyses attach to samples (wait kind, sync object, region); they
+-- add the columns. Id 0 means "no context" and has no row.
+CREATE TABLE contexts (id INTEGER PRIMARY KEY);
+CREATE TABLE processes (id INTEGER PRIMARY KEY, pid INTEGER, ppid INTEGER,
+  parent_id INTEGER REFERENCES processes(id), origin TEXT, generation INTEGER,
+  host TEXT, rank INTEGER, exe TEXT, command_line TEXT, start_ns INTEGER,
+  end_ns INTEGER);
+CREATE TABLE threads (id INTEGER PRIMARY KEY,
+  process_id INTEGER REFERENCES processes(id), tid INTEGER, name TEXT,
+  start_ns INTEGER, end_ns INTEGER, cpu_ns INTEGER, samples INTEGER, weight INTEGER,
+  time_ns INTEGER);
+CREATE TABLE modules (id INTEGER PRIMARY KEY, path TEXT, name TEXT, build_id TEXT,
+  kind TEXT, resolved_path TEXT, debug_path TEXT, symbols TEXT, status TEXT,
+  role TEXT);
+CREATE TABLE source_files (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE);
+CREATE TABLE functions (id INTEGER PRIMARY KEY, name TEXT,
+  mangled TEXT, module_id INTEGER REFERENCES modules(id),
+  source_file_id INTEGER REFERENCES source_files(id), line INTEGER, language TEXT,
+  resolved INTEGER);
+CREATE TABLE frames (id INTEGER PRIMARY KEY,
+  function_id INTEGER REFERENCES functions(id),
+  module_id INTEGER REFERENCES modules(id), address INTEGER, inline_depth INTEGER,
+  source_file_id INTEGER REFERENCES source_files(id), line INTEGER);
+CREATE TABLE stacks (id INTEGER PRIMARY KEY, parent_id INTEGER REFERENCES stacks(id),
+  frame_id INTEGER REFERENCES frames(id), depth INTEGER);
+-- Per metric, thread, stack and context: events aggregated and their value in the metric's unit.
+CREATE TABLE samples (thread_id INTEGER REFERENCES threads(id),
+  stack_id INTEGER REFERENCES stacks(id), metric_id INTEGER REFERENCES metrics(id),
+  context_id INTEGER NOT NULL DEFAULT 0, count INTEGER, value INTEGER,
+  PRIMARY KEY (metric_id, thread_id, stack_id, context_id)) WITHOUT ROWID;
+-- Every event in time order: the key is the time index (range scans, no separate index).
+CREATE TABLE timeline (time_ns INTEGER, thread_id INTEGER REFERENCES threads(id),
+  metric_id INTEGER REFERENCES metrics(id), stack_id INTEGER REFERENCES stacks(id),
+  context_id INTEGER NOT NULL DEFAULT 0, value INTEGER,
+  PRIMARY KEY (time_ns, thread_id, metric_id)) WITHOUT ROWID;
+CREATE TABLE lost (process_id INTEGER REFERENCES processes(id),
+  thread_id INTEGER REFERENCES threads(id), reason TEXT, count INTEGER,
+  weight INTEGER);
+CREATE TABLE streams (path TEXT, process_id INTEGER REFERENCES processes(id),
+  thread_id INTEGER REFERENCES threads(id), bytes INTEGER, bytes_skipped INTEGER,
+  chunks INTEGER, chunks_damaged INTEGER, problem TEXT, samples INTEGER,
+  samples_unknown_stack INTEGER);
+CREATE TABLE python_notes (process_id INTEGER REFERENCES processes(id),
+  thread_id INTEGER REFERENCES threads(id), kind TEXT, count INTEGER, detail TEXT);
+
+-- section: symbol_indexes
+-- Built once their tables are full: sorting once beats inserting in order.
+CREATE INDEX frames_function ON frames(function_id);
+CREATE INDEX functions_module ON functions(module_id);
+
+-- section: sample_indexes
+CREATE INDEX stacks_parent ON stacks(parent_id);
+CREATE INDEX samples_stack ON samples(stack_id);
