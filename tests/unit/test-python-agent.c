@@ -4,7 +4,6 @@
 #include "collector/python/python.h"
 #include "common/raw-python.h"
 
-#include <CUnit/Basic.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -13,6 +12,29 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "python-test-lib.h"
+#include "tests/unit/unit.h"
+
+static struct pytest_python pythons[16];
+static size_t npythons;
+
+/* The newest interpreter found below 3.below that is linked into its executable (shared
+   false) or runs from a libpython, of a version the agent knows (known true) or not. */
+static const struct pytest_python *find_python(bool shared, bool known, int below)
+{
+	const struct pytest_python *best = NULL;
+	size_t i;
+
+	for (i = 0; i < npythons; i++) {
+		const struct pytest_python *py = &pythons[i];
+
+		if (py->shared == shared && (pylayout_find(py->minor) != NULL) == known &&
+		    py->minor < below && (!best || py->minor > best->minor))
+			best = py;
+	}
+	return best;
+}
 
 static double now_ns(void)
 {
@@ -64,6 +86,7 @@ static void test_python_agent_guarded_read(void)
 static void test_python_agent_discovery(void)
 {
 	struct pyagent_thread *t = calloc(1, sizeof(*t));
+	const struct pytest_python *py;
 	struct raw_py_frame f[4];
 	int ret;
 
@@ -73,32 +96,39 @@ static void test_python_agent_discovery(void)
 	CU_ASSERT(pyagent_on_module("/etc/hostname", 0) == PYAGENT_NOT_PYTHON);
 	CU_ASSERT(pyagent_on_module("/proc/self/exe", 0) == PYAGENT_NOT_PYTHON);
 	CU_ASSERT(!pyagent_active());
-	if (access("/usr/bin/python3.11", R_OK) == 0) {
+	py = find_python(false, true, 100);
+	if (py) {
 		/* the interpreter linked into the executable; Py_Version read from the file */
-		ret = pyagent_on_module("/usr/bin/python3.11", 0x555555554000ull);
+		ret = pyagent_on_module(py->binary, 0x555555554000ull);
 		CU_ASSERT(ret == PYAGENT_FOUND);
-		CU_ASSERT(pyagent_version() == RAW_PY_VERSION(3, 11));
+		CU_ASSERT(pyagent_version() == RAW_PY_VERSION(3, py->minor));
 		CU_ASSERT(pyagent_rt.runtime > 0x555555554000ull);
 		/* first interpreter wins */
-		CU_ASSERT(pyagent_on_module("/usr/bin/python3.11", 0) == PYAGENT_NOT_PYTHON);
+		CU_ASSERT(pyagent_on_module(py->binary, 0) == PYAGENT_NOT_PYTHON);
 		pyagent_reset();
 	} else {
-		printf("\n    no /usr/bin/python3.11: executable discovery not tested");
+		printf("\n    no interpreter linked into its executable: executable discovery not "
+		       "tested");
 	}
-	/* 3.10 under a name that does not say so: the PY_VERSION string tells */
-	if (access("/root/.pyenv/versions/3.10.13/lib/libpython3.10.so.1.0", R_OK) == 0) {
+	/* 3.10 under a name that does not say so: the PY_VERSION string tells (no Py_Version) */
+	py = find_python(true, true, 11);
+	if (py && py->minor == 10) {
 		char tmp[64];
 
 		snprintf(tmp, sizeof(tmp), "/tmp/pcollect-libapp-%d.so", (int)getpid());
-		CU_ASSERT(symlink("/root/.pyenv/versions/3.10.13/lib/libpython3.10.so.1.0", tmp) == 0);
+		CU_ASSERT(symlink(py->libpython, tmp) == 0);
 		CU_ASSERT(pyagent_on_module(tmp, 0) == PYAGENT_FOUND);
 		CU_ASSERT(pyagent_version() == RAW_PY_VERSION(3, 10));
 		unlink(tmp);
 		pyagent_reset();
+	} else {
+		printf("\n    no shared 3.10: discovery by the PY_VERSION string not tested");
 	}
-	ret = pyagent_on_module("/root/.pyenv/versions/3.9.18/lib/libpython3.9.so.1.0", 0);
-	if (ret != -ENOENT) {
-		/* an older interpreter: found, not walked, every sample gets a note */
+	py = find_python(true, false, 10);
+	if (py && py->minor >= 7) {
+		/* an older interpreter (3.7-3.9: _PyRuntime, no layout): found, not walked, every
+		   sample gets a note */
+		ret = pyagent_on_module(py->libpython, 0);
 		CU_ASSERT(ret == PYAGENT_UNSUPPORTED);
 		CU_ASSERT(pyagent_active());
 		pyagent_thread_init(t);
@@ -106,7 +136,7 @@ static void test_python_agent_discovery(void)
 		CU_ASSERT(t->notes[RAW_PY_NOTE_UNKNOWN_VERSION] == 1);
 		pyagent_reset();
 	} else {
-		printf("\n    no python 3.9: unsupported-version discovery not tested");
+		printf("\n    no shared build of 3.7-3.9: unsupported-version discovery not tested");
 	}
 	free(t);
 }
@@ -299,18 +329,15 @@ static void test_python_agent_forged_walks(void)
 
 int main(void)
 {
-	unsigned bad;
-	CU_pSuite s;
+	static const struct unit_test tests[] = {
+		{ "guarded reads never fault", test_python_agent_guarded_read },
+		{ "interpreter discovery", test_python_agent_discovery },
+		{ "walks over forged, torn and reused frames", test_python_agent_forged_walks },
+		{ NULL, NULL },
+	};
+	char root[PATH_MAX];
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("python-agent", NULL, NULL);
-	CU_add_test(s, "guarded reads never fault", test_python_agent_guarded_read);
-	CU_add_test(s, "interpreter discovery", test_python_agent_discovery);
-	CU_add_test(s, "walks over forged, torn and reused frames", test_python_agent_forged_walks);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	bad = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return bad ? 1 : 0;
+	/* Without the source tree or interpreters, discovery is tested on what is there. */
+	pytest_init(__FILE__, root, pythons, 16, &npythons);
+	return unit_run("python-agent", tests, NULL, NULL);
 }

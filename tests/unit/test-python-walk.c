@@ -4,7 +4,8 @@
 #include "common/raw-python.h"
 #include "finalizer/python/python.h"
 
-#include <CUnit/Basic.h>
+#include "collector/python/python-layout.h"
+
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
@@ -17,9 +18,11 @@
 #include <unistd.h>
 
 #include "python-test-lib.h"
+#include "tests/unit/unit.h"
 
 /*
- * For each installed CPython 3.10-3.13 a child process dlopen()s libpython3.N.so, starts the
+ * For each shared build of a CPython the agent has a layout for (tests/pythons.py finds them)
+ * a child process dlopen()s its libpython3.N.so, starts the
  * interpreter and runs a script that calls capture(), a C function of ours: from inside it we
  * call pyagent_capture() exactly as the signal handler will. The script writes what Python
  * itself says about the same instant (sys._getframe(), on the same source line) to a file;
@@ -294,11 +297,14 @@ static int find_bias(struct dl_phdr_info *info, size_t size, void *arg)
 	} while (0)
 
 /* The child: one interpreter. Returns the number of failed checks (1 for setup errors). */
-static int run_version(const char *prefix, int minor)
+static int run_version(const struct pytest_python *py)
 {
+	const char *prefix = py->prefix;
+	int minor = py->minor;
 	static struct py_method_def cap_def = { "capture", capture_cb, METH_NOARGS, NULL };
 	static struct py_method_def bench_def = { "bench", bench_cb, METH_NOARGS, NULL };
-	char lib[PATH_MAX], expect_path[64], script[8192], quoted[80];
+	const char *lib = py->libpython;
+	char expect_path[64], script[8192], quoted[80];
 	struct raw_file_header hdr;
 	struct pycode_table codes;
 	struct raw_py_frame f[4];
@@ -308,7 +314,6 @@ static int run_version(const char *prefix, int minor)
 	void *h, *mainstate, *sub;
 	int fd, ret, no_state = 0, reused = 0;
 
-	snprintf(lib, sizeof(lib), "%s/lib/libpython3.%d.so.1.0", prefix, minor);
 	setenv("PYTHONHOME", prefix, 1);
 	setenv("PYTHONDONTWRITEBYTECODE", "1", 1);
 	h = dlopen(lib, RTLD_NOW | RTLD_GLOBAL);
@@ -393,22 +398,32 @@ static int run_version(const char *prefix, int minor)
 	return failures;
 }
 
+static struct pytest_python pythons[16];
+static size_t npythons, nwalked;
+
+/* True for an interpreter this test can load and the agent can walk. */
+static bool walkable(const struct pytest_python *py)
+{
+	return py->shared && pylayout_find(py->minor);
+}
+
 static void test_python_walk_each_version(void)
 {
-	static char prefixes[16][PATH_MAX];
-	size_t n = pytest_find_prefixes(prefixes, 16), i;
-	size_t ran = 0;
+	size_t i;
 
-	for (i = 0; i < n; i++) {
-		int minor = pytest_prefix_minor(prefixes[i]), status = 0;
+	for (i = 0; i < npythons; i++) {
+		const struct pytest_python *py = &pythons[i];
+		int status = 0;
 		pid_t pid;
 
-		printf("\n  python 3.%d (%s)\n", minor, prefixes[i]);
+		if (!walkable(py))
+			continue;
+		printf("\n  python 3.%d.%d (%s)\n", py->minor, py->micro, py->libpython);
 		fflush(stdout);
 		pid = fork();
 		CU_ASSERT_FATAL(pid >= 0);
 		if (pid == 0) {
-			int bad = run_version(prefixes[i], minor);
+			int bad = run_version(py);
 
 			fflush(stdout);
 			_exit(bad ? 1 : 0);
@@ -417,29 +432,34 @@ static void test_python_walk_each_version(void)
 		CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 		if (!WIFEXITED(status))
 			printf("    child died with signal %d\n", WTERMSIG(status));
-		ran++;
+		nwalked++;
 	}
-	CU_ASSERT(ran == n);
 }
 
 int main(void)
 {
-	static char prefixes[16][PATH_MAX];
-	unsigned bad;
-	CU_pSuite s;
+	static const struct unit_test tests[] = {
+		{ "walk in-process, every installed version", test_python_walk_each_version },
+		{ NULL, NULL },
+	};
+	char root[PATH_MAX];
+	size_t i, n = 0;
+	int rc;
 
-	if (pytest_find_prefixes(prefixes, 16) == 0) {
-		printf("skipped: no CPython 3.10-3.13 shared library installed "
-		       "(set PCOLLECT_PYTHON_ROOT)\n");
+	if (pytest_init(__FILE__, root, pythons, 16, &npythons))
+		return 77;
+	for (i = 0; i < npythons; i++)
+		n += walkable(&pythons[i]);
+	if (n == 0) {
+		printf("skipped: no shared build (libpython3.N.so) of a CPython the agent knows among "
+		       "the %zu interpreters tests/pythons.py found (add one with "
+		       "PCOLLECT_TEST_PYTHONS)\n", npythons);
 		return 77;
 	}
-	if (CU_initialize_registry() != CUE_SUCCESS)
+	rc = unit_run("python-walk", tests, NULL, NULL);
+	if (rc == 0 && nwalked != n) {
+		printf("python-walk: %zu of %zu interpreters walked\n", nwalked, n);
 		return 1;
-	s = CU_add_suite("python-walk", NULL, NULL);
-	CU_add_test(s, "walk in-process, every installed version", test_python_walk_each_version);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	bad = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return bad ? 1 : 0;
+	}
+	return rc;
 }
