@@ -14,14 +14,22 @@ static char root[PATH_MAX];
 static struct pytest_python pythons[16];
 static size_t npythons, ncompared;
 
+/* The table's value of a field the probe printed: struct pylayout's, or for "dbg_" names
+   where the field sits in _Py_DebugOffsets (struct pydebug_map, 3.13+). */
 static int32_t table_value(const struct pylayout *L, const char *name, int *found)
 {
-	const struct pylayout_field *f;
+	const struct pydebug_map *m = pydebug_map_find(L->minor);
+	const struct pylayout_field *f = pylayout_fields;
+	const void *base = L;
 	int32_t v;
 
-	for (f = pylayout_fields; f->name; f++)
+	if (strncmp(name, "dbg_", 4) == 0) {
+		f = pydebug_map_fields;
+		base = m && m->minor == L->minor ? (const void *)m : NULL;
+	}
+	for (; base && f->name; f++)
 		if (strcmp(f->name, name) == 0) {
-			memcpy(&v, (const char *)L + f->offset, sizeof(v));
+			memcpy(&v, (const char *)base + f->offset, sizeof(v));
 			*found = 1;
 			return v;
 		}
@@ -93,8 +101,11 @@ static void test_python_layout_table_complete(void)
 {
 	int minor;
 
-	for (minor = 10; minor <= 13; minor++) {
+	const struct pylayout_field *f;
+
+	for (minor = 10; minor <= 15; minor++) {
 		const struct pylayout *L = pylayout_find(minor);
+		const struct pydebug_map *m = pydebug_map_find(minor);
 
 		CU_ASSERT_FATAL(L != NULL);
 		CU_ASSERT(L->minor == minor);
@@ -102,9 +113,26 @@ static void test_python_layout_table_complete(void)
 		CU_ASSERT(L->co_filename > 0 && L->co_linetable > 0 && L->co_firstlineno > 0);
 		CU_ASSERT((L->ts_frame >= 0) != (L->ts_cframe >= 0));
 		CU_ASSERT(L->fr_size > L->fr_instr);
+		/* PyGILState's key, or the thread list (3.15+) */
+		CU_ASSERT(L->rt_autotss >= 0 || (minor >= 15 && L->is_threads_head > 0 &&
+						 L->ts_status >= 0));
+		CU_ASSERT((m != NULL) == (minor >= 13));
+		if (!m)
+			continue;
+		CU_ASSERT(m->minor == minor);
+		/* every field lies inside the block read */
+		for (f = pydebug_map_fields; f->name; f++) {
+			int32_t v;
+
+			memcpy(&v, (const char *)m + f->offset, sizeof(v));
+			CU_ASSERT(v > 0 && (v < m->words || strcmp(f->name, "dbg_words") == 0));
+		}
 	}
 	CU_ASSERT(pylayout_find(9) == NULL);
-	CU_ASSERT(pylayout_find(14) == NULL);
+	CU_ASSERT(pylayout_find(16) == NULL);
+	CU_ASSERT(pylayout_newest()->minor == 15);
+	/* a later release is read with the newest map */
+	CU_ASSERT(pydebug_map_find(16) == pydebug_map_find(15));
 }
 
 int main(void)
