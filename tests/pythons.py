@@ -38,18 +38,32 @@ SKIP = 77
 
 PROBE = r"""
 import json, sys, sysconfig
-lib = ""
+# the program's own file: the one mapped where its headers are (AT_PHDR as the C library
+# tells it: under an explicit loader the kernel's, /proc/self/auxv, names the loader's), which
+# is neither sys.executable under a wrapper nor /proc/self/exe under an explicit loader
+try:
+    import ctypes
+    libc = ctypes.CDLL(None)
+    libc.getauxval.restype = ctypes.c_ulong
+    phdr = libc.getauxval(3)
+except Exception:
+    phdr = 0
+lib = image = ""
 with open("/proc/self/maps") as f:
     for line in f:
-        path = line.split(None, 5)[-1].strip()
-        if "/libpython3." in path:
+        parts = line.split(None, 5)
+        path = parts[-1].strip() if len(parts) == 6 else ""
+        lo, hi = (int(x, 16) for x in parts[0].split("-"))
+        if lo <= phdr < hi and path.startswith("/"):
+            image = path
+        if "/libpython3." in path and not lib:
             lib = path
-            break
 print(json.dumps({
     "implementation": getattr(sys, "implementation", sys).name
         if hasattr(sys, "implementation") else "cpython",
     "version": list(sys.version_info[:3]),
     "executable": sys.executable,
+    "image": image,
     "prefix": sys.base_prefix,
     "libpython": lib,
     "include": sysconfig.get_paths().get("include", ""),
@@ -66,7 +80,7 @@ class Python:
         self.exe = exe
         self.version = tuple(info["version"])
         self.minor, self.micro = self.version[1], self.version[2]
-        self.binary = os.path.realpath(info["executable"] or exe)
+        self.binary = os.path.realpath(info.get("image") or info["executable"] or exe)
         self.prefix = info["prefix"]
         self.libpython = info["libpython"]
         self.include = info["include"] or ""
