@@ -141,6 +141,74 @@ static void test_python_agent_discovery(void)
 	free(t);
 }
 
+/*
+ * A free-threaded build (3.13t, 3.14t) says so in _Py_DebugOffsets: a copy of a real 3.13+
+ * interpreter whose block has the flag set must be recognised, and its samples get the
+ * free-threaded note instead of frames.
+ */
+static void test_python_agent_free_threaded(void)
+{
+	struct pyagent_thread *t = calloc(1, sizeof(*t));
+	const struct pytest_python *py = NULL;
+	char tmp[64], cmd[PATH_MAX + 128];
+	struct raw_py_frame f[4];
+	uint8_t *base, *p, *end, *hit = NULL;
+	size_t i;
+	FILE *in;
+	long len;
+
+	for (i = 0; i < npythons; i++)
+		if (pythons[i].minor >= 13 && pylayout_find(pythons[i].minor) &&
+		    (!py || pythons[i].minor > py->minor))
+			py = &pythons[i];
+	if (!py) {
+		printf("\n    no CPython 3.13+: free-threaded recognition not tested");
+		free(t);
+		return;
+	}
+	snprintf(tmp, sizeof(tmp), "/tmp/pcollect-ft-%d", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", py->shared ? py->libpython : py->binary, tmp);
+	CU_ASSERT_FATAL(system(cmd) == 0);
+	in = fopen(tmp, "r+b");
+	CU_ASSERT_FATAL(in != NULL);
+	fseek(in, 0, SEEK_END);
+	len = ftell(in);
+	base = malloc((size_t)len);
+	CU_ASSERT_FATAL(base && fseek(in, 0, SEEK_SET) == 0 &&
+			fread(base, 1, (size_t)len, in) == (size_t)len);
+	/* the block: the cookie, then PY_VERSION_HEX of this minor, then the flag */
+	for (p = base, end = base + len - 24;
+	     !hit && (p = memmem(p, (size_t)(end - p), "xdebugpy", 8)); p++) {
+		uint64_t v;
+
+		memcpy(&v, p + 8, 8);
+		if ((v >> 16) == (uint64_t)(0x0300 | py->minor))
+			hit = p;
+	}
+	CU_ASSERT_FATAL(hit != NULL);
+	fseek(in, (long)(hit + 16 - base), SEEK_SET);
+	CU_ASSERT(fwrite(&(uint64_t){ 1 }, 8, 1, in) == 1);
+	fclose(in);
+	free(base);
+
+	pyagent_reset();
+	CU_ASSERT(pyagent_on_module(tmp, 0) == PYAGENT_UNSUPPORTED);
+	CU_ASSERT(pyagent_active());
+	CU_ASSERT(pyagent_unsupported_why() && strstr(pyagent_unsupported_why(), "free-threaded"));
+	pyagent_thread_init(t);
+	CU_ASSERT(pyagent_capture(t, NULL, f, 4, NULL) == -RAW_PY_NOTE_FREE_THREADED);
+	CU_ASSERT(t->notes[RAW_PY_NOTE_FREE_THREADED] == 1);
+	pyagent_reset();
+	/* the same file unpatched is walked */
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", py->shared ? py->libpython : py->binary, tmp);
+	CU_ASSERT(system(cmd) == 0);
+	CU_ASSERT(pyagent_on_module(tmp, 0) == PYAGENT_FOUND);
+	pyagent_reset();
+	printf("\n    3.%d (%s) with the free-threaded flag set: recognised", py->minor, tmp);
+	unlink(tmp);
+	free(t);
+}
+
 /* ---- a forged 3.12 interpreter --------------------------------------------------------- */
 
 static const struct pylayout *L;
@@ -332,6 +400,7 @@ int main(void)
 	static const struct unit_test tests[] = {
 		{ "guarded reads never fault", test_python_agent_guarded_read },
 		{ "interpreter discovery", test_python_agent_discovery },
+		{ "free-threaded builds recognised", test_python_agent_free_threaded },
 		{ "walks over forged, torn and reused frames", test_python_agent_forged_walks },
 		{ NULL, NULL },
 	};

@@ -7,6 +7,7 @@
 #include "collector/python/python-layout.h"
 
 #include <dlfcn.h>
+#include <glob.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -86,14 +87,6 @@ static pyobj capture_cb(pyobj self, pyobj unused)
 	captured_n[k] = pyagent_capture(&agent_thread, &writer, captured[k], MAX_DEPTH,
 					&captured_cut[k]);
 	return api.long_from(k);
-}
-
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
 static double cpu_ns(void)
@@ -419,10 +412,75 @@ static int run_version(const struct pytest_python *py)
 static struct pytest_python pythons[16];
 static size_t npythons, nwalked;
 
-/* True for an interpreter this test can load and the agent can walk. */
-static bool walkable(const struct pytest_python *py)
+/*
+ * An interpreter linked into its executable may still ship its shared library beside it
+ * (Debian's libpython3.N package): prefix/lib/libpython3.N.so.1.0 or prefix/lib/<triplet>/.
+ * Fills py->libpython; false when there is none.
+ */
+static bool find_shared_library(struct pytest_python *py)
 {
-	return py->shared && pylayout_find(py->minor);
+	char pat[PATH_MAX + 64];
+	glob_t g;
+	bool found = false;
+
+	snprintf(pat, sizeof(pat), "%.4000s/lib{,/*}/libpython3.%d.so.1.0", py->prefix, py->minor);
+	if (glob(pat, GLOB_BRACE, NULL, &g) == 0) {
+		snprintf(py->libpython, sizeof(py->libpython), "%s", g.gl_pathv[0]);
+		found = true;
+		globfree(&g);
+	}
+	return found;
+}
+
+/*
+ * The loader an interpreter runs under when its wrapper starts it through an explicit one
+ * (ROOT/lib/ld-linux-x86-64.so.2 --library-path ...: a C library newer than this system's,
+ * which the library needs too), into loader; "" when it runs under the system's own.
+ */
+static void interpreter_loader(const struct pytest_python *py, char *loader, size_t cap)
+{
+	char cmd[PATH_MAX + 128];
+	FILE *p;
+
+	loader[0] = 0;
+	snprintf(cmd, sizeof(cmd),
+		 "'%s' -c \"import os; print(os.readlink('/proc/self/exe'))\" 2>/dev/null", py->exe);
+	p = popen(cmd, "r");
+	if (!p)
+		return;
+	if (fgets(loader, (int)cap, p))
+		loader[strcspn(loader, "\n")] = 0;
+	pclose(p);
+	if (!strstr(loader, "/ld-linux") || strcmp(loader, py->binary) == 0)
+		loader[0] = 0;
+}
+
+/* True for an interpreter this test can load and the agent can walk. */
+static bool walkable(struct pytest_python *py)
+{
+	return pylayout_find(py->minor) && (py->shared || find_shared_library(py));
+}
+
+/*
+ * Run the child in a new image under the interpreter's loader: this test program, linked
+ * against this system's libraries, runs with the interpreter's newer C library.
+ */
+static int run_under_loader(const struct pytest_python *py, const char *loader)
+{
+	char libdir[PATH_MAX], self[PATH_MAX], minor[16], *slash;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n < 0)
+		return 1;
+	self[n] = 0;
+	snprintf(libdir, sizeof(libdir), "%s", loader);
+	slash = strrchr(libdir, '/');
+	*slash = 0;
+	snprintf(minor, sizeof(minor), "%d", py->minor);
+	execl(loader, loader, "--library-path", libdir, self, "--child", minor, py->prefix,
+	      py->libpython, (char *)NULL);
+	perror("execl");
+	return 1;
 }
 
 static void test_python_walk_each_version(void)
@@ -430,18 +488,21 @@ static void test_python_walk_each_version(void)
 	size_t i;
 
 	for (i = 0; i < npythons; i++) {
-		const struct pytest_python *py = &pythons[i];
+		struct pytest_python *py = &pythons[i];
+		char loader[PATH_MAX];
 		int status = 0;
 		pid_t pid;
 
 		if (!walkable(py))
 			continue;
-		printf("\n  python 3.%d.%d (%s)\n", py->minor, py->micro, py->libpython);
+		interpreter_loader(py, loader, sizeof(loader));
+		printf("\n  python 3.%d.%d (%s%s%s)\n", py->minor, py->micro, py->libpython,
+		       loader[0] ? " under " : "", loader);
 		fflush(stdout);
 		pid = fork();
 		CU_ASSERT_FATAL(pid >= 0);
 		if (pid == 0) {
-			int bad = run_version(py);
+			int bad = loader[0] ? run_under_loader(py, loader) : run_version(py);
 
 			fflush(stdout);
 			_exit(bad ? 1 : 0);
@@ -454,7 +515,7 @@ static void test_python_walk_each_version(void)
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const struct unit_test tests[] = {
 		{ "walk in-process, every installed version", test_python_walk_each_version },
@@ -464,6 +525,16 @@ int main(void)
 	size_t i, n = 0;
 	int rc;
 
+	/* the child of run_under_loader(): one interpreter, in this image */
+	if (argc == 5 && strcmp(argv[1], "--child") == 0) {
+		struct pytest_python py = { .minor = atoi(argv[2]), .shared = true };
+
+		snprintf(py.prefix, sizeof(py.prefix), "%s", argv[3]);
+		snprintf(py.libpython, sizeof(py.libpython), "%s", argv[4]);
+		rc = run_version(&py);
+		fflush(stdout);
+		return rc ? 1 : 0;
+	}
 	if (pytest_init(__FILE__, root, pythons, 16, &npythons))
 		return 77;
 	for (i = 0; i < npythons; i++)
