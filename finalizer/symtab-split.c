@@ -23,7 +23,8 @@
  *     start;
  *   - a direct jump inside the block lands back inside that function (a tail call from the
  *     function to a static one never comes back that way).
- * The block, up to the next FDE's start, is then named "<function>.cold". Decoding is by
+ * The block, as long as its FDE says (and never past the next one's start), is then named
+ * "<function>.cold". Decoding is by
  * byte patterns, not instructions; the two-way jump test is what keeps a stray pattern from
  * naming anything.
  */
@@ -32,8 +33,8 @@
 #define DW_EH_PE_datarel 0x30
 #define DW_EH_PE_sdata4	 0x0b
 
-/* The bytes of [addr, addr + len) from an executable section of elf, or NULL. */
-static const uint8_t *code_at(Elf *elf, uint64_t addr, uint64_t len)
+/* The bytes of [addr, addr + len) from a section of elf (an executable one if code), or NULL. */
+static const uint8_t *bytes_at(Elf *elf, uint64_t addr, uint64_t len, bool code)
 {
 	Elf_Scn *scn = NULL;
 
@@ -42,7 +43,7 @@ static const uint8_t *code_at(Elf *elf, uint64_t addr, uint64_t len)
 		Elf_Data *d;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
-		    !(sh.sh_flags & SHF_EXECINSTR) || addr < sh.sh_addr ||
+		    (code && !(sh.sh_flags & SHF_EXECINSTR)) || addr < sh.sh_addr ||
 		    addr - sh.sh_addr > sh.sh_size || len > sh.sh_size - (addr - sh.sh_addr))
 			continue;
 		d = elf_getdata(scn, NULL);
@@ -53,6 +54,11 @@ static const uint8_t *code_at(Elf *elf, uint64_t addr, uint64_t len)
 	return NULL;
 }
 
+static const uint8_t *code_at(Elf *elf, uint64_t addr, uint64_t len)
+{
+	return bytes_at(elf, addr, len, true);
+}
+
 static int32_t s32(const uint8_t *p)
 {
 	int32_t v;
@@ -61,8 +67,82 @@ static int32_t s32(const uint8_t *p)
 	return v;
 }
 
-/* Function starts from .eh_frame_hdr's table, sorted; *n of them. NULL when none. */
-static uint64_t *fde_starts(Elf *elf, size_t *n)
+static uint64_t uleb(const uint8_t **p, const uint8_t *end)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+
+	while (*p < end && shift < 64) {
+		uint8_t b = *(*p)++;
+
+		v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			break;
+	}
+	return v;
+}
+
+/* Bytes of a value of pointer encoding enc (its low nibble), 0 when unknown. */
+static size_t enc_size(uint8_t enc)
+{
+	switch (enc & 0x0f) {
+	case 0x00: case 0x04: case 0x0c: return 8;
+	case 0x02: case 0x0a: return 2;
+	case 0x03: case 0x0b: return 4;
+	default: return 0;
+	}
+}
+
+/*
+ * The length of the code the FDE at address fde covers (its pc_range), or 0. The CIE it
+ * points to says how its addresses are written (augmentation 'R', absolute 8 bytes without).
+ */
+static uint64_t fde_range(Elf *elf, uint64_t fde)
+{
+	const uint8_t *f = bytes_at(elf, fde, 16, false), *c, *end, *aug;
+	uint8_t renc = 0;
+	uint64_t cie, range = 0;
+	size_t n;
+
+	if (!f || s32(f) <= 0 || s32(f + 4) <= 0)
+		return 0;
+	cie = fde + 4 - (uint64_t)s32(f + 4);
+	c = bytes_at(elf, cie, 12, false);
+	if (!c || s32(c) <= 8 || !(c = bytes_at(elf, cie, 4 + (uint64_t)s32(c), false)))
+		return 0;
+	end = c + 4 + s32(c);
+	aug = c + 9; /* length, id, version */
+	for (c = aug; c < end && *c; c++)
+		;
+	if (c++ >= end)
+		return 0;
+	if (aug[0] == 'z') {
+		uleb(&c, end); /* code alignment */
+		uleb(&c, end); /* data alignment (sleb: only skipped) */
+		if (aug[-1] == 1)
+			c++; /* return register, a byte in version 1 */
+		else
+			uleb(&c, end);
+		uleb(&c, end); /* augmentation data length */
+		for (aug++; *aug && c < end; aug++) {
+			if (*aug == 'R')
+				renc = *c++;
+			else if (*aug == 'L')
+				c++;
+			else if (*aug == 'P')
+				c += 1 + enc_size(*c);
+		}
+	}
+	n = enc_size(renc);
+	if (!n || !(f = bytes_at(elf, fde + 8 + n, n, false)))
+		return 0;
+	memcpy(&range, f, n); /* little endian: the low bytes */
+	return range;
+}
+
+/* Function starts from .eh_frame_hdr's table, sorted, with their FDEs' addresses. */
+static uint64_t *fde_starts(Elf *elf, size_t *n, uint64_t **fdes)
 {
 	size_t shstrndx, i, count;
 	Elf_Scn *scn = NULL;
@@ -91,10 +171,17 @@ static uint64_t *fde_starts(Elf *elf, size_t *n)
 		if (count > (d->d_size - 12) / 8)
 			return NULL;
 		out = malloc((count ? count : 1) * sizeof(*out));
-		if (!out)
+		*fdes = malloc((count ? count : 1) * sizeof(**fdes));
+		if (!out || !*fdes) {
+			free(out);
+			free(*fdes);
+			*fdes = NULL;
 			return NULL;
-		for (i = 0; i < count; i++)
+		}
+		for (i = 0; i < count; i++) {
 			out[i] = sh.sh_addr + (uint64_t)(int64_t)s32(p + 12 + 8 * i);
+			(*fdes)[i] = sh.sh_addr + (uint64_t)(int64_t)s32(p + 16 + 8 * i);
+		}
 		*n = count;
 		return out;
 	}
@@ -162,8 +249,9 @@ static int sym_cmp(const void *a, const void *b)
 }
 
 /* Look for the split parts of every sized function of t; collect them in *parts. */
-static int find_parts(const struct symtab *t, Elf *elf, const uint64_t *starts, size_t nstarts,
-		      struct part **parts, size_t *nparts, size_t *cap)
+static int find_parts(const struct symtab *t, Elf *elf, const uint64_t *starts,
+		      const uint64_t *fdes, size_t nstarts, struct part **parts, size_t *nparts,
+		      size_t *cap)
 {
 	size_t s, i;
 
@@ -172,13 +260,19 @@ static int find_parts(const struct symtab *t, Elf *elf, const uint64_t *starts, 
 		const uint8_t *code = f->size ? code_at(elf, f->start, f->size) : NULL;
 
 		for (i = 0; code && i + 1 < f->size; i++) {
-			uint64_t to = jump_target(code, f->size, i, f->start), end;
+			uint64_t to = jump_target(code, f->size, i, f->start), end, range;
 			size_t k = upper(starts, nstarts, to);
 
 			if (!to || (to >= f->start && to < f->start + f->size) || k == 0 ||
-			    starts[k - 1] != to || k == nstarts || symtab_find_addr(t, to))
+			    starts[k - 1] != to || symtab_find_addr(t, to))
 				continue;
-			end = starts[k];
+			/* the FDE's own extent; the next function's start bounds it anyway */
+			range = fde_range(elf, fdes[k - 1]);
+			end = k < nstarts ? starts[k] : to + range;
+			if (range && to + range < end)
+				end = to + range;
+			if (end <= to)
+				continue;
 			if (end - to > (64u << 20) || !jumps_into(elf, to, end, f->start,
 								    f->start + f->size))
 				continue;
@@ -194,14 +288,14 @@ int symtab_name_split_parts(struct symtab *t, Elf *elf)
 {
 	struct part *parts = NULL;
 	size_t nparts = 0, cap = 0, nstarts, i, k, len = 0, at = 0;
-	uint64_t *starts = fde_starts(elf, &nstarts);
+	uint64_t *fdes = NULL, *starts = fde_starts(elf, &nstarts, &fdes);
 	struct symtab_sym *syms;
 	char *names;
 	int ret = 0;
 
 	if (!starts || !t->n)
 		goto out;
-	ret = find_parts(t, elf, starts, nstarts, &parts, &nparts, &cap);
+	ret = find_parts(t, elf, starts, fdes, nstarts, &parts, &nparts, &cap);
 	if (ret || !nparts)
 		goto out;
 	qsort(parts, nparts, sizeof(*parts), part_cmp);
@@ -234,5 +328,6 @@ int symtab_name_split_parts(struct symtab *t, Elf *elf)
 out:
 	free(parts);
 	free(starts);
+	free(fdes);
 	return ret;
 }
