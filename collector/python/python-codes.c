@@ -237,6 +237,19 @@ static int write_code(struct pyagent_thread *t, struct raw_writer *w, uintptr_t 
 	return raw_py_write_code(w, &c, t->scratch, sizeof(t->scratch)) < 0 ? -1 : 0;
 }
 
+static struct pyagent_code_slot *slot_of(const struct pyagent_thread *t, uintptr_t addr)
+{
+	return (struct pyagent_code_slot *)&t->slots[hash_combine(0, addr) &
+						     (PYAGENT_CODE_SLOTS - 1)];
+}
+
+uintptr_t pycodes_cached_name(const struct pyagent_thread *t, uintptr_t addr)
+{
+	const struct pyagent_code_slot *slot = slot_of(t, addr);
+
+	return slot->addr == addr ? slot->name : 0;
+}
+
 uint64_t pycodes_lookup(struct pyagent_thread *t, struct raw_writer *w, uintptr_t addr,
 			const uint8_t *code, const uint8_t *name, int pid)
 {
@@ -245,7 +258,7 @@ uint64_t pycodes_lookup(struct pyagent_thread *t, struct raw_writer *w, uintptr_
 
 	if (!sig)
 		return 0;
-	slot = &t->slots[hash_combine(0, addr) & (PYAGENT_CODE_SLOTS - 1)];
+	slot = slot_of(t, addr);
 	if (slot->addr == addr && slot->sig == sig)
 		return slot->id;
 	if (write_code(t, w, addr, code, pid, t->next_id) < 0) {
@@ -254,6 +267,7 @@ uint64_t pycodes_lookup(struct pyagent_thread *t, struct raw_writer *w, uintptr_
 	}
 	slot->addr = addr;
 	slot->sig = sig;
+	slot->name = name_ptr(&pyagent_rt.L, code);
 	slot->id = t->next_id++;
 	t->codes_written++;
 	return slot->id;

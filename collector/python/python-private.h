@@ -88,6 +88,8 @@ uint64_t pycodes_lookup(struct pyagent_thread *t, struct raw_writer *w, uintptr_
 size_t pycodes_name_bytes(void);
 /* Address of the name string pycodes_lookup() wants for the code copied in code. */
 uintptr_t pycodes_name_addr(const uint8_t *code);
+/* The name string address of the code object last described at addr, or 0. */
+uintptr_t pycodes_cached_name(const struct pyagent_thread *t, uintptr_t addr);
 
 /* Guarded reads (python-read.c). */
 

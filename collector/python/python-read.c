@@ -193,11 +193,11 @@ int pymem_read(struct pymem *m, void *dst, uintptr_t addr, size_t len, size_t ex
 		if (extra > PYMEM_BYTES - len)
 			extra = PYMEM_BYTES - len;
 		lo = addr, hi = addr + len;
-		if (dir < 0)
+		if (extra && dir < 0)
 			lo = addr - extra > PAGE && addr - extra < addr ? addr - extra : PAGE;
-		else
+		else if (extra)
 			hi = hi + extra > hi ? hi + extra : UINTPTR_MAX;
-		/* whole pages around [addr, addr + len) must fit what is left of buf */
+		/* the run must fit what is left of buf; else the object alone */
 		if (m->used + (hi - lo) <= PYMEM_BYTES)
 			r = fetch(m, addr, addr + len, lo, hi, dir);
 		else if (m->used + len <= PYMEM_BYTES)

@@ -138,12 +138,19 @@ static int walk_frames(struct pyagent_thread *t, uintptr_t frame, int max, bool 
 	return n;
 }
 
-/* Step 3 and 4: the code objects of the pending frames, and their names where needed. */
+/*
+ * Step 3 and 4: the code objects of the pending frames, and their names where identity needs
+ * them (3.10/3.11). A code object described before has its name string read in the same call,
+ * at the address it had then; only a name that moved (a new object at that address) or a code
+ * object not seen before costs the second call. Fills req[i] (code i) and req[PYAGENT_MEMO + i]
+ * (its name): ok says what was read.
+ */
 static unsigned read_codes(struct pyagent_thread *t, int n, struct pyread_req *req)
 {
 	const struct pylayout *L = &pyagent_rt.L;
 	size_t name_len = pycodes_name_bytes();
-	unsigned ncodes = 0, i, k;
+	uint8_t of[PYAGENT_MEMO], name_ok[PYAGENT_MEMO];
+	unsigned ncodes = 0, nreq, nmiss = 0, i, k;
 	int j;
 
 	for (j = 0; j < n; j++) {
@@ -159,19 +166,41 @@ static unsigned read_codes(struct pyagent_thread *t, int n, struct pyread_req *r
 		req[i].addr = t->code_addr[i];
 		req[i].len = (size_t)L->co_size;
 		req[i].dst = t->code[i];
+		name_ok[i] = 0;
 	}
-	pymem_batch(&t->mem, req, ncodes);
+	nreq = ncodes;
+	for (i = 0; name_len && i < ncodes; i++) {
+		t->name_at[i] = pycodes_cached_name(t, t->code_addr[i]);
+		if (!t->name_at[i])
+			continue;
+		req[nreq] = (struct pyread_req){ t->name_at[i], name_len, t->names[i], false };
+		of[nreq++ - ncodes] = (uint8_t)i;
+	}
+	pymem_batch(&t->mem, req, nreq);
+	for (k = ncodes; k < nreq; k++)
+		name_ok[of[k - ncodes]] = req[k].ok;
 	for (i = 0; i < ncodes; i++)
 		if (req[i].ok && field(t->code[i], PYLAYOUT_OB_TYPE) != pyagent_rt.code_type)
 			req[i].ok = false;
 	if (!name_len)
 		return ncodes;
+	/* the names not read yet, or read where the name no longer is */
 	for (i = 0; i < ncodes; i++) {
-		req[PYAGENT_MEMO + i].addr = req[i].ok ? pycodes_name_addr(t->code[i]) : 0;
-		req[PYAGENT_MEMO + i].len = name_len;
-		req[PYAGENT_MEMO + i].dst = t->names[i];
+		uintptr_t real = req[i].ok ? pycodes_name_addr(t->code[i]) : 0;
+
+		if (real && real == t->name_at[i] && name_ok[i])
+			continue;
+		name_ok[i] = 0;
+		if (!real)
+			continue;
+		req[PYAGENT_MEMO + nmiss] = (struct pyread_req){ real, name_len, t->names[i], false };
+		of[nmiss++] = (uint8_t)i;
 	}
-	pymem_batch(&t->mem, req + PYAGENT_MEMO, ncodes);
+	pymem_batch(&t->mem, req + PYAGENT_MEMO, nmiss);
+	for (k = 0; k < nmiss; k++)
+		name_ok[of[k]] = req[PYAGENT_MEMO + k].ok;
+	for (i = 0; i < ncodes; i++)
+		req[PYAGENT_MEMO + i].ok = name_ok[i];
 	return ncodes;
 }
 

@@ -64,6 +64,7 @@ struct pyagent_code_slot {
 	uintptr_t addr; /* code object address, 0 = free */
 	uint64_t sig;	/* hash of what identifies the object at addr (python-codes.c) */
 	uint64_t id;	/* RAW_REC_PY_CODE id written for it */
+	uintptr_t name; /* its name string's address (3.10/3.11: read with it next time) */
 };
 
 /* Copies of memory runs made in one sample (python-read.c). */
@@ -119,6 +120,7 @@ struct pyagent_thread {
 	struct pyagent_pending pending[PYAGENT_MAX_FRAMES];
 	struct pyread_req req[2 * PYAGENT_MEMO];
 	uintptr_t code_addr[PYAGENT_MEMO];
+	uintptr_t name_at[PYAGENT_MEMO]; /* name string read with each code object, 0 none */
 	uint8_t code[PYAGENT_MEMO][PYAGENT_CODE_BYTES];
 	uint8_t names[PYAGENT_MEMO][PYAGENT_NAME_BYTES];
 };
