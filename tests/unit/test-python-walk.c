@@ -533,7 +533,8 @@ int main(int argc, char **argv)
 		snprintf(py.libpython, sizeof(py.libpython), "%s", argv[4]);
 		rc = run_version(&py);
 		fflush(stdout);
-		return rc ? 1 : 0;
+		/* as the forked children: the interpreter is left running, not finalized */
+		_exit(rc ? 1 : 0);
 	}
 	if (pytest_init(__FILE__, root, pythons, 16, &npythons))
 		return 77;
