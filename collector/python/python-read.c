@@ -86,7 +86,12 @@ size_t pymem_batch(struct pymem *m, struct pyread_req *req, size_t n)
 			req[at + k].ok = true;
 			good++;
 		}
-		at += k + 1;
+		if (k < count)
+			at += k + 1; /* past the one the copy stopped in: it failed */
+		else if (count < PYREAD_BATCH && at + count < n)
+			at += count + 1; /* past the invalid address that ended the batch */
+		else
+			at += count;
 	}
 	return good;
 }

@@ -14,10 +14,12 @@
  *      frame's read copies the t->window bytes below it too (as much as the last sample's
  *      frames spanned), so the frames after it are copies already. The frames a
  *      _PyEval_EvalFrameDefault call keeps on the C stack (3.12+) are copied with a few KiB
- *      above them, where the next outer one is; generators' frames, in their objects, one
- *      read each. 3.10 frames are heap objects: one read each;
- *   3. the code objects of all frames, in one call (an iovec each);
- *   4. for 3.10/3.11 only, their name strings, in one more (code identity, python-codes.c).
+ *      above them, where the next outer one is; a frame outside every run copied so far
+ *      (a generator's, in its object; 3.10's, heap objects) starts a run of its own, with a
+ *      few KiB below it where its neighbours often are;
+ *   3. the code objects of all frames, in one call (an iovec each), with the name strings of
+ *      those described before (3.10/3.11 code identity, python-codes.c);
+ *   4. the names of code objects not seen before, in one more.
  * Every copy is a guarded read: a freed or torn frame gives bytes that fail the checks below
  * or a read that fails, never a fault.
  */

@@ -7,7 +7,7 @@
  * Use (docs/python.md has the whole story):
  *   outside the handler, for every module mapped (at start and after each dlopen):
  *       pyagent_on_module(path, load_bias);
- *   per thread, before its timer is armed: allocate a struct pyagent_thread (~240 KB: it
+ *   per thread, before its timer is armed: allocate a struct pyagent_thread (~250 KB: it
  *       holds its buffers; calloc() it, so that only the pages used cost memory) and
  *       pyagent_thread_init() it;
  *   in the handler, after the native unwind, if pyagent_active():

@@ -83,6 +83,64 @@ static void test_python_agent_guarded_read(void)
 	       (t1 - t0) / rounds, (now_ns() - t1) / rounds);
 }
 
+/*
+ * The reads a sample is made of: a batch stops at a bad request and goes on after it, more
+ * requests than one call takes are all read, a run copied around an object stops at the
+ * first unreadable page and serves what it holds, and nothing outside a run is taken from it.
+ */
+static void test_python_agent_batched_reads(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint8_t *m = mmap(NULL, (size_t)page * 4, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct pymem *mem = calloc(1, sizeof(*mem));
+	struct pyread_req req[150];
+	uint64_t got[150], v;
+	size_t i, ok;
+
+	CU_ASSERT_FATAL(m != MAP_FAILED && mem);
+	for (i = 0; i < (size_t)page * 4 / 8; i++)
+		((uint64_t *)m)[i] = i;
+	munmap(m + page, (size_t)page); /* pages 0, 2, 3 readable */
+	pymem_reset(mem, (int)getpid());
+	for (i = 0; i < 150; i++) {
+		size_t word = i < 75 ? i : (size_t)(2 * page) / 8 + i;
+
+		req[i] = (struct pyread_req){ (uintptr_t)(m + word * 8), 8, &got[i], false };
+	}
+	req[30].addr = 0;				 /* invalid */
+	req[70].addr = (uintptr_t)(m + page + 64);	 /* in the hole */
+	req[140].addr = (uintptr_t)(m + page - 4);	 /* runs into the hole */
+	ok = pymem_batch(mem, req, 150);
+	CU_ASSERT(ok == 147);
+	for (i = 0; i < 150; i++) {
+		bool bad = i == 30 || i == 70 || i == 140;
+
+		CU_ASSERT(req[i].ok == !bad);
+		if (req[i].ok)
+			CU_ASSERT(got[i] == (uintptr_t)(req[i].addr - (uintptr_t)m) / 8);
+	}
+	CU_ASSERT(mem->calls <= 5);
+
+	/* a run copied downwards from page 3 stops at the hole, and serves page 2 */
+	pymem_reset(mem, (int)getpid());
+	CU_ASSERT(pymem_read(mem, &v, (uintptr_t)(m + 3 * page + 8), 8, (size_t)page * 3, -1) == 0);
+	CU_ASSERT(v == (uint64_t)(3 * page + 8) / 8 && mem->calls == 1 && mem->nruns == 1);
+	CU_ASSERT(mem->run[0].lo == (uintptr_t)(m + 2 * page));
+	CU_ASSERT(pymem_read(mem, &v, (uintptr_t)(m + 2 * page + 16), 8, 0, 0) == 0);
+	CU_ASSERT(v == (uint64_t)(2 * page + 16) / 8 && mem->calls == 1);
+	/* page 0 is not in it: a read of its own */
+	CU_ASSERT(pymem_read(mem, &v, (uintptr_t)(m + 8), 8, 0, 0) == 0);
+	CU_ASSERT(v == 1 && mem->calls == 2);
+	/* upwards from page 0: the run ends at the hole; the hole itself fails */
+	CU_ASSERT(pymem_read(mem, &v, (uintptr_t)(m + page - 8), 8, (size_t)page * 2, 1) == 0);
+	CU_ASSERT(pymem_read(mem, &v, (uintptr_t)(m + page + 8), 8, 0, 0) == -1);
+	CU_ASSERT(pymem_read(mem, &v, (uintptr_t)(m + page - 4), 8, 0, 0) == -1);
+	munmap(m, (size_t)page);
+	munmap(m + 2 * page, (size_t)page * 2);
+	free(mem);
+}
+
 static void test_python_agent_discovery(void)
 {
 	struct pyagent_thread *t = calloc(1, sizeof(*t));
@@ -399,6 +457,7 @@ int main(void)
 {
 	static const struct unit_test tests[] = {
 		{ "guarded reads never fault", test_python_agent_guarded_read },
+		{ "batched and run reads", test_python_agent_batched_reads },
 		{ "interpreter discovery", test_python_agent_discovery },
 		{ "free-threaded builds recognised", test_python_agent_free_threaded },
 		{ "walks over forged, torn and reused frames", test_python_agent_forged_walks },
