@@ -29,9 +29,9 @@
  * naming anything.
  */
 
-#define DW_EH_PE_udata4	 0x03
+#define DW_EH_PE_udata4  0x03
 #define DW_EH_PE_datarel 0x30
-#define DW_EH_PE_sdata4	 0x0b
+#define DW_EH_PE_sdata4  0x0b
 
 /* The bytes of [addr, addr + len) from a section of elf (an executable one if code), or NULL. */
 static const uint8_t *bytes_at(Elf *elf, uint64_t addr, uint64_t len, bool code)
@@ -87,10 +87,18 @@ static uint64_t uleb(const uint8_t **p, const uint8_t *end)
 static size_t enc_size(uint8_t enc)
 {
 	switch (enc & 0x0f) {
-	case 0x00: case 0x04: case 0x0c: return 8;
-	case 0x02: case 0x0a: return 2;
-	case 0x03: case 0x0b: return 4;
-	default: return 0;
+	case 0x00:
+	case 0x04:
+	case 0x0c:
+		return 8;
+	case 0x02:
+	case 0x0a:
+		return 2;
+	case 0x03:
+	case 0x0b:
+		return 4;
+	default:
+		return 0;
 	}
 }
 
@@ -157,8 +165,7 @@ static uint64_t *fde_starts(Elf *elf, size_t *n, uint64_t **fdes)
 		const uint8_t *p;
 		Elf_Data *d;
 
-		if (!gelf_getshdr(scn, &sh) ||
-		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
 		    strcmp(name, ".eh_frame_hdr") != 0)
 			continue;
 		d = elf_getdata(scn, NULL);
@@ -273,8 +280,8 @@ static int find_parts(const struct symtab *t, Elf *elf, const uint64_t *starts,
 				end = to + range;
 			if (end <= to)
 				continue;
-			if (end - to > (64u << 20) || !jumps_into(elf, to, end, f->start,
-								    f->start + f->size))
+			if (end - to > (64u << 20) ||
+			    !jumps_into(elf, to, end, f->start, f->start + f->size))
 				continue;
 			if (array_reserve(parts, cap, *nparts + 1, sizeof(**parts)))
 				return -ENOMEM;

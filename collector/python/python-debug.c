@@ -33,11 +33,11 @@ static bool plausible(const uint64_t *w, const struct pydebug_map *m)
 	uint64_t ts = word(w, m->ts_size), fr = word(w, m->fr_localsplus),
 		 code = word(w, m->co_code_adaptive), str = word(w, m->str_ascii_size);
 	const int32_t idx[] = {
-		m->interpreters_head, m->is_next, m->is_threads_head, m->ts_next, m->ts_interp,
-		m->ts_current_frame, m->ts_thread_id, m->ts_status, m->fr_previous,
-		m->fr_executable, m->fr_instr_ptr, m->fr_owner, m->co_filename, m->co_name,
-		m->co_qualname, m->co_linetable, m->co_firstlineno, m->bytes_ob_sval,
-		m->str_state, m->str_length,
+		m->interpreters_head, m->is_next,          m->is_threads_head, m->ts_next,
+		m->ts_interp,         m->ts_current_frame, m->ts_thread_id,    m->ts_status,
+		m->fr_previous,       m->fr_executable,    m->fr_instr_ptr,    m->fr_owner,
+		m->co_filename,       m->co_name,          m->co_qualname,     m->co_linetable,
+		m->co_firstlineno,    m->bytes_ob_sval,    m->str_state,       m->str_length,
 	};
 	size_t i;
 

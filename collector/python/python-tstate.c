@@ -113,7 +113,8 @@ uintptr_t pytstate_find(struct pyagent_thread *t, struct pymem *m, uint8_t *ts, 
 	if (!main_interp)
 		return 0;
 	if (L->rt_autotss < 0) {
-		/* new interpreters go to the head of the list: head != main means sub-interpreters */
+		/* new interpreters go to the head of the list: head != main means sub-interpreters
+		 */
 		if (head != main_interp) {
 			*why = RAW_PY_NOTE_SUBINTERPRETER;
 			return 0;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* A function gcc splits into a hot part and a ".cold" one (the fixture of tests/unit/test-symtab-split.c). */
+/* A function gcc splits into a hot part and a ".cold" one (the fixture of
+ * tests/unit/test-symtab-split.c). */
 #include <stdio.h>
 #include <stdlib.h>
 

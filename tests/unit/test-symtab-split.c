@@ -88,7 +88,8 @@ static void test_symtab_split_names_cold_part(void)
 int main(int argc, char **argv)
 {
 	static const struct unit_test tests[] = {
-		{ "a stripped library's .cold part gets its name", test_symtab_split_names_cold_part },
+		{ "a stripped library's .cold part gets its name",
+		  test_symtab_split_names_cold_part },
 		{ NULL, NULL },
 	};
 
