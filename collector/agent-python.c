@@ -82,8 +82,8 @@ void agent_python_module(const char *path, uint64_t base)
 	if (r == PYAGENT_FOUND)
 		agent_log("python 3.%u found in '%s'", (pyagent_version() >> 16) & 0xff, path);
 	else if (r == PYAGENT_UNSUPPORTED)
-		agent_log("python interpreter of an unsupported version in '%s': native stacks only",
-			  path);
+		agent_log("python interpreter in '%s' not walked (%s): native stacks only", path,
+			  pyagent_unsupported_why());
 }
 
 void agent_python_modules_done(void)

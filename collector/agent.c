@@ -9,11 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "collector/agent-private.h"
 #include "collector/data-counter.h"
+#include "collector/proc-maps.h"
 #include "common/result-dir.h"
 
 struct agent_state agent = {
@@ -278,6 +280,9 @@ __attribute__((constructor)) static void agent_init(void)
 		return;
 	if (readlink("/proc/self/exe", agent.exe, sizeof(agent.exe) - 1) < 0)
 		agent.exe[0] = '\0';
+	/* Run through an explicit loader (ld-linux-x86-64.so.2 ./prog), /proc/self/exe is the
+	   loader: the program is the file whose headers the loader mapped (AT_PHDR). */
+	proc_maps_path_at(getauxval(AT_PHDR), agent.exe, sizeof(agent.exe));
 	agent.data = data_counter_map(agent.cfg.result_dir, 0);
 	if (pthread_key_create(&agent.key, agent_thread_key_destructor)) {
 		agent_log("cannot create a thread key: sampling disabled");

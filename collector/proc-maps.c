@@ -3,6 +3,7 @@
 #include "collector/proc-maps.h"
 
 #include <elf.h>
+#include <stdio.h>
 #include <string.h>
 
 static int hex(const char **p, uint64_t *out)
@@ -109,4 +110,25 @@ bool proc_map_is_anon_exec(const struct proc_map *m)
 	if (!strncmp(m->path, "/memfd:", 7))
 		return true;
 	return len > 10 && !strcmp(m->path + len - 10, " (deleted)");
+}
+
+int proc_maps_path_at(uint64_t addr, char *out, size_t cap)
+{
+	char line[4096 + 128];
+	FILE *f = fopen("/proc/self/maps", "re");
+	int ret = -1;
+
+	if (!f)
+		return -1;
+	while (ret < 0 && fgets(line, sizeof(line), f)) {
+		struct proc_map m;
+
+		if (proc_map_parse(line, &m) == 0 && addr >= m.start && addr < m.end &&
+		    m.path[0] == '/' && strlen(m.path) < cap) {
+			strcpy(out, m.path);
+			ret = 0;
+		}
+	}
+	fclose(f);
+	return ret;
 }

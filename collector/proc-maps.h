@@ -4,6 +4,7 @@
 #define PCOLLECT_COLLECTOR_PROC_MAPS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* One mapping: "start-end perms offset dev inode   path". */
@@ -28,5 +29,12 @@ int proc_map_parse(char *line, struct proc_map *m);
  * ("/memfd:..." or "... (deleted)"). Typical of JIT compilers.
  */
 bool proc_map_is_anon_exec(const struct proc_map *m);
+
+/*
+ * The path of the file mapped at addr in this process (/proc/self/maps) into out (cap
+ * bytes). Returns 0, or -1 when no file is mapped there (out is then left alone). Not
+ * async-signal-safe (stdio).
+ */
+int proc_maps_path_at(uint64_t addr, char *out, size_t cap);
 
 #endif

@@ -66,6 +66,46 @@ static int read_at(int fd, void *buf, size_t len, off_t off)
 	return pread(fd, buf, len, off) == (ssize_t)len ? 0 : -1;
 }
 
+/*
+ * An ELF file whose DT_SONAME is a dynamic loader's ("ld-linux-x86-64.so.2", "ld-*.so*"): a
+ * static program has none, a shared library another name.
+ */
+static bool is_dynamic_loader(int fd, const Elf64_Ehdr *eh)
+{
+	Elf64_Phdr dyn = { 0 }, ph;
+	Elf64_Dyn d;
+	uint64_t strtab = 0, soname = UINT64_MAX, off;
+	char name[32];
+	int i;
+
+	for (i = 0; i < eh->e_phnum; i++)
+		if (!read_at(fd, &ph, sizeof(ph), (off_t)(eh->e_phoff + (uint64_t)i * eh->e_phentsize)) &&
+		    ph.p_type == PT_DYNAMIC)
+			dyn = ph;
+	for (off = 0; dyn.p_filesz && off + sizeof(d) <= dyn.p_filesz; off += sizeof(d)) {
+		if (read_at(fd, &d, sizeof(d), (off_t)(dyn.p_offset + off)) || d.d_tag == DT_NULL)
+			break;
+		if (d.d_tag == DT_STRTAB)
+			strtab = d.d_un.d_ptr;
+		else if (d.d_tag == DT_SONAME)
+			soname = d.d_un.d_val;
+	}
+	if (!strtab || soname == UINT64_MAX)
+		return false;
+	/* DT_STRTAB is an address: its file offset is that of the PT_LOAD holding it */
+	for (i = 0; i < eh->e_phnum; i++) {
+		if (read_at(fd, &ph, sizeof(ph), (off_t)(eh->e_phoff + (uint64_t)i * eh->e_phentsize)) ||
+		    ph.p_type != PT_LOAD || strtab < ph.p_vaddr || strtab >= ph.p_vaddr + ph.p_filesz)
+			continue;
+		if (read_at(fd, name, sizeof(name) - 1,
+			    (off_t)(ph.p_offset + (strtab - ph.p_vaddr) + soname)))
+			return false;
+		name[sizeof(name) - 1] = '\0';
+		return strncmp(name, "ld-", 3) == 0 && strstr(name, ".so") != NULL;
+	}
+	return false;
+}
+
 /* A dynamically linked ELF of our class, or a script; recurses once into an interpreter. */
 static int check_file(const char *shown, const char *path, int depth, char *err,
 		      size_t err_size)
@@ -133,6 +173,10 @@ static int check_file(const char *shown, const char *path, int depth, char *err,
 					interp = true;
 			}
 		}
+		/* the dynamic loader run as a program (ld-linux-x86-64.so.2 ./prog) preloads the
+		   agent into the program it runs, as any dynamic program's loader does */
+		if (!interp && eh.e_type == ET_DYN && is_dynamic_loader(fd, &eh))
+			interp = true;
 		if (!interp)
 			ret = fail(err, err_size,
 				   "cannot profile '%s': statically linked programs cannot load the "

@@ -104,7 +104,8 @@ enum raw_py_note_kind {
 	RAW_PY_NOTE_SUBINTERPRETER = 3,	 /* sub-interpreters exist: Python frames not taken */
 	RAW_PY_NOTE_READ_FAILED = 4,	 /* a frame or code object could not be read (torn) */
 	RAW_PY_NOTE_NO_READER = 5,	 /* process_vm_readv is not permitted here */
-	RAW_PY_NOTE_KIND_MAX = 5,
+	RAW_PY_NOTE_FREE_THREADED = 6,	 /* a free-threaded build (3.13t, 3.14t): not walked */
+	RAW_PY_NOTE_KIND_MAX = 6,
 };
 
 /*

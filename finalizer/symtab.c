@@ -152,13 +152,14 @@ int symtab_load(struct symtab *t, Elf *elf)
 	t->n = j;
 	t->names = blob;
 	free(v);
-	return 0;
+	return t->source == SYMTAB_DYNSYM ? symtab_name_split_parts(t, elf) : 0;
 }
 
 void symtab_release(struct symtab *t)
 {
 	free(t->syms);
 	free(t->names);
+	free(t->split_names);
 	memset(t, 0, sizeof(*t));
 }
 

@@ -24,6 +24,7 @@ struct symtab {
 	struct symtab_sym *syms; /* sorted by start, one per start address */
 	size_t n;
 	char *names;		 /* all names, NUL separated */
+	char *split_names;	 /* names made for split parts (symtab_name_split_parts) */
 	enum symtab_source source;
 };
 
@@ -33,6 +34,13 @@ struct symtab {
  */
 int symtab_load(struct symtab *t, Elf *elf);
 void symtab_release(struct symtab *t);
+
+/*
+ * For a table read from .dynsym (a stripped binary): add a symbol "<function>.cold" for each
+ * block of code gcc split off an exported function (finalizer/symtab-split.c says how it is
+ * recognised). Called by symtab_load(). Returns 0 or -ENOMEM.
+ */
+int symtab_name_split_parts(struct symtab *t, Elf *elf);
 
 /*
  * The function containing addr (an ELF virtual address), or NULL. A symbol without a size

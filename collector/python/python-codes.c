@@ -39,8 +39,26 @@ static uintptr_t name_ptr(const struct pylayout *L, const uint8_t *code)
 	return (uintptr_t)field(code, L->co_qualname >= 0 ? L->co_qualname : L->co_name);
 }
 
-/* Signature of the code object copied in code; 0 when the name cannot be read. */
-static uint64_t code_signature(const struct pylayout *L, const uint8_t *code, int pid)
+size_t pycodes_name_bytes(void)
+{
+	const struct pylayout *L = &pyagent_rt.L;
+
+	return L->co_version >= 0 ? 0 : (size_t)L->str_compact_size + NAME_PEEK;
+}
+
+uintptr_t pycodes_name_addr(const uint8_t *code)
+{
+	return name_ptr(&pyagent_rt.L, code);
+}
+
+/*
+ * Signature of the code object copied in code; 0 when the name cannot be read. name: the
+ * first pycodes_name_bytes() bytes of its name string (read by the walk with the other
+ * names of the sample), or NULL when they could not be read at once: a short name at the
+ * very end of a mapping, whose header alone is then read here.
+ */
+static uint64_t code_signature(const struct pylayout *L, const uint8_t *code,
+			       const uint8_t *name, int pid)
 {
 	uint64_t h = 0x6a09e667f3bcc908ull;
 	uint8_t s[128];
@@ -53,14 +71,15 @@ static uint64_t code_signature(const struct pylayout *L, const uint8_t *code, in
 	if (L->co_version >= 0) {
 		h = hash_combine(h, (uint64_t)(uint32_t)field32(code, L->co_version));
 	} else {
-		size_t len = (size_t)L->str_compact_size + NAME_PEEK, data, n, i;
+		size_t len = pycodes_name_bytes(), data, n, i;
 		uint32_t state;
 		uint64_t chars;
 
-		/* a short name at the very end of a mapping: read its header alone */
 		if (len > sizeof(s))
 			return 0;
-		if (pyread(pid, s, name_ptr(L, code), len) < 0) {
+		if (name) {
+			memcpy(s, name, len);
+		} else {
 			len = (size_t)L->str_compact_size;
 			if (pyread(pid, s, name_ptr(L, code), len) < 0)
 				return 0;
@@ -218,15 +237,28 @@ static int write_code(struct pyagent_thread *t, struct raw_writer *w, uintptr_t 
 	return raw_py_write_code(w, &c, t->scratch, sizeof(t->scratch)) < 0 ? -1 : 0;
 }
 
+static struct pyagent_code_slot *slot_of(const struct pyagent_thread *t, uintptr_t addr)
+{
+	return (struct pyagent_code_slot *)&t->slots[hash_combine(0, addr) &
+						     (PYAGENT_CODE_SLOTS - 1)];
+}
+
+uintptr_t pycodes_cached_name(const struct pyagent_thread *t, uintptr_t addr)
+{
+	const struct pyagent_code_slot *slot = slot_of(t, addr);
+
+	return slot->addr == addr ? slot->name : 0;
+}
+
 uint64_t pycodes_lookup(struct pyagent_thread *t, struct raw_writer *w, uintptr_t addr,
-			const uint8_t *code, int pid)
+			const uint8_t *code, const uint8_t *name, int pid)
 {
 	struct pyagent_code_slot *slot;
-	uint64_t sig = code_signature(&pyagent_rt.L, code, pid);
+	uint64_t sig = code_signature(&pyagent_rt.L, code, name, pid);
 
 	if (!sig)
 		return 0;
-	slot = &t->slots[hash_combine(0, addr) & (PYAGENT_CODE_SLOTS - 1)];
+	slot = slot_of(t, addr);
 	if (slot->addr == addr && slot->sig == sig)
 		return slot->id;
 	if (write_code(t, w, addr, code, pid, t->next_id) < 0) {
@@ -235,6 +267,7 @@ uint64_t pycodes_lookup(struct pyagent_thread *t, struct raw_writer *w, uintptr_
 	}
 	slot->addr = addr;
 	slot->sig = sig;
+	slot->name = name_ptr(&pyagent_rt.L, code);
 	slot->id = t->next_id++;
 	t->codes_written++;
 	return slot->id;

@@ -6,107 +6,6 @@
 
 struct pyagent_runtime pyagent_rt;
 
-/* CPython 3.13's _Py_DebugOffsets, as far as we use it (Include/internal/pycore_runtime.h). */
-struct debug_offsets_313 {
-	char cookie[8]; /* "xdebugpy" */
-	uint64_t version; /* PY_VERSION_HEX */
-	uint64_t free_threaded;
-	struct {
-		uint64_t size, finalizing, interpreters_head;
-	} runtime_state;
-	struct {
-		uint64_t size, id, next, threads_head, gc, imports_modules, sysdict, builtins,
-			ceval_gil, gil_runtime_state, gil_runtime_state_enabled,
-			gil_runtime_state_locked, gil_runtime_state_holder;
-	} interpreter_state;
-	struct {
-		uint64_t size, prev, next, interp, current_frame, thread_id, native_thread_id,
-			datastack_chunk, status;
-	} thread_state;
-	struct {
-		uint64_t size, previous, executable, instr_ptr, localsplus, owner;
-	} interpreter_frame;
-	struct {
-		uint64_t size, filename, name, qualname, linetable, firstlineno, argcount,
-			localsplusnames, localspluskinds, co_code_adaptive;
-	} code_object;
-	struct {
-		uint64_t size, ob_type;
-	} pyobject;
-	struct {
-		uint64_t size, tp_name, tp_repr, tp_flags;
-	} type_object;
-	struct {
-		uint64_t size, ob_item, ob_size;
-	} tuple_object, list_object;
-	struct {
-		uint64_t size, ma_keys, ma_values;
-	} dict_object;
-	struct {
-		uint64_t size, ob_fval;
-	} float_object;
-	struct {
-		uint64_t size, lv_tag, ob_digit;
-	} long_object;
-	struct {
-		uint64_t size, ob_size, ob_sval;
-	} bytes_object;
-	struct {
-		uint64_t size, state, length, asciiobject_size;
-	} unicode_object;
-};
-
-static bool small(uint64_t v)
-{
-	return v < 65536;
-}
-
-/*
- * 3.13 publishes its offsets at the start of _PyRuntime: take them over the built-in table,
- * so a 3.13.x whose structures moved still walks. Returns false when the block is not there
- * or describes something we cannot walk (a free-threaded build).
- */
-static bool apply_debug_offsets(struct pylayout *L, uintptr_t runtime, uint32_t hexversion)
-{
-	struct debug_offsets_313 d;
-
-	if (pyagent_read(&d, runtime, sizeof(d)) < 0 || memcmp(d.cookie, "xdebugpy", 8) != 0)
-		return false;
-	if ((d.version >> 16) != (hexversion >> 16) || d.free_threaded)
-		return false;
-	if (!small(d.runtime_state.interpreters_head) || !small(d.interpreter_state.next) ||
-	    !small(d.thread_state.interp) || !small(d.thread_state.current_frame) ||
-	    !small(d.thread_state.thread_id) || !small(d.interpreter_frame.previous) ||
-	    !small(d.interpreter_frame.executable) || !small(d.interpreter_frame.instr_ptr) ||
-	    !small(d.interpreter_frame.owner) || !small(d.interpreter_frame.localsplus) ||
-	    !small(d.code_object.filename) || !small(d.code_object.qualname) ||
-	    !small(d.code_object.name) || !small(d.code_object.linetable) ||
-	    !small(d.code_object.firstlineno) || !small(d.code_object.co_code_adaptive) ||
-	    !small(d.bytes_object.ob_sval) || !small(d.unicode_object.asciiobject_size))
-		return false;
-	L->rt_interp_head = (int32_t)d.runtime_state.interpreters_head;
-	L->rt_interp_main = L->rt_interp_head + 8; /* interpreters.main follows .head */
-	L->is_next = (int32_t)d.interpreter_state.next;
-	L->ts_interp = (int32_t)d.thread_state.interp;
-	L->ts_frame = (int32_t)d.thread_state.current_frame;
-	L->ts_thread_id = (int32_t)d.thread_state.thread_id;
-	L->fr_previous = (int32_t)d.interpreter_frame.previous;
-	L->fr_code = (int32_t)d.interpreter_frame.executable;
-	L->fr_instr = (int32_t)d.interpreter_frame.instr_ptr;
-	L->fr_owner = (int32_t)d.interpreter_frame.owner;
-	L->fr_size = (int32_t)d.interpreter_frame.localsplus;
-	L->co_filename = (int32_t)d.code_object.filename;
-	L->co_name = (int32_t)d.code_object.name;
-	L->co_qualname = (int32_t)d.code_object.qualname;
-	L->co_linetable = (int32_t)d.code_object.linetable;
-	L->co_firstlineno = (int32_t)d.code_object.firstlineno;
-	L->co_code = (int32_t)d.code_object.co_code_adaptive;
-	L->co_size = L->co_code;
-	L->bytes_sval = (int32_t)d.bytes_object.ob_sval;
-	L->str_ascii_size = (int32_t)d.unicode_object.asciiobject_size;
-	return true;
-}
-
 /* "python3.N" in the file name (libpython3.10.so.1.0, python3.10): N, or -1. */
 static int minor_from_path(const char *path)
 {
@@ -134,10 +33,12 @@ static int32_t max32(int32_t a, int32_t b)
 static void set_spans(struct pyagent_runtime *rt)
 {
 	const struct pylayout *L = &rt->L;
-	int32_t lo = L->rt_interp_head < L->rt_autotss ? L->rt_interp_head : L->rt_autotss;
+	int32_t lo = L->rt_autotss >= 0 && L->rt_autotss < L->rt_interp_head ? L->rt_autotss :
+									       L->rt_interp_head;
 	int32_t hi = max32(L->rt_interp_main, L->rt_autotss) + 8;
 	int32_t ts = max32(max32(L->ts_interp, L->ts_thread_id), max32(L->ts_frame, L->ts_cframe));
 
+	ts = max32(ts, max32(L->ts_next, L->ts_status));
 	rt->rt_lo = (size_t)lo;
 	rt->rt_len = (size_t)(hi - lo);
 	rt->ts_len = (size_t)ts + 8;
@@ -146,6 +47,10 @@ static void set_spans(struct pyagent_runtime *rt)
 /* Samplers read pyagent_rt while a later dlopen() may write it: state goes in last. */
 static int publish(struct pyagent_runtime *rt, int state)
 {
+	if (state == PYAGENT_UNSUPPORTED && !rt->note) {
+		rt->note = RAW_PY_NOTE_UNKNOWN_VERSION;
+		rt->why = "a version the agent does not walk";
+	}
 	rt->state = 0;
 	pyagent_rt = *rt;
 	__atomic_store_n(&pyagent_rt.state, state, __ATOMIC_RELEASE);
@@ -160,6 +65,7 @@ int pyagent_on_module(const char *path, uintptr_t bias)
 		{ .name = "PyCode_Type" },
 		{ .name = "PyFrame_Type" },
 	};
+	static uint8_t block[PYDEBUG_MAX_BYTES]; /* only outside the handler, one caller at a time */
 	struct pyagent_runtime rt;
 	const struct pylayout *L;
 	uint32_t hex = 0;
@@ -167,6 +73,9 @@ int pyagent_on_module(const char *path, uintptr_t bias)
 
 	if (pyagent_rt.state)
 		return PYAGENT_NOT_PYTHON;
+	/* _PyRuntime's initial value starts with _Py_DebugOffsets (3.13+): from the file too */
+	syms[0].copy = block;
+	syms[0].copy_len = sizeof(block);
 	ret = pyelf_scan(path, syms, 4, NULL);
 	if (ret < 0)
 		return ret == -ENOEXEC ? PYAGENT_NOT_PYTHON : ret;
@@ -197,14 +106,37 @@ int pyagent_on_module(const char *path, uintptr_t bias)
 	}
 	rt.version = rt.minor >= 0 ? RAW_PY_VERSION(3, rt.minor) : 0;
 	L = rt.minor >= 0 ? pylayout_find(rt.minor) : NULL;
+	/* a release newer than the tables: what _Py_DebugOffsets gives over the newest layout */
+	if (!L && syms[1].found && rt.minor > pylayout_newest()->minor) {
+		L = pylayout_newest();
+		rt.later = true;
+	}
 	/* 3.10 is the last without Py_Version: anything else without it is older */
-	if (!L || (!syms[1].found && rt.minor != 10) || (rt.minor == 10 && !rt.frame_type)) {
+	if (!L || (!syms[1].found && rt.minor != 10) || (rt.minor == 10 && !rt.frame_type))
 		return publish(&rt, PYAGENT_UNSUPPORTED);
-	}
 	rt.L = *L;
-	if (rt.minor >= 13 && !apply_debug_offsets(&rt.L, rt.runtime, hex)) {
-		return publish(&rt, PYAGENT_UNSUPPORTED);
+	if (rt.later) {
+		rt.L.minor = rt.minor;
+		/* not published: PyGILState's key (gone in 3.15) and co_version. The thread list
+		   and the name string do instead (python-tstate.c, python-codes.c). */
+		rt.L.rt_autotss = -1;
+		rt.L.co_version = -1;
 	}
+	if (rt.minor >= 13) {
+		/* the file's copy: the image need not be initialised, nor mapped where told */
+		int r = syms[0].copy_len ? pydebug_apply_copy(&rt.L, block, syms[0].copy_len, hex) :
+					   pydebug_apply(&rt.L, rt.runtime, hex);
+
+		if (r == PYDEBUG_FREE_THREADED) {
+			rt.note = RAW_PY_NOTE_FREE_THREADED;
+			rt.why = "a free-threaded build, whose frames the agent does not walk yet";
+		}
+		if (r != PYDEBUG_OK)
+			return publish(&rt, PYAGENT_UNSUPPORTED);
+	}
+	if ((size_t)rt.L.co_size > PYAGENT_CODE_BYTES || rt.L.fr_size > 256 ||
+	    (size_t)rt.L.str_compact_size + 32 > PYAGENT_NAME_BYTES)
+		return publish(&rt, PYAGENT_UNSUPPORTED);
 	set_spans(&rt);
 	return publish(&rt, PYAGENT_FOUND);
 }
@@ -217,6 +149,11 @@ bool pyagent_active(void)
 uint32_t pyagent_version(void)
 {
 	return pyagent_rt.version;
+}
+
+const char *pyagent_unsupported_why(void)
+{
+	return pyagent_rt.state == PYAGENT_UNSUPPORTED ? pyagent_rt.why : NULL;
 }
 
 void pyagent_reset(void)

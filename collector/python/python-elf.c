@@ -25,8 +25,10 @@ static void symbol_data(const uint8_t *base, size_t size, const Elf64_Shdr *shdr
 			const Elf64_Sym *s, struct pyelf_sym *sym)
 {
 	const Elf64_Shdr *sec;
+	size_t want = sym->copy_len;
 	uint64_t off;
 
+	sym->copy_len = 0;
 	if (s->st_shndx >= nsh)
 		return;
 	sec = &shdrs[s->st_shndx];
@@ -38,6 +40,15 @@ static void symbol_data(const uint8_t *base, size_t size, const Elf64_Shdr *shdr
 		return;
 	memcpy(sym->data, base + off, sizeof(sym->data));
 	sym->has_data = true;
+	if (sym->copy) {
+		uint64_t left = sec->sh_size - (s->st_value - sec->sh_addr);
+
+		want = want < left ? want : (size_t)left;
+		if (in_file(size, off, want)) {
+			memcpy(sym->copy, base + off, want);
+			sym->copy_len = want;
+		}
+	}
 }
 
 static void scan_symbols(const uint8_t *base, size_t size, const Elf64_Shdr *shdrs, size_t nsh,

@@ -19,8 +19,11 @@ struct pylayout {
 	int32_t rt_interp_main;	   /* _PyRuntime.interpreters.main */
 	int32_t tss_key;	   /* Py_tss_t._key (a pthread_key_t) */
 	int32_t is_next;	   /* PyInterpreterState.next */
+	int32_t is_threads_head;   /* PyInterpreterState.threads.head (3.10: tstate_head) */
 	int32_t ts_interp;	   /* PyThreadState.interp */
 	int32_t ts_thread_id;	   /* PyThreadState.thread_id (pthread_self()) */
+	int32_t ts_next;	   /* PyThreadState.next */
+	int32_t ts_status;	   /* 3.12+ PyThreadState._status (bit fields, PYLAYOUT_TS_*) */
 	int32_t rt_tstate_current; /* 3.10, 3.11: _PyRuntime.gilstate.tstate_current */
 	int32_t ts_frame;	   /* 3.10 frame, 3.13 current_frame */
 	int32_t ts_cframe;	   /* 3.11, 3.12: cframe */
@@ -31,6 +34,7 @@ struct pylayout {
 	int32_t fr_owner;	   /* 3.11+ owner (char) */
 	int32_t fr_is_entry;	   /* 3.11 is_entry (bool) */
 	int32_t fr_size;	   /* bytes of a frame to copy: all the fields above */
+	int32_t fr_code_tag;	   /* 3.14+: tag bits of f_executable (a _PyStackRef) */
 	int32_t co_filename;
 	int32_t co_name;
 	int32_t co_qualname;	   /* 3.11+ */
@@ -52,12 +56,43 @@ struct pylayout {
 	int32_t str_compact_size;  /* sizeof(PyCompactUnicodeObject): other compact data follows */
 };
 
-/* The frame owner that marks 3.12+ shim frames on the C stack (FRAME_OWNED_BY_CSTACK). */
+/*
+ * Frame owners from this value up mark the frame a _PyEval_EvalFrameDefault call pushes on
+ * the C stack (3.12, 3.13: FRAME_OWNED_BY_CSTACK = 3; 3.14+: FRAME_OWNED_BY_INTERPRETER = 3,
+ * with FRAME_OWNED_BY_CSTACK moved to 4): not a Python function's frame.
+ */
 #define PYLAYOUT_OWNER_CSTACK 3
 #define PYLAYOUT_OB_TYPE      8 /* PyObject.ob_type, every version */
+/* PyThreadState._status bits (3.12+): a state in use by its thread has BOUND alone of these. */
+#define PYLAYOUT_TS_BOUND     (1u << 1)
+#define PYLAYOUT_TS_UNBOUND   (1u << 2)
+#define PYLAYOUT_TS_GILSTATE  (1u << 3) /* bound_gilstate: the thread's own state */
+#define PYLAYOUT_TS_CLEARED   (1u << 6)
+#define PYLAYOUT_TS_FINALIZED (1u << 7)
 
 /* The built-in layout of 3.minor, or NULL. */
 const struct pylayout *pylayout_find(int minor);
+/* The newest version with a built-in layout (a later one starts from it: python-debug.c). */
+const struct pylayout *pylayout_newest(void);
+
+/*
+ * Where the fields pyagent takes from _Py_DebugOffsets (3.13+, at the start of _PyRuntime)
+ * sit in that block, in 8-byte words from its start. Each minor release appends fields to
+ * the block's sub-structures, so these move between versions; python-probe.c prints them.
+ */
+struct pydebug_map {
+	int32_t minor;
+	int32_t version, free_threaded, interpreters_head, is_next, is_threads_head;
+	int32_t ts_size, ts_next, ts_interp, ts_current_frame, ts_thread_id, ts_status;
+	int32_t fr_size, fr_previous, fr_executable, fr_instr_ptr, fr_localsplus, fr_owner;
+	int32_t co_size, co_filename, co_name, co_qualname, co_linetable, co_firstlineno,
+		co_code_adaptive;
+	int32_t ob_type, bytes_ob_size, bytes_ob_sval, str_state, str_length, str_ascii_size;
+	int32_t words; /* words to read: every field above lies below */
+};
+
+/* The map of 3.minor; for a release newer than every map, the newest (NULL below 3.13). */
+const struct pydebug_map *pydebug_map_find(int minor);
 
 /* Field names and offsets into struct pylayout, for tests and diagnostics; NULL-terminated. */
 struct pylayout_field {
@@ -65,5 +100,6 @@ struct pylayout_field {
 	size_t offset;
 };
 extern const struct pylayout_field pylayout_fields[];
+extern const struct pylayout_field pydebug_map_fields[];
 
 #endif

@@ -18,6 +18,9 @@
 #include "internal/pycore_frame.h"
 #include "internal/pycore_code.h"
 #endif
+#if PY_VERSION_HEX >= 0x030E0000
+#include "internal/pycore_debug_offsets.h"
+#endif
 
 #define P(name, value) printf("%s %ld\n", name, (long)(value))
 
@@ -41,13 +44,54 @@ static int state_shift(int which)
 	return -1;
 }
 
+#if PY_VERSION_HEX >= 0x030D0000
+/* Where each field pyagent reads sits in _Py_DebugOffsets, in 8-byte words (python-debug.c). */
+#define D(name, member) P("dbg_" name, offsetof(_Py_DebugOffsets, member) / 8)
+static void debug_offsets(void)
+{
+	D("version", version);
+	D("free_threaded", free_threaded);
+	D("interpreters_head", runtime_state.interpreters_head);
+	D("is_next", interpreter_state.next);
+	D("is_threads_head", interpreter_state.threads_head);
+	D("ts_size", thread_state.size);
+	D("ts_next", thread_state.next);
+	D("ts_interp", thread_state.interp);
+	D("ts_current_frame", thread_state.current_frame);
+	D("ts_thread_id", thread_state.thread_id);
+	D("ts_status", thread_state.status);
+	D("fr_size", interpreter_frame.size);
+	D("fr_previous", interpreter_frame.previous);
+	D("fr_executable", interpreter_frame.executable);
+	D("fr_instr_ptr", interpreter_frame.instr_ptr);
+	D("fr_localsplus", interpreter_frame.localsplus);
+	D("fr_owner", interpreter_frame.owner);
+	D("co_size", code_object.size);
+	D("co_filename", code_object.filename);
+	D("co_name", code_object.name);
+	D("co_qualname", code_object.qualname);
+	D("co_linetable", code_object.linetable);
+	D("co_firstlineno", code_object.firstlineno);
+	D("co_code_adaptive", code_object.co_code_adaptive);
+	D("ob_type", pyobject.ob_type);
+	D("bytes_ob_size", bytes_object.ob_size);
+	D("bytes_ob_sval", bytes_object.ob_sval);
+	D("str_state", unicode_object.state);
+	D("str_length", unicode_object.length);
+	D("str_ascii_size", unicode_object.asciiobject_size);
+	P("dbg_words", offsetof(_Py_DebugOffsets, unicode_object.asciiobject_size) / 8 + 1);
+}
+#endif
+
 int main(void)
 {
 	P("minor", PY_MINOR_VERSION);
 #if PY_VERSION_HEX < 0x030C0000
 	P("rt_autotss", offsetof(_PyRuntimeState, gilstate.autoTSSkey));
-#else
+#elif PY_VERSION_HEX < 0x030F0000
 	P("rt_autotss", offsetof(_PyRuntimeState, autoTSSkey));
+#else
+	P("rt_autotss", -1); /* 3.15 keeps PyGILState's thread state in a static TLS variable */
 #endif
 	P("rt_interp_head", offsetof(_PyRuntimeState, interpreters.head));
 	P("rt_interp_main", offsetof(_PyRuntimeState, interpreters.main));
@@ -55,6 +99,17 @@ int main(void)
 	P("is_next", offsetof(PyInterpreterState, next));
 	P("ts_interp", offsetof(PyThreadState, interp));
 	P("ts_thread_id", offsetof(PyThreadState, thread_id));
+	P("ts_next", offsetof(PyThreadState, next));
+#if PY_VERSION_HEX >= 0x030C0000
+	P("ts_status", offsetof(PyThreadState, _status));
+#else
+	P("ts_status", -1);
+#endif
+#if PY_VERSION_HEX >= 0x030B0000
+	P("is_threads_head", offsetof(PyInterpreterState, threads.head));
+#else
+	P("is_threads_head", offsetof(PyInterpreterState, tstate_head));
+#endif
 #if PY_VERSION_HEX < 0x030B0000
 	P("rt_tstate_current", offsetof(_PyRuntimeState, gilstate.tstate_current));
 	P("ts_frame", offsetof(PyThreadState, frame));
@@ -94,6 +149,11 @@ int main(void)
 #endif
 	P("fr_size", offsetof(_PyInterpreterFrame, localsplus));
 #endif
+#if PY_VERSION_HEX >= 0x030E0000
+	P("fr_code_tag", 3); /* f_executable is a _PyStackRef: Py_TAG_BITS */
+#else
+	P("fr_code_tag", 0);
+#endif
 	P("co_filename", offsetof(PyCodeObject, co_filename));
 	P("co_name", offsetof(PyCodeObject, co_name));
 #if PY_VERSION_HEX >= 0x030B0000
@@ -124,5 +184,8 @@ int main(void)
 	P("str_ascii_shift", state_shift(2));
 	P("str_ascii_size", sizeof(PyASCIIObject));
 	P("str_compact_size", sizeof(PyCompactUnicodeObject));
+#if PY_VERSION_HEX >= 0x030D0000
+	debug_offsets();
+#endif
 	return 0;
 }

@@ -7,8 +7,9 @@
  * Use (docs/python.md has the whole story):
  *   outside the handler, for every module mapped (at start and after each dlopen):
  *       pyagent_on_module(path, load_bias);
- *   per thread, before its timer is armed: allocate a struct pyagent_thread (~130 KB: it
- *       holds its buffers) and pyagent_thread_init() it;
+ *   per thread, before its timer is armed: allocate a struct pyagent_thread (~250 KB: it
+ *       holds its buffers; calloc() it, so that only the pages used cost memory) and
+ *       pyagent_thread_init() it;
  *   in the handler, after the native unwind, if pyagent_active():
  *       n = pyagent_capture(t, w, py, PYAGENT_MAX_FRAMES);
  *       n > 0: write the stack with raw_py_write_stack() (RAW_REC_PY_STACK) instead of
@@ -26,7 +27,10 @@
 
 #define PYAGENT_MAX_FRAMES 256	/* Python frames walked per sample */
 #define PYAGENT_CODE_SLOTS 1024 /* code objects remembered per thread (a power of two) */
-#define PYAGENT_MEMO	   16	/* code objects remembered within one sample */
+#define PYAGENT_MEMO	   64	/* distinct code objects read in one batch per sample */
+#define PYAGENT_CODE_BYTES 256	/* bytes of a code object copied (its fixed fields) */
+#define PYAGENT_NAME_BYTES 128	/* bytes of a name string copied (3.10/3.11 identity) */
+#define PYAGENT_WINDOW	   (16u << 10) /* most bytes of the frame stack copied in one call */
 
 /* Return values of pyagent_on_module(). */
 enum pyagent_module {
@@ -50,6 +54,9 @@ bool pyagent_active(void);
 /* Version of the interpreter found as RAW_PY_VERSION(3, minor), 0 if none. */
 uint32_t pyagent_version(void);
 
+/* Why the interpreter found is not walked (PYAGENT_UNSUPPORTED), for the log; else NULL. */
+const char *pyagent_unsupported_why(void);
+
 /* Forget the interpreter (tests; the agent after the module that held it is unloaded). */
 void pyagent_reset(void);
 
@@ -57,10 +64,47 @@ struct pyagent_code_slot {
 	uintptr_t addr; /* code object address, 0 = free */
 	uint64_t sig;	/* hash of what identifies the object at addr (python-codes.c) */
 	uint64_t id;	/* RAW_REC_PY_CODE id written for it */
+	uintptr_t name; /* its name string's address (3.10/3.11: read with it next time) */
+};
+
+/* Copies of memory runs made in one sample (python-read.c). */
+#define PYMEM_RUNS   8
+#define PYMEM_PIECES 16 /* iovecs of one run: its pages */
+#define PYMEM_BYTES  (40u << 10)
+struct pymem_run {
+	uintptr_t lo, hi;    /* [lo, hi) copied */
+	const uint8_t *data; /* the copy of lo */
+};
+struct pymem {
+	int pid;
+	unsigned nruns;
+	size_t used;   /* bytes of buf taken */
+	unsigned calls; /* system calls made (tests, benchmarks) */
+	struct pymem_run run[PYMEM_RUNS];
+	uint8_t buf[PYMEM_BYTES];
+};
+
+/* One copy of a batch: len bytes at addr into dst; ok is set by the read (python-read.c). */
+struct pyread_req {
+	uintptr_t addr;
+	size_t len;
+	void *dst;
+	bool ok;
+};
+
+/* What one frame of a sample gives before its code object is read (python-walk.c). */
+struct pyagent_pending {
+	uintptr_t code;	 /* address of the code object */
+	uintptr_t instr; /* instruction pointer (3.11+) or f_lasti (3.10) */
+	uint32_t flags;	 /* enum raw_py_frame_flags known from the frame */
+	uint32_t slot;	 /* index of its code in the sample's batch */
 };
 
 /* Per-thread state; owned by the agent, only used by that thread. */
 struct pyagent_thread {
+	uintptr_t tstate;	/* 3.15+: this thread's PyThreadState found last time, 0 none */
+	uint32_t window;	/* bytes of frame stack the last walk used below its first frame */
+	uint32_t calls;		/* system calls the last capture made (tests, benchmarks) */
 	uint64_t next_id;		    /* next code id of this stream */
 	uint64_t notes[RAW_PY_NOTE_KIND_MAX + 1]; /* samples degraded, per enum raw_py_note_kind */
 	uint64_t codes_written;		    /* RAW_REC_PY_CODE records written */
@@ -70,6 +114,15 @@ struct pyagent_thread {
 	char name[RAW_PY_MAX_STRING];
 	uint8_t linetable[RAW_PY_MAX_LINETABLE];
 	uint8_t scratch[RAW_PY_CODE_SCRATCH];
+	/* the sample being taken */
+	struct pymem mem;
+	uint8_t runtime[4096]; /* the span of _PyRuntime read */
+	struct pyagent_pending pending[PYAGENT_MAX_FRAMES];
+	struct pyread_req req[2 * PYAGENT_MEMO];
+	uintptr_t code_addr[PYAGENT_MEMO];
+	uintptr_t name_at[PYAGENT_MEMO]; /* name string read with each code object, 0 none */
+	uint8_t code[PYAGENT_MEMO][PYAGENT_CODE_BYTES];
+	uint8_t names[PYAGENT_MEMO][PYAGENT_NAME_BYTES];
 };
 
 /* Clear t for a new stream (also in a fork child: code ids restart with the new stream). */

@@ -111,6 +111,7 @@ const char *pynote_kind_name(unsigned kind)
 		[RAW_PY_NOTE_SUBINTERPRETER] = "subinterpreter",
 		[RAW_PY_NOTE_READ_FAILED] = "read-failed",
 		[RAW_PY_NOTE_NO_READER] = "no-reader",
+		[RAW_PY_NOTE_FREE_THREADED] = "free-threaded",
 	};
 
 	return kind >= 1 && kind <= RAW_PY_NOTE_KIND_MAX ? names[kind] : NULL;

@@ -1,47 +1,37 @@
 # SPDX-License-Identifier: MIT
 """Helpers of the Python end-to-end tests (tests/e2e/python-*.py).
 
-Each test takes one argument, the interpreter's label: 3.10, 3.11, 3.12, 3.13 (the pyenv
-builds under /root/.pyenv/versions, newest patch release) or debian-3.11 (/usr/bin/python3.11,
-the interpreter linked into the executable); 3.9 is there for the degradation test. A label
-whose interpreter is not installed makes the test skip (exit 77) and say why.
+Each test takes one argument, the interpreter's label: 3.10, 3.11, 3.12, 3.13 (a build that is
+not the distribution's, a shared one first, such as pyenv's) or debian-3.11 (the
+distribution's, the interpreter linked into the executable); 3.9 is there for the degradation
+test. The interpreters are discovered (tests/pythons.py: PATH, pyenv, PCOLLECT_TEST_PYTHONS);
+a label with none makes the test skip (exit 77) and say why.
 
 The programs run under the whole pipeline: pcollect -> pfinalize -> preport (CSV), and the
 checks read preport's CSV and result.db.
 """
 import csv
-import glob
 import io
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import e2elib as e  # noqa: E402
+import pythons  # noqa: E402
 
 PROGS = os.path.join(e.SOURCE, "tests", "progs", "python")
-PYENV = "/root/.pyenv/versions"
-
-
-def _version_key(path):
-    m = re.search(r"/(\d+)\.(\d+)\.(\d+)[^/]*/bin/", path)
-    return tuple(int(x) for x in m.groups()) if m else (0, 0, 0)
 
 
 def interpreter(label):
-    """The interpreter path of a label, or skip the test naming what is missing."""
-    if label.startswith("debian-"):
-        path = "/usr/bin/python" + label[len("debian-"):]
-        if not os.access(path, os.X_OK):
-            e.skip("interpreter %s not installed (%s)" % (label, path))
-        return path
-    if not re.fullmatch(r"3\.\d+", label):
+    """The interpreter to run for a label, or skip the test saying what is missing."""
+    if not pythons.parse_label(label):
         e.fail("unknown interpreter label '%s'" % label)
-    found = [p for p in glob.glob(os.path.join(PYENV, label + ".*", "bin", "python3"))
-             if re.search(r"/%s\.\d+/bin/" % re.escape(label), p) and os.access(p, os.X_OK)]
-    if not found:
-        e.skip("no CPython %s under %s" % (label, PYENV))
-    return max(found, key=_version_key)
+    p = pythons.for_label(label)
+    if isinstance(p, str):
+        e.skip("interpreter %s: %s" % (label, p))
+    print("interpreter %s: %s" % (label, p.describe()), flush=True)
+    return p.exe
 
 
 def label_arg():

@@ -17,7 +17,7 @@ def main():
     python = pylib.interpreter(label)
     unsupported = label == "3.9"
     with e.Workdir("py-degrade") as w:
-        res, out = pylib.collect(w, "res", python, "degrade.py", [LIB, 5000000, 240000000])
+        res, out = pylib.collect(w, "res", python, "degrade.py", [LIB, 12000000, 240000000])
         e.check(len(out.split()) == 2, "degrade.py ran to its end (%s)" % out.strip())
         db = pylib.Db(res)
         notes = db.notes()

@@ -21,24 +21,26 @@ def main():
         res, out = pylib.collect(w, "res", python, "mp.py", [50, 300000])
         ref = json.loads(out.strip().splitlines()[-1])
         pids, cpu = ref["pid"], ref["cpu"]
-        e.check(set(pids) == {"a", "b", "c"}, "mp.py reports its workers' pids %s" % pids)
+        e.check(set(pids) == {"a", "b", "c", "d"}, "mp.py reports its workers' pids %s" % pids)
+        how = {"a": "forked", "b": "forked", "c": "spawned",
+               "d": "default start method, %s" % ref["default"]}
 
         per = {}
         for r in pylib.rows(res, "-view", "hotspots", "-group-by", "process,function"):
             per.setdefault(int(r["PID"]), {})[r["Function"]] = pylib.secs(r)
-        spin = {k: per.get(pids[k], {}).get("spin", 0) for k in "abc"}
+        spin = {k: per.get(pids[k], {}).get("spin", 0) for k in "abcd"}
         print("spin: profile %s, measured by the workers %s" % (spin, cpu))
-        for k in "abc":
+        for k in "abcd":
             e.check(abs(spin[k] - cpu[k]) <= 0.05 * cpu[k] + 0.012,
                     "worker %s (%s): spin %.3f s in the profile, %.3f s measured"
-                    % (k, "spawned" if k == "c" else "forked", spin[k], cpu[k]))
+                    % (k, how[k], spin[k], cpu[k]))
         got, want = pylib.shares([spin["a"], spin["b"]]), pylib.shares([cpu["a"], cpu["b"]])
         e.check(abs(got[0] - want[0]) <= TOL,
                 "a:b split %.1f/%.1f, measured %.1f/%.1f (nominal 66.7/33.3)"
                 % (got[0], got[1], want[0], want[1]))
 
         db = pylib.Db(res)
-        for k in "abc":
+        for k in "abcd":
             mine = other = total = 0
             for th, sid, count, _w, _t in db.samples:
                 if db.threads[th][1] != pids[k]:

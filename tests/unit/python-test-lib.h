@@ -1,61 +1,78 @@
 /* SPDX-License-Identifier: MIT */
-/* Helpers of the Python unit tests: finding installed interpreters and this source tree. */
+/* Helpers of the Python unit tests: the interpreters tests/pythons.py finds, this source tree. */
 #ifndef PCOLLECT_TESTS_UNIT_PYTHON_TEST_LIB_H
 #define PCOLLECT_TESTS_UNIT_PYTHON_TEST_LIB_H
 
-#include <glob.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 /*
- * The interpreters tested: PCOLLECT_PYTHON_ROOT (default $PYENV_ROOT or /root/.pyenv) holds
- * versions/<v>/ with lib/libpython3.N.so.1.0, bin/python3 and include/python3.N/. Only 3.10 to
- * 3.13 are looked for; tests exit 77 when none is installed.
+ * The interpreters tested are those tests/pythons.py discovers (python3.N on PATH, pyenv's
+ * versions, PCOLLECT_TEST_PYTHONS): no path of any machine is written in a test. Each found
+ * interpreter as that script describes it (its --tsv output).
  */
-static inline size_t pytest_find_prefixes(char out[][PATH_MAX], size_t cap)
+struct pytest_python {
+	int minor, micro;
+	bool shared; /* runs from libpython3.N.so (libpython) */
+	bool distro; /* the distribution's build (prefix /usr) */
+	char exe[PATH_MAX]; /* what to run: the interpreter or a wrapper that starts it */
+	char binary[PATH_MAX]; /* the interpreter's executable file (sys.executable) */
+	char prefix[PATH_MAX];
+	char libpython[PATH_MAX]; /* "" when the interpreter is linked into binary */
+	char include[PATH_MAX]; /* its headers' directory (may not exist) */
+};
+
+/* Copy the next tab-separated field of *s into out (cap bytes); advances *s. */
+static inline void pytest_field(char **s, char *out, size_t cap)
 {
-	const char *root = getenv("PCOLLECT_PYTHON_ROOT");
-	char pat[PATH_MAX];
-	glob_t g;
-	size_t i, n = 0;
+	size_t n = strcspn(*s, "\t\n");
 
-	if (!root)
-		root = getenv("PYENV_ROOT");
-	if (!root)
-		root = "/root/.pyenv";
-	snprintf(pat, sizeof(pat), "%s/versions/*/lib/libpython3.1[0-3].so.1.0", root);
-	if (glob(pat, 0, NULL, &g) != 0)
-		return 0;
-	for (i = 0; i < g.gl_pathc && n < cap; i++) {
-		char *p = g.gl_pathv[i], *slash;
-
-		snprintf(out[n], PATH_MAX, "%s", p);
-		slash = strstr(out[n], "/lib/libpython");
-		*slash = 0; /* the prefix */
-		n++;
-	}
-	globfree(&g);
-	return n;
+	snprintf(out, cap, "%.*s", (int)n, *s);
+	*s += n + ((*s)[n] == '\t');
 }
 
-/* 3.N's N from a prefix's library, or -1. */
-static inline int pytest_prefix_minor(const char *prefix)
+/*
+ * Fill out (cap entries) with the interpreters found by root/tests/pythons.py, run by the
+ * python3 on PATH. Returns how many; 0 when none is found or the script cannot run.
+ */
+static inline size_t pytest_find_pythons(const char *root, struct pytest_python *out,
+					 size_t cap)
 {
-	char pat[PATH_MAX];
-	glob_t g;
-	int minor = -1;
+	char cmd[PATH_MAX + 64], *line = NULL, num[32];
+	size_t linecap = 0, n = 0;
+	FILE *p;
 
-	snprintf(pat, sizeof(pat), "%s/lib/libpython3.1[0-9].so.1.0", prefix);
-	if (glob(pat, 0, NULL, &g) == 0) {
-		const char *p = strstr(g.gl_pathv[0], "libpython3.");
+	snprintf(cmd, sizeof(cmd), "python3 '%s/tests/pythons.py' --tsv", root);
+	p = popen(cmd, "r");
+	if (!p)
+		return 0;
+	while (n < cap && getline(&line, &linecap, p) > 0) {
+		struct pytest_python *py = &out[n];
+		char *s = line;
 
-		minor = atoi(p + 11);
-		globfree(&g);
+		pytest_field(&s, num, sizeof(num));
+		py->minor = atoi(num);
+		pytest_field(&s, num, sizeof(num));
+		py->micro = atoi(num);
+		pytest_field(&s, num, sizeof(num));
+		py->shared = atoi(num) != 0;
+		pytest_field(&s, num, sizeof(num));
+		py->distro = atoi(num) != 0;
+		pytest_field(&s, py->exe, sizeof(py->exe));
+		pytest_field(&s, py->binary, sizeof(py->binary));
+		pytest_field(&s, py->prefix, sizeof(py->prefix));
+		pytest_field(&s, py->libpython, sizeof(py->libpython));
+		pytest_field(&s, py->include, sizeof(py->include));
+		if (py->minor > 0 && py->exe[0])
+			n++;
 	}
-	return minor;
+	free(line);
+	pclose(p);
+	return n;
 }
 
 /*
@@ -95,6 +112,23 @@ static inline int pytest_source_root(const char *this_file, char *root, size_t c
 		return -1;
 	*slash = 0;
 	snprintf(root, cap, "%s", real);
+	return 0;
+}
+
+/*
+ * A Python unit test's start: find the source tree from this_file (the test's __FILE__) into
+ * root (PATH_MAX bytes), then the interpreters into out (cap entries), their number in *n.
+ * Returns 0, or 77 (what main() returns: skipped) with the reason printed.
+ */
+static inline int pytest_init(const char *this_file, char *root, struct pytest_python *out,
+			      size_t cap, size_t *n)
+{
+	*n = 0;
+	if (pytest_source_root(this_file, root, PATH_MAX) < 0) {
+		printf("skipped: cannot find the source tree from '%s'\n", this_file);
+		return 77;
+	}
+	*n = pytest_find_pythons(root, out, cap);
 	return 0;
 }
 

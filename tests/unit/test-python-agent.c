@@ -4,7 +4,6 @@
 #include "collector/python/python.h"
 #include "common/raw-python.h"
 
-#include <CUnit/Basic.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -13,6 +12,29 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "python-test-lib.h"
+#include "tests/unit/unit.h"
+
+static struct pytest_python pythons[16];
+static size_t npythons;
+
+/* The newest interpreter found below 3.below that is linked into its executable (shared
+   false) or runs from a libpython, of a version the agent knows (known true) or not. */
+static const struct pytest_python *find_python(bool shared, bool known, int below)
+{
+	const struct pytest_python *best = NULL;
+	size_t i;
+
+	for (i = 0; i < npythons; i++) {
+		const struct pytest_python *py = &pythons[i];
+
+		if (py->shared == shared && (pylayout_find(py->minor) != NULL) == known &&
+		    py->minor < below && (!best || py->minor > best->minor))
+			best = py;
+	}
+	return best;
+}
 
 static double now_ns(void)
 {
@@ -61,9 +83,68 @@ static void test_python_agent_guarded_read(void)
 	       (t1 - t0) / rounds, (now_ns() - t1) / rounds);
 }
 
+/*
+ * The reads a sample is made of: a batch stops at a bad request and goes on after it, more
+ * requests than one call takes are all read, a run copied around an object stops at the
+ * first unreadable page and serves what it holds, and nothing outside a run is taken from it.
+ */
+static void test_python_agent_batched_reads(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint8_t *m = mmap(NULL, (size_t)page * 4, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct pymem *mem = calloc(1, sizeof(*mem));
+	struct pyread_req req[150];
+	uint64_t got[150], v;
+	size_t i, ok;
+
+	CU_ASSERT_FATAL(m != MAP_FAILED && mem);
+	for (i = 0; i < (size_t)page * 4 / 8; i++)
+		((uint64_t *)m)[i] = i;
+	munmap(m + page, (size_t)page); /* pages 0, 2, 3 readable */
+	pymem_reset(mem, (int)getpid());
+	for (i = 0; i < 150; i++) {
+		size_t word = i < 75 ? i : (size_t)(2 * page) / 8 + i;
+
+		req[i] = (struct pyread_req){ (uintptr_t)(m + word * 8), 8, &got[i], false };
+	}
+	req[30].addr = 0;				 /* invalid */
+	req[70].addr = (uintptr_t)(m + page + 64);	 /* in the hole */
+	req[140].addr = (uintptr_t)(m + page - 4);	 /* runs into the hole */
+	ok = pymem_batch(mem, req, 150);
+	CU_ASSERT(ok == 147);
+	for (i = 0; i < 150; i++) {
+		bool bad = i == 30 || i == 70 || i == 140;
+
+		CU_ASSERT(req[i].ok == !bad);
+		if (req[i].ok)
+			CU_ASSERT(got[i] == (uintptr_t)(req[i].addr - (uintptr_t)m) / 8);
+	}
+	CU_ASSERT(mem->calls <= 5);
+
+	/* a run copied downwards from page 3 stops at the hole, and serves page 2 */
+	pymem_reset(mem, (int)getpid());
+	CU_ASSERT(pymem_read(mem, &v, (uintptr_t)(m + 3 * page + 8), 8, (size_t)page * 3, -1) == 0);
+	CU_ASSERT(v == (uint64_t)(3 * page + 8) / 8 && mem->calls == 1 && mem->nruns == 1);
+	CU_ASSERT(mem->run[0].lo == (uintptr_t)(m + 2 * page));
+	CU_ASSERT(pymem_read(mem, &v, (uintptr_t)(m + 2 * page + 16), 8, 0, 0) == 0);
+	CU_ASSERT(v == (uint64_t)(2 * page + 16) / 8 && mem->calls == 1);
+	/* page 0 is not in it: a read of its own */
+	CU_ASSERT(pymem_read(mem, &v, (uintptr_t)(m + 8), 8, 0, 0) == 0);
+	CU_ASSERT(v == 1 && mem->calls == 2);
+	/* upwards from page 0: the run ends at the hole; the hole itself fails */
+	CU_ASSERT(pymem_read(mem, &v, (uintptr_t)(m + page - 8), 8, (size_t)page * 2, 1) == 0);
+	CU_ASSERT(pymem_read(mem, &v, (uintptr_t)(m + page + 8), 8, 0, 0) == -1);
+	CU_ASSERT(pymem_read(mem, &v, (uintptr_t)(m + page - 4), 8, 0, 0) == -1);
+	munmap(m, (size_t)page);
+	munmap(m + 2 * page, (size_t)page * 2);
+	free(mem);
+}
+
 static void test_python_agent_discovery(void)
 {
 	struct pyagent_thread *t = calloc(1, sizeof(*t));
+	const struct pytest_python *py;
 	struct raw_py_frame f[4];
 	int ret;
 
@@ -73,32 +154,39 @@ static void test_python_agent_discovery(void)
 	CU_ASSERT(pyagent_on_module("/etc/hostname", 0) == PYAGENT_NOT_PYTHON);
 	CU_ASSERT(pyagent_on_module("/proc/self/exe", 0) == PYAGENT_NOT_PYTHON);
 	CU_ASSERT(!pyagent_active());
-	if (access("/usr/bin/python3.11", R_OK) == 0) {
+	py = find_python(false, true, 100);
+	if (py) {
 		/* the interpreter linked into the executable; Py_Version read from the file */
-		ret = pyagent_on_module("/usr/bin/python3.11", 0x555555554000ull);
+		ret = pyagent_on_module(py->binary, 0x555555554000ull);
 		CU_ASSERT(ret == PYAGENT_FOUND);
-		CU_ASSERT(pyagent_version() == RAW_PY_VERSION(3, 11));
+		CU_ASSERT(pyagent_version() == RAW_PY_VERSION(3, py->minor));
 		CU_ASSERT(pyagent_rt.runtime > 0x555555554000ull);
 		/* first interpreter wins */
-		CU_ASSERT(pyagent_on_module("/usr/bin/python3.11", 0) == PYAGENT_NOT_PYTHON);
+		CU_ASSERT(pyagent_on_module(py->binary, 0) == PYAGENT_NOT_PYTHON);
 		pyagent_reset();
 	} else {
-		printf("\n    no /usr/bin/python3.11: executable discovery not tested");
+		printf("\n    no interpreter linked into its executable: executable discovery not "
+		       "tested");
 	}
-	/* 3.10 under a name that does not say so: the PY_VERSION string tells */
-	if (access("/root/.pyenv/versions/3.10.13/lib/libpython3.10.so.1.0", R_OK) == 0) {
+	/* 3.10 under a name that does not say so: the PY_VERSION string tells (no Py_Version) */
+	py = find_python(true, true, 11);
+	if (py && py->minor == 10) {
 		char tmp[64];
 
 		snprintf(tmp, sizeof(tmp), "/tmp/pcollect-libapp-%d.so", (int)getpid());
-		CU_ASSERT(symlink("/root/.pyenv/versions/3.10.13/lib/libpython3.10.so.1.0", tmp) == 0);
+		CU_ASSERT(symlink(py->libpython, tmp) == 0);
 		CU_ASSERT(pyagent_on_module(tmp, 0) == PYAGENT_FOUND);
 		CU_ASSERT(pyagent_version() == RAW_PY_VERSION(3, 10));
 		unlink(tmp);
 		pyagent_reset();
+	} else {
+		printf("\n    no shared 3.10: discovery by the PY_VERSION string not tested");
 	}
-	ret = pyagent_on_module("/root/.pyenv/versions/3.9.18/lib/libpython3.9.so.1.0", 0);
-	if (ret != -ENOENT) {
-		/* an older interpreter: found, not walked, every sample gets a note */
+	py = find_python(true, false, 10);
+	if (py && py->minor >= 7) {
+		/* an older interpreter (3.7-3.9: _PyRuntime, no layout): found, not walked, every
+		   sample gets a note */
+		ret = pyagent_on_module(py->libpython, 0);
 		CU_ASSERT(ret == PYAGENT_UNSUPPORTED);
 		CU_ASSERT(pyagent_active());
 		pyagent_thread_init(t);
@@ -106,8 +194,76 @@ static void test_python_agent_discovery(void)
 		CU_ASSERT(t->notes[RAW_PY_NOTE_UNKNOWN_VERSION] == 1);
 		pyagent_reset();
 	} else {
-		printf("\n    no python 3.9: unsupported-version discovery not tested");
+		printf("\n    no shared build of 3.7-3.9: unsupported-version discovery not tested");
 	}
+	free(t);
+}
+
+/*
+ * A free-threaded build (3.13t, 3.14t) says so in _Py_DebugOffsets: a copy of a real 3.13+
+ * interpreter whose block has the flag set must be recognised, and its samples get the
+ * free-threaded note instead of frames.
+ */
+static void test_python_agent_free_threaded(void)
+{
+	struct pyagent_thread *t = calloc(1, sizeof(*t));
+	const struct pytest_python *py = NULL;
+	char tmp[64], cmd[PATH_MAX + 128];
+	struct raw_py_frame f[4];
+	uint8_t *base, *p, *end, *hit = NULL;
+	size_t i;
+	FILE *in;
+	long len;
+
+	for (i = 0; i < npythons; i++)
+		if (pythons[i].minor >= 13 && pylayout_find(pythons[i].minor) &&
+		    (!py || pythons[i].minor > py->minor))
+			py = &pythons[i];
+	if (!py) {
+		printf("\n    no CPython 3.13+: free-threaded recognition not tested");
+		free(t);
+		return;
+	}
+	snprintf(tmp, sizeof(tmp), "/tmp/pcollect-ft-%d", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", py->shared ? py->libpython : py->binary, tmp);
+	CU_ASSERT_FATAL(system(cmd) == 0);
+	in = fopen(tmp, "r+b");
+	CU_ASSERT_FATAL(in != NULL);
+	fseek(in, 0, SEEK_END);
+	len = ftell(in);
+	base = malloc((size_t)len);
+	CU_ASSERT_FATAL(base && fseek(in, 0, SEEK_SET) == 0 &&
+			fread(base, 1, (size_t)len, in) == (size_t)len);
+	/* the block: the cookie, then PY_VERSION_HEX of this minor, then the flag */
+	for (p = base, end = base + len - 24;
+	     !hit && (p = memmem(p, (size_t)(end - p), "xdebugpy", 8)); p++) {
+		uint64_t v;
+
+		memcpy(&v, p + 8, 8);
+		if ((v >> 16) == (uint64_t)(0x0300 | py->minor))
+			hit = p;
+	}
+	CU_ASSERT_FATAL(hit != NULL);
+	fseek(in, (long)(hit + 16 - base), SEEK_SET);
+	CU_ASSERT(fwrite(&(uint64_t){ 1 }, 8, 1, in) == 1);
+	fclose(in);
+	free(base);
+
+	pyagent_reset();
+	CU_ASSERT(pyagent_on_module(tmp, 0) == PYAGENT_UNSUPPORTED);
+	CU_ASSERT(pyagent_active());
+	CU_ASSERT(pyagent_unsupported_why() && strstr(pyagent_unsupported_why(), "free-threaded"));
+	pyagent_thread_init(t);
+	CU_ASSERT(pyagent_capture(t, NULL, f, 4, NULL) == -RAW_PY_NOTE_FREE_THREADED);
+	CU_ASSERT(t->notes[RAW_PY_NOTE_FREE_THREADED] == 1);
+	pyagent_reset();
+	/* the same file unpatched is walked */
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", py->shared ? py->libpython : py->binary, tmp);
+	CU_ASSERT(system(cmd) == 0);
+	CU_ASSERT(pyagent_on_module(tmp, 0) == PYAGENT_FOUND);
+	pyagent_reset();
+	printf("\n    3.%d (%s) with the free-threaded flag set: recognised", py->minor, tmp);
+	unlink(tmp);
 	free(t);
 }
 
@@ -299,18 +455,17 @@ static void test_python_agent_forged_walks(void)
 
 int main(void)
 {
-	unsigned bad;
-	CU_pSuite s;
+	static const struct unit_test tests[] = {
+		{ "guarded reads never fault", test_python_agent_guarded_read },
+		{ "batched and run reads", test_python_agent_batched_reads },
+		{ "interpreter discovery", test_python_agent_discovery },
+		{ "free-threaded builds recognised", test_python_agent_free_threaded },
+		{ "walks over forged, torn and reused frames", test_python_agent_forged_walks },
+		{ NULL, NULL },
+	};
+	char root[PATH_MAX];
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("python-agent", NULL, NULL);
-	CU_add_test(s, "guarded reads never fault", test_python_agent_guarded_read);
-	CU_add_test(s, "interpreter discovery", test_python_agent_discovery);
-	CU_add_test(s, "walks over forged, torn and reused frames", test_python_agent_forged_walks);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	bad = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return bad ? 1 : 0;
+	/* Without the source tree or interpreters, discovery is tested on what is there. */
+	pytest_init(__FILE__, root, pythons, 16, &npythons);
+	return unit_run("python-agent", tests, NULL, NULL);
 }

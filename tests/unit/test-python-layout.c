@@ -2,24 +2,34 @@
 /* The built-in CPython layouts against offsetof() probes compiled with each version's headers. */
 #include "collector/python/python-layout.h"
 
-#include <CUnit/Basic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "python-test-lib.h"
+#include "tests/unit/unit.h"
 
 static char root[PATH_MAX];
+static struct pytest_python pythons[16];
+static size_t npythons, ncompared;
 
+/* The table's value of a field the probe printed: struct pylayout's, or for "dbg_" names
+   where the field sits in _Py_DebugOffsets (struct pydebug_map, 3.13+). */
 static int32_t table_value(const struct pylayout *L, const char *name, int *found)
 {
-	const struct pylayout_field *f;
+	const struct pydebug_map *m = pydebug_map_find(L->minor);
+	const struct pylayout_field *f = pylayout_fields;
+	const void *base = L;
 	int32_t v;
 
-	for (f = pylayout_fields; f->name; f++)
+	if (strncmp(name, "dbg_", 4) == 0) {
+		f = pydebug_map_fields;
+		base = m && m->minor == L->minor ? (const void *)m : NULL;
+	}
+	for (; base && f->name; f++)
 		if (strcmp(f->name, name) == 0) {
-			memcpy(&v, (const char *)L + f->offset, sizeof(v));
+			memcpy(&v, (const char *)base + f->offset, sizeof(v));
 			*found = 1;
 			return v;
 		}
@@ -27,21 +37,25 @@ static int32_t table_value(const struct pylayout *L, const char *name, int *foun
 	return 0;
 }
 
-static void check_prefix(const char *prefix, int minor)
+/* Compare the table of py's version with offsetof() compiled against py's headers. Returns
+   1 when compared, 0 when py has no headers with the internal ones. */
+static int check_headers(const struct pytest_python *py)
 {
-	const struct pylayout *L = pylayout_find(minor);
-	char cmd[PATH_MAX * 4], exe[64], name[64], inc[PATH_MAX + 32], line[256];
+	const struct pylayout *L = pylayout_find(py->minor);
+	const char *inc = py->include;
+	char cmd[PATH_MAX * 4], exe[64], name[64], internal[PATH_MAX + 16], line[256];
 	long value;
 	int fields = 0, wrong = 0, found;
 	FILE *p;
 
 	CU_ASSERT_FATAL(L != NULL);
-	snprintf(inc, sizeof(inc), "%.4000s/include/python3.%d", prefix, minor);
-	if (access(inc, R_OK) != 0) {
-		printf("\n    3.%d: no headers at %s: not compared", minor, inc);
-		return;
+	snprintf(internal, sizeof(internal), "%s/internal", inc);
+	if (!inc[0] || access(internal, R_OK) != 0) {
+		printf("\n    3.%d (%s): no internal headers at '%s': not compared", py->minor, py->exe,
+		       internal);
+		return 0;
 	}
-	snprintf(exe, sizeof(exe), "/tmp/pcollect-probe-%d-%d", (int)getpid(), minor);
+	snprintf(exe, sizeof(exe), "/tmp/pcollect-probe-%d-%d", (int)getpid(), py->minor);
 	snprintf(cmd, sizeof(cmd),
 		 "${CC:-cc} -DPy_BUILD_CORE -I'%s' -I'%s/internal' '%s/collector/python/python-probe.c'"
 		 " -o '%s' && '%s'", inc, inc, root, exe, exe);
@@ -56,32 +70,42 @@ static void check_prefix(const char *prefix, int minor)
 		CU_ASSERT(found);
 		fields++;
 		if (want != value) {
-			printf("\n    3.%d %s: table %d, headers %ld", minor, name, want, value);
+			printf("\n    3.%d %s: table %d, headers %ld", py->minor, name, want, value);
 			wrong++;
 		}
 	}
 	CU_ASSERT(pclose(p) == 0);
 	unlink(exe);
-	printf("\n    3.%d: %d fields compared, %d differ", minor, fields, wrong);
+	printf("\n    3.%d.%d (%s): %d fields compared, %d differ", py->minor, py->micro, inc, fields,
+	       wrong);
 	CU_ASSERT(fields > 30);
 	CU_ASSERT(wrong == 0);
+	return 1;
 }
 
+/* Every interpreter of a version the table has, where its headers are installed. */
 static void test_python_layout_matches_headers(void)
 {
-	static char prefixes[16][PATH_MAX];
-	size_t n = pytest_find_prefixes(prefixes, 16), i;
+	size_t i, known = 0;
 
-	for (i = 0; i < n; i++)
-		check_prefix(prefixes[i], pytest_prefix_minor(prefixes[i]));
+	for (i = 0; i < npythons; i++) {
+		if (!pylayout_find(pythons[i].minor))
+			continue;
+		known++;
+		ncompared += (size_t)check_headers(&pythons[i]);
+	}
+	printf("\n    %zu of %zu interpreters of a known version compared", ncompared, known);
 }
 
 static void test_python_layout_table_complete(void)
 {
 	int minor;
 
-	for (minor = 10; minor <= 13; minor++) {
+	const struct pylayout_field *f;
+
+	for (minor = 10; minor <= 15; minor++) {
 		const struct pylayout *L = pylayout_find(minor);
+		const struct pydebug_map *m = pydebug_map_find(minor);
 
 		CU_ASSERT_FATAL(L != NULL);
 		CU_ASSERT(L->minor == minor);
@@ -89,31 +113,45 @@ static void test_python_layout_table_complete(void)
 		CU_ASSERT(L->co_filename > 0 && L->co_linetable > 0 && L->co_firstlineno > 0);
 		CU_ASSERT((L->ts_frame >= 0) != (L->ts_cframe >= 0));
 		CU_ASSERT(L->fr_size > L->fr_instr);
+		/* PyGILState's key, or the thread list (3.15+) */
+		CU_ASSERT(L->rt_autotss >= 0 || (minor >= 15 && L->is_threads_head > 0 &&
+						 L->ts_status >= 0));
+		CU_ASSERT((m != NULL) == (minor >= 13));
+		if (!m)
+			continue;
+		CU_ASSERT(m->minor == minor);
+		/* every field lies inside the block read */
+		for (f = pydebug_map_fields; f->name; f++) {
+			int32_t v;
+
+			memcpy(&v, (const char *)m + f->offset, sizeof(v));
+			CU_ASSERT(v > 0 && (v < m->words || strcmp(f->name, "dbg_words") == 0));
+		}
 	}
 	CU_ASSERT(pylayout_find(9) == NULL);
-	CU_ASSERT(pylayout_find(14) == NULL);
+	CU_ASSERT(pylayout_find(16) == NULL);
+	CU_ASSERT(pylayout_newest()->minor == 15);
+	/* a later release is read with the newest map */
+	CU_ASSERT(pydebug_map_find(16) == pydebug_map_find(15));
 }
 
 int main(void)
 {
-	static char prefixes[16][PATH_MAX];
-	unsigned bad;
-	CU_pSuite s;
+	static const struct unit_test tests[] = {
+		{ "every supported version has a layout", test_python_layout_table_complete },
+		{ "layouts match offsetof() with the installed headers",
+		  test_python_layout_matches_headers },
+		{ NULL, NULL },
+	};
+	int rc;
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("python-layout", NULL, NULL);
-	CU_add_test(s, "every supported version has a layout", test_python_layout_table_complete);
-	if (pytest_find_prefixes(prefixes, 16) == 0)
-		printf("note: no CPython 3.10-3.13 headers installed: layouts not re-probed\n");
-	else if (pytest_source_root(__FILE__, root, sizeof(root)) < 0)
-		printf("note: source tree not found from '%s': layouts not re-probed\n", __FILE__);
-	else
-		CU_add_test(s, "layouts match offsetof() with the installed headers",
-			    test_python_layout_matches_headers);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	bad = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return bad ? 1 : 0;
+	if (pytest_init(__FILE__, root, pythons, 16, &npythons))
+		return 77;
+	rc = unit_run("python-layout", tests, NULL, NULL);
+	if (rc == 0 && ncompared == 0) {
+		printf("skipped: no CPython 3.10+ with its internal headers found (tests/pythons.py, "
+		       "%zu interpreters): layouts not compared with headers\n", npythons);
+		return 77;
+	}
+	return rc;
 }

@@ -2,13 +2,12 @@
 /* Line-table decoding against what each installed interpreter itself decodes (co_lines()). */
 #include "finalizer/python/python.h"
 
-#include <CUnit/Basic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "python-test-lib.h"
+#include "tests/unit/unit.h"
 
 /*
  * Each interpreter runs tests/unit/python-linetable-dump.py, which prints the raw co_linetable
@@ -19,6 +18,8 @@
  */
 
 static char root[PATH_MAX];
+static struct pytest_python pythons[16];
+static size_t npythons, nknown;
 
 static int hexval(int c)
 {
@@ -102,8 +103,9 @@ static void check_code(uint32_t version, int first, uint32_t size, const uint8_t
 		t->range_lists_differ++;
 }
 
-/* Run one interpreter on the dump script and check everything it printed. */
-static int check_interpreter(const char *python)
+/* Run one interpreter on the dump script and check everything it printed. Returns the number
+   of code objects checked. */
+static long check_interpreter(const char *python)
 {
 	char cmd[PATH_MAX * 3], *line = NULL;
 	size_t linecap = 0, tlen = 0;
@@ -160,23 +162,33 @@ static int check_interpreter(const char *python)
 	free(line);
 	free(table);
 	free(e.r);
-	return 0;
+	return t.codes;
 }
 
+/* True when the decoder knows 3.minor's line tables. */
+static bool decoder_knows(int minor)
+{
+	static const uint8_t empty[1];
+
+	return pyline_find(RAW_PY_VERSION(3, (unsigned)minor), empty, 0, 1, 0) != -2;
+}
+
+/*
+ * Every interpreter found (shared builds, the distribution's linked into its executable,
+ * wrappers) of a version the decoder knows: each must be checked, none skipped quietly.
+ */
 static void test_python_linetable_every_interpreter(void)
 {
-	static char prefixes[16][PATH_MAX];
-	char python[PATH_MAX + 32];
-	size_t n = pytest_find_prefixes(prefixes, 16), i;
-	struct stat st;
+	size_t i, checked = 0;
 
-	for (i = 0; i < n; i++) {
-		snprintf(python, sizeof(python), "%.4000s/bin/python3", prefixes[i]);
-		check_interpreter(python);
+	for (i = 0; i < npythons; i++) {
+		if (!decoder_knows(pythons[i].minor))
+			continue;
+		nknown++;
+		checked += check_interpreter(pythons[i].exe) > 0;
 	}
-	/* the distribution's own build (3.11.2), linked into the executable */
-	if (stat("/usr/bin/python3.11", &st) == 0)
-		check_interpreter("/usr/bin/python3.11");
+	printf("\n    %zu of %zu interpreters of a known version checked", checked, nknown);
+	CU_ASSERT(checked == nknown);
 }
 
 /* Hand-made tables: the rules that the interpreters' output may not exercise. */
@@ -216,25 +228,20 @@ static void test_python_linetable_known_rules(void)
 
 int main(void)
 {
-	static char prefixes[16][PATH_MAX];
-	unsigned bad;
-	CU_pSuite s;
+	static const struct unit_test tests[] = {
+		{ "hand-made tables", test_python_linetable_known_rules },
+		{ "every installed interpreter", test_python_linetable_every_interpreter },
+		{ NULL, NULL },
+	};
+	int rc;
 
-	if (pytest_source_root(__FILE__, root, sizeof(root)) < 0) {
-		printf("skipped: cannot find the source tree from '%s'\n", __FILE__);
+	if (pytest_init(__FILE__, root, pythons, 16, &npythons))
+		return 77;
+	rc = unit_run("python-linetable", tests, NULL, NULL);
+	if (rc == 0 && nknown == 0) {
+		printf("skipped: no CPython 3.10+ found (tests/pythons.py, %zu interpreters): only "
+		       "hand-made tables checked\n", npythons);
 		return 77;
 	}
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("python-linetable", NULL, NULL);
-	CU_add_test(s, "hand-made tables", test_python_linetable_known_rules);
-	if (pytest_find_prefixes(prefixes, 16) > 0)
-		CU_add_test(s, "every installed interpreter", test_python_linetable_every_interpreter);
-	else
-		printf("note: no CPython 3.10-3.13 installed: only hand-made tables tested\n");
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	bad = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return bad ? 1 : 0;
+	return rc;
 }

@@ -3,12 +3,13 @@
 #include "common/raw-python.h"
 #include "finalizer/python/python.h"
 
-#include <CUnit/Basic.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include "tests/unit/unit.h"
 
 static uint8_t wbuf[1 << 18], scratch[RAW_PY_CODE_SCRATCH];
 
@@ -253,19 +254,13 @@ static void test_python_merge_stacks(void)
 
 int main(void)
 {
-	unsigned bad;
-	CU_pSuite s;
+	static const struct unit_test tests[] = {
+		{ "python records round trip", test_python_merge_records_round_trip },
+		{ "a stream's python records", test_python_merge_pystream },
+		{ "eval loop names", test_python_merge_eval_names },
+		{ "merged stacks in each mode", test_python_merge_stacks },
+		{ NULL, NULL },
+	};
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("python-merge", NULL, NULL);
-	CU_add_test(s, "python records round trip", test_python_merge_records_round_trip);
-	CU_add_test(s, "a stream's python records", test_python_merge_pystream);
-	CU_add_test(s, "eval loop names", test_python_merge_eval_names);
-	CU_add_test(s, "merged stacks in each mode", test_python_merge_stacks);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	bad = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return bad ? 1 : 0;
+	return unit_run("python-merge", tests, NULL, NULL);
 }

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/* Split-off function parts named in a stripped binary, against the unstripped one's .symtab. */
+#include "finalizer/symtab.h"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/unit/unit.h"
+
+/*
+ * tests/unit/split-cold.c is built with -freorder-blocks-and-partition, so gcc moves the
+ * unlikely branch of split_work() into "split_work.cold", which only .symtab names. The same
+ * library stripped to .dynsym must get a symbol of that name at the same address, covering
+ * the part (up to the next function: alignment padding at most after its end), and no other
+ * made-up name.
+ */
+
+static const char *built, *stripped;
+
+struct loaded {
+	int fd;
+	Elf *elf;
+	struct symtab st;
+};
+
+static int load(struct loaded *l, const char *path)
+{
+	l->fd = open(path, O_RDONLY);
+	if (l->fd < 0)
+		return -1;
+	l->elf = elf_begin(l->fd, ELF_C_READ, NULL);
+	if (!l->elf || symtab_load(&l->st, l->elf)) {
+		close(l->fd);
+		return -1;
+	}
+	return 0;
+}
+
+static void unload(struct loaded *l)
+{
+	symtab_release(&l->st);
+	elf_end(l->elf);
+	close(l->fd);
+}
+
+static const struct symtab_sym *by_name(const struct symtab *t, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (strcmp(t->syms[i].name, name) == 0)
+			return &t->syms[i];
+	return NULL;
+}
+
+static void test_symtab_split_names_cold_part(void)
+{
+	const struct symtab_sym *want, *got, *hot;
+	struct loaded a, b;
+	size_t i, made = 0;
+
+	CU_ASSERT_FATAL(load(&a, built) == 0);
+	CU_ASSERT_FATAL(load(&b, stripped) == 0);
+	CU_ASSERT(a.st.source == SYMTAB_SYMTAB);
+	CU_ASSERT(b.st.source == SYMTAB_DYNSYM);
+	want = by_name(&a.st, "split_work.cold");
+	got = by_name(&b.st, "split_work.cold");
+	hot = by_name(&b.st, "split_work");
+	CU_ASSERT_FATAL(want != NULL); /* gcc split it: else the test proves nothing */
+	CU_ASSERT_FATAL(got != NULL && hot != NULL);
+	CU_ASSERT(got->start == want->start);
+	CU_ASSERT(got->size >= want->size && got->size < want->size + 64);
+	/* an address inside the part is found under its name, and one of the hot part not */
+	CU_ASSERT(symtab_find_addr(&b.st, want->start + want->size / 2) == got);
+	CU_ASSERT(symtab_find_addr(&b.st, hot->start) == hot);
+	for (i = 0; i < b.st.n; i++)
+		made += strstr(b.st.syms[i].name, ".cold") != NULL;
+	CU_ASSERT(made == 1);
+	printf("\n    split_work.cold at 0x%llx, %llu bytes (.symtab: %llu)",
+	       (unsigned long long)got->start, (unsigned long long)got->size,
+	       (unsigned long long)want->size);
+	unload(&a);
+	unload(&b);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct unit_test tests[] = {
+		{ "a stripped library's .cold part gets its name",
+		  test_symtab_split_names_cold_part },
+		{ NULL, NULL },
+	};
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s LIBRARY STRIPPED-LIBRARY\n", argv[0]);
+		return 2;
+	}
+	built = argv[1];
+	stripped = argv[2];
+	elf_version(EV_CURRENT);
+	return unit_run("symtab-split", tests, NULL, NULL);
+}
