@@ -13,7 +13,7 @@ plain run, with the median of the paired (same round) wall ratios. Then what pco
 recorded at 1 ms and what finalizing it cost.
 
 usage: bench/python-overhead.py [BUILD_DIR] [ROUNDS] [PYTHON]
-       (defaults: build, 7, /usr/bin/python3.11)
+       (defaults: build, 7, the distribution's python3.11: tests/pythons.py debian-3.11)
 """
 import os
 import shutil
@@ -24,13 +24,19 @@ import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(TOP, "bench"))
+sys.path.insert(0, os.path.join(TOP, "tests"))
 import benchlib  # noqa: E402
+import pythons  # noqa: E402
 
 
 def main():
     build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 7
-    py = sys.argv[3] if len(sys.argv) > 3 else "/usr/bin/python3.11"
+    py = sys.argv[3] if len(sys.argv) > 3 else pythons.for_label("debian-3.11")
+    if isinstance(py, pythons.Python):
+        py = py.exe
+    elif len(sys.argv) <= 3:
+        sys.exit("python-overhead: " + py)
     pcollect = os.path.join(build, "collector", "pcollect")
     pfinalize = os.path.join(build, "finalizer", "pfinalize")
     app = os.path.join(TOP, "bench", "python-workload.py")

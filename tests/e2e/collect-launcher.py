@@ -125,7 +125,8 @@ with e.Workdir("launcher") as w:
     res = w.join("res-kill")
     p = subprocess.Popen([e.tool("pcollect"), "-collect", "hotspots", "-r", res, "-quiet",
                           "-finalization-mode=none", "--", ec, "burn", "30"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=dict(os.environ, **e.tool_env()))
     try:
         child, cpu, deadline = None, 0.0, time.monotonic() + 120
         while time.monotonic() < deadline and cpu < 2.5:

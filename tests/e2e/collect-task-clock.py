@@ -46,7 +46,13 @@ def split(w):
     e.check(total / n <= 1.5, "a sample every interval: %d samples for a weight of %d (want "
             "1.5 intervals a sample at most)" % (n, total))
     stats = e.sampled_of(samples, 1000000)
-    e.check_time(stats, total * 1e6, cpu_ns, "weight x interval against the CPU time")
+    end_cpu = sum(s.cpu_ns() for s in streams)
+    spent = sum(int(x) for x in re.search(r"spent_ns=([\d,]+)", r.stderr).group(1).split(","))
+    e.check(spent - e.TICK_NS <= end_cpu <= cpu_ns + e.TICK_NS,
+            "THREAD_END cpu_ns %.3f s, the work took %.3f s, the process %.3f s"
+            % (end_cpu / 1e9, spent / 1e9, cpu_ns / 1e9))
+    e.check_time(stats, total * 1e6, end_cpu, "weight x interval against the CPU time "
+                 "sampling covered")
     for name, want in (("work_sixty", 60), ("work_thirty", 30), ("work_ten", 10)):
         e.check_share(stats, shares[name] / total, want / 100.0, name, stretches=4)
 

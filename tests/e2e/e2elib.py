@@ -5,7 +5,9 @@ and judge a sampled answer against the known one (Sampled, below).
 The collector's tests read the raw streams directly (through tests/progs/raw-dump) and name
 program counters with `nm` of the module files, so they test the collector alone.
 """
+import atexit
 import bisect
+import glob
 import json
 import math
 import os
@@ -18,6 +20,47 @@ BUILD = os.environ.get("PCOLLECT_BUILD", "")
 SOURCE = os.environ.get("PCOLLECT_SOURCE", "")
 
 SKIP = 77
+
+# ---- a sanitizer build (meson -Db_sanitize=...; tests/e2e/meson.build sets these) -----------
+# Every sanitizer report of the tools, the agent or the programs goes to a file in one
+# directory (log_path), and a test that leaves one fails, whatever it checked: a report is
+# a bug even when the run's answer was right. AddressSanitizer must be the first library a
+# program loads: the programs pcollect starts get it preloaded (PRELOAD), ahead of the agent
+# (collector/preload.h keeps it there across exec).
+SANITIZE = os.environ.get("PCOLLECT_TEST_SANITIZE", "")
+PRELOAD = os.environ.get("PCOLLECT_TEST_PRELOAD", "")
+SANITIZER_LOGS = None
+
+
+def _sanitizer_reports():
+    """Fail the test (exit 1) if any sanitizer report was written, printing them."""
+    reports = sorted(glob.glob(os.path.join(SANITIZER_LOGS, "*")))
+    for path in reports:
+        with open(path, errors="replace") as f:
+            print("sanitizer report %s:\n%s" % (path, f.read()), flush=True)
+    if reports:
+        print("FAIL: %d sanitizer report(s) (%s)" % (len(reports), SANITIZE), flush=True)
+        sys.stdout.flush()
+        os._exit(1)
+    shutil.rmtree(SANITIZER_LOGS, ignore_errors=True)
+
+
+if SANITIZE:
+    SANITIZER_LOGS = tempfile.mkdtemp(prefix="pcollect-sanitizer.")
+    os.environ["ASAN_OPTIONS"] = "detect_leaks=0:log_path=%s/asan" % SANITIZER_LOGS
+    os.environ["UBSAN_OPTIONS"] = ("halt_on_error=1:print_stacktrace=1:log_path=%s/ubsan"
+                                   % SANITIZER_LOGS)
+    atexit.register(_sanitizer_reports)
+
+
+def tool_env(env=None):
+    """The environment additions for running pcollect (env merged in): in a sanitizer build,
+    the sanitizer runtime preloaded ahead of the agent."""
+    out = dict(env or {})
+    if PRELOAD:
+        old = out.get("LD_PRELOAD", os.environ.get("LD_PRELOAD", ""))
+        out["LD_PRELOAD"] = PRELOAD + (":" + old if old else "")
+    return out
 
 # enum raw_process_origin, enum raw_module_kind, enum raw_lost_reason, raw_stack_flags
 ORIGIN_START, ORIGIN_FORK, ORIGIN_EXEC = 0, 1, 2
@@ -217,7 +260,7 @@ def pcollect(target, result=None, options=(), cwd=None, env=None, timeout=120,
     if quiet:
         argv.append("-quiet")
     argv += list(options) + ["--"] + list(target)
-    cp = run(argv, cwd=cwd, env=env, timeout=timeout)
+    cp = run(argv, cwd=cwd, env=tool_env(env), timeout=timeout)
     return Run(cp, result)
 
 

@@ -48,7 +48,7 @@ def simulated_nodes(w):
     procs = []
     for rank, node in enumerate(["nodeA", "nodeA", "nodeB", "nodeB"]):
         env = dict(os.environ, SLURM_JOB_ID="4242", SLURM_STEP_ID="0",
-                   SLURM_PROCID=str(rank), PCOLLECT_HOSTNAME=node)
+                   SLURM_PROCID=str(rank), PCOLLECT_HOSTNAME=node, **e.tool_env())
         procs.append(subprocess.Popen(
             [pcollect, "-collect", "hotspots", "-r", res, "-finalization-mode=none",
              "-knob", "sampling-interval=2", "-quiet", "--", prog], env=env, stdout=subprocess.PIPE,
@@ -70,7 +70,8 @@ def simulated_nodes(w):
     # A later job on a node whose directory holds the first job's data is refused.
     env = dict(os.environ, SLURM_JOB_ID="4343", SLURM_STEP_ID="0", SLURM_PROCID="0",
                PCOLLECT_HOSTNAME="nodeA")
-    cp = e.run([pcollect, "-collect", "hotspots", "-r", res, "-quiet", "--", prog], env=env)
+    cp = e.run([pcollect, "-collect", "hotspots", "-r", res, "-quiet", "--", prog],
+               env=e.tool_env(env))
     e.check(cp.returncode == 2 and "res.nodeA" in cp.stderr,
             "another job is refused on res.nodeA with exit 2 (got %d: %s)"
             % (cp.returncode, cp.stderr.strip()))
@@ -86,7 +87,7 @@ def real_mpirun(w):
                OMPI_MCA_btl_vader_single_copy_mechanism="none", PCOLLECT_HOSTNAME="mpinode")
     cp = e.run([mpirun, "--oversubscribe", "-np", "2", e.tool("pcollect"), "-collect",
                 "hotspots", "-r", res, "-finalization-mode=none", "-quiet", "--", prog],
-               env=env, timeout=180)
+               env=e.tool_env(env), timeout=180)
     e.check(cp.returncode == 0, "mpirun -np 2 pcollect exits 0 (stderr: %s)" % cp.stderr[-800:])
     e.check(sorted(cp.stdout.split("\n"))[1:] == ["rank 0 of 2 done", "rank 1 of 2 done"],
             "both ranks ran and printed (%r)" % cp.stdout)
