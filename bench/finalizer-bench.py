@@ -24,8 +24,18 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PYDIR = "/root/.pyenv/versions/3.11.7"
-LIBPY = PYDIR + "/lib/libpython3.11.so.1.0"
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
+import pythons  # noqa: E402
+
+
+def shared_python():
+    """(prefix, libpython) of a shared build of CPython 3.11 (tests/pythons.py finds it)."""
+    p = pythons.for_label("3.11")
+    if isinstance(p, str) or not p.shared:
+        sys.exit("finalizer-bench: needs a shared build of CPython 3.11 (libpython3.11.so): "
+                 + (p if isinstance(p, str) else "%s is not one" % p.describe()))
+    return p.prefix, p.libpython
+
 PHASES = re.compile(r"in ([0-9.]+) s \(read ([0-9.]+), symbols ([0-9.]+), tree ([0-9.]+), "
                     r"database ([0-9.]+)\)")
 
@@ -81,17 +91,18 @@ def main():
     names = ["new", "baseline"][:len(builds)]
     fin = {n: os.path.join(b, "finalizer", "pfinalize") for n, b in zip(names, builds)}
     pcollect = os.path.join(builds[0], "collector", "pcollect")
+    pydir, libpy = shared_python()
     tmp = tempfile.mkdtemp(prefix="fin-bench.")
     try:
         syn = os.path.join(tmp, "synthetic")
-        subprocess.run([sys.executable, os.path.join(HERE, "finalizer-gen.py"), syn, LIBPY,
+        subprocess.run([sys.executable, os.path.join(HERE, "finalizer-gen.py"), syn, libpy,
                         "1000000", "5000", "2"], check=True)
         prog = os.path.join(tmp, "embed")
-        cfg = PYDIR + "/bin/python3.11-config"
+        cfg = pydir + "/bin/python3.11-config"
         flags = subprocess.run([cfg, "--cflags", "--ldflags", "--embed"], check=True,
                                capture_output=True, text=True).stdout.split()
         subprocess.run(["cc", "-O2", "-g", "-o", prog, os.path.join(HERE, "finalizer-embed.c")]
-                       + flags + ["-Wl,-rpath," + PYDIR + "/lib"], check=True)
+                       + flags + ["-Wl,-rpath," + os.path.dirname(libpy)], check=True)
         real = os.path.join(tmp, "real")
         timed([pcollect, "-collect", "hotspots", "-r", real, "-quiet",
                "-finalization-mode=none", "-knob", "sampling-interval=1", "--", prog])

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "collector/agent-private.h"
+#include "collector/preload.h"
 
 extern char **environ;
 
@@ -26,7 +27,8 @@ bool agent_in_vfork_child(void)
 /*
  * A new environment in one anonymous mapping (no malloc: this may run in a vfork child):
  * envp without PCOLLECT_* and LD_PRELOAD, then LD_PRELOAD with the agent first and the
- * program's own preloads after it, then the agent's configuration. exec_var: a
+ * program's own preloads after it (a sanitizer runtime ahead of it: preload_compose()), then
+ * the agent's configuration. exec_var: a
  * "PCOLLECT_EXEC=pid:gen" entry for the new image, or NULL.
  */
 struct env_buf {
@@ -34,6 +36,8 @@ struct env_buf {
 	void *map;
 	size_t map_len;
 };
+
+static void env_release(struct env_buf *b);
 
 static bool has_prefix(const char *s, const char *p)
 {
@@ -46,6 +50,7 @@ static int env_build(struct env_buf *b, char *const envp[], const char *exec_var
 	const char *preload = NULL;
 	size_t n = 0, strings = 0, i;
 	char *p, *end, **out;
+	int len;
 
 	memset(b, 0, sizeof(*b));
 	if (!c->agent_path[0])
@@ -76,25 +81,14 @@ static int env_build(struct env_buf *b, char *const envp[], const char *exec_var
 		*out++ = envp[i];
 	}
 	*out++ = p;
-	p += snprintf(p, (size_t)(end - p), "LD_PRELOAD=%s", c->agent_path);
-	if (preload && *preload) {
-		/* Keep the program's own preloads, without a second copy of the agent. */
-		const char *q = preload;
-
-		while (*q) {
-			size_t len = strcspn(q, ": ");
-
-			if (len && (len != strlen(c->agent_path) || strncmp(q, c->agent_path, len))) {
-				*p++ = ':';
-				memcpy(p, q, len);
-				p += len;
-			}
-			q += len;
-			while (*q == ':' || *q == ' ')
-				q++;
-		}
+	p += snprintf(p, (size_t)(end - p), "LD_PRELOAD=");
+	/* The room for it was counted above: the agent, a ':' and the program's preloads. */
+	len = preload_compose(p, (size_t)(end - p), c->agent_path, preload);
+	if (len < 0) {
+		env_release(b);
+		return -ENAMETOOLONG;
 	}
-	*p++ = '\0';
+	p += len + 1;
 #define VAR(...)                                                                           \
 	do {                                                                               \
 		*out++ = p;                                                                \

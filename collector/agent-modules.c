@@ -344,7 +344,8 @@ AGENT_EXPORT int dlclose(void *handle)
 	return ret;
 }
 
-AGENT_EXPORT int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
+AGENT_EXPORT AGENT_EARLY int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *),
+					    void *data)
 {
 	int ret;
 

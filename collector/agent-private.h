@@ -23,6 +23,12 @@
 
 #define AGENT_EXPORT __attribute__((visibility("default")))
 #define AGENT_TLS    __attribute__((tls_model("initial-exec")))
+/*
+ * For the little the program's start may run before a sanitizer runtime has set itself up
+ * (AddressSanitizer's own start calls dl_iterate_phdr, which we interpose): left out of
+ * AddressSanitizer's instrumentation, whose shadow memory does not exist yet.
+ */
+#define AGENT_EARLY __attribute__((no_sanitize("address")))
 
 #define AGENT_BUFFER_SIZE  (64u << 10) /* bytes of one thread's writer buffer */
 #define AGENT_STACK_SLOTS  8192	       /* distinct stacks per thread before a table reset */

@@ -27,7 +27,7 @@ struct agent_real agent_real;
 
 static struct sigaction app_action; /* the program's disposition of our signal */
 
-void agent_resolve(void)
+AGENT_EARLY void agent_resolve(void)
 {
 #define RESOLVE(name) agent_real.name = dlsym(RTLD_NEXT, #name)
 	RESOLVE(sigaction);

@@ -19,6 +19,7 @@
 
 #include "collector/agent-env.h"
 #include "collector/data-counter.h"
+#include "collector/preload.h"
 #include "collector/target-check.h"
 #include "common/log.h"
 #include "common/meta.h"
@@ -198,18 +199,24 @@ static void forward_signal(int sig, siginfo_t *si, void *uc)
 static void child_exec(const struct collect_opts *o, const char *path, const char *agent_path,
 		       const char *dir, uint64_t start_mono, int rank, int errfd)
 {
-	char buf[PATH_MAX + 64];
+	char buf[PATH_MAX + 64], *preload;
 	const char *old = getenv("LD_PRELOAD");
+	size_t preload_size = strlen(agent_path) + (old ? strlen(old) : 0) + 2;
 	int err;
 
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
-	if (old && *old)
-		snprintf(buf, sizeof(buf), "%s:%s", agent_path, old);
-	else
-		snprintf(buf, sizeof(buf), "%s", agent_path);
-	setenv("LD_PRELOAD", buf, 1);
+	/* The agent first, a sanitizer runtime the user preloads still ahead of it. */
+	preload = malloc(preload_size);
+	if (!preload || preload_compose(preload, preload_size, agent_path, old) < 0) {
+		err = ENOMEM;
+		if (write(errfd, &err, sizeof(err)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	setenv("LD_PRELOAD", preload, 1);
+	free(preload);
 	setenv(AGENT_ENV_RESULT_DIR, dir, 1);
 	setenv(AGENT_ENV_AGENT, agent_path, 1);
 #define SETNUM(name, fmt, v)                          \

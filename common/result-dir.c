@@ -18,8 +18,7 @@
 #define JOB_FILE "pcollect.job"
 /* Written beside pcollect.job, then linked to it; ignored when checking for emptiness. */
 #define JOB_TMP_PREFIX ".pcollect.job."
-/* How long a rank that finds the directory without its job file waits for it. */
-#define JOB_WAIT_NS (2000L * 1000 * 1000)
+/* How often a rank that finds the directory without its job file looks again. */
 #define JOB_POLL_NS (10L * 1000 * 1000)
 
 /*
@@ -585,8 +584,8 @@ static long long now_ns(clockid_t clock)
 	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* True when dir was changed during the last JOB_WAIT_NS, so a claimer may be at work. */
-static bool dir_recent(const char *dir)
+/* True when dir was changed during the last wait_ns, so a claimer may be at work. */
+static bool dir_recent(const char *dir, long long wait_ns)
 {
 	struct stat st;
 	long long mtime;
@@ -595,7 +594,7 @@ static bool dir_recent(const char *dir)
 		return false;
 	mtime = (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
 	/* Also a time in the future (clock skew on a network file system) counts as recent. */
-	return now_ns(CLOCK_REALTIME) - mtime < JOB_WAIT_NS;
+	return now_ns(CLOCK_REALTIME) - mtime < wait_ns;
 }
 
 static void sleep_ns(long ns)
@@ -635,10 +634,10 @@ static int refuse_existing(const char *dir, char *err, size_t err_size)
  * Claim dir (made tells whether this process just made it) or decide whether to join it.
  * Returns 0 to go on (claimed or joined), or -errno with err set.
  */
-static int join_existing(const char *dir, const char *id, bool parallel, bool made, char *err,
-			 size_t err_size)
+static int join_existing(const char *dir, const char *id, bool parallel, bool made,
+			 long long wait_ns, char *err, size_t err_size)
 {
-	long long deadline = now_ns(CLOCK_MONOTONIC) + JOB_WAIT_NS;
+	long long deadline = now_ns(CLOCK_MONOTONIC) + wait_ns;
 	char held[512];
 	int rc;
 
@@ -664,7 +663,7 @@ static int join_existing(const char *dir, const char *id, bool parallel, bool ma
 		 * be one the user made (an empty one is used). Outside a parallel job nobody
 		 * can be joined: claim at once, and the loser of a race is refused.
 		 */
-		if (made || !parallel || (rc && !dir_recent(dir)) ||
+		if (made || !parallel || (rc && !dir_recent(dir, wait_ns)) ||
 		    now_ns(CLOCK_MONOTONIC) >= deadline) {
 			if (!rc)
 				return refuse_existing(dir, err, err_size);
@@ -675,7 +674,7 @@ static int join_existing(const char *dir, const char *id, bool parallel, bool ma
 				goto fail;
 			/* Lost the claim: read the winner's id on the next turn. */
 			made = false;
-			deadline = now_ns(CLOCK_MONOTONIC) + JOB_WAIT_NS;
+			deadline = now_ns(CLOCK_MONOTONIC) + wait_ns;
 			continue;
 		}
 		sleep_ns(JOB_POLL_NS);
@@ -686,6 +685,12 @@ fail:
 }
 
 int result_dir_create(const char *dir, bool *created, char *err, size_t err_size)
+{
+	return result_dir_create_timed(dir, RESULT_DIR_JOB_WAIT_NS, created, err, err_size);
+}
+
+int result_dir_create_timed(const char *dir, long long wait_ns, bool *created, char *err,
+			    size_t err_size)
 {
 	static const enum result_path_kind subdirs[] = {
 		RESULT_PATH_META_DIR,
@@ -735,7 +740,7 @@ int result_dir_create(const char *dir, bool *created, char *err, size_t err_size
 		return -ENOTDIR;
 	}
 
-	rc = join_existing(dir, id, parallel, made, err, err_size);
+	rc = join_existing(dir, id, parallel, made, wait_ns, err, err_size);
 	if (rc)
 		return rc;
 

@@ -102,10 +102,17 @@ int result_dir_name(char *buf, size_t size, const char *r, const char *analysis)
  *   "result directory 'res' already holds collected data; choose another -r or remove it".
  * created is set to true when this call made the directory (so the caller can remove it if
  * the launch then fails); it stays true if a later step fails.
- * A rank that finds the directory without pcollect.job waits up to 2 s for the rank that made
- * it to write one, unless the directory has not changed for 2 s (one the user made earlier).
+ * A rank that finds the directory without pcollect.job waits up to RESULT_DIR_JOB_WAIT_NS for
+ * the rank that made it to write one, unless the directory has not changed for that long (one
+ * the user made earlier).
  */
 int result_dir_create(const char *dir, bool *created, char *err, size_t err_size);
+
+#define RESULT_DIR_JOB_WAIT_NS (2000LL * 1000 * 1000) /* ns */
+
+/* result_dir_create() with that wait (ns) given: the unit tests wait less. */
+int result_dir_create_timed(const char *dir, long long wait_ns, bool *created, char *err,
+			    size_t err_size);
 
 /* True when dir looks like a result directory (has raw/ or result.db). */
 bool result_dir_is_result(const char *dir);

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Modules. A library loaded with dlopen, worked in, then dlclose'd: MODULE_LOAD and
-MODULE_UNLOAD are recorded with its build-id and segments, its samples (5 of the 8 work units)
-fall in its address range and name dl_work, and -archive copies it and the program by build-id.
-JIT code (an anonymous mapping made executable with mprotect) is recorded as an anon module
-covering its samples."""
+MODULE_UNLOAD are recorded with its build-id and segments, its samples (500 of the 800 ms of
+CPU time the program burns) fall in its address range and name dl_work, and -archive copies
+it and the program by build-id. JIT code (an anonymous mapping made executable with mprotect,
+run for 300 ms of CPU time) is recorded as an anon module covering its samples. Tolerances
+from the samples (e2elib.Sampled)."""
 import filecmp
 import os
 
@@ -37,17 +38,12 @@ with e.Workdir("dlopen") as w:
                 seg[1] == int(ph[5], 16),
                 "segment vaddr/offset/memsz match readelf (%x)" % int(ph[2], 16))
     samples = e.named_samples(streams)
-    total = sum(wt for _s, wt, _st, _f in samples)
-    in_lib = 0
-    for s, wt, st, _f in samples:
-        if st[0] == "dl_work":
-            in_lib += wt
-    e.check(abs(in_lib / total - 5 / 8.0) <= 0.05,
-            "dl_work has %.3f of the weight (want 0.625 +- 0.05)" % (in_lib / total))
+    stats = e.sampled_of(samples, streams[0].header["interval_ns"])
+    in_lib = sum(wt for _s, wt, st, _f in samples if st[0] == "dl_work")
+    e.check_share(stats, in_lib / stats.weight, 5 / 8.0, "dl_work", stretches=1)
     main_work = sum(wt for _s, wt, st, _f in samples if st[0] == "main_work")
-    e.check(abs(main_work / total - 3 / 8.0) <= 0.05,
-            "main_work has %.3f of the weight after dlclose (want 0.375 +- 0.05)"
-            % (main_work / total))
+    e.check_share(stats, main_work / stats.weight, 3 / 8.0, "main_work, after dlclose",
+                  stretches=1)
     # The library's samples are inside its recorded address range, and in time within
     # [load, unload].
     lo = min(seg[0] for seg in m["segs"])
@@ -76,13 +72,14 @@ with e.Workdir("dlopen") as w:
     streams = e.load_streams(res)
     anon = [rec for s in streams for rec in s.of_type("module_load") if rec["kind"] == e.MODULE_ANON]
     e.check(len(anon) >= 1, "an anon module is recorded for the JIT code")
-    total = in_jit = 0
+    in_jit = 0
     for s in streams:
         for rec in s.samples():
             ip = s.stacks[rec["stack"]]["ips"][0]
-            total += rec["weight"]
             if any(a["time"] <= rec["time"] and seg[0] <= ip < seg[0] + seg[1]
                    for a in anon for seg in a["segs"]):
                 in_jit += rec["weight"]
-    e.check(in_jit >= 0.8 * total and total > 10,
-            "%d of %d samples are in the JIT region, recorded before them" % (in_jit, total))
+    interval = streams[0].header["interval_ns"]
+    stats = e.sampled_of([r for s in streams for r in s.samples()], interval)
+    e.check_time(stats, in_jit * interval, 300e6, "samples in the JIT region, recorded before "
+                 "them", stretches=1, extra_ns=e.TICK_NS)

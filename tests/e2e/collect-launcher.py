@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 """The launcher: exit codes and deaths by signal passed through; refusals (static, setuid,
 missing, not executable, directory) with exit 2, one line and no directory left; an existing
-result refused; r000hs naming; -duration; -data-limit; a SIGKILLed target's streams; metadata."""
+result refused; r000hs naming; -duration; -data-limit; a SIGKILLed target's streams; metadata.
+The programs burn budgets of CPU time; the checks on samples use e2elib.Sampled."""
 import os
 import shutil
 import signal
@@ -82,17 +83,27 @@ with e.Workdir("launcher") as w:
         e.check(r.returncode == 0 and os.path.isdir(os.path.join(cwd, want, "raw")),
                 "without -r the result is %s" % want)
 
-    # -duration: sampling stops, the program runs to its end.
+    # -duration: sampling stops after 0.5 s (of wall time), the program runs to its end. One
+    # thread uses at most 0.5 s of CPU time in 0.5 s: its samples hold no more, within a
+    # sample's quantum, and none is taken after the deadline (give or take a handler that
+    # a busy machine preempts between its look at the clock and its time stamp).
     res = w.join("res-duration")
-    r = e.pcollect([ec, "burn", "2"], result=res, options=["-duration", "0.5"])
+    r = e.pcollect([ec, "burn", "2"], result=res,
+                   options=["-duration", "0.5", "-knob", "sampling-interval=1"])
     streams = e.load_streams(res)
-    wt = sum(s.weight() for s in streams) * streams[0].header["interval_ns"] / 1e9
-    cpu = sum(s.cpu_ns() for s in streams) / 1e9
-    e.check(r.returncode == 0 and cpu > 1.5, "-duration 0.5: the program ran to its end "
-            "(%.2f s of CPU)" % cpu)
-    e.check(wt <= 0.5 + 0.05, "-duration 0.5: samples cover %.2f s of CPU (at most 0.5 s of "
-            "wall time)" % wt)
-    e.check(wt >= 0.2, "-duration 0.5: and there are samples (%.2f s)" % wt)
+    interval = streams[0].header["interval_ns"]
+    stats = e.sampled_of([x for s in streams for x in s.samples()], interval)
+    cpu = sum(s.cpu_ns() for s in streams)
+    e.check(r.returncode == 0 and cpu >= 2e9 - e.TICK_NS,
+            "-duration 0.5: the program ran to its end (%.3f s of CPU, its budget 2 s)"
+            % (cpu / 1e9))
+    e.check(0 < stats.total_ns <= 0.5e9 + stats.quantum_ns,
+            "-duration 0.5: samples hold %.3f s of CPU (some, and at most 0.5 s + %.3f s)"
+            % (stats.total_ns / 1e9, stats.quantum_ns / 1e9))
+    start = int(e.read_meta(res)["start_monotonic_ns"])
+    last = max(s.header["origin_ns"] + x["time"] for s in streams for x in s.samples())
+    e.check(last - start <= 0.5e9 + 0.25e9, "-duration 0.5: the last sample %.3f s after the "
+            "start" % ((last - start) / 1e9))
 
     # -data-limit: a tiny limit is hit, announced and recorded.
     res = w.join("res-limit")
@@ -105,26 +116,43 @@ with e.Workdir("launcher") as w:
     streams = e.load_streams(res)
     wt = sum(s.weight() for s in streams) * 1e-3
     cpu = sum(s.cpu_ns() for s in streams) / 1e9
-    e.check(wt < 0.7 * cpu, "-data-limit: sampling stopped early (%.2f of %.2f s)" % (wt, cpu))
+    e.check(cpu >= 2.5 - e.TICK_NS / 1e9 and wt < 0.7 * cpu,
+            "-data-limit: sampling stopped early (%.2f of %.2f s)" % (wt, cpu))
 
-    # A SIGKILLed target: its streams still read, with at most about 1 s of samples lost.
+    # A SIGKILLed target: its streams still read, and they hold all but the last second of
+    # samples (the handler writes them out at least once a second): killed once it has used
+    # 2.5 s of CPU time, so that the check needs 1.5 s of samples written.
     res = w.join("res-kill")
     p = subprocess.Popen([e.tool("pcollect"), "-collect", "hotspots", "-r", res, "-quiet",
-                          "-finalization-mode=none", "--", ec, "burn", "8"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    time.sleep(0.5)
-    cp = e.run(["pgrep", "-P", str(p.pid)])
-    child = int(cp.stdout.split()[0])
-    time.sleep(2.5)
-    with open("/proc/%d/stat" % child) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    os.kill(child, signal.SIGKILL)
-    p.communicate(timeout=60)
+                          "-finalization-mode=none", "--", ec, "burn", "30"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=dict(os.environ, **e.tool_env()))
+    try:
+        child, cpu, deadline = None, 0.0, time.monotonic() + 120
+        while time.monotonic() < deadline and cpu < 2.5:
+            time.sleep(0.05)
+            if child is None:
+                kids = e.run(["pgrep", "-P", str(p.pid)]).stdout.split()
+                child = int(kids[0]) if kids else None
+                continue
+            with open("/proc/%d/stat" % child) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        e.check(child is not None and cpu >= 2.5, "the target ran 2.5 s of CPU time (%.2f s)"
+                % cpu)
+        os.kill(child, signal.SIGKILL)
+        p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
     e.check(p.returncode == 128 + 9, "SIGKILLed target: pcollect exits 137 (%d)" % p.returncode)
     streams = e.load_streams(res)
-    wt = sum(s.weight() for s in streams) * streams[0].header["interval_ns"] / 1e9
+    interval = streams[0].header["interval_ns"]
+    stats = e.sampled_of([x for s in streams for x in s.samples()], interval)
     skipped = sum(s.stats["bytes_skipped"] for s in streams)
-    print("killed after %.2f s of CPU: %.2f s sampled, %d bytes skipped" % (cpu, wt, skipped))
-    e.check(wt >= cpu - 1.1, "SIGKILL loses at most about 1 s of samples (%.2f of %.2f s)"
-            % (wt, cpu))
+    print("killed after %.2f s of CPU: %.2f s sampled, %d bytes skipped" % (
+        cpu, stats.total_ns / 1e9, skipped))
+    e.check(stats.total_ns >= cpu * 1e9 - 1e9 - stats.quantum_ns,
+            "SIGKILL loses at most the last second of samples (%.2f s of %.2f s kept)"
+            % (stats.total_ns / 1e9, cpu))

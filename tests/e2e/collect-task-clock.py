@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """-knob sampling-clock=task-clock: a perf task-clock event per thread instead of the CPU-time
-timer. On cpu-split at 1 ms: a sample every interval (the timer gets one a 4 ms tick), weight
-x interval = the CPU time the program measured within 3%, the 60/30/10 split within 3 points.
-On poll-clock (threads that read their CPU clock every 0.1 ms) beside two busy processes:
-every thread sampled for at least 97% of the CPU time it used; the timer on the same program
+timer. On cpu-split at 1 ms: a sample every interval (weight 1, the timer's one a 4 ms
+tick weighs 4), weight x interval = the CPU time the program measured and the 60/30/10 split, within
+the tolerances of e2elib.Sampled. On poll-clock (threads that read their CPU clock every 0.1
+ms) beside two busy processes: every thread sampled for the CPU time it used, within the same
+tolerance; the timer on the same program
 may fall short (docs/pcollect.md, LIMITS), and pfinalize's summary must then say so, thread
 by thread, with the figures of the database. A misspelt clock is a usage error."""
 import glob
@@ -40,14 +41,20 @@ def split(w):
     shares, total = e.leaf_weights(samples, ["work_sixty", "work_thirty", "work_ten"])
     print("task-clock 1 ms: %d samples, weight %d, cpu %.3f s, shares %s"
           % (n, total, cpu_ns / 1e9, shares))
-    e.check(n >= 0.9 * cpu_ns / 1e6, "a sample every interval: %d samples for %.0f ms of CPU"
-            % (n, cpu_ns / 1e6))
-    e.check(abs(total * 1e6 - cpu_ns) <= 0.03 * cpu_ns,
-            "weight x interval %.3f s is the CPU time %.3f s within 3%%"
-            % (total / 1e3, cpu_ns / 1e9))
+    # The timer's samples weigh about 4 intervals at 1 ms (one a tick); a busy machine may
+    # delay a task-clock sample into the next interval now and then.
+    e.check(total / n <= 1.5, "a sample every interval: %d samples for a weight of %d (want "
+            "1.5 intervals a sample at most)" % (n, total))
+    stats = e.sampled_of(samples, 1000000)
+    end_cpu = sum(s.cpu_ns() for s in streams)
+    spent = sum(int(x) for x in re.search(r"spent_ns=([\d,]+)", r.stderr).group(1).split(","))
+    e.check(spent - e.TICK_NS <= end_cpu <= cpu_ns + e.TICK_NS,
+            "THREAD_END cpu_ns %.3f s, the work took %.3f s, the process %.3f s"
+            % (end_cpu / 1e9, spent / 1e9, cpu_ns / 1e9))
+    e.check_time(stats, total * 1e6, end_cpu, "weight x interval against the CPU time "
+                 "sampling covered")
     for name, want in (("work_sixty", 60), ("work_thirty", 30), ("work_ten", 10)):
-        got = 100.0 * shares[name] / total
-        e.check(abs(got - want) <= 3, "%s has %.1f%% (want %d +- 3)" % (name, got, want))
+        e.check_share(stats, shares[name] / total, want / 100.0, name, stretches=4)
 
 
 def poll(w, clock):
@@ -58,15 +65,20 @@ def poll(w, clock):
     measured = {int(t): int(c) for t, c in re.findall(r"tid=(\d+) cpu_ns=(\d+)", r.stdout)}
     e.check(len(measured) == 3, "%s: the program reports its three threads" % clock)
     rows = {t: (c, s) for t, c, s in e.db_rows(res, "SELECT tid, cpu_ns, time_ns FROM threads")}
+    weights = {}
+    for tid, wt in e.db_rows(res, "SELECT t.tid, tl.weight FROM timeline tl JOIN threads t"
+                                  " ON t.id = tl.thread_id"):
+        weights.setdefault(tid, []).append(wt)
     for tid, used in sorted(measured.items()):
         cpu, sampled = rows[tid]
         print("%s: thread %d used %.3f s (%.3f s at its end), sampled %.3f s (%.1f%%)"
               % (clock, tid, used / 1e9, cpu / 1e9, sampled / 1e9, 100.0 * sampled / cpu))
-        e.check(abs(cpu - used) <= 0.02 * used + 5e6,
+        # Two readings of the thread's clock: the program's last one, the agent's at its end.
+        e.check(abs(cpu - used) <= 2 * e.TICK_NS,
                 "%s: thread %d's recorded CPU time is what it measured" % (clock, tid))
         if clock == "task-clock":
-            e.check(sampled >= 0.97 * cpu, "task-clock: thread %d sampled for %.1f%% of its "
-                    "CPU time (want >= 97%%)" % (tid, 100.0 * sampled / cpu))
+            e.check_time(e.Sampled(weights.get(tid, []), 1000000), sampled, cpu,
+                         "task-clock: thread %d sampled for its CPU time" % tid)
     summ = e.run([e.tool("preport"), "-r", res, "-view", "summary", "-format", "csv"])
     e.check(summ.returncode == 0 and ("Collection,Sampling Clock,%s," % clock) in summ.stdout,
             "%s: preport's summary names the sampling clock" % clock)

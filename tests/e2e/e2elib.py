@@ -1,11 +1,15 @@
 # SPDX-License-Identifier: MIT
-"""Shared helpers for the end-to-end scripts: run the tools, read raw streams, name frames.
+"""Shared helpers for the end-to-end scripts: run the tools, read raw streams, name frames,
+and judge a sampled answer against the known one (Sampled, below).
 
 The collector's tests read the raw streams directly (through tests/progs/raw-dump) and name
 program counters with `nm` of the module files, so they test the collector alone.
 """
+import atexit
 import bisect
+import glob
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -16,6 +20,47 @@ BUILD = os.environ.get("PCOLLECT_BUILD", "")
 SOURCE = os.environ.get("PCOLLECT_SOURCE", "")
 
 SKIP = 77
+
+# ---- a sanitizer build (meson -Db_sanitize=...; tests/e2e/meson.build sets these) -----------
+# Every sanitizer report of the tools, the agent or the programs goes to a file in one
+# directory (log_path), and a test that leaves one fails, whatever it checked: a report is
+# a bug even when the run's answer was right. AddressSanitizer must be the first library a
+# program loads: the programs pcollect starts get it preloaded (PRELOAD), ahead of the agent
+# (collector/preload.h keeps it there across exec).
+SANITIZE = os.environ.get("PCOLLECT_TEST_SANITIZE", "")
+PRELOAD = os.environ.get("PCOLLECT_TEST_PRELOAD", "")
+SANITIZER_LOGS = None
+
+
+def _sanitizer_reports():
+    """Fail the test (exit 1) if any sanitizer report was written, printing them."""
+    reports = sorted(glob.glob(os.path.join(SANITIZER_LOGS, "*")))
+    for path in reports:
+        with open(path, errors="replace") as f:
+            print("sanitizer report %s:\n%s" % (path, f.read()), flush=True)
+    if reports:
+        print("FAIL: %d sanitizer report(s) (%s)" % (len(reports), SANITIZE), flush=True)
+        sys.stdout.flush()
+        os._exit(1)
+    shutil.rmtree(SANITIZER_LOGS, ignore_errors=True)
+
+
+if SANITIZE:
+    SANITIZER_LOGS = tempfile.mkdtemp(prefix="pcollect-sanitizer.")
+    os.environ["ASAN_OPTIONS"] = "detect_leaks=0:log_path=%s/asan" % SANITIZER_LOGS
+    os.environ["UBSAN_OPTIONS"] = ("halt_on_error=1:print_stacktrace=1:log_path=%s/ubsan"
+                                   % SANITIZER_LOGS)
+    atexit.register(_sanitizer_reports)
+
+
+def tool_env(env=None):
+    """The environment additions for running pcollect (env merged in): in a sanitizer build,
+    the sanitizer runtime preloaded ahead of the agent."""
+    out = dict(env or {})
+    if PRELOAD:
+        old = out.get("LD_PRELOAD", os.environ.get("LD_PRELOAD", ""))
+        out["LD_PRELOAD"] = PRELOAD + (":" + old if old else "")
+    return out
 
 # enum raw_process_origin, enum raw_module_kind, enum raw_lost_reason, raw_stack_flags
 ORIGIN_START, ORIGIN_FORK, ORIGIN_EXEC = 0, 1, 2
@@ -38,6 +83,115 @@ def check(cond, msg):
     if not cond:
         fail(msg)
     print("ok: " + msg, flush=True)
+
+
+# ---- how far a sampled answer may lie from the known one --------------------------------------
+
+TICK_NS = 4000000  # the kernel tick here (../shared/NOTES.md): CPU-time timers are checked at it
+Z = 4.5  # standard deviations: two-sided 7e-6 a check
+
+
+class Sampled:
+    """The statistics of a set of samples, stated once for every test.
+
+    CPU-time sampling is a systematic cut through a thread's CPU time: the thread is sampled
+    when its CPU clock passes a multiple of the interval, at the next kernel tick (TICK_NS)
+    that finds it running, and a sample's weight is the number of intervals since the last
+    one. Whatever the machine's load, the samples then stand for CPU time the program really
+    used; what remains uncertain is where each lump of CPU time (weight x interval) is
+    credited, and the ends of the run:
+
+    - Attribution, for a part of the profile (a function, a line, a worker): the lump is
+      credited to the code running when the sample is taken.
+      * Code mixed finer than a lump: each sample is a draw, and the part's share p is known
+        to sqrt(p (1 - p) / n) (binomial), n the effective number of samples: Kish's
+        (sum w)^2 / sum w^2, so a lump of four intervals counts as one draw, not four.
+      * A part made of k stretches of CPU time, each longer than a lump (a function called
+        k times, each time for tens of ms): only the lump over each end of a stretch is
+        shared with the neighbour, so the error is a sum of k terms each within one lump,
+        uniform: standard deviation L sqrt(k / 6), never more than k L. L is the lump a
+        random instant of CPU time falls in: sum w^2 / sum w intervals (size-biased), plus a
+        tick for the check that comes late.
+      Both bounds hold on their own; the tolerance takes the smaller, at Z standard
+      deviations. Z = 4.5 is 7e-6 two-sided a check: the suite judges a few hundred answers
+      a run, so even where the binomial bound is reached (it is conservative for systematic
+      samples) a correct collector fails a run less than once in 500.
+    - Quantization, for a total: a thread's samples miss the part of its last interval that
+      no sample closed, and each end may be checked a tick late: QUANTUM = one interval and
+      two ticks, per thread.
+
+    So: no raw count of samples, no wall time; a tolerance from n, the lumps and the
+    interval, and nothing else.
+    """
+
+    def __init__(self, weights, interval_ns, threads=1):
+        weights = [w for w in weights if w > 0]
+        self.interval_ns = interval_ns
+        self.threads = threads
+        self.weight = sum(weights)
+        self.total_ns = self.weight * interval_ns
+        sq = sum(w * w for w in weights)
+        self.n = self.weight * self.weight / sq if sq else 0.0
+        self.lump_ns = (sq / self.weight * interval_ns if self.weight else 0.0) + TICK_NS
+        self.quantum_ns = threads * (interval_ns + 2 * TICK_NS)
+
+    def __str__(self):
+        return "%.0f effective samples, lumps of %.1f ms, %.3f s sampled" % (
+            self.n, self.lump_ns / 1e6, self.total_ns / 1e9)
+
+    def part_tolerance_ns(self, share, stretches=None):
+        """Half-width, ns, of the sampled CPU time of a part holding share (0..1) of these
+        samples around the part's true CPU time (stretches: see the class)."""
+        if self.n <= 0:
+            return self.quantum_ns
+        share = min(max(share, 0.0), 1.0)
+        tol = Z * math.sqrt(share * (1.0 - share) / self.n) * self.total_ns
+        if stretches:
+            tol = min(tol, min(stretches, Z * math.sqrt(stretches / 6.0)) * self.lump_ns)
+        return tol + self.quantum_ns
+
+    def share_tolerance(self, share, stretches=None):
+        """Half-width of a part's sampled share (0..1) around its true share."""
+        if self.total_ns <= 0:
+            return 1.0
+        return self.part_tolerance_ns(share, stretches) / self.total_ns
+
+    def time_tolerance_ns(self, part_ns, stretches=None):
+        """Half-width, ns, of a part's sampled time part_ns around its true CPU time (the
+        whole: the samples' total against the CPU time the threads used)."""
+        share = part_ns / self.total_ns if self.total_ns else 1.0
+        return self.part_tolerance_ns(share, stretches)
+
+
+def sampled_of(samples, interval_ns, threads=1):
+    """Sampled of named_samples() rows (or of Stream samples' records)."""
+    return Sampled([x[1] if isinstance(x, tuple) else x["weight"] for x in samples],
+                   interval_ns, threads)
+
+
+def check_share(stats, got, want, what, stretches=None):
+    """Check a part's share got (0..1) against the known want, with stats' tolerance."""
+    tol = stats.share_tolerance(want, stretches)
+    check(abs(got - want) <= tol, "%s has %.1f%% (want %.1f%% +- %.1f; %s)"
+          % (what, 100 * got, 100 * want, 100 * tol, stats))
+
+
+def check_time(stats, got_ns, want_ns, what, stretches=None, extra_ns=0):
+    """Check a part's sampled CPU time got_ns against the known (or measured) want_ns, with
+    stats' tolerance; extra_ns for what the reference's own measurement adds."""
+    tol = stats.time_tolerance_ns(got_ns, stretches) + extra_ns
+    check(abs(got_ns - want_ns) <= tol, "%s: %.3f s sampled, %.3f s known (+- %.3f s; %s)"
+          % (what, got_ns / 1e9, want_ns / 1e9, tol / 1e9, stats))
+
+
+def check_split(stats_a, a_ns, stats_b, b_ns, want, what, stretches=None):
+    """Check the share a / (a + b) of two parts sampled apart (two threads or processes, each
+    with its own Sampled) against want (0..1): it errs only by what each time may err."""
+    tol = (b_ns * stats_a.time_tolerance_ns(a_ns, stretches) +
+           a_ns * stats_b.time_tolerance_ns(b_ns, stretches)) / (a_ns + b_ns) ** 2
+    got = a_ns / (a_ns + b_ns)
+    check(abs(got - want) <= tol, "%s: %.1f/%.1f, want %.1f/%.1f (+- %.1f)" % (
+        what, 100 * got, 100 - 100 * got, 100 * want, 100 - 100 * want, 100 * tol))
 
 
 def tool(name):
@@ -106,7 +260,7 @@ def pcollect(target, result=None, options=(), cwd=None, env=None, timeout=120,
     if quiet:
         argv.append("-quiet")
     argv += list(options) + ["--"] + list(target)
-    cp = run(argv, cwd=cwd, env=env, timeout=timeout)
+    cp = run(argv, cwd=cwd, env=tool_env(env), timeout=timeout)
     return Run(cp, result)
 
 
@@ -299,7 +453,7 @@ def source_line(path, marker):
 
 
 LEAF_SQL = """
-SELECT f.name, fr.inline_depth, fr.line, pf.name, pfr.line, SUM(s.count)
+SELECT f.name, fr.inline_depth, fr.line, pf.name, pfr.line, SUM(s.count), SUM(s.weight)
 FROM samples s JOIN stacks st ON st.id = s.stack_id
 JOIN frames fr ON fr.id = st.frame_id JOIN functions f ON f.id = fr.function_id
 LEFT JOIN stacks ps ON ps.id = st.parent_id LEFT JOIN frames pfr ON pfr.id = ps.frame_id
@@ -309,5 +463,17 @@ GROUP BY f.name, fr.inline_depth, fr.line, pf.name, pfr.line
 
 
 def leaf_samples(result):
-    """Per distinct leaf: (function, inline_depth, line, parent function, parent line, count)."""
+    """Per distinct leaf: (function, inline_depth, line, parent function, parent line, count,
+    weight)."""
     return db_rows(result, LEAF_SQL)
+
+
+def db_sampled(result, where="1", args=()):
+    """Sampled of the samples of a finalized result (its timeline), of the threads that a
+    WHERE clause over threads t and processes p chooses (all by default)."""
+    interval = db_rows(result, "SELECT value FROM meta WHERE key = 'collect.interval_ns'")
+    join = ("FROM timeline tl JOIN threads t ON t.id = tl.thread_id "
+            "JOIN processes p ON p.id = t.process_id WHERE " + where)
+    weights = [w for (w,) in db_rows(result, "SELECT tl.weight " + join, args)]
+    threads = db_rows(result, "SELECT COUNT(DISTINCT t.id) " + join, args)[0][0]
+    return Sampled(weights, int(interval[0][0]), max(threads, 1))

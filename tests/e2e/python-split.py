@@ -2,16 +2,15 @@
 # SPDX-License-Identifier: MIT
 """Python 60/30/10: spin_a, spin_b, spin_c (same body, 6:3:1 of the CPU time) under the chain
 main -> level1 -> level2 -> level3, profiled end to end on one interpreter (the argument).
-Checks: the hotspots split within 3 points; every spin sample has the whole Python chain in
-order; user-only hides the interpreter's frames, all shows them; names, files and definition
-lines of Python functions; python-only and -filter language=python."""
-import os
-
+Checks: the hotspots split, within the tolerance of e2elib.Sampled (each spin function runs
+once a round: ROUNDS stretches); every spin sample has the whole Python chain in order;
+user-only hides the interpreter's frames, all shows them; names, files and definition lines
+of Python functions; python-only and -filter language=python."""
 import e2elib as e
 import pylib
 
-TOL = 3.0
 NAMES = ["spin_a", "spin_b", "spin_c"]
+ROUNDS = 4  # tests/progs/python/split.py
 
 
 def main():
@@ -28,13 +27,16 @@ def main():
             e.fail("hotspots lack %s: %s" % (missing, sorted(hs)[:20]))
         self_s = [pylib.secs(hs[n]) for n in NAMES]
         total = sum(pylib.secs(r) for r in hs.values())
-        got = pylib.shares(self_s)
-        print("self %s = %s s of %.3f s; shares %s" % (NAMES, self_s, total,
-                                                        ["%.1f" % s for s in got]))
-        e.check(all(abs(g - x) <= TOL for g, x in zip(got, [60, 30, 10])),
-                "spin split %s within %.0f points of 60/30/10" % (["%.1f" % s for s in got], TOL))
-        e.check(sum(self_s) >= 0.85 * total, "the spin functions hold %.0f%% of the time"
-                % (100 * sum(self_s) / total))
+        print("self %s = %s s of %.3f s" % (NAMES, self_s, total))
+        stats = e.db_sampled(res)
+        spin = sum(self_s) * 1e9
+        for n, t, want in zip(NAMES, self_s, [0.6, 0.3, 0.1]):
+            # The known split is of the spin functions' time: judged within it.
+            e.check_share(stats, t * 1e9 / spin, want, "hotspots: " + n, stretches=ROUNDS)
+        tol = stats.share_tolerance(0.85)
+        e.check(spin / stats.total_ns >= 0.85 - tol, "the spin functions hold %.0f%% of the "
+                "time (want 85%% or more, less %.1f: the rest is starting Python; %s)"
+                % (100 * spin / stats.total_ns, 100 * tol, stats))
         for n in NAMES:
             r = hs[n]
             e.check(r["Module"] == "[python]" and r["Source File"] == src and
@@ -51,7 +53,7 @@ def main():
                 chain_all += count
                 if names[-5:-1] == ["main", "level1", "level2", "level3"]:
                     chain_ok += count
-        e.check(chain_all >= 100 and chain_ok == chain_all,
+        e.check(chain_all > 0 and chain_ok == chain_all,
                 "%d of %d spin samples have main > level1 > level2 > level3 above them"
                 % (chain_ok, chain_all))
         interp = [f for f in db.functions.values() if f["interp"]]
@@ -86,10 +88,9 @@ def main():
                         "-filter", "language=python")
         e.check(hp and all(r["Module"] == "[python]" for r in hp),
                 "python-only + -filter language=python lists only Python functions")
-        got_p = pylib.shares([sum(pylib.secs(r) for r in hp if r["Function"] == n)
-                              for n in NAMES])
-        e.check(all(abs(g - x) <= TOL for g, x in zip(got_p, [60, 30, 10])),
-                "python-only split %s within %.0f points" % (["%.1f" % s for s in got_p], TOL))
+        got_p = [sum(pylib.secs(r) for r in hp if r["Function"] == n) * 1e9 for n in NAMES]
+        for n, t, want in zip(NAMES, got_p, [0.6, 0.3, 0.1]):
+            e.check_share(stats, t / sum(got_p), want, "python-only: " + n, stretches=ROUNDS)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ static void *writer(void *arg)
 	for (i = 0; i < 20; i++) {
 		struct timespec ts = { 0, 5000000 };
 
-		BURN(BURN_100MS / 10); /* 10 ms of CPU so this thread is sampled too */
+		BURN_CPU_MS(10); /* so this thread is sampled too */
 		nanosleep(&ts, NULL);
 		if (write(pipefd[1], "0123456789", 10) != 10)
 			break;
@@ -79,7 +79,7 @@ int main(void)
 		if (n <= 0)
 			break;
 		total += n;
-		BURN(BURN_100MS / 20);
+		BURN_CPU_MS(5);
 	}
 	pthread_join(t, NULL);
 	/* 2. poll with a timeout on a pipe that stays silent. */
@@ -91,13 +91,13 @@ int main(void)
 			eintr++;
 		else
 			polls += r == 0 || (p.revents & POLLHUP);
-		BURN(BURN_100MS / 20);
+		BURN_CPU_MS(5);
 	}
 	/* 3. nanosleep between bursts of work. */
 	for (i = 0; i < 10; i++) {
 		struct timespec ts = { 0, 10000000 };
 
-		BURN(BURN_100MS / 10);
+		BURN_CPU_MS(10);
 		if (nanosleep(&ts, NULL) && errno == EINTR)
 			eintr++;
 		else
@@ -124,7 +124,7 @@ int main(void)
 		if (read(c, buf, 1) == 1)
 			accepted++;
 		close(c);
-		BURN(BURN_100MS / 10);
+		BURN_CPU_MS(10);
 	}
 	pthread_join(t, NULL);
 	printf("pipe_bytes=%ld polls=%d sleeps=%d accepted=%d eintr=%d\n", total, polls, sleeps,

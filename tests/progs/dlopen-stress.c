@@ -1,22 +1,38 @@
 /* SPDX-License-Identifier: MIT */
-/* Threads that dlopen/dlclose a library in a loop while others burn CPU, for a given time. */
+/*
+ * Two threads dlopen/dlclose a library in a loop, calling into it, while a third burns CPU;
+ * each thread works until it has used SECONDS of CPU time (and the loaders have made at least
+ * MIN_CYCLES cycles each), so the work is the same on a quiet and on a busy machine.
+ * Prints "dlopen_cycles=1" once every loader has cycled; each thread's tid, CPU time and
+ * cycles go to stderr: "tid=N cpu_ns=N cycles=N".
+ */
 #include <dlfcn.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "burn.h"
 
+#define MIN_CYCLES 100
+
 static const char *lib;
-static atomic_int stop;
-static atomic_long cycles;
+static long long budget_ns;
+
+struct worker {
+	pthread_t t;
+	long tid, cycles;
+	long long cpu_ns;
+};
 
 static void *loader(void *arg)
 {
-	(void)arg;
-	while (!atomic_load(&stop)) {
+	struct worker *me = arg;
+	long long end = burn_cpu_ns() + budget_ns;
+
+	me->tid = (long)syscall(SYS_gettid);
+	while (burn_cpu_ns() < end || me->cycles < MIN_CYCLES) {
 		void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
 		void (*fn)(long);
 
@@ -26,26 +42,27 @@ static void *loader(void *arg)
 		}
 		fn = (void (*)(long))dlsym(h, "dl_work");
 		if (fn)
-			fn(100000); /* about 0.3 ms inside the library */
+			fn(100000); /* about 0.1 ms inside the library */
 		dlclose(h);
-		atomic_fetch_add(&cycles, 1);
+		me->cycles++;
 	}
+	me->cpu_ns = burn_cpu_ns();
 	return NULL;
 }
 
 static void *burner(void *arg)
 {
-	(void)arg;
-	while (!atomic_load(&stop))
-		BURN(BURN_100MS / 100);
+	struct worker *me = arg;
+
+	me->tid = (long)syscall(SYS_gettid);
+	BURN_CPU_MS(budget_ns / 1e6);
+	me->cpu_ns = burn_cpu_ns();
 	return NULL;
 }
 
 int main(int argc, char **argv)
 {
-	pthread_t t[3];
-	struct timespec ts;
-	double sec;
+	struct worker w[3] = { 0 };
 	int i;
 
 	if (argc < 3) {
@@ -53,16 +70,15 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	lib = argv[1];
-	sec = atof(argv[2]);
-	pthread_create(&t[0], NULL, loader, NULL);
-	pthread_create(&t[1], NULL, loader, NULL);
-	pthread_create(&t[2], NULL, burner, NULL);
-	ts.tv_sec = (time_t)sec;
-	ts.tv_nsec = (long)((sec - (double)ts.tv_sec) * 1e9);
-	nanosleep(&ts, NULL);
-	atomic_store(&stop, 1);
+	budget_ns = (long long)(atof(argv[2]) * 1e9);
+	pthread_create(&w[0].t, NULL, loader, &w[0]);
+	pthread_create(&w[1].t, NULL, loader, &w[1]);
+	pthread_create(&w[2].t, NULL, burner, &w[2]);
 	for (i = 0; i < 3; i++)
-		pthread_join(t[i], NULL);
-	printf("dlopen_cycles=%ld\n", atomic_load(&cycles) > 0 ? 1L : 0L);
+		pthread_join(w[i].t, NULL);
+	for (i = 0; i < 3; i++)
+		fprintf(stderr, "tid=%ld cpu_ns=%lld cycles=%ld\n", w[i].tid, w[i].cpu_ns,
+			w[i].cycles);
+	printf("dlopen_cycles=%d\n", w[0].cycles >= MIN_CYCLES && w[1].cycles >= MIN_CYCLES);
 	return 0;
 }

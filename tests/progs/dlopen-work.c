@@ -1,13 +1,22 @@
 /* SPDX-License-Identifier: MIT */
-/* dlopen a library, burn CPU in it, dlclose it, then burn in the program itself. */
+/* dlopen a library, burn 500 ms of CPU time in it, dlclose it, then burn 300 ms in the program. */
 #include <dlfcn.h>
 #include <stdio.h>
 
 #include "burn.h"
 
-static __attribute__((noinline, noclone)) void main_work(long n)
+static __attribute__((noinline, noclone)) void main_work(double ms)
 {
-	BURN(n);
+	BURN_CPU_MS(ms);
+}
+
+/* The library's dl_work burns iterations: call it in chunks until ms of CPU time are spent. */
+static __attribute__((noinline, noclone)) void library_work(void (*fn)(long), double ms)
+{
+	long long end = burn_cpu_ns() + (long long)(ms * 1e6);
+
+	while (burn_cpu_ns() < end)
+		fn(BURN_CHUNK);
 }
 
 int main(int argc, char **argv)
@@ -27,10 +36,10 @@ int main(int argc, char **argv)
 	fn = (void (*)(long))dlsym(h, "dl_work");
 	if (!fn)
 		return 1;
-	fn(BURN_100MS * 5);
+	library_work(fn, 500);
 	if (dlclose(h))
 		return 1;
-	main_work(BURN_100MS * 3);
+	main_work(300);
 	printf("done\n");
 	return 0;
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* A process family: fork, system(), a shell pipeline, then exec; every member burns CPU. */
+/* A process family: fork, system(), a shell pipeline, then exec; every member burns 200 ms of
+   CPU time in family_work. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,9 +9,9 @@
 
 #include "burn.h"
 
-static __attribute__((noinline, noclone)) void family_work(long n)
+static __attribute__((noinline, noclone)) void family_work(void)
 {
-	BURN(n);
+	BURN_CPU_MS(200);
 }
 
 int main(int argc, char **argv)
@@ -23,7 +24,7 @@ int main(int argc, char **argv)
 		/* "leaf TAG": burn, then print the tag (and count stdin lines for "sink"). */
 		int lines = 0, c;
 
-		family_work(BURN_100MS * 2);
+		family_work();
 		if (!strcmp(argv[2], "sink")) {
 			while ((c = getchar()) != EOF)
 				lines += c == '\n';
@@ -33,11 +34,11 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
-	family_work(BURN_100MS * 2);
+	family_work();
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0) {
-		family_work(BURN_100MS * 2);
+		family_work();
 		printf("forked child\n");
 		fflush(stdout);
 		_exit(0);

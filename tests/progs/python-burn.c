@@ -6,28 +6,29 @@
 
 #define EXPORT __attribute__((visibility("default"), noinline))
 
-long pyburn_spin(long n);
-long pyburn_thread_spin(long n);
+long pyburn_spin(double ms);
+long pyburn_thread_spin(double ms);
 
-/* Burns n iterations in the calling thread (tests/progs/python/native.py). */
-EXPORT long pyburn_spin(long n)
+/* Burns ms milliseconds of the calling thread's CPU time (tests/progs/python/native.py). */
+EXPORT long pyburn_spin(double ms)
 {
-	BURN(n);
+	BURN_CPU_MS(ms);
 	return (long)(burn_sink & 0xff);
 }
 
 static void *pyburn_thread_main(void *arg)
 {
-	BURN((long)arg);
+	BURN_CPU_MS(*(double *)arg);
 	return NULL;
 }
 
-/* Burns n iterations in a thread of its own, one Python never knew (degrade.py). */
-EXPORT long pyburn_thread_spin(long n)
+/* Burns ms milliseconds of CPU time in a thread of its own, one Python never knew
+   (degrade.py), and waits for it. */
+EXPORT long pyburn_thread_spin(double ms)
 {
 	pthread_t t;
 
-	if (pthread_create(&t, NULL, pyburn_thread_main, (void *)n))
+	if (pthread_create(&t, NULL, pyburn_thread_main, &ms))
 		return -1;
 	pthread_join(t, NULL);
 	return (long)(burn_sink & 0xff);

@@ -194,7 +194,8 @@ static void test_python_agent_discovery(void)
 		CU_ASSERT(t->notes[RAW_PY_NOTE_UNKNOWN_VERSION] == 1);
 		pyagent_reset();
 	} else {
-		printf("\n    no shared build of 3.7-3.9: unsupported-version discovery not tested");
+		printf("\n    no shared build of 3.7-3.9: unsupported-version discovery not "
+		       "tested");
 	}
 	free(t);
 }

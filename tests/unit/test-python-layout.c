@@ -51,8 +51,8 @@ static int check_headers(const struct pytest_python *py)
 	CU_ASSERT_FATAL(L != NULL);
 	snprintf(internal, sizeof(internal), "%s/internal", inc);
 	if (!inc[0] || access(internal, R_OK) != 0) {
-		printf("\n    3.%d (%s): no internal headers at '%s': not compared", py->minor, py->exe,
-		       internal);
+		printf("\n    3.%d (%s): no internal headers at '%s': not compared", py->minor,
+		       py->exe, internal);
 		return 0;
 	}
 	snprintf(exe, sizeof(exe), "/tmp/pcollect-probe-%d-%d", (int)getpid(), py->minor);
@@ -70,14 +70,15 @@ static int check_headers(const struct pytest_python *py)
 		CU_ASSERT(found);
 		fields++;
 		if (want != value) {
-			printf("\n    3.%d %s: table %d, headers %ld", py->minor, name, want, value);
+			printf("\n    3.%d %s: table %d, headers %ld", py->minor, name, want,
+			       value);
 			wrong++;
 		}
 	}
 	CU_ASSERT(pclose(p) == 0);
 	unlink(exe);
-	printf("\n    3.%d.%d (%s): %d fields compared, %d differ", py->minor, py->micro, inc, fields,
-	       wrong);
+	printf("\n    3.%d.%d (%s): %d fields compared, %d differ", py->minor, py->micro, inc,
+	       fields, wrong);
 	CU_ASSERT(fields > 30);
 	CU_ASSERT(wrong == 0);
 	return 1;
@@ -149,8 +150,9 @@ int main(void)
 		return 77;
 	rc = unit_run("python-layout", tests, NULL, NULL);
 	if (rc == 0 && ncompared == 0) {
-		printf("skipped: no CPython 3.10+ with its internal headers found (tests/pythons.py, "
-		       "%zu interpreters): layouts not compared with headers\n", npythons);
+		printf("skipped: no CPython 3.10+ with its internal headers found "
+		       "(tests/pythons.py, %zu interpreters): layouts not compared with headers\n",
+		       npythons);
 		return 77;
 	}
 	return rc;

@@ -541,9 +541,10 @@ int main(int argc, char **argv)
 	for (i = 0; i < npythons; i++)
 		n += walkable(&pythons[i]);
 	if (n == 0) {
-		printf("skipped: no shared build (libpython3.N.so) of a CPython the agent knows among "
-		       "the %zu interpreters tests/pythons.py found (add one with "
-		       "PCOLLECT_TEST_PYTHONS)\n", npythons);
+		printf("skipped: no shared build (libpython3.N.so) of a CPython the agent knows "
+		       "among the %zu interpreters tests/pythons.py found (add one with "
+		       "PCOLLECT_TEST_PYTHONS)\n",
+		       npythons);
 		return 77;
 	}
 	rc = unit_run("python-walk", tests, NULL, NULL);

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
 """CPU work and a CPU clock shared by the Python known-answer programs."""
-import os
 import resource
 from itertools import repeat
+
+CHUNK = 5000  # iterations of spin() between two looks at the clock: about 0.2 ms
 
 
 def spin(n):
@@ -14,14 +15,6 @@ def spin(n):
     return x
 
 
-def this_cpu():
-    """The CPU this process runs on (field 39 of /proc/self/stat), to pin to it: not always
-    CPU 0, which other tests running at the same time may have pinned themselves to."""
-    with open("/proc/self/stat") as f:
-        cpu = int(f.read().rsplit(")", 1)[1].split()[36])
-    return cpu if cpu in os.sched_getaffinity(0) else min(os.sched_getaffinity(0))
-
-
 def cpu_ns():
     """This thread's CPU time, ns, as of its last tick or context switch: the sum the
     CPU-time timers run on. Not time.thread_time_ns(), whose clock_gettime brings the
@@ -29,3 +22,14 @@ def cpu_ns():
     thread between ticks, where the timers are not checked (tests/progs/burn.h)."""
     ru = resource.getrusage(resource.RUSAGE_THREAD)
     return int((ru.ru_utime + ru.ru_stime) * 1e9)
+
+
+def spin_for(ms):
+    """Burn ms milliseconds of this thread's CPU time in spin(), whatever the machine's speed
+    or load: the known answer is CPU time. The clock moves at ticks, so the time burnt is
+    ms within a tick either way."""
+    x = 0
+    end = cpu_ns() + int(ms * 1e6)
+    while cpu_ns() < end:
+        x += spin(CHUNK)
+    return x

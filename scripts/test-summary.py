@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Summary of meson test runs for ./scripts/dev: every skipped test with the reason it printed,
+every failed one, from each build directory's meson-logs/testlog.json.
+
+usage: test-summary.py LABEL=BUILD_DIR...
+"""
+import json
+import os
+import re
+import sys
+
+REASON = re.compile(r"^(?:SKIP: |skipped: )(.*)$", re.M)
+
+
+def runs(path):
+    """The tests of one testlog.json: (name, result, reason or last output line, seconds)."""
+    out = []
+    with open(path) as f:
+        for line in f:
+            d = json.loads(line)
+            text = d.get("stdout") or ""
+            m = REASON.findall(text)
+            last = [l for l in text.strip().splitlines() if l.strip()]
+            why = m[-1] if m else (last[-1] if last else "no output")
+            name = d["name"].split(" / ", 1)[-1]
+            out.append((name, d["result"], why.strip(), d.get("duration", 0.0)))
+    return out
+
+
+def main(argv):
+    if len(argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    skipped, failed, total = [], [], 0
+    for arg in argv[1:]:
+        label, _, build = arg.partition("=")
+        path = os.path.join(build, "meson-logs", "testlog.json")
+        if not os.path.exists(path):
+            continue
+        for name, result, why, _secs in runs(path):
+            total += 1
+            if result == "SKIP":
+                skipped.append((label, name, why))
+            elif result not in ("OK", "EXPECTEDFAIL"):
+                failed.append((label, name, result, why))
+    print("dev: %d tests run, %d skipped, %d failed" % (total, len(skipped), len(failed)))
+    for label, name, why in skipped:
+        print("dev:   skipped %s %s: %s" % (label, name, why))
+    for label, name, result, why in failed:
+        print("dev:   %s %s %s: %s" % (result.lower(), label, name, why))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
