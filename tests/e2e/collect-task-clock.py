@@ -66,8 +66,9 @@ def poll(w, clock):
     e.check(len(measured) == 3, "%s: the program reports its three threads" % clock)
     rows = {t: (c, s) for t, c, s in e.db_rows(res, "SELECT tid, cpu_ns, time_ns FROM threads")}
     weights = {}
-    for tid, wt in e.db_rows(res, "SELECT t.tid, tl.weight FROM timeline tl JOIN threads t"
-                                  " ON t.id = tl.thread_id"):
+    for tid, wt in e.db_rows(res, "SELECT t.tid, tl.value / " + e.INTERVAL_NS +
+                                  " FROM timeline tl JOIN threads t ON t.id = tl.thread_id"
+                                  " WHERE tl.metric_id = " + e.CPU_METRIC):
         weights.setdefault(tid, []).append(wt)
     for tid, used in sorted(measured.items()):
         cpu, sampled = rows[tid]

@@ -452,14 +452,20 @@ def source_line(path, marker):
     fail("marker %s not found in %s" % (marker, path))
 
 
+# Schema 2 (docs/schema.md): CPU Time rows only; a weight is value / interval_ns.
+CPU_METRIC = "(SELECT id FROM metrics WHERE name = 'CPU Time')"
+INTERVAL_NS = "(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'interval_ns')"
+
 LEAF_SQL = """
-SELECT f.name, fr.inline_depth, fr.line, pf.name, pfr.line, SUM(s.count), SUM(s.weight)
+SELECT f.name, fr.inline_depth, fr.line, pf.name, pfr.line, SUM(s.count),
+       SUM(s.value) / %s
 FROM samples s JOIN stacks st ON st.id = s.stack_id
 JOIN frames fr ON fr.id = st.frame_id JOIN functions f ON f.id = fr.function_id
 LEFT JOIN stacks ps ON ps.id = st.parent_id LEFT JOIN frames pfr ON pfr.id = ps.frame_id
 LEFT JOIN functions pf ON pf.id = pfr.function_id
+WHERE s.metric_id = %s
 GROUP BY f.name, fr.inline_depth, fr.line, pf.name, pfr.line
-"""
+""" % (INTERVAL_NS, CPU_METRIC)
 
 
 def leaf_samples(result):
@@ -473,7 +479,9 @@ def db_sampled(result, where="1", args=()):
     WHERE clause over threads t and processes p chooses (all by default)."""
     interval = db_rows(result, "SELECT value FROM meta WHERE key = 'collect.interval_ns'")
     join = ("FROM timeline tl JOIN threads t ON t.id = tl.thread_id "
-            "JOIN processes p ON p.id = t.process_id WHERE " + where)
-    weights = [w for (w,) in db_rows(result, "SELECT tl.weight " + join, args)]
+            "JOIN processes p ON p.id = t.process_id WHERE tl.metric_id = " + CPU_METRIC +
+            " AND (" + where + ")")
+    weights = [w for (w,) in db_rows(result, "SELECT tl.value / %s " % INTERVAL_NS + join,
+                                     args)]
     threads = db_rows(result, "SELECT COUNT(DISTINCT t.id) " + join, args)[0][0]
     return Sampled(weights, int(interval[0][0]), max(threads, 1))
