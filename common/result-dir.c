@@ -741,3 +741,43 @@ void result_dir_remove_empty(const char *dir)
 	unlink(path);
 	rmdir(dir);
 }
+
+int result_open_file(const char *path, bool nofollow, uint64_t max_size, struct stat *st)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY |
+				    (nofollow ? O_NOFOLLOW : 0));
+	int errsv;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, st)) {
+		errsv = errno;
+		close(fd);
+		return -errsv;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		close(fd);
+		return S_ISDIR(st->st_mode) ? -EISDIR : -RESULT_ENOTREG;
+	}
+	if (max_size && (uint64_t)st->st_size > max_size) {
+		close(fd);
+		return -EFBIG;
+	}
+	/* A regular file ignores O_NONBLOCK; clear it all the same for whoever reads on. */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return fd;
+}
+
+const char *result_strerror(int errnum)
+{
+	switch (errnum) {
+	case RESULT_ENOTREG:
+		return "not a regular file (a FIFO or a device is not read)";
+	case ELOOP:
+		return "a symbolic link (not followed)";
+	case EFBIG:
+		return "file too large";
+	default:
+		return strerror(errnum);
+	}
+}

@@ -3,8 +3,11 @@
 #ifndef PCOLLECT_COMMON_RESULT_DIR_H
 #define PCOLLECT_COMMON_RESULT_DIR_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /*
@@ -115,5 +118,20 @@ bool result_dir_is_result(const char *dir);
  * pcollect refuses a target after creating it). Best effort.
  */
 void result_dir_remove_empty(const char *dir);
+
+/*
+ * Open a file of a result for reading (a raw stream, a metadata file, the database): only a
+ * regular file is taken. The open never blocks (O_NONBLOCK: a FIFO put in place of the file
+ * is opened and refused, not waited on), a symbolic link is not followed when nofollow is
+ * set, and a file over max_size bytes (0: no limit) is refused. Returns a descriptor
+ * (O_CLOEXEC, caller closes) with *st filled, or a negative errno: the open() error (-ELOOP:
+ * a symbolic link with nofollow), -EISDIR, -RESULT_ENOTREG (a FIFO, a device, a socket) or
+ * -EFBIG (too large). result_strerror() words them.
+ */
+#define RESULT_ENOTREG EMEDIUMTYPE
+int result_open_file(const char *path, bool nofollow, uint64_t max_size, struct stat *st);
+
+/* strerror() for result_open_file()'s errors (a positive errno): "not a regular file", ... */
+const char *result_strerror(int errnum);
 
 #endif
