@@ -30,6 +30,8 @@
 #define AGENT_NAME "libpcollect-agent.so"
 
 static volatile sig_atomic_t target_pid;
+/* SIGXFSZ as pcollect found it: what the program gets (pcollect itself ignores it). */
+static struct sigaction xfsz_inherited;
 
 static uint64_t now_ns(clockid_t c)
 {
@@ -174,6 +176,7 @@ static void meta_fill_start(struct meta *m, const struct collect_opts *o, const 
 	meta_set(m, "data_limit_hit", "0");
 	meta_setf(m, "rank", "%d", rank);
 	meta_set(m, "finalization_mode", finalization_name(o->finalization));
+	meta_set(m, "result_mode", o->result_mode == RESULT_MODE_GROUP ? "group" : "private");
 	meta_set(m, "follow_child", o->follow_child ? "1" : "0");
 	meta_set(m, "archive", o->archive ? "1" : "0");
 	meta_setf(m, "launcher_pid", "%d", (int)getpid());
@@ -198,6 +201,8 @@ static void child_exec(const struct collect_opts *o, const char *path, const cha
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
+	/* pcollect ignores SIGXFSZ for itself only: the program gets what it would get alone. */
+	sigaction(SIGXFSZ, &xfsz_inherited, NULL);
 	if (old && *old)
 		snprintf(buf, sizeof(buf), "%s:%s", agent_path, old);
 	else
@@ -260,11 +265,18 @@ int collect_run(const struct collect_opts *o)
 	struct agent_data_counter *counter;
 	struct sigaction sa;
 	bool created = false, limit_hit = false;
-	int rank = -1, status = 0, pipefd[2], child_err = 0, code;
+	int rank = -1, status = 0, pipefd[2], child_err = 0, code, rc;
 	struct meta m;
 	pid_t pid;
 	ssize_t n;
 
+	/*
+	 * A file we write (metadata, the database) past the caller's RLIMIT_FSIZE must fail with
+	 * "File too large", not kill pcollect; the program's child restores the default.
+	 */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGXFSZ, &sa, &xfsz_inherited);
 	/* Everything that can refuse the target is checked before the directory exists. */
 	if (target_check(o->argv[0], path, sizeof(path), err, sizeof(err))) {
 		log_error("%s", err);
@@ -280,7 +292,7 @@ int collect_run(const struct collect_opts *o)
 		log_error("cannot choose a result directory name in the current directory");
 		return EXIT_RUNTIME;
 	}
-	if (result_dir_create(name, &created, err, sizeof(err))) {
+	if (result_dir_create(name, o->result_mode, &created, err, sizeof(err))) {
 		log_error("%s", err);
 		return errno == EEXIST || result_dir_is_result(name) ? EXIT_USAGE : EXIT_RUNTIME;
 	}
@@ -301,8 +313,8 @@ int collect_run(const struct collect_opts *o)
 	start_real = now_ns(CLOCK_REALTIME);
 	start_mono = now_ns(CLOCK_MONOTONIC);
 	meta_fill_start(&m, o, dir, start_real, start_mono, rank);
-	if (meta_write_file(&m, meta_path))
-		log_warn("cannot write metadata '%s'", meta_path);
+	if ((rc = meta_write_file(&m, meta_path, result_file_mode(dir))))
+		log_warn("cannot write metadata '%s': %s", meta_path, strerror(-rc));
 	if (!o->quiet)
 		log_info("collecting %s into '%s'", o->analysis, name);
 
@@ -362,8 +374,8 @@ int collect_run(const struct collect_opts *o)
 		meta_setf(&m, "raw_bytes", "%llu",
 			  (unsigned long long)__atomic_load_n(&counter->bytes, __ATOMIC_RELAXED));
 	meta_set(&m, "status", "done");
-	if (meta_write_file(&m, meta_path))
-		log_error("cannot write metadata '%s'", meta_path);
+	if ((rc = meta_write_file(&m, meta_path, result_file_mode(dir))))
+		log_error("cannot write metadata '%s': %s", meta_path, strerror(-rc));
 	meta_release(&m);
 	if (limit_hit)
 		log_error("data limit of %g MB reached: sampling stopped before the end of the "

@@ -295,6 +295,13 @@ static int tree_and_db(struct fin *f)
 	if (ret)
 		return ret;
 	unlink(tmp);
+	/* SQLite creates with 0644 minus the umask: the result's own mode instead (0600 or 0640). */
+	ret = result_create_file(tmp, result_file_mode(f->dir));
+	if (ret < 0) {
+		log_error("cannot create '%s': %s", tmp, strerror(-ret));
+		return ret;
+	}
+	close(ret);
 	ret = fin_db_open(&job.db, tmp);
 	if (ret)
 		return ret;

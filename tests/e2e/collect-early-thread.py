@@ -14,8 +14,9 @@ def one(w, clock):
     e.check(r.returncode == 0 and r.stdout == "done\n",
             "%s: the program runs as without us (%d: %s)" % (clock, r.returncode, r.stderr))
     streams = e.load_streams(res)
-    e.check(len(streams) == 2, "%s: two streams, the main thread's and the early one's (%d)"
-            % (clock, len(streams)))
+    threads = e.thread_streams(streams)
+    e.check(len(threads) == 2, "%s: two streams, the main thread's and the early one's (%d)"
+            % (clock, len(threads)))
     samples = e.named_samples(streams)
     for name, want_ms in (("early_burn", 300), ("main_burn", 200)):
         got = sum(wt for _s, wt, st, _f in samples if st and st[0] == name)
@@ -24,10 +25,10 @@ def one(w, clock):
         e.check(abs(got_ms - want_ms) <= 0.05 * want_ms + 8,
                 "%s: %s has %.0f ms of samples (want %d +- 5%%)" % (clock, name, got_ms,
                                                                      want_ms))
-    # Module records are in the main thread's stream: name every stream's samples with all.
+    # Module records are in the process stream: name every stream's samples with all.
     sym = e.Symbolizer(streams)
     by_tid = {s.tid: [st[0] for _s, _w, st, _f in e.named_samples([s], sym) if st]
-              for s in streams}
+              for s in threads}
     early = [tid for tid, leaves in by_tid.items() if "early_burn" in leaves]
     main = [tid for tid, leaves in by_tid.items() if "main_burn" in leaves]
     e.check(len(early) == 1 and len(main) == 1 and early[0] != main[0] and
