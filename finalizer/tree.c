@@ -518,6 +518,7 @@ static bool unknown_eq(const void *ctx, uint32_t idx)
 static int64_t unknown_frame(struct fin *f, uint64_t addr)
 {
 	static const struct sym_frame unknown = { .name = "[unknown]" };
+	static const struct sym_frame damaged = { .name = FIN_DAMAGED_STACK_NAME };
 	struct unknown_key k = { f, addr };
 	uint64_t h = hash_mix(addr);
 	int64_t idx = hash_index_find(&f->unknown_index, h, unknown_eq, &k), fn;
@@ -526,7 +527,7 @@ static int64_t unknown_frame(struct fin *f, uint64_t addr)
 		return idx;
 	if (f->frames_final)
 		return -EINVAL; /* cannot happen: unknown_frames_create() made them all */
-	fn = function_get(f, NO_MODULE, &unknown);
+	fn = function_get(f, NO_MODULE, addr == FIN_DAMAGED_STACK_ADDR ? &damaged : &unknown);
 	if (fn < 0 || frame_add(f, (uint32_t)fn, NO_MODULE, addr, 0, 0, 0) ||
 	    hash_index_add(&f->unknown_index, h, (uint32_t)(f->nframes - 1)))
 		return -ENOMEM;
