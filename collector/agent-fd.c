@@ -29,9 +29,11 @@
  * libunwind keeps the two numbers of its pipe forever; when a read from the first fails it
  * closes both numbers (which may be the program's files by then) and makes a new pipe, and a
  * number the program took over would be read from and written to. While the agent unwinds
- * (agent_in_unwind) its read() of a number that is not ours fails with EBADF, its close() of
- * one does nothing, and its pipe2() gets a pipe placed like the others: libunwind touches no
- * descriptor of the program.
+ * (agent_in_unwind), its read() of a number its pipe had before the program took it fails
+ * with EBADF, its close() of such a number does nothing, and its pipe2() gets a pipe placed
+ * like the others: libunwind touches no descriptor of the program. (A close_range(2) made
+ * with syscall() that takes the pipe cannot be seen: then libunwind would use whatever the
+ * program opens at those numbers.)
  */
 
 #define FD_BITS 65536
@@ -39,6 +41,7 @@ static _Atomic uint8_t fds_ever[FD_BITS / 8]; /* ours at some time: signals name
 static _Atomic uint8_t fds_held[FD_BITS / 8]; /* ours now */
 static _Atomic int nheld;
 static _Atomic int unwinder_pipe[2] = { -1, -1 }; /* libunwind's pipe, when ours */
+static _Atomic int stale_pipe[2] = { -1, -1 };	   /* its numbers after the program took one */
 
 static void bit_set(_Atomic uint8_t *set, int fd)
 {
@@ -194,10 +197,18 @@ static bool give_up_pipe(int fd)
 		return false;
 	forget(a);
 	forget(b);
+	atomic_store(&stale_pipe[0], a);
+	atomic_store(&stale_pipe[1], b);
 	atomic_store(&unwinder_pipe[0], -1);
 	atomic_store(&unwinder_pipe[1], -1);
 	real_close(fd == a ? b : a);
 	return true;
+}
+
+/* A number libunwind still thinks is its pipe's, which is the program's now. */
+static bool stale(int fd)
+{
+	return fd >= 0 && (fd == atomic_load(&stale_pipe[0]) || fd == atomic_load(&stale_pipe[1]));
 }
 
 /*
@@ -271,6 +282,8 @@ AGENT_EXPORT int pipe2(int fds[2], int flags)
 	fds[1] = b;
 	atomic_store(&unwinder_pipe[0], a);
 	atomic_store(&unwinder_pipe[1], b);
+	atomic_store(&stale_pipe[0], -1);
+	atomic_store(&stale_pipe[1], -1);
 	return 0;
 }
 
@@ -283,8 +296,8 @@ AGENT_EXPORT ssize_t read(int fd, void *buf, size_t len)
 {
 	if (!agent_real.read)
 		agent_resolve();
-	/* libunwind reading a number of its pipe that is no longer its: refused, it makes one. */
-	if (__builtin_expect(agent_in_unwind, 0) && !held(fd)) {
+	/* libunwind reading its old pipe number, the program's now: refused, it makes a pipe. */
+	if (__builtin_expect(agent_in_unwind, 0) && stale(fd)) {
 		errno = EBADF;
 		return -1;
 	}
@@ -298,8 +311,11 @@ AGENT_EXPORT int close(int fd)
 		if (held(fd)) {
 			give_up_pipe(fd);
 			agent_fd_release(fd);
+			return 0;
 		}
-		return 0;
+		if (stale(fd))
+			return 0;
+		return real_close(fd);
 	}
 	if (held(fd)) {
 		/* Not the program's descriptor: what it would get without us. */

@@ -33,6 +33,9 @@ struct raw_window_file {
  * open() for a moment's use that works even when the program has used all of RLIMIT_NOFILE:
  * the soft limit is raised by one for the open when the hard limit allows (the number is then
  * one the program cannot have), then put back. Returns the descriptor, or -1 with errno set.
+ * The limit is process-wide: another thread that opens a file in that moment may get the
+ * number above the limit too (a program at its limit would see one open succeed that would
+ * have failed).
  */
 int raw_window_open(const char *path, int flags, mode_t mode);
 

@@ -3,13 +3,17 @@
 """Issue 10, items 1 and 3: the collector never writes into the program's descriptors.
 A program that closes descriptors in loops (close 3..4095, close_range, closefrom), dup2()s its
 files onto other numbers (low ones, and the top of the table where a tool would hide its own),
-or closes 0-2 and opens its files there: each of its files holds exactly what it wrote (no raw
+(also with the hard limit at the soft one, where the program's dup2() lands on the agent's own
+descriptors: the task-clock event moves, libunwind's pipe is given up and made again), or
+closes 0-2 and opens its files there: each of its files holds exactly what it wrote (no raw
 chunk inside), its stdout and exit code are those of a run without the collector, the agent's
 log holds text only, and the program is still sampled (its CPU time within tolerance) with
 both sampling clocks. A program that lowers RLIMIT_NOFILE opens as many files as without us,
 and its threads are sampled; with task-clock they fall back to the timer, with a note."""
 import os
 import re
+import resource
+import subprocess
 
 import e2elib as e
 
@@ -46,13 +50,24 @@ def native(w, mode):
     return nat, nd
 
 
-def one(w, mode, clock, nat, nd):
-    tag = "%s-%s" % (mode, clock)
+def hard_nofile():
+    """Hard RLIMIT_NOFILE = soft: our descriptors then sit just under it, where dup2() in the
+    program's dup2 mode lands on them (with room above the soft limit they sit beyond
+    dup2()'s reach)."""
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, soft))
+
+
+def one(w, mode, clock, nat, nd, hard=False):
+    tag = "%s-%s%s" % (mode, clock, "-hard" if hard else "")
     pd = w.join("prof-" + tag)
     os.mkdir(pd)
     res = w.join("res-" + tag)
-    r = e.pcollect([e.prog("fd-chaos"), mode, pd], result=res,
-                   options=["-knob", "sampling-clock=" + clock])
+    argv = [e.tool("pcollect"), "-collect", "hotspots", "-r", res, "-quiet",
+            "-finalization-mode=none", "-knob", "sampling-clock=" + clock, "--",
+            e.prog("fd-chaos"), mode, pd]
+    r = subprocess.run(argv, preexec_fn=hard_nofile if hard else None, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=120)
     e.check(r.returncode == nat.returncode and r.stdout == nat.stdout,
             "%s: exit code and stdout as without the collector (%d %r; %d %r)"
             % (tag, r.returncode, r.stdout, nat.returncode, nat.stdout))
@@ -102,9 +117,12 @@ def nofile(w, mode, clock):
                                                                e.sampled_ns([s]) / 1e6,
                                                                s.cpu_ns() / 1e6))
     if clock == "task-clock":
-        e.check(re.search(r"note: +8 threads sampled with the CPU-time timer .*no task-clock "
-                          r"event \(Too many open files\)", r.stderr),
-                "%s: the fall back to the timer is noted in the summary" % tag)
+        # A thread that starts while another one borrows a number over the soft limit
+        # (raw_window_open) may get its event after all: "N threads", N from 1 to 8.
+        e.check(re.search(r"note: +[1-8] threads? sampled with the CPU-time timer .*no "
+                          r"task-clock event \(Too many open files\)", r.stderr),
+                "%s: the fall back to the timer is noted in the summary: %s"
+                % (tag, [l for l in r.stderr.splitlines() if "note:" in l]))
 
 
 with e.Workdir("fds") as w:
@@ -113,4 +131,6 @@ with e.Workdir("fds") as w:
         for mode in MODES:
             one(w, mode, clock, *natives[mode])
         nofile(w, "nofile", clock)
+    # Both kinds of descriptor of ours (libunwind's pipe, the task-clock event) where dup2 lands.
+    one(w, "dup2", "task-clock", *natives["dup2"], hard=True)
     nofile(w, "nofile-hard", "timer")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Issue 10, item 2: `ulimit -f 100` (RLIMIT_FSIZE of 100 blocks) must not kill the program.
-A program writes a 64 KiB file and burns 1.5 s of CPU in ever new deep stacks (much raw data,
+A program writes a 64 KiB file and burns 2.5 s of CPU in ever new deep stacks (much raw data,
 sampled at 1 ms): with the limit it exits 0 with the same output and file as without the
 collector; its stream stops short of the limit with a LOST record of reason file-size-limit,
 which pfinalize (run without the limit) reports; what was written before reads cleanly."""
@@ -25,12 +25,13 @@ def run_limited(argv):
 
 
 with e.Workdir("fsize") as w:
-    nat = run_limited([e.prog("fsize-work"), w.join("out.native"), "1500"])
+    nat = run_limited([e.prog("fsize-work"), w.join("out.native"), "2500"])
     e.check(nat.returncode == 0, "native run under the limit exits 0 (%d)" % nat.returncode)
     res = w.join("res")
     r = run_limited([e.tool("pcollect"), "-collect", "hotspots", "-r", res, "-quiet",
-                     "-finalization-mode=none", "-knob", "sampling-interval=1", "--",
-                     e.prog("fsize-work"), w.join("out.prof"), "1500"])
+                     "-finalization-mode=none", "-knob", "sampling-interval=1",
+                     "-knob", "stack-depth=1024", "--",
+                     e.prog("fsize-work"), w.join("out.prof"), "2500"])
     e.check(r.returncode == 0, "profiled under the limit: exit 0, not SIGXFSZ (%d: %s)"
             % (r.returncode, r.stderr.strip()))
     e.check(r.stdout == nat.stdout, "stdout as without the collector (%r)" % r.stdout)

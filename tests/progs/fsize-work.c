@@ -11,7 +11,8 @@
 /*
  * fsize-work FILE MS: writes 64 KiB into FILE (under a 100-block RLIMIT_FSIZE, as the test
  * sets it), then burns MS milliseconds of CPU at the bottom of call chains whose depth and
- * path change all the time, so every sample has a new stack: a sampler's stream grows fast.
+ * path change all the time (150 to 600 frames), so every sample has a new stack: a
+ * sampler's stream grows fast.
  * Prints the file size and "done"; exits 0.
  */
 
@@ -66,7 +67,7 @@ int main(int argc, char **argv)
 	end = burn_cpu_ns() + (long long)(atof(argv[2]) * 1e6);
 	while (burn_cpu_ns() < end) {
 		n = n * 1103515245u + 12345u;
-		down_a(n >> 3, 150 + (int)(n % 250));
+		down_a(n >> 3, 150 + (int)(n % 450));
 	}
 	printf("file=%d\ndone\n", 16 * 4096);
 	return 0;
