@@ -121,8 +121,9 @@ static void env_release(struct env_buf *b)
 
 /*
  * Before an exec that replaces this image: finish every thread's stream (THREAD_END, last
- * chunk written), stop every timer, and consume any of our signals still pending, since
- * pending signals survive exec and the new image's default action would end the process.
+ * chunk closed, file cut to its length) and the process stream, stop every timer, and consume
+ * any of our signals still pending, since pending signals survive exec and the new image's
+ * default action would end the process. The windows go with the old image.
  */
 static void exec_prepare(void)
 {
@@ -133,6 +134,7 @@ static void exec_prepare(void)
 	for (i = 0; i < n; i++)
 		if (agent.threads[i])
 			agent_thread_suspend(agent.threads[i]);
+	agent_proc_suspend();
 	sigemptyset(&mask);
 	sigaddset(&mask, agent.cfg.signo);
 	agent_real.pthread_sigmask(SIG_BLOCK, &mask, &old);
@@ -145,6 +147,7 @@ static void exec_failed(void)
 {
 	size_t i, n = atomic_load(&agent.nthreads);
 
+	agent_proc_resume();
 	for (i = 0; i < n; i++)
 		if (agent.threads[i])
 			agent_thread_resume(agent.threads[i]);

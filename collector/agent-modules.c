@@ -5,7 +5,6 @@
 
 #include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,10 +163,10 @@ static bool same_module(const struct module *a, const struct module *b)
 	       a->segs[0].size == b->segs[0].size && !strcmp(a->path, b->path);
 }
 
-static void write_load(struct agent_thread *w, const struct module *m)
+static void write_load(struct raw_writer *w, const struct module *m)
 {
 	struct raw_module r = {
-		.time_ns = raw_header_now(&w->hdr),
+		.time_ns = raw_header_now(&agent.proc.hdr),
 		.kind = m->kind,
 		.base = m->base,
 		.path = m->path,
@@ -177,36 +176,40 @@ static void write_load(struct agent_thread *w, const struct module *m)
 		.segs = m->segs,
 	};
 
-	if (raw_writer_module_load(&w->w, &r))
+	if (raw_writer_module_load(w, &r) && !w->full)
 		agent_log("cannot record module '%s'", m->path);
 }
 
 /*
- * Compare what is loaded now with what the streams already say, and write the difference:
- * MODULE_LOAD for each new object, MODULE_UNLOAD for each one gone. Called at start, after
- * fork, and after each dlopen/dlclose; never in the handler. t: the writer to use, or NULL to
- * take one.
+ * Compare what is loaded now with what the process stream already says, and write the
+ * difference: MODULE_LOAD for each new object, MODULE_UNLOAD for each one gone. Called at
+ * start, after fork, and after each dlopen/dlclose; never in the handler.
  */
-void agent_modules_scan(struct agent_thread *t)
+void agent_modules_scan(void)
 {
 	struct module_list now = { 0 };
-	struct agent_thread *w;
+	struct raw_writer *w;
 	bool *seen = NULL;
+	sigset_t old, outer;
 	size_t i, j;
 
 	if (!agent.active)
 		return;
+	/*
+	 * No sample of this thread while it scans: it mallocs and frees, and a handler that
+	 * unwinds while this thread holds an arena lock can deadlock with a dlclose() in another
+	 * thread (loader lock, then that arena) and the unwinder's lock a third one holds.
+	 */
+	agent_block_sampling(&outer);
 	pthread_mutex_lock(&agent.lock);
 	agent_in_dl++;
 	agent_real.dl_iterate_phdr(phdr_cb, &now);
 	agent_in_dl--;
 	scan_anon(&now);
-	w = t ? t : agent_writer_get();
-	if (!w)
-		goto out;
 	seen = calloc(known.n + 1, sizeof(*seen));
 	if (!seen)
-		goto put;
+		goto out;
+	w = agent_proc_begin(&old);
 	for (i = 0; i < now.n; i++) {
 		for (j = 0; j < known.n; j++)
 			if (!seen[j] && same_module(&now.v[i], &known.v[j]))
@@ -215,86 +218,26 @@ void agent_modules_scan(struct agent_thread *t)
 			seen[j] = true;
 			continue;
 		}
-		write_load(w, &now.v[i]);
+		if (w)
+			write_load(w, &now.v[i]);
 		if (now.v[i].kind == RAW_MODULE_FILE)
 			agent_python_module(now.v[i].path, now.v[i].base);
 	}
-	for (j = 0; j < known.n; j++)
+	for (j = 0; w && j < known.n; j++)
 		if (!seen[j])
-			raw_writer_module_unload(&w->w, raw_header_now(&w->hdr), known.v[j].base,
+			raw_writer_module_unload(w, raw_header_now(&agent.proc.hdr), known.v[j].base,
 						 known.v[j].path);
+	agent_proc_end(&old);
 	list_release(&known);
 	known = now;
 	now.v = NULL;
 	now.n = now.cap = 0;
 	agent_python_modules_done();
-put:
-	if (!t)
-		agent_writer_put(w);
 out:
 	free(seen);
 	list_release(&now);
 	pthread_mutex_unlock(&agent.lock);
-}
-
-/* The PROCESS record of this image: pid, parent, origin, exe and argv from /proc/self/cmdline. */
-void agent_process_record(struct agent_thread *t)
-{
-	struct raw_process p;
-	char *buf = NULL, **argv = NULL;
-	size_t len = 0, cap = 0, argc = 0, i;
-	struct agent_thread *w;
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-
-	if (fd >= 0) {
-		for (;;) {
-			ssize_t n;
-
-			if (len == cap && GROW(buf, len + 4096, cap))
-				break;
-			n = read(fd, buf + len, cap - len);
-			if (n <= 0)
-				break;
-			len += (size_t)n;
-		}
-		close(fd);
-	}
-	for (i = 0; i < len; i++)
-		if (buf[i] == '\0')
-			argc++;
-	argv = calloc(argc + 1, sizeof(*argv));
-	if (argv) {
-		size_t k = 0, start = 0;
-
-		for (i = 0; i < len && k < argc; i++) {
-			if (buf[i] == '\0') {
-				argv[k++] = buf + start;
-				start = i + 1;
-			}
-		}
-		argc = k;
-	} else {
-		argc = 0;
-	}
-	w = t ? t : agent_writer_get();
-	if (w) {
-		memset(&p, 0, sizeof(p));
-		p.pid = agent.pid;
-		p.ppid = getppid();
-		p.time_ns = raw_header_now(&w->hdr);
-		p.origin = agent.origin;
-		p.parent_pid = agent.parent_pid;
-		p.generation = agent.generation;
-		p.exe = agent.exe;
-		p.argc = (uint32_t)argc;
-		p.argv = (const char *const *)argv;
-		if (raw_writer_process(&w->w, &p))
-			agent_log("cannot record the process");
-		if (!t)
-			agent_writer_put(w);
-	}
-	free(argv);
-	free(buf);
+	agent_restore_mask(&outer);
 }
 
 /* ---- interposed loader functions ------------------------------------------------------ */
@@ -309,7 +252,7 @@ AGENT_EXPORT void *dlopen(const char *file, int mode)
 	h = agent_real.dlopen(file, mode);
 	agent_in_dl--;
 	if (h && agent.active)
-		agent_modules_scan(NULL);
+		agent_modules_scan();
 	return h;
 }
 
@@ -323,7 +266,7 @@ AGENT_EXPORT void *dlmopen(Lmid_t lmid, const char *file, int mode)
 	h = agent_real.dlmopen(lmid, file, mode);
 	agent_in_dl--;
 	if (h && agent.active)
-		agent_modules_scan(NULL);
+		agent_modules_scan();
 	return h;
 }
 
@@ -339,7 +282,7 @@ AGENT_EXPORT int dlclose(void *handle)
 	if (agent.active) {
 		/* Unwind information cached for the unmapped code must not be used again. */
 		unw_flush_cache(unw_local_addr_space, 0, 0);
-		agent_modules_scan(NULL);
+		agent_modules_scan();
 	}
 	return ret;
 }
@@ -364,7 +307,7 @@ AGENT_EXPORT AGENT_EARLY int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, si
 static void exec_memory_changed(int prot)
 {
 	if ((prot & PROT_EXEC) && agent.active && !agent_in_dl && !agent_in_vfork_child())
-		agent_modules_scan(NULL);
+		agent_modules_scan();
 }
 
 AGENT_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)

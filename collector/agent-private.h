@@ -20,6 +20,7 @@
 #include "collector/stack-table.h"
 #include "common/raw-python.h"
 #include "common/raw-stream.h"
+#include "common/raw-window.h"
 
 #define AGENT_EXPORT __attribute__((visibility("default")))
 #define AGENT_TLS    __attribute__((tls_model("initial-exec")))
@@ -30,11 +31,22 @@
  */
 #define AGENT_EARLY __attribute__((no_sanitize("address")))
 
-#define AGENT_BUFFER_SIZE  (64u << 10) /* bytes of one thread's writer buffer */
+/*
+ * Streams are written straight into MAP_SHARED windows of their files (common/raw-window.h):
+ * no descriptor of ours stays open, and what was written survives abort(), a crash or
+ * SIGKILL without any handler of ours.
+ */
+#define AGENT_WINDOW_SIZE  (256u << 10) /* bytes of a thread stream's mapped window */
+#define AGENT_PROC_WINDOW  (64u << 10)	/* bytes of a process stream's window */
+#define AGENT_CHUNK_MAX	   (32u << 10)	/* a chunk is closed once its records pass this: damage
+					   costs at most this much */
+#define AGENT_RESERVE	   4096		/* bytes each window keeps for a stream's closing records
+					   (lost counts, Python notes, thread end) */
 #define AGENT_STACK_SLOTS  8192	       /* distinct stacks per thread before a table reset */
 #define AGENT_STACK_FRAMES (256u << 10) /* frames of distinct stacks per thread */
 #define AGENT_MAX_THREADS  16384       /* thread slots per process, reused after exit */
-#define AGENT_FLUSH_NS	   1000000000ll /* the handler flushes at least this often */
+#define AGENT_FLUSH_NS	   1000000000ll /* the handler closes (checksums) a chunk at least this
+					   often */
 
 struct agent_config {
 	char result_dir[PATH_MAX];
@@ -50,6 +62,7 @@ struct agent_config {
 	int signo;
 	bool task_clock;	      /* -knob sampling-clock=task-clock */
 	pid_t launcher_pid;
+	mode_t file_mode;	      /* of the files we create: result_file_mode() */
 };
 
 enum agent_thread_state {
@@ -79,14 +92,15 @@ struct agent_thread {
 	/* With -knob sampling-clock=task-clock: the thread's perf task-clock event, or -1 (the
 	   timer then), its count at the last sample, and the part of an interval carried over. */
 	int perf_fd;
+	int perf_fd_prev;     /* the number perf_fd had before it was moved (agent-fd.c) */
 	uint64_t perf_last;
 	int64_t perf_carry;
 	clockid_t cpu_clock;  /* the thread's CPU-time clock */
 	uint64_t cpu_start_ns; /* its value when this stream began */
-	int fd;
+	struct raw_window_file win; /* the stream's file and its mapped window */
 	struct raw_file_header hdr;
 	struct raw_writer w;
-	uint8_t *buf;	       /* AGENT_BUFFER_SIZE bytes */
+	bool write_stopped;    /* no window could be had: sampling of this thread stopped */
 	uint64_t *ips;	       /* stack_depth + extra frames */
 	struct stack_table stacks;
 	int64_t last_flush_ns;
@@ -101,6 +115,20 @@ struct agent_thread {
 	struct agent_py *_Atomic py;
 };
 
+/*
+ * The process stream of this image: its process, metric, module and thread-name records,
+ * written from thread context under agent.lock with our signal blocked, each record in the
+ * file as soon as written.
+ */
+struct agent_proc {
+	bool open;
+	bool failed_logged;
+	uint64_t accounted;
+	struct raw_window_file win;
+	struct raw_file_header hdr;
+	struct raw_writer w;
+};
+
 /* The process-wide state. */
 struct agent_state {
 	struct agent_config cfg;
@@ -110,18 +138,20 @@ struct agent_state {
 	uint32_t generation;   /* execs this pid went through before this image */
 	uint32_t origin;       /* enum raw_process_origin */
 	pid_t parent_pid;
-	pthread_mutex_t lock;  /* thread slots (allocation) and the module list */
+	pthread_mutex_t lock;  /* thread slots (allocation), the module list, the process stream */
 	pthread_key_t key;     /* per-thread destructor: ends the thread's stream */
 	struct agent_thread *threads[AGENT_MAX_THREADS];
 	_Atomic size_t nthreads; /* slots ever used */
 	struct agent_data_counter *data; /* shared counter, or NULL */
-	int log_fd;
+	struct agent_proc proc;
 	char exe[PATH_MAX];
 };
 
 extern struct agent_state agent;
 extern __thread struct agent_thread *agent_self AGENT_TLS;
 extern __thread int agent_in_dl AGENT_TLS;
+/* Set while the agent runs libunwind: the unwinder gets no descriptor (agent-fd.c). */
+extern __thread int agent_in_unwind AGENT_TLS;
 /* The value our timers carry in si_value; the same in every image, so a signal of ours
  * still pending across exec is recognised as ours. */
 #define AGENT_COOKIE ((void *)(uintptr_t)0x50434f4c4c4543ull)
@@ -148,6 +178,13 @@ struct agent_real {
 	void (*exit_)(int); /* _exit */
 	void *(*mmap)(void *, size_t, int, int, int, off_t);
 	int (*mprotect)(void *, size_t, int);
+	int (*close)(int);
+	int (*close_range)(unsigned, unsigned, int);
+	void (*closefrom)(int);
+	int (*dup2)(int, int);
+	int (*dup3)(int, int, int);
+	int (*pipe2)(int[2], int);
+	ssize_t (*read)(int, void *, size_t);
 };
 extern struct agent_real agent_real;
 
@@ -155,9 +192,16 @@ extern struct agent_real agent_real;
 void agent_resolve(void);
 
 /* agent.c */
+/*
+ * A message for DIR/log/agent.<pid>.log: the file is opened, appended to and closed for each
+ * message (never a descriptor kept), and a message that would pass RLIMIT_FSIZE is dropped.
+ * Not in the signal handler.
+ */
 void agent_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 uint64_t agent_now_mono(void);
 void agent_account(struct agent_thread *t);
+/* Add written - *accounted to the shared counter (any writer: the process stream too). */
+void agent_account_bytes(uint64_t *accounted, uint64_t written);
 bool agent_sampling_stopped(void);
 
 /* agent-thread.c: slots, streams, timers */
@@ -170,14 +214,19 @@ void agent_thread_perf_close(struct agent_thread *t);
 /* True when fd is or was the task-clock event of one of our threads (read in the handler). */
 bool agent_perf_fd_ours(int fd);
 int agent_thread_open_stream(struct agent_thread *t);
+/* A fork child: let go of t's window, which maps its parent's file (nothing written). */
+void agent_thread_drop_stream(struct agent_thread *t);
 void agent_thread_write_lost(struct agent_thread *t);
+/*
+ * A record of t's stream could not be written because no window could be had: stop sampling
+ * t, count the sample under the right lost reason (RAW_LOST_FILE_SIZE_LIMIT at RLIMIT_FSIZE)
+ * and put a LOST record in the reserve at once. Async-signal-safe.
+ */
+void agent_thread_write_failed(struct agent_thread *t, uint64_t weight);
 void agent_thread_key_destructor(void *p);
 /* Around exec: finish the stream but keep the slot (and its writer held); resume on failure. */
 void agent_thread_suspend(struct agent_thread *t);
 void agent_thread_resume(struct agent_thread *t);
-/* Take the writer of the calling thread's stream (or another live one); NULL when none. */
-struct agent_thread *agent_writer_get(void);
-void agent_writer_put(struct agent_thread *t);
 void agent_threads_adopt_existing(void);
 struct agent_thread *agent_thread_find_tid(pid_t tid);
 pid_t agent_gettid(void);
@@ -187,10 +236,27 @@ int agent_signal_install(void);
 void agent_block_sampling(sigset_t *old);
 void agent_restore_mask(const sigset_t *old);
 
+/* agent-proc.c: the process stream */
+/* Open this image's process stream and write its PROCESS and METRIC records. 0 or -errno. */
+int agent_proc_open(void);
+/* Take the process stream (agent.lock held by the caller) with our signal blocked. */
+struct raw_writer *agent_proc_begin(sigset_t *old);
+/* Close the chunk written since agent_proc_begin() (checksummed), unblock. */
+void agent_proc_end(const sigset_t *old);
+/* Before exec: close the chunk and cut the file; after a failed exec, take it again. */
+void agent_proc_suspend(void);
+void agent_proc_resume(void);
+/* At exit: close the stream (cut to its length). */
+void agent_proc_close(void);
+/* A fork child: let go of the parent's window (nothing written into it). */
+void agent_proc_drop(void);
+/* The NOTE record of a thread (enum raw_note_kind), in the process stream. */
+void agent_proc_note(pid_t tid, uint32_t kind, const char *detail);
+
 /* agent-modules.c */
 void agent_modules_reset(void);
-void agent_modules_scan(struct agent_thread *t);
-void agent_process_record(struct agent_thread *t);
+/* Write what changed in the loaded modules to the process stream. agent.lock not held. */
+void agent_modules_scan(void);
 
 /* agent-python.c: all outside the handler but agent_python_sample() */
 /* Look for an interpreter in a newly mapped module (until one is found). */
@@ -212,5 +278,11 @@ uint64_t agent_python_sample(struct agent_thread *t, uint32_t n, uint32_t flags)
 
 /* agent-exec.c */
 bool agent_in_vfork_child(void);
+
+/* agent-fd.c: the task-clock descriptors, kept high and guarded from the program's close() */
+/* Move fd to a high number (downwards from the soft RLIMIT_NOFILE); returns it, or -errno. */
+int agent_fd_take(int fd);
+/* Close a descriptor of ours for real, and forget it. */
+void agent_fd_release(int fd);
 
 #endif

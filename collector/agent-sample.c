@@ -47,6 +47,13 @@ AGENT_EARLY void agent_resolve(void)
 	RESOLVE(posix_spawnp);
 	RESOLVE(mmap);
 	RESOLVE(mprotect);
+	RESOLVE(close);
+	RESOLVE(close_range);
+	RESOLVE(closefrom);
+	RESOLVE(dup2);
+	RESOLVE(dup3);
+	RESOLVE(pipe2);
+	RESOLVE(read);
 #undef RESOLVE
 	agent_real.exit_ = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
 }
@@ -111,6 +118,15 @@ static uint64_t stack_id(struct agent_thread *t, uint32_t n, uint32_t flags)
 	return id;
 }
 
+/* A record could not be written: a full window stops the thread's sampling. */
+static void write_failed(struct agent_thread *t, uint64_t weight)
+{
+	if (t->w.full)
+		agent_thread_write_failed(t, weight);
+	else
+		lost(t, RAW_LOST_BUFFER, weight);
+}
+
 static void sample(struct agent_thread *t, uint64_t weight, void *uc)
 {
 	int expected = 0;
@@ -124,6 +140,10 @@ static void sample(struct agent_thread *t, uint64_t weight, void *uc)
 	if (!atomic_compare_exchange_strong(&t->busy, &expected, 1)) {
 		lost(t, RAW_LOST_BUSY, weight);
 		return;
+	}
+	if (t->write_stopped) {
+		agent_thread_write_failed(t, weight);
+		goto out;
 	}
 	if (agent.cfg.duration_ns && agent.cfg.start_monotonic_ns &&
 	    agent_now_mono() - agent.cfg.start_monotonic_ns >= agent.cfg.duration_ns) {
@@ -139,7 +159,9 @@ static void sample(struct agent_thread *t, uint64_t weight, void *uc)
 		goto out;
 	}
 	now = raw_header_now(&t->hdr);
+	agent_in_unwind++;
 	n = unwind(uc, t->ips, agent.cfg.stack_depth, &flags);
+	agent_in_unwind--;
 	if (n == 0) {
 		lost(t, RAW_LOST_UNWIND, weight);
 		goto out;
@@ -148,18 +170,16 @@ static void sample(struct agent_thread *t, uint64_t weight, void *uc)
 	id = agent_python_sample(t, n, flags);
 	if (!id)
 		id = stack_id(t, n, flags);
-	if (!id) {
-		lost(t, RAW_LOST_BUFFER, weight);
-		goto out;
-	}
-	if (raw_writer_sample(&t->w, now, id, weight)) {
-		lost(t, RAW_LOST_BUFFER, weight);
+	if (!id || raw_writer_sample(&t->w, now, id, weight)) {
+		write_failed(t, weight);
 		goto out;
 	}
 	t->samples++;
-	/* A killed program loses at most about a second of samples. */
-	if (raw_writer_pending(&t->w) > AGENT_BUFFER_SIZE / 4 * 3 ||
-	    now - t->last_flush_ns >= AGENT_FLUSH_NS) {
+	/*
+	 * Every record is in the file already (a killed program loses nothing); closing the
+	 * chunk now and then puts a checksum on what was written, so damage costs little.
+	 */
+	if (now - t->last_flush_ns >= AGENT_FLUSH_NS) {
 		agent_thread_write_lost(t);
 		raw_writer_flush(&t->w);
 		t->last_flush_ns = now;
@@ -215,8 +235,11 @@ static uint64_t task_clock_weight(struct agent_thread *t, int fd)
 	int64_t interval = (int64_t)agent.cfg.interval_ns, w;
 	uint64_t count;
 
-	if (fd != t->perf_fd || agent_sampling_stopped())
+	/* A signal sent before the event moved (agent-fd.c) names its old number. */
+	if (t->perf_fd < 0 || (fd != t->perf_fd && fd != t->perf_fd_prev) ||
+	    agent_sampling_stopped())
 		return 0;
+	fd = t->perf_fd;
 	ioctl(fd, PERF_EVENT_IOC_REFRESH, 1);
 	if (read(fd, &count, sizeof(count)) != (ssize_t)sizeof(count) || count < t->perf_last)
 		return 1;
@@ -248,9 +271,17 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 			goto out;
 		agent_self = t;
 	}
-	if (perf)
+	if (perf) {
+		/* The event's descriptor may be moved by another thread's dup2() (agent-fd.c). */
+		int expected = 0;
+
+		if (!atomic_compare_exchange_strong(&t->busy, &expected, 1)) {
+			lost(t, RAW_LOST_BUSY, 1);
+			goto out;
+		}
 		weight = task_clock_weight(t, si->si_fd);
-	else
+		atomic_store_explicit(&t->busy, 0, memory_order_release);
+	} else
 		weight = 1 + (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0);
 	if (weight)
 		sample(t, weight, uc);

@@ -61,32 +61,6 @@ static bool busy_acquire(struct agent_thread *t, int tries)
 	return false;
 }
 
-struct agent_thread *agent_writer_get(void)
-{
-	struct agent_thread *t = agent_self;
-	size_t i, n;
-
-	if (t && atomic_load(&t->state) == AGENT_THREAD_LIVE && busy_acquire(t, 1000))
-		return t;
-	/* A thread without a stream of its own writes into another live one. */
-	n = atomic_load(&agent.nthreads);
-	for (i = 0; i < n; i++) {
-		t = agent.threads[i];
-		if (t && atomic_load(&t->state) == AGENT_THREAD_LIVE && busy_acquire(t, 100)) {
-			if (atomic_load(&t->state) == AGENT_THREAD_LIVE)
-				return t;
-			atomic_store(&t->busy, 0);
-		}
-	}
-	return NULL;
-}
-
-void agent_writer_put(struct agent_thread *t)
-{
-	agent_account(t);
-	atomic_store(&t->busy, 0);
-}
-
 struct agent_thread *agent_thread_find_tid(pid_t tid)
 {
 	size_t i, n = atomic_load(&agent.nthreads);
@@ -121,7 +95,8 @@ static struct agent_thread *slot_take(void)
 	if (!t && n < AGENT_MAX_THREADS) {
 		t = calloc(1, sizeof(*t));
 		if (t) {
-			t->fd = -1;
+			t->perf_fd = -1;
+			t->perf_fd_prev = -1;
 			atomic_store(&t->state, AGENT_THREAD_ENDED);
 			agent.threads[n] = t;
 			atomic_store(&agent.nthreads, n + 1);
@@ -157,29 +132,31 @@ static void thread_name(pid_t tid, bool self, char *name, size_t size)
 
 int agent_thread_open_stream(struct agent_thread *t)
 {
-	char path[PATH_MAX], gen[16], name[32];
+	char path[PATH_MAX], gen[16], name[32], why[160];
 	int ret;
 
 	snprintf(gen, sizeof(gen), "x%u", agent.generation);
 	if (result_path(path, sizeof(path), agent.cfg.result_dir, RESULT_PATH_RAW, agent.pid,
 			t->tid, NULL, agent.generation ? gen : NULL) < 0)
 		return -ENAMETOOLONG;
-	t->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (t->fd < 0) {
-		ret = -errno;
-		agent_log("cannot create stream '%s': %s", path, strerror(errno));
-		return ret;
+	ret = raw_window_create(&t->win, path, agent.cfg.file_mode, AGENT_WINDOW_SIZE);
+	if (!ret) {
+		raw_header_init(&t->hdr, agent.pid, t->tid, agent.cfg.rank, agent.cfg.host,
+				agent.cfg.interval_ns, RAW_SAMPLE_THREAD_CPU);
+		t->hdr.generation = agent.generation;
+		ret = raw_writer_init_mapped(&t->w, raw_window_next, &t->win, AGENT_CHUNK_MAX,
+					     AGENT_RESERVE, &t->hdr);
+		if (ret)
+			raw_window_close(&t->win, 0);
 	}
-	raw_header_init(&t->hdr, agent.pid, t->tid, agent.cfg.rank, agent.cfg.host,
-			agent.cfg.interval_ns, RAW_SAMPLE_THREAD_CPU);
-	t->hdr.generation = agent.generation;
-	ret = raw_writer_init(&t->w, t->fd, t->buf, AGENT_BUFFER_SIZE, &t->hdr);
 	if (ret) {
-		agent_log("cannot write stream '%s': %s", path, strerror(-ret));
-		close(t->fd);
-		t->fd = -1;
+		snprintf(why, sizeof(why), "cannot %s its stream: %s",
+			 t->win.error_op ? t->win.error_op : "create", strerror(-ret));
+		agent_log("thread %d not sampled: %s '%s'", (int)t->tid, why, path);
+		agent_proc_note(t->tid, RAW_NOTE_NO_STREAM, why);
 		return ret;
 	}
+	t->write_stopped = false;
 	stack_table_reset(&t->stacks);
 	memset(t->lost_count, 0, sizeof(t->lost_count));
 	memset(t->lost_weight, 0, sizeof(t->lost_weight));
@@ -190,10 +167,17 @@ int agent_thread_open_stream(struct agent_thread *t)
 	t->cpu_start_ns = clock_ns(t->cpu_clock);
 	thread_name(t->tid, !t->external, name, sizeof(name));
 	raw_writer_thread_start(&t->w, (uint32_t)t->tid, raw_header_now(&t->hdr), name);
+	raw_writer_flush(&t->w);
 	agent_account(t);
 	atomic_store(&t->busy, 0);
 	atomic_store(&t->state, AGENT_THREAD_LIVE);
 	return 0;
+}
+
+void agent_thread_drop_stream(struct agent_thread *t)
+{
+	raw_window_drop(&t->win);
+	memset(&t->w, 0, sizeof(t->w));
 }
 
 struct agent_thread *agent_thread_begin(pid_t tid, bool external)
@@ -212,15 +196,12 @@ struct agent_thread *agent_thread_begin(pid_t tid, bool external)
 	t->pthread = external ? 0 : pthread_self();
 	t->has_timer = false;
 	t->perf_fd = -1;
+	t->perf_fd_prev = -1;
 	atomic_store(&t->busy, 1);
-	t->buf = malloc(AGENT_BUFFER_SIZE);
 	t->ips = malloc((agent.cfg.stack_depth + 64) * sizeof(uint64_t));
-	if (!t->buf || !t->ips ||
-	    stack_table_init(&t->stacks, AGENT_STACK_SLOTS, AGENT_STACK_FRAMES) ||
+	if (!t->ips || stack_table_init(&t->stacks, AGENT_STACK_SLOTS, AGENT_STACK_FRAMES) ||
 	    agent_thread_open_stream(t)) {
-		free(t->buf);
 		free(t->ips);
-		t->buf = NULL;
 		t->ips = NULL;
 		stack_table_release(&t->stacks);
 		atomic_store(&t->busy, 0);
@@ -233,20 +214,6 @@ struct agent_thread *agent_thread_begin(pid_t tid, bool external)
 	}
 	agent_python_thread_begin(t);
 	return t;
-}
-
-/*
- * Descriptors that are or were task-clock events of ours, one bit each: the handler tells
- * our signals from the program's by si_fd, including one still pending when its event was
- * closed. Bits are only ever set.
- */
-#define PERF_FD_BITS 65536
-static _Atomic uint8_t perf_fds[PERF_FD_BITS / 8];
-
-bool agent_perf_fd_ours(int fd)
-{
-	return fd >= 0 && fd < PERF_FD_BITS &&
-	       (atomic_load_explicit(&perf_fds[fd / 8], memory_order_relaxed) & (1u << (fd % 8)));
 }
 
 /*
@@ -263,6 +230,7 @@ static bool perf_open(struct agent_thread *t)
 	static _Atomic int warned;
 	struct f_owner_ex owner = { F_OWNER_TID, t->tid };
 	struct perf_event_attr a;
+	char why[160];
 	int fd, err;
 
 	memset(&a, 0, sizeof(a));
@@ -278,28 +246,29 @@ static bool perf_open(struct agent_thread *t)
 		err = errno;
 		goto fail;
 	}
-	if (fd >= PERF_FD_BITS) {
-		close(fd);
-		err = EMFILE;
+	/* Out of the program's way (agent-fd.c); the signal names the number it ends up at. */
+	fd = agent_fd_take(fd);
+	if (fd < 0) {
+		err = -fd;
 		goto fail;
 	}
-	atomic_fetch_or(&perf_fds[fd / 8], (uint8_t)(1u << (fd % 8)));
 	if (fcntl(fd, F_SETSIG, agent.cfg.signo) || fcntl(fd, F_SETOWN_EX, &owner) ||
 	    fcntl(fd, F_SETFL, O_ASYNC)) {
 		err = errno;
-		close(fd);
+		agent_fd_release(fd);
 		goto fail;
 	}
 	t->perf_last = 0;
 	t->perf_carry = 0;
 	t->perf_fd = fd;
+	t->perf_fd_prev = -1;
 	return true;
 fail:
+	snprintf(why, sizeof(why), "no task-clock event (%s%s)", strerror(err),
+		 err == EACCES || err == EPERM ? "; see /proc/sys/kernel/perf_event_paranoid" : "");
 	if (!atomic_exchange(&warned, 1))
-		agent_log("no task-clock event for thread %d (%s%s): sampling with the CPU-time "
-			  "timer instead", (int)t->tid, strerror(err),
-			  err == EACCES || err == EPERM ? "; see /proc/sys/kernel/perf_event_paranoid"
-							: "");
+		agent_log("thread %d: %s: sampled with the CPU-time timer", (int)t->tid, why);
+	agent_proc_note(t->tid, RAW_NOTE_TIMER_FALLBACK, why);
 	return false;
 }
 
@@ -307,8 +276,9 @@ void agent_thread_perf_close(struct agent_thread *t)
 {
 	if (t->perf_fd < 0)
 		return;
-	close(t->perf_fd);
+	agent_fd_release(t->perf_fd);
 	t->perf_fd = -1;
+	t->perf_fd_prev = -1;
 }
 
 void agent_thread_arm(struct agent_thread *t)
@@ -375,11 +345,55 @@ void agent_thread_write_lost(struct agent_thread *t)
 	}
 }
 
+void agent_thread_write_failed(struct agent_thread *t, uint64_t weight)
+{
+	unsigned reason = t->w.error == -EFBIG ? RAW_LOST_FILE_SIZE_LIMIT : RAW_LOST_BUFFER;
+
+	__atomic_add_fetch(&t->lost_count[reason], 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&t->lost_weight[reason], weight, __ATOMIC_RELAXED);
+	if (t->write_stopped)
+		return;
+	/* Sampling of t stops here; the reserve says why at once, in case nothing else runs. */
+	t->write_stopped = true;
+	raw_writer_finishing(&t->w);
+	agent_thread_write_lost(t);
+	raw_writer_flush(&t->w);
+}
+
+/* The stream's last records: lost counts, Python notes, THREAD_END; the chunk closed. */
+static void stream_finish(struct agent_thread *t)
+{
+	raw_writer_finishing(&t->w);
+	agent_thread_write_lost(t);
+	agent_python_thread_finish(t);
+	raw_writer_thread_end(&t->w, (uint32_t)t->tid, raw_header_now(&t->hdr),
+			      thread_cpu_used(t));
+	raw_writer_flush(&t->w);
+	agent_account(t);
+}
+
+/* Why t's stream stopped early, for the log and the process stream (thread context). */
+static void stream_report_stop(struct agent_thread *t)
+{
+	char why[160];
+
+	if (!t->write_stopped)
+		return;
+	snprintf(why, sizeof(why), "its stream stopped at %llu bytes: %s (%s)",
+		 (unsigned long long)raw_writer_file_size(&t->w),
+		 t->w.error == -EFBIG ? "the file size limit (RLIMIT_FSIZE) was reached"
+				      : strerror(-t->w.error),
+		 t->win.error_op ? t->win.error_op : "map");
+	agent_log("thread %d: %s", (int)t->tid, why);
+	agent_proc_note(t->tid, RAW_NOTE_STREAM_STOPPED, why);
+}
+
 /*
  * Finish t's stream: timer gone, lost counts, THREAD_END with the CPU time used since the
- * stream began, last chunk written. own: t is the calling thread (its slot is then freed for
- * reuse); otherwise the writer is taken from under a possibly running handler and the slot
- * stays ENDED with its writer held, so that thread's handler never touches it again.
+ * stream began, last chunk closed, window unmapped and the file cut to its length. own: t is
+ * the calling thread (its slot is then freed for reuse); otherwise the writer is taken from
+ * under a possibly running handler and the slot stays ENDED with its writer held, so that
+ * thread's handler never touches it again.
  */
 void agent_thread_end(struct agent_thread *t, bool own)
 {
@@ -399,21 +413,12 @@ void agent_thread_end(struct agent_thread *t, bool own)
 		agent_log("thread %d: writer busy at its end: last records lost", (int)t->tid);
 		return;
 	}
-	agent_thread_write_lost(t);
-	agent_python_thread_finish(t);
-	raw_writer_thread_end(&t->w, (uint32_t)t->tid, raw_header_now(&t->hdr),
-			      thread_cpu_used(t));
-	if (raw_writer_flush(&t->w))
-		agent_log("thread %d: cannot write its stream: %s", (int)t->tid,
-			  strerror(-t->w.error));
-	agent_account(t);
-	close(t->fd);
-	t->fd = -1;
+	stream_finish(t);
+	stream_report_stop(t);
+	raw_window_close(&t->win, raw_writer_file_size(&t->w));
 	if (!own)
 		return;
-	free(t->buf);
 	free(t->ips);
-	t->buf = NULL;
 	t->ips = NULL;
 	stack_table_release(&t->stacks);
 	agent_python_thread_free(t);
@@ -499,14 +504,16 @@ AGENT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 
 AGENT_EXPORT int pthread_setname_np(pthread_t thread, const char *name)
 {
-	struct agent_thread *w, *target = NULL;
+	struct agent_thread *target = NULL;
+	struct raw_writer *w;
+	sigset_t old;
 	size_t i, n;
 	int ret;
 
 	if (!agent_real.pthread_setname_np)
 		agent_resolve();
 	ret = agent_real.pthread_setname_np(thread, name);
-	if (ret || !agent.active)
+	if (ret || !agent.active || agent_in_vfork_child())
 		return ret;
 	if (pthread_equal(thread, pthread_self())) {
 		target = agent_self;
@@ -522,15 +529,20 @@ AGENT_EXPORT int pthread_setname_np(pthread_t thread, const char *name)
 	}
 	if (!target)
 		return ret;
-	w = agent_writer_get();
-	if (w) {
-		raw_writer_thread_name(&w->w, (uint32_t)target->tid, raw_header_now(&w->hdr),
+	pthread_mutex_lock(&agent.lock);
+	w = agent_proc_begin(&old);
+	if (w)
+		raw_writer_thread_name(w, (uint32_t)target->tid, raw_header_now(&agent.proc.hdr),
 				       name);
-		agent_writer_put(w);
-	}
+	agent_proc_end(&old);
+	pthread_mutex_unlock(&agent.lock);
 	return ret;
 }
 
+/*
+ * Before exec: the stream is finished as at the thread's end and the file cut to its length,
+ * but the window stays mapped (the exec may fail). Written data is in the file already.
+ */
 void agent_thread_suspend(struct agent_thread *t)
 {
 	t->suspended = false;
@@ -540,12 +552,8 @@ void agent_thread_suspend(struct agent_thread *t)
 	if (!busy_acquire(t, t == agent_self ? 1000 : 10000))
 		return;
 	t->suspended = true;
-	agent_thread_write_lost(t);
-	agent_python_thread_finish(t);
-	raw_writer_thread_end(&t->w, (uint32_t)t->tid, raw_header_now(&t->hdr),
-			      thread_cpu_used(t));
-	raw_writer_flush(&t->w);
-	agent_account(t);
+	stream_finish(t);
+	raw_window_cut(&t->win, raw_writer_file_size(&t->w));
 }
 
 void agent_thread_resume(struct agent_thread *t)
@@ -556,6 +564,14 @@ void agent_thread_resume(struct agent_thread *t)
 		return;
 	t->suspended = false;
 	/* The exec failed: the thread goes on, in a new span of the same stream. */
+	if (raw_window_regrow(&t->win)) {
+		agent_log("thread %d: cannot reopen its stream after a failed exec: %s",
+			  (int)t->tid, strerror(t->win.error));
+		t->write_stopped = true;
+		atomic_store(&t->busy, 0);
+		return;
+	}
+	t->w.finishing = t->write_stopped;
 	t->cpu_start_ns = clock_ns(t->cpu_clock);
 	thread_name(t->tid, t == agent_self, name, sizeof(name));
 	raw_writer_thread_start(&t->w, (uint32_t)t->tid, raw_header_now(&t->hdr), name);

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -20,10 +22,10 @@
 
 struct agent_state agent = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.log_fd = -1,
 };
 __thread struct agent_thread *agent_self AGENT_TLS;
 __thread int agent_in_dl AGENT_TLS;
+__thread int agent_in_unwind AGENT_TLS;
 
 static int env_u64(const char *name, uint64_t *out)
 {
@@ -49,21 +51,20 @@ uint64_t agent_now_mono(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Messages go to DIR/log/agent.<pid>.log, never to the program's stdout or stderr. */
+/*
+ * Messages go to DIR/log/agent.<pid>.log, never to the program's stdout or stderr. The file is
+ * opened for each message and closed again: logging is rare, and a descriptor kept open would
+ * be one the program's close loops and dup2() could hit (a program that closes 0-2 and opens
+ * files of its own must not find our log among them).
+ */
 void agent_log(const char *fmt, ...)
 {
 	char buf[512], path[PATH_MAX];
+	struct rlimit rl;
+	struct stat st;
 	va_list ap;
-	int n, m;
+	int n, m, fd;
 
-	if (agent.log_fd < 0) {
-		if (result_path(path, sizeof(path), agent.cfg.result_dir, RESULT_PATH_LOG,
-				agent.pid, 0, NULL, NULL) < 0)
-			return;
-		agent.log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-		if (agent.log_fd < 0)
-			return;
-	}
 	n = snprintf(buf, sizeof(buf), "pcollect-agent[%d]: ", (int)agent.pid);
 	va_start(ap, fmt);
 	m = vsnprintf(buf + n, sizeof(buf) - (size_t)n - 1, fmt, ap);
@@ -74,8 +75,26 @@ void agent_log(const char *fmt, ...)
 	if ((size_t)n > sizeof(buf) - 2)
 		n = (int)sizeof(buf) - 2;
 	buf[n++] = '\n';
-	if (write(agent.log_fd, buf, (size_t)n) < 0)
+	if (result_path(path, sizeof(path), agent.cfg.result_dir, RESULT_PATH_LOG, agent.pid, 0,
+			NULL, NULL) < 0)
 		return;
+	fd = raw_window_open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
+			     agent.cfg.file_mode ? agent.cfg.file_mode : 0600);
+	if (fd < 0)
+		return;
+	/* Past RLIMIT_FSIZE the write would send SIGXFSZ to the program: drop the message. */
+	if (!fstat(fd, &st) && !getrlimit(RLIMIT_FSIZE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	    (uint64_t)st.st_size + (uint64_t)n > (uint64_t)rl.rlim_cur) {
+		close(fd);
+		return;
+	}
+	if (st.st_size == 0)
+		fchmod(fd, agent.cfg.file_mode ? agent.cfg.file_mode : 0600);
+	if (write(fd, buf, (size_t)n) < 0) {
+		close(fd);
+		return;
+	}
+	close(fd);
 }
 
 /*
@@ -84,12 +103,17 @@ void agent_log(const char *fmt, ...)
  */
 void agent_account(struct agent_thread *t)
 {
-	uint64_t delta = t->w.bytes_written - t->accounted;
+	agent_account_bytes(&t->accounted, t->w.bytes_written);
+}
+
+void agent_account_bytes(uint64_t *accounted, uint64_t written)
+{
+	uint64_t delta = written - *accounted;
 	uint64_t total;
 
 	if (!delta || !agent.data)
 		return;
-	t->accounted = t->w.bytes_written;
+	*accounted = written;
 	total = __atomic_add_fetch(&agent.data->bytes, delta, __ATOMIC_RELAXED);
 	if (agent.cfg.data_limit_bytes && total >= agent.cfg.data_limit_bytes)
 		__atomic_store_n(&agent.data->hit, 1, __ATOMIC_RELAXED);
@@ -142,6 +166,7 @@ static int config_read(struct agent_config *c)
 	if (!env_u64(AGENT_ENV_LAUNCHER_PID, &v))
 		c->launcher_pid = (pid_t)v;
 	result_short_hostname(c->host, sizeof(c->host));
+	c->file_mode = result_file_mode(c->result_dir);
 	return 0;
 }
 
@@ -168,11 +193,16 @@ static void unwinder_prepare(void)
 	unw_cursor_t c;
 	int i = 0;
 
+	/* libunwind sets up its address checks here: no pipe for it (agent-fd.c). */
+	agent_in_unwind++;
 	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
-	if (unw_getcontext(&uc) || unw_init_local(&c, &uc))
+	if (unw_getcontext(&uc) || unw_init_local(&c, &uc)) {
+		agent_in_unwind--;
 		return;
+	}
 	while (i++ < 64 && unw_step(&c) > 0)
 		;
+	agent_in_unwind--;
 }
 
 static void fork_prepare(void)
@@ -186,10 +216,12 @@ static void fork_parent(void)
 }
 
 /*
- * The child of fork(): only the calling thread survives. Other threads' slots are copies of
- * the parent's (their buffers hold the parent's unwritten data): drop them. The calling
- * thread gets a new stream in the child's name, a PROCESS record (origin FORK), the module
- * list and a new timer (timers are not inherited).
+ * The child of fork(): only the calling thread survives. Every window is MAP_SHARED and
+ * inherited: it maps the parent's file, so the child lets go of all of them before anything
+ * is written (no timer or event of ours fires in the child before agent_thread_arm()). Other
+ * threads' slots are dropped. The calling thread gets a new stream in the child's name, the
+ * child a process stream (origin FORK) with the module list, and a new timer (timers are not
+ * inherited).
  */
 static void fork_child(void)
 {
@@ -199,66 +231,57 @@ static void fork_child(void)
 
 	pthread_mutex_init(&agent.lock, NULL);
 	agent.pid = getpid();
-	if (agent.log_fd >= 0) {
-		close(agent.log_fd);
-		agent.log_fd = -1;
-	}
 	if (!agent.active)
 		return;
-	if (!agent.cfg.follow_child) {
-		agent.active = false;
-		atomic_store(&agent.stopped, 1);
-		return;
-	}
 	n = atomic_load(&agent.nthreads);
 	for (i = 0; i < n; i++) {
 		struct agent_thread *t = agent.threads[i];
 
-		if (!t || t == self)
+		if (!t)
 			continue;
 		/* The parent's task-clock events: they count the parent's threads. */
 		agent_thread_perf_close(t);
 		if (atomic_load(&t->state) == AGENT_THREAD_FREE)
 			continue;
-		if (t->fd >= 0)
-			close(t->fd);
-		t->fd = -1;
-		free(t->buf);
+		agent_thread_drop_stream(t);
+		if (t == self)
+			continue;
 		free(t->ips);
-		t->buf = NULL;
 		t->ips = NULL;
 		stack_table_release(&t->stacks);
 		agent_python_thread_free(t);
 		atomic_store(&t->busy, 0);
 		atomic_store(&t->state, AGENT_THREAD_FREE);
 	}
+	agent_proc_drop();
+	if (!agent.cfg.follow_child) {
+		agent.active = false;
+		atomic_store(&agent.stopped, 1);
+		return;
+	}
 	agent.origin = RAW_PROCESS_FORK;
 	agent.parent_pid = parent;
 	agent.generation = 0;
 	agent_modules_reset();
+	agent_proc_open();
 	if (self) {
 		/* The old stream and its stack ids belong to the parent. */
-		if (self->fd >= 0)
-			close(self->fd);
-		self->fd = -1;
 		self->tid = agent_gettid();
 		self->has_timer = false;
-		agent_thread_perf_close(self);
 		if (agent_thread_open_stream(self)) {
 			atomic_store(&self->state, AGENT_THREAD_ENDED);
 			agent_self = NULL;
+			agent_modules_scan();
 			return;
 		}
 		/* Code ids are per stream: the child describes its code objects again. */
 		agent_python_thread_restart(self);
 	} else {
 		self = agent_thread_begin(agent_gettid(), false);
-		if (!self)
-			return;
 	}
-	agent_process_record(self);
-	agent_modules_scan(self);
-	agent_thread_arm(self);
+	agent_modules_scan();
+	if (self)
+		agent_thread_arm(self);
 }
 
 __attribute__((constructor)) static void agent_init(void)
@@ -295,19 +318,20 @@ __attribute__((constructor)) static void agent_init(void)
 		return;
 	}
 	agent.active = true;
-	t = agent_thread_begin(agent_gettid(), false);
-	if (!t) {
+	if (agent_proc_open()) {
 		agent.active = false;
 		return;
 	}
-	agent_process_record(t);
-	agent_modules_scan(t);
+	/* Without a stream (noted in the process stream) other threads may still be sampled. */
+	t = agent_thread_begin(agent_gettid(), false);
+	agent_modules_scan();
 	agent_threads_adopt_existing();
 	/* A mask inherited across exec may block our signal: programs cannot, the agent does. */
 	sigemptyset(&mask);
 	sigaddset(&mask, agent.cfg.signo);
 	agent_real.pthread_sigmask(SIG_UNBLOCK, &mask, NULL);
-	agent_thread_arm(t);
+	if (t)
+		agent_thread_arm(t);
 }
 
 /* At exit: stop every timer and finish every stream, this thread's and the others'. */
@@ -325,6 +349,7 @@ static void agent_shutdown(void)
 		if (t && atomic_load(&t->state) == AGENT_THREAD_LIVE)
 			agent_thread_end(t, t == agent_self);
 	}
+	agent_proc_close();
 	agent.active = false;
 }
 

@@ -94,7 +94,7 @@ static int read_stream(struct archive *a, const char *path)
 	return 0;
 }
 
-static int copy_file(const char *from, const char *to)
+static int copy_file(const char *from, const char *to, mode_t mode)
 {
 	char buf[65536], tmp[PATH_MAX + 16];
 	int in, out, ret = 0;
@@ -104,11 +104,11 @@ static int copy_file(const char *from, const char *to)
 	if (in < 0)
 		return -errno;
 	snprintf(tmp, sizeof(tmp), "%s.tmp", to);
-	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	unlink(tmp);
+	out = result_create_file(tmp, mode);
 	if (out < 0) {
-		ret = -errno;
 		close(in);
-		return ret;
+		return out;
 	}
 	while ((n = read(in, buf, sizeof(buf))) > 0) {
 		if (write(out, buf, (size_t)n) != n) {
@@ -166,6 +166,7 @@ int archive_result(const char *dir, bool quiet)
 	char path[PATH_MAX], to[PATH_MAX];
 	struct dirent *e;
 	size_t i, j, out = 0, copied = 0;
+	mode_t fmode, dmode;
 	int ret = 0;
 	DIR *d;
 
@@ -196,8 +197,12 @@ int archive_result(const char *dir, bool quiet)
 		a.nips = out;
 	}
 	mark_sampled(&a);
+	/* The result's own mode: a private result keeps its binaries private too. */
+	fmode = result_file_mode(dir);
+	dmode = result_dir_mode(fmode & S_IRGRP ? RESULT_MODE_GROUP : RESULT_MODE_PRIVATE);
 	result_path(path, sizeof(path), dir, RESULT_PATH_ARCHIVE_DIR, 0, 0, NULL, NULL);
-	mkdir(path, 0755);
+	if (!mkdir(path, dmode))
+		chmod(path, dmode);
 	for (i = 0; i < a.nmods; i++) {
 		struct arch_module *m = &a.mods[i];
 		struct stat st;
@@ -222,12 +227,14 @@ int archive_result(const char *dir, bool quiet)
 			continue;
 		snprintf(path, sizeof(path), "%s", to);
 		*strrchr(path, '/') = '\0';
-		if (mkdir(path, 0755) && errno != EEXIST) {
+		if (!mkdir(path, dmode)) {
+			chmod(path, dmode);
+		} else if (errno != EEXIST) {
 			log_warn("cannot archive '%s': cannot create '%s': %s", m->path, path,
 				 strerror(errno));
 			continue;
 		}
-		ret = copy_file(m->path, to);
+		ret = copy_file(m->path, to, fmode);
 		if (ret) {
 			log_warn("cannot archive '%s': %s", m->path, strerror(-ret));
 			ret = 0;

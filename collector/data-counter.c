@@ -25,7 +25,9 @@ struct agent_data_counter *data_counter_map(const char *dir, int create)
 
 	if (data_counter_path(path, sizeof(path), dir))
 		return NULL;
-	fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0644);
+	/* The agent maps it and closes the descriptor at once: nothing of ours stays open. */
+	fd = create ? result_create_file(path, result_file_mode(dir))
+		    : open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return NULL;
 	if (create && ftruncate(fd, (off_t)sizeof(struct agent_data_counter))) {

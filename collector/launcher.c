@@ -32,6 +32,8 @@
 #define AGENT_NAME "libpcollect-agent.so"
 
 static volatile sig_atomic_t target_pid;
+/* SIGXFSZ as pcollect found it: what the program gets (pcollect itself ignores it). */
+static struct sigaction xfsz_inherited;
 
 static uint64_t now_ns(clockid_t c)
 {
@@ -182,6 +184,7 @@ static void meta_fill_start(struct meta *m, const struct collect_opts *o, const 
 	meta_set(m, "data_limit_hit", "0");
 	meta_setf(m, "rank", "%d", rank);
 	meta_set(m, "finalization_mode", finalization_name(o->finalization));
+	meta_set(m, "result_mode", o->result_mode == RESULT_MODE_GROUP ? "group" : "private");
 	meta_set(m, "follow_child", o->follow_child ? "1" : "0");
 	meta_set(m, "archive", o->archive ? "1" : "0");
 	meta_setf(m, "launcher_pid", "%d", (int)getpid());
@@ -207,6 +210,8 @@ static void child_exec(const struct collect_opts *o, const char *path, const cha
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
+	/* pcollect ignores SIGXFSZ for itself only: the program gets what it would get alone. */
+	sigaction(SIGXFSZ, &xfsz_inherited, NULL);
 	/* The agent first, a sanitizer runtime the user preloads still ahead of it. */
 	preload = malloc(preload_size);
 	if (!preload || preload_compose(preload, preload_size, agent_path, old) < 0) {
@@ -279,6 +284,13 @@ int collect_run(const struct collect_opts *o)
 	pid_t pid;
 	ssize_t n;
 
+	/*
+	 * A file we write (metadata, the database) past the caller's RLIMIT_FSIZE must fail with
+	 * "File too large", not kill pcollect; the program's child restores the default.
+	 */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGXFSZ, &sa, &xfsz_inherited);
 	/* Everything that can refuse the target is checked before the directory exists. */
 	if (target_check(o->argv[0], path, sizeof(path), err, sizeof(err))) {
 		log_error("%s", err);
@@ -300,7 +312,7 @@ int collect_run(const struct collect_opts *o)
 			  strerror(-rc));
 		return EXIT_RUNTIME;
 	}
-	rc = result_dir_create(name, &created, err, sizeof(err));
+	rc = result_dir_create(name, o->result_mode, &created, err, sizeof(err));
 	if (rc) {
 		log_error("%s", err);
 		/* The directory named is in the way (it holds data, it is a file, the name is
@@ -328,7 +340,7 @@ int collect_run(const struct collect_opts *o)
 	start_real = now_ns(CLOCK_REALTIME);
 	start_mono = now_ns(CLOCK_MONOTONIC);
 	meta_fill_start(&m, o, dir, start_real, start_mono, rank);
-	if ((rc = meta_write_file(&m, meta_path)))
+	if ((rc = meta_write_file(&m, meta_path, result_file_mode(dir))))
 		log_warn("cannot write metadata '%s': %s", meta_path, strerror(-rc));
 	if (!o->quiet)
 		log_info("collecting %s into '%s'", o->analysis, name);
@@ -389,7 +401,7 @@ int collect_run(const struct collect_opts *o)
 		meta_setf(&m, "raw_bytes", "%llu",
 			  (unsigned long long)__atomic_load_n(&counter->bytes, __ATOMIC_RELAXED));
 	meta_set(&m, "status", "done");
-	if ((rc = meta_write_file(&m, meta_path)))
+	if ((rc = meta_write_file(&m, meta_path, result_file_mode(dir))))
 		log_error("cannot write metadata '%s': %s", meta_path, strerror(-rc));
 	meta_release(&m);
 	if (limit_hit)

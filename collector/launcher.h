@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/result-dir.h"
+
 enum collect_finalization {
 	COLLECT_FINALIZE_FULL,
 	COLLECT_FINALIZE_FAST,
@@ -25,6 +27,7 @@ struct collect_opts {
 	bool follow_child;
 	bool archive;
 	bool quiet;
+	enum result_mode result_mode; /* -result-mode: who may read the result */
 	enum collect_finalization finalization;
 	const char *const *search_dirs; /* for the finalizer */
 	size_t nsearch_dirs;

@@ -13,6 +13,7 @@
 
 static const char *const analyses[] = { "hotspots", NULL };
 static const char *const finalization_modes[] = { "full", "fast", "deferred", "none", NULL };
+static const char *const result_modes[] = { "private", "group", NULL };
 
 static const struct option_spec specs[] = {
 	{ "collect", "c", OPTION_VALUE, "ANALYSIS",
@@ -38,6 +39,9 @@ static const struct option_spec specs[] = {
 	{ "archive", NULL, OPTION_FLAG, NULL,
 	  "copy the binaries that have samples into the result, to finalize on another machine",
 	  NULL, NULL },
+	{ "result-mode", NULL, OPTION_VALUE, "MODE",
+	  "who may read the result: private (you only, the default) or group (your group too)",
+	  "pcollect -collect hotspots -result-mode group -r /shared/res -- ./app", result_modes },
 	{ "search-dir", NULL, OPTION_LIST, "DIR",
 	  "where finalization looks for binaries and debug files (repeatable); VTune's bin:=DIR, "
 	  "sym:=DIR, src:=DIR (sources, for preport), all:=DIR are taken too",
@@ -256,6 +260,8 @@ int main(int argc, char **argv)
 				o.finalization = (enum collect_finalization)i;
 	}
 	o.archive = options_has(&r, "archive");
+	if ((s = options_get_str(&r, "result-mode")) && !strcmp(s, "group"))
+		o.result_mode = RESULT_MODE_GROUP;
 	v = options_get(&r, "search-dir");
 	bins = calloc(v->nvalues + 1, sizeof(*bins));
 	srcs = calloc(v->nvalues + 1, sizeof(*srcs));

@@ -2,6 +2,8 @@
 /* CRC-32 of raw stream chunks: a constant table, so the signal handler can use it. */
 #include "common/raw-stream.h"
 
+#include <stddef.h>
+
 /* Reflected polynomial 0xedb88320 (IEEE 802.3), the table zlib uses. */
 static const uint32_t crc_table[256] = {
 	0x00000000u, 0x77073096u, 0xee0e612cu, 0x990951bau, 0x076dc419u, 0x706af48fu,
@@ -57,4 +59,16 @@ uint32_t raw_crc32(uint32_t crc, const void *data, size_t len)
 	while (len--)
 		crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
 	return ~crc;
+}
+
+uint32_t raw_chunk_crc(const struct raw_chunk_header *ch, const void *records)
+{
+	const uint8_t *h = (const uint8_t *)ch;
+	uint32_t crc;
+
+	/* magic and size, then seq and base_ns: every header byte but the checksum itself */
+	crc = raw_crc32(0, h, offsetof(struct raw_chunk_header, crc));
+	crc = raw_crc32(crc, h + offsetof(struct raw_chunk_header, seq),
+			sizeof(*ch) - offsetof(struct raw_chunk_header, seq));
+	return raw_crc32(crc, records, ch->size);
 }

@@ -7,10 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/grow.h"
 #include "common/meta.h"
+#include "common/result-dir.h"
 
 void meta_init(struct meta *m)
 {
@@ -140,7 +142,7 @@ static void value_write(FILE *f, const char *v)
 	}
 }
 
-int meta_write_file(const struct meta *m, const char *path)
+int meta_write_file(const struct meta *m, const char *path, mode_t mode)
 {
 	char *tmp = NULL;
 	FILE *f = NULL;
@@ -150,14 +152,14 @@ int meta_write_file(const struct meta *m, const char *path)
 	if (asprintf(&tmp, "%s.tmp.%ld", path, (long)getpid()) < 0)
 		return -ENOMEM;
 	for (tries = 0; tries < 2; tries++) {
-		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-		if (fd >= 0 || errno != EEXIST)
+		fd = result_create_file(tmp, mode);
+		if (fd >= 0 || fd != -EEXIST)
 			break;
 		/* Left by a crashed process that had our pid. */
 		unlink(tmp);
 	}
 	if (fd < 0) {
-		rc = -errno;
+		rc = fd;
 		goto out;
 	}
 	f = fdopen(fd, "w");
@@ -253,19 +255,32 @@ static int meta_parse_line(struct meta *m, char *line, size_t len)
 int meta_read_file(struct meta *m, const char *path)
 {
 	struct meta parsed;
+	struct stat st;
 	char *line = NULL;
-	size_t cap = 0, i;
+	size_t cap = 0, i, total = 0;
 	ssize_t len;
 	FILE *f;
-	int rc = 0;
+	int fd, rc = 0;
 
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
+	fd = result_open_file(path, true, META_MAX_FILE, &st);
+	if (fd < 0)
+		return fd;
+	f = fdopen(fd, "re");
+	if (!f) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
 	/* Parse into a scratch set so that a malformed file adds nothing to m. */
 	meta_init(&parsed);
 	errno = 0;
 	while ((len = getline(&line, &cap, f)) >= 0) {
+		/* Bounded even for a file that grows while it is read. */
+		total += (size_t)len;
+		if ((size_t)len > META_MAX_LINE || total > META_MAX_FILE) {
+			rc = -E2BIG;
+			goto out;
+		}
 		rc = meta_parse_line(&parsed, line, (size_t)len);
 		if (rc)
 			goto out;

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 /*
  * Format (docs/result-dir.md): UTF-8 text, one entry per line, "key=value\n". Keys are
@@ -31,13 +32,20 @@ int meta_setf(struct meta *m, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* The value of key, or NULL. */
 const char *meta_get(const struct meta *m, const char *key);
-/* Write all entries to path atomically (temporary file then rename). Returns 0 or -errno. */
-int meta_write_file(const struct meta *m, const char *path);
 /*
- * Read path, adding its entries to m (replacing keys m already has). Returns 0 or -errno
- * (-EINVAL on a malformed line: no '=', a bad key, an unknown escape); on failure m is
- * unchanged.
+ * Write all entries to path atomically (temporary file then rename), the file's mode exactly
+ * mode (result_file_mode()). Returns 0 or -errno.
  */
+int meta_write_file(const struct meta *m, const char *path, mode_t mode);
+/*
+ * Read path, adding its entries to m (replacing keys m already has). Only a regular file of at
+ * most META_MAX_FILE bytes with lines of at most META_MAX_LINE bytes is read (a FIFO, a device
+ * or a symbolic link is refused without blocking, result_open_file()). Returns 0 or -errno
+ * (-EINVAL on a malformed line: no '=', a bad key, an unknown escape; -E2BIG for a line too
+ * long; result_open_file()'s errors); on failure m is unchanged.
+ */
+#define META_MAX_FILE (16u << 20) /* bytes */
+#define META_MAX_LINE (1u << 20)  /* bytes of one line: a command line of many arguments */
 int meta_read_file(struct meta *m, const char *path);
 
 #endif

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,9 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "common/hash.h"
+#include "common/result-dir.h"
 
 #define CHUNK_HDR sizeof(struct raw_chunk_header)
 
@@ -20,8 +24,11 @@ struct raw_reader {
 	bool mapped;
 	struct raw_file_header header;
 	struct raw_reader_stats stats;
-	size_t pos;		   /* next chunk header */
+	size_t pos;		   /* next chunk header (or padding) */
 	const uint8_t *rec, *rec_end; /* records left in the current chunk */
+	bool open;		   /* the current chunk is open: it ends at a zero type byte */
+	bool have_seq;		   /* a chunk was read: last_seq is its seq */
+	uint32_t last_seq;
 	int64_t last_ns;	   /* sample time base in the current chunk */
 	uint64_t ips[RAW_MAX_DEPTH];
 	struct raw_segment segs[RAW_MAX_SEGMENTS];
@@ -75,15 +82,70 @@ struct raw_string raw_dec_string(struct raw_dec *d)
 	return s;
 }
 
+const char *raw_lost_reason_name(uint32_t reason)
+{
+	static const char *const names[RAW_LOST_REASON_MAX + 1] = {
+		[RAW_LOST_BUFFER] = "buffer",
+		[RAW_LOST_UNWIND] = "unwind",
+		[RAW_LOST_DATA_LIMIT] = "data-limit",
+		[RAW_LOST_STACK_TABLE] = "stack-table",
+		[RAW_LOST_BUSY] = "busy",
+		[RAW_LOST_FILE_SIZE_LIMIT] = "file-size-limit",
+	};
+
+	return reason <= RAW_LOST_REASON_MAX && names[reason] ? names[reason] : "other";
+}
+
+/* The checksum a version 2 header of header_size bytes at data must carry. */
+static uint32_t header_crc_of(const uint8_t *data, size_t header_size)
+{
+	static const uint8_t zero[4];
+	size_t at = offsetof(struct raw_file_header, header_crc);
+	uint32_t crc = raw_crc32(0, data, at);
+
+	crc = raw_crc32(crc, zero, sizeof(zero));
+	return raw_crc32(crc, data + at + 4, header_size - at - 4);
+}
+
+static int header_read(struct raw_reader *r)
+{
+	struct raw_file_header *h = &r->header;
+	static const uint8_t zero[8];
+
+	/* Nothing but zeros where the magic goes: the writer was stopped before its header. */
+	if (r->size < sizeof(h->magic) || !memcmp(r->data, zero, sizeof(zero)))
+		return r->size < sizeof(h->magic) && r->size ? -EINVAL : -ENODATA;
+	if (r->size < RAW_HEADER_V1_SIZE)
+		return -EINVAL;
+	memcpy(h, r->data, r->size < sizeof(*h) ? r->size : sizeof(*h));
+	if (memcmp(h->magic, RAW_MAGIC, sizeof(h->magic)))
+		return -EINVAL;
+	if (h->byte_order != RAW_BYTE_ORDER_MARK)
+		return -EPROTO;
+	if (h->version < RAW_VERSION_MIN || h->version > RAW_VERSION)
+		return -EPROTONOSUPPORT;
+	/* A later minor revision may grow the header; never accept a smaller one. */
+	if (h->header_size > r->size ||
+	    h->header_size < (h->version == 1 ? RAW_HEADER_V1_SIZE : sizeof(*h)))
+		return -EINVAL;
+	if (h->version == 1) {
+		/* No identity in the file: a copy has the same bytes, so hash them. */
+		h->stream_id = hash_bytes(r->data, RAW_HEADER_V1_SIZE) | 1;
+		h->kind = RAW_STREAM_THREAD;
+		h->header_crc = 0;
+	} else if (header_crc_of(r->data, h->header_size) != h->header_crc) {
+		r->stats.header_crc_bad = true;
+		problem(r, "file header checksum mismatch: its fields are not to be trusted");
+	}
+	r->pos = h->header_size;
+	r->stats.bytes_total = r->size;
+	return 0;
+}
+
 static struct raw_reader *reader_new(const void *data, size_t size, bool mapped, int *err)
 {
-	struct raw_reader *r;
+	struct raw_reader *r = calloc(1, sizeof(*r));
 
-	if (size < sizeof(struct raw_file_header)) {
-		*err = -EINVAL;
-		return NULL;
-	}
-	r = calloc(1, sizeof(*r));
 	if (!r) {
 		*err = -ENOMEM;
 		return NULL;
@@ -91,30 +153,12 @@ static struct raw_reader *reader_new(const void *data, size_t size, bool mapped,
 	r->data = data;
 	r->size = size;
 	r->mapped = mapped;
-	memcpy(&r->header, data, sizeof(r->header));
-	if (memcmp(r->header.magic, RAW_MAGIC, sizeof(r->header.magic))) {
-		*err = -EINVAL;
-		goto fail;
+	*err = header_read(r);
+	if (*err) {
+		free(r);
+		return NULL;
 	}
-	if (r->header.byte_order != RAW_BYTE_ORDER_MARK) {
-		*err = -EPROTO;
-		goto fail;
-	}
-	if (r->header.version != RAW_VERSION) {
-		*err = -EPROTONOSUPPORT;
-		goto fail;
-	}
-	/* A later minor revision may grow the header; never accept a smaller one. */
-	if (r->header.header_size < sizeof(struct raw_file_header) || r->header.header_size > size) {
-		*err = -EINVAL;
-		goto fail;
-	}
-	r->pos = r->header.header_size;
-	r->stats.bytes_total = size;
 	return r;
-fail:
-	free(r);
-	return NULL;
 }
 
 struct raw_reader *raw_reader_open_mem(const void *data, size_t len, int *err)
@@ -129,17 +173,13 @@ struct raw_reader *raw_reader_open(const char *path, int *err)
 	void *map;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = result_open_file(path, true, RAW_MAX_FILE, &st);
 	if (fd < 0) {
-		*err = -errno;
+		*err = fd;
 		return NULL;
 	}
-	if (fstat(fd, &st)) {
-		*err = -errno;
-		goto out;
-	}
-	if ((size_t)st.st_size < sizeof(struct raw_file_header)) {
-		*err = -EINVAL;
+	if (st.st_size == 0) {
+		*err = -ENODATA;
 		goto out;
 	}
 	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -188,13 +228,96 @@ static void resync(struct raw_reader *r)
 	r->pos = next;
 }
 
+/* The first non-zero byte at or after from, or r->size. */
+static size_t skip_zeros(const struct raw_reader *r, size_t from)
+{
+	while (from < r->size && !r->data[from])
+		from++;
+	return from;
+}
+
+/* A chunk's seq must grow: one that repeats or goes back is a copy (skipped, counted). */
+static bool seq_duplicate(struct raw_reader *r, const struct raw_chunk_header *ch, size_t len)
+{
+	if (r->have_seq && ch->seq <= r->last_seq) {
+		r->stats.chunks_duplicate++;
+		r->stats.bytes_skipped += len;
+		problem(r, "chunk %u at offset %zu repeats or precedes chunk %u: skipped as a "
+			   "duplicate", ch->seq, r->pos, r->last_seq);
+		return true;
+	}
+	r->have_seq = true;
+	r->last_seq = ch->seq;
+	return false;
+}
+
+/*
+ * An open chunk at r->pos: its records run to the first zero type byte, at most RAW_MAX_CHUNK
+ * bytes. Returns false when it holds no record (a chunk header the writer had just begun):
+ * padding, not damage.
+ */
+static bool open_chunk(struct raw_reader *r, const struct raw_chunk_header *ch)
+{
+	size_t start = r->pos + sizeof(*ch);
+	size_t end = r->size - start > RAW_MAX_CHUNK ? start + RAW_MAX_CHUNK : r->size;
+
+	if (start >= r->size || !r->data[start]) {
+		r->stats.bytes_padding += start - r->pos;
+		r->pos = start;
+		return false;
+	}
+	if (seq_duplicate(r, ch, 0)) {
+		/* Its end is unknown: skip to the next chunk magic (resync counts the bytes). */
+		resync(r);
+		return false;
+	}
+	r->stats.chunks++;
+	r->stats.chunks_open++;
+	r->rec = r->data + start;
+	r->rec_end = r->data + end;
+	r->open = true;
+	r->last_ns = ch->base_ns;
+	r->pos = end;
+	return true;
+}
+
+/*
+ * The open chunk ends at p: broken framing, or a zero type byte, where the writer stopped. The
+ * record it was writing then may have its length and payload in place already (its type byte
+ * is stored last): those bytes, up to the next chunk, are the writer's unfinished work, not
+ * damage.
+ */
+static void open_chunk_end(struct raw_reader *r, const uint8_t *p, bool stopped)
+{
+	const uint32_t magic = RAW_CHUNK_MAGIC;
+	const uint8_t *hit;
+
+	r->pos = (size_t)(p - r->data);
+	r->rec = r->rec_end = NULL;
+	r->open = false;
+	if (!stopped || r->pos >= r->size)
+		return;
+	hit = memmem(p, r->size - r->pos, &magic, sizeof(magic));
+	hit = hit ? hit : r->data + r->size;
+	r->stats.bytes_padding += (uint64_t)(hit - p);
+	r->pos = (size_t)(hit - r->data);
+}
+
 /* Load the next good chunk into r->rec. Returns false at the end of the data. */
 static bool next_chunk(struct raw_reader *r)
 {
 	while (r->pos < r->size) {
 		struct raw_chunk_header ch;
 		size_t left = r->size - r->pos;
+		uint32_t crc;
 
+		if (!r->data[r->pos]) {
+			size_t next = skip_zeros(r, r->pos);
+
+			r->stats.bytes_padding += next - r->pos;
+			r->pos = next;
+			continue;
+		}
 		if (left < CHUNK_HDR) {
 			r->stats.chunks_truncated++;
 			problem(r, "stream cut at offset %zu inside a chunk header", r->pos);
@@ -203,6 +326,12 @@ static bool next_chunk(struct raw_reader *r)
 			break;
 		}
 		memcpy(&ch, r->data + r->pos, sizeof(ch));
+		if (ch.magic == RAW_CHUNK_MAGIC && ch.size == RAW_CHUNK_OPEN &&
+		    r->header.version >= 2) {
+			if (open_chunk(r, &ch))
+				return true;
+			continue;
+		}
 		if (ch.magic != RAW_CHUNK_MAGIC || ch.size > RAW_MAX_CHUNK) {
 			r->stats.chunks_bad_magic++;
 			problem(r, "no chunk header at offset %zu", r->pos);
@@ -217,10 +346,18 @@ static bool next_chunk(struct raw_reader *r)
 			resync(r);
 			continue;
 		}
-		if (raw_crc32(0, r->data + r->pos + CHUNK_HDR, ch.size) != ch.crc) {
+		if (r->header.version >= 2)
+			crc = raw_chunk_crc(&ch, r->data + r->pos + CHUNK_HDR);
+		else
+			crc = raw_crc32(0, r->data + r->pos + CHUNK_HDR, ch.size);
+		if (crc != ch.crc) {
 			r->stats.chunks_bad_crc++;
 			problem(r, "chunk %u at offset %zu: checksum mismatch", ch.seq, r->pos);
 			resync(r);
+			continue;
+		}
+		if (seq_duplicate(r, &ch, CHUNK_HDR + ch.size)) {
+			r->pos += CHUNK_HDR + ch.size;
 			continue;
 		}
 		r->stats.chunks++;
@@ -308,6 +445,12 @@ static bool decode_module(struct raw_reader *r, struct raw_dec *d, struct raw_re
 	return !d->error;
 }
 
+/* t + dt without signed overflow: damaged deltas wrap instead of being undefined. */
+static int64_t time_after(int64_t t, int64_t dt)
+{
+	return (int64_t)((uint64_t)t + (uint64_t)dt);
+}
+
 /* Decode a core record's payload into rec. Returns false when it is malformed. */
 static bool decode(struct raw_reader *r, struct raw_record *rec)
 {
@@ -316,11 +459,35 @@ static bool decode(struct raw_reader *r, struct raw_record *rec)
 	rec->decoded = true;
 	switch (rec->type) {
 	case RAW_REC_SAMPLE:
-		rec->time_ns = r->last_ns + raw_dec_svarint(&d);
+		rec->time_ns = time_after(r->last_ns, raw_dec_svarint(&d));
 		rec->u.sample.stack_id = raw_dec_varint(&d);
 		rec->u.sample.weight = raw_dec_varint(&d);
+		/* A weight no timer gives: damage that would poison every sum it enters. */
+		if (rec->u.sample.weight == 0 || rec->u.sample.weight > RAW_MAX_WEIGHT)
+			d.error = true;
 		if (!d.error)
 			r->last_ns = rec->time_ns;
+		return !d.error;
+	case RAW_REC_VALUE:
+		rec->time_ns = time_after(r->last_ns, raw_dec_svarint(&d));
+		rec->u.value.stack_id = raw_dec_varint(&d);
+		rec->u.value.metric = raw_dec_varint(&d);
+		rec->u.value.value = raw_dec_svarint(&d);
+		if (!d.error)
+			r->last_ns = rec->time_ns;
+		return !d.error;
+	case RAW_REC_NOTE:
+		rec->time_ns = raw_dec_svarint(&d);
+		rec->u.note.tid = (uint32_t)raw_dec_varint(&d);
+		rec->u.note.kind = (uint32_t)raw_dec_varint(&d);
+		rec->u.note.detail = raw_dec_string(&d);
+		return !d.error;
+	case RAW_REC_METRIC:
+		rec->u.metric.id = raw_dec_varint(&d);
+		rec->u.metric.name = raw_dec_string(&d);
+		rec->u.metric.unit = (uint32_t)raw_dec_varint(&d);
+		rec->u.metric.aggregation = (uint32_t)raw_dec_varint(&d);
+		rec->u.metric.kind = (uint32_t)raw_dec_varint(&d);
 		return !d.error;
 	case RAW_REC_STACK:
 		return decode_stack(r, &d, rec);
@@ -363,16 +530,30 @@ int raw_reader_next(struct raw_reader *r, struct raw_record *rec)
 		uint64_t len;
 		const uint8_t *p, *start;
 
-		if (r->rec >= r->rec_end && !next_chunk(r))
-			return 0;
+		if (r->rec >= r->rec_end) {
+			if (r->open)
+				open_chunk_end(r, r->rec_end, false);
+			if (!next_chunk(r))
+				return 0;
+		}
 		memset(rec, 0, sizeof(*rec));
 		start = p = r->rec;
 		rec->type = *p++;
+		if (r->open && rec->type == 0) {
+			/* Where the writer stopped: the rest is zeros, or a later chunk. */
+			open_chunk_end(r, start, true);
+			continue;
+		}
 		if (rec->type == 0 || rec->type > RAW_REC_MAX ||
 		    raw_varint_get(&p, r->rec_end, &len) || len > (uint64_t)(r->rec_end - p)) {
 			/* The framing itself is broken: nothing after it in this chunk can be found. */
 			r->stats.records_malformed++;
 			problem(r, "bad record framing at offset %zu", (size_t)(start - r->data));
+			if (r->open) {
+				/* Its end is unknown: what follows is resynchronised on. */
+				open_chunk_end(r, start, false);
+				continue;
+			}
 			r->stats.bytes_skipped += (uint64_t)(r->rec_end - r->rec);
 			r->rec = r->rec_end;
 			continue;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Raw stream format v1: the contract between the agent (writer) and pfinalize (reader). */
+/* Raw stream format v2: the contract between the agent (writer) and pfinalize (reader). */
 #ifndef PCOLLECT_COMMON_RAW_STREAM_H
 #define PCOLLECT_COMMON_RAW_STREAM_H
 
@@ -7,18 +7,23 @@
  * This header includes no SQLite, libdwarf or libunwind header: the agent and the finalizer
  * both build against it. docs/raw-format.md describes every byte; keep them in step.
  *
- * A stream is one file per thread of a profiled process:
+ * A stream is one file per thread of a profiled process, plus one per process image for its
+ * process and module records:
  *
- *   file   := file_header chunk*
+ *   file   := file_header (padding | chunk)*
  *   chunk  := chunk_header record*        (chunk_header.size bytes of records)
  *   record := type:u8 length:varint payload[length]
  *
- * The writer fills a preallocated buffer and writes one whole chunk per write(2), so a process
- * killed at any moment loses at most the chunk it had not yet written. Each chunk carries a
- * CRC-32 of its records; the reader skips a damaged or cut chunk and resynchronises on the
- * next chunk magic, counting what it skipped and why. A reader skips record types it does not
- * know by their length, so later record types (Python code objects, allocations, waits) do not
- * break older readers.
+ * The agent writes straight into a MAP_SHARED window of the file (see raw_writer_init_mapped):
+ * what it wrote is in the page cache at once and survives abort(), a crash or SIGKILL of the
+ * program with no handler of ours. The chunk being filled is "open" (size RAW_CHUNK_OPEN, no
+ * checksum yet); each record's type byte is stored last into memory that is zero until
+ * written, so a reader decodes an open chunk up to its first zero type byte and never sees
+ * half a record. A closed chunk carries a CRC-32 of its header and records; the reader skips
+ * a damaged, cut, repeated or out-of-order chunk and resynchronises on the next chunk magic,
+ * counting what it skipped and why. Zero bytes between chunks and at the end (a window's
+ * unused tail) are padding, not damage. A reader skips record types it does not know by
+ * their length, so later record types do not break older readers.
  *
  * Integers in records are LEB128 varints (unsigned) or zigzag varints (signed, "svarint").
  * Times are nanoseconds of the header's clock relative to header.origin_ns, as svarints.
@@ -29,9 +34,11 @@
 #include <stdint.h>
 
 #define RAW_MAGIC	    "PCRAW\r\n\032" /* 8 bytes, no NUL: catches text-mode mangling */
-#define RAW_VERSION	    1
+#define RAW_VERSION	    2	   /* what the writer writes */
+#define RAW_VERSION_MIN	    1	   /* the oldest version the reader reads */
 #define RAW_BYTE_ORDER_MARK 0x01020304u /* as written by the writer, in its native order */
 #define RAW_CHUNK_MAGIC	    0x4b484350u /* "PCHK" read as a little-endian u32 */
+#define RAW_CHUNK_OPEN	    0xffffffffu /* chunk_header.size of a chunk still being filled */
 
 /* Limits a reader enforces; a writer never produces more. */
 #define RAW_MAX_CHUNK	   (16u << 20) /* bytes of records in one chunk */
@@ -39,7 +46,10 @@
 #define RAW_MAX_SEGMENTS   64	       /* segments in one module record */
 #define RAW_MAX_ARGS	   4096	       /* argv entries in one process record */
 #define RAW_MAX_BUILD_ID   64	       /* bytes */
-#define RAW_MIN_BUFFER	   4096	       /* smallest writer buffer */
+#define RAW_MIN_BUFFER	   4096	       /* smallest writer buffer or window */
+#define RAW_MAX_WEIGHT	   (1u << 24)  /* sampling intervals one sample may stand for */
+#define RAW_MIN_INTERVAL_NS 1000ull	       /* header.interval_ns a reader accepts: 1 us.. */
+#define RAW_MAX_INTERVAL_NS 10000000000ull   /* ..10 s */
 
 /* What the header's clock and the samples measure. */
 enum raw_sample_clock {
@@ -48,7 +58,18 @@ enum raw_sample_clock {
 	RAW_SAMPLE_WALL = 2,	   /* one sample weight unit = interval_ns of wall time */
 };
 
-/* File header, 128 bytes, native byte order (byte_order tells which). */
+/* What a stream holds. */
+enum raw_stream_kind {
+	RAW_STREAM_THREAD = 1,	/* one thread: samples, stacks, thread and lost records */
+	RAW_STREAM_PROCESS = 2, /* one process image: process and module records (tid: the
+				   thread that created it) */
+};
+
+/*
+ * File header, 144 bytes, native byte order (byte_order tells which). Version 1 headers are
+ * the first 128 bytes; a reader gives them stream_id from a hash of those bytes and kind
+ * RAW_STREAM_THREAD.
+ */
 struct raw_file_header {
 	char magic[8];		     /* RAW_MAGIC */
 	uint32_t byte_order;	     /* RAW_BYTE_ORDER_MARK */
@@ -64,18 +85,31 @@ struct raw_file_header {
 	uint32_t sample_clock;	     /* enum raw_sample_clock */
 	uint32_t generation;	     /* execs the process went through before this image */
 	char host[64];		     /* short host name, NUL padded */
+	/* version 2 */
+	uint64_t stream_id;	     /* random: tells a copied stream from another one */
+	uint32_t kind;		     /* enum raw_stream_kind */
+	uint32_t header_crc;	     /* CRC-32 of the header_size header bytes, this field
+					counted as 0 */
 };
-_Static_assert(sizeof(struct raw_file_header) == 128, "raw_file_header changed size");
+_Static_assert(sizeof(struct raw_file_header) == 144, "raw_file_header changed size");
+#define RAW_HEADER_V1_SIZE 128u
 
-/* Chunk header, 24 bytes, native byte order. */
+/*
+ * Chunk header, 24 bytes, native byte order. Version 2: crc covers the header (crc counted as
+ * 0) and the records, so seq and base_ns cannot be flipped silently; version 1: the records.
+ * A mapped writer starts each chunk on an 8-byte boundary of the file.
+ */
 struct raw_chunk_header {
 	uint32_t magic;	  /* RAW_CHUNK_MAGIC */
-	uint32_t size;	  /* bytes of records after this header */
-	uint32_t crc;	  /* CRC-32 (IEEE, reflected) of those bytes */
-	uint32_t seq;	  /* chunk number in this stream, from 0 */
+	uint32_t size;	  /* bytes of records after this header; RAW_CHUNK_OPEN while open */
+	uint32_t crc;	  /* CRC-32 (IEEE, reflected); 0 while open */
+	uint32_t seq;	  /* chunk number in this stream, from 0, always increasing */
 	int64_t base_ns;  /* ns since origin: the time sample deltas in this chunk start from */
 };
 _Static_assert(sizeof(struct raw_chunk_header) == 24, "raw_chunk_header changed size");
+
+/* The checksum of a version 2 chunk: its header (crc counted as 0) and its records. */
+uint32_t raw_chunk_crc(const struct raw_chunk_header *ch, const void *records);
 
 /*
  * Record types. 1-15 are the core; 16-127 are assigned to analyses; a reader returns types it
@@ -91,6 +125,10 @@ enum raw_type {
 	RAW_REC_MODULE_LOAD = 7,    /* see struct raw_module */
 	RAW_REC_MODULE_UNLOAD = 8,  /* time:svarint base:varint path:string */
 	RAW_REC_LOST = 9,	    /* time:svarint reason:varint count:varint weight:varint */
+	RAW_REC_METRIC = 10,	    /* id:varint name:string unit:varint aggregation:varint
+				       kind:varint */
+	RAW_REC_VALUE = 11,	    /* dt:svarint stack:varint metric:varint value:svarint */
+	RAW_REC_NOTE = 12,	    /* time:svarint tid:varint kind:varint detail:string */
 	RAW_REC_CORE_LAST = 15,
 	/* Reserved ranges for later analyses; payloads documented with them. */
 	RAW_REC_PYTHON_FIRST = 16,  /* 16-31: Python code objects and frames */
@@ -129,7 +167,41 @@ enum raw_lost_reason {
 	RAW_LOST_DATA_LIMIT = 3,  /* -data-limit reached: sampling stopped */
 	RAW_LOST_STACK_TABLE = 4, /* the per-thread stack table was full */
 	RAW_LOST_BUSY = 5,	  /* the signal arrived while the thread's writer was in use */
+	RAW_LOST_FILE_SIZE_LIMIT = 6, /* the stream reached RLIMIT_FSIZE: sampling stopped */
+	RAW_LOST_REASON_MAX = 6,
 };
+
+/* The name of a lost reason as reports show it ("busy", "file-size-limit"), "other" else. */
+const char *raw_lost_reason_name(uint32_t reason);
+
+/* RAW_REC_NOTE kinds: what happened to a thread's sampling (in the process stream). */
+enum raw_note_kind {
+	RAW_NOTE_TIMER_FALLBACK = 1, /* sampled with the CPU-time timer: no task-clock event */
+	RAW_NOTE_NO_STREAM = 2,	     /* not sampled: its stream could not be created */
+	RAW_NOTE_STREAM_STOPPED = 3, /* its stream stopped early (detail: why) */
+	RAW_NOTE_KIND_MAX = 3,
+};
+
+/* RAW_REC_METRIC: what a metric's values are. */
+enum raw_metric_unit {
+	RAW_UNIT_NS = 0,
+	RAW_UNIT_BYTES = 1,
+	RAW_UNIT_COUNT = 2,
+};
+
+enum raw_metric_aggregation {
+	RAW_AGG_SUM = 0,  /* values add up */
+	RAW_AGG_PEAK = 1, /* the largest value counts */
+};
+
+/* RAW_REC_METRIC kind: which records carry the metric. */
+enum raw_metric_kind {
+	RAW_METRIC_KIND_CPU_SAMPLE = 1, /* SAMPLE records: weight x interval_ns */
+};
+
+/* The metric every process stream declares: samples carry it implicitly. */
+#define RAW_METRIC_CPU_TIME	 0
+#define RAW_METRIC_CPU_TIME_NAME "CPU Time"
 
 /* A string in a record: length:varint then that many bytes, no NUL. */
 struct raw_string {
@@ -253,30 +325,56 @@ uint32_t raw_crc32(uint32_t crc, const void *data, size_t len);
 /* ---- writer: async-signal-safe ------------------------------------------------------------ */
 
 /*
- * A writer appends records to a caller-supplied buffer and writes whole chunks to fd with
- * write(2). It calls no malloc, takes no lock and uses no stdio, so it may be used from a
- * signal handler. It is not reentrant: a thread must not enter a writer from a signal handler
- * while the same writer is in use outside it (the agent guards each writer with a per-thread
- * busy flag and counts RAW_LOST_BUSY).
+ * A writer appends records either to a caller-supplied buffer, written out as whole chunks
+ * with write(2) ("buffered": tools and tests), or straight into a mapped window of the stream
+ * file handed out by a window function ("mapped": the agent). It calls no malloc, takes no
+ * lock and uses no stdio, so it may be used from a signal handler. It is not reentrant: a
+ * thread must not enter a writer from a signal handler while the same writer is in use outside
+ * it (the agent guards each writer with a per-thread busy flag and counts RAW_LOST_BUSY).
  *
  * Every raw_writer_* call returns 0, or a negative errno: -E2BIG for a record larger than the
- * buffer (dropped and counted in dropped_records), or the write(2) error, after which the
- * writer keeps its records in the buffer and reports the error again on the next flush.
+ * buffer or window (dropped and counted in dropped_records); buffered, the write(2) error,
+ * after which the writer keeps its records and reports the error again on the next flush;
+ * mapped, the window function's error (-EFBIG at RLIMIT_FSIZE, -ENOSPC...), after which the
+ * writer is full: only the reserve at the end of its last window is left, for the records a
+ * stream ends with (raw_writer_finishing()).
  */
+
+/*
+ * A mapped writer's window function: unmap the current window (if any) and map the next one
+ * at file offset off, at least min bytes, page aligned, zero where not yet written. Returns 0
+ * with *base and *size set, or a negative errno. Async-signal-safe.
+ */
+typedef int (*raw_window_fn)(void *ctx, uint64_t off, size_t min, uint8_t **base,
+			     size_t *size);
+
 struct raw_writer {
-	int fd;		       /* not owned */
-	uint8_t *buf;	       /* not owned; first sizeof(struct raw_chunk_header) bytes reserved */
-	size_t cap;	       /* bytes */
-	size_t len;	       /* bytes used, including the reserved chunk header */
-	int64_t chunk_base_ns; /* base_ns of the chunk being filled */
-	int64_t last_ns;       /* time of the last sample: deltas are taken from it */
-	uint32_t seq;	       /* number of the chunk being filled */
-	uint64_t bytes_written;	  /* bytes written to fd, header included */
+	int fd;		       /* buffered: not owned; mapped: -1 */
+	uint8_t *buf;	       /* buffered: the caller's buffer; mapped: the current window */
+	size_t cap;	       /* bytes of buf */
+	size_t len;	       /* bytes of buf used */
+	size_t chunk;	       /* offset in buf of the open chunk's header; SIZE_MAX: none */
+	size_t chunk_max;      /* a chunk is closed once its records pass this many bytes */
+	size_t reserve;	       /* mapped: bytes at the end of a window for the closing records */
+	bool finishing;	       /* the closing records are being written: the reserve is theirs */
+	bool full;	       /* mapped: no next window could be had */
+	raw_window_fn window;  /* mapped */
+	void *window_ctx;
+	uint64_t window_off;   /* mapped: file offset of buf */
+	int64_t chunk_base_ns; /* base_ns of the open chunk */
+	int64_t last_ns;       /* time of the last sample or value: deltas are taken from it */
+	uint32_t seq;	       /* number of the next chunk */
+	uint64_t bytes_written;	  /* bytes of the stream so far, header included */
 	uint64_t dropped_records; /* records that could not be kept */
-	int error;		  /* last write error (negative errno), 0 if none */
+	int error;		  /* last write or window error (negative errno), 0 if none */
 };
 
-/* Fill a header for the calling thread; reads the clocks. Async-signal-safe. */
+/*
+ * Fill a header for the calling thread; reads the clocks and draws a random stream_id (from
+ * getrandom(), or mixed from the clocks, pid, tid and an address if that fails); kind is
+ * RAW_STREAM_THREAD. Async-signal-safe. Change fields afterwards as needed: the writer
+ * computes header_crc when it writes the header.
+ */
 void raw_header_init(struct raw_file_header *h, int32_t pid, int32_t tid, int32_t rank,
 		     const char *host, uint64_t interval_ns, uint32_t sample_clock);
 /*
@@ -285,15 +383,28 @@ void raw_header_init(struct raw_file_header *h, int32_t pid, int32_t tid, int32_
  * sets h->generation after raw_header_init() when the image came from an exec.
  */
 
+/* The CRC-32 header_crc must hold for h (of h->header_size bytes, at most sizeof(*h)). */
+uint32_t raw_header_crc(const struct raw_file_header *h);
+
 /* The time to put in records: ns of CLOCK_MONOTONIC since h->origin_ns. */
 int64_t raw_header_now(const struct raw_file_header *h);
 
 /*
- * Start a stream on fd (positioned at 0): writes the header at once. buf (cap bytes, at least
- * RAW_MIN_BUFFER) belongs to the caller and must live as long as the writer.
+ * Start a buffered stream on fd (positioned at 0): writes the header at once. buf (cap bytes,
+ * at least RAW_MIN_BUFFER) belongs to the caller and must live as long as the writer.
  */
 int raw_writer_init(struct raw_writer *w, int fd, void *buf, size_t cap,
 		    const struct raw_file_header *h);
+
+/*
+ * Start a mapped stream: asks fn for the window at offset 0 and writes the header into it.
+ * Chunks are closed (checksummed) when their records pass chunk_max bytes, when a window is
+ * full, and by raw_writer_flush(); reserve bytes at the end of every window are kept for the
+ * records written after raw_writer_finishing(). Each record is visible in the file as soon as
+ * the call that wrote it returns. Returns 0 or a negative errno (the window could not be had).
+ */
+int raw_writer_init_mapped(struct raw_writer *w, raw_window_fn fn, void *ctx, size_t chunk_max,
+			   size_t reserve, const struct raw_file_header *h);
 
 int raw_writer_sample(struct raw_writer *w, int64_t time_ns, uint64_t stack_id, uint64_t weight);
 int raw_writer_stack(struct raw_writer *w, uint64_t id, uint32_t flags, const uint64_t *ips,
@@ -309,13 +420,26 @@ int raw_writer_module_unload(struct raw_writer *w, int64_t time_ns, uint64_t bas
 			     const char *path);
 int raw_writer_lost(struct raw_writer *w, int64_t time_ns, uint32_t reason, uint64_t count,
 		    uint64_t weight);
+int raw_writer_note(struct raw_writer *w, int64_t time_ns, uint32_t tid, uint32_t kind,
+		    const char *detail);
+int raw_writer_metric(struct raw_writer *w, uint64_t id, const char *name, uint32_t unit,
+		      uint32_t aggregation, uint32_t kind);
+int raw_writer_value(struct raw_writer *w, int64_t time_ns, uint64_t stack_id, uint64_t metric,
+		     int64_t value);
 /* Any record type: payload is written as given (for analyses' own record types). */
 int raw_writer_record(struct raw_writer *w, uint8_t type, const void *payload, size_t len);
 
-/* Write the records buffered so far as one chunk. Nothing buffered: nothing written. */
+/*
+ * Close the open chunk. Buffered: write it with write(2). Mapped: store its checksum, then its
+ * size. Nothing open: nothing done (returns the last error).
+ */
 int raw_writer_flush(struct raw_writer *w);
-/* Bytes buffered and not yet written (chunk header excluded). */
+/* Bytes of records in the open chunk (chunk header excluded). */
 size_t raw_writer_pending(const struct raw_writer *w);
+/* From now on the records that end a stream (lost counts, thread end) may use the reserve. */
+void raw_writer_finishing(struct raw_writer *w);
+/* Mapped: the file length the stream needs (header, chunks, padding written so far). */
+uint64_t raw_writer_file_size(const struct raw_writer *w);
 
 /* Payload encoder for analyses that build their own record types with raw_writer_record(). */
 struct raw_enc {
@@ -332,13 +456,17 @@ void raw_enc_string(struct raw_enc *e, const char *s);		     /* NULL writes "" *
 /* What a reader met on its way: everything skipped is counted with its reason. */
 struct raw_reader_stats {
 	uint64_t bytes_total;	     /* file size */
-	uint64_t bytes_skipped;	     /* bytes not decoded, all reasons */
-	uint64_t chunks;	     /* good chunks */
+	uint64_t bytes_skipped;	     /* bytes not decoded, all reasons but padding */
+	uint64_t bytes_padding;	     /* zero bytes between and after chunks (not damage) */
+	uint64_t chunks;	     /* good chunks, open ones included */
+	uint64_t chunks_open;	     /* of which open: the writer was stopped before closing */
 	uint64_t chunks_bad_magic;   /* resynchronisations after garbage */
 	uint64_t chunks_bad_crc;     /* chunks whose checksum did not match */
 	uint64_t chunks_truncated;   /* chunks cut by the end of the file */
+	uint64_t chunks_duplicate;   /* chunks whose seq repeated or went back: skipped */
 	uint64_t records;	     /* records returned */
 	uint64_t records_malformed;  /* records that did not decode (rest of chunk skipped) */
+	bool header_crc_bad;	     /* version 2 header whose checksum does not match */
 	char first_problem[160];     /* the first problem met, "" if none */
 };
 
@@ -379,17 +507,39 @@ struct raw_record {
 			uint64_t count;
 			uint64_t weight;
 		} lost;
+		struct {
+			uint64_t id;
+			struct raw_string name;
+			uint32_t unit;	      /* enum raw_metric_unit */
+			uint32_t aggregation; /* enum raw_metric_aggregation */
+			uint32_t kind;	      /* enum raw_metric_kind */
+		} metric;
+		struct {
+			uint64_t stack_id;
+			uint64_t metric;
+			int64_t value;
+		} value;
+		struct {
+			uint32_t tid;
+			uint32_t kind; /* enum raw_note_kind */
+			struct raw_string detail;
+		} note;
 	} u;
 };
 
 struct raw_reader;
 
 /*
- * Open the stream at path (the file is mapped, not copied). Returns a reader, or NULL with
- * *err set to a negative errno: -EINVAL (not a raw stream: bad magic or header),
- * -EPROTONOSUPPORT (a later format version), -EPROTO (other byte order), or the open/mmap
- * error. Caller frees with raw_reader_free().
+ * Open the stream at path (the file is mapped, not copied) with result_open_file(): only a
+ * regular file of at most RAW_MAX_FILE bytes is read, a FIFO or device is refused without
+ * blocking and a symbolic link is not followed. Returns a reader, or NULL with *err set to a
+ * negative errno: -EINVAL (not a raw stream: bad magic or header), -EPROTONOSUPPORT (a later
+ * format version), -EPROTO (other byte order), or what result_open_file() or mmap returned
+ * (result_strerror() words them). A version 2 header whose checksum does not match is read,
+ * with stats.header_crc_bad set: the caller decides what to trust. Caller frees with
+ * raw_reader_free().
  */
+#define RAW_MAX_FILE (1ull << 40) /* bytes: a larger stream is refused */
 struct raw_reader *raw_reader_open(const char *path, int *err);
 /* The same over a buffer the caller keeps alive (tests, fuzzing). */
 struct raw_reader *raw_reader_open_mem(const void *data, size_t len, int *err);

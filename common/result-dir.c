@@ -130,6 +130,17 @@ int result_path(char *buf, size_t size, const char *dir, enum result_path_kind k
 		}
 		pathbuf_add(&p, ".praw");
 		break;
+	case RESULT_PATH_RAW_PROC:
+		if (name && !is_component(name))
+			goto invalid;
+		pathbuf_add(&p, "raw/");
+		pathbuf_add_int(&p, pid);
+		if (name) {
+			pathbuf_add(&p, ".");
+			pathbuf_add(&p, name);
+		}
+		pathbuf_add(&p, ".proc.praw");
+		break;
 	case RESULT_PATH_LOG_DIR:
 		pathbuf_add(&p, "log");
 		break;
@@ -182,6 +193,94 @@ int result_path(char *buf, size_t size, const char *dir, enum result_path_kind k
 invalid:
 	buf[0] = '\0';
 	return -EINVAL;
+}
+
+/* A decimal number without sign or leading zero (but "0") at *s, up to a dot. */
+static bool parse_num(const char **s, unsigned long long max, unsigned long long *out)
+{
+	const char *p = *s;
+	unsigned long long v = 0;
+
+	if (*p < '0' || *p > '9' || (*p == '0' && p[1] >= '0' && p[1] <= '9'))
+		return false;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		v = v * 10 + (unsigned)(*p - '0');
+		if (v > max)
+			return false;
+	}
+	*s = p;
+	*out = v;
+	return true;
+}
+
+int result_raw_name_parse(const char *path, struct result_raw_name *out)
+{
+	const char *s = strrchr(path, '/');
+	unsigned long long v;
+
+	s = s ? s + 1 : path;
+	memset(out, 0, sizeof(*out));
+	if (!parse_num(&s, INT_MAX, &v) || *s++ != '.')
+		return -EINVAL;
+	out->pid = (pid_t)v;
+	if (!strcmp(s, "praw"))
+		return -EINVAL;
+	if (*s >= '0' && *s <= '9') {
+		if (!parse_num(&s, INT_MAX, &v) || *s++ != '.')
+			return -EINVAL;
+		out->tid = (pid_t)v;
+	} else if (strncmp(s, "proc.", 5) && *s != 'x') {
+		return -EINVAL;
+	}
+	if (*s == 'x') {
+		s++;
+		if (!parse_num(&s, UINT32_MAX, &v) || *s++ != '.')
+			return -EINVAL;
+		out->generation = (uint32_t)v;
+	}
+	if (!out->tid) {
+		if (strncmp(s, "proc.", 5))
+			return -EINVAL;
+		s += 5;
+		out->process = true;
+	}
+	return strcmp(s, "praw") ? -EINVAL : 0;
+}
+
+mode_t result_dir_mode(enum result_mode m)
+{
+	return m == RESULT_MODE_GROUP ? 0750 : 0700;
+}
+
+mode_t result_file_mode_of(enum result_mode m)
+{
+	return m == RESULT_MODE_GROUP ? 0640 : 0600;
+}
+
+mode_t result_file_mode(const char *dir)
+{
+	struct stat st;
+
+	if (dir && !stat(dir, &st) && (st.st_mode & S_IRGRP))
+		return result_file_mode_of(RESULT_MODE_GROUP);
+	return result_file_mode_of(RESULT_MODE_PRIVATE);
+}
+
+int result_create_file(const char *path, mode_t mode)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+
+	if (fd < 0)
+		return -errno;
+	/* Exactly mode, whatever the umask. */
+	if (fchmod(fd, mode)) {
+		int errsv = errno;
+
+		close(fd);
+		unlink(path);
+		return -errsv;
+	}
+	return fd;
 }
 
 const char *result_analysis_suffix(const char *analysis)
@@ -533,7 +632,7 @@ static int write_all(int fd, const char *s, size_t len)
  * that the job file appears whole or not at all, and only one claimer wins.
  * Returns 0 when claimed, -EEXIST when someone else holds the claim, or -errno.
  */
-static int job_claim(const char *dir, const char *id)
+static int job_claim(const char *dir, const char *id, mode_t mode)
 {
 	char path[PATH_MAX], tmp[PATH_MAX], line[512];
 	int fd, rc, len;
@@ -546,9 +645,9 @@ static int job_claim(const char *dir, const char *id)
 		return -EINVAL;
 
 	unlink(tmp); /* left by a crashed process that had our pid */
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	fd = result_create_file(tmp, mode);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	rc = write_all(fd, line, (size_t)len);
 	if (close(fd) && !rc)
 		rc = -errno;
@@ -562,9 +661,9 @@ static int job_claim(const char *dir, const char *id)
 		 * No hard links here (some network and FUSE file systems). O_EXCL still makes
 		 * one winner; readers wait for the final newline before trusting the content.
 		 */
-		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		fd = result_create_file(path, mode);
 		if (fd < 0) {
-			rc = -errno;
+			rc = fd;
 			goto out;
 		}
 		rc = write_all(fd, line, (size_t)len);
@@ -635,7 +734,7 @@ static int refuse_existing(const char *dir, char *err, size_t err_size)
  * Returns 0 to go on (claimed or joined), or -errno with err set.
  */
 static int join_existing(const char *dir, const char *id, bool parallel, bool made,
-			 long long wait_ns, char *err, size_t err_size)
+			 long long wait_ns, enum result_mode mode, char *err, size_t err_size)
 {
 	long long deadline = now_ns(CLOCK_MONOTONIC) + wait_ns;
 	char held[512];
@@ -667,9 +766,15 @@ static int join_existing(const char *dir, const char *id, bool parallel, bool ma
 		    now_ns(CLOCK_MONOTONIC) >= deadline) {
 			if (!rc)
 				return refuse_existing(dir, err, err_size);
-			rc = job_claim(dir, id);
-			if (rc == 0)
+			rc = job_claim(dir, id, result_file_mode_of(mode));
+			if (rc == 0) {
+				/* Ours now: exactly the result's mode, whatever the umask. */
+				if (chmod(dir, result_dir_mode(mode))) {
+					rc = -errno;
+					goto fail;
+				}
 				return 0;
+			}
 			if (rc != -EEXIST)
 				goto fail;
 			/* Lost the claim: read the winner's id on the next turn. */
@@ -684,13 +789,14 @@ fail:
 	return rc;
 }
 
-int result_dir_create(const char *dir, bool *created, char *err, size_t err_size)
+int result_dir_create(const char *dir, enum result_mode mode, bool *created, char *err,
+		      size_t err_size)
 {
-	return result_dir_create_timed(dir, RESULT_DIR_JOB_WAIT_NS, created, err, err_size);
+	return result_dir_create_timed(dir, mode, RESULT_DIR_JOB_WAIT_NS, created, err, err_size);
 }
 
-int result_dir_create_timed(const char *dir, long long wait_ns, bool *created, char *err,
-			    size_t err_size)
+int result_dir_create_timed(const char *dir, enum result_mode mode, long long wait_ns,
+			    bool *created, char *err, size_t err_size)
 {
 	static const enum result_path_kind subdirs[] = {
 		RESULT_PATH_META_DIR,
@@ -700,7 +806,7 @@ int result_dir_create_timed(const char *dir, long long wait_ns, bool *created, c
 	char id[256], path[PATH_MAX];
 	bool parallel = result_in_parallel_job(NULL);
 	bool made = false;
-	struct stat st;
+	struct stat st, sub;
 	size_t i;
 	int rc;
 
@@ -720,7 +826,7 @@ int result_dir_create_timed(const char *dir, long long wait_ns, bool *created, c
 	}
 	result_job_id(id, sizeof(id));
 
-	if (mkdir(dir, 0777) == 0) {
+	if (mkdir(dir, result_dir_mode(mode)) == 0) {
 		made = true;
 		if (created)
 			*created = true;
@@ -740,19 +846,27 @@ int result_dir_create_timed(const char *dir, long long wait_ns, bool *created, c
 		return -ENOTDIR;
 	}
 
-	rc = join_existing(dir, id, parallel, made, wait_ns, err, err_size);
+	rc = join_existing(dir, id, parallel, made, wait_ns, mode, err, err_size);
 	if (rc)
 		return rc;
 
 	for (i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
 		result_path(path, sizeof(path), dir, subdirs[i], 0, 0, NULL, NULL);
 		/* Ranks that joined make the same subdirectories: EEXIST is success. */
-		if (mkdir(path, 0777) && errno != EEXIST) {
+		if (mkdir(path, 0700) && errno != EEXIST) {
 			rc = -errno;
 			dir_error(err, err_size, "cannot create result directory '%s': %s", path,
 				  strerror(-rc));
 			return rc;
 		}
+		/* The directory's own mode (a joined rank did not choose it), whatever the umask. */
+		if (!stat(dir, &st) && (!stat(path, &sub) || errno == ENOENT) &&
+		    ((sub.st_mode & 0777) == (st.st_mode & 0777) || !chmod(path, st.st_mode & 0777)))
+			continue;
+		rc = -errno;
+		dir_error(err, err_size, "cannot create result directory '%s': %s", path,
+			  strerror(-rc));
+		return rc;
 	}
 	return 0;
 }
@@ -806,4 +920,44 @@ void result_dir_remove_empty(const char *dir)
 		return;
 	unlink(path);
 	rmdir(dir);
+}
+
+int result_open_file(const char *path, bool nofollow, uint64_t max_size, struct stat *st)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY |
+				    (nofollow ? O_NOFOLLOW : 0));
+	int errsv;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, st)) {
+		errsv = errno;
+		close(fd);
+		return -errsv;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		close(fd);
+		return S_ISDIR(st->st_mode) ? -EISDIR : -RESULT_ENOTREG;
+	}
+	if (max_size && (uint64_t)st->st_size > max_size) {
+		close(fd);
+		return -EFBIG;
+	}
+	/* A regular file ignores O_NONBLOCK; clear it all the same for whoever reads on. */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return fd;
+}
+
+const char *result_strerror(int errnum)
+{
+	switch (errnum) {
+	case RESULT_ENOTREG:
+		return "not a regular file (a FIFO or a device is not read)";
+	case ELOOP:
+		return "a symbolic link (not followed)";
+	case EFBIG:
+		return "file too large";
+	default:
+		return strerror(errnum);
+	}
 }

@@ -3,8 +3,11 @@
 #ifndef PCOLLECT_COMMON_RESULT_DIR_H
 #define PCOLLECT_COMMON_RESULT_DIR_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /*
@@ -16,6 +19,8 @@
  *   DIR/raw/<pid>.<tid>.praw raw streams, one per thread of each profiled process;
  *   DIR/raw/<pid>.<tid>.<name>.praw  the same after an exec (name is the exec generation,
  *                            "x1", "x2", ...) since the pid and main tid survive exec
+ *   DIR/raw/<pid>.proc.praw  the process stream of a process image: its process and module
+ *                            records; <pid>.<name>.proc.praw after an exec
  *   DIR/log/agent.<pid>.log  messages of the agent inside process <pid>
  *   DIR/log/.data-used       the raw-byte counter all processes share (-data-limit)
  *   DIR/archive/<build-id>/<file name>  binaries copied by -archive
@@ -30,6 +35,7 @@ enum result_path_kind {
 	RESULT_PATH_META,	/* DIR/meta/<pid>.meta */
 	RESULT_PATH_RAW_DIR,	/* DIR/raw */
 	RESULT_PATH_RAW,	/* DIR/raw/<pid>.<tid>.praw, or <pid>.<tid>.<name>.praw when name != NULL */
+	RESULT_PATH_RAW_PROC,	/* DIR/raw/<pid>.proc.praw, or <pid>.<name>.proc.praw when name != NULL */
 	RESULT_PATH_LOG_DIR,	/* DIR/log */
 	RESULT_PATH_LOG,	/* DIR/log/agent.<pid>.log */
 	RESULT_PATH_ARCHIVE_DIR,/* DIR/archive */
@@ -53,6 +59,39 @@ enum result_path_kind {
  */
 int result_path(char *buf, size_t size, const char *dir, enum result_path_kind kind, pid_t pid,
 		pid_t tid, const char *build_id, const char *name);
+
+/* What a raw stream's file name says (result_raw_name_parse()). */
+struct result_raw_name {
+	pid_t pid;
+	pid_t tid;	     /* 0 for a process stream */
+	uint32_t generation; /* the exec generation: N of "xN", 0 without */
+	bool process;	     /* <pid>[.xN].proc.praw */
+};
+
+/*
+ * Parse the last component of a raw stream's path, as RESULT_PATH_RAW and RESULT_PATH_RAW_PROC
+ * make it. Returns 0, or -EINVAL for any other name (a copy the user made, "a.praw").
+ */
+int result_raw_name_parse(const char *path, struct result_raw_name *out);
+
+/*
+ * Who may read a result: RESULT_MODE_PRIVATE (directories 0700, files 0600, the default) or
+ * RESULT_MODE_GROUP (0750 and 0640: colleagues in the file's group may read it). Modes are set
+ * exactly, whatever the umask.
+ */
+enum result_mode {
+	RESULT_MODE_PRIVATE = 0,
+	RESULT_MODE_GROUP = 1,
+};
+mode_t result_dir_mode(enum result_mode m);
+mode_t result_file_mode_of(enum result_mode m);
+/*
+ * The mode for a new file of the existing result dir: group-readable when dir is, else
+ * private. Async-signal-safe (one stat()): the agent creates its files with it.
+ */
+mode_t result_file_mode(const char *dir);
+/* Create path (O_EXCL, read-write) with exactly mode; returns the descriptor or -errno. */
+int result_create_file(const char *path, mode_t mode);
 
 /* Analyses and the two-letter suffix of their default directory name (r000hs). */
 const char *result_analysis_suffix(const char *analysis); /* "hs", "mc", "tr", or NULL */
@@ -100,18 +139,22 @@ int result_dir_name(char *buf, size_t size, const char *r, const char *analysis)
  * On failure, err receives the message without the tool's name, for example
  *   "cannot create result directory 'res': Permission denied" or
  *   "result directory 'res' already holds collected data; choose another -r or remove it".
+ * A directory this call claims (made, or found empty) and its subdirectories get exactly
+ * result_dir_mode(mode); one joined in a parallel job keeps the mode its maker gave it.
  * created is set to true when this call made the directory (so the caller can remove it if
  * the launch then fails); it stays true if a later step fails.
  * A rank that finds the directory without pcollect.job waits up to RESULT_DIR_JOB_WAIT_NS for
  * the rank that made it to write one, unless the directory has not changed for that long (one
  * the user made earlier).
  */
-int result_dir_create(const char *dir, bool *created, char *err, size_t err_size);
+int result_dir_create(const char *dir, enum result_mode mode, bool *created, char *err,
+		      size_t err_size);
 
 #define RESULT_DIR_JOB_WAIT_NS (2000LL * 1000 * 1000) /* ns */
 
 /* result_dir_create() with that wait (ns) given: the unit tests wait less. */
-int result_dir_create_timed(const char *dir, long long wait_ns, bool *created, char *err,
+int result_dir_create_timed(const char *dir, enum result_mode mode, long long wait_ns,
+			    bool *created, char *err,
 			    size_t err_size);
 
 /* True when dir looks like a result directory (has raw/ or result.db). */
@@ -129,5 +172,20 @@ size_t result_dir_host_variants(const char *dir, char *buf, size_t size);
  * pcollect refuses a target after creating it). Best effort.
  */
 void result_dir_remove_empty(const char *dir);
+
+/*
+ * Open a file of a result for reading (a raw stream, a metadata file, the database): only a
+ * regular file is taken. The open never blocks (O_NONBLOCK: a FIFO put in place of the file
+ * is opened and refused, not waited on), a symbolic link is not followed when nofollow is
+ * set, and a file over max_size bytes (0: no limit) is refused. Returns a descriptor
+ * (O_CLOEXEC, caller closes) with *st filled, or a negative errno: the open() error (-ELOOP:
+ * a symbolic link with nofollow), -EISDIR, -RESULT_ENOTREG (a FIFO, a device, a socket) or
+ * -EFBIG (too large). result_strerror() words them.
+ */
+#define RESULT_ENOTREG EMEDIUMTYPE
+int result_open_file(const char *path, bool nofollow, uint64_t max_size, struct stat *st);
+
+/* strerror() for result_open_file()'s errors (a positive errno): "not a regular file", ... */
+const char *result_strerror(int errnum);
 
 #endif

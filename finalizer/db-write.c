@@ -565,20 +565,7 @@ static int write_tree(struct db *d, const struct fin *f)
 
 static const char *lost_reason(uint32_t r)
 {
-	switch (r) {
-	case RAW_LOST_BUFFER:
-		return "buffer";
-	case RAW_LOST_UNWIND:
-		return "unwind";
-	case RAW_LOST_DATA_LIMIT:
-		return "data-limit";
-	case RAW_LOST_STACK_TABLE:
-		return "stack-table";
-	case RAW_LOST_BUSY:
-		return "busy";
-	default:
-		return "other";
-	}
+	return raw_lost_reason_name(r);
 }
 
 /* Why samples of each thread have no Python frames (RAW_REC_PY_NOTE). */
@@ -648,7 +635,8 @@ static int write_streams(struct db *d, const struct fin *f)
 				      st->chunks_truncated));
 		if (s->open_err)
 			snprintf(problem, sizeof(problem), "cannot read stream: %s",
-				 s->open_err == -EINVAL ? "not a raw stream" : strerror(-s->open_err));
+				 s->open_err == -EINVAL ? "not a raw stream"
+							: result_strerror(-s->open_err));
 		else
 			snprintf(problem, sizeof(problem), "%s", st->first_problem);
 		b_text(d, 8, problem[0] ? problem : NULL);

@@ -9,6 +9,7 @@
 
 #include "common/meta.h"
 #include "common/raw-stream.h"
+#include "common/result-dir.h"
 #include "finalizer/finalize.h"
 #include "finalizer/hash-index.h"
 #include "finalizer/module.h"
@@ -17,6 +18,17 @@
 #include "finalizer/str-pool.h"
 
 #define NO_MODULE UINT32_MAX
+
+/*
+ * Samples whose STACK record was lost to damage keep their time and weight under one stack of
+ * a single frame at this address (kernel space: no module maps it), shown as the function
+ * "[damaged stack]" (FIN_DAMAGED_STACK_NAME).
+ */
+#define FIN_DAMAGED_STACK_ADDR 0xffffffffffff0000ull
+#define FIN_DAMAGED_STACK_ID   UINT64_MAX
+#define FIN_DAMAGED_STACK_NAME "[damaged stack]"
+/* The most CPU time one stream may account for; more is damage (and could overflow sums). */
+#define FIN_MAX_STREAM_NS (1ll << 53) /* ns: about 104 days */
 
 /* A raw stack as read: ips[off .. off + depth), innermost first. */
 struct stack_rec {
@@ -67,6 +79,28 @@ struct lost_rec {
 	uint64_t count, weight;
 };
 
+/* RAW_REC_METRIC: a metric the process's samples carry (process streams). */
+struct metric_decl {
+	uint64_t id;
+	char *name; /* owned */
+	uint32_t unit, aggregation, kind;
+};
+
+/* RAW_REC_VALUE: a metric value attributed to a stack at a time (thread streams). */
+struct value_rec {
+	int64_t time_ns; /* stream time */
+	uint64_t stack; /* the stream's stack id */
+	uint64_t metric;
+	int64_t value;
+};
+
+/* RAW_REC_NOTE: what happened to a thread's sampling (process streams). */
+struct note_rec {
+	uint32_t tid;
+	uint32_t kind; /* enum raw_note_kind */
+	char *detail;  /* owned */
+};
+
 struct process_rec {
 	bool seen;
 	int32_t pid, ppid, parent_pid;
@@ -101,8 +135,20 @@ struct stream {
 	struct process_rec process;
 	struct pystream py;	   /* code objects, Python frames of mixed stacks, notes */
 	uint32_t *py_frame_ids;	   /* per py.frames entry of a sampled stack: index into frames */
-	uint64_t samples_bad_stack; /* samples naming a stack id never defined */
+	struct metric_decl *metrics;
+	size_t nmetrics, metrics_cap;
+	struct value_rec *values;
+	size_t nvalues, values_cap;
+	struct note_rec *notes;
+	size_t nnotes, notes_cap;
+	uint64_t samples_bad_stack; /* samples whose stack was never defined (lost to damage):
+				       kept under FIN_DAMAGED_STACK_ID */
+	uint64_t weight_total;	   /* of its samples (saturating) */
 	uint64_t unknown_records;
+	struct result_raw_name name; /* what the file name says, when name_ok */
+	bool name_ok;
+	int64_t duplicate_of;	   /* index of the stream this one is a copy of, or -1 */
+	bool header_distrusted;	   /* header fields taken from the name and meta/, not the file */
 
 	int64_t offset_ns; /* add to a stream time to get collection time */
 	uint32_t image;	   /* index into images */
@@ -187,7 +233,9 @@ struct fin {
 	char dir[4096];
 	struct meta meta;
 	int64_t start_mono_ns;
+	int64_t end_mono_ns;	 /* the latest end in meta/, -1 when none says */
 	uint64_t interval_ns;
+	bool interval_from_meta; /* interval_ns is the launcher's, not a stream header's */
 
 	struct stream *streams;
 	size_t nstreams;
@@ -222,6 +270,7 @@ struct fin {
 	size_t ntimeline;
 
 	/* Summary figures. */
+	uint64_t streams_duplicate; /* copies ignored */
 	uint64_t samples_total, weight_total;
 	uint64_t samples_func, samples_line; /* leaf resolved to a function / a source line */
 	uint64_t bytes_total, bytes_skipped;
@@ -233,6 +282,17 @@ struct fin {
    problems are counted in s. Returns 0 or -ENOMEM. */
 int stream_load(struct stream *s);
 void stream_release(struct stream *s);
+/* Drop everything read from s (a copy of another stream, or one that cannot be trusted). */
+void stream_drop_records(struct stream *s);
+/* Record a problem of s found after reading: the first one is kept, force replaces it. */
+void stream_problem(struct stream *s, bool force, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/*
+ * stream-check.c: after every stream is read and meta/ is known: copies of one stream are
+ * ignored (stream ids), header fields are cross-checked with the file names and meta/, and a
+ * stream whose weights cannot be true is not counted. Problems go to each stream.
+ */
+void fin_check_streams(struct fin *f);
 
 /* image-map.c */
 int fin_build_images(struct fin *f);

@@ -78,6 +78,7 @@ static int read_meta(struct fin *f)
 	long n, i;
 
 	f->start_mono_ns = -1;
+	f->end_mono_ns = -1;
 	result_path(dir, sizeof(dir), f->dir, RESULT_PATH_META_DIR, 0, 0, NULL, NULL);
 	n = list_dir(dir, ".meta", &names);
 	if (n < 0)
@@ -90,8 +91,14 @@ static int read_meta(struct fin *f)
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
 		meta_init(&one);
 		ret = meta_read_file(&one, path);
+		if (ret == -ENOMEM) {
+			free_list(names, n);
+			return ret;
+		}
 		if (ret) {
-			log_warn("cannot read collection metadata '%s': %s", path, strerror(-ret));
+			log_warn("cannot read collection metadata '%s': %s", path,
+				 ret == -EINVAL ? "malformed" : ret == -E2BIG ? "a line too long"
+							     : result_strerror(-ret));
 		} else {
 			size_t k;
 
@@ -99,9 +106,15 @@ static int read_meta(struct fin *f)
 			v = meta_get(&one, "start_monotonic_ns");
 			if (v && (f->start_mono_ns < 0 || strtoll(v, NULL, 10) < f->start_mono_ns))
 				f->start_mono_ns = strtoll(v, NULL, 10);
+			v = meta_get(&one, "end_monotonic_ns");
+			if (v && strtoll(v, NULL, 10) > f->end_mono_ns)
+				f->end_mono_ns = strtoll(v, NULL, 10);
 			v = meta_get(&one, "interval_ns");
-			if (v && !f->interval_ns)
+			if (v && !f->interval_ns && strtoull(v, NULL, 10) >= RAW_MIN_INTERVAL_NS &&
+			    strtoull(v, NULL, 10) <= RAW_MAX_INTERVAL_NS) {
 				f->interval_ns = strtoull(v, NULL, 10);
+				f->interval_from_meta = true;
+			}
 			/* The first launcher's values win for the shared keys. */
 			for (k = 0; k < one.n; k++)
 				if (!meta_get(&f->meta, one.entries[k].key) &&
@@ -300,6 +313,13 @@ static int tree_and_db(struct fin *f)
 	if (ret)
 		return ret;
 	unlink(tmp);
+	/* SQLite creates with 0644 minus the umask: the result's own mode instead (0600 or 0640). */
+	ret = result_create_file(tmp, result_file_mode(f->dir));
+	if (ret < 0) {
+		log_error("cannot create '%s': %s", tmp, strerror(-ret));
+		return ret;
+	}
+	close(ret);
 	ret = fin_db_open(&job.db, tmp);
 	if (ret)
 		return ret;
@@ -442,14 +462,19 @@ int finalize_run(const struct finalize_opts *o)
 		if (f->start_mono_ns < 0)
 			f->start_mono_ns = 0;
 	}
+	fin_check_streams(f);
 	for (i = 0; i < f->nstreams; i++) {
 		const struct stream *s = &f->streams[i];
 
-		if (!f->interval_ns && s->has_header)
+		if (!f->interval_ns && s->has_header && s->hdr.kind != RAW_STREAM_PROCESS &&
+		    s->hdr.interval_ns >= RAW_MIN_INTERVAL_NS &&
+		    s->hdr.interval_ns <= RAW_MAX_INTERVAL_NS)
 			f->interval_ns = s->hdr.interval_ns;
 		f->bytes_total += s->stats.bytes_total;
 		f->bytes_skipped += s->stats.bytes_skipped;
-		if (s->open_err || s->stats.bytes_skipped || s->samples_bad_stack)
+		if ((s->open_err && s->open_err != -ENODATA) || s->stats.bytes_skipped ||
+		    s->samples_bad_stack || s->duplicate_of >= 0 || s->header_distrusted ||
+		    (!s->has_header && !s->open_err))
 			f->streams_bad++;
 	}
 	t = now_s();

@@ -375,8 +375,10 @@ static bool unknown_eq(const void *ctx, uint32_t idx)
 static int unknown_make(const void *ctx, void *elem)
 {
 	static const struct sym_frame unknown = { .name = "[unknown]" };
+	static const struct sym_frame damaged = { .name = FIN_DAMAGED_STACK_NAME };
 	const struct unknown_key *k = ctx;
-	int64_t fn = native_function(k->f, NO_MODULE, &unknown);
+	int64_t fn = native_function(k->f, NO_MODULE,
+				     k->addr == FIN_DAMAGED_STACK_ADDR ? &damaged : &unknown);
 
 	if (fn < 0)
 		return (int)fn;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Reading one raw stream into memory: stacks, samples, module, thread and process records. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,7 +211,104 @@ static int take_sample(struct stream *s, const struct raw_record *rec)
 	r->time_ns = rec->time_ns;
 	r->stack = rec->u.sample.stack_id;
 	r->weight = rec->u.sample.weight;
+	/* The reader bounds one weight (RAW_MAX_WEIGHT); the sum saturates, never wraps. */
+	s->weight_total = s->weight_total > UINT64_MAX - r->weight ? UINT64_MAX
+								    : s->weight_total + r->weight;
 	return 0;
+}
+
+static int take_metric(struct stream *s, const struct raw_record *rec)
+{
+	struct metric_decl *m;
+
+	if (GROW(s->metrics, s->nmetrics + 1, s->metrics_cap))
+		return -ENOMEM;
+	m = &s->metrics[s->nmetrics];
+	m->name = dup_mem(rec->u.metric.name.s, rec->u.metric.name.len);
+	if (!m->name)
+		return -ENOMEM;
+	m->id = rec->u.metric.id;
+	m->unit = rec->u.metric.unit;
+	m->aggregation = rec->u.metric.aggregation;
+	m->kind = rec->u.metric.kind;
+	s->nmetrics++;
+	return 0;
+}
+
+static int take_value(struct stream *s, const struct raw_record *rec)
+{
+	if (GROW(s->values, s->nvalues + 1, s->values_cap))
+		return -ENOMEM;
+	s->values[s->nvalues++] = (struct value_rec){
+		.time_ns = rec->time_ns,
+		.stack = rec->u.value.stack_id,
+		.metric = rec->u.value.metric,
+		.value = rec->u.value.value,
+	};
+	return 0;
+}
+
+static int take_note(struct stream *s, const struct raw_record *rec)
+{
+	struct note_rec *n;
+
+	if (GROW(s->notes, s->nnotes + 1, s->notes_cap))
+		return -ENOMEM;
+	n = &s->notes[s->nnotes];
+	n->detail = dup_mem(rec->u.note.detail.s, rec->u.note.detail.len);
+	if (!n->detail)
+		return -ENOMEM;
+	n->tid = rec->u.note.tid;
+	n->kind = rec->u.note.kind;
+	s->nnotes++;
+	return 0;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Samples naming a stack whose STACK record was in a damaged chunk keep their time and
+ * weight: they move to one placeholder stack (FIN_DAMAGED_STACK_ID), a single frame the tree
+ * names FIN_DAMAGED_STACK_NAME. Damage then costs the stacks it touched, not the samples.
+ */
+static int keep_orphans(struct stream *s)
+{
+	static const uint64_t addr = FIN_DAMAGED_STACK_ADDR;
+	uint64_t *ids;
+	size_t i, n = 0;
+	struct raw_record rec;
+
+	if (!s->nsamples)
+		return 0;
+	ids = malloc((s->nstacks ? s->nstacks : 1) * sizeof(*ids));
+	if (!ids)
+		return -ENOMEM;
+	for (i = 0; i < s->nstacks; i++)
+		ids[n++] = s->stacks[i].id;
+	qsort(ids, n, sizeof(*ids), u64_cmp);
+	for (i = 0; i < s->nsamples; i++) {
+		struct sample_rec *r = &s->samples[i];
+
+		if (n && bsearch(&r->stack, ids, n, sizeof(*ids), u64_cmp))
+			continue;
+		r->stack = FIN_DAMAGED_STACK_ID;
+		s->samples_bad_stack++;
+	}
+	free(ids);
+	if (!s->samples_bad_stack)
+		return 0;
+	memset(&rec, 0, sizeof(rec));
+	rec.type = RAW_REC_STACK;
+	rec.u.stack.id = FIN_DAMAGED_STACK_ID;
+	rec.u.stack.flags = RAW_STACK_FIRST_IS_PC;
+	rec.u.stack.depth = 1;
+	rec.u.stack.ips = &addr;
+	return take_stack(s, &rec);
 }
 
 static int take_lost(struct stream *s, const struct raw_record *rec)
@@ -238,6 +336,8 @@ int stream_load(struct stream *s)
 	struct raw_record rec;
 	int err = 0, ret = 0;
 
+	s->duplicate_of = -1;
+	s->name_ok = !result_raw_name_parse(s->path, &s->name);
 	r = raw_reader_open(s->path, &err);
 	if (!r) {
 		s->open_err = err;
@@ -276,6 +376,15 @@ int stream_load(struct stream *s)
 		case RAW_REC_LOST:
 			ret = take_lost(s, &rec);
 			break;
+		case RAW_REC_METRIC:
+			ret = take_metric(s, &rec);
+			break;
+		case RAW_REC_VALUE:
+			ret = take_value(s, &rec);
+			break;
+		case RAW_REC_NOTE:
+			ret = take_note(s, &rec);
+			break;
 		default:
 			s->unknown_records++;
 			break;
@@ -283,10 +392,10 @@ int stream_load(struct stream *s)
 	}
 	s->stats = *raw_reader_stats(r);
 	raw_reader_free(r);
-	return ret;
+	return ret ? ret : keep_orphans(s);
 }
 
-void stream_release(struct stream *s)
+void stream_drop_records(struct stream *s)
 {
 	size_t i;
 
@@ -297,6 +406,10 @@ void stream_release(struct stream *s)
 	}
 	for (i = 0; i < s->ntevents; i++)
 		free(s->tevents[i].name);
+	for (i = 0; i < s->nmetrics; i++)
+		free(s->metrics[i].name);
+	for (i = 0; i < s->nnotes; i++)
+		free(s->notes[i].detail);
 	free(s->mods);
 	free(s->tevents);
 	free(s->stacks);
@@ -304,10 +417,48 @@ void stream_release(struct stream *s)
 	free(s->locs);
 	free(s->samples);
 	free(s->lost);
+	free(s->metrics);
+	free(s->values);
+	free(s->notes);
 	free(s->process.exe);
 	free(s->process.command_line);
 	pystream_release(&s->py);
 	free(s->py_frame_ids);
+	s->mods = NULL;
+	s->tevents = NULL;
+	s->stacks = NULL;
+	s->ips = NULL;
+	s->locs = NULL;
+	s->samples = NULL;
+	s->lost = NULL;
+	s->metrics = NULL;
+	s->values = NULL;
+	s->notes = NULL;
+	s->py_frame_ids = NULL;
+	s->nmods = s->mods_cap = s->ntevents = s->tevents_cap = 0;
+	s->nstacks = s->stacks_cap = s->nips = s->ips_cap = s->nlocs = s->locs_cap = 0;
+	s->nsamples = s->samples_cap = s->nlost = s->lost_cap = 0;
+	s->nmetrics = s->metrics_cap = s->nvalues = s->values_cap = 0;
+	s->nnotes = s->notes_cap = 0;
+	s->samples_bad_stack = 0;
+	s->weight_total = 0;
+	memset(&s->process, 0, sizeof(s->process));
+}
+
+void stream_problem(struct stream *s, bool force, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (s->stats.first_problem[0] && !force)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(s->stats.first_problem, sizeof(s->stats.first_problem), fmt, ap);
+	va_end(ap);
+}
+
+void stream_release(struct stream *s)
+{
+	stream_drop_records(s);
 	free(s->path);
 	memset(s, 0, sizeof(*s));
 }

@@ -14,6 +14,17 @@ static double pct(uint64_t a, uint64_t b)
 	return b ? 100.0 * (double)a / (double)b : 0.0;
 }
 
+/* Sums of damaged data must not wrap: they stop at the largest value. */
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static uint64_t sat_mul(uint64_t a, uint64_t b)
+{
+	return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+}
+
 /* A hint for a module without debug information. */
 static const char *debug_hint(const struct module *m)
 {
@@ -35,7 +46,7 @@ static void print_coverage(FILE *o, const struct fin *f)
 {
 	const char *clock = meta_get(&f->meta, "sampling_clock");
 	bool task_clock = clock && !strcmp(clock, "task-clock");
-	uint64_t used = 0, sampled = 0, *covered;
+	uint64_t used = 0, sampled = 0, *covered, *damaged;
 	size_t i, k, shown = 0;
 
 	for (i = 0; i < f->nthreads; i++)
@@ -48,31 +59,118 @@ static void print_coverage(FILE *o, const struct fin *f)
 	fprintf(o, "  cpu time:  %.3f s sampled of %.3f s the threads used (%.1f%%)\n",
 		(double)sampled / 1e9, (double)used / 1e9, pct(sampled, used));
 	covered = calloc(f->nthreads, sizeof(*covered));
-	if (!covered)
+	damaged = calloc(f->nthreads, sizeof(*damaged));
+	if (!covered || !damaged) {
+		free(covered);
+		free(damaged);
 		return;
+	}
 	for (i = 0; i < f->nthreads; i++)
 		covered[i] = f->threads[i].time_ns;
-	for (i = 0; i < f->nstreams; i++)
-		for (k = 0; k < f->streams[i].nlost && f->streams[i].thread < f->nthreads; k++)
-			covered[f->streams[i].thread] +=
-				f->streams[i].lost[k].weight * f->streams[i].hdr.interval_ns;
+	for (i = 0; i < f->nstreams; i++) {
+		const struct stream *s = &f->streams[i];
+
+		if (!s->has_header || s->thread >= f->nthreads)
+			continue;
+		for (k = 0; k < s->nlost; k++)
+			covered[s->thread] = sat_add(covered[s->thread],
+						     sat_mul(s->lost[k].weight, s->hdr.interval_ns));
+		if (s->hdr.kind != RAW_STREAM_PROCESS)
+			damaged[s->thread] += s->stats.bytes_skipped + s->samples_bad_stack +
+					      (s->header_distrusted ? 1 : 0);
+	}
 	/* Name the threads short by at least 10% and 50 ms: their profile is short. */
 	for (i = 0; i < f->nthreads && shown < 5; i++) {
 		const struct thread *t = &f->threads[i];
+		const char *why;
 
 		if (!t->cpu_ns || covered[i] >= t->cpu_ns ||
 		    t->cpu_ns - covered[i] < t->cpu_ns / 10 || t->cpu_ns - covered[i] < 50000000)
 			continue;
+		/* Damage is named as damage, never blamed on the clock. */
+		if (damaged[i])
+			why = "its stream is damaged (see 'damaged:' below): the samples in the "
+			      "damaged part are missing";
+		else if (task_clock)
+			why = "its task-clock event stopped early (see the agent log in DIR/log)";
+		else
+			why = "its timer signals came late: collect with -knob "
+			      "sampling-clock=task-clock (LIMITS in docs/pcollect.md)";
 		fprintf(o, "  undersampled: thread %d '%s': %.3f s sampled of %.3f s used; %s\n",
 			t->tid, t->name ? t->name : "", (double)t->time_ns / 1e9,
-			(double)t->cpu_ns / 1e9,
-			task_clock ? "its task-clock event stopped early (see the agent log in "
-				     "DIR/log)"
-				   : "its timer signals came late: collect with -knob "
-				     "sampling-clock=task-clock (LIMITS in docs/pcollect.md)");
+			(double)t->cpu_ns / 1e9, why);
 		shown++;
 	}
 	free(covered);
+	free(damaged);
+}
+
+/* What the agent noted about threads (process streams), one line per kind of note. */
+static void print_notes(FILE *o, const struct fin *f)
+{
+	static const char *const what[RAW_NOTE_KIND_MAX + 1] = {
+		[RAW_NOTE_TIMER_FALLBACK] = "sampled with the CPU-time timer",
+		[RAW_NOTE_NO_STREAM] = "not sampled",
+		[RAW_NOTE_STREAM_STOPPED] = "sampled only in part",
+	};
+	size_t i, k, j, l, n, lines = 0;
+
+	for (i = 0; i < f->nstreams; i++) {
+		for (k = 0; k < f->streams[i].nnotes; k++) {
+			const struct note_rec *nk = &f->streams[i].notes[k];
+			bool seen = false;
+
+			/* Once per (kind, detail): the first time it appears. */
+			for (j = 0; j <= i && !seen; j++)
+				for (l = 0; l < (j < i ? f->streams[j].nnotes : k) && !seen; l++)
+					seen = f->streams[j].notes[l].kind == nk->kind &&
+					       !strcmp(f->streams[j].notes[l].detail, nk->detail);
+			if (seen || lines++ >= 8)
+				continue;
+			for (j = i, n = 0; j < f->nstreams; j++)
+				for (l = j == i ? k : 0; l < f->streams[j].nnotes; l++)
+					n += f->streams[j].notes[l].kind == nk->kind &&
+					     !strcmp(f->streams[j].notes[l].detail, nk->detail);
+			fprintf(o, "  note:      %zu thread%s %s (first: pid %d thread %u): %s\n", n,
+				n == 1 ? "" : "s",
+				nk->kind <= RAW_NOTE_KIND_MAX && what[nk->kind] ? what[nk->kind]
+										: "noted",
+				f->streams[i].hdr.pid, nk->tid, nk->detail);
+		}
+	}
+}
+
+/* Streams not read, not counted, or read with damage: what it cost. */
+static void print_streams(FILE *o, const struct fin *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->nstreams; i++) {
+		const struct stream *s = &f->streams[i];
+		const struct raw_reader_stats *st = &s->stats;
+
+		if (s->open_err == -ENODATA)
+			continue; /* a writer stopped before its header: nothing was lost */
+		if (s->open_err) {
+			fprintf(o, "  damaged:   '%s' not read: %s\n", s->path,
+				s->open_err == -EINVAL ? "not a raw stream"
+						       : result_strerror(-s->open_err));
+		} else if (s->duplicate_of >= 0 || !s->has_header) {
+			fprintf(o, "  ignored:   '%s': %s\n", s->path, st->first_problem);
+		} else if (st->bytes_skipped || s->samples_bad_stack) {
+			fprintf(o, "  damaged:   '%s': %" PRIu64 " of %" PRIu64 " bytes skipped "
+				"(%" PRIu64 " bad checksum, %" PRIu64 " cut, %" PRIu64
+				" resynchronised, %" PRIu64 " duplicate chunks, %" PRIu64
+				" malformed records); %" PRIu64 " samples kept without their stack, "
+				"as %s%s%s\n", s->path, st->bytes_skipped, st->bytes_total,
+				st->chunks_bad_crc, st->chunks_truncated, st->chunks_bad_magic,
+				st->chunks_duplicate, st->records_malformed, s->samples_bad_stack,
+				FIN_DAMAGED_STACK_NAME, st->first_problem[0] ? ": " : "",
+				st->first_problem);
+		} else if (s->header_distrusted || st->first_problem[0]) {
+			fprintf(o, "  damaged:   '%s': %s\n", s->path, st->first_problem);
+		}
+	}
 }
 
 void fin_print_summary(const struct fin *f)
@@ -124,20 +222,6 @@ void fin_print_summary(const struct fin *f)
 				"%s\n", m->name, pct(m->leaf_samples, f->samples_total), m->symbols,
 				debug_hint(m));
 	}
-	for (i = 0; i < f->nstreams; i++) {
-		const struct stream *s = &f->streams[i];
-		const struct raw_reader_stats *st = &s->stats;
-
-		if (s->open_err)
-			fprintf(o, "  damaged:   '%s' not read: %s\n", s->path,
-				s->open_err == -EINVAL ? "not a raw stream" : strerror(-s->open_err));
-		else if (st->bytes_skipped || s->samples_bad_stack)
-			fprintf(o, "  damaged:   '%s': %" PRIu64 " of %" PRIu64 " bytes skipped "
-				"(%" PRIu64 " bad checksum, %" PRIu64 " cut, %" PRIu64
-				" resynchronised, %" PRIu64 " malformed records, %" PRIu64
-				" samples without stack)%s%s\n", s->path, st->bytes_skipped,
-				st->bytes_total, st->chunks_bad_crc, st->chunks_truncated,
-				st->chunks_bad_magic, st->records_malformed, s->samples_bad_stack,
-				st->first_problem[0] ? ": " : "", st->first_problem);
-	}
+	print_notes(o, f);
+	print_streams(o, f);
 }

@@ -7,7 +7,10 @@
 #include <string.h>
 
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "common/result-dir.h"
 #include "report/bigmem.h"
 #include "report/model.h"
 #include "report/scan.h"
@@ -836,12 +839,21 @@ int model_load(struct model *m, const char *db_path, unsigned flags, char *err,
 	struct scan_job *jobs[] = { &sj.job };
 	struct scan_jobs set = { .jobs = jobs, .db_path = db_path };
 	struct model_ids *ids;
+	struct stat st;
 	int rc;
 
 	memset(m, 0, sizeof(*m));
 	m->db_path = strdup(db_path);
 	if (!m->db_path)
 		return -ENOMEM;
+	/* A FIFO or a device in place of the database would hang SQLite or feed it forever. */
+	rc = result_open_file(db_path, false, 0, &st);
+	if (rc < 0) {
+		snprintf(err, err_size, "cannot open database '%s': %s", db_path,
+			 result_strerror(-rc));
+		goto out;
+	}
+	close(rc);
 	if (sqlite3_open_v2(db_path, &m->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		rc = load_error(&l, "cannot open database '%s'", db_path);
 		goto out;

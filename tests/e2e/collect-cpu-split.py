@@ -33,8 +33,10 @@ def one(w, interval):
         e.fail("the program did not report its CPU time: " + r.stderr)
     cpu_ns = int(m.group(1))
     streams = e.load_streams(res)
-    e.check(len(streams) == 1, "%s ms: one stream for one thread" % interval)
-    s = streams[0]
+    threads = e.thread_streams(streams)
+    e.check(len(threads) == 1 and len(streams) == 2,
+            "%s ms: one stream for one thread, one for the process" % interval)
+    s = threads[0]
     e.check(s.stats["bytes_skipped"] == 0, "%s ms: stream reads cleanly" % interval)
     samples = e.named_samples(streams)
     shares, total = e.leaf_weights(samples, ["work_sixty", "work_thirty", "work_ten"])

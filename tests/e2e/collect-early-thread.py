@@ -15,8 +15,9 @@ def one(w, clock):
     e.check(r.returncode == 0 and r.stdout == "done\n",
             "%s: the program runs as without us (%d: %s)" % (clock, r.returncode, r.stderr))
     streams = e.load_streams(res)
-    e.check(len(streams) == 2, "%s: two streams, the main thread's and the early one's (%d)"
-            % (clock, len(streams)))
+    threads = e.thread_streams(streams)
+    e.check(len(threads) == 2, "%s: two streams, the main thread's and the early one's (%d)"
+            % (clock, len(threads)))
     samples = e.named_samples(streams)
     interval = streams[0].header["interval_ns"]
     for name, want_ms in (("early_burn", 300), ("main_burn", 200)):
@@ -26,10 +27,10 @@ def one(w, clock):
         # The budget is read on a clock that moves at ticks: a tick either way.
         e.check_time(e.sampled_of(thread, interval), got * interval, want_ms * 1e6,
                      "%s: %s" % (clock, name), stretches=1, extra_ns=e.TICK_NS)
-    # Module records are in the main thread's stream: name every stream's samples with all.
+    # Module records are in the process stream: name every stream's samples with all.
     sym = e.Symbolizer(streams)
     by_tid = {s.tid: [st[0] for _s, _w, st, _f in e.named_samples([s], sym) if st]
-              for s in streams}
+              for s in threads}
     early = [tid for tid, leaves in by_tid.items() if "early_burn" in leaves]
     main = [tid for tid, leaves in by_tid.items() if "main_burn" in leaves]
     e.check(len(early) == 1 and len(main) == 1 and early[0] != main[0] and

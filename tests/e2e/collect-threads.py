@@ -15,14 +15,15 @@ with e.Workdir("threads") as w:
     e.check(r.returncode == 0, "pcollect exits 0 (%d: %s)" % (r.returncode, r.stderr.strip()))
     e.check(r.stdout == "threads=4\n", "the program's output is unchanged")
     streams = e.load_streams(res)
-    e.check(len(streams) == 5, "one stream per thread: main and 4 workers (%d)" % len(streams))
+    threads = e.thread_streams(streams)
+    e.check(len(threads) == 5, "one stream per thread: main and 4 workers (%d)" % len(threads))
     e.check(all(s.stats["bytes_skipped"] == 0 for s in streams), "all streams read cleanly")
     names = {}
     for s in streams:
         for rec in s.of_type("thread_name"):
             names[rec["tid"]] = rec["name"]
     workers = {}
-    for s in streams:
+    for s in threads:
         n = names.get(s.tid, "")
         if n.startswith("worker-"):
             workers[int(n[7:])] = s

@@ -265,11 +265,13 @@ def pcollect(target, result=None, options=(), cwd=None, env=None, timeout=120,
 
 
 class Stream:
-    """One raw stream: its header, its records in order, and the reader's stats."""
+    """One raw stream: its header, its records in order, and the reader's stats. kind is
+    "thread" (samples of one thread) or "process" (process and module records of an image)."""
 
     def __init__(self, path, lines):
         self.path = path
         self.header = lines[0]
+        self.kind = self.header.get("kind", "thread")
         self.records = lines[1:-1]
         self.stats = lines[-1]
         self.pid = self.header["pid"]
@@ -291,8 +293,14 @@ class Stream:
         return sum(r["cpu_ns"] for r in self.of_type("thread_end"))
 
 
+def thread_streams(streams):
+    """The streams that hold one thread's samples (not the process streams)."""
+    return [s for s in streams if s.kind == "thread"]
+
+
 def load_streams(result):
-    """Every raw stream of a result directory, dumped with tests/progs/raw-dump."""
+    """Every raw stream of a result directory, dumped with tests/progs/raw-dump: the threads'
+    and the process streams (module records); thread_streams() keeps the former."""
     raw = os.path.join(result, "raw")
     if not os.path.isdir(raw):
         fail("no raw/ directory in " + result)
@@ -485,3 +493,15 @@ def db_sampled(result, where="1", args=()):
                                      args)]
     threads = db_rows(result, "SELECT COUNT(DISTINCT t.id) " + join, args)[0][0]
     return Sampled(weights, int(interval[0][0]), max(threads, 1))
+# ---- known answers in CPU time (added for the collector's safety tests) ----------------------
+
+def cpu_close(got_ns, want_ns, interval_ns, rel=0.10, intervals=3):
+    """A sampled CPU time agrees with a measured one: within rel of it, plus a few sampling
+    intervals (at least a 4 ms kernel tick each) for the first and last samples' rounding."""
+    slack = rel * want_ns + intervals * max(interval_ns, 4000000)
+    return abs(got_ns - want_ns) <= slack
+
+
+def sampled_ns(streams):
+    """CPU time the samples of these streams stand for: weight x their header's interval."""
+    return sum(s.weight() * s.header["interval_ns"] for s in streams)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/raw-stream.h"
+#include "common/result-dir.h"
 
 static void put_str(const char *s, size_t len)
 {
@@ -100,6 +101,23 @@ static void dump_record(const struct raw_record *r)
 		put_str(r->u.unload.path.s, r->u.unload.path.len);
 		printf("}\n");
 		break;
+	case RAW_REC_NOTE:
+		printf("{\"type\":\"note\",\"time\":%" PRId64 ",\"tid\":%u,\"kind\":%u,"
+		       "\"detail\":", r->time_ns, r->u.note.tid, r->u.note.kind);
+		put_str(r->u.note.detail.s, r->u.note.detail.len);
+		printf("}\n");
+		break;
+	case RAW_REC_METRIC:
+		printf("{\"type\":\"metric\",\"id\":%" PRIu64 ",\"name\":", r->u.metric.id);
+		put_str(r->u.metric.name.s, r->u.metric.name.len);
+		printf(",\"unit\":%u,\"aggregation\":%u,\"kind\":%u}\n", r->u.metric.unit,
+		       r->u.metric.aggregation, r->u.metric.kind);
+		break;
+	case RAW_REC_VALUE:
+		printf("{\"type\":\"value\",\"time\":%" PRId64 ",\"stack\":%" PRIu64
+		       ",\"metric\":%" PRIu64 ",\"value\":%" PRId64 "}\n",
+		       r->time_ns, r->u.value.stack_id, r->u.value.metric, r->u.value.value);
+		break;
 	case RAW_REC_LOST:
 		printf("{\"type\":\"lost\",\"time\":%" PRId64 ",\"reason\":%u,\"count\":%" PRIu64
 		       ",\"weight\":%" PRIu64 "}\n",
@@ -122,15 +140,17 @@ static int dump(const char *path)
 
 	r = raw_reader_open(path, &err);
 	if (!r) {
-		fprintf(stderr, "raw-dump: cannot read '%s': %s\n", path, strerror(-err));
+		fprintf(stderr, "raw-dump: cannot read '%s': %s\n", path, result_strerror(-err));
 		return 1;
 	}
 	h = raw_reader_header(r);
 	printf("{\"type\":\"header\",\"file\":");
 	put_cstr(path);
-	printf(",\"pid\":%d,\"tid\":%d,\"rank\":%d,\"generation\":%u,\"interval_ns\":%" PRIu64
+	printf(",\"version\":%u,\"kind\":\"%s\",\"stream_id\":\"%016" PRIx64 "\""
+	       ",\"pid\":%d,\"tid\":%d,\"rank\":%d,\"generation\":%u,\"interval_ns\":%" PRIu64
 	       ",\"sample_clock\":%u,\"origin_ns\":%" PRIu64 ",\"origin_realtime_ns\":%" PRIu64
 	       ",\"host\":",
+	       h->version, h->kind == RAW_STREAM_PROCESS ? "process" : "thread", h->stream_id,
 	       h->pid, h->tid, h->rank, h->generation, h->interval_ns, h->sample_clock,
 	       h->origin_ns, h->origin_realtime_ns);
 	put_str(h->host, strnlen(h->host, sizeof(h->host)));
@@ -139,11 +159,15 @@ static int dump(const char *path)
 		dump_record(&rec);
 	st = raw_reader_stats(r);
 	printf("{\"type\":\"stats\",\"bytes_total\":%" PRIu64 ",\"bytes_skipped\":%" PRIu64
-	       ",\"chunks\":%" PRIu64 ",\"chunks_bad_magic\":%" PRIu64 ",\"chunks_bad_crc\":%" PRIu64
-	       ",\"chunks_truncated\":%" PRIu64 ",\"records\":%" PRIu64
-	       ",\"records_malformed\":%" PRIu64 ",\"first_problem\":",
-	       st->bytes_total, st->bytes_skipped, st->chunks, st->chunks_bad_magic,
-	       st->chunks_bad_crc, st->chunks_truncated, st->records, st->records_malformed);
+	       ",\"bytes_padding\":%" PRIu64 ",\"chunks\":%" PRIu64 ",\"chunks_open\":%" PRIu64
+	       ",\"chunks_bad_magic\":%" PRIu64 ",\"chunks_bad_crc\":%" PRIu64
+	       ",\"chunks_truncated\":%" PRIu64 ",\"chunks_duplicate\":%" PRIu64
+	       ",\"records\":%" PRIu64 ",\"records_malformed\":%" PRIu64
+	       ",\"header_crc_bad\":%s,\"first_problem\":",
+	       st->bytes_total, st->bytes_skipped, st->bytes_padding, st->chunks, st->chunks_open,
+	       st->chunks_bad_magic, st->chunks_bad_crc, st->chunks_truncated,
+	       st->chunks_duplicate, st->records, st->records_malformed,
+	       st->header_crc_bad ? "true" : "false");
 	put_cstr(st->first_problem);
 	printf("}\n");
 	raw_reader_free(r);

@@ -2,12 +2,15 @@
 /* Feeds the raw stream reader thousands of random and mutated streams; run under ASan+UBSan. */
 #include "common/raw-stream.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include "tests/unit/unit.h"
+
+#define HDR sizeof(struct raw_file_header)
 
 /* xorshift64*: deterministic, so a failure reproduces with the printed seed. */
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -63,6 +66,49 @@ static uint8_t *seed_stream(size_t *len)
 	return data;
 }
 
+/* A mapped writer's file as a killed process leaves it: an open last chunk, a zero tail. */
+static uint8_t mapped_file[4 * 16384] __attribute__((aligned(4096)));
+
+static int mem_window(void *ctx, uint64_t off, size_t min, uint8_t **base, size_t *size)
+{
+	(void)ctx;
+	if (off + 16384 > sizeof(mapped_file) || min > 16384)
+		return -EFBIG;
+	*base = mapped_file + off;
+	*size = 16384;
+	return 0;
+}
+
+static uint8_t *seed_mapped(size_t *len)
+{
+	struct raw_file_header h;
+	struct raw_writer w;
+	uint64_t ips[32];
+	uint8_t *data;
+	int i;
+
+	memset(mapped_file, 0, sizeof(mapped_file));
+	raw_header_init(&h, 10, 12, 0, "host", 1000000, RAW_SAMPLE_THREAD_CPU);
+	CU_ASSERT_FATAL(raw_writer_init_mapped(&w, mem_window, NULL, 1024, 256, &h) == 0);
+	for (i = 0; i < 32; i++)
+		ips[i] = 0x400000 + (uint64_t)i * 91;
+	raw_writer_metric(&w, 0, "CPU Time", RAW_UNIT_NS, RAW_AGG_SUM, 1);
+	raw_writer_note(&w, 3, 12, RAW_NOTE_TIMER_FALLBACK, "why");
+	for (i = 0; i < 400; i++) {
+		if (i % 25 == 0)
+			raw_writer_stack(&w, (uint64_t)i / 25, 0, ips, (uint32_t)(1 + i % 32));
+		raw_writer_sample(&w, i * 1000, (uint64_t)i / 25, 1);
+		if (i % 7 == 0)
+			raw_writer_value(&w, i * 1000 + 1, (uint64_t)i / 25, 0, -i);
+	}
+	/* No flush: the last chunk stays open, the rest of the window zeros. */
+	*len = (size_t)(w.window_off + w.cap);
+	data = malloc(*len);
+	CU_ASSERT_FATAL(data != NULL);
+	memcpy(data, mapped_file, *len);
+	return data;
+}
+
 /* Read everything; check the reader's own accounting. */
 static void read_all(const uint8_t *data, size_t len)
 {
@@ -89,23 +135,35 @@ static void read_all(const uint8_t *data, size_t len)
 	raw_reader_free(r);
 }
 
+static void fuzz_mutations(uint8_t *seed, size_t seed_len, size_t n);
+
 static void test_fuzz_mutations(void)
 {
-	size_t seed_len, i, n = 20000;
-	uint8_t *seed = seed_stream(&seed_len);
-	uint8_t *buf = malloc(seed_len * 2 + 64);
+	size_t n = 20000, len;
 	const char *env = getenv("FUZZ_ITERATIONS");
+	uint8_t *seed;
 
 	if (env)
 		n = strtoul(env, NULL, 10);
+	seed = seed_stream(&len);
+	fuzz_mutations(seed, len, n);
+	seed = seed_mapped(&len);
+	fuzz_mutations(seed, len, n);
+}
+
+static void fuzz_mutations(uint8_t *seed, size_t seed_len, size_t n)
+{
+	size_t i;
+	uint8_t *buf = malloc(seed_len * 2 + 64);
+
 	read_all(seed, seed_len);
 	for (i = 0; i < n; i++) {
 		size_t len = seed_len, k, nmut = 1 + rng() % 8;
 
 		memcpy(buf, seed, seed_len);
 		for (k = 0; k < nmut; k++) {
-			size_t at = 128 + rng() % (len - 128 + 1);
-			switch (rng() % 7) {
+			size_t at = HDR + rng() % (len - HDR + 1);
+			switch (rng() % 8) {
 			case 0: /* flip a bit */
 				if (at < len)
 					buf[at] ^= (uint8_t)(1u << (rng() % 8));
@@ -142,6 +200,16 @@ static void test_fuzz_mutations(void)
 					memcpy(buf + at, &v, 4);
 				}
 				break;
+			case 7: /* a header byte, its checksum made again half of the time */
+				buf[rng() % HDR] ^= (uint8_t)(1u << (rng() % 8));
+				if (rng() % 2) {
+					struct raw_file_header h;
+
+					memcpy(&h, buf, sizeof(h));
+					h.header_crc = raw_header_crc(&h);
+					memcpy(buf, &h, sizeof(h));
+				}
+				break;
 			case 6: /* a valid-looking chunk header with a wrong checksum */
 				if (at + 24 <= len) {
 					struct raw_chunk_header ch = {RAW_CHUNK_MAGIC,
@@ -165,20 +233,24 @@ static void test_fuzz_random(void)
 	struct raw_file_header h;
 
 	raw_header_init(&h, 1, 1, -1, "h", 0, RAW_SAMPLE_NONE);
+	h.header_crc = raw_header_crc(&h);
 	for (i = 0; i < n; i++) {
-		size_t len = 128 + rng() % (4096 - 128), j;
+		size_t len = HDR + rng() % (4096 - HDR), j;
 
 		memcpy(buf, &h, sizeof(h));
-		for (j = 128; j < len; j++)
+		for (j = HDR; j < len; j++)
 			buf[j] = (uint8_t)rng();
-		if (len > 128 + 24 && rng() % 2) {
+		if (len > HDR + 24 && rng() % 2) {
 			/* A well-formed chunk of random records: exercises the record decoders. */
-			struct raw_chunk_header ch = {RAW_CHUNK_MAGIC, (uint32_t)(len - 128 - 24), 0,
+			struct raw_chunk_header ch = {RAW_CHUNK_MAGIC, (uint32_t)(len - HDR - 24), 0,
 						      0, 0};
-			for (j = 128 + 24; j < len; j += 1 + rng() % 12)
-				buf[j] = (uint8_t)(1 + rng() % 10); /* core types more often */
-			ch.crc = raw_crc32(0, buf + 128 + 24, ch.size);
-			memcpy(buf + 128, &ch, sizeof(ch));
+			for (j = HDR + 24; j < len; j += 1 + rng() % 12)
+				buf[j] = (uint8_t)(1 + rng() % 12); /* core types more often */
+			if (rng() % 4 == 0)
+				ch.size = RAW_CHUNK_OPEN; /* an open chunk: read to a zero type */
+			else
+				ch.crc = raw_chunk_crc(&ch, buf + HDR + 24);
+			memcpy(buf + HDR, &ch, sizeof(ch));
 		}
 		read_all(buf, len);
 	}

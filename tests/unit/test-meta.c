@@ -11,6 +11,7 @@
 
 
 #include "common/meta.h"
+#include "common/result-dir.h"
 #include "tests/unit/unit.h"
 
 static char tmpdir[] = "/tmp/test-meta.XXXXXX";
@@ -151,7 +152,7 @@ static void test_meta_round_trip(void)
 	meta_init(&in);
 	for (i = 0; i < n; i++)
 		CU_ASSERT_EQUAL_FATAL(meta_set(&out, kv[i][0], kv[i][1]), 0);
-	CU_ASSERT_EQUAL_FATAL(meta_write_file(&out, path), 0);
+	CU_ASSERT_EQUAL_FATAL(meta_write_file(&out, path, 0600), 0);
 	CU_ASSERT_EQUAL_FATAL(meta_read_file(&in, path), 0);
 	CU_ASSERT_EQUAL_FATAL(in.n, n);
 	for (i = 0; i < n; i++) {
@@ -176,14 +177,14 @@ static void test_meta_file_format(void)
 	meta_set(&m, "c", "back\\slash\ttab\rcr");
 	meta_set(&m, "d", "");
 	meta_set(&m, "e", "k=v");
-	CU_ASSERT_EQUAL_FATAL(meta_write_file(&m, path), 0);
+	CU_ASSERT_EQUAL_FATAL(meta_write_file(&m, path, 0600), 0);
 	read_raw(buf, sizeof(buf));
 	CU_ASSERT_STRING_EQUAL(buf, "a=1\nb=x\\ny\nc=back\\\\slash\\ttab\\rcr\nd=\ne=k=v\n");
 	meta_release(&m);
 
 	/* No entries, an empty file. */
 	meta_init(&m);
-	CU_ASSERT_EQUAL(meta_write_file(&m, path), 0);
+	CU_ASSERT_EQUAL(meta_write_file(&m, path, 0600), 0);
 	CU_ASSERT_EQUAL(read_raw(buf, sizeof(buf)), 0);
 	CU_ASSERT_EQUAL(meta_read_file(&m, path), 0);
 	CU_ASSERT_EQUAL(m.n, 0);
@@ -255,6 +256,55 @@ static void test_meta_read_missing(void)
 	meta_release(&m);
 }
 
+/* A FIFO, /dev/zero behind a link, a line or a file too long: refused, never waited on. */
+static void test_meta_read_bounded(void)
+{
+	char fifo[192], link[192], big[192];
+	struct meta m;
+	FILE *f;
+	size_t i;
+
+	meta_init(&m);
+	snprintf(fifo, sizeof(fifo), "%s/fifo.meta", tmpdir);
+	snprintf(link, sizeof(link), "%s/zero.meta", tmpdir);
+	snprintf(big, sizeof(big), "%s/big.meta", tmpdir);
+	CU_ASSERT_FATAL(mkfifo(fifo, 0600) == 0);
+	CU_ASSERT_EQUAL(meta_read_file(&m, fifo), -RESULT_ENOTREG);
+	CU_ASSERT_FATAL(symlink("/dev/zero", link) == 0);
+	CU_ASSERT_EQUAL(meta_read_file(&m, link), -ELOOP);
+	f = fopen(big, "w");
+	CU_ASSERT_FATAL(f != NULL);
+	fputs("key=", f);
+	for (i = 0; i < META_MAX_LINE; i++)
+		putc('x', f);
+	fputs("\n", f);
+	fclose(f);
+	CU_ASSERT_EQUAL(meta_read_file(&m, big), -E2BIG);
+	CU_ASSERT_EQUAL(m.n, 0);
+	unlink(fifo);
+	unlink(link);
+	unlink(big);
+	meta_release(&m);
+}
+
+/* Written with exactly the mode asked for, whatever the umask. */
+static void test_meta_write_mode(void)
+{
+	char file[192];
+	struct meta m;
+	struct stat st;
+	mode_t old = umask(0);
+
+	meta_init(&m);
+	snprintf(file, sizeof(file), "%s/mode.meta", tmpdir);
+	CU_ASSERT_EQUAL(meta_set(&m, "a", "b"), 0);
+	CU_ASSERT_EQUAL(meta_write_file(&m, file, 0600), 0);
+	umask(old);
+	CU_ASSERT(stat(file, &st) == 0 && (st.st_mode & 0777) == 0600);
+	unlink(file);
+	meta_release(&m);
+}
+
 static void test_meta_read_adds_and_replaces(void)
 {
 	struct meta m;
@@ -300,12 +350,12 @@ static void test_meta_write_replaces_atomically(void)
 	snprintf(stale, sizeof(stale), "%s.tmp.%ld", path, (long)getpid());
 	write_raw("junk", 4);
 	CU_ASSERT_EQUAL_FATAL(rename(path, stale), 0);
-	CU_ASSERT_EQUAL(meta_write_file(&m, path), 0);
+	CU_ASSERT_EQUAL(meta_write_file(&m, path, 0600), 0);
 	CU_ASSERT_EQUAL(count_temporaries(), 0);
 	CU_ASSERT_EQUAL_FATAL(stat(path, &before), 0);
 
 	meta_set(&m, "v", "2");
-	CU_ASSERT_EQUAL(meta_write_file(&m, path), 0);
+	CU_ASSERT_EQUAL(meta_write_file(&m, path, 0600), 0);
 	CU_ASSERT_EQUAL_FATAL(stat(path, &after), 0);
 	/* Replaced by rename(), not rewritten in place: a reader sees old or new, never half. */
 	CU_ASSERT_NOT_EQUAL(before.st_ino, after.st_ino);
@@ -318,7 +368,7 @@ static void test_meta_write_replaces_atomically(void)
 	CU_ASSERT_STRING_EQUAL(meta_get(&m, "v"), "2");
 
 	snprintf(missing, sizeof(missing), "%s/no-such-dir/1.meta", tmpdir);
-	CU_ASSERT_EQUAL(meta_write_file(&m, missing), -ENOENT);
+	CU_ASSERT_EQUAL(meta_write_file(&m, missing, 0600), -ENOENT);
 	meta_release(&m);
 }
 
@@ -335,6 +385,8 @@ int main(void)
 		{ "read_malformed", test_meta_read_malformed },
 		{ "read_missing", test_meta_read_missing },
 		{ "read_adds_and_replaces", test_meta_read_adds_and_replaces },
+		{ "read_bounded", test_meta_read_bounded },
+		{ "write_mode", test_meta_write_mode },
 		{ "write_replaces_atomically", test_meta_write_replaces_atomically },
 		{ NULL, NULL },
 	};

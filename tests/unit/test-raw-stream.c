@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,7 +116,8 @@ static void test_raw_header_fields(void)
 				       "for-sure-really",
 			1000000, RAW_SAMPLE_WALL);
 	CU_ASSERT(memcmp(h.magic, RAW_MAGIC, 8) == 0);
-	CU_ASSERT(h.version == RAW_VERSION && h.header_size == 128);
+	CU_ASSERT(h.version == RAW_VERSION && h.header_size == sizeof(h) && sizeof(h) == 144);
+	CU_ASSERT(h.kind == RAW_STREAM_THREAD && h.stream_id != 0);
 	CU_ASSERT(h.pid == 42 && h.tid == 43 && h.rank == -1);
 	CU_ASSERT(h.host[63] == '\0' && strlen(h.host) == 63);
 	CU_ASSERT(h.origin_ns > 0 && h.origin_realtime_ns > 1600000000ull * 1000000000ull);
@@ -162,6 +164,8 @@ static void test_raw_roundtrip_every_type(void)
 	CU_ASSERT(raw_writer_flush(&w) == 0); /* the next sample's delta crosses a chunk */
 	CU_ASSERT(raw_writer_sample(&w, 21000000, 1, 1) == 0);
 	CU_ASSERT(raw_writer_lost(&w, 22000000, RAW_LOST_UNWIND, 2, 5) == 0);
+	CU_ASSERT(raw_writer_metric(&w, 3, "Bytes Allocated", RAW_UNIT_BYTES, RAW_AGG_PEAK, 1) == 0);
+	CU_ASSERT(raw_writer_value(&w, 21500000, 1, 3, -4096) == 0);
 	CU_ASSERT(raw_writer_record(&w, 40, ext, sizeof(ext)) == 0);
 	CU_ASSERT(raw_writer_module_unload(&w, 23000000, 0x7f0000000000ull, "/lib/libx.so") == 0);
 	CU_ASSERT(raw_writer_thread_end(&w, 1235, 24000000, 123456789) == 0);
@@ -176,6 +180,8 @@ static void test_raw_roundtrip_every_type(void)
 	CU_ASSERT(raw_reader_header(r)->pid == 1234 && raw_reader_header(r)->rank == 7);
 	CU_ASSERT(strcmp(raw_reader_header(r)->host, "node01") == 0);
 	CU_ASSERT(raw_reader_header(r)->interval_ns == 10000000);
+	CU_ASSERT(raw_reader_header(r)->stream_id == h.stream_id);
+	CU_ASSERT(!raw_reader_stats(r)->header_crc_bad);
 
 	CU_ASSERT_FATAL(raw_reader_next(r, &rec) == 1);
 	CU_ASSERT(rec.type == RAW_REC_PROCESS && rec.decoded);
@@ -226,6 +232,16 @@ static void test_raw_roundtrip_every_type(void)
 	CU_ASSERT(rec.u.lost.weight == 5);
 
 	CU_ASSERT_FATAL(raw_reader_next(r, &rec) == 1);
+	CU_ASSERT(rec.type == RAW_REC_METRIC && rec.decoded && rec.u.metric.id == 3);
+	CU_ASSERT(str_eq(rec.u.metric.name, "Bytes Allocated"));
+	CU_ASSERT(rec.u.metric.unit == RAW_UNIT_BYTES && rec.u.metric.aggregation == RAW_AGG_PEAK);
+	CU_ASSERT(rec.u.metric.kind == 1);
+	CU_ASSERT_FATAL(raw_reader_next(r, &rec) == 1);
+	CU_ASSERT(rec.type == RAW_REC_VALUE && rec.time_ns == 21500000);
+	CU_ASSERT(rec.u.value.stack_id == 1 && rec.u.value.metric == 3);
+	CU_ASSERT(rec.u.value.value == -4096);
+
+	CU_ASSERT_FATAL(raw_reader_next(r, &rec) == 1);
 	CU_ASSERT(rec.type == 40 && !rec.decoded && rec.payload_len == 5);
 	CU_ASSERT(memcmp(rec.payload, ext, 5) == 0);
 
@@ -264,7 +280,7 @@ static void test_raw_sample_size(void)
 		CU_ASSERT(raw_writer_sample(&w, (int64_t)(i + 1) * 10000000, 0, 1) == 0);
 	CU_ASSERT(raw_writer_flush(&w) == 0);
 	data = read_back(fd, &len);
-	CU_ASSERT(len < 128 + 10000 * 9);
+	CU_ASSERT(len < sizeof(h) + 10000 * 9);
 	free(data);
 	close(fd);
 }
@@ -325,7 +341,8 @@ static void test_raw_truncated(void)
 	CU_ASSERT(count_samples(data, starts[5] + 10, &st) == 500);
 	CU_ASSERT(st.bytes_skipped == 10);
 	/* Just the file header: valid, empty. */
-	CU_ASSERT(count_samples(data, 128, &st) == 0 && st.bytes_skipped == 0);
+	CU_ASSERT(count_samples(data, sizeof(struct raw_file_header), &st) == 0 &&
+		  st.bytes_skipped == 0);
 	/* Less than a header: not a stream. */
 	int err = 0;
 	CU_ASSERT(raw_reader_open_mem(data, 100, &err) == NULL && err == -EINVAL);
@@ -410,6 +427,289 @@ static void test_raw_writer_limits(void)
 	close(fd);
 }
 
+
+/* ---- mapped windows (in memory): what a killed writer leaves behind -------------------- */
+
+#define MEM_WINDOW 8192
+static uint8_t mem_file[64 * MEM_WINDOW] __attribute__((aligned(4096)));
+
+struct mem_ctx {
+	size_t windows_left; /* windows handed out before -EFBIG */
+	size_t end;	     /* bytes of mem_file the windows cover */
+};
+
+static int mem_window(void *ctx, uint64_t off, size_t min, uint8_t **base, size_t *size)
+{
+	struct mem_ctx *c = ctx;
+	size_t want = min > MEM_WINDOW ? (min + MEM_WINDOW - 1) / MEM_WINDOW * MEM_WINDOW
+				       : MEM_WINDOW;
+
+	if (!c->windows_left || off + want > sizeof(mem_file))
+		return -EFBIG;
+	c->windows_left--;
+	*base = mem_file + off;
+	*size = want;
+	c->end = (size_t)off + want;
+	return 0;
+}
+
+/* Records of every kind, in a fixed order; returns 0 or the writer's error. */
+static int write_one(struct raw_writer *w, unsigned i)
+{
+	static const uint64_t ips[4] = {0x401000, 0x401100, 0x402000, 0x7f0000001000ull};
+	const char *argv[] = {"prog", "arg"};
+	struct raw_process p = {.pid = 5, .ppid = 1, .exe = "/bin/prog", .argc = 2, .argv = argv};
+	struct raw_segment seg = {0x400000, 0x1000, 0, 5};
+	struct raw_module m = {.path = "/bin/prog", .base = 0x400000, .nsegs = 1, .segs = &seg};
+
+	switch (i % 8) {
+	case 0:
+		return raw_writer_stack(w, i, RAW_STACK_FIRST_IS_PC, ips, 1 + i % 4);
+	case 1:
+		return raw_writer_process(w, &p);
+	case 2:
+		return raw_writer_module_load(w, &m);
+	case 3:
+		return raw_writer_metric(w, i, "CPU Time", RAW_UNIT_NS, RAW_AGG_SUM, 1);
+	case 4:
+		return raw_writer_value(w, (int64_t)i * 1000, i, 0, (int64_t)i);
+	default:
+		return raw_writer_sample(w, (int64_t)i * 1000, i / 8 * 8, 1 + i % 3);
+	}
+}
+
+/* Records a snapshot of mem_file reads back, and its stats. */
+static unsigned count_records(size_t len, struct raw_reader_stats *st)
+{
+	struct raw_record rec;
+	struct raw_reader *r;
+	unsigned n = 0;
+	int err;
+
+	r = raw_reader_open_mem(mem_file, len, &err);
+	CU_ASSERT_FATAL(r != NULL);
+	while (raw_reader_next(r, &rec) == 1)
+		n++;
+	*st = *raw_reader_stats(r);
+	raw_reader_free(r);
+	return n;
+}
+
+/*
+ * Every record is in the file as soon as the call returns, across windows and chunks; and a
+ * writer stopped between storing a record's bytes and its type byte leaves the records before
+ * it, with nothing counted as damage.
+ */
+static void test_raw_mapped_visible(void)
+{
+	struct mem_ctx c = {64, 0};
+	struct raw_file_header h;
+	struct raw_reader_stats st;
+	struct raw_writer w;
+	static uint8_t before[sizeof(mem_file)];
+	unsigned i, n = 2990;
+
+	memset(mem_file, 0, sizeof(mem_file));
+	raw_header_init(&h, 5, 6, -1, "host", 1000000, RAW_SAMPLE_THREAD_CPU);
+	CU_ASSERT_FATAL(raw_writer_init_mapped(&w, mem_window, &c, 1024, 256, &h) == 0);
+	CU_ASSERT(count_records(c.end, &st) == 0 && st.bytes_skipped == 0);
+	for (i = 0; i < n; i++) {
+		size_t at = (size_t)raw_writer_file_size(&w);
+
+		memcpy(before, mem_file, c.end);
+		CU_ASSERT_FATAL(write_one(&w, i) == 0);
+		if (i % 97 == 0 || i < 40) {
+			CU_ASSERT(count_records(c.end, &st) == i + 1);
+			CU_ASSERT(st.bytes_skipped == 0 && st.chunks_bad_crc == 0 &&
+				  st.chunks_bad_magic == 0 && st.chunks_duplicate == 0);
+			/* The same moment without the type byte: the record is not there yet. */
+			if (at + 32 < c.end && raw_writer_pending(&w)) {
+				size_t rec = (size_t)raw_writer_file_size(&w);
+				uint8_t keep;
+
+				/* the new record starts where the pending bytes began growing */
+				for (rec = at; rec < c.end && !mem_file[rec]; rec++)
+					;
+				if (mem_file[rec] != (uint8_t)(RAW_CHUNK_MAGIC & 0xff)) {
+					keep = mem_file[rec];
+					mem_file[rec] = 0;
+					CU_ASSERT(count_records(c.end, &st) == i);
+					CU_ASSERT(st.bytes_skipped == 0 && st.records_malformed == 0);
+					mem_file[rec] = keep;
+				}
+			}
+		}
+		if (i % 500 == 499)
+			CU_ASSERT(raw_writer_flush(&w) == 0);
+	}
+	CU_ASSERT(c.windows_left < 63); /* it went through several windows */
+	CU_ASSERT(count_records(c.end, &st) == n && st.chunks_open == 1);
+	CU_ASSERT(raw_writer_flush(&w) == 0);
+	CU_ASSERT(count_records(c.end, &st) == n && st.chunks_open == 0);
+	CU_ASSERT(st.bytes_skipped == 0 && st.bytes_padding > 0);
+	/* Cut at the length the writer used: same records, less padding. */
+	CU_ASSERT(count_records((size_t)raw_writer_file_size(&w), &st) == n);
+	CU_ASSERT(st.bytes_skipped == 0);
+}
+
+/* No next window (RLIMIT_FSIZE): records fail, the reserve takes the closing records. */
+static void test_raw_mapped_full(void)
+{
+	struct mem_ctx c = {2, 0};
+	struct raw_file_header h;
+	struct raw_reader_stats st;
+	struct raw_record rec;
+	struct raw_reader *r;
+	struct raw_writer w;
+	unsigned i, ok = 0, lost = 0, ends = 0;
+	int ret = 0, err;
+
+	memset(mem_file, 0, sizeof(mem_file));
+	raw_header_init(&h, 5, 6, -1, "host", 1000000, RAW_SAMPLE_THREAD_CPU);
+	CU_ASSERT_FATAL(raw_writer_init_mapped(&w, mem_window, &c, 1024, 512, &h) == 0);
+	CU_ASSERT(raw_writer_stack(&w, 1, 0, (const uint64_t[]){0x401000}, 1) == 0);
+	for (i = 0; i < 10000 && !ret; i++) {
+		ret = raw_writer_sample(&w, (int64_t)i, 1, 1);
+		ok += !ret;
+	}
+	CU_ASSERT(ret == -EFBIG && w.full && w.error == -EFBIG);
+	CU_ASSERT(raw_writer_sample(&w, 99999, 1, 1) == -EFBIG);
+	raw_writer_finishing(&w);
+	CU_ASSERT(raw_writer_lost(&w, 100000, RAW_LOST_FILE_SIZE_LIMIT, 2, 2) == 0);
+	CU_ASSERT(raw_writer_thread_end(&w, 6, 100001, 5) == 0);
+	raw_writer_flush(&w);
+	CU_ASSERT(raw_writer_file_size(&w) <= c.end);
+
+	r = raw_reader_open_mem(mem_file, c.end, &err);
+	CU_ASSERT_FATAL(r != NULL);
+	while (raw_reader_next(r, &rec) == 1) {
+		lost += rec.type == RAW_REC_LOST && rec.u.lost.reason == RAW_LOST_FILE_SIZE_LIMIT;
+		ends += rec.type == RAW_REC_THREAD_END;
+	}
+	st = *raw_reader_stats(r);
+	raw_reader_free(r);
+	CU_ASSERT(lost == 1 && ends == 1 && st.records == ok + 3);
+	CU_ASSERT(st.bytes_skipped == 0);
+	CU_ASSERT(!strcmp(raw_lost_reason_name(RAW_LOST_FILE_SIZE_LIMIT), "file-size-limit"));
+	CU_ASSERT(!strcmp(raw_lost_reason_name(77), "other"));
+}
+
+/* A chunk seen again (copied, or a repeated write) is skipped and counted, never read twice. */
+static void test_raw_duplicate_chunks(void)
+{
+	struct raw_reader_stats st;
+	size_t len, starts[11], clen;
+	uint8_t *data = ten_chunks(&len, starts);
+	uint8_t *d = malloc(len + 2 * (starts[4] - starts[3]));
+
+	clen = starts[4] - starts[3];
+	/* chunks 0-5, chunk 3 again, chunks 6-9, chunk 9 again */
+	memcpy(d, data, starts[6]);
+	memcpy(d + starts[6], data + starts[3], clen);
+	memcpy(d + starts[6] + clen, data + starts[6], len - starts[6]);
+	memcpy(d + len + clen, data + starts[9], starts[10] - starts[9]);
+	CU_ASSERT(count_samples(d, len + clen + (starts[10] - starts[9]), &st) == 1000);
+	CU_ASSERT(st.chunks_duplicate == 2 && st.chunks == 10);
+	CU_ASSERT(st.bytes_skipped == clen + (starts[10] - starts[9]));
+	CU_ASSERT(strstr(st.first_problem, "duplicate") != NULL);
+	free(d);
+	free(data);
+}
+
+/* Header fields and a chunk's base_ns are covered by checksums. */
+static void test_raw_header_and_base_checksums(void)
+{
+	struct raw_reader_stats st;
+	size_t len, starts[11];
+	uint8_t *data = ten_chunks(&len, starts);
+	struct raw_file_header h;
+	struct raw_reader *r;
+	int err;
+
+	memcpy(&h, data, sizeof(h));
+	h.interval_ns ^= 1ull << 40;
+	memcpy(data, &h, sizeof(h));
+	r = raw_reader_open_mem(data, len, &err);
+	CU_ASSERT_FATAL(r != NULL);
+	CU_ASSERT(raw_reader_stats(r)->header_crc_bad);
+	CU_ASSERT(strstr(raw_reader_stats(r)->first_problem, "header checksum") != NULL);
+	raw_reader_free(r);
+	h.header_crc = raw_header_crc(&h); /* a flip with the checksum made again passes */
+	memcpy(data, &h, sizeof(h));
+	r = raw_reader_open_mem(data, len, &err);
+	CU_ASSERT_FATAL(r != NULL);
+	CU_ASSERT(!raw_reader_stats(r)->header_crc_bad);
+	raw_reader_free(r);
+
+	/* base_ns of chunk 2 flipped: that chunk fails its checksum. */
+	data[starts[2] + offsetof(struct raw_chunk_header, base_ns) + 3] ^= 0x40;
+	CU_ASSERT(count_samples(data, len, &st) == 900 && st.chunks_bad_crc == 1);
+	free(data);
+	/* A file of zeros (killed before its header): empty, not damaged. */
+	data = calloc(1, 8192);
+	CU_ASSERT(raw_reader_open_mem(data, 8192, &err) == NULL && err == -ENODATA);
+	free(data);
+}
+
+/* A stream written by version 1 (tests/fixtures/raw-v1, made by the v1 writer) still reads. */
+static void test_raw_v1_fixture(void)
+{
+	struct raw_record rec;
+	struct raw_reader *r;
+	uint64_t weight = 0, samples = 0, stacks = 0, cpu = 0, id;
+	bool process = false, module = false;
+	int err;
+
+	r = raw_reader_open(FIXTURE_DIR "/raw-v1/4242.4243.praw", &err);
+	CU_ASSERT_FATAL(r != NULL);
+	CU_ASSERT(raw_reader_header(r)->version == 1 && raw_reader_header(r)->pid == 4242);
+	CU_ASSERT(raw_reader_header(r)->kind == RAW_STREAM_THREAD);
+	id = raw_reader_header(r)->stream_id;
+	CU_ASSERT(id != 0);
+	while (raw_reader_next(r, &rec) == 1) {
+		if (rec.type == RAW_REC_SAMPLE) {
+			samples++;
+			weight += rec.u.sample.weight;
+		}
+		stacks += rec.type == RAW_REC_STACK;
+		process |= rec.type == RAW_REC_PROCESS && rec.u.process.argc == 2;
+		module |= rec.type == RAW_REC_MODULE_LOAD && rec.u.module.build_id_len == 4;
+		if (rec.type == RAW_REC_THREAD_END)
+			cpu = rec.u.thread_end.cpu_ns;
+	}
+	CU_ASSERT(samples == 30 && weight == 50 && stacks == 2 && process && module);
+	CU_ASSERT(cpu == 540000000);
+	CU_ASSERT(raw_reader_stats(r)->chunks == 2 && raw_reader_stats(r)->bytes_skipped == 0);
+	raw_reader_free(r);
+	/* The same bytes give the same identity: how a copied v1 stream is recognised. */
+	r = raw_reader_open(FIXTURE_DIR "/raw-v1/4242.4243.praw", &err);
+	CU_ASSERT_FATAL(r != NULL);
+	CU_ASSERT(raw_reader_header(r)->stream_id == id);
+	raw_reader_free(r);
+}
+
+/* Weights no timer gives are damage: refused, so no sum can be poisoned by one. */
+static void test_raw_weight_bounds(void)
+{
+	struct raw_file_header h;
+	struct raw_writer w;
+	struct raw_reader_stats st;
+	size_t len;
+	uint8_t *data;
+	int fd = open_stream(&w, &h, sizeof(wbuf));
+
+	(void)h;
+	CU_ASSERT(raw_writer_sample(&w, 1, 1, 1) == 0);
+	CU_ASSERT(raw_writer_sample(&w, 2, 1, 0) == 0);
+	CU_ASSERT(raw_writer_sample(&w, 3, 1, (uint64_t)RAW_MAX_WEIGHT + 1) == 0);
+	CU_ASSERT(raw_writer_sample(&w, 4, 1, RAW_MAX_WEIGHT) == 0);
+	CU_ASSERT(raw_writer_flush(&w) == 0);
+	data = read_back(fd, &len);
+	CU_ASSERT(count_samples(data, len, &st) == 2 && st.records_malformed == 2);
+	free(data);
+	close(fd);
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -422,6 +722,12 @@ int main(void)
 		{ "truncated streams", test_raw_truncated },
 		{ "corrupted streams", test_raw_corrupted },
 		{ "writer limits and errors", test_raw_writer_limits },
+		{ "mapped writer: every record visible at once", test_raw_mapped_visible },
+		{ "mapped writer: no next window", test_raw_mapped_full },
+		{ "duplicate chunks skipped", test_raw_duplicate_chunks },
+		{ "header and base_ns checksums", test_raw_header_and_base_checksums },
+		{ "version 1 fixture", test_raw_v1_fixture },
+		{ "weight bounds", test_raw_weight_bounds },
 		{ NULL, NULL },
 	};
 

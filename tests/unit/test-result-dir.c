@@ -115,6 +115,8 @@ static void test_result_dir_path_every_kind(void)
 	check_path("res", RESULT_PATH_RAW_DIR, 1, 2, NULL, NULL, "res/raw");
 	check_path("res", RESULT_PATH_RAW, 1234, 5678, NULL, NULL, "res/raw/1234.5678.praw");
 	check_path("res", RESULT_PATH_RAW, 1234, 1234, NULL, "x1", "res/raw/1234.1234.x1.praw");
+	check_path("res", RESULT_PATH_RAW_PROC, 1234, 0, NULL, NULL, "res/raw/1234.proc.praw");
+	check_path("res", RESULT_PATH_RAW_PROC, 1234, 0, NULL, "x2", "res/raw/1234.x2.proc.praw");
 	check_path("res", RESULT_PATH_LOG_DIR, 1, 2, NULL, NULL, "res/log");
 	check_path("res", RESULT_PATH_LOG, 1234, 2, NULL, NULL, "res/log/agent.1234.log");
 	check_path("res", RESULT_PATH_ARCHIVE_DIR, 1, 2, NULL, NULL, "res/archive");
@@ -392,7 +394,7 @@ static void test_result_dir_create_new(void)
 	FILE *f;
 
 	env_clear();
-	CU_ASSERT_EQUAL_FATAL(result_dir_create(dir, &created, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)), 0);
 	CU_ASSERT_TRUE(created);
 	CU_ASSERT_TRUE(exists(dir, "meta"));
 	CU_ASSERT_TRUE(exists(dir, "raw"));
@@ -418,10 +420,10 @@ static void test_result_dir_create_existing_result_refused(void)
 	bool created = true;
 
 	env_clear();
-	CU_ASSERT_EQUAL_FATAL(result_dir_create(dir, &created, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)), 0);
 	touch(dir, "raw/1.1.praw");
 	/* Outside a parallel job even our own job's directory is not reused. */
-	CU_ASSERT_EQUAL(result_dir_create(dir, &created, err, sizeof(err)), -EEXIST);
+	CU_ASSERT_EQUAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)), -EEXIST);
 	CU_ASSERT_FALSE(created);
 	snprintf(want, sizeof(want),
 		 "result directory '%s' already holds collected data; choose another -r or remove "
@@ -435,7 +437,7 @@ static void test_result_dir_create_existing_result_refused(void)
 	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0755), 0);
 	touch(dir, "result.db");
 	make_old(dir);
-	CU_ASSERT_EQUAL(result_dir_create(dir, &created, err, sizeof(err)), -EEXIST);
+	CU_ASSERT_EQUAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)), -EEXIST);
 	snprintf(want, sizeof(want),
 		 "result directory '%s' already holds collected data; choose another -r or remove "
 		 "it",
@@ -451,7 +453,7 @@ static void test_result_dir_create_empty_existing_used(void)
 
 	env_clear();
 	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0755), 0);
-	CU_ASSERT_EQUAL(result_dir_create(dir, &created, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)), 0);
 	CU_ASSERT_FALSE(created);
 	CU_ASSERT_TRUE(exists(dir, "raw"));
 	CU_ASSERT_TRUE(exists(dir, "pcollect.job"));
@@ -466,7 +468,7 @@ static void test_result_dir_create_nonempty_refused(void)
 	env_clear();
 	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0755), 0);
 	touch(dir, "notes.txt");
-	CU_ASSERT_EQUAL(result_dir_create(dir, &created, err, sizeof(err)), -EEXIST);
+	CU_ASSERT_EQUAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)), -EEXIST);
 	CU_ASSERT_FALSE(created);
 	snprintf(want, sizeof(want),
 		 "result directory '%s' is not empty; choose another -r or remove it", dir);
@@ -483,7 +485,7 @@ static void test_result_dir_create_errors(void)
 
 	env_clear();
 	dir = tmp_path(0, "missing/res");
-	CU_ASSERT_EQUAL(result_dir_create(dir, &created, err, sizeof(err)), -ENOENT);
+	CU_ASSERT_EQUAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)), -ENOENT);
 	CU_ASSERT_FALSE(created);
 	snprintf(want, sizeof(want),
 		 "cannot create result directory '%s': No such file or directory", dir);
@@ -491,14 +493,14 @@ static void test_result_dir_create_errors(void)
 
 	dir = tmp_path(0, "a-file");
 	touch(tmpdir, "a-file");
-	CU_ASSERT_EQUAL(result_dir_create(dir, &created, err, sizeof(err)), -ENOTDIR);
+	CU_ASSERT_EQUAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)), -ENOTDIR);
 	snprintf(want, sizeof(want), "cannot create result directory '%s': Not a directory", dir);
 	CU_ASSERT_STRING_EQUAL(err, want);
 
 	memset(big, 'x', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
-	CU_ASSERT_EQUAL(result_dir_create(big, &created, err, sizeof(err)), -ENAMETOOLONG);
-	CU_ASSERT_EQUAL(result_dir_create("", &created, err, sizeof(err)), -EINVAL);
+	CU_ASSERT_EQUAL(result_dir_create(big, RESULT_MODE_PRIVATE, &created, err, sizeof(err)), -ENAMETOOLONG);
+	CU_ASSERT_EQUAL(result_dir_create("", RESULT_MODE_PRIVATE, &created, err, sizeof(err)), -EINVAL);
 
 	/* Root may write anywhere: the permission check only means something otherwise. */
 	if (geteuid() == 0) {
@@ -508,7 +510,7 @@ static void test_result_dir_create_errors(void)
 
 		CU_ASSERT_EQUAL_FATAL(mkdir(ro, 0555), 0);
 		dir = tmp_path(0, "read-only/res");
-		CU_ASSERT_EQUAL(result_dir_create(dir, &created, err, sizeof(err)), -EACCES);
+		CU_ASSERT_EQUAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)), -EACCES);
 		snprintf(want, sizeof(want),
 			 "cannot create result directory '%s': Permission denied", dir);
 		CU_ASSERT_STRING_EQUAL(err, want);
@@ -552,7 +554,7 @@ static int race(const char *base, const char *slurm_job, int n, int *ok)
 				;
 			if (result_dir_name(name, sizeof(name), base, "hotspots"))
 				_exit(RACE_FAILED);
-			rc = result_dir_create(name, &created, err, sizeof(err));
+			rc = result_dir_create(name, RESULT_MODE_PRIVATE, &created, err, sizeof(err));
 			if (rc == -EEXIST)
 				_exit(RACE_REFUSED);
 			if (rc)
@@ -604,12 +606,12 @@ static void test_result_dir_create_parallel_race(void)
 	setenv("PMI_RANK", "17", 1);
 	setenv("SLURM_JOB_ID", "4242", 1);
 	setenv("SLURM_STEP_ID", "0", 1);
-	CU_ASSERT_EQUAL(result_dir_create(dir, &created, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)), 0);
 	CU_ASSERT_FALSE(created);
 
 	/* Another job (a later run with the same -r) is refused, nothing is touched. */
 	setenv("SLURM_JOB_ID", "4243", 1);
-	CU_ASSERT_EQUAL(result_dir_create(dir, &created, err, sizeof(err)), -EEXIST);
+	CU_ASSERT_EQUAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)), -EEXIST);
 	CU_ASSERT_FALSE(created);
 	snprintf(want, sizeof(want),
 		 "result directory '%s' already holds collected data; choose another -r or remove "
@@ -651,7 +653,7 @@ static void test_result_dir_create_parallel_existing_dirs(void)
 	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0755), 0);
 	make_old(dir);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	CU_ASSERT_EQUAL(result_dir_create_timed(dir, 60LL * 1000000000, &created, err,
+	CU_ASSERT_EQUAL(result_dir_create_timed(dir, RESULT_MODE_PRIVATE, 60LL * 1000000000, &created, err,
 						sizeof(err)), 0);
 	CU_ASSERT(seconds_since(&t0) < 30.0);
 	CU_ASSERT_FALSE(created);
@@ -661,7 +663,7 @@ static void test_result_dir_create_parallel_existing_dirs(void)
 	dir = tmp_path(0, "par-fresh");
 	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0755), 0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	CU_ASSERT_EQUAL(result_dir_create_timed(dir, SHORT_WAIT_NS, &created, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(result_dir_create_timed(dir, RESULT_MODE_PRIVATE, SHORT_WAIT_NS, &created, err, sizeof(err)), 0);
 	CU_ASSERT(seconds_since(&t0) >= SHORT_WAIT_NS * 1e-9);
 	CU_ASSERT_TRUE(exists(dir, "pcollect.job"));
 
@@ -671,7 +673,7 @@ static void test_result_dir_create_parallel_existing_dirs(void)
 	touch(dir, "notes.txt");
 	make_old(dir);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	CU_ASSERT_EQUAL(result_dir_create_timed(dir, SHORT_WAIT_NS, &created, err, sizeof(err)),
+	CU_ASSERT_EQUAL(result_dir_create_timed(dir, RESULT_MODE_PRIVATE, SHORT_WAIT_NS, &created, err, sizeof(err)),
 			-EEXIST);
 	CU_ASSERT(seconds_since(&t0) >= SHORT_WAIT_NS * 1e-9);
 	CU_ASSERT_FALSE(exists(dir, "raw"));
@@ -682,7 +684,7 @@ static void test_result_dir_create_parallel_existing_dirs(void)
 	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0755), 0);
 	touch(dir, ".pcollect.job.99999");
 	make_old(dir);
-	CU_ASSERT_EQUAL(result_dir_create_timed(dir, SHORT_WAIT_NS, &created, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(result_dir_create_timed(dir, RESULT_MODE_PRIVATE, SHORT_WAIT_NS, &created, err, sizeof(err)), 0);
 	env_clear();
 }
 
@@ -709,13 +711,13 @@ static void test_result_dir_remove_empty(void)
 	struct stat st;
 
 	env_clear();
-	CU_ASSERT_EQUAL_FATAL(result_dir_create(dir, &created, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)), 0);
 	result_dir_remove_empty(dir);
 	CU_ASSERT_NOT_EQUAL(lstat(dir, &st), 0);
 
 	/* Data stays, and so does every directory around it. */
 	dir = tmp_path(0, "remove-data");
-	CU_ASSERT_EQUAL_FATAL(result_dir_create(dir, &created, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)), 0);
 	touch(dir, "raw/1.2.praw");
 	result_dir_remove_empty(dir);
 	CU_ASSERT_TRUE(exists(dir, "raw/1.2.praw"));
@@ -730,6 +732,110 @@ static void test_result_dir_remove_empty(void)
 	result_dir_remove_empty(dir);
 	CU_ASSERT_TRUE(exists(dir, "notes.txt"));
 	result_dir_remove_empty(tmp_path(0, "does-not-exist"));
+}
+
+
+/* Every name result_path() makes reads back; anything else is refused. */
+static void test_result_dir_raw_name_parse(void)
+{
+	static const struct {
+		const char *name;
+		int ok;
+		pid_t pid, tid;
+		uint32_t gen;
+		bool process;
+	} cases[] = {
+		{ "res/raw/1234.5678.praw", 1, 1234, 5678, 0, false },
+		{ "1234.1234.x3.praw", 1, 1234, 1234, 3, false },
+		{ "/a/b/77.proc.praw", 1, 77, 0, 0, true },
+		{ "77.x12.proc.praw", 1, 77, 0, 12, true },
+		{ "77.praw", 0, 0, 0, 0, false },
+		{ "77.5.proc.praw", 0, 0, 0, 0, false },
+		{ "077.5.praw", 0, 0, 0, 0, false },
+		{ "77.5.x.praw", 0, 0, 0, 0, false },
+		{ "77.5.praw.tmp", 0, 0, 0, 0, false },
+		{ "a.praw", 0, 0, 0, 0, false },
+		{ "99999999999.1.praw", 0, 0, 0, 0, false },
+		{ "1.2.x1.proc.praw", 0, 0, 0, 0, false },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct result_raw_name n;
+		int rc = result_raw_name_parse(cases[i].name, &n);
+
+		CU_ASSERT_EQUAL(rc == 0, cases[i].ok);
+		if (rc || !cases[i].ok)
+			continue;
+		CU_ASSERT_EQUAL(n.pid, cases[i].pid);
+		CU_ASSERT_EQUAL(n.tid, cases[i].tid);
+		CU_ASSERT_EQUAL(n.generation, cases[i].gen);
+		CU_ASSERT_EQUAL(n.process, cases[i].process);
+	}
+}
+
+/* Private by default whatever the umask; group-readable on request. */
+static void test_result_dir_modes(void)
+{
+	const char *priv = tmp_path(0, "mode-private"), *grp = tmp_path(1, "mode-group");
+	char err[512], path[PATH_MAX];
+	bool created;
+	struct stat st;
+	mode_t old = umask(0);
+	int fd;
+
+	CU_ASSERT_EQUAL_FATAL(result_dir_create(priv, RESULT_MODE_PRIVATE, &created, err,
+						sizeof(err)), 0);
+	umask(077);
+	CU_ASSERT_EQUAL_FATAL(result_dir_create(grp, RESULT_MODE_GROUP, &created, err,
+						sizeof(err)), 0);
+	umask(old);
+	CU_ASSERT(stat(priv, &st) == 0 && (st.st_mode & 0777) == 0700);
+	result_path(path, sizeof(path), priv, RESULT_PATH_RAW_DIR, 0, 0, NULL, NULL);
+	CU_ASSERT(stat(path, &st) == 0 && (st.st_mode & 0777) == 0700);
+	result_path(path, sizeof(path), priv, RESULT_PATH_JOB, 0, 0, NULL, NULL);
+	CU_ASSERT(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
+	CU_ASSERT(stat(grp, &st) == 0 && (st.st_mode & 0777) == 0750);
+	result_path(path, sizeof(path), grp, RESULT_PATH_META_DIR, 0, 0, NULL, NULL);
+	CU_ASSERT(stat(path, &st) == 0 && (st.st_mode & 0777) == 0750);
+	CU_ASSERT_EQUAL(result_file_mode(priv), 0600);
+	CU_ASSERT_EQUAL(result_file_mode(grp), 0640);
+	result_path(path, sizeof(path), grp, RESULT_PATH_DB, 0, 0, NULL, NULL);
+	umask(077);
+	fd = result_create_file(path, result_file_mode(grp));
+	umask(old);
+	CU_ASSERT_FATAL(fd >= 0);
+	close(fd);
+	CU_ASSERT(stat(path, &st) == 0 && (st.st_mode & 0777) == 0640);
+	CU_ASSERT_EQUAL(result_create_file(path, 0600), -EEXIST);
+}
+
+/* Only regular files are read, without blocking, with the cause in words. */
+static void test_result_dir_open_file(void)
+{
+	const char *fifo = tmp_path(0, "a-fifo"), *link = tmp_path(1, "a-link");
+	const char *big = tmp_path(2, "big-file");
+	struct stat st;
+	int fd;
+
+	CU_ASSERT_FATAL(mkfifo(fifo, 0600) == 0);
+	CU_ASSERT_EQUAL(result_open_file(fifo, true, 0, &st), -RESULT_ENOTREG);
+	CU_ASSERT_EQUAL(result_open_file("/dev/zero", false, 0, &st), -RESULT_ENOTREG);
+	CU_ASSERT_FATAL(symlink("/dev/zero", link) == 0);
+	CU_ASSERT_EQUAL(result_open_file(link, true, 0, &st), -ELOOP);
+	CU_ASSERT_EQUAL(result_open_file(link, false, 0, &st), -RESULT_ENOTREG);
+	CU_ASSERT_EQUAL(result_open_file(tmpdir, true, 0, &st), -EISDIR);
+	touch(tmpdir, "big-file");
+	fd = open(big, O_WRONLY);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT(ftruncate(fd, 4096) == 0);
+	close(fd);
+	CU_ASSERT_EQUAL(result_open_file(big, true, 4095, &st), -EFBIG);
+	fd = result_open_file(big, true, 4096, &st);
+	CU_ASSERT(fd >= 0 && st.st_size == 4096 && !(fcntl(fd, F_GETFL) & O_NONBLOCK));
+	close(fd);
+	CU_ASSERT(strstr(result_strerror(RESULT_ENOTREG), "not a regular file") != NULL);
+	CU_ASSERT(strstr(result_strerror(ELOOP), "symbolic link") != NULL);
 }
 
 int main(void)
@@ -755,6 +861,9 @@ int main(void)
 		{ "create_parallel_existing_dirs", test_result_dir_create_parallel_existing_dirs },
 		{ "is_result", test_result_dir_is_result },
 		{ "remove_empty", test_result_dir_remove_empty },
+		{ "raw_name_parse", test_result_dir_raw_name_parse },
+		{ "modes", test_result_dir_modes },
+		{ "open_file", test_result_dir_open_file },
 		{ NULL, NULL },
 	};
 

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/* A stream file written through MAP_SHARED windows, holding no descriptor between windows. */
+#include "common/raw-window.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/*
+ * Only system calls here (async-signal-safe): windows are rolled inside the sampling handler.
+ * Each operation opens the file, does its work and closes it again, so the program's own
+ * close(), dup2() and RLIMIT_NOFILE never meet a descriptor of ours, and the numbers its open()
+ * returns are those it would get without us.
+ */
+
+static size_t page_size(void)
+{
+	static size_t page;
+
+	if (!page)
+		page = (size_t)sysconf(_SC_PAGESIZE);
+	return page;
+}
+
+static uint64_t round_up(uint64_t v, uint64_t to)
+{
+	return (v + to - 1) / to * to;
+}
+
+static int fail(struct raw_window_file *f, const char *op, int err)
+{
+	f->error = err;
+	f->error_op = op;
+	return -err;
+}
+
+/*
+ * open() that gets a descriptor even when the program has used all of RLIMIT_NOFILE: the soft
+ * limit is raised by one for the moment of the open when the hard limit allows (the number we
+ * get is then one the program cannot have), then put back.
+ */
+int raw_window_open(const char *path, int flags, mode_t mode)
+{
+	struct rlimit rl, more;
+	int fd = open(path, flags, mode), errsv;
+
+	if (fd >= 0 || errno != EMFILE)
+		return fd;
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= rl.rlim_max)
+		return -1;
+	more = rl;
+	more.rlim_cur++;
+	if (setrlimit(RLIMIT_NOFILE, &more))
+		return errno = EMFILE, -1;
+	fd = open(path, flags, mode);
+	errsv = errno;
+	setrlimit(RLIMIT_NOFILE, &rl);
+	errno = errsv;
+	return fd;
+}
+
+/* Reserve the disk blocks of [off, off + len): a store into the mapping then cannot fail. */
+static int reserve(int fd, uint64_t off, uint64_t len)
+{
+	static const uint8_t zeros[4096];
+	uint64_t at;
+
+	if (!fallocate(fd, 0, (off_t)off, (off_t)len))
+		return 0;
+	if (errno != EOPNOTSUPP && errno != ENOSYS)
+		return -errno;
+	/* A file system without fallocate (some network ones): write the zeros. */
+	for (at = off; at < off + len;) {
+		size_t n = off + len - at < sizeof(zeros) ? (size_t)(off + len - at) : sizeof(zeros);
+		ssize_t w = pwrite(fd, zeros, n, (off_t)at);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		at += (uint64_t)w;
+	}
+	return 0;
+}
+
+/* The largest file size the program may make (RLIMIT_FSIZE), or UINT64_MAX. */
+static uint64_t size_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_FSIZE, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		return UINT64_MAX;
+	return (uint64_t)rl.rlim_cur;
+}
+
+int raw_window_create(struct raw_window_file *f, const char *path, mode_t mode, size_t window)
+{
+	size_t len = strlen(path);
+	int fd;
+
+	memset(f, 0, sizeof(*f));
+	if (len >= sizeof(f->path))
+		return fail(f, "create", ENAMETOOLONG);
+	memcpy(f->path, path, len + 1);
+	f->window = round_up(window < page_size() ? page_size() : window, page_size());
+	fd = raw_window_open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+	if (fd < 0)
+		return fail(f, "create", errno);
+	/* The program's umask must not widen or narrow what the result's mode says. */
+	if (fchmod(fd, mode)) {
+		int errsv = errno;
+
+		close(fd);
+		return fail(f, "create", errsv);
+	}
+	close(fd);
+	return 0;
+}
+
+int raw_window_next(void *ctx, uint64_t off, size_t min, uint8_t **base, size_t *size)
+{
+	struct raw_window_file *f = ctx;
+	uint64_t limit = size_limit();
+	uint64_t want = round_up(min > f->window ? min : f->window, page_size());
+	uint64_t need = round_up(min, page_size());
+	void *map;
+	int fd, ret;
+
+	/* Past RLIMIT_FSIZE the kernel would send SIGXFSZ to the program: stop short of it. */
+	if (off >= limit || limit - off < need)
+		return fail(f, "map", EFBIG);
+	if (limit - off < want)
+		want = (limit - off) / page_size() * page_size();
+	fd = raw_window_open(f->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0);
+	if (fd < 0)
+		return fail(f, "open", errno);
+	ret = reserve(fd, off, want);
+	if (ret) {
+		close(fd);
+		return fail(f, "reserve", -ret);
+	}
+	map = mmap(NULL, (size_t)want, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)off);
+	ret = map == MAP_FAILED ? errno : 0;
+	close(fd);
+	if (ret)
+		return fail(f, "map", ret);
+	if (f->map)
+		munmap(f->map, f->map_size);
+	f->map = map;
+	f->map_size = (size_t)want;
+	f->map_off = off;
+	*base = map;
+	*size = (size_t)want;
+	return 0;
+}
+
+int raw_window_cut(struct raw_window_file *f, uint64_t size)
+{
+	int fd = raw_window_open(f->path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0), ret = 0;
+
+	if (fd < 0)
+		return fail(f, "open", errno);
+	if (ftruncate(fd, (off_t)size))
+		ret = fail(f, "truncate", errno);
+	close(fd);
+	return ret;
+}
+
+int raw_window_regrow(struct raw_window_file *f)
+{
+	int fd, ret;
+
+	if (!f->map)
+		return 0;
+	fd = raw_window_open(f->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0);
+	if (fd < 0)
+		return fail(f, "open", errno);
+	ret = reserve(fd, f->map_off, f->map_size);
+	close(fd);
+	return ret ? fail(f, "reserve", -ret) : 0;
+}
+
+int raw_window_close(struct raw_window_file *f, uint64_t size)
+{
+	raw_window_drop(f);
+	return f->path[0] ? raw_window_cut(f, size) : 0;
+}
+
+void raw_window_drop(struct raw_window_file *f)
+{
+	if (f->map)
+		munmap(f->map, f->map_size);
+	f->map = NULL;
+	f->map_size = 0;
+}

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Issue 10, items 1 and 3: the collector never writes into the program's descriptors.
+A program that closes descriptors in loops (close 3..4095, close_range, closefrom), dup2()s its
+files onto other numbers (low ones, and the top of the table where a tool would hide its own),
+(also with the hard limit at the soft one, where the program's dup2() lands on the agent's own
+descriptors: the task-clock event moves, libunwind's pipe is given up and made again), or
+closes 0-2 and opens its files there: each of its files holds exactly what it wrote (no raw
+chunk inside), its stdout and exit code are those of a run without the collector, the agent's
+log holds text only, and the program is still sampled (its CPU time within tolerance) with
+both sampling clocks. A program that lowers RLIMIT_NOFILE opens as many files as without us,
+and its threads are sampled; with task-clock they fall back to the timer, with a note."""
+import os
+import re
+import resource
+import subprocess
+
+import e2elib as e
+
+MODES = ["close-loop", "close-range", "closefrom", "dup2", "stdio"]
+NFILES = 6
+
+
+def files_of(d):
+    out = {}
+    for i in range(NFILES):
+        p = os.path.join(d, "data.%d" % i)
+        with open(p, "rb") as f:
+            out[i] = f.read()
+    return out
+
+
+def logs_are_text(res):
+    d = os.path.join(res, "log")
+    for name in os.listdir(d):
+        if name.startswith("."):
+            continue
+        with open(os.path.join(d, name), "rb") as f:
+            data = f.read()
+        if b"PCHK" in data or b"PCRAW" in data or b"\0" in data:
+            return False, name
+    return True, ""
+
+
+def native(w, mode):
+    nd = w.join("native-" + mode)
+    os.mkdir(nd)
+    nat = e.run([e.prog("fd-chaos"), mode, nd])
+    e.check(nat.returncode == 0, "%s: runs natively (%d: %s)" % (mode, nat.returncode, nat.stderr))
+    return nat, nd
+
+
+def hard_nofile():
+    """Hard RLIMIT_NOFILE = soft: our descriptors then sit just under it, where dup2() in the
+    program's dup2 mode lands on them (with room above the soft limit they sit beyond
+    dup2()'s reach)."""
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, soft))
+
+
+def one(w, mode, clock, nat, nd, hard=False):
+    tag = "%s-%s%s" % (mode, clock, "-hard" if hard else "")
+    pd = w.join("prof-" + tag)
+    os.mkdir(pd)
+    res = w.join("res-" + tag)
+    argv = [e.tool("pcollect"), "-collect", "hotspots", "-r", res, "-quiet",
+            "-finalization-mode=none", "-knob", "sampling-clock=" + clock, "--",
+            e.prog("fd-chaos"), mode, pd]
+    r = subprocess.run(argv, preexec_fn=hard_nofile if hard else None, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=120)
+    e.check(r.returncode == nat.returncode and r.stdout == nat.stdout,
+            "%s: exit code and stdout as without the collector (%d %r; %d %r)"
+            % (tag, r.returncode, r.stdout, nat.returncode, nat.stdout))
+    want, got = files_of(nd), files_of(pd)
+    e.check(all(want[i] == got[i] for i in range(NFILES)),
+            "%s: every data file holds exactly what the program wrote (sizes %s)"
+            % (tag, [len(got[i]) for i in range(NFILES)]))
+    e.check(not any(b"PCHK" in got[i] for i in range(NFILES)), "%s: no raw chunk in them" % tag)
+    ok, bad = logs_are_text(res)
+    e.check(ok, "%s: the agent's log holds text only (%s)" % (tag, bad))
+    threads = e.thread_streams(e.load_streams(res))
+    cpu = sum(s.cpu_ns() for s in threads)
+    got_ns = e.sampled_ns(threads)
+    e.check(cpu > 1e9 and e.cpu_close(got_ns, cpu, threads[0].header["interval_ns"]),
+            "%s: sampled %.3f s of the %.3f s of CPU the program used"
+            % (tag, got_ns / 1e9, cpu / 1e9))
+
+
+def nofile(w, mode, clock):
+    tag = "%s-%s" % (mode, clock)
+    nat = e.run([e.prog("fd-chaos"), mode])
+    e.check(nat.returncode == 0 and re.match(r"opened \d+ more", nat.stdout),
+            "%s: runs natively: %s" % (tag, nat.stdout.strip().replace("\n", "; ")))
+    res = w.join("res-" + tag)
+    r = e.pcollect([e.prog("fd-chaos"), mode], result=res, finalization="full", quiet=False,
+                   options=["-knob", "sampling-clock=" + clock])
+    e.check(r.returncode == 0 and r.stdout == nat.stdout,
+            "%s: the program opens as many files and prints the same (%r)" % (tag, r.stdout))
+    streams = e.load_streams(res)
+    # Names set with pthread_setname_np are in the process stream.
+    named = {x["tid"] for s in streams for x in s.of_type("thread_name") + s.of_type("thread_start")
+             if x["name"].startswith("nofile-")}
+    workers = [s for s in e.thread_streams(streams) if s.tid in named]
+    names = e.db_rows(res, "SELECT name FROM threads WHERE name LIKE 'nofile-%'")
+    if mode == "nofile-hard":
+        # No descriptor at all below a hard limit: the threads are named as not sampled.
+        e.check(not workers and re.search(r"note: +8 threads not sampled .*Too many open files",
+                                          r.stderr),
+                "%s: threads without a stream are named in the summary: %s"
+                % (tag, [l for l in r.stderr.splitlines() if "note:" in l]))
+        return
+    e.check(len(workers) == 8 and len(names) == 8, "%s: the 8 threads have streams (%d, %d)"
+            % (tag, len(workers), len(names)))
+    for s in workers:
+        e.check(e.cpu_close(e.sampled_ns([s]), s.cpu_ns(), s.header["interval_ns"], rel=0.2),
+                "%s: thread %d sampled %.0f ms of its %.0f ms" % (tag, s.tid,
+                                                               e.sampled_ns([s]) / 1e6,
+                                                               s.cpu_ns() / 1e6))
+    if clock == "task-clock":
+        # A thread that starts while another one borrows a number over the soft limit
+        # (raw_window_open) may get its event after all: "N threads", N from 1 to 8.
+        e.check(re.search(r"note: +[1-8] threads? sampled with the CPU-time timer .*no "
+                          r"task-clock event \(Too many open files\)", r.stderr),
+                "%s: the fall back to the timer is noted in the summary: %s"
+                % (tag, [l for l in r.stderr.splitlines() if "note:" in l]))
+
+
+with e.Workdir("fds") as w:
+    natives = {mode: native(w, mode) for mode in MODES}
+    for clock in ("timer", "task-clock"):
+        for mode in MODES:
+            one(w, mode, clock, *natives[mode])
+        nofile(w, "nofile", clock)
+    # Both kinds of descriptor of ours (libunwind's pipe, the task-clock event) where dup2 lands.
+    one(w, "dup2", "task-clock", *natives["dup2"], hard=True)
+    nofile(w, "nofile-hard", "timer")

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/* A program rough with descriptors: close loops, close_range, dup2 onto others, closed 0-2. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "burn.h"
+
+/*
+ * fd-chaos MODE DIR: gets rid of descriptors as MODE says, then opens NFILES data files in DIR
+ * and writes FILE_SIZE bytes into each, a block at a time with CPU work between blocks (about
+ * 1.3 s of CPU in all, so a sampler's periodic writes fall in the middle). Every file must
+ * end up holding exactly its pattern; stdout says what was done.
+ *   close-loop   close(3..4095)
+ *   close-range  close_range(3, ~0U, 0)
+ *   closefrom    closefrom(3)
+ *   dup2         the files are dup2()/dup3()'d onto low numbers and onto the numbers just
+ *                under the soft RLIMIT_NOFILE, and written through those
+ *   stdio        close(0), close(1), close(2) first: the files get 0, 1 and 2
+ * fd-chaos nofile: lowers the soft RLIMIT_NOFILE to 16, opens /dev/null until EMFILE and says
+ * how many it got, then runs 8 named threads of 100 ms of CPU each while holding them.
+ * fd-chaos nofile-hard: the same with the hard limit lowered too.
+ */
+
+#define NFILES	  6
+#define FILE_SIZE (48 * 1024)
+#define BLOCK	  4096
+
+static __attribute__((noinline, noclone)) void fill_work(void)
+{
+	BURN_CPU_MS(18);
+}
+
+static void pattern(char *buf, int file, int block)
+{
+	int i;
+
+	for (i = 0; i < BLOCK; i++)
+		buf[i] = (char)('a' + (file * 7 + block + i) % 26);
+}
+
+static int write_files(const int *fds, int n)
+{
+	char buf[BLOCK];
+	int b, i;
+
+	for (b = 0; b < FILE_SIZE / BLOCK; b++) {
+		for (i = 0; i < n; i++) {
+			fill_work();
+			pattern(buf, i, b);
+			if (write(fds[i], buf, BLOCK) != BLOCK)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static int open_data(const char *dir, int i)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/data.%d", dir, i);
+	return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+}
+
+static int files(const char *mode, const char *dir)
+{
+	int fds[NFILES], i, fd;
+
+	if (!strcmp(mode, "close-loop")) {
+		for (fd = 3; fd < 4096; fd++)
+			close(fd);
+	} else if (!strcmp(mode, "close-range")) {
+		if (close_range(3, ~0u, 0))
+			return 2;
+	} else if (!strcmp(mode, "closefrom")) {
+		closefrom(3);
+	} else if (!strcmp(mode, "stdio")) {
+		close(0);
+		close(1);
+		close(2);
+	} else if (strcmp(mode, "dup2")) {
+		return 2;
+	}
+	for (i = 0; i < NFILES; i++) {
+		fds[i] = open_data(dir, i);
+		if (fds[i] < 0)
+			return 3;
+	}
+	if (!strcmp(mode, "dup2")) {
+		/* Onto 10.., and onto the top of the descriptor table (where a tool hides its). */
+		struct rlimit rl;
+		int top = 1024;
+
+		if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < 65536)
+			top = (int)rl.rlim_cur;
+		for (i = 0; i < NFILES; i++) {
+			int to = i % 2 ? top - 1 - i / 2 : 10 + i;
+			int r = i % 3 ? dup2(fds[i], to) : dup3(fds[i], to, O_CLOEXEC);
+
+			if (r != to)
+				return 4;
+			close(fds[i]);
+			fds[i] = to;
+		}
+	}
+	if (write_files(fds, NFILES))
+		return 5;
+	for (i = 0; i < NFILES; i++)
+		if (close(fds[i]))
+			return 6;
+	if (strcmp(mode, "stdio"))
+		printf("%s: files=%d bytes=%d\n", mode, NFILES, NFILES * FILE_SIZE);
+	return 0;
+}
+
+static __attribute__((noinline, noclone)) void thread_work(void)
+{
+	BURN_CPU_MS(100);
+}
+
+static void *worker(void *arg)
+{
+	char name[16];
+
+	snprintf(name, sizeof(name), "nofile-%ld", (long)arg);
+	pthread_setname_np(pthread_self(), name);
+	thread_work();
+	return NULL;
+}
+
+static int nofile(bool hard)
+{
+	struct rlimit rl;
+	pthread_t t[8];
+	int n = 0;
+	long i;
+
+	/* The soft limit only, as a program limits itself; the hard one stays. */
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return 2;
+	rl.rlim_cur = 16;
+	if (hard)
+		rl.rlim_max = 16;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		return 2;
+	while (open("/dev/null", O_RDONLY) >= 0)
+		n++;
+	printf("opened %d more (%s)\n", n, strerror(errno));
+	fflush(stdout);
+	for (i = 0; i < 8; i++)
+		if (pthread_create(&t[i], NULL, worker, (void *)i))
+			return 3;
+	for (i = 0; i < 8; i++)
+		pthread_join(t[i], NULL);
+	printf("threads=8\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && !strncmp(argv[1], "nofile", 6))
+		return nofile(!strcmp(argv[1], "nofile-hard"));
+	if (argc != 3) {
+		fprintf(stderr, "usage: fd-chaos MODE DIR | fd-chaos nofile\n");
+		return 2;
+	}
+	return files(argv[1], argv[2]);
+}
