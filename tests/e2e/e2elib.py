@@ -476,6 +476,14 @@ GROUP BY f.name, fr.inline_depth, fr.line, pf.name, pfr.line
 """ % (INTERVAL_NS, CPU_METRIC)
 
 
+def leaf_weights(result):
+    """CPU Time sample weight (intervals) by the name of the sampled (innermost) function."""
+    return dict(db_rows(result, "SELECT f.name, SUM(s.value) / %s FROM samples s"
+                        " JOIN stacks st ON st.id = s.stack_id JOIN frames fr ON fr.id = "
+                        "st.frame_id JOIN functions f ON f.id = fr.function_id"
+                        " WHERE s.metric_id = %s GROUP BY f.name" % (INTERVAL_NS, CPU_METRIC)))
+
+
 def leaf_samples(result):
     """Per distinct leaf: (function, inline_depth, line, parent function, parent line, count,
     weight)."""

@@ -27,12 +27,10 @@ TIMEOUT = 60
 
 def weights(res):
     """Sample weight by leaf function, and the CPU time sampled and used (ns)."""
-    rows = e.db_rows(res, "SELECT f.name, SUM(s.weight) FROM samples s JOIN stacks st"
-                          " ON st.id = s.stack_id JOIN frames fr ON fr.id = st.frame_id"
-                          " JOIN functions f ON f.id = fr.function_id GROUP BY f.name")
+    rows = e.leaf_weights(res)
     sampled, used = e.db_rows(res, "SELECT COALESCE(SUM(time_ns), 0), COALESCE(SUM(cpu_ns), 0)"
                                    " FROM threads")[0]
-    return dict(rows), sampled, used
+    return rows, sampled, used
 
 
 def finalize(res):
