@@ -316,8 +316,11 @@ static int write_file(struct callgrind *c)
 			const struct cct_loc *l = k[1] >= 0 ? &t->locs[k[1]] : NULL;
 			bool other = l && switch_file(c, (int)f, l->file, &fl);
 
-			put_name(c, "cob", NAMED_OB, callee->ob, c->objs.s[callee->ob]);
-			put_file(c, "cfi", callee->fl);
+			/* The caller's object and file are the callee's unless said. */
+			if (callee->ob != fn->ob)
+				put_name(c, "cob", NAMED_OB, callee->ob, c->objs.s[callee->ob]);
+			if (callee->fl != (other ? fl : fn->fl))
+				put_file(c, "cfi", callee->fl);
 			put_name(c, "cfn", NAMED_FN, k[2], c->names.s[callee->name]);
 			outbuf_printf(c->b, "calls=%lld %d\n", (long long)v[c->nmetrics],
 				      callee->line);

@@ -48,14 +48,20 @@ const char *export_node_name(const struct report *r, const struct cct *t, int no
 			     size_t size)
 {
 	char label[512];
+	const char *kind, *name;
 	int func = t->nodes[node].func;
 
 	if (func >= 0)
 		return report_function_name(r, func);
 	if (!node)
 		return "[total]";
-	snprintf(buf, size, "[%s %s]", report_group_kind(t, node),
-		 report_group_label(r, t, node, label, sizeof(label)));
+	kind = report_group_kind(t, node);
+	name = report_group_label(r, t, node, label, sizeof(label));
+	/* "[thread worker-1 (TID 1234)]"; a label that names its kind already, "[rank 3]". */
+	if (!strncmp(name, kind, strlen(kind)) && name[strlen(kind)] == ' ')
+		snprintf(buf, size, "[%s]", name);
+	else
+		snprintf(buf, size, "[%s %s]", kind, name);
 	return buf;
 }
 
