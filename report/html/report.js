@@ -577,6 +577,9 @@
       for (const q of rects) if (q[3] && fnName(fnOf[q[3]]) === name && (!best || q[2] > best.w)) best = { x: q[0], y: q[1], w: q[2], h: ROW - 1, node: q[3] };
       return best;
     },
+    frameRects(name) {
+      return rects.filter((q) => q[3] && fnName(fnOf[q[3]]) === name).map((q) => ({ x: q[0], y: q[1], w: q[2], h: ROW - 1, node: q[3] }));
+    },
     canvasWidth() { return canvas.getBoundingClientRect().width; },
     zoomedFunction() { return st.zoom ? fnName(fnOf[st.zoom]) : null; },
     renderedAt: performance.now(),
