@@ -542,13 +542,19 @@ static int timeline(struct html *h)
 	/* From the window's start (the run's without -time-filter) to the last event. */
 	h->tl_start = from < lo ? from : lo;
 	h->tl_span = hi - h->tl_start + 1;
+	/* Slices of two sampling intervals at least, so that a busy thread reads as one band. */
+	h->tl_bins = HTML_TIMELINE_BINS;
+	if (r->m.interval_ns > 0 && h->tl_span / (2 * r->m.interval_ns) < HTML_TIMELINE_BINS)
+		h->tl_bins = (size_t)(h->tl_span / (2 * r->m.interval_ns));
+	if (h->tl_bins < 20)
+		h->tl_bins = 20;
 	for (i = 0; i < h->nlanes; i++)
 		h->lanes[i].thread = (int)i - 1;
 	for (i = 0; i < nev; i++) {
 		const struct model_event *e = &ev[i];
 		struct html_lane *l = &h->lanes[e->thread + 1];
 		size_t bin = (size_t)((double)(e->time_ns - h->tl_start) / (double)h->tl_span *
-				      HTML_TIMELINE_BINS);
+				      (double)h->tl_bins);
 
 		if (export_kept_node(&kept, e) < 0)
 			continue;
@@ -561,7 +567,8 @@ static int timeline(struct html *h)
 			rc = -ENOMEM;
 			goto out;
 		}
-		l->bins[k * HTML_TIMELINE_BINS + (bin < HTML_TIMELINE_BINS ? bin : 0)] += e->value;
+		l->bins[k * HTML_TIMELINE_BINS + (bin < h->tl_bins ? bin : h->tl_bins - 1)] +=
+			e->value;
 		if (!k)
 			l->total += e->value;
 	}
@@ -583,10 +590,9 @@ static void put_timeline(struct html *h, const int64_t *scale)
 		return;
 	}
 	outbuf_printf(h->b,
-		      "\"timeline\": {\"start\": %lld, \"end\": %lld, \"bins\": %d, "
+		      "\"timeline\": {\"start\": %lld, \"end\": %lld, \"bins\": %zu, "
 		      "\"threads\": [",
-		      (long long)h->tl_start, (long long)(h->tl_start + h->tl_span),
-		      HTML_TIMELINE_BINS);
+		      (long long)h->tl_start, (long long)(h->tl_start + h->tl_span), h->tl_bins);
 	for (i = 0; i < h->nlanes; i++)
 		more += h->lanes[i].bins != NULL;
 	for (nl = 0; nl < HTML_TIMELINE_THREADS && nl < h->nlanes && h->lanes[nl].bins; nl++) {
@@ -600,7 +606,7 @@ static void put_timeline(struct html *h, const int64_t *scale)
 		outbuf_puts(h->b, ", \"values\": [");
 		for (k = 0; k < h->nmetrics; k++) {
 			outbuf_puts(h->b, k ? "],[" : "[");
-			for (i = 0; i < HTML_TIMELINE_BINS; i++) {
+			for (i = 0; i < h->tl_bins; i++) {
 				if (i)
 					outbuf_putc(h->b, ',');
 				outbuf_int(h->b, h->lanes[nl].bins[k * HTML_TIMELINE_BINS + i] /

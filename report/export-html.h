@@ -66,6 +66,7 @@ struct html {
 	struct html_lane *lanes; /* per thread (+ 1), heaviest first; NULL: no timeline */
 	size_t nlanes;
 	int64_t tl_start, tl_span; /* ns */
+	size_t tl_bins;            /* slices of time used, up to HTML_TIMELINE_BINS */
 };
 
 /* The page's function for a node of side's tree (made when new); -ENOMEM. */

@@ -10,49 +10,23 @@ colours medium red. Screenshots go to the work directory and build/meson-logs/re
 Runs under /usr/bin/python3, whose python3-selenium drives Chromium (chromium-driver); exits 77
 naming what is missing."""
 import os
-import shutil
 import sys
 
-SYSTEM_PYTHON = "/usr/bin/python3"
-try:
-    import selenium  # noqa: F401
-except ImportError:
-    if os.path.realpath(sys.executable) != os.path.realpath(SYSTEM_PYTHON) and \
-            os.access(SYSTEM_PYTHON, os.X_OK):
-        os.execv(SYSTEM_PYTHON, [SYSTEM_PYTHON] + sys.argv)
-    print("SKIP: python3-selenium is not installed for %s (apt-get install python3-selenium)"
-          % SYSTEM_PYTHON)
-    sys.exit(77)
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import browser  # noqa: E402
+
+REASON = browser.need_selenium()
 import e2elib  # noqa: E402
 import report_synth as synth  # noqa: E402
 
-from report_util import ms, preport, rows  # noqa: E402
-from selenium import webdriver  # noqa: E402
-from selenium.webdriver.chrome.options import Options  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
-from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
+from report_util import preport, rows  # noqa: E402
+
+if REASON:
+    e2elib.skip(REASON)
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
 MAX_BYTES = 10 << 20
-
-
-def browser():
-    driver = shutil.which("chromedriver") or "/usr/bin/chromedriver"
-    chrome = shutil.which("chromium") or shutil.which("chromium-browser")
-    if not os.access(driver, os.X_OK) or not chrome:
-        e2elib.skip("headless Chromium needs chromium and chromium-driver (apt-get install "
-                    "chromium chromium-driver)")
-    o = Options()
-    o.binary_location = chrome
-    # No network at all: a page that asks for anything gets an error in its console.
-    for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000",
-              "--proxy-server=127.0.0.1:9", "--host-resolver-rules=MAP * ~NOTFOUND"]:
-        o.add_argument(a)
-    o.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(service=Service(driver), options=o)
 
 
 class Page:
@@ -93,12 +67,7 @@ class Page:
         r = self.frame(name)
         if not r:
             e2elib.fail("%s: no frame of %s drawn" % (self.name, name))
-        canvas = self.d.find_element(By.ID, "flame")
-        size = canvas.size
-        # Selenium 4 offsets are from the element's centre.
-        ActionChains(self.d).move_to_element_with_offset(
-            canvas, int(r["x"] + r["w"] / 2 - size["width"] / 2),
-            int(r["y"] + r["h"] / 2 - size["height"] / 2)).click().perform()
+        browser.click_frame(self.d, r)
 
     def pixel(self, name):
         """The colour of a frame: at its top edge's middle, above its label."""
@@ -252,7 +221,10 @@ def main():
             "k3": html(w, "k3.html", "-r", k3),
             "thread": html(w, "thread.html", "-r", res, "-group-by", "thread"),
         }
-        d = browser()
+        reason = browser.missing()
+        if reason:
+            e2elib.skip(reason)
+        d = browser.chrome(console=True)
         try:
             check_split_page(Page(d, pages["split"], shots), res)
             check_metric_switch(Page(d, pages["k3"], shots))
