@@ -513,7 +513,7 @@ static int timeline(struct html *h)
 	struct keymap kept;
 	size_t nev = 0, i, k;
 	int64_t from, to, lo = INT64_MAX, hi = 0;
-	char err[1024];
+	char err[1024] = "too many threads or metrics for the timeline";
 	int rc;
 
 	keymap_init(&kept);
