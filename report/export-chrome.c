@@ -257,8 +257,10 @@ int export_chrome(struct export_job *x)
 	c.path = malloc((c.r->tree.n + 1) * sizeof(int));
 	rc = c.path ? export_kept_init(c.r, &c.kept) : -ENOMEM;
 	if (rc == -EOVERFLOW)
-		log_error("cannot export result '%s' as a Chrome trace: more than %d threads or 255 "
-			  "metrics", c.r->dir, (1 << 24) - 2);
+		log_error(
+			"cannot export result '%s' as a Chrome trace: more than %d threads or 255 "
+			"metrics",
+			c.r->dir, (1 << 24) - 2);
 	/* A failed read is told here; running out of memory, by report_export(). */
 	if (!rc && (rc = model_load_events(&c.r->m, from, to, &ev, &nev, err, sizeof(err))) &&
 	    rc != -ENOMEM)
