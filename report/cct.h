@@ -29,11 +29,12 @@ enum cct_group_kind {
 	CCT_GROUP_PROCESS,
 	CCT_GROUP_THREAD,
 	CCT_GROUP_MODULE,
+	CCT_GROUP_RANK,
 };
 
 struct cct_group {
 	enum cct_group_kind kind;
-	int item; /* index into model.processes, threads or modules; -1: unknown */
+	int item; /* index into model.processes, threads or modules, or the rank; -1: unknown */
 };
 
 struct cct_node {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* preport's command line: print views of a result as text, CSV or JSON (pcollect -report too). */
+/* preport's command line: views as text, CSV or JSON, exports, the HTML report (pcollect -report). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,7 +9,6 @@
 #include "common/options.h"
 #include "report/report.h"
 
-static const char *const formats[] = { "text", "csv", "json", NULL };
 static const char *const on_off[] = { "on", "off", NULL };
 static const char *const stack_modes[] = { "user-only", "all", "python-only", NULL };
 static const char *const recursion_modes[] = { "expand", "collapse", NULL };
@@ -23,8 +22,9 @@ static const struct option_spec specs[] = {
 	  "preport -r r000hs -view bottom-up", report_views },
 	{ "group-by", NULL, OPTION_VALUE, "KEYS",
 	  "hotspots rows by function, module, source-line, thread, process, or several joined "
-	  "by commas; top-down, bottom-up, callstacks: thread, process, module as the tree's top "
-	  "levels", "preport -r r000hs -view top-down -group-by thread", NULL },
+	  "by commas; top-down, bottom-up, callstacks and the exports: thread, process, rank, "
+	  "module as the tree's top levels", "preport -r r000hs -view top-down -group-by thread",
+	  NULL },
 	{ "filter", NULL, OPTION_LIST, "KEY=VALUE",
 	  "keep samples by module, thread, process, function or language (python, native); "
 	  "KEY!=VALUE excludes",
@@ -67,7 +67,10 @@ static const struct option_spec specs[] = {
 	{ "time-filter", NULL, OPTION_VALUE, "START:END",
 	  "keep samples taken between START and END seconds from the start",
 	  "preport -r r000hs -view hotspots -time-filter 1.5:3", NULL },
-	{ "format", NULL, OPTION_VALUE, "FMT", "output format (default text)", NULL, formats },
+	{ "format", NULL, OPTION_VALUE, "FMT",
+	  "output format (default text); pstats, callgrind, folded, speedscope, chrome: the "
+	  "profile for those tools; html: a self-contained interactive report",
+	  "preport -r r000hs -format html -report-output report.html", report_formats },
 	{ "csv-delimiter", NULL, OPTION_VALUE, "CHAR",
 	  "CSV field separator: a character, or comma, tab, semicolon (default comma)", NULL,
 	  NULL },
@@ -141,7 +144,9 @@ int report_main(int argc, char **argv, const char *tool)
 	if (options_help_or_version(&res, specs, NULL, "preport -r DIR [-view NAME] [options]",
 				    "Print a view of a result collected by pcollect: summary, "
 				    "hotspots, top-down, bottom-up,\ncaller-callee, callstacks or "
-				    "source, as text, CSV or JSON (see docs/preport.md).")) {
+				    "source, as text, CSV or JSON; export it for other tools\n(pstats, "
+				    "callgrind, folded, speedscope, chrome) or as an HTML report (see "
+				    "docs/preport.md).")) {
 		options_release(&res);
 		return EXIT_OK;
 	}
@@ -154,8 +159,6 @@ int report_main(int argc, char **argv, const char *tool)
 	if (!o.nresults)
 		die(EXIT_USAGE, "no result given: use %s -r DIR (see '%s -help')", tool, tool);
 	o.view = options_get_str(&res, "view");
-	if (!o.view)
-		o.view = "summary";
 	o.group_by = options_get_str(&res, "group-by");
 	v = options_get(&res, "filter");
 	o.filters = (const char *const *)v->values;
@@ -197,7 +200,9 @@ int report_main(int argc, char **argv, const char *tool)
 	o.time_filter = options_get_str(&res, "time-filter");
 	s = options_get_str(&res, "format");
 	o.format = !s || !strcmp(s, "text") ? REPORT_TEXT : !strcmp(s, "csv") ? REPORT_CSV
-									: REPORT_JSON;
+			 : !strcmp(s, "json")				       ? REPORT_JSON
+									       : REPORT_EXPORT;
+	o.export_format = o.format == REPORT_EXPORT ? s : NULL;
 	o.csv_delimiter = parse_delimiter(options_get_str(&res, "csv-delimiter"));
 	o.output = options_get_str(&res, "report-output");
 	o.width = (s = options_get_str(&res, "width")) ? (int)number("width", s, 40, 10000) : 0;

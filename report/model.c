@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/result-dir.h"
+#include "common/grow.h"
 #include "report/bigmem.h"
 #include "report/model.h"
 #include "report/scan.h"
@@ -1113,6 +1114,61 @@ int model_load_time_range(struct model *m, int64_t from_ns, int64_t to_ns, bool 
 	for (k = 0; k < PIECES; k++)
 		scan_release(&sc[k]);
 	return rc;
+}
+
+int model_load_events(struct model *m, int64_t from_ns, int64_t to_ns, struct model_event **out,
+		      size_t *n, char *err, size_t err_size)
+{
+	struct loader l = { .m = m, .err = err, .err_size = err_size,
+			    .metric_ids = m->ids->metric_ids };
+	const char *sql = m->schema_version < 2
+		? "SELECT time_ns, thread_id, stack_id, 0, weight FROM timeline "
+		  "WHERE time_ns >= ?1 AND time_ns < ?2"
+		: "SELECT time_ns, thread_id, stack_id, metric_id, value FROM timeline "
+		  "WHERE time_ns >= ?1 AND time_ns < ?2";
+	/* Schema 1 stores weights: one weight is one sampling interval. */
+	int64_t scale = m->schema_version < 2 ? m->interval_ns : 1;
+	struct model_event *ev = NULL;
+	size_t cap = 0, k = 0;
+	sqlite3_stmt *st;
+	int rc, last = -1;
+
+	*out = NULL;
+	*n = 0;
+	if ((rc = prepare(&l, sql, &st)))
+		return rc;
+	sqlite3_bind_int64(st, 1, from_ns);
+	sqlite3_bind_int64(st, 2, to_ns);
+	FOR_EACH_ROW(&l, st, rc) {
+		int stack = column_ref(st, 2, &m->ids->stacks);
+		int metric = m->schema_version < 2 ? 0
+			     : metric_find(&l, sqlite3_column_int64(st, 3), &last);
+
+		if (stack < 0 || metric < 0)
+			continue;
+		if (GROW(ev, k + 1, cap)) {
+			rc = -ENOMEM;
+			break;
+		}
+		ev[k++] = (struct model_event){
+			.time_ns = sqlite3_column_int64(st, 0),
+			.value = sqlite3_column_int64(st, 4) * scale,
+			.thread = column_ref(st, 1, &m->ids->threads),
+			.stack = stack,
+			.metric = metric,
+		};
+	}
+	sqlite3_finalize(st);
+	if (rc == -ENOMEM)
+		snprintf(err, err_size, "cannot load the timeline of database '%s': %s", m->db_path,
+			 strerror(ENOMEM));
+	if (rc) {
+		free(ev);
+		return rc;
+	}
+	*out = ev;
+	*n = k;
+	return 0;
 }
 
 void model_free(struct model *m)

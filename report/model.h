@@ -172,6 +172,23 @@ bool model_has_samples(struct model *m);
 int model_load_time_range(struct model *m, int64_t from_ns, int64_t to_ns, bool *skipped,
 			  char *err, size_t err_size);
 
+/* One row of the timeline: an event of a metric in a thread, at a stack. */
+struct model_event {
+	int64_t time_ns; /* from collection start */
+	int64_t value;	 /* in the metric's unit */
+	int thread;	 /* index into threads, -1 when unknown */
+	int stack;	 /* index into stacks */
+	int metric;	 /* index into metrics */
+};
+
+/*
+ * The timeline rows whose time lies in [from_ns, to_ns), in time order, into *out (allocated,
+ * caller frees; *n of them). Rows of unknown stacks or undeclared metrics are left out.
+ * Returns 0 or a negative errno with err set.
+ */
+int model_load_events(struct model *m, int64_t from_ns, int64_t to_ns, struct model_event **out,
+		      size_t *n, char *err, size_t err_size);
+
 /* The index of the metric called name (case-insensitive), or -1. */
 int model_find_metric(const struct model *m, const char *name);
 

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -48,6 +49,25 @@ static inline void outbuf_putc(struct outbuf *b, char c)
 
 /* n blanks. */
 void outbuf_pad(struct outbuf *b, size_t n);
+
+/* A decimal integer. */
+void outbuf_int(struct outbuf *b, int64_t v);
+
+/* printf into the buffer (a line's worth: at most 1 KB). */
+void outbuf_printf(struct outbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The length of the UTF-8 sequence at p (at most end - p bytes), 0 when it is not one. */
+size_t outbuf_utf8_len(const unsigned char *p, const unsigned char *end);
+
+enum outbuf_json_flags {
+	OUTBUF_JSON_HTML = 1 << 0, /* '<', '>' and '&' as \u escapes: safe inside <script> */
+};
+
+/*
+ * s (len bytes) as a JSON string, quotes included. Bytes that are not UTF-8 become U+FFFD,
+ * so the output always parses.
+ */
+void outbuf_json(struct outbuf *b, const char *s, size_t len, unsigned flags);
 
 /* End the line, dropping the blanks it ends with. */
 void outbuf_newline(struct outbuf *b);

@@ -14,31 +14,7 @@ static bool machine_visible(const struct table_col *c)
 
 static void json_string(struct outbuf *b, const char *s, size_t len)
 {
-	static const char hex[] = "0123456789abcdef";
-	const unsigned char *p = (const unsigned char *)s, *end = p + len, *run;
-
-	outbuf_putc(b, '"');
-	while (p < end) {
-		for (run = p; p < end && *p >= 0x20 && *p != '"' && *p != '\\'; p++)
-			;
-		outbuf_put(b, (const char *)run, (size_t)(p - run));
-		if (p == end)
-			break;
-		if (*p == '"' || *p == '\\') {
-			outbuf_putc(b, '\\');
-			outbuf_putc(b, (char)*p);
-		} else if (*p == '\n') {
-			outbuf_put(b, "\\n", 2);
-		} else if (*p == '\t') {
-			outbuf_put(b, "\\t", 2);
-		} else {
-			char u[6] = { '\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15] };
-
-			outbuf_put(b, u, sizeof(u));
-		}
-		p++;
-	}
-	outbuf_putc(b, '"');
+	outbuf_json(b, s, len, 0);
 }
 
 static void json_cstring(struct outbuf *b, const char *s)

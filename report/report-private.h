@@ -12,8 +12,8 @@
 
 /* Metrics a report shows at most (a result declares a handful). */
 #define REPORT_MAX_METRICS 32
-/* Levels of -group-by in tree views (process, thread, module). */
-#define REPORT_MAX_LEVELS 3
+/* Levels of -group-by in tree views (process, thread, module, rank). */
+#define REPORT_MAX_LEVELS 4
 
 /*
  * A sample kept by the filters, mapped onto the tree. Its thread, metric, context (grouping
@@ -124,8 +124,15 @@ const char *report_basename(const char *path);
 /* The label of a group node of tree ("app (TID 1234)"), in buf. */
 const char *report_group_label(const struct report *r, const struct cct *tree, int node,
 			       char *buf, size_t size);
-/* The kind of a group node as the "Group" column shows it: thread, process, module. */
+/* The kind of a group node as the "Group" column shows it: thread, process, module, rank. */
 const char *report_group_kind(const struct cct *tree, int node);
+
+/*
+ * The source file at path, opened for reading: where the debug information says, else in
+ * each -source-search-dir (and pfinalize's), trying path with its leading directories removed
+ * one by one. NULL when not found.
+ */
+FILE *report_open_source(const struct report *r, const char *path);
 
 /* The table type of a metric's values: time, bytes or a count. */
 enum table_type report_metric_type(const struct model_metric *mt);
@@ -192,5 +199,8 @@ int view_callers_diff(struct report *a, struct report *b, struct table *t);
 
 /* The view called name, or NULL. */
 const struct report_view *report_view_find(const char *name);
+
+/* -format pstats, callgrind, folded, speedscope, chrome, html (exports.c). */
+int report_export(const struct report_opts *o);
 
 #endif

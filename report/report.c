@@ -67,7 +67,7 @@ const char *report_file_path(const struct report *r, int file)
 
 const char *report_group_kind(const struct cct *tree, int node)
 {
-	static const char *const kinds[] = { "process", "thread", "module" };
+	static const char *const kinds[] = { "process", "thread", "module", "rank" };
 	int g = cct_group_of(&tree->nodes[node]);
 
 	return g >= 0 ? kinds[tree->groups[g].kind] : "";
@@ -96,6 +96,11 @@ const char *report_group_label(const struct report *r, const struct cct *tree, i
 		return buf;
 	case CCT_GROUP_MODULE:
 		return item >= 0 ? r->m.modules[item].name : item == -2 ? "[python]" : "[unknown]";
+	case CCT_GROUP_RANK:
+		if (item < 0)
+			return "[no rank]";
+		snprintf(buf, size, "rank %d", item);
+		return buf;
 	}
 	return "";
 }
@@ -562,11 +567,14 @@ static int missing_result(const char *dir, int err)
 	return -err;
 }
 
-/* The tree views' -group-by: thread, process and module as the top levels of the tree. */
+/* The tree views' -group-by: thread, process, module, rank as the top levels of the tree. */
 static int tree_levels(struct report *r)
 {
-	static const char *const keys[] = { "process", "thread", "module", "function" };
+	/* In the order of enum cct_group_kind; function last. */
+	static const char *const keys[] = { "process", "thread", "module", "rank", "function" };
+	const size_t nkeys = sizeof(keys) / sizeof(keys[0]), function = nkeys - 1;
 	const char *p = r->o->group_by;
+	size_t l;
 
 	r->nlevels = 0;
 	while (p && *p) {
@@ -574,34 +582,33 @@ static int tree_levels(struct report *r)
 		char word[64];
 
 		snprintf(word, sizeof(word), "%.*s", (int)len, p);
-		for (k = 0; k < 4 && strcmp(word, keys[k]); k++)
+		for (k = 0; k < nkeys && strcmp(word, keys[k]); k++)
 			;
-		if (k == 4) {
-			const char *near = options_nearest(word, keys, 4);
+		if (k == nkeys) {
+			const char *near = options_nearest(word, keys, nkeys);
 
 			if (!strcmp(word, "source-line"))
 				return report_usage_error("the %s view does not group by source-line "
 							  "(the hotspots view does); use thread, "
-							  "process or module", r->view->name);
+							  "process, rank or module", r->view->name);
 			return report_usage_error("unknown grouping '%s' for -group-by in the %s "
-						  "view%s%s%s; use thread, process or module",
+						  "view%s%s%s; use thread, process, rank or module",
 						  word, r->view->name, near ? " (did you mean '" : "",
 						  near ? near : "", near ? "'?)" : "");
 		}
 		p += len + (p[len] == ',');
-		if (k == 3) {
+		if (k == function) {
 			if (*p)
 				return report_usage_error("in the %s view, function comes last in "
 							  "-group-by (the call tree itself): e.g. "
 							  "-group-by thread,function", r->view->name);
 			break;
 		}
-		if (r->nlevels == REPORT_MAX_LEVELS)
-			return report_usage_error("option '-group-by' takes each of thread, "
-						  "process and module once");
-		r->levels[r->nlevels++] = (enum cct_group_kind)(k == 0 ? CCT_GROUP_PROCESS :
-								 k == 1 ? CCT_GROUP_THREAD :
-									  CCT_GROUP_MODULE);
+		for (l = 0; l < r->nlevels; l++)
+			if (r->levels[l] == (enum cct_group_kind)k)
+				return report_usage_error("option '-group-by' takes each of thread, "
+							  "process, rank and module once");
+		r->levels[r->nlevels++] = (enum cct_group_kind)k;
 	}
 	return 0;
 }
@@ -619,6 +626,10 @@ static int level_item(const struct report *r, enum cct_group_kind kind,
 		return s->thread;
 	case CCT_GROUP_PROCESS:
 		return s->thread >= 0 ? r->m.threads[s->thread].process : -1;
+	case CCT_GROUP_RANK:
+		if (s->thread < 0 || r->m.threads[s->thread].process < 0)
+			return -1;
+		return (int)r->m.processes[r->m.threads[s->thread].process].rank;
 	case CCT_GROUP_MODULE:
 		func = r->tree.nodes[rec->node].func;
 		if (func < 0)
@@ -833,22 +844,25 @@ static void common_notes(struct report *r, struct table *t)
 
 int report_run(const struct report_opts *o)
 {
-	const struct report_view *v = report_view_find(o->view);
+	const char *name = o->view ? o->view : "summary";
+	const struct report_view *v;
 	struct report r[2];
 	struct table t;
 	FILE *f = stdout;
 	size_t i;
 	int rc = 0;
 
-	if (!v) {
+	if (o->format == REPORT_EXPORT)
+		return report_export(o);
+	if (!(v = report_view_find(name))) {
 		size_t n = 0;
 		const char *near;
 
 		while (report_views[n])
 			n++;
-		near = options_nearest(o->view, report_views, n);
+		near = options_nearest(name, report_views, n);
 
-		return report_usage_error("unknown view '%s'%s%s%s", o->view,
+		return report_usage_error("unknown view '%s'%s%s%s", name,
 					  near ? " (did you mean '" : "", near ? near : "",
 					  near ? "'?)" : "");
 	}
@@ -877,7 +891,7 @@ int report_run(const struct report_opts *o)
 		rc = -ENOMEM;
 	/* Usage errors were told where found; out of memory is told here (docs/errors.md). */
 	if (rc && rc != -ERR_USAGE)
-		log_error("cannot build the %s view: %s", o->view, strerror(-rc));
+		log_error("cannot build the %s view: %s", name, strerror(-rc));
 	if (!rc && o->output && !(f = fopen(o->output, "w"))) {
 		rc = -errno;
 		log_error("cannot write report '%s': %s", o->output, strerror(errno));

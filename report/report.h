@@ -10,12 +10,14 @@ enum report_format {
 	REPORT_TEXT,
 	REPORT_CSV,
 	REPORT_JSON,
+	REPORT_EXPORT, /* a file for another tool or the HTML report: report_opts.export_format */
 };
 
 struct report_opts {
 	const char *const *results; /* -r, one or two result directories */
 	size_t nresults;
-	const char *view;	    /* summary, hotspots, top-down, ... (NULL: summary) */
+	const char *view;	    /* summary, hotspots, top-down, ... (NULL: summary; an
+				       export takes none) */
 	const char *group_by;	    /* "function", "thread,function", ...; NULL: the view's own */
 	const char *const *filters; /* "module=libm.so.6", "thread!=1234", ... */
 	size_t nfilters;
@@ -31,6 +33,7 @@ struct report_opts {
 	bool all_frames;	    /* -call-stack-mode all */
 	bool python_only;	    /* -call-stack-mode python-only */
 	enum report_format format;
+	const char *export_format;  /* REPORT_EXPORT: pstats, callgrind, folded, ... (exports.c) */
 	char csv_delimiter;
 	const char *output;	    /* -report-output FILE, or NULL for stdout */
 	const char *time_filter;    /* "A:B" in seconds from the start, either side optional */
@@ -45,6 +48,8 @@ struct report_opts {
 
 /* The view names, NULL-terminated, for -help and suggestions. */
 extern const char *const report_views[];
+/* The -format names: text, csv, json, then the exports; NULL-terminated. */
+extern const char *const report_formats[];
 
 /* The view a VTune report name stands for ("gprof-cc": caller-callee), or NULL. */
 const char *report_vtune_view(const char *name);

@@ -139,10 +139,10 @@ static FILE *open_in(const char *dir, const char *path)
 	return NULL;
 }
 
-static FILE *open_source(struct source *s, const char *path)
+FILE *report_open_source(const struct report *r, const char *path)
 {
-	const struct report_opts *o = s->r->o;
-	const char *dirs = model_meta_get(&s->r->m, "source_search_dirs");
+	const struct report_opts *o = r->o;
+	const char *dirs = model_meta_get(&r->m, "source_search_dirs");
 	FILE *f = fopen(path, "r");
 	size_t i;
 
@@ -224,7 +224,7 @@ static int fill(struct source *s, struct table *t)
 	}
 	if (start < 1)
 		start = 1;
-	f = open_source(s, path);
+	f = report_open_source(r, path);
 	if (!f) {
 		end = last;
 		table_add_note(t, "source file '%s' not found: lines without text; give its "

@@ -165,6 +165,8 @@ static int section_hotspots(struct summary *s, int64_t *resolved)
 	for (i = 1; i < t->n; i++) {
 		int64_t v = cct_self(t, (int)i)[k];
 
+		if (t->nodes[i].func < 0)
+			continue; /* a group node (the HTML report's -group-by) */
 		self[t->nodes[i].func] += v;
 		if (r->m.functions[t->nodes[i].func].resolved)
 			*resolved += v;
