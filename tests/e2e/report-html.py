@@ -10,6 +10,7 @@ colours medium red. Screenshots go to the work directory and build/meson-logs/re
 Runs under /usr/bin/python3, whose python3-selenium drives Chromium (chromium-driver); exits 77
 naming what is missing."""
 import os
+import time
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -27,6 +28,16 @@ from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
 MAX_BYTES = 10 << 20
+
+
+def settled(cond, timeout=5.0):
+    """cond() once it holds, or its last value after timeout seconds of polling."""
+    end = time.monotonic() + timeout
+    while True:
+        v = cond()
+        if v or time.monotonic() > end:
+            return v
+        time.sleep(0.1)
 
 
 class Page:
@@ -237,9 +248,10 @@ def main():
             first = p.js("""return (function () {
                 const D = JSON.parse(document.getElementById('pcollect-data').textContent);
                 return D.names[D.functions[D.tree.fn[1]][0]]; })();""")
-            e2elib.check(first.startswith("[thread report-split (TID ") and
-                         p.frame(first)["w"] > 0.99 * p.js(
-                             "return window.pcollectReport.canvasWidth();"),
+            # The page may lay itself out again after load (a scroll bar appears): poll.
+            e2elib.check(first.startswith("[thread report-split (TID ") and settled(
+                lambda: p.frame(first)["w"] > 0.99 * p.js(
+                    "return window.pcollectReport.canvasWidth();")),
                          "-group-by thread: the thread is the outermost frame, full width")
             p.shot("group-by-thread.png")
         finally:
