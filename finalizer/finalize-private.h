@@ -150,6 +150,7 @@ struct function {
 	int64_t file;	 /* source_files id, 0 if none */
 	uint32_t line;
 	bool resolved;
+	bool range;	 /* unnamed, known by its FDE range: "func@0x<start>" (sym_frame.range) */
 	bool python;	 /* a Python function: module NO_MODULE, line its co_firstlineno */
 	bool eval;	 /* the interpreter's eval loop (pymerge_is_eval) */
 };
@@ -224,6 +225,7 @@ struct fin {
 	/* Summary figures. */
 	uint64_t samples_total, weight_total;
 	uint64_t samples_func, samples_line; /* leaf resolved to a function / a source line */
+	uint64_t samples_range;		     /* leaf in an unnamed FDE range (func@0x<start>) */
 	uint64_t bytes_total, bytes_skipped;
 	uint64_t streams_bad;
 	double t_load, t_resolve, t_tree, t_write;

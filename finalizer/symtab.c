@@ -12,7 +12,7 @@
 struct raw_sym {
 	uint64_t start, size;
 	size_t name_off; /* into the names blob */
-	int rank;	 /* which of several symbols at one address wins */
+	int rank;        /* which of several symbols at one address wins */
 };
 
 static int raw_sym_cmp(const void *a, const void *b)
@@ -152,8 +152,9 @@ int symtab_load(struct symtab *t, Elf *elf)
 	t->n = j;
 	t->names = blob;
 	free(v);
-	return t->source == SYMTAB_DYNSYM ? symtab_name_split_parts(t, elf) : 0;
+	return 0;
 }
+
 
 void symtab_release(struct symtab *t)
 {

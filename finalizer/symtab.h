@@ -14,17 +14,19 @@ enum symtab_source {
 	SYMTAB_SYMTAB = 2,
 };
 
+struct fde_table;
+
 struct symtab_sym {
-	uint64_t start; /* ELF virtual address */
-	uint64_t size;	/* bytes; 0 when the symbol does not say */
+	uint64_t start;   /* ELF virtual address */
+	uint64_t size;    /* bytes; 0 when the symbol does not say */
 	const char *name; /* mangled, points into the table */
 };
 
 struct symtab {
 	struct symtab_sym *syms; /* sorted by start, one per start address */
 	size_t n;
-	char *names;		 /* all names, NUL separated */
-	char *split_names;	 /* names made for split parts (symtab_name_split_parts) */
+	char *names;       /* all names, NUL separated */
+	char *split_names; /* names made for split parts (symtab_name_split_parts) */
 	enum symtab_source source;
 };
 
@@ -37,10 +39,10 @@ void symtab_release(struct symtab *t);
 
 /*
  * For a table read from .dynsym (a stripped binary): add a symbol "<function>.cold" for each
- * block of code gcc split off an exported function (finalizer/symtab-split.c says how it is
- * recognised). Called by symtab_load(). Returns 0 or -ENOMEM.
+ * block of code gcc split off an exported function, found among the FDE ranges fdes of elf
+ * (finalizer/symtab-split.c says how it is recognised). Returns 0 or -ENOMEM.
  */
-int symtab_name_split_parts(struct symtab *t, Elf *elf);
+int symtab_name_split_parts(struct symtab *t, Elf *elf, const struct fde_table *fdes);
 
 /*
  * The function containing addr (an ELF virtual address), or NULL. A symbol without a size

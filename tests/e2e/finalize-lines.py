@@ -30,7 +30,7 @@ with e.Workdir("fin-lines") as w:
     e.check(na + nb >= 0.95 * n, "95%% of two_loops samples are on the loop lines")
     share = 100.0 * na / (na + nb)
     e.check(abs(share - 75) <= 5, "LOOP-A has %.1f%% (want 75 +- 5)" % share)
-    e.check("resolved:  100.0% of samples to a function" in f.stderr or
+    e.check("resolved:  100.0% of samples to a named function" in f.stderr or
             "resolved:  9" in f.stderr, "the summary reports the share resolved")
     # Re-finalizing with -quiet prints nothing and gives the same answer.
     g = e.pfinalize(res, ["-quiet", "-finalization-mode", "fast"])

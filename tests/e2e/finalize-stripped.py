@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Stripped code. tests/progs/stripped-work.c spends 75% of the CPU in many_blocks(), a static
+function of many hot blocks with a part gcc splits off (.cold), and 25% in one_block(), a
+static function of one block. One part per argument:
+
+ranges: the library stripped to .dynsym. Each static function is one row, named by its FDE
+  range: func@0x<the unstripped symbol's address>, with the unstripped build's share (within
+  5 points) in hotspots, top-down and CSV, and functions.kind 'range' in the database. The same
+  raw data finalized with the unstripped copy maps every address of a range to one function.
+  pfinalize's and preport's summaries count those samples apart from named ones.
+"""
+import os
+import shutil
+import sys
+
+import e2elib as e
+
+PART = sys.argv[1] if len(sys.argv) > 1 else "ranges"
+LIBNAME = "libstripped-work.so"
+TOL = 5  # points of CPU share: a burn phase ends up to a tick late, ten phase changes a run
+
+# Resolved from the files each time: the cache would answer from an earlier run's entry.
+os.environ["PCOLLECT_NO_CACHE"] = "1"
+
+
+def lib_built():
+    path = os.path.join(e.BUILD, "tests", "progs", LIBNAME)
+    if not os.path.exists(path):
+        e.fail("test library not built at " + path)
+    return path
+
+
+def run(argv, **kw):
+    cp = e.run(argv, **kw)
+    if cp.returncode != 0:
+        e.fail("%s: exit %d: %s" % (" ".join(argv), cp.returncode, cp.stderr.strip()))
+    return cp
+
+
+def symbols(path):
+    """Function name -> address from the .symtab of path."""
+    out = {}
+    for line in run(["nm", "--defined-only", path]).stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] in "tT":
+            out[parts[2]] = int(parts[0], 16)
+    return out
+
+
+def build_id(path):
+    for line in run(["readelf", "-n", path]).stdout.splitlines():
+        if "Build ID:" in line:
+            return line.split()[-1]
+    e.fail("no build-id in " + path)
+
+
+def copies(w, built):
+    """built copied to W/full and stripped to W/lib (both named as built): their paths."""
+    out = []
+    for sub in ("full", "lib"):
+        path = os.path.join(w.join(sub), LIBNAME)
+        os.makedirs(os.path.dirname(path))
+        out.append(path)
+    shutil.copy2(built, out[0])
+    run(["objcopy", "--strip-all", built, out[1]])
+    return out
+
+
+def collect(w, tag, lib, prog=None):
+    res = w.join("res-" + tag)
+    r = e.pcollect([prog or e.prog("stripped-main"), lib, "60"], result=res,
+                   options=["-knob", "sampling-interval=1"])
+    e.check(r.returncode == 0, "%s: pcollect runs the program (%s)" % (tag, r.stderr.strip()))
+    return res
+
+
+def copy_result(res, tag):
+    dst = res + "-" + tag
+    shutil.copytree(res, dst)
+    return dst
+
+
+def finalize(res, options=(), env=None):
+    f = e.pfinalize(res, list(options), env=env)
+    if f.returncode != 0:
+        e.fail("pfinalize %s: exit %d: %s" % (" ".join(options), f.returncode, f.stderr))
+    print(f.stderr.strip())
+    return f.stderr
+
+
+def report(res, *args, env=None):
+    return run([e.tool("preport"), "-r", res] + list(args), env=env).stdout
+
+
+def csv_rows(res, *args):
+    import csv
+    import io
+    return list(csv.DictReader(io.StringIO(report(res, "-format", "csv", *args))))
+
+
+def totals(res, col="CPU Time:Total %"):
+    """Function -> Total % (or col) of the CPU time, for the library's functions (hotspots)."""
+    return {r["Function"]: float(r[col]) for r in csv_rows(res, "-view", "hotspots")
+            if r["Module"] == LIBNAME}
+
+
+def module_frames(res):
+    """(address, depth, function, kind, file, line) of every frame of the library."""
+    return e.db_rows(res, """
+        SELECT fr.address, fr.inline_depth, f.name, f.kind, sf.path, fr.line
+        FROM frames fr JOIN functions f ON f.id = fr.function_id
+        JOIN modules m ON m.id = fr.module_id LEFT JOIN source_files sf ON sf.id = fr.source_file_id
+        WHERE m.name = ? ORDER BY fr.address, fr.inline_depth""", (LIBNAME,))
+
+
+def summary_value(res, metric):
+    for line in report(res, "-view", "summary").splitlines():
+        if line.strip().startswith(metric + ":"):
+            return float(line.split(":", 1)[1].split("%")[0])
+    e.fail("no '%s' in preport's summary" % metric)
+
+
+def near(got, want, what, tol=TOL):
+    e.check(abs(got - want) <= tol, "%s: %.1f%% (want %.1f +- %g)" % (what, got, want, tol))
+
+
+# ---- ranges ---------------------------------------------------------------------------------
+
+def part_ranges(w):
+    built = lib_built()
+    syms = symbols(built)
+    e.check("many_blocks.cold" in syms,
+            "gcc split many_blocks (a .cold part at 0x%x): else this proves less"
+            % syms.get("many_blocks.cold", 0))
+    full, strip = copies(w, built)
+
+    ref = collect(w, "unstripped", full)
+    finalize(ref)
+    rt = totals(ref)
+    near(rt.get("many_blocks", 0), 75, "unstripped: many_blocks")
+    near(rt.get("one_block", 0), 25, "unstripped: one_block")
+
+    res = collect(w, "stripped", strip)
+    err = finalize(res)
+    hot, cold, light = ("func@0x%x" % syms[n] for n in ("many_blocks", "many_blocks.cold",
+                                                          "one_block"))
+    st = totals(res)
+    print("stripped rows:", st)
+    unnamed = {n: v for n, v in st.items() if n.startswith("func@")}
+    e.check(set(unnamed) <= {hot, light, cold},
+            "the library's unnamed rows are its functions' ranges %s (got %s)"
+            % ([hot, light], sorted(unnamed)))
+    near(st.get(hot, 0), 75, "stripped: %s (many_blocks) in one row" % hot)
+    near(st.get(light, 0), 25, "stripped: %s (one_block) in one row" % light)
+    near(st.get(hot, 0), rt.get("many_blocks", 0), "stripped %s against the unstripped "
+         "many_blocks" % hot)
+    near(st.get(light, 0), rt.get("one_block", 0), "stripped %s against the unstripped "
+         "one_block" % light)
+    e.check(st.get("stripped_work", 0) > 99, "the exported stripped_work keeps its name (.dynsym)")
+
+    kinds = dict(e.db_rows(res, "SELECT name, kind FROM functions WHERE name IN (?, ?, ?)",
+                           (hot, light, "stripped_work")))
+    e.check(kinds == {hot: "range", light: "range", "stripped_work": "symbol"},
+            "functions.kind: 'range' for the ranges, 'symbol' for the named (%s)" % kinds)
+    per_address = e.db_rows(res, """SELECT COUNT(*) FROM functions f JOIN modules m
+        ON m.id = f.module_id WHERE m.name = ? AND f.kind = 'address'""", (LIBNAME,))[0][0]
+    e.check(per_address == 0, "no address of the library is left alone (%d)" % per_address)
+
+    # The same raw data with the unstripped copy: each range is exactly one function.
+    named = copy_result(res, "named")
+    finalize(named, ["-search-dir", w.join("full")])
+    by_addr = {(a, d): n for a, d, n, _k, _f, _l in module_frames(named)}
+    owner = {}
+    for a, d, n, kind, _f, _l in module_frames(res):
+        if d == 0 and kind == "range":
+            owner.setdefault(n, set()).add(by_addr.get((a, 0)))
+    print("range -> functions:", owner)
+    e.check(owner.get(hot) == {"many_blocks"} and owner.get(light) == {"one_block"},
+            "every sampled address of a range belongs to its one function (%s)" % owner)
+    nt = totals(named)
+    near(st.get(hot, 0), nt.get("many_blocks", 0), "same data: %s as many_blocks" % hot, 0.2)
+
+    # Every view: top-down has the range under stripped_work; the summaries count it apart.
+    td = csv_rows(res, "-view", "top-down")
+    e.check(any(r["Function Stack"] == hot and r["Module"] == LIBNAME for r in td),
+            "top-down shows %s" % hot)
+    m = [l for l in err.splitlines() if l.strip().startswith("unnamed:")]
+    e.check(m, "pfinalize's summary has an 'unnamed:' line")
+    share = float(m[0].split(":", 1)[1].split("%")[0])  # of the samples
+    selfs = totals(res, "CPU Time:Self %")
+    in_ranges = sum(v for n, v in selfs.items() if n.startswith("func@"))  # of the CPU time
+    near(share, in_ranges, "pfinalize's summary: samples in function ranges", 2)
+    near(summary_value(res, "CPU Time In Unnamed Function Ranges"), in_ranges,
+         "preport -view summary: CPU Time In Unnamed Function Ranges", 0.2)
+    near(summary_value(res, "CPU Time In Resolved Functions"), 100 - in_ranges,
+         "preport -view summary: the rest in named functions", 0.5)
+
+    # With the symbol cache: the ranges are kept by build-id and read back from there.
+    cache = w.join("cache")
+    env = {"PCOLLECT_NO_CACHE": "0", "PCOLLECT_CACHE_DIR": cache}
+    bid = build_id(built)
+    cached = copy_result(res, "cached")
+    finalize(cached, env=env)
+    e.check(os.path.exists(os.path.join(cache, bid + ".fde")),
+            "the ranges are kept in the symbol cache as %s.fde" % bid)
+    v = finalize(cached, ["-verbose"], env=env)
+    e.check("function ranges (.eh_frame) from the symbol cache" in v,
+            "a second finalization reads them from the cache")
+    e.check(module_frames(cached) == module_frames(res), "with the same frames")
+
+
+PARTS = {"ranges": part_ranges}
+if PART not in PARTS:
+    e.fail("unknown part %s: one of %s" % (PART, ", ".join(PARTS)))
+with e.Workdir("fin-stripped-" + PART) as w:
+    PARTS[PART](w)
