@@ -18,6 +18,7 @@
 #include "finalizer/dwarf-info.h"
 #include "finalizer/eh-frame.h"
 #include "finalizer/elf-file.h"
+#include "finalizer/minidebuginfo.h"
 #include "finalizer/module.h"
 #include "finalizer/sym-cache.h"
 #include "finalizer/symtab.h"
@@ -569,12 +570,30 @@ static int resolve_vdso(struct module *m)
 	return ret;
 }
 
-/* Without DWARF, the fallbacks in order: .symtab, .dynsym, placeholders. */
+/* Names .dynsym lacks from the MiniDebugInfo (.gnu_debugdata) of f, when it has one. */
+static int add_minidebuginfo(struct module *m, struct symtab *st, const struct elf_file *f)
+{
+	size_t before = st->n;
+	int err = minidebuginfo_load(st, f->elf);
+
+	if (!err)
+		log_debug("'%s': MiniDebugInfo (.gnu_debugdata): %zu function symbols added",
+			  m->path, st->n - before);
+	else if (err != -ENOENT && err != -ENOMEM)
+		log_debug("'%s': MiniDebugInfo (.gnu_debugdata) not read: %s", m->path,
+			  err == -EINVAL ? "not an xz-compressed ELF file (damaged)"
+					 : strerror(-err));
+	return err == -ENOMEM ? err : 0;
+}
+
+/* Without DWARF, the fallbacks in order: .symtab, .dynsym (and MiniDebugInfo), placeholders. */
 static const char *names_from(enum symtab_source source)
 {
 	switch (source) {
 	case SYMTAB_SYMTAB:
 		return "no DWARF: function names from .symtab";
+	case SYMTAB_MINIDEBUGINFO:
+		return "no DWARF, no .symtab: function names from .dynsym and the MiniDebugInfo";
 	case SYMTAB_DYNSYM:
 		return "no DWARF, no .symtab: function names from .dynsym (exported functions only)";
 	default:
@@ -584,7 +603,7 @@ static const char *names_from(enum symtab_source source)
 
 static const char *symbols_name(enum symtab_source source)
 {
-	static const char *const names[] = { "none", "dynsym", "symtab" };
+	static const char *const names[] = { "none", "dynsym", "minidebuginfo", "symtab" };
 
 	return names[source];
 }
@@ -632,6 +651,8 @@ static int resolve_file(struct module *m, const struct resolve_opts *o)
 		}
 		dwarf_path = m->debug_path;
 	}
+	if (st.source < SYMTAB_SYMTAB && m->naddrs && (ret = add_minidebuginfo(m, &st, &f)))
+		goto out;
 	if (st.source == SYMTAB_DYNSYM && m->naddrs) {
 		const struct fde_table *t = fde_src_get(&fs);
 

@@ -84,7 +84,7 @@ int module_want(struct module *m, uint64_t addr);
 
 /*
  * Find the module's file (archive by build-id, -search-dir, original path; never one with a
- * different build-id), read its symbols (.symtab, else .dynsym), DWARF (its own or a
+ * different build-id), read its symbols (.symtab, else .dynsym and the MiniDebugInfo), DWARF (its own or a
  * separate debug file's) and, for addresses no symbol
  * names, its FDE ranges, once, and resolve every wanted address.
  * Thread-safe across different modules. Returns 0 (a module that cannot be found or read

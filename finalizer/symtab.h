@@ -11,7 +11,8 @@
 enum symtab_source {
 	SYMTAB_NONE = 0,
 	SYMTAB_DYNSYM = 1,
-	SYMTAB_SYMTAB = 2,
+	SYMTAB_MINIDEBUGINFO = 2, /* .dynsym and the .symtab of .gnu_debugdata, merged */
+	SYMTAB_SYMTAB = 3,
 };
 
 struct fde_table;
@@ -27,6 +28,7 @@ struct symtab {
 	size_t n;
 	char *names;       /* all names, NUL separated */
 	char *split_names; /* names made for split parts (symtab_name_split_parts) */
+	char *more_names;  /* names of the symbols merged in (symtab_merge) */
 	enum symtab_source source;
 };
 
@@ -36,6 +38,14 @@ struct symtab {
  */
 int symtab_load(struct symtab *t, Elf *elf);
 void symtab_release(struct symtab *t);
+
+/*
+ * Add the symbols of more (a table of another file describing the same code, such as the
+ * MiniDebugInfo) that t lacks: at an address t has a symbol for, t's stays. more is taken
+ * over (released, its names kept by t). t->source becomes source. Returns 0 or -ENOMEM (more
+ * released either way).
+ */
+int symtab_merge(struct symtab *t, struct symtab *more, enum symtab_source source);
 
 /*
  * For a table read from .dynsym (a stripped binary): add a symbol "<function>.cold" for each

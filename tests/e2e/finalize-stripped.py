@@ -9,6 +9,8 @@ ranges: the library stripped to .dynsym. Each static function is one row, named 
   5 points) in hotspots, top-down and CSV, and functions.kind 'range' in the database. The same
   raw data finalized with the unstripped copy maps every address of a range to one function.
   pfinalize's and preport's summaries count those samples apart from named ones.
+minidebuginfo: the library given a MiniDebugInfo section as GDB's manual describes: its static
+  functions are named, with their shares.
 """
 import os
 import shutil
@@ -210,7 +212,70 @@ def part_ranges(w):
     e.check(module_frames(cached) == module_frames(res), "with the same frames")
 
 
-PARTS = {"ranges": part_ranges}
+# ---- minidebuginfo --------------------------------------------------------------------------
+
+def add_minidebuginfo(w, built, out):
+    """GDB's recipe ("MiniDebugInfo" in its manual), on a copy of built at out."""
+    d = w.join("mini")
+    os.makedirs(d)
+    dyn = set(l.split()[0] for l in run(["nm", "-D", built, "--format=posix",
+                                         "--defined-only"]).stdout.splitlines() if l.strip())
+    funcs = set(p[0] for p in (l.split() for l in run(["nm", built, "--format=posix",
+                                                      "--defined-only"]).stdout.splitlines())
+                if len(p) > 1 and p[1] in ("T", "t", "D"))
+    with open(os.path.join(d, "keep_symbols"), "w") as f:
+        f.write("".join(s + "\n" for s in sorted(funcs - dyn)))
+    debug, mini = os.path.join(d, "debug"), os.path.join(d, "mini_debuginfo")
+    shutil.copy2(built, out)
+    run(["objcopy", "--only-keep-debug", out, debug])
+    run(["objcopy", "-S", "--remove-section", ".gdb_index", "--remove-section", ".comment",
+         "--keep-symbols=" + os.path.join(d, "keep_symbols"), debug, mini])
+    run(["strip", "--strip-all", "-R", ".comment", out])
+    run(["xz", mini])
+    run(["objcopy", "--add-section", ".gnu_debugdata=" + mini + ".xz", out])
+    return sorted(funcs - dyn)
+
+
+def part_minidebuginfo(w):
+    if not shutil.which("xz"):
+        e.skip("xz is not installed (Debian: xz-utils)")
+    built = lib_built()
+    lib = os.path.join(w.join("mini-lib"), LIBNAME)
+    os.makedirs(os.path.dirname(lib))
+    kept = add_minidebuginfo(w, built, lib)
+    print("symbols kept in the MiniDebugInfo:", kept)
+    e.check({"many_blocks", "one_block"} <= set(kept), "the recipe keeps the static functions")
+    sections = run(["readelf", "-S", "-W", lib]).stdout
+    e.check(".gnu_debugdata" in sections and ".symtab" not in sections and
+            ".debug_info" not in sections,
+            "the library has .gnu_debugdata, no .symtab and no DWARF")
+    res = collect(w, "mini", lib)
+    v = finalize(res, ["-verbose"])
+    e.check("MiniDebugInfo (.gnu_debugdata): %d function symbols added" % len(kept) in v,
+            "-verbose says the MiniDebugInfo added its %d symbols" % len(kept))
+    t = totals(res)
+    print("rows:", t)
+    near(t.get("many_blocks", 0), 75, "many_blocks, named by the MiniDebugInfo")
+    near(t.get("one_block", 0), 25, "one_block, named by the MiniDebugInfo")
+    e.check(not any(n.startswith("func@") and v > 0.5 for n, v in t.items()),
+            "no unnamed row of the library")
+    sym = e.db_rows(res, "SELECT symbols FROM modules WHERE name = ?", (LIBNAME,))
+    e.check(sym == [("minidebuginfo",)], "modules.symbols is 'minidebuginfo' (%s)" % sym)
+
+    # Damaged: the section is no xz stream. Said with -verbose; the ranges name the functions.
+    junk = w.join("mini", "junk")
+    with open(junk, "wb") as f:
+        f.write(b"\xfd7zXZ\x00" + bytes(range(256)) * 4)
+    run(["objcopy", "--update-section", ".gnu_debugdata=" + junk, lib])
+    v = finalize(res, ["-verbose"])
+    e.check("MiniDebugInfo (.gnu_debugdata) not read: not an xz-compressed ELF file (damaged)"
+            in v, "-verbose says a damaged MiniDebugInfo is not read")
+    kinds = set(k for _a, d, _n, k, _f, _l in module_frames(res) if d == 0)
+    e.check(kinds == {"symbol", "range"}, "its static functions fall back to their ranges (%s)"
+            % sorted(kinds))
+
+
+PARTS = {"ranges": part_ranges, "minidebuginfo": part_minidebuginfo}
 if PART not in PARTS:
     e.fail("unknown part %s: one of %s" % (PART, ", ".join(PARTS)))
 with e.Workdir("fin-stripped-" + PART) as w:
