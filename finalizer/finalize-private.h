@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "common/meta.h"
 #include "common/raw-stream.h"
@@ -277,5 +278,7 @@ int fin_db_close(struct fin_db *x, int ret);
 
 /* summary.c */
 void fin_print_summary(const struct fin *f);
+/* summary-fetch.c: the summary's line on what debuginfod gave, when it was asked. */
+void fin_print_fetches(FILE *o, const struct fin *f);
 
 #endif

@@ -14,6 +14,7 @@
 
 #include "common/log.h"
 #include "common/result-dir.h"
+#include "finalizer/debuginfod.h"
 #include "finalizer/demangle.h"
 #include "finalizer/dwarf-info.h"
 #include "finalizer/eh-frame.h"
@@ -506,6 +507,78 @@ static int resolve_placeholders(struct module *m)
 	return compose(m, &(struct symtab){ 0 }, NULL, NULL);
 }
 
+/* For -verbose: what a debuginfod answer means. */
+static const char *fetch_error(int err)
+{
+	return err == -ENOENT ? "no server has it" : strerror(-err);
+}
+
+/* Whether to ask debuginfod for m: it has samples and a build-id to ask by. */
+static bool fetch_wanted(const struct module *m, const struct resolve_opts *o)
+{
+	return o->debuginfod && m->naddrs && m->build_id_len;
+}
+
+/* The debug file of a module from the debuginfod servers, or NULL. */
+static char *fetch_debug_file(struct module *m, const struct resolve_opts *o)
+{
+	struct elf_file d;
+	char *path;
+	bool downloaded, usable;
+	int err;
+
+	if (!fetch_wanted(m, o))
+		return NULL;
+	err = debug_server_fetch(DEBUG_SERVER_DEBUGINFO, m->build_id, m->build_id_len, NULL, &path,
+				 &downloaded);
+	if (err) {
+		m->fetch_debug = err;
+		log_debug("'%s': debuginfod debug file: %s", m->path, fetch_error(err));
+		return NULL;
+	}
+	err = elf_file_open(&d, path);
+	usable = !err && (d.has_debug_info || d.has_symtab) &&
+		 (!d.build_id_len || elf_file_build_id_is(&d, m->build_id, m->build_id_len));
+	if (!err)
+		elf_file_close(&d);
+	if (!usable) {
+		log_debug("'%s': debuginfod debug file '%s' refused: %s", m->path, path,
+			  err ? open_error(err) : "no DWARF or .symtab, or another build-id");
+		m->fetch_debug = -EINVAL;
+		free(path);
+		return NULL;
+	}
+	m->fetch_debug = downloaded ? MODULE_FETCH_DOWNLOADED : MODULE_FETCH_CACHED;
+	log_debug("'%s': debuginfod debug file '%s' taken (%s)", m->path, path,
+		  downloaded ? "fetched now" : "from libdebuginfod's cache");
+	return path;
+}
+
+/* A module not found here: its binary from the debuginfod servers, opened in f. */
+static bool fetch_binary(struct module *m, const struct resolve_opts *o, struct elf_file *f)
+{
+	char *path;
+	bool downloaded, ok;
+	int err;
+
+	if (!fetch_wanted(m, o))
+		return false;
+	err = debug_server_fetch(DEBUG_SERVER_EXECUTABLE, m->build_id, m->build_id_len, NULL, &path,
+				 &downloaded);
+	if (err) {
+		m->fetch_binary = err;
+		log_debug("'%s': debuginfod binary: %s", m->path, fetch_error(err));
+		return false;
+	}
+	ok = open_candidate(m, path, "debuginfod binary", f);
+	m->fetch_binary = !ok          ? -EINVAL
+			  : downloaded ? MODULE_FETCH_DOWNLOADED
+				       : MODULE_FETCH_CACHED;
+	if (ok)
+		m->found_in = "debuginfod";
+	free(path);
+	return ok;
+}
 
 /* The vdso cannot be read after the fact, but ours is the same when the kernel is. */
 static int resolve_vdso(struct module *m)
@@ -619,7 +692,7 @@ static int resolve_file(struct module *m, const struct resolve_opts *o)
 	char err[256];
 	int ret;
 
-	if (!locate_file(m, o, &f)) {
+	if (!locate_file(m, o, &f) && !fetch_binary(m, o, &f)) {
 		m->status = m->mismatch_path ? "build-id-mismatch" : "missing";
 		return resolve_placeholders(m);
 	}
@@ -633,6 +706,8 @@ static int resolve_file(struct module *m, const struct resolve_opts *o)
 		dwarf_path = f.path;
 	} else {
 		m->debug_path = find_debug_file(m, o, &f);
+		if (!m->debug_path)
+			m->debug_path = fetch_debug_file(m, o);
 		/* Stripped binaries keep only .dynsym; their debug file has the full .symtab. */
 		if (m->debug_path && st.source != SYMTAB_SYMTAB &&
 		    !elf_file_open(&dbg, m->debug_path)) {

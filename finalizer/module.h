@@ -24,6 +24,14 @@ struct sym_frame {
 			  "func@0x<start of the range>", one function for all its addresses */
 };
 
+/* What a debuginfod server answered for a module (debug_server_fetch()). */
+enum module_fetch {
+	MODULE_FETCH_NONE = 0,       /* not asked */
+	MODULE_FETCH_DOWNLOADED = 1, /* fetched now */
+	MODULE_FETCH_CACHED = 2,     /* libdebuginfod's cache had it */
+	/* else a negative errno: -ENOENT no server has it, -EINVAL its file did not fit */
+};
+
 /* A distinct module of the result: the same (kind, path, build-id) in any process. */
 struct module {
 	char *path;       /* as loaded, owned */
@@ -59,6 +67,8 @@ struct module {
 	size_t addrs_ranged;   /* addresses in an FDE range no symbol names (func@0x<start>) */
 	size_t addrs_with_line;
 	double seconds;   /* spent resolving */
+	int fetch_debug;  /* enum module_fetch: the debug file from debuginfod */
+	int fetch_binary; /* enum module_fetch: the binary from debuginfod (not found here) */
 
 	/* Filled by the finalizer: sample counts whose innermost frame is here. */
 	uint64_t leaf_samples;
@@ -73,6 +83,7 @@ struct resolve_opts {
 	bool inline_chains;                /* false in fast mode */
 	int jobs;                          /* threads one large module may use */
 	const char *cache_dir;             /* NULL: no symbol cache */
+	bool debuginfod;                   /* ask the DEBUGINFOD_URLS servers for what is missing */
 };
 
 /* Set up m for the module described by rm (path and build-id copied). 0 or -ENOMEM. */
@@ -83,9 +94,9 @@ void module_release(struct module *m);
 int module_want(struct module *m, uint64_t addr);
 
 /*
- * Find the module's file (archive by build-id, -search-dir, original path; never one with a
- * different build-id), read its symbols (.symtab, else .dynsym and the MiniDebugInfo), DWARF (its own or a
- * separate debug file's) and, for addresses no symbol
+ * Find the module's file (archive by build-id, -search-dir, original path, debuginfod; never one
+ * with a different build-id), read its symbols (.symtab, else .dynsym and the MiniDebugInfo),
+ * DWARF (its own, a separate debug file's, or debuginfod's) and, for addresses no symbol
  * names, its FDE ranges, once, and resolve every wanted address.
  * Thread-safe across different modules. Returns 0 (a module that cannot be found or read
  * still gets placeholder frames) or -ENOMEM.

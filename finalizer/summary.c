@@ -104,6 +104,7 @@ void fin_print_summary(const struct fin *f)
 			pct(f->samples_range, f->samples_total),
 			pct(f->samples_total - f->samples_func - f->samples_range, f->samples_total));
 	print_coverage(o, f);
+	fin_print_fetches(o, f);
 	if (f->samples_python)
 		fprintf(o, "  python:    %.1f%% of samples with Python frames\n",
 			pct(f->samples_python, f->samples_total));

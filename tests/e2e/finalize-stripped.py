@@ -11,10 +11,23 @@ ranges: the library stripped to .dynsym. Each static function is one row, named 
   pfinalize's and preport's summaries count those samples apart from named ones.
 minidebuginfo: the library given a MiniDebugInfo section as GDB's manual describes: its static
   functions are named, with their shares.
+debuginfod: the program and library stripped, the library's debug file (and an archive of its
+  sources) on a debuginfod server started here on 127.0.0.1. The same raw data finalized with
+  the server resolves every frame (function, file, line) as the unstripped library does; the
+  source view fetches the source; the summary says what was fetched and what was not; a second
+  finalization takes the debug file from libdebuginfod's cache; -no-debuginfod and an empty
+  DEBUGINFOD_URLS ask nothing; a server that is down is reported.
 """
 import os
 import shutil
+import signal
+import socket
+import subprocess
 import sys
+import tarfile
+import time
+import urllib.error
+import urllib.request
 
 import e2elib as e
 
@@ -24,6 +37,7 @@ TOL = 5  # points of CPU share: a burn phase ends up to a tick late, ten phase c
 
 # Resolved from the files each time: the cache would answer from an earlier run's entry.
 os.environ["PCOLLECT_NO_CACHE"] = "1"
+os.environ["DEBUGINFOD_URLS"] = ""
 
 
 def lib_built():
@@ -275,7 +289,167 @@ def part_minidebuginfo(w):
             % sorted(kinds))
 
 
-PARTS = {"ranges": part_ranges, "minidebuginfo": part_minidebuginfo}
+# ---- debuginfod -----------------------------------------------------------------------------
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http_ok(url):
+    try:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            return r.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+class Server:
+    """debuginfod serving directory d: ELF/DWARF files (-F) and .tar archives (-Z)."""
+
+    def __init__(self, w, d, ready_urls):
+        self.proc = None
+        for _attempt in range(5):
+            self.port = free_port()
+            self.url = "http://127.0.0.1:%d" % self.port
+            self.log = open(w.join("debuginfod-%d.log" % self.port), "w")
+            # debuginfod 0.188 has no listen-address option: it listens on every address.
+            self.proc = subprocess.Popen(
+                ["debuginfod", "-p", str(self.port), "-d", w.join("debuginfod-%d.sqlite"
+                                                                  % self.port),
+                 "-t", "0", "-g", "0", "-F", "-Z", ".tar=cat", d],
+                stdout=self.log, stderr=subprocess.STDOUT)
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and self.proc.poll() is None:
+                if all(http_ok(self.url + u) for u in ready_urls):
+                    print("debuginfod on %s, pid %d" % (self.url, self.proc.pid))
+                    return
+                time.sleep(0.2)
+            self.stop()  # the port was taken meanwhile, or the scan never finished
+        e.fail("debuginfod did not start serving %s (see %s)" % (d, self.log.name))
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+def fetch_line(err):
+    lines = [l for l in err.splitlines() if l.strip().startswith("debuginfod:")]
+    return lines[0] if lines else ""
+
+
+def fetch_parts(line):
+    """The summary's debuginfod line as {"fetched": "libx.so (debug file), ...", ...}."""
+    out = {}
+    for part in line.split(":", 1)[1].split(";") if line else []:
+        k, _sep, v = part.partition(":")
+        out[k.strip()] = v.strip()
+    return out
+
+
+def part_debuginfod(w):
+    if not shutil.which("debuginfod"):
+        e.skip("the debuginfod server is not installed (Debian: debuginfod)")
+    built = lib_built()
+    bid = build_id(built)
+    _full, lib = copies(w, built)
+    prog = w.join("lib", "stripped-main")
+    run(["objcopy", "--strip-all", e.prog("stripped-main"), prog])
+    # The server's directory: the debug file, and an archive of it with its sources at the
+    # paths its DWARF names (debuginfod serves sources from archives that hold the debug file
+    # too; from plain directories only where the DWARF's paths exist on its machine).
+    serve = w.join("serve")
+    os.makedirs(serve)
+    debug = os.path.join(serve, "libstripped-work.debug")
+    run(["objcopy", "--only-keep-debug", built, debug])
+    with tarfile.open(os.path.join(serve, "sources.tar"), "w") as t:
+        t.add(debug, "libstripped-work.debug")
+        for name in ("stripped-work.c", "burn.h"):
+            t.add(os.path.join(e.SOURCE, "tests", "progs", name),
+                  "pcollect-test-src/tests/progs/" + name)
+    src = "/pcollect-test-src/tests/progs/stripped-work.c"
+    e.check(not os.path.exists(src), "the sources are nowhere on this machine at %s" % src)
+
+    res = collect(w, "stripped", lib, prog)
+    ref = copy_result(res, "ref")
+    finalize(ref, ["-search-dir", w.join("full")])
+    want = module_frames(ref)
+    e.check(any(f[2] == "many_blocks" and f[4] == src for f in want),
+            "the unstripped copy gives many_blocks at %s" % src)
+
+    cache = w.join("dcache")
+    server = None
+    try:
+        env = {"DEBUGINFOD_CACHE_PATH": cache}
+        off = copy_result(res, "off")
+        err = finalize(off, ["-no-debuginfod"], env=dict(env, DEBUGINFOD_URLS="http://127.0.0.1:9"))
+        e.check("debuginfod: not asked (-no-debuginfod) for" in err,
+                "-no-debuginfod: the summary says which modules were not asked")
+        e.check(not any(f[3] == "symbol" for f in module_frames(off) if f[2] != "stripped_work"),
+                "-no-debuginfod: the static functions stay unnamed")
+        empty = copy_result(res, "empty")
+        err = finalize(empty, env=dict(env, DEBUGINFOD_URLS=""))
+        e.check(not fetch_line(err) and not os.path.exists(cache),
+                "an empty DEBUGINFOD_URLS asks nothing (no summary line, no cache)")
+
+        server = Server(w, serve, ["/buildid/%s/debuginfo" % bid,
+                                   "/buildid/%s/source%s" % (bid, src)])
+        env["DEBUGINFOD_URLS"] = server.url
+        on = copy_result(res, "on")
+        err = finalize(on, env=env)
+        line = fetch_line(err)
+        parts = fetch_parts(line)
+        e.check(parts.get("fetched") == "%s (debug file)" % LIBNAME and
+                "stripped-main (debug file)" in parts.get("not on the servers", ""),
+                "the summary says what was fetched and what was not: %s" % line)
+        got = module_frames(on)
+        e.check(got == want, "every frame of the library (%d: function, file, line) is what the "
+                "unstripped library gives" % len(want))
+        if got != want:
+            for a, b in zip(got, want):
+                if a != b:
+                    print("  got %s\n  want %s" % (a, b))
+        hot_ref = [r for r in csv_rows(ref, "-view", "hotspots") if r["Module"] == LIBNAME]
+        hot_on = [r for r in csv_rows(on, "-view", "hotspots") if r["Module"] == LIBNAME]
+        e.check(hot_on == hot_ref, "hotspots rows of the library are the unstripped ones")
+        dbg = e.db_rows(on, "SELECT symbols, debug_path FROM modules WHERE name = ?", (LIBNAME,))
+        e.check(dbg and dbg[0][0] == "dwarf" and dbg[0][1].startswith(cache),
+                "modules: symbols 'dwarf', the debug file from libdebuginfod's cache (%s)" % dbg)
+
+        out = report(on, "-view", "source", "-source-object", "function=many_blocks", env=env)
+        e.check("x = (x ^ (x >> 17)) * 0x9e3779b97f4a7c15ul;" in out and
+                "from a debuginfod server" in out,
+                "the source view fetches stripped-work.c from the server")
+        out = report(on, "-view", "source", "-source-object", "function=many_blocks",
+                     env={"DEBUGINFOD_URLS": ""})
+        e.check("not found" in out, "without DEBUGINFOD_URLS the source is not found")
+
+        again = copy_result(res, "again")
+        line = fetch_line(finalize(again, env=env))
+        e.check(fetch_parts(line).get("from its cache") == "%s (debug file)" % LIBNAME,
+                "a second finalization takes the debug file from the cache: %s" % line)
+        e.check(module_frames(again) == want, "and resolves the same")
+
+        server.stop()
+        server = None
+        down = copy_result(res, "down")
+        line = fetch_line(finalize(down, env=dict(env, DEBUGINFOD_CACHE_PATH=w.join("dcache2"))))
+        e.check("%s (Connection refused)" % LIBNAME in fetch_parts(line).get("failed", ""),
+                "a server that is down is reported: %s" % line)
+    finally:
+        if server:
+            server.stop()
+
+
+PARTS = {"ranges": part_ranges, "minidebuginfo": part_minidebuginfo,
+         "debuginfod": part_debuginfod}
 if PART not in PARTS:
     e.fail("unknown part %s: one of %s" % (PART, ", ".join(PARTS)))
 with e.Workdir("fin-stripped-" + PART) as w:
