@@ -83,7 +83,7 @@ static int step(struct db *d)
  * single-row one, so the big tables go in batches (values buffered here, bound at flush).
  */
 #define BATCH_ROWS 100
-#define BATCH_MAX_COLS 8
+#define BATCH_MAX_COLS 9 /* functions */
 
 struct cell {
 	int64_t i;
@@ -128,6 +128,8 @@ static int batch_prepare(struct batch *b, int rows, sqlite3_stmt **st)
 
 static int batch_begin(struct db *d, struct batch *b, const char *head, int ncols)
 {
+	if (ncols > BATCH_MAX_COLS)
+		BUG("a batch of %d columns: BATCH_MAX_COLS is %d", ncols, BATCH_MAX_COLS);
 	b->d = d;
 	b->head = head;
 	b->ncols = ncols;
@@ -441,7 +443,7 @@ static int write_functions(struct db *d, const struct fin *f)
 	if ((ret = batch_end(&b, ret)))
 		return ret;
 	ret = batch_begin(d, &b, "INSERT INTO functions (id, name, mangled, module_id,"
-			  " source_file_id, line, language, resolved) VALUES", 8);
+			  " source_file_id, line, language, resolved, kind) VALUES", 9);
 	for (i = 0; i < f->nfunctions && !ret; i++) {
 		const struct function *fn = &f->functions[i];
 
@@ -453,6 +455,7 @@ static int write_functions(struct db *d, const struct fin *f)
 		batch_id(&b, fn->line);
 		batch_text(&b, fn->python ? "python" : "native");
 		batch_int(&b, fn->resolved);
+		batch_text(&b, fn->resolved ? "symbol" : fn->range ? "range" : "address");
 		ret = batch_row(&b);
 	}
 	if ((ret = batch_end(&b, ret)))

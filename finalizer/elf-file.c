@@ -136,21 +136,22 @@ fail:
 	return err;
 }
 
-int elf_file_section(struct elf_file *f, const char *name, const uint8_t **data, size_t *size)
+int elf_section_find(Elf *elf, const char *name, const uint8_t **data, size_t *size,
+		     uint64_t *addr)
 {
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
 
 	*data = NULL;
 	*size = 0;
-	if (!f->elf || elf_getshdrstrndx(f->elf, &shstrndx))
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
 		return -ENOENT;
-	while ((scn = elf_nextscn(f->elf, scn))) {
+	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		const char *n;
 		Elf_Data *d;
 
-		if (!gelf_getshdr(scn, &sh) || !(n = elf_strptr(f->elf, shstrndx, sh.sh_name)) ||
+		if (!gelf_getshdr(scn, &sh) || !(n = elf_strptr(elf, shstrndx, sh.sh_name)) ||
 		    strcmp(n, name))
 			continue;
 		if (sh.sh_type == SHT_NOBITS || !sh.sh_size)
@@ -162,9 +163,16 @@ int elf_file_section(struct elf_file *f, const char *name, const uint8_t **data,
 			return -ENOENT;
 		*data = d->d_buf;
 		*size = d->d_size;
+		if (addr)
+			*addr = sh.sh_addr;
 		return 0;
 	}
 	return -ENOENT;
+}
+
+int elf_file_section(struct elf_file *f, const char *name, const uint8_t **data, size_t *size)
+{
+	return elf_section_find(f->elf, name, data, size, NULL);
 }
 
 void elf_file_close(struct elf_file *f)

@@ -36,6 +36,14 @@ void elf_file_close(struct elf_file *f);
  */
 int elf_file_section(struct elf_file *f, const char *name, const uint8_t **data, size_t *size);
 
+/*
+ * elf_file_section() on any ELF handle (one opened with elf_memory() too); *addr (may be NULL)
+ * receives the section's address (sh_addr). Decompressing a section changes the handle:
+ * not thread-safe on one handle.
+ */
+int elf_section_find(Elf *elf, const char *name, const uint8_t **data, size_t *size,
+		     uint64_t *addr);
+
 /* Lower-case hex of a build-id into buf (2 * len + 1 bytes). Returns buf. */
 char *build_id_hex(const uint8_t *id, size_t len, char *buf);
 

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "common/meta.h"
 #include "common/raw-stream.h"
@@ -196,6 +197,7 @@ struct function {
 	int64_t file;	 /* source_files id, 0 if none */
 	uint32_t line;
 	bool resolved;
+	bool range;	 /* unnamed, known by its FDE range: "func@0x<start>" (sym_frame.range) */
 	bool python;	 /* a Python function: module NO_MODULE, line its co_firstlineno */
 	bool eval;	 /* the interpreter's eval loop (pymerge_is_eval) */
 };
@@ -273,6 +275,7 @@ struct fin {
 	uint64_t streams_duplicate; /* copies ignored */
 	uint64_t samples_total, weight_total;
 	uint64_t samples_func, samples_line; /* leaf resolved to a function / a source line */
+	uint64_t samples_range;		     /* leaf in an unnamed FDE range (func@0x<start>) */
 	uint64_t bytes_total, bytes_skipped;
 	uint64_t streams_bad;
 	double t_load, t_resolve, t_tree, t_write;
@@ -335,5 +338,7 @@ int fin_db_close(struct fin_db *x, int ret);
 
 /* summary.c */
 void fin_print_summary(const struct fin *f);
+/* summary-fetch.c: the summary's line on what debuginfod gave, when it was asked. */
+void fin_print_fetches(FILE *o, const struct fin *f);
 
 #endif

@@ -16,6 +16,7 @@ struct finalize_opts {
 	bool fast;	/* -finalization-mode=fast: skip inline chains and line tables of
 			   modules without samples (details in docs/pfinalize.md) */
 	bool quiet;	/* no summary */
+	bool no_debuginfod; /* -no-debuginfod: never ask DEBUGINFOD_URLS' servers */
 };
 
 /*

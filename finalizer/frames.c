@@ -20,6 +20,7 @@ struct function_key {
 	bool python;	  /* Python functions are also told apart by their first line */
 	uint32_t line;
 	bool resolved;
+	bool range;
 };
 
 static bool function_eq(const void *ctx, uint32_t idx)
@@ -42,6 +43,7 @@ static int function_make(const void *ctx, void *elem)
 		.file = k->file,
 		.line = k->line,
 		.resolved = k->resolved,
+		.range = k->range,
 		.python = k->python,
 		.eval = !k->python && pymerge_is_eval(k->name),
 	};
@@ -68,7 +70,7 @@ static int64_t file_id(struct fin *f, const char *path)
 static int64_t native_function(struct fin *f, uint32_t module, const struct sym_frame *sf)
 {
 	struct function_key k = { .f = f, .module = module, .line = sf->decl_line,
-				  .resolved = sf->resolved };
+				  .resolved = sf->resolved, .range = sf->range };
 
 	k.name = str_pool_get(&f->strings, sf->name);
 	k.mangled = str_pool_get(&f->strings, sf->mangled);

@@ -4,90 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "finalizer/byte-reader.h"
 #include "finalizer/hash-index.h"
 #include "finalizer/line-table.h"
 
-/* A bounded little-endian reader: reading past the end sets bad and gives zeros. */
-struct rd {
-	const uint8_t *p, *end;
-	bool bad;
-};
-
-static uint64_t rd_u(struct rd *r, unsigned n)
-{
-	uint64_t v = 0;
-	unsigned i;
-
-	if (r->bad || (size_t)(r->end - r->p) < n) {
-		r->bad = true;
-		return 0;
-	}
-	for (i = 0; i < n; i++)
-		v |= (uint64_t)r->p[i] << (8 * i);
-	r->p += n;
-	return v;
-}
-
-static uint64_t rd_uleb(struct rd *r)
-{
-	uint64_t v = 0;
-	unsigned shift = 0;
-
-	while (!r->bad) {
-		uint8_t b;
-
-		if (r->p >= r->end) {
-			r->bad = true;
-			break;
-		}
-		b = *r->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
-			break;
-	}
-	return v;
-}
-
-static int64_t rd_sleb(struct rd *r)
-{
-	uint64_t v = 0;
-	unsigned shift = 0;
-	uint8_t b = 0;
-
-	while (!r->bad) {
-		if (r->p >= r->end) {
-			r->bad = true;
-			return 0;
-		}
-		b = *r->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
-			break;
-	}
-	if (shift < 64 && (b & 0x40))
-		v |= ~(uint64_t)0 << shift;
-	return (int64_t)v;
-}
-
-static const char *rd_str(struct rd *r)
-{
-	const uint8_t *nul;
-
-	if (r->bad || !(nul = memchr(r->p, 0, (size_t)(r->end - r->p)))) {
-		r->bad = true;
-		return NULL;
-	}
-	{
-		const char *s = (const char *)r->p;
-
-		r->p = nul + 1;
-		return s;
-	}
-}
 
 /* A NUL-terminated string at off of a string section, or NULL. */
 static const char *section_str(const uint8_t *sec, size_t size, uint64_t off)
@@ -106,8 +26,8 @@ enum {
 };
 
 /* Read one attribute of an entry; *str or *num get its value. False: a form not handled. */
-static bool read_form(struct rd *r, const struct line_sections *s, uint64_t form, bool dwarf64,
-		      const char **str, uint64_t *num)
+static bool read_form(struct byte_reader *r, const struct line_sections *s, uint64_t form,
+		      bool dwarf64, const char **str, uint64_t *num)
 {
 	uint64_t v;
 
@@ -115,41 +35,41 @@ static bool read_form(struct rd *r, const struct line_sections *s, uint64_t form
 	*num = 0;
 	switch (form) {
 	case FORM_string:
-		*str = rd_str(r);
+		*str = byte_reader_str(r);
 		return true;
 	case FORM_line_strp:
-		v = rd_u(r, dwarf64 ? 8 : 4);
+		v = byte_reader_u(r, dwarf64 ? 8 : 4);
 		*str = section_str(s->line_str, s->line_str_size, v);
 		return true;
 	case FORM_strp:
-		v = rd_u(r, dwarf64 ? 8 : 4);
+		v = byte_reader_u(r, dwarf64 ? 8 : 4);
 		*str = section_str(s->str, s->str_size, v);
 		return true;
 	case FORM_udata:
-		*num = rd_uleb(r);
+		*num = byte_reader_uleb(r);
 		return true;
 	case FORM_sdata:
-		*num = (uint64_t)rd_sleb(r);
+		*num = (uint64_t)byte_reader_sleb(r);
 		return true;
 	case FORM_data1:
-		*num = rd_u(r, 1);
+		*num = byte_reader_u(r, 1);
 		return true;
 	case FORM_data2:
-		*num = rd_u(r, 2);
+		*num = byte_reader_u(r, 2);
 		return true;
 	case FORM_data4:
-		*num = rd_u(r, 4);
+		*num = byte_reader_u(r, 4);
 		return true;
 	case FORM_data8:
-		*num = rd_u(r, 8);
+		*num = byte_reader_u(r, 8);
 		return true;
 	case FORM_data16:
-		rd_u(r, 8);
-		rd_u(r, 8);
+		byte_reader_u(r, 8);
+		byte_reader_u(r, 8);
 		return true;
 	case FORM_block:
 	case FORM_block1:
-		v = form == FORM_block ? rd_uleb(r) : rd_u(r, 1);
+		v = form == FORM_block ? byte_reader_uleb(r) : byte_reader_u(r, 1);
 		if (v > (uint64_t)(r->end - r->p))
 			r->bad = true;
 		else
@@ -164,19 +84,19 @@ static bool read_form(struct rd *r, const struct line_sections *s, uint64_t form
  * A DWARF 5 entry list (directories or files): the format, then count entries. Fills the
  * path and directory number of each. Returns the count, or -1.
  */
-static long read_entries(struct rd *r, const struct line_sections *s, bool dwarf64,
+static long read_entries(struct byte_reader *r, const struct line_sections *s, bool dwarf64,
 			 const char ***paths, uint64_t **dirs)
 {
 	uint64_t ct[32], form[32], count, i;
-	unsigned nfmt = (unsigned)rd_u(r, 1), k;
+	unsigned nfmt = (unsigned)byte_reader_u(r, 1), k;
 
 	if (nfmt > 32)
 		return -1;
 	for (k = 0; k < nfmt; k++) {
-		ct[k] = rd_uleb(r);
-		form[k] = rd_uleb(r);
+		ct[k] = byte_reader_uleb(r);
+		form[k] = byte_reader_uleb(r);
 	}
-	count = rd_uleb(r);
+	count = byte_reader_uleb(r);
 	if (r->bad || count > (uint64_t)(r->end - r->p))
 		return -1; /* every entry takes a byte at least */
 	*paths = calloc(count ? count : 1, sizeof(**paths));
@@ -198,8 +118,8 @@ static long read_entries(struct rd *r, const struct line_sections *s, bool dwarf
 	return r->bad ? -1 : (long)count;
 }
 
-static int parse_v5_tables(struct line_table *t, struct rd *r, const struct line_sections *s,
-			   bool dwarf64)
+static int parse_v5_tables(struct line_table *t, struct byte_reader *r,
+			   const struct line_sections *s, bool dwarf64)
 {
 	const char **paths = NULL;
 	uint64_t *nums = NULL, i;
@@ -236,7 +156,7 @@ static int parse_v5_tables(struct line_table *t, struct rd *r, const struct line
 	return 0;
 }
 
-static int parse_v2_tables(struct line_table *t, struct rd *r)
+static int parse_v2_tables(struct line_table *t, struct byte_reader *r)
 {
 	size_t cap = 0;
 	const char *s;
@@ -245,19 +165,19 @@ static int parse_v2_tables(struct line_table *t, struct rd *r)
 	if (array_reserve(&t->dirs, &cap, 1, sizeof(*t->dirs)))
 		return -ENOMEM;
 	t->dirs[t->ndirs++] = NULL;
-	while ((s = rd_str(r)) && *s) {
+	while ((s = byte_reader_str(r)) && *s) {
 		if (array_reserve(&t->dirs, &cap, t->ndirs + 1, sizeof(*t->dirs)))
 			return -ENOMEM;
 		t->dirs[t->ndirs++] = s;
 	}
 	cap = 0;
-	while ((s = rd_str(r)) && *s) {
+	while ((s = byte_reader_str(r)) && *s) {
 		if (array_reserve(&t->files, &cap, t->nfiles + 1, sizeof(*t->files)))
 			return -ENOMEM;
 		t->files[t->nfiles].name = s;
-		t->files[t->nfiles].dir = rd_uleb(r);
-		rd_uleb(r); /* modification time */
-		rd_uleb(r); /* length */
+		t->files[t->nfiles].dir = byte_reader_uleb(r);
+		byte_reader_uleb(r); /* modification time */
+		byte_reader_uleb(r); /* length */
 		t->nfiles++;
 	}
 	t->file_base = 1;
@@ -267,7 +187,7 @@ static int parse_v2_tables(struct line_table *t, struct rd *r)
 int line_table_parse(struct line_table *t, const struct line_sections *s, uint64_t offset,
 		     unsigned addr_size)
 {
-	struct rd r;
+	struct byte_reader r;
 	uint64_t len, hlen;
 	bool dwarf64 = false;
 	const uint8_t *hstart;
@@ -276,38 +196,38 @@ int line_table_parse(struct line_table *t, const struct line_sections *s, uint64
 	memset(t, 0, sizeof(*t));
 	if (!s->line || offset >= s->line_size)
 		return -EINVAL;
-	r = (struct rd){ s->line + offset, s->line + s->line_size, false };
-	len = rd_u(&r, 4);
+	r = (struct byte_reader){ s->line + offset, s->line + s->line_size, false };
+	len = byte_reader_u(&r, 4);
 	if (len == 0xffffffff) {
 		dwarf64 = true;
-		len = rd_u(&r, 8);
+		len = byte_reader_u(&r, 8);
 	} else if (len >= 0xfffffff0) {
 		return -EINVAL;
 	}
 	if (r.bad || len > (uint64_t)(r.end - r.p))
 		return -EINVAL;
 	r.end = r.p + len;
-	t->version = (unsigned)rd_u(&r, 2);
+	t->version = (unsigned)byte_reader_u(&r, 2);
 	if (t->version < 2 || t->version > 5)
 		return -EINVAL;
 	t->addr_size = (uint8_t)addr_size;
 	if (t->version >= 5) {
-		t->addr_size = (uint8_t)rd_u(&r, 1);
-		if (rd_u(&r, 1)) /* segment selectors: not on any target we read */
+		t->addr_size = (uint8_t)byte_reader_u(&r, 1);
+		if (byte_reader_u(&r, 1)) /* segment selectors: not on any target we read */
 			return -EINVAL;
 	}
-	hlen = rd_u(&r, dwarf64 ? 8 : 4);
+	hlen = byte_reader_u(&r, dwarf64 ? 8 : 4);
 	hstart = r.p;
 	if (r.bad || hlen > (uint64_t)(r.end - r.p))
 		return -EINVAL;
 	t->program = hstart + hlen;
 	t->end = r.end;
-	t->min_inst = (uint8_t)rd_u(&r, 1);
-	t->max_ops = t->version >= 4 ? (uint8_t)rd_u(&r, 1) : 1;
-	t->default_is_stmt = (uint8_t)rd_u(&r, 1);
-	t->line_base = (int8_t)rd_u(&r, 1);
-	t->line_range = (uint8_t)rd_u(&r, 1);
-	t->opcode_base = (uint8_t)rd_u(&r, 1);
+	t->min_inst = (uint8_t)byte_reader_u(&r, 1);
+	t->max_ops = t->version >= 4 ? (uint8_t)byte_reader_u(&r, 1) : 1;
+	t->default_is_stmt = (uint8_t)byte_reader_u(&r, 1);
+	t->line_base = (int8_t)byte_reader_u(&r, 1);
+	t->line_range = (uint8_t)byte_reader_u(&r, 1);
+	t->opcode_base = (uint8_t)byte_reader_u(&r, 1);
 	if (r.bad || !t->line_range || !t->opcode_base || !t->max_ops ||
 	    (size_t)(t->program - r.p) < (size_t)t->opcode_base - 1 || t->program < r.p)
 		return -EINVAL;
@@ -336,7 +256,7 @@ const struct line_file *line_table_file(const struct line_table *t, uint64_t n)
 
 int line_table_run(const struct line_table *t, line_row_fn fn, void *ctx)
 {
-	struct rd r = { t->program, t->end, false };
+	struct byte_reader r = { t->program, t->end, false };
 	uint64_t addr = 0, file = 1, line = 1, op_index = 0;
 
 	/* Advance by a number of operations (VLIW op_index; 1 op per instruction elsewhere). */
@@ -348,7 +268,7 @@ int line_table_run(const struct line_table *t, line_row_fn fn, void *ctx)
 	} while (0)
 
 	while (r.p < r.end && !r.bad) {
-		uint8_t op = (uint8_t)rd_u(&r, 1);
+		uint8_t op = (uint8_t)byte_reader_u(&r, 1);
 
 		if (op >= t->opcode_base) {
 			uint8_t adj = (uint8_t)(op - t->opcode_base);
@@ -357,14 +277,14 @@ int line_table_run(const struct line_table *t, line_row_fn fn, void *ctx)
 			line += (uint64_t)(int64_t)(t->line_base + adj % t->line_range);
 			fn(ctx, addr, file, line, false);
 		} else if (op == 0) {
-			uint64_t len = rd_uleb(&r);
+			uint64_t len = byte_reader_uleb(&r);
 			const uint8_t *next;
 			uint8_t sub;
 
 			if (r.bad || !len || len > (uint64_t)(r.end - r.p))
 				return -EINVAL;
 			next = r.p + len;
-			sub = (uint8_t)rd_u(&r, 1);
+			sub = (uint8_t)byte_reader_u(&r, 1);
 			if (sub == 1) { /* DW_LNE_end_sequence */
 				fn(ctx, addr, file, line, true);
 				addr = 0;
@@ -374,7 +294,7 @@ int line_table_run(const struct line_table *t, line_row_fn fn, void *ctx)
 			} else if (sub == 2) { /* DW_LNE_set_address */
 				if (len - 1 > 8)
 					return -EINVAL;
-				addr = rd_u(&r, (unsigned)(len - 1));
+				addr = byte_reader_u(&r, (unsigned)(len - 1));
 				op_index = 0;
 			}
 			/* define_file, set_discriminator, vendor ones: nothing a row needs. */
@@ -385,19 +305,19 @@ int line_table_run(const struct line_table *t, line_row_fn fn, void *ctx)
 				fn(ctx, addr, file, line, false);
 				break;
 			case 2: /* DW_LNS_advance_pc */
-				ADVANCE(rd_uleb(&r));
+				ADVANCE(byte_reader_uleb(&r));
 				break;
 			case 3: /* DW_LNS_advance_line */
-				line += (uint64_t)rd_sleb(&r);
+				line += (uint64_t)byte_reader_sleb(&r);
 				break;
 			case 4: /* DW_LNS_set_file */
-				file = rd_uleb(&r);
+				file = byte_reader_uleb(&r);
 				break;
 			case 8: /* DW_LNS_const_add_pc */
 				ADVANCE((255u - t->opcode_base) / t->line_range);
 				break;
 			case 9: /* DW_LNS_fixed_advance_pc */
-				addr += rd_u(&r, 2);
+				addr += byte_reader_u(&r, 2);
 				op_index = 0;
 				break;
 			default: {
@@ -406,7 +326,7 @@ int line_table_run(const struct line_table *t, line_row_fn fn, void *ctx)
 				unsigned k, n = t->std_lengths[op - 1];
 
 				for (k = 0; k < n; k++)
-					rd_uleb(&r);
+					byte_reader_uleb(&r);
 				break;
 			}
 			}

@@ -27,6 +27,9 @@ static const struct option_spec specs[] = {
 	  "pfinalize -r res -j 4", NULL },
 	{ "finalization-mode", NULL, OPTION_VALUE, "MODE",
 	  "full (inline chains, the default) or fast (no inline expansion)", NULL, modes },
+	{ "no-debuginfod", NULL, OPTION_FLAG, NULL,
+	  "never ask the debuginfod servers of DEBUGINFOD_URLS for debug files or binaries", NULL,
+	  NULL },
 	{ "quiet", "q", OPTION_FLAG, NULL, "print errors only, no summary", NULL, NULL },
 	{ "verbose", "v", OPTION_FLAG, NULL,
 	  "debug lines: the files tried for each module, the symbols and DWARF read",
@@ -38,7 +41,7 @@ static const struct option_spec specs[] = {
 
 static const char synopsis[] =
 	"pfinalize -r DIR [-search-dir DIR]... [-source-search-dir DIR]... [-j N] "
-	"[-finalization-mode full|fast] [-quiet|-verbose]";
+	"[-finalization-mode full|fast] [-no-debuginfod] [-quiet|-verbose]";
 
 static const char description[] =
 	"Resolve the raw samples of a result directory (modules, functions, source lines,\n"
@@ -158,6 +161,7 @@ int finalize_main(int argc, char **argv, const char *tool)
 	s = options_get_str(&r, "finalization-mode");
 	o.fast = s && !strcmp(s, "fast");
 	o.quiet = options_has(&r, "quiet");
+	o.no_debuginfod = options_has(&r, "no-debuginfod");
 	if (o.quiet && options_has(&r, "verbose")) {
 		log_error("options '-quiet' and '-verbose' exclude each other");
 		options_release(&r);

@@ -14,9 +14,12 @@
 
 #include "common/log.h"
 #include "common/result-dir.h"
+#include "finalizer/debuginfod.h"
 #include "finalizer/demangle.h"
 #include "finalizer/dwarf-info.h"
+#include "finalizer/eh-frame.h"
 #include "finalizer/elf-file.h"
+#include "finalizer/minidebuginfo.h"
 #include "finalizer/module.h"
 #include "finalizer/sym-cache.h"
 #include "finalizer/symtab.h"
@@ -167,8 +170,8 @@ struct sym_names {
 	const char **mangled;
 };
 
-static const char *sym_display(struct module *m, struct sym_names *sn,
-			       const struct symtab_sym *s, const char **mangled)
+static const char *sym_display(struct module *m, struct sym_names *sn, const struct symtab_sym *s,
+			       const char **mangled)
 {
 	size_t i = (size_t)(s - sn->st->syms);
 
@@ -183,8 +186,87 @@ static const char *sym_display(struct module *m, struct sym_names *sn,
 	return sn->dem[i];
 }
 
-/* Combine the symbol table and DWARF answers into the chains of every address. */
-static int compose(struct module *m, const struct symtab *st, const struct dwarf_lookup *dw)
+/*
+ * The FDE ranges of a module (finalizer/eh-frame.h), read on first need: only a module with
+ * an address no symbol names, or a stripped one (symtab_name_split_parts()), needs them.
+ */
+struct fde_src {
+	struct module *m;
+	const struct resolve_opts *o;
+	Elf *elf; /* the module's file; NULL: no ranges */
+	struct fde_table t;
+	bool tried;
+	int err; /* -ENOMEM */
+};
+
+static const struct fde_table *fde_src_get(struct fde_src *fs)
+{
+	struct module *m;
+	struct elf_file d;
+
+	if (!fs || !fs->elf || fs->err)
+		return NULL;
+	if (fs->tried)
+		return &fs->t;
+	fs->tried = true;
+	m = fs->m;
+	if (fs->o->cache_dir && m->build_id_len && !sym_cache_load_ranges(m, fs->o, &fs->t)) {
+		log_debug("'%s': %zu function ranges (%s) from the symbol cache", m->path, fs->t.n,
+			  fde_source_name(fs->t.source));
+		return &fs->t;
+	}
+	fs->err = fde_table_load(&fs->t, fs->elf);
+	/* A binary built without .eh_frame may have a .debug_frame in its debug file. */
+	if (!fs->err && !fs->t.n && m->debug_path && !elf_file_open(&d, m->debug_path)) {
+		fs->err = fde_table_load(&fs->t, d.elf);
+		elf_file_close(&d);
+	}
+	if (fs->err)
+		return NULL;
+	log_debug("'%s': %zu function ranges from %s", m->path, fs->t.n,
+		  fs->t.n ? fde_source_name(fs->t.source)
+			  : "no unwind table (.eh_frame, .debug_frame)");
+	if (fs->o->cache_dir && m->build_id_len)
+		sym_cache_store_ranges(m, fs->o, &fs->t); /* best effort */
+	return &fs->t;
+}
+
+/*
+ * The name of an address no symbol names: "func@0x<start>" of the FDE range that holds it
+ * (*range true), else the address alone.
+ */
+static const char *unnamed(struct module *m, struct fde_src *fs, uint64_t addr, bool *range)
+{
+	const struct fde_table *t = m->kind == RAW_MODULE_FILE ? fde_src_get(fs) : NULL;
+	const struct fde_range *r = t ? fde_table_find(t, addr) : NULL;
+
+	*range = r != NULL;
+	return placeholder_name(m, r ? r->start : addr);
+}
+
+/*
+ * The symbol of addr. A symbol without a size reaches up to the next symbol, but not past
+ * the start of another FDE range: that is another function, which has no symbol.
+ */
+static const struct symtab_sym *symbol_of(const struct symtab *st, struct fde_src *fs,
+					  uint64_t addr)
+{
+	const struct symtab_sym *s = st->n ? symtab_find_addr(st, addr) : NULL;
+	const struct fde_table *t;
+	const struct fde_range *r;
+
+	if (!s || s->size || !(t = fde_src_get(fs)))
+		return s;
+	r = fde_table_find(t, addr);
+	return r && r->start > s->start ? NULL : s;
+}
+
+/*
+ * Combine the symbol table, DWARF and FDE range answers into the chains of every address.
+ * dw and fs may be NULL.
+ */
+static int compose(struct module *m, const struct symtab *st, const struct dwarf_lookup *dw,
+		   struct fde_src *fs)
 {
 	struct sym_names sn = { st, NULL, NULL };
 	size_t i;
@@ -198,8 +280,9 @@ static int compose(struct module *m, const struct symtab *st, const struct dwarf
 	}
 	for (i = 0; i < m->naddrs; i++) {
 		uint64_t a = m->addrs[i];
-		const struct symtab_sym *s = st->n ? symtab_find_addr(st, a) : NULL;
 		uint32_t k, n = dw ? dw->count[i] : 0;
+		const struct symtab_sym *s =
+			n && dw->frames[dw->first[i]].name ? NULL : symbol_of(st, fs, a);
 		const char *leaf_file = dw ? dw->leaf_file[i] : NULL;
 		uint32_t leaf_line = dw ? dw->leaf_line[i] : 0;
 		struct sym_frame *f;
@@ -214,13 +297,18 @@ static int compose(struct module *m, const struct symtab *st, const struct dwarf
 				goto out;
 			}
 			f->name = d->name;
-			f->mangled = d->mangled && d->name != d->mangled &&
-					     strcmp(d->mangled, d->name) ? d->mangled : NULL;
+			f->mangled =
+				d->mangled && d->name != d->mangled && strcmp(d->mangled, d->name)
+					? d->mangled
+					: NULL;
 			if (!f->name && k == 0 && s)
 				f->name = sym_display(m, &sn, s, &f->mangled);
 			f->resolved = f->name != NULL;
-			if (!f->name)
-				f->name = placeholder_name(m, a);
+			if (!f->name && k == 0)
+				f->name = unnamed(m, fs, a, &f->range);
+			else if (!f->name)
+				f->name =
+					placeholder_name(m, a); /* an inlined call without a name */
 			f->decl_file = d->decl_file;
 			f->decl_line = d->decl_line;
 			f->file = d->file;
@@ -236,19 +324,21 @@ static int compose(struct module *m, const struct symtab *st, const struct dwarf
 				f->name = sym_display(m, &sn, s, &f->mangled);
 				f->resolved = true;
 			} else {
-				f->name = placeholder_name(m, a);
+				f->name = unnamed(m, fs, a, &f->range);
 			}
 			f->file = leaf_file;
 			f->line = leaf_line;
 			n = 1;
 		}
-		if (!f->name) {
+		if (!f->name || (fs && fs->err)) {
 			ret = -ENOMEM;
 			goto out;
 		}
 		m->count[i] = n;
 		if (m->frames[m->first[i]].resolved)
 			m->addrs_resolved++;
+		else if (m->frames[m->first[i]].range)
+			m->addrs_ranged++;
 		if (m->frames[m->first[i] + n - 1].file)
 			m->addrs_with_line++;
 	}
@@ -276,9 +366,10 @@ static bool open_candidate(struct module *m, const char *path, const char *where
 		return false;
 	}
 	if (m->build_id_len && !elf_file_build_id_is(f, m->build_id, m->build_id_len)) {
-		log_debug("'%s': %s '%s' refused: its build-id is %s, the profiled one %s",
-			  m->path, where, path,
-			  f->build_id_len ? build_id_hex(f->build_id, f->build_id_len, hex) : "none",
+		log_debug("'%s': %s '%s' refused: its build-id is %s, the profiled one %s", m->path,
+			  where, path,
+			  f->build_id_len ? build_id_hex(f->build_id, f->build_id_len, hex)
+					  : "none",
 			  m->build_id_hex);
 		if (!m->mismatch_path)
 			m->mismatch_path = strdup(path);
@@ -365,7 +456,8 @@ static char *find_debug_file(struct module *m, const struct resolve_opts *o,
 			continue;
 		}
 		if (!d.has_debug_info)
-			log_debug("'%s': debug file '%s' refused: no .debug_info", m->path, tries[i]);
+			log_debug("'%s': debug file '%s' refused: no .debug_info", m->path,
+				  tries[i]);
 		else if (f->build_id_len && d.build_id_len &&
 			 !elf_file_build_id_is(&d, f->build_id, f->build_id_len))
 			log_debug("'%s': debug file '%s' refused: another build-id", m->path,
@@ -396,8 +488,9 @@ static char *find_debug_file(struct module *m, const struct resolve_opts *o,
 				found = strdup(cands[i]);
 			else
 				log_debug("'%s': search-dir debug file '%s' refused: %s", m->path,
-					  cands[i], d.has_debug_info ? "another build-id or none"
-								     : "no .debug_info");
+					  cands[i],
+					  d.has_debug_info ? "another build-id or none"
+							   : "no .debug_info");
 			elf_file_close(&d);
 			if (found) {
 				log_debug("'%s': search-dir debug file '%s' taken", m->path, found);
@@ -411,7 +504,80 @@ static char *find_debug_file(struct module *m, const struct resolve_opts *o,
 
 static int resolve_placeholders(struct module *m)
 {
-	return compose(m, &(struct symtab){ 0 }, NULL);
+	return compose(m, &(struct symtab){ 0 }, NULL, NULL);
+}
+
+/* For -verbose: what a debuginfod answer means. */
+static const char *fetch_error(int err)
+{
+	return err == -ENOENT ? "no server has it" : strerror(-err);
+}
+
+/* Whether to ask debuginfod for m: it has samples and a build-id to ask by. */
+static bool fetch_wanted(const struct module *m, const struct resolve_opts *o)
+{
+	return o->debuginfod && m->naddrs && m->build_id_len;
+}
+
+/* The debug file of a module from the debuginfod servers, or NULL. */
+static char *fetch_debug_file(struct module *m, const struct resolve_opts *o)
+{
+	struct elf_file d;
+	char *path;
+	bool downloaded, usable;
+	int err;
+
+	if (!fetch_wanted(m, o))
+		return NULL;
+	err = debug_server_fetch(DEBUG_SERVER_DEBUGINFO, m->build_id, m->build_id_len, NULL, &path,
+				 &downloaded);
+	if (err) {
+		m->fetch_debug = err;
+		log_debug("'%s': debuginfod debug file: %s", m->path, fetch_error(err));
+		return NULL;
+	}
+	err = elf_file_open(&d, path);
+	usable = !err && (d.has_debug_info || d.has_symtab) &&
+		 (!d.build_id_len || elf_file_build_id_is(&d, m->build_id, m->build_id_len));
+	if (!err)
+		elf_file_close(&d);
+	if (!usable) {
+		log_debug("'%s': debuginfod debug file '%s' refused: %s", m->path, path,
+			  err ? open_error(err) : "no DWARF or .symtab, or another build-id");
+		m->fetch_debug = -EINVAL;
+		free(path);
+		return NULL;
+	}
+	m->fetch_debug = downloaded ? MODULE_FETCH_DOWNLOADED : MODULE_FETCH_CACHED;
+	log_debug("'%s': debuginfod debug file '%s' taken (%s)", m->path, path,
+		  downloaded ? "fetched now" : "from libdebuginfod's cache");
+	return path;
+}
+
+/* A module not found here: its binary from the debuginfod servers, opened in f. */
+static bool fetch_binary(struct module *m, const struct resolve_opts *o, struct elf_file *f)
+{
+	char *path;
+	bool downloaded, ok;
+	int err;
+
+	if (!fetch_wanted(m, o))
+		return false;
+	err = debug_server_fetch(DEBUG_SERVER_EXECUTABLE, m->build_id, m->build_id_len, NULL, &path,
+				 &downloaded);
+	if (err) {
+		m->fetch_binary = err;
+		log_debug("'%s': debuginfod binary: %s", m->path, fetch_error(err));
+		return false;
+	}
+	ok = open_candidate(m, path, "debuginfod binary", f);
+	m->fetch_binary = !ok          ? -EINVAL
+			  : downloaded ? MODULE_FETCH_DOWNLOADED
+				       : MODULE_FETCH_CACHED;
+	if (ok)
+		m->found_in = "debuginfod";
+	free(path);
+	return ok;
 }
 
 /* The vdso cannot be read after the fact, but ours is the same when the kernel is. */
@@ -451,13 +617,15 @@ static int resolve_vdso(struct module *m)
 				    !(data = elf_getdata(scn, NULL)))
 					continue;
 				while ((off = gelf_getnote(data, off, &nh, &no, &dof)) > 0)
-					if (nh.n_type == NT_GNU_BUILD_ID && nh.n_descsz == m->build_id_len &&
+					if (nh.n_type == NT_GNU_BUILD_ID &&
+					    nh.n_descsz == m->build_id_len &&
 					    !memcmp((char *)data->d_buf + dof, m->build_id,
 						    m->build_id_len)) {
 						if (!symtab_load(&st, elf) && st.n) {
 							m->found_in = "self";
-							m->symbols = st.source == SYMTAB_SYMTAB ? "symtab"
-												: "dynsym";
+							m->symbols = st.source == SYMTAB_SYMTAB
+									     ? "symtab"
+									     : "dynsym";
 							m->status = "ok";
 						}
 					}
@@ -467,7 +635,7 @@ static int resolve_vdso(struct module *m)
 	log_debug("'%s': %s", m->path,
 		  m->found_in ? "symbols from this machine's vdso (the same build-id)"
 			      : "this machine's vdso differs (another kernel): placeholder names");
-	ret = compose(m, &st, NULL);
+	ret = compose(m, &st, NULL, NULL);
 	symtab_release(&st);
 	if (elf)
 		elf_end(elf);
@@ -475,22 +643,62 @@ static int resolve_vdso(struct module *m)
 	return ret;
 }
 
+/* Names .dynsym lacks from the MiniDebugInfo (.gnu_debugdata) of f, when it has one. */
+static int add_minidebuginfo(struct module *m, struct symtab *st, const struct elf_file *f)
+{
+	size_t before = st->n;
+	int err = minidebuginfo_load(st, f->elf);
+
+	if (!err)
+		log_debug("'%s': MiniDebugInfo (.gnu_debugdata): %zu function symbols added",
+			  m->path, st->n - before);
+	else if (err != -ENOENT && err != -ENOMEM)
+		log_debug("'%s': MiniDebugInfo (.gnu_debugdata) not read: %s", m->path,
+			  err == -EINVAL ? "not an xz-compressed ELF file (damaged)"
+					 : strerror(-err));
+	return err == -ENOMEM ? err : 0;
+}
+
+/* Without DWARF, the fallbacks in order: .symtab, .dynsym (and MiniDebugInfo), placeholders. */
+static const char *names_from(enum symtab_source source)
+{
+	switch (source) {
+	case SYMTAB_SYMTAB:
+		return "no DWARF: function names from .symtab";
+	case SYMTAB_MINIDEBUGINFO:
+		return "no DWARF, no .symtab: function names from .dynsym and the MiniDebugInfo";
+	case SYMTAB_DYNSYM:
+		return "no DWARF, no .symtab: function names from .dynsym (exported functions only)";
+	default:
+		return "no DWARF, no symbol table: placeholder names";
+	}
+}
+
+static const char *symbols_name(enum symtab_source source)
+{
+	static const char *const names[] = { "none", "dynsym", "minidebuginfo", "symtab" };
+
+	return names[source];
+}
+
 static int resolve_file(struct module *m, const struct resolve_opts *o)
 {
 	struct elf_file f, dbg;
 	struct symtab st = { 0 };
+	struct fde_src fs = { .m = m, .o = o };
 	struct dwarf_lookup dw;
 	bool have_dw = false;
 	const char *dwarf_path = NULL;
 	char err[256];
 	int ret;
 
-	if (!locate_file(m, o, &f)) {
+	if (!locate_file(m, o, &f) && !fetch_binary(m, o, &f)) {
 		m->status = m->mismatch_path ? "build-id-mismatch" : "missing";
 		return resolve_placeholders(m);
 	}
 	m->status = "ok";
 	m->resolved_path = strdup(f.path);
+	fs.elf = f.elf;
 	ret = symtab_load(&st, f.elf);
 	if (ret)
 		goto out;
@@ -498,7 +706,8 @@ static int resolve_file(struct module *m, const struct resolve_opts *o)
 		dwarf_path = f.path;
 	} else {
 		m->debug_path = find_debug_file(m, o, &f);
-		dwarf_path = m->debug_path;
+		if (!m->debug_path)
+			m->debug_path = fetch_debug_file(m, o);
 		/* Stripped binaries keep only .dynsym; their debug file has the full .symtab. */
 		if (m->debug_path && st.source != SYMTAB_SYMTAB &&
 		    !elf_file_open(&dbg, m->debug_path)) {
@@ -515,14 +724,24 @@ static int resolve_file(struct module *m, const struct resolve_opts *o)
 			}
 			elf_file_close(&dbg);
 		}
+		dwarf_path = m->debug_path;
 	}
-	m->symbols = st.source == SYMTAB_SYMTAB ? "symtab" : st.source == SYMTAB_DYNSYM ? "dynsym"
-											: "none";
+	if (st.source < SYMTAB_SYMTAB && m->naddrs && (ret = add_minidebuginfo(m, &st, &f)))
+		goto out;
+	if (st.source == SYMTAB_DYNSYM && m->naddrs) {
+		const struct fde_table *t = fde_src_get(&fs);
+
+		if (fs.err || (t && (ret = symtab_name_split_parts(&st, f.elf, t)))) {
+			ret = ret ? ret : fs.err;
+			goto out;
+		}
+	}
+	m->symbols = symbols_name(st.source);
 	if (dwarf_path && !m->naddrs) {
 		m->symbols = "dwarf"; /* not read: no sample is there */
 	} else if (dwarf_path) {
-		ret = dwarf_info_resolve(dwarf_path, m->addrs, m->naddrs, o->inline_chains,
-					 o->jobs, &m->pool, &dw, err, sizeof(err));
+		ret = dwarf_info_resolve(dwarf_path, m->addrs, m->naddrs, o->inline_chains, o->jobs,
+					 &m->pool, &dw, err, sizeof(err));
 		if (!ret) {
 			have_dw = true;
 			m->cus = dw.cus;
@@ -531,9 +750,10 @@ static int resolve_file(struct module *m, const struct resolve_opts *o)
 				m->symbols = "dwarf";
 			if (err[0])
 				m->dwarf_error = strdup(err);
-			log_debug("'%s': DWARF of '%s': %llu of %llu units read for %zu addresses%s%s",
-				  m->path, dwarf_path, (unsigned long long)dw.cus_parsed,
-				  (unsigned long long)dw.cus, m->naddrs, err[0] ? "; " : "", err);
+			log_debug(
+				"'%s': DWARF of '%s': %llu of %llu units read for %zu addresses%s%s",
+				m->path, dwarf_path, (unsigned long long)dw.cus_parsed,
+				(unsigned long long)dw.cus, m->naddrs, err[0] ? "; " : "", err);
 		} else if (ret == -ENOMEM) {
 			goto out;
 		} else {
@@ -544,14 +764,14 @@ static int resolve_file(struct module *m, const struct resolve_opts *o)
 			ret = 0;
 		}
 	}
-	/* The fallbacks, in order: DWARF, then .symtab, then .dynsym, then placeholders. */
 	if (strcmp(m->symbols, "dwarf"))
-		log_debug("'%s': %s", m->path,
-			  st.source == SYMTAB_SYMTAB   ? "no DWARF: function names from .symtab"
-			  : st.source == SYMTAB_DYNSYM ? "no DWARF, no .symtab: function names from "
-							 ".dynsym (exported functions only)"
-						       : "no DWARF, no symbol table: placeholder names");
-	ret = compose(m, &st, have_dw ? &dw : NULL);
+		log_debug("'%s': %s", m->path, names_from(st.source));
+	ret = compose(m, &st, have_dw ? &dw : NULL, &fs);
+	if (m->addrs_ranged)
+		log_debug("'%s': %zu of %zu addresses named by the FDE range that holds them "
+			  "(func@0x<start>), %zu by no symbol or range",
+			  m->path, m->addrs_ranged, m->naddrs,
+			  m->naddrs - m->addrs_resolved - m->addrs_ranged);
 	if (have_dw) {
 		/* The frames point into the helpers' pools too. */
 		m->more_pools = dw.pools;
@@ -561,6 +781,7 @@ static int resolve_file(struct module *m, const struct resolve_opts *o)
 		dwarf_lookup_release(&dw);
 	}
 out:
+	fde_table_release(&fs.t);
 	symtab_release(&st);
 	elf_file_close(&f);
 	return ret;

@@ -32,7 +32,9 @@ CREATE TABLE source_files (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE);
 CREATE TABLE functions (id INTEGER PRIMARY KEY, name TEXT,
   mangled TEXT, module_id INTEGER REFERENCES modules(id),
   source_file_id INTEGER REFERENCES source_files(id), line INTEGER, language TEXT,
-  resolved INTEGER);
+  resolved INTEGER,
+  kind TEXT); -- 'symbol' (named), 'range' (func@0x<start> of an FDE range) or 'address'
+
 CREATE TABLE frames (id INTEGER PRIMARY KEY,
   function_id INTEGER REFERENCES functions(id),
   module_id INTEGER REFERENCES modules(id), address INTEGER, inline_depth INTEGER,

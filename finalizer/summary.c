@@ -194,9 +194,15 @@ void fin_print_summary(const struct fin *f)
 		nthr == 1 ? "" : "s", nproc, nproc == 1 ? "" : "es", f->nstreams,
 		f->nstreams == 1 ? "" : "s");
 	fprintf(o, "  modules:   %zu loaded, %zu in stacks\n", f->nmodules, nmod_used);
-	fprintf(o, "  resolved:  %.1f%% of samples to a function, %.1f%% to a source line\n",
+	fprintf(o, "  resolved:  %.1f%% of samples to a named function, %.1f%% to a source line\n",
 		pct(f->samples_func, f->samples_total), pct(f->samples_line, f->samples_total));
+	if (f->samples_func < f->samples_total)
+		fprintf(o, "  unnamed:   %.1f%% of samples in functions known by their range "
+			"(func@0x...), %.1f%% at addresses outside any\n",
+			pct(f->samples_range, f->samples_total),
+			pct(f->samples_total - f->samples_func - f->samples_range, f->samples_total));
 	print_coverage(o, f);
+	fin_print_fetches(o, f);
 	if (f->samples_python)
 		fprintf(o, "  python:    %.1f%% of samples with Python frames\n",
 			pct(f->samples_python, f->samples_total));

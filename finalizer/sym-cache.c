@@ -9,20 +9,27 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "finalizer/eh-frame.h"
 #include "finalizer/hash-index.h"
 #include "finalizer/sym-cache.h"
 
 /*
- * File: "PCSYMC2\n", u32 flags (1: inline chains), strings resolved_path, debug_path, symbols,
+ * File: "PCSYMC3\n", u32 flags (1: inline chains), strings resolved_path, debug_path, symbols,
  * u64 count, then count entries sorted by address:
  *   u64 addr, u32 nframes, nframes * { str name, str mangled, str decl_file, u32 decl_line,
- *   str file, u32 line, u8 resolved }
+ *   str file, u32 line, u8 kind (bit 0: resolved, bit 1: range) }
  * A string is u32 length then bytes; length 0xffffffff stands for NULL. Native byte order:
  * the cache belongs to one machine.
+ *
+ * Beside it, <build-id>.fde holds the module's FDE ranges: "PCFDE01\n", u32 source (enum
+ * fde_source), u64 count, then count * { u64 start, u64 end }.
  */
-#define CACHE_MAGIC "PCSYMC2\n" /* 2: source paths cleaned, DWARF 5 file 0 fixed */
-#define NULL_STR    0xffffffffu
-#define FLAG_INLINE 1u
+#define CACHE_MAGIC   "PCSYMC3\n" /* 3: FDE ranges; 2: source paths cleaned, DWARF 5 file 0 */
+#define RANGES_MAGIC  "PCFDE01\n"
+#define NULL_STR      0xffffffffu
+#define FLAG_INLINE   1u
+#define KIND_RESOLVED 1u
+#define KIND_RANGE    2u
 
 const char *sym_cache_dir(char *buf, size_t size)
 {
@@ -82,7 +89,7 @@ struct cache_file {
 	uint32_t flags;
 	const uint8_t *entries; /* start of the entries */
 	uint64_t count;
-	const uint8_t **at;	/* entry i's start; sorted by address */
+	const uint8_t **at; /* entry i's start; sorted by address */
 	uint64_t *addr;
 };
 
@@ -133,15 +140,13 @@ static int cache_path(char *buf, size_t size, const struct module *m, const stru
 	return 0;
 }
 
-static int cache_file_read(struct cache_file *c, const char *path)
+/* The whole file at path (16 bytes to 2 GiB) in a new buffer *data (caller frees). */
+static int read_file(const char *path, uint8_t **data, size_t *size)
 {
-	struct rd r;
-	FILE *f;
 	struct stat st;
-	uint32_t len;
-	uint64_t i;
+	FILE *f;
 
-	memset(c, 0, sizeof(*c));
+	*data = NULL;
 	f = fopen(path, "rb");
 	if (!f)
 		return -errno;
@@ -149,14 +154,28 @@ static int cache_file_read(struct cache_file *c, const char *path)
 		fclose(f);
 		return -EINVAL;
 	}
-	c->size = (size_t)st.st_size;
-	c->data = malloc(c->size);
-	if (!c->data || fread(c->data, 1, c->size, f) != c->size) {
+	*size = (size_t)st.st_size;
+	*data = malloc(*size);
+	if (!*data || fread(*data, 1, *size, f) != *size) {
 		fclose(f);
-		cache_file_free(c);
+		free(*data);
+		*data = NULL;
 		return -EIO;
 	}
 	fclose(f);
+	return 0;
+}
+
+static int cache_file_read(struct cache_file *c, const char *path)
+{
+	struct rd r;
+	uint32_t len;
+	uint64_t i;
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	if ((ret = read_file(path, &c->data, &c->size)))
+		return ret;
 	if (memcmp(c->data, CACHE_MAGIC, 8))
 		goto bad;
 	r.p = c->data + 8;
@@ -248,6 +267,7 @@ int sym_cache_load(struct module *m, const struct resolve_opts *o)
 	m->found_in = "cache";
 	for (i = 0; i < m->naddrs && !oom; i++) {
 		uint32_t n, k;
+		uint8_t kind;
 
 		r.p = c.at[cache_find(&c, m->addrs[i])];
 		rd_u(&r, 8);
@@ -271,12 +291,16 @@ int sym_cache_load(struct module *m, const struct resolve_opts *o)
 			s = rd_str(&r, &len);
 			f->file = pool_str(m, s, len, &oom);
 			f->line = (uint32_t)rd_u(&r, 4);
-			f->resolved = rd_u(&r, 1) != 0;
+			kind = (uint8_t)rd_u(&r, 1);
+			f->resolved = (kind & KIND_RESOLVED) != 0;
+			f->range = (kind & KIND_RANGE) != 0;
 			if (!f->name)
 				oom = true;
 		}
 		if (n && m->frames[m->first[i]].resolved)
 			m->addrs_resolved++;
+		else if (n && m->frames[m->first[i]].range)
+			m->addrs_ranged++;
 		if (n && m->frames[m->first[i] + n - 1].file)
 			m->addrs_with_line++;
 	}
@@ -287,7 +311,7 @@ int sym_cache_load(struct module *m, const struct resolve_opts *o)
 		free(m->debug_path);
 		m->resolved_path = m->debug_path = NULL;
 		m->nframes = 0;
-		m->addrs_resolved = m->addrs_with_line = 0;
+		m->addrs_resolved = m->addrs_ranged = m->addrs_with_line = 0;
 		m->symbols = "none";
 		m->status = "missing";
 		m->found_in = NULL;
@@ -333,7 +357,7 @@ static void w_str(struct wbuf *w, const char *s)
 static void w_entry(struct wbuf *w, const struct module *m, size_t i)
 {
 	uint32_t k;
-	uint8_t res;
+	uint8_t kind;
 
 	w_bytes(w, &m->addrs[i], 8);
 	w_u32(w, m->count[i]);
@@ -346,19 +370,47 @@ static void w_entry(struct wbuf *w, const struct module *m, size_t i)
 		w_u32(w, f->decl_line);
 		w_str(w, f->file);
 		w_u32(w, f->line);
-		res = f->resolved;
-		w_bytes(w, &res, 1);
+		kind = (f->resolved ? KIND_RESOLVED : 0) | (f->range ? KIND_RANGE : 0);
+		w_bytes(w, &kind, 1);
 	}
+}
+
+/* Write p[0..n) to path through a temporary file renamed over it: readers see all or none. */
+static int write_file(const char *dir, const char *path, const void *p, size_t n, const void *tag)
+{
+	char tmp[4200];
+	int fd, ret = 0;
+
+	mkdir_parents(dir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%p", path, (long)getpid(), tag);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	for (size_t off = 0; off < n;) {
+		ssize_t k = write(fd, (const uint8_t *)p + off, n - off);
+
+		if (k < 0) {
+			ret = -errno;
+			break;
+		}
+		off += (size_t)k;
+	}
+	close(fd);
+	if (!ret && rename(tmp, path))
+		ret = -errno;
+	if (ret)
+		unlink(tmp);
+	return ret;
 }
 
 int sym_cache_store(struct module *m, const struct resolve_opts *o)
 {
 	struct cache_file old;
 	struct wbuf w = { 0 };
-	char path[4096], tmp[4200];
+	char path[4096];
 	uint64_t count = 0, i, j;
 	size_t count_at;
-	int fd, ret = 0;
+	int ret;
 	bool have_old;
 
 	/* Only DWARF answers are worth keeping (see the header). */
@@ -384,8 +436,8 @@ int sym_cache_store(struct module *m, const struct resolve_opts *o)
 				j++;
 			w_entry(&w, m, i++);
 		} else {
-			const uint8_t *end = j + 1 < old.count ? old.at[j + 1]
-							       : old.data + old.size;
+			const uint8_t *end =
+				j + 1 < old.count ? old.at[j + 1] : old.data + old.size;
 
 			w_bytes(&w, old.at[j], (size_t)(end - old.at[j]));
 			j++;
@@ -399,29 +451,62 @@ int sym_cache_store(struct module *m, const struct resolve_opts *o)
 		return -ENOMEM;
 	}
 	memcpy(w.p + count_at, &count, 8);
-	mkdir_parents(o->cache_dir);
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%p", path, (long)getpid(), (void *)m);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		ret = -errno;
-	} else {
-		size_t off = 0;
+	ret = write_file(o->cache_dir, path, w.p, w.n, m);
+	free(w.p);
+	return ret;
+}
 
-		while (off < w.n) {
-			ssize_t k = write(fd, w.p + off, w.n - off);
+int sym_cache_load_ranges(const struct module *m, const struct resolve_opts *o, struct fde_table *t)
+{
+	char path[4096];
+	struct fde_range *v = NULL;
+	uint64_t count, i;
+	uint32_t source;
+	struct rd r;
+	uint8_t *data;
+	size_t size;
 
-			if (k < 0) {
-				ret = -errno;
-				break;
-			}
-			off += (size_t)k;
-		}
-		close(fd);
-		if (!ret && rename(tmp, path))
-			ret = -errno;
-		if (ret)
-			unlink(tmp);
+	if (snprintf(path, sizeof(path), "%s/%s.fde", o->cache_dir, m->build_id_hex) >=
+		    (int)sizeof(path) ||
+	    read_file(path, &data, &size))
+		return -ENOENT;
+	r = (struct rd){ data + 8, data + size, size < 20 || memcmp(data, RANGES_MAGIC, 8) };
+	source = (uint32_t)rd_u(&r, 4);
+	count = rd_u(&r, 8);
+	if (r.bad || source > FDE_DEBUG_FRAME || count != (size - 20) / 16 || (size - 20) % 16 ||
+	    (count && !(v = malloc(count * sizeof(*v))))) {
+		free(data);
+		return -ENOENT;
 	}
+	for (i = 0; i < count; i++) {
+		v[i].start = rd_u(&r, 8);
+		v[i].end = rd_u(&r, 8);
+	}
+	free(data);
+	return fde_table_adopt(t, v, count, count ? (enum fde_source)source : FDE_NONE) ? -ENOENT
+											: 0;
+}
+
+int sym_cache_store_ranges(const struct module *m, const struct resolve_opts *o,
+			   const struct fde_table *t)
+{
+	struct wbuf w = { 0 };
+	char path[4096];
+	uint64_t count = t->n;
+	size_t i;
+	int ret;
+
+	if (snprintf(path, sizeof(path), "%s/%s.fde", o->cache_dir, m->build_id_hex) >=
+	    (int)sizeof(path))
+		return -ENAMETOOLONG;
+	w_bytes(&w, RANGES_MAGIC, 8);
+	w_u32(&w, (uint32_t)t->source);
+	w_bytes(&w, &count, 8);
+	for (i = 0; i < t->n; i++) {
+		w_bytes(&w, &t->v[i].start, 8);
+		w_bytes(&w, &t->v[i].end, 8);
+	}
+	ret = w.oom ? -ENOMEM : write_file(o->cache_dir, path, w.p, w.n, m);
 	free(w.p);
 	return ret;
 }

@@ -10,8 +10,8 @@
 /*
  * Cache files live in <cache_dir>/<build-id>.sym (docs/pfinalize.md, "Symbol cache"); the
  * directory is $PCOLLECT_CACHE_DIR, else $XDG_CACHE_HOME/pcollect, else ~/.cache/pcollect,
- * and PCOLLECT_NO_CACHE=1 turns the cache off. Only modules resolved with DWARF are cached, so
- * installing debug information later is never hidden by a stale entry.
+ * and PCOLLECT_NO_CACHE=1 turns the cache off. Only modules resolved with DWARF have their
+ * chains cached, so installing debug information later is never hidden by a stale entry.
  */
 
 /* The cache directory to use, or NULL when the cache is off. Writes into buf. */
@@ -25,5 +25,18 @@ int sym_cache_load(struct module *m, const struct resolve_opts *o);
 
 /* Save m's chains, merged with what the file already held. Best effort: 0 or -errno. */
 int sym_cache_store(struct module *m, const struct resolve_opts *o);
+
+struct fde_table;
+
+/*
+ * The FDE ranges (finalizer/eh-frame.h) of m's build-id, <cache_dir>/<build-id>.fde: a
+ * property of the code, so kept for any module, with or without DWARF. 0 (t filled) or
+ * -ENOENT (no usable entry).
+ */
+int sym_cache_load_ranges(const struct module *m, const struct resolve_opts *o,
+			  struct fde_table *t);
+/* Save t as m's build-id's ranges. Best effort: 0 or -errno. */
+int sym_cache_store_ranges(const struct module *m, const struct resolve_opts *o,
+			   const struct fde_table *t);
 
 #endif

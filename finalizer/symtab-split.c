@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "finalizer/eh-frame.h"
 #include "finalizer/symtab.h"
 
 /*
@@ -17,8 +18,8 @@
  * that block had no name, and the finalizer could not tell the Python eval loop (Debian's
  * CPython 3.14 runs its opcodes there). Such a block is recognised by three facts that hold
  * for split parts and not for the static functions around them:
- *   - .eh_frame describes it as a function of its own (its start is an FDE's, listed in the
- *     sorted table of .eh_frame_hdr), and no symbol covers it;
+ *   - .eh_frame describes it as a function of its own (its start is an FDE's, see
+ *     finalizer/eh-frame.c), and no symbol covers it;
  *   - a direct jump (jmp or jcc rel32, not a call) inside an exported function lands on that
  *     start;
  *   - a direct jump inside the block lands back inside that function (a tail call from the
@@ -29,12 +30,8 @@
  * naming anything.
  */
 
-#define DW_EH_PE_udata4  0x03
-#define DW_EH_PE_datarel 0x30
-#define DW_EH_PE_sdata4  0x0b
-
-/* The bytes of [addr, addr + len) from a section of elf (an executable one if code), or NULL. */
-static const uint8_t *bytes_at(Elf *elf, uint64_t addr, uint64_t len, bool code)
+/* The bytes of [addr, addr + len) from an executable section of elf, or NULL. */
+static const uint8_t *code_at(Elf *elf, uint64_t addr, uint64_t len)
 {
 	Elf_Scn *scn = NULL;
 
@@ -43,7 +40,7 @@ static const uint8_t *bytes_at(Elf *elf, uint64_t addr, uint64_t len, bool code)
 		Elf_Data *d;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
-		    (code && !(sh.sh_flags & SHF_EXECINSTR)) || addr < sh.sh_addr ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || addr < sh.sh_addr ||
 		    addr - sh.sh_addr > sh.sh_size || len > sh.sh_size - (addr - sh.sh_addr))
 			continue;
 		d = elf_getdata(scn, NULL);
@@ -54,161 +51,12 @@ static const uint8_t *bytes_at(Elf *elf, uint64_t addr, uint64_t len, bool code)
 	return NULL;
 }
 
-static const uint8_t *code_at(Elf *elf, uint64_t addr, uint64_t len)
-{
-	return bytes_at(elf, addr, len, true);
-}
-
 static int32_t s32(const uint8_t *p)
 {
 	int32_t v;
 
 	memcpy(&v, p, sizeof(v));
 	return v;
-}
-
-static uint64_t uleb(const uint8_t **p, const uint8_t *end)
-{
-	uint64_t v = 0;
-	unsigned shift = 0;
-
-	while (*p < end && shift < 64) {
-		uint8_t b = *(*p)++;
-
-		v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
-			break;
-	}
-	return v;
-}
-
-/* Bytes of a value of pointer encoding enc (its low nibble), 0 when unknown. */
-static size_t enc_size(uint8_t enc)
-{
-	switch (enc & 0x0f) {
-	case 0x00:
-	case 0x04:
-	case 0x0c:
-		return 8;
-	case 0x02:
-	case 0x0a:
-		return 2;
-	case 0x03:
-	case 0x0b:
-		return 4;
-	default:
-		return 0;
-	}
-}
-
-/*
- * The length of the code the FDE at address fde covers (its pc_range), or 0. The CIE it
- * points to says how its addresses are written (augmentation 'R', absolute 8 bytes without).
- */
-static uint64_t fde_range(Elf *elf, uint64_t fde)
-{
-	const uint8_t *f = bytes_at(elf, fde, 16, false), *c, *end, *aug;
-	uint8_t renc = 0;
-	uint64_t cie, range = 0;
-	size_t n;
-
-	if (!f || s32(f) <= 0 || s32(f + 4) <= 0)
-		return 0;
-	cie = fde + 4 - (uint64_t)s32(f + 4);
-	c = bytes_at(elf, cie, 12, false);
-	if (!c || s32(c) <= 8 || !(c = bytes_at(elf, cie, 4 + (uint64_t)s32(c), false)))
-		return 0;
-	end = c + 4 + s32(c);
-	aug = c + 9; /* length, id, version */
-	for (c = aug; c < end && *c; c++)
-		;
-	if (c++ >= end)
-		return 0;
-	if (aug[0] == 'z') {
-		uleb(&c, end); /* code alignment */
-		uleb(&c, end); /* data alignment (sleb: only skipped) */
-		if (aug[-1] == 1)
-			c++; /* return register, a byte in version 1 */
-		else
-			uleb(&c, end);
-		uleb(&c, end); /* augmentation data length */
-		for (aug++; *aug && c < end; aug++) {
-			if (*aug == 'R')
-				renc = *c++;
-			else if (*aug == 'L')
-				c++;
-			else if (*aug == 'P')
-				c += 1 + enc_size(*c);
-		}
-	}
-	n = enc_size(renc);
-	if (!n || !(f = bytes_at(elf, fde + 8 + n, n, false)))
-		return 0;
-	memcpy(&range, f, n); /* little endian: the low bytes */
-	return range;
-}
-
-/* Function starts from .eh_frame_hdr's table, sorted, with their FDEs' addresses. */
-static uint64_t *fde_starts(Elf *elf, size_t *n, uint64_t **fdes)
-{
-	size_t shstrndx, i, count;
-	Elf_Scn *scn = NULL;
-	uint64_t *out;
-
-	*n = 0;
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-		const uint8_t *p;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
-		    strcmp(name, ".eh_frame_hdr") != 0)
-			continue;
-		d = elf_getdata(scn, NULL);
-		p = d ? d->d_buf : NULL;
-		/* version 1; eh_frame_ptr as 4 bytes; count udata4; table datarel sdata4 */
-		if (!p || d->d_size < 12 || p[0] != 1 || (p[1] & 0x0f) != DW_EH_PE_sdata4 ||
-		    p[2] != DW_EH_PE_udata4 || p[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
-			return NULL;
-		count = (uint32_t)s32(p + 8);
-		if (count > (d->d_size - 12) / 8)
-			return NULL;
-		out = malloc((count ? count : 1) * sizeof(*out));
-		*fdes = malloc((count ? count : 1) * sizeof(**fdes));
-		if (!out || !*fdes) {
-			free(out);
-			free(*fdes);
-			*fdes = NULL;
-			return NULL;
-		}
-		for (i = 0; i < count; i++) {
-			out[i] = sh.sh_addr + (uint64_t)(int64_t)s32(p + 12 + 8 * i);
-			(*fdes)[i] = sh.sh_addr + (uint64_t)(int64_t)s32(p + 16 + 8 * i);
-		}
-		*n = count;
-		return out;
-	}
-	return NULL;
-}
-
-/* Index of the first start above addr (starts sorted). */
-static size_t upper(const uint64_t *v, size_t n, uint64_t addr)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (v[mid] <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
 }
 
 /* The target of a jmp/jcc rel32 at code[i] (an instruction at address at + i), or 0. */
@@ -256,9 +104,8 @@ static int sym_cmp(const void *a, const void *b)
 }
 
 /* Look for the split parts of every sized function of t; collect them in *parts. */
-static int find_parts(const struct symtab *t, Elf *elf, const uint64_t *starts,
-		      const uint64_t *fdes, size_t nstarts, struct part **parts, size_t *nparts,
-		      size_t *cap)
+static int find_parts(const struct symtab *t, Elf *elf, const struct fde_table *fdes,
+		      struct part **parts, size_t *nparts, size_t *cap)
 {
 	size_t s, i;
 
@@ -267,42 +114,35 @@ static int find_parts(const struct symtab *t, Elf *elf, const uint64_t *starts,
 		const uint8_t *code = f->size ? code_at(elf, f->start, f->size) : NULL;
 
 		for (i = 0; code && i + 1 < f->size; i++) {
-			uint64_t to = jump_target(code, f->size, i, f->start), end, range;
-			size_t k = upper(starts, nstarts, to);
+			uint64_t to = jump_target(code, f->size, i, f->start);
+			const struct fde_range *r;
 
-			if (!to || (to >= f->start && to < f->start + f->size) || k == 0 ||
-			    starts[k - 1] != to || symtab_find_addr(t, to))
+			if (!to || (to >= f->start && to < f->start + f->size) ||
+			    !(r = fde_table_at(fdes, to)) || symtab_find_addr(t, to))
 				continue;
-			/* the FDE's own extent; the next function's start bounds it anyway */
-			range = fde_range(elf, fdes[k - 1]);
-			end = k < nstarts ? starts[k] : to + range;
-			if (range && to + range < end)
-				end = to + range;
-			if (end <= to)
-				continue;
-			if (end - to > (64u << 20) ||
-			    !jumps_into(elf, to, end, f->start, f->start + f->size))
+			/* the FDE's own extent, which ends before the next FDE's start */
+			if (r->end - to > (64u << 20) ||
+			    !jumps_into(elf, to, r->end, f->start, f->start + f->size))
 				continue;
 			if (array_reserve(parts, cap, *nparts + 1, sizeof(**parts)))
 				return -ENOMEM;
-			(*parts)[(*nparts)++] = (struct part){ to, end, f->name };
+			(*parts)[(*nparts)++] = (struct part){ to, r->end, f->name };
 		}
 	}
 	return 0;
 }
 
-int symtab_name_split_parts(struct symtab *t, Elf *elf)
+int symtab_name_split_parts(struct symtab *t, Elf *elf, const struct fde_table *fdes)
 {
 	struct part *parts = NULL;
-	size_t nparts = 0, cap = 0, nstarts, i, k, len = 0, at = 0;
-	uint64_t *fdes = NULL, *starts = fde_starts(elf, &nstarts, &fdes);
+	size_t nparts = 0, cap = 0, i, k, len = 0, at = 0;
 	struct symtab_sym *syms;
 	char *names;
 	int ret = 0;
 
-	if (!starts || !t->n)
+	if (!fdes->n || !t->n || t->split_names)
 		goto out;
-	ret = find_parts(t, elf, starts, fdes, nstarts, &parts, &nparts, &cap);
+	ret = find_parts(t, elf, fdes, &parts, &nparts, &cap);
 	if (ret || !nparts)
 		goto out;
 	qsort(parts, nparts, sizeof(*parts), part_cmp);
@@ -334,7 +174,5 @@ int symtab_name_split_parts(struct symtab *t, Elf *elf)
 	qsort(t->syms, t->n, sizeof(*t->syms), sym_cmp);
 out:
 	free(parts);
-	free(starts);
-	free(fdes);
 	return ret;
 }

@@ -7,12 +7,13 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "common/log.h"
 #include "finalizer/symtab.h"
 
 struct raw_sym {
 	uint64_t start, size;
 	size_t name_off; /* into the names blob */
-	int rank;	 /* which of several symbols at one address wins */
+	int rank;        /* which of several symbols at one address wins */
 };
 
 static int raw_sym_cmp(const void *a, const void *b)
@@ -152,7 +153,48 @@ int symtab_load(struct symtab *t, Elf *elf)
 	t->n = j;
 	t->names = blob;
 	free(v);
-	return t->source == SYMTAB_DYNSYM ? symtab_name_split_parts(t, elf) : 0;
+	return 0;
+}
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct symtab_sym *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int symtab_merge(struct symtab *t, struct symtab *more, enum symtab_source source)
+{
+	struct symtab_sym *v;
+	size_t i, j, n = t->n;
+
+	if (more->split_names || more->more_names || t->more_names)
+		BUG("symtab_merge() takes one file's own symbols, once");
+	if (!more->n) {
+		symtab_release(more);
+		return 0;
+	}
+	v = realloc(t->syms, (t->n + more->n) * sizeof(*v));
+	if (!v) {
+		symtab_release(more);
+		return -ENOMEM;
+	}
+	t->syms = v;
+	/* Both sorted: walk them side by side, keeping more's symbols at addresses t lacks. */
+	for (i = 0, j = 0; j < more->n; j++) {
+		while (i < t->n && t->syms[i].start < more->syms[j].start)
+			i++;
+		if (i < t->n && t->syms[i].start == more->syms[j].start)
+			continue;
+		v[n++] = more->syms[j];
+	}
+	qsort(v, n, sizeof(*v), sym_cmp);
+	t->n = n;
+	t->more_names = more->names;
+	more->names = NULL;
+	t->source = source;
+	symtab_release(more);
+	return 0;
 }
 
 void symtab_release(struct symtab *t)
@@ -160,6 +202,7 @@ void symtab_release(struct symtab *t)
 	free(t->syms);
 	free(t->names);
 	free(t->split_names);
+	free(t->more_names);
 	memset(t, 0, sizeof(*t));
 }
 

@@ -11,20 +11,24 @@
 enum symtab_source {
 	SYMTAB_NONE = 0,
 	SYMTAB_DYNSYM = 1,
-	SYMTAB_SYMTAB = 2,
+	SYMTAB_MINIDEBUGINFO = 2, /* .dynsym and the .symtab of .gnu_debugdata, merged */
+	SYMTAB_SYMTAB = 3,
 };
 
+struct fde_table;
+
 struct symtab_sym {
-	uint64_t start; /* ELF virtual address */
-	uint64_t size;	/* bytes; 0 when the symbol does not say */
+	uint64_t start;   /* ELF virtual address */
+	uint64_t size;    /* bytes; 0 when the symbol does not say */
 	const char *name; /* mangled, points into the table */
 };
 
 struct symtab {
 	struct symtab_sym *syms; /* sorted by start, one per start address */
 	size_t n;
-	char *names;		 /* all names, NUL separated */
-	char *split_names;	 /* names made for split parts (symtab_name_split_parts) */
+	char *names;       /* all names, NUL separated */
+	char *split_names; /* names made for split parts (symtab_name_split_parts) */
+	char *more_names;  /* names of the symbols merged in (symtab_merge) */
 	enum symtab_source source;
 };
 
@@ -36,11 +40,19 @@ int symtab_load(struct symtab *t, Elf *elf);
 void symtab_release(struct symtab *t);
 
 /*
- * For a table read from .dynsym (a stripped binary): add a symbol "<function>.cold" for each
- * block of code gcc split off an exported function (finalizer/symtab-split.c says how it is
- * recognised). Called by symtab_load(). Returns 0 or -ENOMEM.
+ * Add the symbols of more (a table of another file describing the same code, such as the
+ * MiniDebugInfo) that t lacks: at an address t has a symbol for, t's stays. more is taken
+ * over (released, its names kept by t). t->source becomes source. Returns 0 or -ENOMEM (more
+ * released either way).
  */
-int symtab_name_split_parts(struct symtab *t, Elf *elf);
+int symtab_merge(struct symtab *t, struct symtab *more, enum symtab_source source);
+
+/*
+ * For a table read from .dynsym (a stripped binary): add a symbol "<function>.cold" for each
+ * block of code gcc split off an exported function, found among the FDE ranges fdes of elf
+ * (finalizer/symtab-split.c says how it is recognised). Returns 0 or -ENOMEM.
+ */
+int symtab_name_split_parts(struct symtab *t, Elf *elf, const struct fde_table *fdes);
 
 /*
  * The function containing addr (an ELF virtual address), or NULL. A symbol without a size

@@ -299,6 +299,8 @@ int fin_build_tree(struct fin *f)
 			leaf = &f->frames[f->nodes[st->node].frame];
 			if (f->functions[leaf->function].resolved)
 				f->samples_func += st->samples;
+			else if (f->functions[leaf->function].range)
+				f->samples_range += st->samples;
 			if (leaf->file)
 				f->samples_line += st->samples;
 			if (leaf->module != NO_MODULE)

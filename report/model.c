@@ -331,8 +331,12 @@ static int load_functions(struct loader *l)
 	m->functions = alloc_rows(n, sizeof(*m->functions));
 	if (!m->functions || idmap_alloc(&l->functions, n))
 		return -ENOMEM;
-	rc = prepare(l, "SELECT id, name, module_id, source_file_id, line, resolved, "
-			"language = 'python' FROM functions ORDER BY id", &st);
+	rc = prepare(l, has_column(l, "SELECT kind FROM functions LIMIT 0")
+			? "SELECT id, name, module_id, source_file_id, line, resolved, "
+			  "language = 'python', kind = 'range' FROM functions ORDER BY id"
+			: "SELECT id, name, module_id, source_file_id, line, resolved, "
+			  "language = 'python', 0 FROM functions ORDER BY id",
+		     &st);
 	if (rc)
 		return rc;
 	FOR_EACH_ROW(l, st, rc) {
@@ -349,6 +353,7 @@ static int load_functions(struct loader *l)
 		f->line = sqlite3_column_int(st, 4);
 		f->resolved = sqlite3_column_type(st, 5) == SQLITE_NULL || sqlite3_column_int(st, 5);
 		f->python = sqlite3_column_int(st, 6) == 1;
+		f->range = sqlite3_column_int(st, 7) == 1;
 		i++;
 	}
 	sqlite3_finalize(st);

@@ -28,6 +28,7 @@ struct model_function {
 	int file;	/* index into files, -1 when unknown */
 	int line;	/* first line of the definition, 0 when unknown */
 	bool resolved;
+	bool range;	/* functions.kind 'range': unnamed, known by its FDE range (func@0x...) */
 	bool python;	/* functions.language 'python' */
 };
 

@@ -2,11 +2,13 @@
 /* The source view: a function's or a file's source with self and total values per line. */
 #define LOG_DOMAIN "source"
 #include <errno.h>
+#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/log.h"
 #include "common/options.h"
+#include "finalizer/debuginfod.h"
 #include "report/report-private.h"
 
 #define LINE_MAX_BYTES 4096
@@ -139,7 +141,43 @@ static FILE *open_in(const char *dir, const char *path)
 	return NULL;
 }
 
-FILE *report_open_source(const struct report *r, const char *path)
+/*
+ * The source from the debuginfod servers of DEBUGINFOD_URLS, asked by the build-id of each
+ * module whose code it describes (a server names sources by build-id and the path the DWARF
+ * gives). NULL when none has it or none is configured.
+ */
+static FILE *fetch_source(const struct report *r, const char *path)
+{
+	static const char sql[] =
+		"SELECT DISTINCT m.build_id FROM modules m WHERE m.build_id IS NOT NULL AND m.id IN "
+		"(SELECT fr.module_id FROM frames fr WHERE fr.source_file_id = "
+		"(SELECT id FROM source_files WHERE path = ?1))";
+	sqlite3_stmt *st;
+	FILE *f = NULL;
+
+	if (!debug_server_configured() ||
+	    sqlite3_prepare_v2(r->m.db, sql, -1, &st, NULL) != SQLITE_OK)
+		return NULL;
+	sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+	while (!f && sqlite3_step(st) == SQLITE_ROW) {
+		const char *hex = (const char *)sqlite3_column_text(st, 0);
+		char *got;
+		bool downloaded;
+
+		if (!hex || debug_server_fetch_hex(DEBUG_SERVER_SOURCE, hex, path, &got, &downloaded))
+			continue;
+		f = fopen(got, "r");
+		log_debug("'%s': from debuginfod by build-id %s: '%s'%s", path, hex, got,
+			  f ? "" : " cannot be read");
+		free(got);
+	}
+	sqlite3_finalize(st);
+	return f;
+}
+
+/* The source file at path, where the build left it, in a source search directory, or from a
+ * debuginfod server (then *fetched, when fetched is not NULL). NULL when none has it. */
+static FILE *open_source(const struct report *r, const char *path, bool *fetched)
 {
 	const struct report_opts *o = r->o;
 	const char *dirs = model_meta_get(&r->m, "source_search_dirs");
@@ -158,7 +196,14 @@ FILE *report_open_source(const struct report *r, const char *path)
 			f = open_in(dir, path);
 		dirs += len + (dirs[len] == ':');
 	}
+	if (!f && path[0] == '/' && (f = fetch_source(r, path)) && fetched)
+		*fetched = true;
 	return f;
+}
+
+FILE *report_open_source(const struct report *r, const char *path)
+{
+	return open_source(r, path, NULL);
 }
 
 /* The last line to show for a function: before the next function defined in its file. */
@@ -203,6 +248,7 @@ static int fill(struct source *s, struct table *t)
 	char buf[LINE_MAX_BYTES], text[LINE_MAX_BYTES];
 	struct metric_cols mc;
 	size_t nm = s->w.nm;
+	bool fetched = false;
 	FILE *f;
 
 	cline = table_add_col(t, "Line", TABLE_INT, 0);
@@ -224,11 +270,13 @@ static int fill(struct source *s, struct table *t)
 	}
 	if (start < 1)
 		start = 1;
-	f = report_open_source(r, path);
+	f = open_source(r, path, &fetched);
 	if (!f) {
 		end = last;
 		table_add_note(t, "source file '%s' not found: lines without text; give its "
 			       "directory with -source-search-dir DIR", path);
+	} else if (fetched) {
+		table_add_note(t, "source file '%s' from a debuginfod server", path);
 	}
 	for (line = 1; line <= end; line++) {
 		bool have = f && fgets(buf, sizeof(buf), f);

@@ -144,10 +144,11 @@ static int heavier(const void *pa, const void *pb, void *arg)
 }
 
 /*
- * The functions with the most self value of the sort metric; resolved receives the share
- * of that metric in functions with names from symbols.
+ * The functions with the most self value of the sort metric; resolved receives the value of
+ * that metric in functions with names from symbols, ranged in the unnamed ones known by
+ * their FDE range (func@0x...).
  */
-static int section_hotspots(struct summary *s, int64_t *resolved)
+static int section_hotspots(struct summary *s, int64_t *resolved, int64_t *ranged)
 {
 	struct report *r = s->r;
 	const struct cct *t = &r->tree;
@@ -161,7 +162,7 @@ static int section_hotspots(struct summary *s, int64_t *resolved)
 		free(order);
 		return -ENOMEM;
 	}
-	*resolved = 0;
+	*resolved = *ranged = 0;
 	for (i = 1; i < t->n; i++) {
 		int64_t v = cct_self(t, (int)i)[k];
 
@@ -170,6 +171,8 @@ static int section_hotspots(struct summary *s, int64_t *resolved)
 		self[t->nodes[i].func] += v;
 		if (r->m.functions[t->nodes[i].func].resolved)
 			*resolved += v;
+		else if (r->m.functions[t->nodes[i].func].range)
+			*ranged += v;
 	}
 	for (i = 0; i < r->m.nfunctions; i++)
 		if (self[i])
@@ -281,7 +284,7 @@ static void section_python(struct summary *s)
 	}
 }
 
-static void section_finalization(struct summary *s, int64_t resolved)
+static void section_finalization(struct summary *s, int64_t resolved, int64_t ranged)
 {
 	struct report *r = s->r;
 	size_t i, missing = 0, mismatch = 0;
@@ -303,6 +306,10 @@ static void section_finalization(struct summary *s, int64_t resolved)
 	snprintf(metric, sizeof(metric), "%s In Resolved Functions",
 		 r->m.metrics[r->sort_metric].name);
 	row_add(s, "Finalization", metric, buf, "%");
+	snprintf(buf, sizeof(buf), "%.1f", report_pct(r, r->sort_metric, ranged));
+	snprintf(metric, sizeof(metric), "%s In Unnamed Function Ranges",
+		 r->m.metrics[r->sort_metric].name);
+	row_add(s, "Finalization", metric, buf, "%");
 	if (query_ints(r, "SELECT count(*), coalesce(sum(bytes), 0), coalesce(sum(bytes_skipped), 0), "
 			  "coalesce(sum(chunks_damaged), 0) FROM streams", v, 4)) {
 		row_int(s, "Finalization", "Raw Streams", v[0], NULL);
@@ -315,7 +322,7 @@ static void section_finalization(struct summary *s, int64_t resolved)
 int view_summary(struct report *r, struct table *t)
 {
 	struct summary s = { .r = r, .t = t, .cpu = model_find_metric(&r->m, "CPU Time") };
-	int64_t resolved = 0;
+	int64_t resolved = 0, ranged = 0;
 	int rc;
 
 	s.section = table_add_col(t, "Section", TABLE_TEXT, 0);
@@ -325,12 +332,12 @@ int view_summary(struct report *r, struct table *t)
 	s.pct = table_add_col(t, "Percent", TABLE_PCT, 0);
 	section_time(&s);
 	section_metrics(&s);
-	rc = section_hotspots(&s, &resolved);
+	rc = section_hotspots(&s, &resolved, &ranged);
 	if (rc)
 		return rc;
 	section_collection(&s);
 	section_python(&s);
-	section_finalization(&s, resolved);
+	section_finalization(&s, resolved, ranged);
 	return 0;
 }
 

@@ -32,7 +32,7 @@ with e.Workdir("fin-lines") as w:
     e.check(na + nb >= 0.95 * n, "95%% of two_loops samples are on the loop lines")
     e.check_share(stats, na / stats.weight, 0.75, "LOOP-A", stretches=1)
     e.check_share(stats, nb / stats.weight, 0.25, "LOOP-B", stretches=1)
-    e.check("resolved:  100.0% of samples to a function" in f.stderr or
+    e.check("resolved:  100.0% of samples to a named function" in f.stderr or
             "resolved:  9" in f.stderr, "the summary reports the share resolved")
     # Re-finalizing with -quiet prints nothing and gives the same answer.
     g = e.pfinalize(res, ["-quiet", "-finalization-mode", "fast"])

@@ -310,6 +310,11 @@ static void test_finalize_inline_chain(void)
 	CU_ASSERT(q_int(db, "SELECT fr.address FROM frames fr JOIN functions f ON"
 			    " f.id = fr.function_id WHERE f.name = 'fin_inner'") ==
 		  (long long)(ra_inner - 1 - self_base));
+	/* functions.kind: every function named from DWARF is a 'symbol' one */
+	CU_ASSERT(q_int(db, "SELECT COUNT(*) FROM functions WHERE resolved = 1 AND"
+			    " kind = 'symbol'") >= 2);
+	CU_ASSERT(q_int(db, "SELECT COUNT(*) FROM functions WHERE (resolved = 1) !="
+			    " (kind = 'symbol')") == 0);
 	sqlite3_close(db);
 }
 
@@ -450,6 +455,9 @@ static void test_finalize_missing_and_unknown(void)
 	CU_ASSERT(q_int(db, "SELECT COUNT(*) FROM functions WHERE name = '[unknown]' AND"
 			    " module_id IS NULL") == 1);
 	CU_ASSERT(q_int(db, "SELECT COUNT(*) FROM functions WHERE resolved = 1") == 0);
+	/* Without the file no extent is known: every placeholder stands for its address alone. */
+	CU_ASSERT(q_int(db, "SELECT COUNT(*) FROM functions WHERE kind = 'address'") ==
+		  q_int(db, "SELECT COUNT(*) FROM functions"));
 	sqlite3_close(db);
 }
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Split-off function parts named in a stripped binary, against the unstripped one's .symtab. */
+#include "finalizer/eh-frame.h"
 #include "finalizer/symtab.h"
 
 #include <fcntl.h>
@@ -23,6 +24,7 @@ struct loaded {
 	int fd;
 	Elf *elf;
 	struct symtab st;
+	struct fde_table fdes;
 };
 
 static int load(struct loaded *l, const char *path)
@@ -31,7 +33,8 @@ static int load(struct loaded *l, const char *path)
 	if (l->fd < 0)
 		return -1;
 	l->elf = elf_begin(l->fd, ELF_C_READ, NULL);
-	if (!l->elf || symtab_load(&l->st, l->elf)) {
+	if (!l->elf || symtab_load(&l->st, l->elf) || fde_table_load(&l->fdes, l->elf) ||
+	    (l->st.source == SYMTAB_DYNSYM && symtab_name_split_parts(&l->st, l->elf, &l->fdes))) {
 		close(l->fd);
 		return -1;
 	}
@@ -41,6 +44,7 @@ static int load(struct loaded *l, const char *path)
 static void unload(struct loaded *l)
 {
 	symtab_release(&l->st);
+	fde_table_release(&l->fdes);
 	elf_end(l->elf);
 	close(l->fd);
 }
