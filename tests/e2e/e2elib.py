@@ -501,14 +501,9 @@ def db_sampled(result, where="1", args=()):
                                      args)]
     threads = db_rows(result, "SELECT COUNT(DISTINCT t.id) " + join, args)[0][0]
     return Sampled(weights, int(interval[0][0]), max(threads, 1))
-# ---- known answers in CPU time (added for the collector's safety tests) ----------------------
 
-def cpu_close(got_ns, want_ns, interval_ns, rel=0.10, intervals=3):
-    """A sampled CPU time agrees with a measured one: within rel of it, plus a few sampling
-    intervals (at least a 4 ms kernel tick each) for the first and last samples' rounding."""
-    slack = rel * want_ns + intervals * max(interval_ns, 4000000)
-    return abs(got_ns - want_ns) <= slack
 
+# ---- raw streams' CPU time -------------------------------------------------------------------
 
 def sampled_ns(streams):
     """CPU time the samples of these streams stand for: weight x their header's interval."""
