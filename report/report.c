@@ -831,6 +831,28 @@ static void common_notes(struct report *r, struct table *t)
 				       "-time-filter cannot compute", r->m.metrics[k].name);
 }
 
+/* -report-output must not name a file of a result it reads (item 10 of issue 10). */
+static int check_output(const struct report_opts *o)
+{
+	char why[128];
+	size_t i;
+	int ret;
+
+	for (i = 0; o->output && i < o->nresults; i++) {
+		ret = result_dir_owns(o->results[i], o->output, why, sizeof(why));
+		if (ret == 1)
+			return report_usage_error("will not write the report to '%s': it would "
+						  "overwrite %s of result '%s'; give "
+						  "-report-output a new file (one beside them in "
+						  "the result directory will do)",
+						  o->output, why, o->results[i]);
+		if (ret < 0)
+			return report_usage_error("cannot write report '%s': %s", o->output,
+						  strerror(-ret));
+	}
+	return 0;
+}
+
 int report_run(const struct report_opts *o)
 {
 	const struct report_view *v = report_view_find(o->view);
@@ -859,7 +881,7 @@ int report_run(const struct report_opts *o)
 		return report_usage_error("the difference of two results is shown by the hotspots, "
 					  "top-down, bottom-up and caller-callee views, not by '%s'",
 					  v->name);
-	if ((rc = check_view_options(o, v)))
+	if ((rc = check_view_options(o, v)) || (rc = check_output(o)))
 		return rc;
 	for (i = 0; i < o->nresults; i++) {
 		rc = report_open(&r[i], o, o->results[i], v);
