@@ -289,6 +289,7 @@ static int write_meta(struct db *d, const struct fin *f)
 	ret = ret ? ret : meta_put(d, "source_search_dirs", ssd);
 	ret = ret ? ret : meta_put_int(d, "samples_total", (int64_t)f->samples_total);
 	ret = ret ? ret : meta_put_int(d, "weight_total", (int64_t)f->weight_total);
+	ret = ret ? ret : meta_put_int(d, "samples_truncated", (int64_t)f->samples_truncated);
 	ret = ret ? ret : meta_put_int(d, "raw_bytes_total", (int64_t)f->bytes_total);
 	ret = ret ? ret : meta_put_int(d, "raw_bytes_skipped", (int64_t)f->bytes_skipped);
 	free(sd);

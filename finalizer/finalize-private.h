@@ -27,6 +27,14 @@
 #define FIN_DAMAGED_STACK_ADDR 0xffffffffffff0000ull
 #define FIN_DAMAGED_STACK_ID   UINT64_MAX
 #define FIN_DAMAGED_STACK_NAME "[damaged stack]"
+/*
+ * A stack the unwinder cut at the depth limit (RAW_STACK_TRUNCATED) has its outermost frames
+ * missing: it is placed under one root of its own, a frame at this address named
+ * "[truncated stack]", so every view shows where the path was cut, not main's children as
+ * roots.
+ */
+#define FIN_TRUNCATED_STACK_ADDR 0xffffffffffff0010ull
+#define FIN_TRUNCATED_STACK_NAME "[truncated stack]"
 /* The most CPU time one stream may account for; more is damage (and could overflow sums). */
 #define FIN_MAX_STREAM_NS (1ll << 53) /* ns: about 104 days */
 
@@ -260,6 +268,7 @@ struct fin {
 	struct hash_index unknown_index; /* absolute address -> frame, for NO_MODULE */
 	struct hash_index python_frame_index; /* (function, offset, line) -> Python frame */
 	uint64_t samples_python;  /* samples whose stack has Python frames */
+	uint64_t samples_truncated; /* samples whose stack was cut at the depth limit */
 	struct node *nodes;
 	size_t nnodes, nodes_cap;
 	struct hash_index node_index;

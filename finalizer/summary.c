@@ -105,6 +105,28 @@ static void print_coverage(FILE *o, const struct fin *f)
 	free(damaged);
 }
 
+/* Stacks cut at the depth limit: how many samples, and the knob that keeps them whole. */
+static void print_truncated(FILE *o, const struct fin *f)
+{
+	const char *depth = meta_get(&f->meta, "stack_depth");
+	char at[64] = "at the depth limit";
+
+	if (!f->samples_truncated)
+		return;
+	if (depth)
+		snprintf(at, sizeof(at), "at %d frames (stack-depth)", atoi(depth));
+	fprintf(o,
+		"  truncated: %" PRIu64 " samples (%.1f%%) have stacks cut %s: their "
+		"outermost frames are missing, shown under %s; ",
+		f->samples_truncated, pct(f->samples_truncated, f->samples_total), at,
+		FIN_TRUNCATED_STACK_NAME);
+	if (depth && atoi(depth) >= RAW_MAX_DEPTH)
+		fprintf(o, "the collector keeps no more than %d frames\n", RAW_MAX_DEPTH);
+	else
+		fprintf(o, "collect with -knob stack-depth=N (up to %d) for whole stacks\n",
+			RAW_MAX_DEPTH);
+}
+
 /* What the agent noted about threads (process streams), one line per kind of note. */
 static void print_notes(FILE *o, const struct fin *f)
 {
@@ -197,6 +219,7 @@ void fin_print_summary(const struct fin *f)
 	fprintf(o, "  resolved:  %.1f%% of samples to a function, %.1f%% to a source line\n",
 		pct(f->samples_func, f->samples_total), pct(f->samples_line, f->samples_total));
 	print_coverage(o, f);
+	print_truncated(o, f);
 	if (f->samples_python)
 		fprintf(o, "  python:    %.1f%% of samples with Python frames\n",
 			pct(f->samples_python, f->samples_total));
