@@ -49,6 +49,13 @@ int raw_window_open(const char *path, int flags, mode_t mode);
 void raw_window_limit_lock(sigset_t *old);
 void raw_window_limit_unlock(const sigset_t *old);
 
+/*
+ * Reserve the disk blocks of [off, off + len) of fd (fallocate, or zeros written where the
+ * file system has none): a store into a MAP_SHARED mapping of them then cannot fail. Without
+ * it, the first store into a page of a full file system is a SIGBUS. 0 or -errno.
+ */
+int raw_window_reserve(int fd, uint64_t off, uint64_t len);
+
 /* Create the file (O_EXCL, mode exactly, whatever the umask); no window yet. 0 or -errno. */
 int raw_window_create(struct raw_window_file *f, const char *path, mode_t mode, size_t window);
 

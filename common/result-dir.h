@@ -180,6 +180,13 @@ size_t result_dir_host_variants(const char *dir, char *buf, size_t size);
 int result_dir_owns(const char *dir, const char *path, char *why, size_t size);
 
 /*
+ * Whether dir is still being collected: the pid of a pcollect launcher of it that runs on this
+ * host (its meta/<pid>.meta says status=running, and that pid is a pcollect), or 0
+ * (result-live.c). Launchers on other hosts of a parallel job cannot be asked.
+ */
+long result_dir_collecting(const char *dir);
+
+/*
  * Remove a result directory that this launch created and that holds no data (used when
  * pcollect refuses a target after creating it). Best effort.
  */

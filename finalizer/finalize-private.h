@@ -122,6 +122,7 @@ struct process_rec {
 struct stream {
 	char *path;
 	int open_err;	/* negative errno when the file could not be opened */
+	unsigned open_version; /* open_err -EPROTONOSUPPORT: the newer version it has */
 	struct raw_file_header hdr;
 	struct raw_reader_stats stats;
 	bool has_header;
@@ -244,6 +245,7 @@ struct fin {
 	int64_t end_mono_ns;	 /* the latest end in meta/, -1 when none says */
 	uint64_t interval_ns;
 	bool interval_from_meta; /* interval_ns is the launcher's, not a stream header's */
+	long collecting_pid;     /* a launcher still collecting the result, or 0 */
 
 	struct stream *streams;
 	size_t nstreams;
@@ -291,6 +293,8 @@ struct fin {
    problems are counted in s. Returns 0 or -ENOMEM. */
 int stream_load(struct stream *s);
 void stream_release(struct stream *s);
+/* Why s could not be opened (s->open_err), in words; buf may hold them. */
+const char *stream_open_strerror(const struct stream *s, char *buf, size_t size);
 /* Drop everything read from s (a copy of another stream, or one that cannot be trusted). */
 void stream_drop_records(struct stream *s);
 /* Record a problem of s found after reading: the first one is kept, force replaces it. */

@@ -700,6 +700,17 @@ int report_open(struct report *r, const struct report_opts *o, const char *dir,
 	if (result_path(db, sizeof(db), dir, RESULT_PATH_DB, 0, 0, NULL, NULL) < 0)
 		return report_usage_error("cannot open result '%s': %s", dir, strerror(ENAMETOOLONG));
 	if (stat(db, &st) < 0) {
+		long pid = result_dir_collecting(dir);
+
+		/* Finalized now, the result would stay a partial one without a word. */
+		if (pid) {
+			log_error(
+				"result '%s' is still being collected (pcollect, pid %ld, is "
+				"running): run preport when it ends, or finalize what was written "
+				"so far with 'pfinalize -r %s'",
+				dir, pid, dir);
+			return -EBUSY;
+		}
 		log_debug("'%s': no database yet: finalizing first", db);
 		rc = finalize_first(o, dir);
 		if (rc)
@@ -715,6 +726,11 @@ int report_open(struct report *r, const struct report_opts *o, const char *dir,
 			log_error("or finalize it again with this version: 'pfinalize -r %s'", dir);
 		return rc;
 	}
+	if (model_meta_int(&r->m, "collection_running", 0) > 0)
+		log_warn("result '%s' was finalized while it was still being collected (pcollect, "
+			 "pid %lld): it holds only what was written by then; once the collection "
+			 "has ended, finalize it again with 'pfinalize -r %s'",
+			 dir, (long long)model_meta_int(&r->m, "collection_running", 0), dir);
 	r->total = calloc(r->m.nmetrics, sizeof(*r->total));
 	r->count = calloc(r->m.nmetrics, sizeof(*r->count));
 	r->skipped = calloc(r->m.nmetrics, sizeof(*r->skipped));
@@ -724,8 +740,7 @@ int report_open(struct report *r, const struct report_opts *o, const char *dir,
 		goto fail;
 	}
 	if (o->time_filter ? !model_has_samples(&r->m) : !r->m.nsamples) {
-		log_error("result '%s' holds no samples: the program ran for less than one sampling "
-			  "interval, or sampling failed (see %s/log/)", dir, dir);
+		report_explain_empty(r);
 		rc = -ENODATA;
 		goto fail;
 	}

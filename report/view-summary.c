@@ -249,11 +249,22 @@ static void section_collection(struct summary *s)
 			sqlite3_finalize(st);
 		}
 	}
-	if (model_meta_int(&r->m, "data_limit_hit", 0))
+	if (model_meta_int(&r->m, "data_limit_hit", 0)) {
 		row_add(s, "Collection", "Data Limit Hit", "yes", NULL);
+		table_add_note(s->t,
+			       "sampling stopped when the raw data reached -data-limit: the "
+			       "profile covers the start of the run (raise -data-limit; 0: no "
+			       "limit)");
+	}
+	if (query_ints(r, "SELECT coalesce(sum(count), 0) FROM lost WHERE reason = 'disk-full'", v,
+		       1) &&
+	    v[0] > 0)
+		table_add_note(s->t, "the file system of the result was full during the "
+				     "collection: sampling stopped where a stream could not grow");
 	/*
 	 * The CPU time the threads measured at their end against what their samples account
-	 * for: a shortfall means timer signals came late (docs/pcollect.md, LIMITS).
+	 * for: short of it when samples were lost (above), data was damaged, threads were short
+	 * or timer signals came late (pfinalize's summary says which).
 	 */
 	if (query_ints(r, "SELECT coalesce(sum(cpu_ns), 0), coalesce(sum(time_ns), 0) "
 			  "FROM threads WHERE cpu_ns > 0", v, 2) && v[0] > 0) {
