@@ -663,7 +663,7 @@ static int write_streams(struct db *d, const struct fin *f)
 		b_int(d, 5, (int64_t)st->bytes_skipped);
 		b_int(d, 6, (int64_t)st->chunks);
 		b_int(d, 7, (int64_t)(st->chunks_bad_magic + st->chunks_bad_crc +
-				      st->chunks_truncated));
+				      st->chunks_truncated + st->chunks_duplicate));
 		if (s->open_err)
 			snprintf(problem, sizeof(problem), "cannot read stream: %s",
 				 stream_open_strerror(s, why, sizeof(why)));

@@ -156,6 +156,9 @@ with e.Workdir("damage") as w:
             % (sum(wd.values()), total0))
     e.check("duplicate" in problem(res, os.path.basename(rf.path)),
             "repeated chunk: named (%s)" % problem(res, os.path.basename(rf.path)))
+    dmg = e.db_rows(res, "SELECT chunks_damaged FROM streams WHERE path LIKE ?",
+                    ("%/" + os.path.basename(rf.path),))
+    e.check(dmg == [(1,)], "repeated chunk: counted in streams.chunks_damaged (%s)" % dmg)
 
     # ---- 8: one flipped byte costs what it touches ------------------------------------------
     res = copy_result(w.join("pristine"), w, "flipped-byte")
