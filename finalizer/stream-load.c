@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/sat.h"
 #include "finalizer/finalize-private.h"
 
 static char *dup_mem(const void *s, size_t len)
@@ -214,8 +215,7 @@ static int take_sample(struct stream *s, const struct raw_record *rec)
 	r->stack = rec->u.sample.stack_id;
 	r->weight = rec->u.sample.weight;
 	/* The reader bounds one weight (RAW_MAX_WEIGHT); the sum saturates, never wraps. */
-	s->weight_total = s->weight_total > UINT64_MAX - r->weight ? UINT64_MAX
-								    : s->weight_total + r->weight;
+	s->weight_total = sat_add_u64(s->weight_total, r->weight);
 	return 0;
 }
 

@@ -7,22 +7,12 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/sat.h"
 #include "finalizer/finalize-private.h"
 
 static double pct(uint64_t a, uint64_t b)
 {
 	return b ? 100.0 * (double)a / (double)b : 0.0;
-}
-
-/* Sums of damaged data must not wrap: they stop at the largest value. */
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
-static uint64_t sat_mul(uint64_t a, uint64_t b)
-{
-	return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
 }
 
 /* A hint for a module without debug information. */
@@ -77,8 +67,8 @@ static void print_coverage(FILE *o, const struct fin *f)
 
 	for (i = 0; i < f->nthreads; i++)
 		if (f->threads[i].cpu_ns) {
-			used = sat_add(used, f->threads[i].cpu_ns);
-			sampled = sat_add(sampled, f->threads[i].time_ns);
+			used = sat_add_u64(used, f->threads[i].cpu_ns);
+			sampled = sat_add_u64(sampled, f->threads[i].time_ns);
 		}
 	if (!used)
 		return;
@@ -99,8 +89,9 @@ static void print_coverage(FILE *o, const struct fin *f)
 		if (!s->has_header || s->thread >= f->nthreads)
 			continue;
 		for (k = 0; k < s->nlost; k++)
-			covered[s->thread] = sat_add(covered[s->thread],
-						     sat_mul(s->lost[k].weight, s->hdr.interval_ns));
+			covered[s->thread] =
+				sat_add_u64(covered[s->thread],
+					    sat_mul_u64(s->lost[k].weight, s->hdr.interval_ns));
 		if (s->hdr.kind != RAW_STREAM_PROCESS)
 			damaged[s->thread] += s->stats.bytes_skipped + s->samples_bad_stack +
 					      (s->header_distrusted ? 1 : 0);
@@ -115,8 +106,8 @@ static void print_coverage(FILE *o, const struct fin *f)
 		    t->cpu_ns - covered[i] < 50000000) {
 			/* Each short by little, many threads may be short by much together. */
 			rest++;
-			rest_used = sat_add(rest_used, t->cpu_ns);
-			rest_covered = sat_add(rest_covered, covered[i]);
+			rest_used = sat_add_u64(rest_used, t->cpu_ns);
+			rest_covered = sat_add_u64(rest_covered, covered[i]);
 			rest_damaged += damaged[i];
 			continue;
 		}
@@ -162,9 +153,10 @@ static void print_stopped(FILE *o, const struct fin *f)
 		for (i = 0; i < f->nstreams; i++)
 			for (k = 0; f->streams[i].has_header && k < f->streams[i].nlost; k++)
 				if (f->streams[i].lost[k].reason == stops[j].reason) {
-					count = sat_add(count, f->streams[i].lost[k].count);
-					ns = sat_add(ns, sat_mul(f->streams[i].lost[k].weight,
-								 f->streams[i].hdr.interval_ns));
+					count = sat_add_u64(count, f->streams[i].lost[k].count);
+					ns = sat_add_u64(
+						ns, sat_mul_u64(f->streams[i].lost[k].weight,
+								f->streams[i].hdr.interval_ns));
 				}
 		if (count)
 			fprintf(o,

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/sat.h"
 #include "finalizer/finalize-private.h"
 
 /* ---- nodes ------------------------------------------------------------------------------- */
@@ -295,18 +296,19 @@ int fin_build_tree(struct fin *f)
 				goto out;
 			}
 			a = &f->aggs[ai];
+			/* Bounded per stream (FIN_MAX_STREAM_NS); their sums saturate. */
 			a->count += st->samples;
-			a->weight += st->weight;
-			a->time_ns += st->weight * interval;
+			a->weight = sat_add_u64(a->weight, st->weight);
+			a->time_ns = sat_add_u64(a->time_ns, sat_mul_u64(st->weight, interval));
 			t->samples += st->samples;
-			t->weight += st->weight;
-			t->time_ns += st->weight * interval;
+			t->weight = sat_add_u64(t->weight, st->weight);
+			t->time_ns = sat_add_u64(t->time_ns, sat_mul_u64(st->weight, interval));
 			if (st->npy)
 				f->samples_python += st->samples;
 			if (st->flags & RAW_STACK_TRUNCATED)
 				f->samples_truncated += st->samples;
 			f->samples_total += st->samples;
-			f->weight_total += st->weight;
+			f->weight_total = sat_add_u64(f->weight_total, st->weight);
 			leaf = &f->frames[f->nodes[st->node].frame];
 			if (f->functions[leaf->function].resolved)
 				f->samples_func += st->samples;

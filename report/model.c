@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/result-dir.h"
+#include "common/sat.h"
 #include "report/bigmem.h"
 #include "report/model.h"
 #include "report/scan.h"
@@ -1030,7 +1031,7 @@ static int aggregate_timeline(struct model *m, const struct scan *sc)
 				pos[(size_t)metric * nt + (size_t)(thread + 1) + 1]++;
 			}
 			slots[q].count++;
-			slots[q].value += row[4] * scale;
+			slots[q].value = sat_add_i64(slots[q].value, sat_mul_i64(row[4], scale));
 		}
 	}
 	rows = alloc_rows(nslots, sizeof(*rows));

@@ -405,6 +405,14 @@ static int check_sort(const struct report *r)
 	return 0;
 }
 
+/* pct percent of total; a saturated total stays in range (the conversion would not). */
+static int64_t share_of(int64_t total, double pct)
+{
+	double v = (double)total * pct / 100.0;
+
+	return v >= 0x1p63 ? INT64_MAX : v <= -0x1p63 ? INT64_MIN : (int64_t)v;
+}
+
 /* -metric, -sort-desc and -threshold: which metrics a view shows, sorts and judges by. */
 static int pick_metrics(struct report *r)
 {
@@ -459,11 +467,10 @@ static int pick_metrics(struct report *r)
 	if (o->threshold_metric) {
 		if ((metric = model_find_metric(&r->m, o->threshold_metric)) < 0)
 			return unknown_metric(r, o->threshold_metric, "-threshold");
-		r->min[metric] = (int64_t)((double)r->total[metric] * o->threshold / 100.0);
+		r->min[metric] = share_of(r->total[metric], o->threshold);
 	} else {
 		for (i = 0; i < r->nshown; i++)
-			r->min[r->shown[i]] = (int64_t)((double)r->total[r->shown[i]] *
-							o->threshold / 100.0);
+			r->min[r->shown[i]] = share_of(r->total[r->shown[i]], o->threshold);
 	}
 	return 0;
 }

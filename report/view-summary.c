@@ -7,6 +7,7 @@
 
 #include <sqlite3.h>
 
+#include "common/sat.h"
 #include "report/report-private.h"
 
 #define TOP_HOTSPOTS 5
@@ -165,9 +166,9 @@ static int section_hotspots(struct summary *s, int64_t *resolved)
 	for (i = 1; i < t->n; i++) {
 		int64_t v = cct_self(t, (int)i)[k];
 
-		self[t->nodes[i].func] += v;
+		self[t->nodes[i].func] = sat_add_i64(self[t->nodes[i].func], v);
 		if (r->m.functions[t->nodes[i].func].resolved)
-			*resolved += v;
+			*resolved = sat_add_i64(*resolved, v);
 	}
 	for (i = 0; i < r->m.nfunctions; i++)
 		if (self[i])
