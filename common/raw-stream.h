@@ -108,7 +108,7 @@ struct raw_chunk_header {
 };
 _Static_assert(sizeof(struct raw_chunk_header) == 24, "raw_chunk_header changed size");
 
-/* The checksum of a version 2 chunk: its header (crc counted as 0) and its records. */
+/* The checksum of a version 2 chunk: its header's other 20 bytes (crc left out) and its records. */
 uint32_t raw_chunk_crc(const struct raw_chunk_header *ch, const void *records);
 
 /*

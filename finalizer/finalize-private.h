@@ -35,6 +35,13 @@
  */
 #define FIN_TRUNCATED_STACK_ADDR 0xffffffffffff0010ull
 #define FIN_TRUNCATED_STACK_NAME "[truncated stack]"
+/*
+ * How much more CPU time a thread's samples may stand for than the thread measured at its end
+ * (THREAD_END) before it is damage: none by design (a sample closes an interval the thread
+ * used), so the slack covers only rounding: two intervals, two kernel ticks and 1%.
+ */
+#define FIN_SAMPLED_SLACK_NS(interval_ns, used_ns)                                                 \
+	(2 * (interval_ns) + 8000000ull + (used_ns) / 100)
 /* The most CPU time one stream may account for; more is damage (and could overflow sums). */
 #define FIN_MAX_STREAM_NS (1ll << 53) /* ns: about 104 days */
 
@@ -158,6 +165,7 @@ struct stream {
 	bool name_ok;
 	int64_t duplicate_of;	   /* index of the stream this one is a copy of, or -1 */
 	bool header_distrusted;	   /* header fields taken from the name and meta/, not the file */
+	bool weights_scaled;       /* its samples stood for more CPU time than its thread used */
 
 	int64_t offset_ns; /* add to a stream time to get collection time */
 	uint32_t image;	   /* index into images */
@@ -306,6 +314,12 @@ void stream_problem(struct stream *s, bool force, const char *fmt, ...)
  * stream whose weights cannot be true is not counted. Problems go to each stream.
  */
 void fin_check_streams(struct fin *f);
+/*
+ * Once the threads are known (fin_build_images): the samples of a thread that stand for more
+ * CPU time than it measured at its end (beyond FIN_SAMPLED_SLACK_NS) have their weights
+ * scaled down to that time, and their streams say so.
+ */
+void fin_check_thread_times(struct fin *f);
 
 /* image-map.c */
 int fin_build_images(struct fin *f);

@@ -516,6 +516,8 @@ int finalize_run(const struct finalize_opts *o)
 	t = now_s();
 	f->t_load = t - t0;
 	ret = fin_build_images(f);
+	if (!ret)
+		fin_check_thread_times(f);
 	ret = ret ? ret : fin_locate_stacks(f);
 	if (ret)
 		goto out;

@@ -7,7 +7,9 @@ true: never more CPU time sampled than the threads used, never a wrapped sum.
   6  header flips (interval_ns, pid, generation) with and without the checksum made again,
      and a chunk's base_ns: detected, and the known answer kept (the file name and meta/ tell
      the truth);
-  7  a copied stream and a repeated chunk: counted once;
+  7  a copied stream and a repeated chunk: counted once; a chunk whose sample weights were
+     changed and its checksum made again: the thread's samples are capped at the CPU time
+     it measured, and named;
   8  one flipped byte in the first chunk of samples: only that chunk's samples are lost; later
      samples whose stack was defined there keep their weight as [damaged stack]; damage to the
      process stream costs only its module records; the summary names damage, never the clock;
@@ -159,6 +161,22 @@ with e.Workdir("damage") as w:
     dmg = e.db_rows(res, "SELECT chunks_damaged FROM streams WHERE path LIKE ?",
                     ("%/" + os.path.basename(rf.path),))
     e.check(dmg == [(1,)], "repeated chunk: counted in streams.chunks_damaged (%s)" % dmg)
+
+    # A chunk whose sample weights were changed and its checksum made again: the checksums
+    # cannot tell, the thread's CPU time can (its samples stood for more than it used).
+    res = copy_result(w.join("pristine"), w, "weights-rechecksummed")
+    rf = RawFile(thread_stream(res))
+    big = max(range(len(rf.chunks())), key=lambda i: rf.chunks()[i][1])
+    n = rf.set_sample_weights(big, 100)
+    rf.fix_chunk_crc(big)
+    rf.save()
+    f = finalize(res)
+    wd, sampled, used = sane(res, "weights-rechecksummed")
+    p = problem(res, os.path.basename(rf.path))
+    e.check(n > 10 and "its thread used" in p and "scaled down to the thread's time" in p and
+            "damaged:" in f.stderr,
+            "weights changed in %d samples, checksum made again: caught by the thread's CPU "
+            "time, capped and named (%s)" % (n, p))
 
     # ---- 8: one flipped byte costs what it touches ------------------------------------------
     res = copy_result(w.join("pristine"), w, "flipped-byte")
