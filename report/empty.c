@@ -62,13 +62,17 @@ void report_explain_empty(const struct report *r)
 {
 	const struct model *m = &r->m;
 	const char *dir = r->dir;
-	int64_t streams[2] = { 0, 0 }, threads[2] = { 0, 0 }, notes = 0;
+	int64_t streams[3] = { 0, 0, 0 }, threads[2] = { 0, 0 }, notes = 0;
 	int64_t signal = model_meta_int(m, "collect.exit_signal", 0);
 	int64_t elapsed = model_meta_int(m, "elapsed_ns", 0);
 	char first[600] = "", reasons[512], detail[300] = "";
 	double interval_ms = (double)m->interval_ns / 1e6;
 
-	query_row(m, "SELECT count(*), count(problem) FROM streams", streams, 2, NULL, 0);
+	/* Streams, those with a problem, and those of threads (not a process stream). */
+	query_row(m,
+		  "SELECT count(*), count(problem), coalesce(sum(path NOT LIKE '%.proc.praw'), 0) "
+		  "FROM streams",
+		  streams, 3, NULL, 0);
 	query_row(m, "SELECT count(*), coalesce(sum(cpu_ns), 0) FROM threads", threads, 2, NULL, 0);
 	/* What the collector noted, damage, losses come first: they are what went wrong. */
 	if (streams[1] && query_row(m,
@@ -96,6 +100,10 @@ void report_explain_empty(const struct report *r)
 			"result '%s' holds no samples: it has no raw streams (the program did not "
 			"run under the collector, or its streams were removed; see %s/log/)",
 			dir, dir);
+	else if (!streams[2])
+		log_error("result '%s' holds no samples: it has process streams only, no thread's "
+			  "stream (they were removed, or could not be written: see %s/log/)",
+			  dir, dir);
 	else if (signal > 0)
 		log_error("result '%s' holds no samples: the program died of signal %" PRId64
 			  " (%s) %.3f s after it started, before its first sample (one every "
@@ -112,8 +120,12 @@ void report_explain_empty(const struct report *r)
 			  "time: sampling failed (see %s/log/)",
 			  dir, (double)threads[1] / 1e9, dir);
 	else
-		log_error(
-			"result '%s' holds no samples: the program ran for less than one sampling "
-			"interval (%.3g ms of CPU time), or sampling failed (see %s/log/)",
-			dir, interval_ms, dir);
+		/* Nothing said what happened: a stream cut between chunks looks like one that
+		   ended there. */
+		log_error("result '%s' holds no samples: its %" PRId64 " thread stream%s end%s "
+			  "before the first sample, and no thread said how much CPU time it used: "
+			  "the program was killed or ran for less than one sampling interval (%.3g "
+			  "ms of CPU time), or the streams were cut (see %s/log/)",
+			  dir, streams[2], streams[2] == 1 ? "" : "s", streams[2] == 1 ? "s" : "",
+			  interval_ms, dir);
 }

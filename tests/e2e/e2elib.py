@@ -45,11 +45,17 @@ def _sanitizer_reports():
     shutil.rmtree(SANITIZER_LOGS, ignore_errors=True)
 
 
+# GCC's UBSan runtime beside AddressSanitizer's writes its reports to stderr whatever log_path
+# says, and both exit with status 1 after a report by default: a tool's ordinary failure. So a
+# report ends a process with SANITIZER_EXIT, which no tool and no test program uses.
+SANITIZER_EXIT = 86
+
 if SANITIZE:
     SANITIZER_LOGS = tempfile.mkdtemp(prefix="pcollect-sanitizer.")
-    os.environ["ASAN_OPTIONS"] = "detect_leaks=0:log_path=%s/asan" % SANITIZER_LOGS
-    os.environ["UBSAN_OPTIONS"] = ("halt_on_error=1:print_stacktrace=1:log_path=%s/ubsan"
-                                   % SANITIZER_LOGS)
+    os.environ["ASAN_OPTIONS"] = "detect_leaks=0:exitcode=%d:log_path=%s/asan" % (
+        SANITIZER_EXIT, SANITIZER_LOGS)
+    os.environ["UBSAN_OPTIONS"] = ("halt_on_error=1:print_stacktrace=1:exitcode=%d:"
+                                   "log_path=%s/ubsan" % (SANITIZER_EXIT, SANITIZER_LOGS))
     atexit.register(_sanitizer_reports)
 
 
