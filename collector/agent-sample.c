@@ -137,8 +137,7 @@ static void sample(struct agent_thread *t, uint64_t weight, void *uc)
 	if (atomic_load_explicit(&t->state, memory_order_acquire) != AGENT_THREAD_LIVE)
 		return;
 	if (agent_sampling_stopped()) {
-		/* Past -data-limit the samples not taken are counted, so no one blames the clock.
-		 */
+		/* Past -data-limit the samples not taken are counted: no clock is blamed. */
 		if (agent_data_limit_hit())
 			lost(t, RAW_LOST_DATA_LIMIT, weight);
 		return;
