@@ -20,11 +20,18 @@
 
 #include <stdint.h>
 
+/*
+ * The smallest -data-limit, bytes: one chunk of raw data (AGENT_CHUNK_MAX), what a thread may
+ * write before the limit is looked at again. A smaller limit would stop sampling before the
+ * first chunk of samples.
+ */
+#define AGENT_DATA_LIMIT_MIN (32u << 10)
+
 /* The data counter (RESULT_PATH_DATA_USED), mapped by the launcher and every agent. */
 struct agent_data_counter {
-	uint64_t bytes;	 /* raw bytes written by all processes (atomic adds) */
-	uint32_t hit;	 /* 1 once the limit was reached */
-	uint32_t pad;
+	uint64_t bytes;     /* raw bytes written by all processes (atomic adds) */
+	uint32_t hit;       /* 1 once the limit was reached */
+	uint32_t disk_full; /* the errno (ENOSPC, EDQUOT) that first stopped a stream, or 0 */
 };
 
 #endif

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "collector/agent-private.h"
+#include "common/raw-window.h"
 
 /*
  * Streams hold no descriptor (common/raw-window.h). Two kinds cannot be avoided: a thread's
@@ -103,7 +104,11 @@ static int dup_high(int fd, int avoid)
 	nofile_limits(&soft, &hard);
 	if (hard > soft) {
 		struct rlimit rl, more;
+		sigset_t old;
 
+		/* Raised by one borrower at a time (common/raw-window.h). */
+		raw_window_limit_lock(&old);
+		nfd = -1;
 		if (!getrlimit(RLIMIT_NOFILE, &rl)) {
 			more = rl;
 			more.rlim_cur = (rlim_t)(hard < soft + 256 ? hard : soft + 256);
@@ -112,12 +117,13 @@ static int dup_high(int fd, int avoid)
 				if (nfd == avoid && nfd >= 0)
 					nfd = fcntl(fd, F_DUPFD_CLOEXEC, avoid + 1);
 				setrlimit(RLIMIT_NOFILE, &rl);
-				if (nfd >= 0 && nfd < FD_BITS)
-					return nfd;
-				if (nfd >= 0)
-					real_close(nfd);
 			}
 		}
+		raw_window_limit_unlock(&old);
+		if (nfd >= 0 && nfd < FD_BITS)
+			return nfd;
+		if (nfd >= 0)
+			real_close(nfd);
 	}
 	for (target = soft - 1; target >= 0 && target >= soft - 256; target--) {
 		if (target == avoid || held((int)target))

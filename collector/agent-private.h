@@ -40,6 +40,7 @@
 #define AGENT_PROC_WINDOW  (64u << 10)	/* bytes of a process stream's window */
 #define AGENT_CHUNK_MAX	   (32u << 10)	/* a chunk is closed once its records pass this: damage
 					   costs at most this much */
+_Static_assert(AGENT_DATA_LIMIT_MIN >= AGENT_CHUNK_MAX, "-data-limit under one chunk");
 #define AGENT_RESERVE	   4096		/* bytes each window keeps for a stream's closing records
 					   (lost counts, Python notes, thread end) */
 #define AGENT_STACK_SLOTS  8192	       /* distinct stacks per thread before a table reset */
@@ -202,7 +203,9 @@ uint64_t agent_now_mono(void);
 void agent_account(struct agent_thread *t);
 /* Add written - *accounted to the shared counter (any writer: the process stream too). */
 void agent_account_bytes(uint64_t *accounted, uint64_t written);
+/* -duration passed or -data-limit reached (the latter alone: agent_data_limit_hit()). */
 bool agent_sampling_stopped(void);
+bool agent_data_limit_hit(void);
 
 /* agent-thread.c: slots, streams, timers */
 struct agent_thread *agent_thread_begin(pid_t tid, bool external);
@@ -223,6 +226,8 @@ void agent_thread_write_lost(struct agent_thread *t);
  * and put a LOST record in the reserve at once. Async-signal-safe.
  */
 void agent_thread_write_failed(struct agent_thread *t, uint64_t weight);
+/* A stream stopped by err: a full file system (ENOSPC, EDQUOT) is told to the launcher. */
+void agent_note_disk_full(int err);
 void agent_thread_key_destructor(void *p);
 /* Around exec: finish the stream but keep the slot (and its writer held); resume on failure. */
 void agent_thread_suspend(struct agent_thread *t);

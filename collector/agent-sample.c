@@ -134,9 +134,14 @@ static void sample(struct agent_thread *t, uint64_t weight, void *uc)
 	uint64_t id;
 	int64_t now;
 
-	if (atomic_load_explicit(&t->state, memory_order_acquire) != AGENT_THREAD_LIVE ||
-	    agent_sampling_stopped())
+	if (atomic_load_explicit(&t->state, memory_order_acquire) != AGENT_THREAD_LIVE)
 		return;
+	if (agent_sampling_stopped()) {
+		/* Past -data-limit the samples not taken are counted: no clock is blamed. */
+		if (agent_data_limit_hit())
+			lost(t, RAW_LOST_DATA_LIMIT, weight);
+		return;
+	}
 	if (!atomic_compare_exchange_strong(&t->busy, &expected, 1)) {
 		lost(t, RAW_LOST_BUSY, weight);
 		return;

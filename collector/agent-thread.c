@@ -153,6 +153,7 @@ int agent_thread_open_stream(struct agent_thread *t)
 		snprintf(why, sizeof(why), "cannot %s its stream: %s",
 			 t->win.error_op ? t->win.error_op : "create", strerror(-ret));
 		agent_log("thread %d not sampled: %s '%s'", (int)t->tid, why, path);
+		agent_note_disk_full(ret);
 		agent_proc_note(t->tid, RAW_NOTE_NO_STREAM, why);
 		return ret;
 	}
@@ -345,9 +346,26 @@ void agent_thread_write_lost(struct agent_thread *t)
 	}
 }
 
+/* A file system with no room left: the launcher names it at the end (the data counter). */
+static bool disk_full(int err)
+{
+	return err == -ENOSPC || err == -EDQUOT;
+}
+
+void agent_note_disk_full(int err)
+{
+	uint32_t none = 0;
+
+	if (disk_full(err) && agent.data)
+		__atomic_compare_exchange_n(&agent.data->disk_full, &none, (uint32_t)-err, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
 void agent_thread_write_failed(struct agent_thread *t, uint64_t weight)
 {
-	unsigned reason = t->w.error == -EFBIG ? RAW_LOST_FILE_SIZE_LIMIT : RAW_LOST_BUFFER;
+	unsigned reason = t->w.error == -EFBIG    ? RAW_LOST_FILE_SIZE_LIMIT
+			  : disk_full(t->w.error) ? RAW_LOST_DISK_FULL
+						  : RAW_LOST_BUFFER;
 
 	__atomic_add_fetch(&t->lost_count[reason], 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&t->lost_weight[reason], weight, __ATOMIC_RELAXED);
@@ -355,6 +373,7 @@ void agent_thread_write_failed(struct agent_thread *t, uint64_t weight)
 		return;
 	/* Sampling of t stops here; the reserve says why at once, in case nothing else runs. */
 	t->write_stopped = true;
+	agent_note_disk_full(t->w.error);
 	raw_writer_finishing(&t->w);
 	agent_thread_write_lost(t);
 	raw_writer_flush(&t->w);

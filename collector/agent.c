@@ -119,14 +119,15 @@ void agent_account_bytes(uint64_t *accounted, uint64_t written)
 		__atomic_store_n(&agent.data->hit, 1, __ATOMIC_RELAXED);
 }
 
+bool agent_data_limit_hit(void)
+{
+	return agent.cfg.data_limit_bytes && agent.data &&
+	       __atomic_load_n(&agent.data->hit, __ATOMIC_RELAXED);
+}
+
 bool agent_sampling_stopped(void)
 {
-	if (atomic_load_explicit(&agent.stopped, memory_order_relaxed))
-		return true;
-	if (agent.cfg.data_limit_bytes && agent.data &&
-	    __atomic_load_n(&agent.data->hit, __ATOMIC_RELAXED))
-		return true;
-	return false;
+	return atomic_load_explicit(&agent.stopped, memory_order_relaxed) || agent_data_limit_hit();
 }
 
 static int config_read(struct agent_config *c)

@@ -16,7 +16,10 @@
 /* The counter file's path in result directory dir. Returns 0 or -ENAMETOOLONG. */
 int data_counter_path(char *buf, size_t size, const char *dir);
 
-/* Create (launcher, create = 1) or open it, and map it. Returns the mapping or NULL. */
+/*
+ * Create (launcher, create = 1: its blocks reserved) or open it, and map it. Returns the
+ * mapping, or NULL with errno set (a file shorter than the counter: ENOSPC).
+ */
 struct agent_data_counter *data_counter_map(const char *dir, int create);
 
 #endif

@@ -279,7 +279,7 @@ int collect_run(const struct collect_opts *o)
 	struct agent_data_counter *counter;
 	struct sigaction sa;
 	bool created = false, limit_hit = false;
-	int rank = -1, status = 0, pipefd[2], child_err = 0, code, rc;
+	int rank = -1, status = 0, pipefd[2], child_err = 0, code, rc, full;
 	struct meta m;
 	pid_t pid;
 	ssize_t n;
@@ -329,7 +329,8 @@ int collect_run(const struct collect_opts *o)
 	log_debug("target '%s' runs as '%s'", o->argv[0], path);
 	counter = data_counter_map(dir, 1);
 	if (!counter)
-		log_warn("cannot create the data counter in '%s': -data-limit not enforced", dir);
+		log_warn("cannot create the data counter in '%s': %s; -data-limit not enforced",
+			 dir, strerror(errno));
 	result_path(meta_path, sizeof(meta_path), dir, RESULT_PATH_META, getpid(), 0, NULL, NULL);
 
 	if (pipe2(pipefd, O_CLOEXEC)) {
@@ -408,6 +409,12 @@ int collect_run(const struct collect_opts *o)
 		log_error("data limit of %g MB reached: sampling stopped before the end of the "
 			  "run, the profile covers only its start (raise -data-limit, 0 for none)",
 			  o->data_limit_mb);
+	full = counter ? (int)__atomic_load_n(&counter->disk_full, __ATOMIC_RELAXED) : 0;
+	if (full)
+		log_error("the file system of '%s' is full (%s): sampling stopped where a stream "
+			  "could not grow, and threads started later were not sampled; make room "
+			  "or choose another -r (pfinalize's summary names the threads)",
+			  name, strerror(full));
 
 	/* archive_result() and finalize_run() tell their own failures (docs/errors.md). */
 	if (o->archive || o->finalization == COLLECT_FINALIZE_DEFERRED)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collector/agent-env.h"
 #include "collector/launcher.h"
 #include "common/log.h"
 #include "common/options.h"
@@ -248,6 +249,15 @@ int main(int argc, char **argv)
 		if (options_parse_double("option '-data-limit'", s, 0, 1e9, &mb, err,
 					 sizeof(err)))
 			usage_error(err);
+		/* Not silently no limit: a limit under one chunk would stop before any sample. */
+		if (mb > 0 && mb * 1048576.0 < AGENT_DATA_LIMIT_MIN) {
+			snprintf(err, sizeof(err),
+				 "invalid value '%s' for option '-data-limit': "
+				 "the smallest limit is %g MB (%u KiB, one chunk of raw data); 0 "
+				 "means no limit",
+				 s, AGENT_DATA_LIMIT_MIN / 1048576.0, AGENT_DATA_LIMIT_MIN >> 10);
+			usage_error(err);
+		}
 		o.data_limit_mb = mb;
 	}
 	if (options_has(&r, "follow-child") && options_has(&r, "no-follow-child"))

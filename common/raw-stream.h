@@ -108,7 +108,7 @@ struct raw_chunk_header {
 };
 _Static_assert(sizeof(struct raw_chunk_header) == 24, "raw_chunk_header changed size");
 
-/* The checksum of a version 2 chunk: its header (crc counted as 0) and its records. */
+/* The checksum of a version 2 chunk: its header's other 20 bytes (crc left out) and its records. */
 uint32_t raw_chunk_crc(const struct raw_chunk_header *ch, const void *records);
 
 /*
@@ -162,13 +162,15 @@ enum raw_module_kind {
 
 /* RAW_REC_LOST reasons. */
 enum raw_lost_reason {
-	RAW_LOST_BUFFER = 1,	  /* the record did not fit or could not be written */
-	RAW_LOST_UNWIND = 2,	  /* no stack could be taken */
-	RAW_LOST_DATA_LIMIT = 3,  /* -data-limit reached: sampling stopped */
-	RAW_LOST_STACK_TABLE = 4, /* the per-thread stack table was full */
-	RAW_LOST_BUSY = 5,	  /* the signal arrived while the thread's writer was in use */
+	RAW_LOST_BUFFER = 1,          /* the record did not fit or could not be written */
+	RAW_LOST_UNWIND = 2,          /* no stack could be taken */
+	RAW_LOST_DATA_LIMIT = 3,      /* -data-limit reached: sampling stopped */
+	RAW_LOST_STACK_TABLE = 4,     /* the per-thread stack table was full */
+	RAW_LOST_BUSY = 5,            /* the signal arrived while the thread's writer was in use */
 	RAW_LOST_FILE_SIZE_LIMIT = 6, /* the stream reached RLIMIT_FSIZE: sampling stopped */
-	RAW_LOST_REASON_MAX = 6,
+	RAW_LOST_DISK_FULL = 7,       /* no room on the file system (ENOSPC, EDQUOT): sampling
+					 stopped */
+	RAW_LOST_REASON_MAX = 7,
 };
 
 /* The name of a lost reason as reports show it ("busy", "file-size-limit"), "other" else. */

@@ -4,6 +4,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -39,32 +42,78 @@ static int fail(struct raw_window_file *f, const char *op, int err)
 }
 
 /*
+ * The soft RLIMIT_NOFILE is process-wide: two threads raising it at once would each take the
+ * other's raised value for the one to put back, leave the limit raised for good, or lower it
+ * under the other's open (one of them then has no descriptor, and its thread no stream). One
+ * borrower at a time, then, with every signal blocked while it holds the lock (a handler of
+ * ours may borrow too); the lock holds the owner's pid, so one inherited from a fork or left
+ * by a vfork child (whose borrower does not exist in this process) is taken over.
+ */
+static _Atomic pid_t limit_owner;
+
+void raw_window_limit_lock(sigset_t *old)
+{
+	pid_t self = getpid(), owner;
+	sigset_t all;
+
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, old);
+	for (;;) {
+		owner = 0;
+		if (atomic_compare_exchange_weak(&limit_owner, &owner, self))
+			return;
+		if (owner && owner != self &&
+		    atomic_compare_exchange_weak(&limit_owner, &owner, self))
+			return;
+		sched_yield();
+	}
+}
+
+void raw_window_limit_unlock(const sigset_t *old)
+{
+	atomic_store(&limit_owner, 0);
+	sigprocmask(SIG_SETMASK, old, NULL);
+}
+
+/*
  * open() that gets a descriptor even when the program has used all of RLIMIT_NOFILE: the soft
- * limit is raised by one for the moment of the open when the hard limit allows (the number we
- * get is then one the program cannot have), then put back.
+ * limit is raised for the moment of the open when the hard limit allows (the number we get is
+ * then one the program cannot have), then put back. Another borrower may still hold the
+ * number just above the limit (it closes it when its window is mapped): the limit goes up one
+ * at a time until a number is free, at most RAW_WINDOW_BORROW_MAX above.
  */
 int raw_window_open(const char *path, int flags, mode_t mode)
 {
 	struct rlimit rl, more;
-	int fd = open(path, flags, mode), errsv;
+	int fd = open(path, flags, mode), errsv = EMFILE;
+	sigset_t old;
+	rlim_t extra;
 
 	if (fd >= 0 || errno != EMFILE)
 		return fd;
-	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= rl.rlim_max)
-		return -1;
-	more = rl;
-	more.rlim_cur++;
-	if (setrlimit(RLIMIT_NOFILE, &more))
+	raw_window_limit_lock(&old);
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= rl.rlim_max) {
+		raw_window_limit_unlock(&old);
 		return errno = EMFILE, -1;
-	fd = open(path, flags, mode);
-	errsv = errno;
+	}
+	more = rl;
+	for (extra = 1; extra <= RAW_WINDOW_BORROW_MAX && rl.rlim_cur + extra <= rl.rlim_max;
+	     extra++) {
+		more.rlim_cur = rl.rlim_cur + extra;
+		if (setrlimit(RLIMIT_NOFILE, &more))
+			break;
+		fd = open(path, flags, mode);
+		errsv = errno;
+		if (fd >= 0 || errsv != EMFILE)
+			break;
+	}
 	setrlimit(RLIMIT_NOFILE, &rl);
+	raw_window_limit_unlock(&old);
 	errno = errsv;
 	return fd;
 }
 
-/* Reserve the disk blocks of [off, off + len): a store into the mapping then cannot fail. */
-static int reserve(int fd, uint64_t off, uint64_t len)
+int raw_window_reserve(int fd, uint64_t off, uint64_t len)
 {
 	static const uint8_t zeros[4096];
 	uint64_t at;
@@ -139,7 +188,7 @@ int raw_window_next(void *ctx, uint64_t off, size_t min, uint8_t **base, size_t 
 	fd = raw_window_open(f->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0);
 	if (fd < 0)
 		return fail(f, "open", errno);
-	ret = reserve(fd, off, want);
+	ret = raw_window_reserve(fd, off, want);
 	if (ret) {
 		close(fd);
 		return fail(f, "reserve", -ret);
@@ -180,7 +229,7 @@ int raw_window_regrow(struct raw_window_file *f)
 	fd = raw_window_open(f->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0);
 	if (fd < 0)
 		return fail(f, "open", errno);
-	ret = reserve(fd, f->map_off, f->map_size);
+	ret = raw_window_reserve(fd, f->map_off, f->map_size);
 	close(fd);
 	return ret ? fail(f, "reserve", -ret) : 0;
 }

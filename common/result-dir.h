@@ -168,6 +168,25 @@ bool result_dir_is_result(const char *dir);
 size_t result_dir_host_variants(const char *dir, char *buf, size_t size);
 
 /*
+ * Whether writing path (a report, an export) would write over something result dir owns:
+ * result.db and its journals, raw/, meta/, log/, archive/, source-cache/, the job file, the
+ * tools' temporary files (result-owned.c). The file open(O_CREAT) would write is judged:
+ * symbolic links followed (a dangling one too) and ".." resolved, and the result's folder
+ * known by device and inode, so another way to it (a link, a bind mount) is seen; an
+ * existing file with other names is compared with each of the result's files (a hard link).
+ * A new file beside them in dir is not the result's. Returns 1 with why set to what the file
+ * is ("the database (result.db)"), 0 when the result owns nothing there, or a negative errno.
+ */
+int result_dir_owns(const char *dir, const char *path, char *why, size_t size);
+
+/*
+ * Whether dir is still being collected: the pid of a pcollect launcher of it that runs on this
+ * host (its meta/<pid>.meta says status=running, and that pid is a pcollect), or 0
+ * (result-live.c). Launchers on other hosts of a parallel job cannot be asked.
+ */
+long result_dir_collecting(const char *dir);
+
+/*
  * Remove a result directory that this launch created and that holds no data (used when
  * pcollect refuses a target after creating it). Best effort.
  */

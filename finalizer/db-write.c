@@ -291,6 +291,9 @@ static int write_meta(struct db *d, const struct fin *f)
 	ret = ret ? ret : meta_put(d, "source_search_dirs", ssd);
 	ret = ret ? ret : meta_put_int(d, "samples_total", (int64_t)f->samples_total);
 	ret = ret ? ret : meta_put_int(d, "weight_total", (int64_t)f->weight_total);
+	ret = ret ? ret : meta_put_int(d, "samples_truncated", (int64_t)f->samples_truncated);
+	if (f->collecting_pid)
+		ret = ret ? ret : meta_put_int(d, "collection_running", f->collecting_pid);
 	ret = ret ? ret : meta_put_int(d, "raw_bytes_total", (int64_t)f->bytes_total);
 	ret = ret ? ret : meta_put_int(d, "raw_bytes_skipped", (int64_t)f->bytes_skipped);
 	free(sd);
@@ -571,6 +574,34 @@ static const char *lost_reason(uint32_t r)
 	return raw_lost_reason_name(r);
 }
 
+/* What the agent noted about threads' sampling (RAW_REC_NOTE, in process streams). */
+static int write_notes(struct db *d, const struct fin *f)
+{
+	static const char *const kinds[RAW_NOTE_KIND_MAX + 1] = {
+		[RAW_NOTE_TIMER_FALLBACK] = "timer-fallback",
+		[RAW_NOTE_NO_STREAM] = "no-stream",
+		[RAW_NOTE_STREAM_STOPPED] = "stream-stopped",
+	};
+	size_t i, k;
+	int ret = prep(d, "INSERT INTO notes (process_id, tid, kind, detail) VALUES (?,?,?,?)");
+
+	for (i = 0; i < f->nstreams && !ret; i++) {
+		const struct stream *s = &f->streams[i];
+
+		for (k = 0; s->has_header && k < s->nnotes && !ret; k++) {
+			uint32_t kind = s->notes[k].kind;
+
+			b_int(d, 1, (int64_t)s->image + 1);
+			b_int(d, 2, (int64_t)s->notes[k].tid);
+			b_text(d, 3,
+			       kind <= RAW_NOTE_KIND_MAX && kinds[kind] ? kinds[kind] : "other");
+			b_text(d, 4, s->notes[k].detail);
+			ret = step(d);
+		}
+	}
+	return ret;
+}
+
 /* Why samples of each thread have no Python frames (RAW_REC_PY_NOTE). */
 static int write_python_notes(struct db *d, const struct fin *f)
 {
@@ -621,7 +652,7 @@ static int write_streams(struct db *d, const struct fin *f)
 	for (i = 0; i < f->nstreams && !ret; i++) {
 		const struct stream *s = &f->streams[i];
 		const struct raw_reader_stats *st = &s->stats;
-		char problem[256];
+		char problem[256], why[200];
 
 		b_text(d, 1, s->path);
 		if (s->has_header) {
@@ -635,11 +666,10 @@ static int write_streams(struct db *d, const struct fin *f)
 		b_int(d, 5, (int64_t)st->bytes_skipped);
 		b_int(d, 6, (int64_t)st->chunks);
 		b_int(d, 7, (int64_t)(st->chunks_bad_magic + st->chunks_bad_crc +
-				      st->chunks_truncated));
+				      st->chunks_truncated + st->chunks_duplicate));
 		if (s->open_err)
 			snprintf(problem, sizeof(problem), "cannot read stream: %s",
-				 s->open_err == -EINVAL ? "not a raw stream"
-							: result_strerror(-s->open_err));
+				 stream_open_strerror(s, why, sizeof(why)));
 		else
 			snprintf(problem, sizeof(problem), "%s", st->first_problem);
 		b_text(d, 8, problem[0] ? problem : NULL);
@@ -710,6 +740,7 @@ int fin_db_write_samples(struct fin_db *x, const struct fin *f)
 	ret = ret ? ret : write_threads(&x->d, f);
 	ret = ret ? ret : write_metrics(&x->d, f);
 	ret = ret ? ret : write_tree(&x->d, f);
+	ret = ret ? ret : write_notes(&x->d, f);
 	ret = ret ? ret : write_python_notes(&x->d, f);
 	return ret ? ret : write_streams(&x->d, f);
 }

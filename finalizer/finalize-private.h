@@ -28,6 +28,21 @@
 #define FIN_DAMAGED_STACK_ADDR 0xffffffffffff0000ull
 #define FIN_DAMAGED_STACK_ID   UINT64_MAX
 #define FIN_DAMAGED_STACK_NAME "[damaged stack]"
+/*
+ * A stack the unwinder cut at the depth limit (RAW_STACK_TRUNCATED) has its outermost frames
+ * missing: it is placed under one root of its own, a frame at this address named
+ * "[truncated stack]", so every view shows where the path was cut, not main's children as
+ * roots.
+ */
+#define FIN_TRUNCATED_STACK_ADDR 0xffffffffffff0010ull
+#define FIN_TRUNCATED_STACK_NAME "[truncated stack]"
+/*
+ * How much more CPU time a thread's samples may stand for than the thread measured at its end
+ * (THREAD_END) before it is damage: none by design (a sample closes an interval the thread
+ * used), so the slack covers only rounding: two intervals, two kernel ticks and 1%.
+ */
+#define FIN_SAMPLED_SLACK_NS(interval_ns, used_ns)                                                 \
+	(2 * (interval_ns) + 8000000ull + (used_ns) / 100)
 /* The most CPU time one stream may account for; more is damage (and could overflow sums). */
 #define FIN_MAX_STREAM_NS (1ll << 53) /* ns: about 104 days */
 
@@ -115,6 +130,7 @@ struct process_rec {
 struct stream {
 	char *path;
 	int open_err;	/* negative errno when the file could not be opened */
+	unsigned open_version; /* open_err -EPROTONOSUPPORT: the newer version it has */
 	struct raw_file_header hdr;
 	struct raw_reader_stats stats;
 	bool has_header;
@@ -150,6 +166,7 @@ struct stream {
 	bool name_ok;
 	int64_t duplicate_of;	   /* index of the stream this one is a copy of, or -1 */
 	bool header_distrusted;	   /* header fields taken from the name and meta/, not the file */
+	bool weights_scaled;       /* its samples stood for more CPU time than its thread used */
 
 	int64_t offset_ns; /* add to a stream time to get collection time */
 	uint32_t image;	   /* index into images */
@@ -238,6 +255,7 @@ struct fin {
 	int64_t end_mono_ns;	 /* the latest end in meta/, -1 when none says */
 	uint64_t interval_ns;
 	bool interval_from_meta; /* interval_ns is the launcher's, not a stream header's */
+	long collecting_pid;     /* a launcher still collecting the result, or 0 */
 
 	struct stream *streams;
 	size_t nstreams;
@@ -262,6 +280,7 @@ struct fin {
 	struct hash_index unknown_index; /* absolute address -> frame, for NO_MODULE */
 	struct hash_index python_frame_index; /* (function, offset, line) -> Python frame */
 	uint64_t samples_python;  /* samples whose stack has Python frames */
+	uint64_t samples_truncated; /* samples whose stack was cut at the depth limit */
 	struct node *nodes;
 	size_t nnodes, nodes_cap;
 	struct hash_index node_index;
@@ -285,6 +304,8 @@ struct fin {
    problems are counted in s. Returns 0 or -ENOMEM. */
 int stream_load(struct stream *s);
 void stream_release(struct stream *s);
+/* Why s could not be opened (s->open_err), in words; buf may hold them. */
+const char *stream_open_strerror(const struct stream *s, char *buf, size_t size);
 /* Drop everything read from s (a copy of another stream, or one that cannot be trusted). */
 void stream_drop_records(struct stream *s);
 /* Record a problem of s found after reading: the first one is kept, force replaces it. */
@@ -296,6 +317,12 @@ void stream_problem(struct stream *s, bool force, const char *fmt, ...)
  * stream whose weights cannot be true is not counted. Problems go to each stream.
  */
 void fin_check_streams(struct fin *f);
+/*
+ * Once the threads are known (fin_build_images): the samples of a thread that stand for more
+ * CPU time than it measured at its end (beyond FIN_SAMPLED_SLACK_NS) have their weights
+ * scaled down to that time, and their streams say so.
+ */
+void fin_check_thread_times(struct fin *f);
 
 /* image-map.c */
 int fin_build_images(struct fin *f);

@@ -131,6 +131,40 @@ static int read_meta(struct fin *f)
 	return 0;
 }
 
+/* A result finalized while a launcher still collects it is partial: say so, and record it. */
+static void check_running(struct fin *f)
+{
+	f->collecting_pid = result_dir_collecting(f->dir);
+	if (f->collecting_pid)
+		log_warn("result '%s' is still being collected (pcollect, pid %ld, is running): "
+			 "finalizing what was written so far; finalize it again when the "
+			 "collection ends",
+			 f->dir, f->collecting_pid);
+}
+
+/*
+ * Streams of a newer format than this pfinalize reads are named one by one in the summary;
+ * when no stream could be read at all, an empty result would hide why: refused.
+ */
+static int check_versions(const struct fin *f)
+{
+	const struct stream *newer = NULL;
+	char why[200];
+	size_t i;
+
+	for (i = 0; i < f->nstreams; i++) {
+		if (f->streams[i].has_header)
+			return 0;
+		if (f->streams[i].open_err == -EPROTONOSUPPORT)
+			newer = &f->streams[i];
+	}
+	if (!newer)
+		return 0;
+	log_error("cannot finalize '%s': its stream '%s' has %s", f->dir, newer->path,
+		  stream_open_strerror(newer, why, sizeof(why)));
+	return -EPROTONOSUPPORT;
+}
+
 static int load_one(void *ctx, size_t i)
 {
 	struct fin *f = ctx;
@@ -452,8 +486,10 @@ int finalize_run(const struct finalize_opts *o)
 		jobs = 1;
 	t0 = now_s();
 	remove_stale_tmp(f->dir);
+	check_running(f);
 	ret = read_meta(f);
 	ret = ret ? ret : load_streams(f, jobs);
+	ret = ret ? ret : check_versions(f);
 	if (ret)
 		goto out;
 	if (f->start_mono_ns < 0) {
@@ -485,6 +521,8 @@ int finalize_run(const struct finalize_opts *o)
 	t = now_s();
 	f->t_load = t - t0;
 	ret = fin_build_images(f);
+	if (!ret)
+		fin_check_thread_times(f);
 	ret = ret ? ret : fin_locate_stacks(f);
 	if (ret)
 		goto out;

@@ -378,9 +378,12 @@ static int unknown_make(const void *ctx, void *elem)
 {
 	static const struct sym_frame unknown = { .name = "[unknown]" };
 	static const struct sym_frame damaged = { .name = FIN_DAMAGED_STACK_NAME };
+	static const struct sym_frame truncated = { .name = FIN_TRUNCATED_STACK_NAME };
 	const struct unknown_key *k = ctx;
 	int64_t fn = native_function(k->f, NO_MODULE,
-				     k->addr == FIN_DAMAGED_STACK_ADDR ? &damaged : &unknown);
+				     k->addr == FIN_DAMAGED_STACK_ADDR     ? &damaged
+				     : k->addr == FIN_TRUNCATED_STACK_ADDR ? &truncated
+									   : &unknown);
 
 	if (fn < 0)
 		return (int)fn;
@@ -434,6 +437,8 @@ static int unknown_frames_create(struct fin *f)
 				continue;
 			if (!st->depth)
 				fr = unknown_frame_get(f, 0);
+			if (st->flags & RAW_STACK_TRUNCATED)
+				fr = unknown_frame_get(f, FIN_TRUNCATED_STACK_ADDR);
 			for (k = st->depth; k-- > 0 && fr >= 0;)
 				if (s->locs[st->loc + k].module == NO_MODULE)
 					fr = unknown_frame_get(f, s->locs[st->loc + k].addr);

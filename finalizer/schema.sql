@@ -58,6 +58,10 @@ CREATE TABLE streams (path TEXT, process_id INTEGER REFERENCES processes(id),
   thread_id INTEGER REFERENCES threads(id), bytes INTEGER, bytes_skipped INTEGER,
   chunks INTEGER, chunks_damaged INTEGER, problem TEXT, samples INTEGER,
   samples_unknown_stack INTEGER);
+-- What the collector noted about a thread's sampling (no stream, a stream stopped early, the
+-- timer instead of task-clock): one row per note.
+CREATE TABLE notes (process_id INTEGER REFERENCES processes(id), tid INTEGER, kind TEXT,
+  detail TEXT);
 CREATE TABLE python_notes (process_id INTEGER REFERENCES processes(id),
   thread_id INTEGER REFERENCES threads(id), kind TEXT, count INTEGER, detail TEXT);
 

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/sat.h"
 #include "finalizer/finalize-private.h"
 
 static const char *base_name(const char *path)
@@ -151,6 +152,63 @@ static bool check_weights(struct stream *s)
 	stream_problem(s, true, "its sample weights add up to more than %lld s of CPU time: "
 		       "damaged, not counted", FIN_MAX_STREAM_NS / 1000000000ll);
 	return false;
+}
+
+/* Scale the weights of s by num / den, rounding so that no weight is lost or made up. */
+static void scale_weights(struct stream *s, uint64_t num, uint64_t den)
+{
+	__extension__ unsigned __int128 acc = 0;
+	uint64_t out = 0;
+	size_t i;
+
+	for (i = 0; i < s->nsamples; i++) {
+		uint64_t upto;
+
+		acc += (unsigned __int128)s->samples[i].weight * num;
+		upto = (uint64_t)(acc / den);
+		s->samples[i].weight = upto - out;
+		out = upto;
+	}
+	s->weight_total = out;
+}
+
+void fin_check_thread_times(struct fin *f)
+{
+	uint64_t *sampled = calloc(f->nthreads + 1, sizeof(*sampled));
+	size_t i;
+
+	if (!sampled)
+		return; /* without memory for the check, the run fails later */
+	for (i = 0; i < f->nstreams; i++) {
+		const struct stream *s = &f->streams[i];
+
+		if (s->has_header && s->hdr.kind != RAW_STREAM_PROCESS && s->thread < f->nthreads)
+			sampled[s->thread] =
+				sat_add_u64(sampled[s->thread],
+					    sat_mul_u64(s->weight_total, s->hdr.interval_ns));
+	}
+	for (i = 0; i < f->nstreams; i++) {
+		struct stream *s = &f->streams[i];
+		const struct thread *t;
+		uint64_t used, slack;
+
+		if (!s->has_header || s->hdr.kind == RAW_STREAM_PROCESS || s->thread >= f->nthreads)
+			continue;
+		t = &f->threads[s->thread];
+		used = t->cpu_ns;
+		slack = FIN_SAMPLED_SLACK_NS(s->hdr.interval_ns, used);
+		if (!used || sampled[s->thread] <= sat_add_u64(used, slack))
+			continue;
+		stream_problem(
+			s, true,
+			"its samples stand for %.3f s of CPU time, its thread "
+			"used %.3f s: weights changed past the checksums; scaled down to the "
+			"thread's time",
+			(double)sampled[s->thread] / 1e9, (double)used / 1e9);
+		scale_weights(s, used, sampled[s->thread]);
+		s->weights_scaled = true;
+	}
+	free(sampled);
 }
 
 void fin_check_streams(struct fin *f)

@@ -5,7 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "common/sat.h"
 #include "finalizer/finalize-private.h"
 
 static char *dup_mem(const void *s, size_t len)
@@ -212,8 +215,7 @@ static int take_sample(struct stream *s, const struct raw_record *rec)
 	r->stack = rec->u.sample.stack_id;
 	r->weight = rec->u.sample.weight;
 	/* The reader bounds one weight (RAW_MAX_WEIGHT); the sum saturates, never wraps. */
-	s->weight_total = s->weight_total > UINT64_MAX - r->weight ? UINT64_MAX
-								    : s->weight_total + r->weight;
+	s->weight_total = sat_add_u64(s->weight_total, r->weight);
 	return 0;
 }
 
@@ -262,6 +264,39 @@ static int take_note(struct stream *s, const struct raw_record *rec)
 	n->kind = rec->u.note.kind;
 	s->nnotes++;
 	return 0;
+}
+
+/* The format version a stream's header says (the reader refused it), or 0. */
+static unsigned header_version(const char *path)
+{
+	struct raw_file_header h;
+	struct stat st;
+	int fd = result_open_file(path, true, 0, &st);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = pread(fd, &h, sizeof(h), 0);
+	close(fd);
+	return n >= (ssize_t)offsetof(struct raw_file_header, header_size) ? h.version : 0;
+}
+
+const char *stream_open_strerror(const struct stream *s, char *buf, size_t size)
+{
+	switch (-s->open_err) {
+	case EINVAL:
+		return "not a raw stream";
+	case EPROTO:
+		return "a raw stream of another byte order (written on another kind of machine)";
+	case EPROTONOSUPPORT:
+		snprintf(buf, size,
+			 "raw stream format version %u, newer than this pfinalize reads "
+			 "(%d to %d): finalize it with the pfinalize of the pcollect that wrote it",
+			 s->open_version, RAW_VERSION_MIN, RAW_VERSION);
+		return buf;
+	default:
+		return result_strerror(-s->open_err);
+	}
 }
 
 static int u64_cmp(const void *a, const void *b)
@@ -341,6 +376,8 @@ int stream_load(struct stream *s)
 	r = raw_reader_open(s->path, &err);
 	if (!r) {
 		s->open_err = err;
+		if (err == -EPROTONOSUPPORT)
+			s->open_version = header_version(s->path);
 		return 0;
 	}
 	s->hdr = *raw_reader_header(r);

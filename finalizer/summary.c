@@ -7,22 +7,12 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/sat.h"
 #include "finalizer/finalize-private.h"
 
 static double pct(uint64_t a, uint64_t b)
 {
 	return b ? 100.0 * (double)a / (double)b : 0.0;
-}
-
-/* Sums of damaged data must not wrap: they stop at the largest value. */
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
-static uint64_t sat_mul(uint64_t a, uint64_t b)
-{
-	return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
 }
 
 /* A hint for a module without debug information. */
@@ -37,6 +27,29 @@ static const char *debug_hint(const struct module *m)
 }
 
 /*
+ * Why threads' samples cover less CPU time than they used. Damage is named as damage, never
+ * blamed on the clock; nor is the data limit. short_threads: threads of a few intervals each,
+ * whose last partial interval (never sampled) is a large part of their time.
+ */
+static const char *undersampled_why(uint64_t damaged, bool limit_hit, bool task_clock,
+				    bool short_threads)
+{
+	if (damaged)
+		return "damaged raw data (see 'damaged:' below): the samples in the damaged "
+		       "parts are missing";
+	if (limit_hit)
+		return "sampling stopped when the raw data reached -data-limit";
+	if (short_threads)
+		return "the CPU time of a thread after its last sample (up to one sampling "
+		       "interval) is never sampled, which is much of a short thread's time: "
+		       "collect with a smaller -knob sampling-interval";
+	if (task_clock)
+		return "the task-clock event stopped early (see the agent log in DIR/log)";
+	return "timer signals came late: collect with -knob sampling-clock=task-clock "
+	       "(LIMITS in docs/pcollect.md)";
+}
+
+/*
  * The CPU time the threads measured at their end against what their samples account for.
  * Threads still running when the program was killed measured nothing and are left out.
  * Samples the agent counted as lost (the summary of preport lists them by reason) are
@@ -45,14 +58,17 @@ static const char *debug_hint(const struct module *m)
 static void print_coverage(FILE *o, const struct fin *f)
 {
 	const char *clock = meta_get(&f->meta, "sampling_clock");
+	const char *hit = meta_get(&f->meta, "data_limit_hit");
 	bool task_clock = clock && !strcmp(clock, "task-clock");
+	bool limit_hit = hit && !strcmp(hit, "1");
 	uint64_t used = 0, sampled = 0, *covered, *damaged;
-	size_t i, k, shown = 0;
+	uint64_t rest_used = 0, rest_covered = 0, rest_damaged = 0;
+	size_t i, k, shown = 0, rest = 0;
 
 	for (i = 0; i < f->nthreads; i++)
 		if (f->threads[i].cpu_ns) {
-			used += f->threads[i].cpu_ns;
-			sampled += f->threads[i].time_ns;
+			used = sat_add_u64(used, f->threads[i].cpu_ns);
+			sampled = sat_add_u64(sampled, f->threads[i].time_ns);
 		}
 	if (!used)
 		return;
@@ -73,36 +89,103 @@ static void print_coverage(FILE *o, const struct fin *f)
 		if (!s->has_header || s->thread >= f->nthreads)
 			continue;
 		for (k = 0; k < s->nlost; k++)
-			covered[s->thread] = sat_add(covered[s->thread],
-						     sat_mul(s->lost[k].weight, s->hdr.interval_ns));
+			covered[s->thread] =
+				sat_add_u64(covered[s->thread],
+					    sat_mul_u64(s->lost[k].weight, s->hdr.interval_ns));
 		if (s->hdr.kind != RAW_STREAM_PROCESS)
 			damaged[s->thread] += s->stats.bytes_skipped + s->samples_bad_stack +
 					      (s->header_distrusted ? 1 : 0);
 	}
 	/* Name the threads short by at least 10% and 50 ms: their profile is short. */
-	for (i = 0; i < f->nthreads && shown < 5; i++) {
+	for (i = 0; i < f->nthreads; i++) {
 		const struct thread *t = &f->threads[i];
-		const char *why;
 
-		if (!t->cpu_ns || covered[i] >= t->cpu_ns ||
-		    t->cpu_ns - covered[i] < t->cpu_ns / 10 || t->cpu_ns - covered[i] < 50000000)
+		if (!t->cpu_ns || covered[i] >= t->cpu_ns)
 			continue;
-		/* Damage is named as damage, never blamed on the clock. */
-		if (damaged[i])
-			why = "its stream is damaged (see 'damaged:' below): the samples in the "
-			      "damaged part are missing";
-		else if (task_clock)
-			why = "its task-clock event stopped early (see the agent log in DIR/log)";
-		else
-			why = "its timer signals came late: collect with -knob "
-			      "sampling-clock=task-clock (LIMITS in docs/pcollect.md)";
+		if (shown == 5 || t->cpu_ns - covered[i] < t->cpu_ns / 10 ||
+		    t->cpu_ns - covered[i] < 50000000) {
+			/* Each short by little, many threads may be short by much together. */
+			rest++;
+			rest_used = sat_add_u64(rest_used, t->cpu_ns);
+			rest_covered = sat_add_u64(rest_covered, covered[i]);
+			rest_damaged += damaged[i];
+			continue;
+		}
 		fprintf(o, "  undersampled: thread %d '%s': %.3f s sampled of %.3f s used; %s\n",
 			t->tid, t->name ? t->name : "", (double)t->time_ns / 1e9,
-			(double)t->cpu_ns / 1e9, why);
+			(double)t->cpu_ns / 1e9,
+			undersampled_why(damaged[i], limit_hit, task_clock, false));
 		shown++;
+	}
+	if (rest >= 2 && rest_used - rest_covered >= used / 10 &&
+	    rest_used - rest_covered >= 50000000) {
+		double each_ms = (double)rest_used / (double)rest / 1e6;
+
+		fprintf(o,
+			"  undersampled: %zu threads of %.1f ms of CPU time each on average: "
+			"%.3f s of their %.3f s covered by samples (%.1f%%); %s\n",
+			rest, each_ms, (double)rest_covered / 1e9, (double)rest_used / 1e9,
+			pct(rest_covered, rest_used),
+			undersampled_why(rest_damaged, limit_hit, task_clock,
+					 each_ms * 1e6 < 10.0 * (double)f->interval_ns));
 	}
 	free(covered);
 	free(damaged);
+}
+
+/* Samples the collector did not take because it had to stop: the limit or the disk. */
+static void print_stopped(FILE *o, const struct fin *f)
+{
+	static const struct {
+		uint32_t reason;
+		const char *why;
+	} stops[] = {
+		{ RAW_LOST_DATA_LIMIT, "sampling stopped when the raw data reached -data-limit "
+				       "(raise it; 0: no limit)" },
+		{ RAW_LOST_DISK_FULL, "the file system of the result was full: the streams could "
+				      "not grow (make room, or collect elsewhere)" },
+	};
+	size_t i, k, j;
+
+	for (j = 0; j < sizeof(stops) / sizeof(stops[0]); j++) {
+		uint64_t count = 0, ns = 0;
+
+		for (i = 0; i < f->nstreams; i++)
+			for (k = 0; f->streams[i].has_header && k < f->streams[i].nlost; k++)
+				if (f->streams[i].lost[k].reason == stops[j].reason) {
+					count = sat_add_u64(count, f->streams[i].lost[k].count);
+					ns = sat_add_u64(
+						ns, sat_mul_u64(f->streams[i].lost[k].weight,
+								f->streams[i].hdr.interval_ns));
+				}
+		if (count)
+			fprintf(o,
+				"  lost:      %" PRIu64 " samples (%.3f s of CPU time), %s: %s\n",
+				count, (double)ns / 1e9, raw_lost_reason_name(stops[j].reason),
+				stops[j].why);
+	}
+}
+
+/* Stacks cut at the depth limit: how many samples, and the knob that keeps them whole. */
+static void print_truncated(FILE *o, const struct fin *f)
+{
+	const char *depth = meta_get(&f->meta, "stack_depth");
+	char at[64] = "at the depth limit";
+
+	if (!f->samples_truncated)
+		return;
+	if (depth)
+		snprintf(at, sizeof(at), "at %d frames (stack-depth)", atoi(depth));
+	fprintf(o,
+		"  truncated: %" PRIu64 " samples (%.1f%%) have stacks cut %s: their "
+		"outermost frames are missing, shown under %s; ",
+		f->samples_truncated, pct(f->samples_truncated, f->samples_total), at,
+		FIN_TRUNCATED_STACK_NAME);
+	if (depth && atoi(depth) >= RAW_MAX_DEPTH)
+		fprintf(o, "the collector keeps no more than %d frames\n", RAW_MAX_DEPTH);
+	else
+		fprintf(o, "collect with -knob stack-depth=N (up to %d) for whole stacks\n",
+			RAW_MAX_DEPTH);
 }
 
 /* What the agent noted about threads (process streams), one line per kind of note. */
@@ -148,13 +231,13 @@ static void print_streams(FILE *o, const struct fin *f)
 	for (i = 0; i < f->nstreams; i++) {
 		const struct stream *s = &f->streams[i];
 		const struct raw_reader_stats *st = &s->stats;
+		char why[200];
 
 		if (s->open_err == -ENODATA)
 			continue; /* a writer stopped before its header: nothing was lost */
 		if (s->open_err) {
 			fprintf(o, "  damaged:   '%s' not read: %s\n", s->path,
-				s->open_err == -EINVAL ? "not a raw stream"
-						       : result_strerror(-s->open_err));
+				stream_open_strerror(s, why, sizeof(why)));
 		} else if (s->duplicate_of >= 0 || !s->has_header) {
 			fprintf(o, "  ignored:   '%s': %s\n", s->path, st->first_problem);
 		} else if (st->bytes_skipped || s->samples_bad_stack) {
@@ -203,6 +286,8 @@ void fin_print_summary(const struct fin *f)
 			pct(f->samples_total - f->samples_func - f->samples_range, f->samples_total));
 	print_coverage(o, f);
 	fin_print_fetches(o, f);
+	print_stopped(o, f);
+	print_truncated(o, f);
 	if (f->samples_python)
 		fprintf(o, "  python:    %.1f%% of samples with Python frames\n",
 			pct(f->samples_python, f->samples_total));

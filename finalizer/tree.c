@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/sat.h"
 #include "finalizer/finalize-private.h"
 
 /* ---- nodes ------------------------------------------------------------------------------- */
@@ -78,6 +79,14 @@ static int64_t path_extend(struct fin *f, uint32_t parent, uint32_t first, uint3
 	return n;
 }
 
+/* Where st's path starts: a root, or under "[truncated stack]" when the unwinder cut it. */
+static int64_t stack_root(struct fin *f, const struct stack_rec *st)
+{
+	if (!(st->flags & RAW_STACK_TRUNCATED))
+		return UINT32_MAX;
+	return node_get(f, UINT32_MAX, fin_unknown_frame(f, FIN_TRUNCATED_STACK_ADDR));
+}
+
 /*
  * A mixed stack: every _PyEval_EvalFrameDefault frame is followed (inwards) by the Python
  * frames it ran, every frame is kept (PYMERGE_ALL); the report hides the interpreter's.
@@ -88,7 +97,7 @@ static int stack_node_python(struct fin *f, struct stream *s, struct stack_rec *
 	uint32_t native[RAW_MAX_DEPTH], pyflags[RAW_PY_MAX_FRAMES];
 	struct pymerge_item items[RAW_MAX_DEPTH + RAW_PY_MAX_FRAMES];
 	uint32_t k, first, count;
-	int64_t nd = UINT32_MAX;
+	int64_t nd = stack_root(f, st);
 	size_t n, i;
 
 	for (k = 0; k < st->depth; k++) {
@@ -125,12 +134,12 @@ static int stack_node_python(struct fin *f, struct stream *s, struct stack_rec *
 static int stack_node(struct fin *f, struct stream *s, struct stack_rec *st)
 {
 	uint32_t k, first, count;
-	int64_t n = UINT32_MAX;
+	int64_t n = stack_root(f, st);
 
 	if (st->npy)
 		return stack_node_python(f, s, st);
-	if (!st->depth)
-		n = node_get(f, UINT32_MAX, fin_unknown_frame(f, 0));
+	if (!st->depth && n >= 0)
+		n = node_get(f, (uint32_t)n, fin_unknown_frame(f, 0));
 	/* Raw stacks are innermost first; the tree grows from the outermost frame. */
 	for (k = st->depth; k-- > 0 && n >= 0;) {
 		native_frames(f, s, st, k, &first, &count);
@@ -148,7 +157,8 @@ static int stack_node(struct fin *f, struct stream *s, struct stack_rec *st)
 struct placed {
 	const struct loc *locs;
 	uint32_t depth;
-	uint32_t node; /* UINT32_MAX until placed */
+	uint32_t flags; /* RAW_STACK_TRUNCATED: placed under its root */
+	uint32_t node;  /* UINT32_MAX until placed */
 };
 
 struct placed_set {
@@ -160,7 +170,7 @@ struct placed_set {
 struct placed_key {
 	const struct placed_set *set;
 	const struct loc *locs;
-	uint32_t depth;
+	uint32_t depth, flags;
 };
 
 static bool placed_eq(const void *ctx, uint32_t idx)
@@ -169,7 +179,7 @@ static bool placed_eq(const void *ctx, uint32_t idx)
 	const struct placed *p = &k->set->v[idx];
 	uint32_t i;
 
-	if (p->depth != k->depth)
+	if (p->depth != k->depth || p->flags != k->flags)
 		return false;
 	for (i = 0; i < k->depth; i++)
 		if (p->locs[i].module != k->locs[i].module || p->locs[i].addr != k->locs[i].addr)
@@ -181,7 +191,7 @@ static int placed_make(const void *ctx, void *elem)
 {
 	const struct placed_key *k = ctx;
 
-	*(struct placed *)elem = (struct placed){ k->locs, k->depth, UINT32_MAX };
+	*(struct placed *)elem = (struct placed){ k->locs, k->depth, k->flags, UINT32_MAX };
 	return 0;
 }
 
@@ -200,7 +210,7 @@ static int stack_place(struct fin *f, struct placed_set *set, struct stream *s,
 		       struct stack_rec *st)
 {
 	const struct loc *locs = s->locs + st->loc;
-	struct placed_key k = { set, locs, st->depth };
+	struct placed_key k = { set, locs, st->depth, st->flags & RAW_STACK_TRUNCATED };
 	int64_t i;
 	int ret;
 
@@ -286,16 +296,19 @@ int fin_build_tree(struct fin *f)
 				goto out;
 			}
 			a = &f->aggs[ai];
+			/* Bounded per stream (FIN_MAX_STREAM_NS); their sums saturate. */
 			a->count += st->samples;
-			a->weight += st->weight;
-			a->time_ns += st->weight * interval;
+			a->weight = sat_add_u64(a->weight, st->weight);
+			a->time_ns = sat_add_u64(a->time_ns, sat_mul_u64(st->weight, interval));
 			t->samples += st->samples;
-			t->weight += st->weight;
-			t->time_ns += st->weight * interval;
+			t->weight = sat_add_u64(t->weight, st->weight);
+			t->time_ns = sat_add_u64(t->time_ns, sat_mul_u64(st->weight, interval));
 			if (st->npy)
 				f->samples_python += st->samples;
+			if (st->flags & RAW_STACK_TRUNCATED)
+				f->samples_truncated += st->samples;
 			f->samples_total += st->samples;
-			f->weight_total += st->weight;
+			f->weight_total = sat_add_u64(f->weight_total, st->weight);
 			leaf = &f->frames[f->nodes[st->node].frame];
 			if (f->functions[leaf->function].resolved)
 				f->samples_func += st->samples;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/sat.h"
 #include "report/bigmem.h"
 #include "report/cct.h"
 
@@ -44,7 +45,7 @@ static inline void add_vec(int64_t *dst, const int64_t *v, size_t nm)
 	size_t j;
 
 	for (j = 0; j < nm; j++)
-		dst[j] += v[j];
+		dst[j] = sat_add_i64(dst[j], v[j]);
 }
 
 /* One leaf's values: self to its own key, total once to each distinct key on its path. */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "common/sat.h"
 #include "report/bigmem.h"
 #include "report/cct.h"
 
@@ -389,7 +390,7 @@ int cct_sum(struct cct *t)
 		int64_t *p = &total[(size_t)t->nodes[i].parent * nm];
 
 		for (k = 0; k < nm; k++)
-			p[k] += total[i * nm + k];
+			p[k] = sat_add_i64(p[k], total[i * nm + k]);
 	}
 	return 0;
 }

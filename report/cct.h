@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/sat.h"
 #include "report/keymap.h"
 #include "report/model.h"
 
@@ -106,8 +107,11 @@ int cct_leaf(struct cct *t, int stack);
 /* Add a sample's value (of metric) to the self of node. */
 static inline void cct_add(struct cct *t, int node, int metric, int64_t value, int64_t count)
 {
-	t->self[(size_t)node * t->nm + (size_t)metric] += value;
-	t->count[(size_t)node * t->nm + (size_t)metric] += count;
+	size_t at = (size_t)node * t->nm + (size_t)metric;
+
+	/* Values come from the database, which anyone may have forged (common/sat.h). */
+	t->self[at] = sat_add_i64(t->self[at], value);
+	t->count[at] = sat_add_i64(t->count[at], count);
 }
 
 static inline const int64_t *cct_self(const struct cct *t, int node)

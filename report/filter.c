@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/options.h"
+#include "common/sat.h"
 #include "report/bigmem.h"
 #include "report/filter.h"
 
@@ -253,8 +254,8 @@ int report_filter_samples(struct report *r)
 		}
 		rec = &r->recs[r->nrecs++];
 		*rec = (struct record){ (int)i, node };
-		r->total[s->metric] += s->value;
-		r->count[s->metric] += s->count;
+		r->total[s->metric] = sat_add_i64(r->total[s->metric], s->value);
+		r->count[s->metric] = sat_add_i64(r->count[s->metric], s->count);
 		cct_add(&r->tree, node, s->metric, s->value, s->count);
 	}
 	rc = cct_sum(&r->tree);

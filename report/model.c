@@ -12,6 +12,7 @@
 
 #include "common/result-dir.h"
 #include "common/grow.h"
+#include "common/sat.h"
 #include "report/bigmem.h"
 #include "report/model.h"
 #include "report/scan.h"
@@ -815,12 +816,25 @@ int64_t model_meta_int(const struct model *m, const char *key, int64_t def)
 	return errno || *end ? def : (int64_t)x;
 }
 
-/* The schema version: 1 when absent (the first databases), a usage stop when too new. */
+/*
+ * The schema version: 1 when absent (the first databases), a stop when too new or not a
+ * version at all (never read as another one).
+ */
 static int check_schema(struct loader *l)
 {
 	struct model *m = l->m;
-	int64_t v = model_meta_int(m, "schema_version", 1);
+	const char *s = model_meta_get(m, "schema_version");
+	int64_t v = model_meta_int(m, "schema_version", -1);
 
+	if (s && (v < 1 || v > INT32_MAX)) {
+		snprintf(l->err, l->err_size,
+			 "database '%s' has schema version '%s', which no "
+			 "pfinalize writes (this preport reads 1 to %d): the database is damaged",
+			 m->db_path, s, MODEL_SCHEMA_MAX);
+		return -EPROTO;
+	}
+	if (!s)
+		v = 1;
 	if (v > MODEL_SCHEMA_MAX) {
 		snprintf(l->err, l->err_size, "database '%s' has schema version %lld, newer than "
 			 "this preport reads (%d): use the preport of the pfinalize that wrote it",
@@ -1023,7 +1037,7 @@ static int aggregate_timeline(struct model *m, const struct scan *sc)
 				pos[(size_t)metric * nt + (size_t)(thread + 1) + 1]++;
 			}
 			slots[q].count++;
-			slots[q].value += row[4] * scale;
+			slots[q].value = sat_add_i64(slots[q].value, sat_mul_i64(row[4], scale));
 		}
 	}
 	rows = alloc_rows(nslots, sizeof(*rows));

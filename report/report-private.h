@@ -41,6 +41,13 @@ enum report_view_flags {
 	VIEW_NO_SORT = 1 << 7,	     /* rows in an order of their own: -sort-desc refused */
 };
 
+/*
+ * empty.c: tell why an opened result holds no samples (damaged or refused streams, samples
+ * all lost, what the collector noted, a run shorter than an interval, a crash before the first
+ * sample), as the error of a report that cannot be made.
+ */
+void report_explain_empty(const struct report *r);
+
 struct report_view {
 	const char *name;
 	int (*run)(struct report *r, struct table *t);

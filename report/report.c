@@ -410,6 +410,14 @@ static int check_sort(const struct report *r)
 	return 0;
 }
 
+/* pct percent of total; a saturated total stays in range (the conversion would not). */
+static int64_t share_of(int64_t total, double pct)
+{
+	double v = (double)total * pct / 100.0;
+
+	return v >= 0x1p63 ? INT64_MAX : v <= -0x1p63 ? INT64_MIN : (int64_t)v;
+}
+
 /* -metric, -sort-desc and -threshold: which metrics a view shows, sorts and judges by. */
 static int pick_metrics(struct report *r)
 {
@@ -464,11 +472,10 @@ static int pick_metrics(struct report *r)
 	if (o->threshold_metric) {
 		if ((metric = model_find_metric(&r->m, o->threshold_metric)) < 0)
 			return unknown_metric(r, o->threshold_metric, "-threshold");
-		r->min[metric] = (int64_t)((double)r->total[metric] * o->threshold / 100.0);
+		r->min[metric] = share_of(r->total[metric], o->threshold);
 	} else {
 		for (i = 0; i < r->nshown; i++)
-			r->min[r->shown[i]] = (int64_t)((double)r->total[r->shown[i]] *
-							o->threshold / 100.0);
+			r->min[r->shown[i]] = share_of(r->total[r->shown[i]], o->threshold);
 	}
 	return 0;
 }
@@ -711,6 +718,17 @@ int report_open(struct report *r, const struct report_opts *o, const char *dir,
 	if (result_path(db, sizeof(db), dir, RESULT_PATH_DB, 0, 0, NULL, NULL) < 0)
 		return report_usage_error("cannot open result '%s': %s", dir, strerror(ENAMETOOLONG));
 	if (stat(db, &st) < 0) {
+		long pid = result_dir_collecting(dir);
+
+		/* Finalized now, the result would stay a partial one without a word. */
+		if (pid) {
+			log_error(
+				"result '%s' is still being collected (pcollect, pid %ld, is "
+				"running): run preport when it ends, or finalize what was written "
+				"so far with 'pfinalize -r %s'",
+				dir, pid, dir);
+			return -EBUSY;
+		}
 		log_debug("'%s': no database yet: finalizing first", db);
 		rc = finalize_first(o, dir);
 		if (rc)
@@ -726,6 +744,11 @@ int report_open(struct report *r, const struct report_opts *o, const char *dir,
 			log_error("or finalize it again with this version: 'pfinalize -r %s'", dir);
 		return rc;
 	}
+	if (model_meta_int(&r->m, "collection_running", 0) > 0)
+		log_warn("result '%s' was finalized while it was still being collected (pcollect, "
+			 "pid %lld): it holds only what was written by then; once the collection "
+			 "has ended, finalize it again with 'pfinalize -r %s'",
+			 dir, (long long)model_meta_int(&r->m, "collection_running", 0), dir);
 	r->total = calloc(r->m.nmetrics, sizeof(*r->total));
 	r->count = calloc(r->m.nmetrics, sizeof(*r->count));
 	r->skipped = calloc(r->m.nmetrics, sizeof(*r->skipped));
@@ -735,8 +758,7 @@ int report_open(struct report *r, const struct report_opts *o, const char *dir,
 		goto fail;
 	}
 	if (o->time_filter ? !model_has_samples(&r->m) : !r->m.nsamples) {
-		log_error("result '%s' holds no samples: the program ran for less than one sampling "
-			  "interval, or sampling failed (see %s/log/)", dir, dir);
+		report_explain_empty(r);
 		rc = -ENODATA;
 		goto fail;
 	}
@@ -842,6 +864,28 @@ static void common_notes(struct report *r, struct table *t)
 				       "-time-filter cannot compute", r->m.metrics[k].name);
 }
 
+/* -report-output must not name a file of a result it reads (item 10 of issue 10). */
+static int check_output(const struct report_opts *o)
+{
+	char why[128];
+	size_t i;
+	int ret;
+
+	for (i = 0; o->output && i < o->nresults; i++) {
+		ret = result_dir_owns(o->results[i], o->output, why, sizeof(why));
+		if (ret == 1)
+			return report_usage_error("will not write the report to '%s': it would "
+						  "overwrite %s of result '%s'; give "
+						  "-report-output a new file (one beside them in "
+						  "the result directory will do)",
+						  o->output, why, o->results[i]);
+		if (ret < 0)
+			return report_usage_error("cannot write report '%s': %s", o->output,
+						  strerror(-ret));
+	}
+	return 0;
+}
+
 int report_run(const struct report_opts *o)
 {
 	const char *name = o->view ? o->view : "summary";
@@ -873,7 +917,7 @@ int report_run(const struct report_opts *o)
 		return report_usage_error("the difference of two results is shown by the hotspots, "
 					  "top-down, bottom-up and caller-callee views, not by '%s'",
 					  v->name);
-	if ((rc = check_view_options(o, v)))
+	if ((rc = check_view_options(o, v)) || (rc = check_output(o)))
 		return rc;
 	for (i = 0; i < o->nresults; i++) {
 		rc = report_open(&r[i], o, o->results[i], v);

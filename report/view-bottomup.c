@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/sat.h"
 #include "report/report-private.h"
 
 /* Deeper caller chains are cut (a note says so) so recursion cannot exhaust the C stack. */
@@ -88,7 +89,7 @@ static int make_runs(struct bottomup *b, struct entry *e, size_t n, struct run *
 		}
 		(*runs)[k - 1].len++;
 		for (j = 0; j < nm; j++)
-			(*runs)[k - 1].v[j] += v[j];
+			(*runs)[k - 1].v[j] = sat_add_i64((*runs)[k - 1].v[j], v[j]);
 	}
 	qsort_r(*runs, k, sizeof(**runs), by_value, &o);
 	*nruns = k;

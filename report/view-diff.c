@@ -6,6 +6,7 @@
 
 #include "common/grow.h"
 #include "common/hash.h"
+#include "common/sat.h"
 #include "report/callers.h"
 #include "report/report-private.h"
 
@@ -128,7 +129,7 @@ static void set_diff(const struct report *a, struct table *t, size_t row,
 			continue;
 		table_set_int(t, row, c->v[i][side][0], x);
 		table_set_int(t, row, c->v[i][side][1], y);
-		table_set_int(t, row, c->v[i][side][2], y - x);
+		table_set_int(t, row, c->v[i][side][2], sat_sub_i64(y, x));
 	}
 }
 

@@ -6,6 +6,7 @@
 
 #include "common/grow.h"
 #include "common/options.h"
+#include "common/sat.h"
 #include "report/bigmem.h"
 #include "report/report-private.h"
 
@@ -243,7 +244,9 @@ static int compute_by_const(struct hotspots *h)
 				seen[rec->node] = true;
 				nodes[n++] = rec->node;
 			}
-			acc[(size_t)rec->node * nm + (size_t)smp->metric] += smp->value;
+			size_t at = (size_t)rec->node * nm + (size_t)smp->metric;
+
+			acc[at] = sat_add_i64(acc[at], smp->value);
 		}
 		if (n)
 			rc = cct_walk_add(&h->w, nodes, n, acc);

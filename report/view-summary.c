@@ -7,6 +7,7 @@
 
 #include <sqlite3.h>
 
+#include "common/sat.h"
 #include "report/report-private.h"
 
 #define TOP_HOTSPOTS 5
@@ -31,13 +32,13 @@ static size_t row_add(struct summary *s, const char *section, const char *metric
 	return row;
 }
 
-static void row_int(struct summary *s, const char *section, const char *metric, int64_t v,
-		    const char *unit)
+static size_t row_int(struct summary *s, const char *section, const char *metric, int64_t v,
+		      const char *unit)
 {
 	char buf[32];
 
 	snprintf(buf, sizeof(buf), "%" PRId64, v);
-	row_add(s, section, metric, buf, unit);
+	return row_add(s, section, metric, buf, unit);
 }
 
 static void row_time(struct summary *s, const char *section, const char *metric, int64_t ns)
@@ -168,11 +169,11 @@ static int section_hotspots(struct summary *s, int64_t *resolved, int64_t *range
 
 		if (t->nodes[i].func < 0)
 			continue; /* a group node (the HTML report's -group-by) */
-		self[t->nodes[i].func] += v;
+		self[t->nodes[i].func] = sat_add_i64(self[t->nodes[i].func], v);
 		if (r->m.functions[t->nodes[i].func].resolved)
-			*resolved += v;
+			*resolved = sat_add_i64(*resolved, v);
 		else if (r->m.functions[t->nodes[i].func].range)
-			*ranged += v;
+			*ranged = sat_add_i64(*ranged, v);
 	}
 	for (i = 0; i < r->m.nfunctions; i++)
 		if (self[i])
@@ -184,6 +185,34 @@ static int section_hotspots(struct summary *s, int64_t *resolved, int64_t *range
 	free(self);
 	free(order);
 	return 0;
+}
+
+/* Samples whose stacks the collector cut at stack-depth: they show under [truncated stack]. */
+static void truncated_stacks(struct summary *s)
+{
+	const struct model *m = &s->r->m;
+	int64_t n = model_meta_int(m, "samples_truncated", -1);
+	int64_t total = model_meta_int(m, "samples_total", 0);
+	int64_t depth = model_meta_int(m, "collect.stack_depth", 0);
+	char at[64] = "at the depth limit";
+	size_t row;
+
+	if (n < 0)
+		return; /* finalized before they were counted */
+	row = row_int(s, "Collection", "Samples With Truncated Stacks", n, NULL);
+	if (total > 0)
+		table_set_pct(s->t, row, s->pct, 100.0 * (double)n / (double)total);
+	if (!n)
+		return;
+	if (depth > 0)
+		snprintf(at, sizeof(at), "at %" PRId64 " frames (stack-depth)", depth);
+	table_add_note(s->t,
+		       "%" PRId64 " samples have stacks cut %s: their outermost frames are "
+		       "missing, shown under [truncated stack]; %s",
+		       n, at,
+		       depth >= 2048 ? "the collector keeps no more than 2048 frames"
+				     : "collect with -knob "
+				       "stack-depth=N (up to 2048) for whole stacks");
 }
 
 static void section_collection(struct summary *s)
@@ -209,6 +238,7 @@ static void section_collection(struct summary *s)
 		row_int(s, "Collection", "Samples", model_meta_int(&r->m, "samples_total",
 								   r->count[s->cpu]), NULL);
 		row_int(s, "Collection", "Samples Shown", r->count[s->cpu], NULL);
+		truncated_stacks(s);
 	}
 	if (query_ints(r, "SELECT coalesce(sum(count), 0) FROM lost", v, 1)) {
 		row_int(s, "Collection", "Lost Samples", v[0], NULL);
@@ -225,11 +255,22 @@ static void section_collection(struct summary *s)
 			sqlite3_finalize(st);
 		}
 	}
-	if (model_meta_int(&r->m, "data_limit_hit", 0))
+	if (model_meta_int(&r->m, "data_limit_hit", 0)) {
 		row_add(s, "Collection", "Data Limit Hit", "yes", NULL);
+		table_add_note(s->t,
+			       "sampling stopped when the raw data reached -data-limit: the "
+			       "profile covers the start of the run (raise -data-limit; 0: no "
+			       "limit)");
+	}
+	if (query_ints(r, "SELECT coalesce(sum(count), 0) FROM lost WHERE reason = 'disk-full'", v,
+		       1) &&
+	    v[0] > 0)
+		table_add_note(s->t, "the file system of the result was full during the "
+				     "collection: sampling stopped where a stream could not grow");
 	/*
 	 * The CPU time the threads measured at their end against what their samples account
-	 * for: a shortfall means timer signals came late (docs/pcollect.md, LIMITS).
+	 * for: short of it when samples were lost (above), data was damaged, threads were short
+	 * or timer signals came late (pfinalize's summary says which).
 	 */
 	if (query_ints(r, "SELECT coalesce(sum(cpu_ns), 0), coalesce(sum(time_ns), 0) "
 			  "FROM threads WHERE cpu_ns > 0", v, 2) && v[0] > 0) {
@@ -381,5 +422,8 @@ int view_summary_text(struct report *r, const struct table *t, FILE *f, int widt
 		table_shorten_middle(line, room, out, sizeof(out));
 		fprintf(f, "%s\n", out);
 	}
+	/* What the figures above mean for the user, and what to do. */
+	for (row = 0; row < t->nnotes; row++)
+		fprintf(f, "%s%s\n", row ? "" : "\n", t->notes[row]);
 	return ferror(f) ? -EIO : 0;
 }

@@ -34,10 +34,10 @@ def crash(w, mode):
     e.check(m, "%s: the program said how much CPU it used" % mode)
     cpu = int(m.group(1))
     threads = e.thread_streams(e.load_streams(res))
-    got = e.sampled_ns(threads)
-    e.check(e.cpu_close(got, cpu, threads[0].header["interval_ns"]),
-            "%s: samples cover %.3f s of the %.3f s of CPU used before dying"
-            % (mode, got / 1e9, cpu / 1e9))
+    stats = e.sampled_of([x for s in threads for x in s.samples()],
+                         threads[0].header["interval_ns"], threads=len(threads))
+    e.check_time(stats, e.sampled_ns(threads), cpu,
+                 "%s: the samples against the CPU time used before dying" % mode)
     f = e.pfinalize(res)
     names = e.db_leaf_weights(res)
     total = sum(names.values())
@@ -72,12 +72,16 @@ def kill_in_join(w):
     unknown = rows.get("[unknown]", 0)
     e.check(total > 0 and unknown <= 0.02 * total,
             "the killed job resolves: %.1f%% [unknown] (%s)" % (100.0 * unknown / total, rows))
-    interval = e.db_rows(res, "SELECT value FROM meta WHERE key = 'interval_ns'")[0][0]
-    two, one = rows.get("worker_two", 0) * int(interval), rows.get("worker_one", 0) * int(interval)
-    e.check(e.cpu_close(two, cpu["two"], int(interval)) and
-            e.cpu_close(one, cpu["one"], int(interval)),
-            "the workers' CPU is sampled: %.0f of %.0f ms and %.0f of %.0f ms"
-            % (two / 1e6, cpu["two"] / 1e6, one / 1e6, cpu["one"] / 1e6))
+    interval = int(e.db_rows(res, "SELECT value FROM meta WHERE key = 'interval_ns'")[0][0])
+    # Each worker is one stretch of CPU time, sampled in its own thread.
+    for name in ("two", "one"):
+        stats = e.db_sampled(res, "t.tid IN (SELECT th.tid FROM threads th JOIN samples s ON "
+                             "s.thread_id = th.id JOIN stacks st ON st.id = s.stack_id JOIN "
+                             "frames fr ON fr.id = st.frame_id JOIN functions f ON f.id = "
+                             "fr.function_id WHERE f.name = ?)", ("worker_" + name,))
+        e.check_time(stats, rows.get("worker_" + name, 0) * interval, cpu[name],
+                     "worker_%s: its samples against the CPU time it printed" % name,
+                     stretches=1)
 
 
 with e.Workdir("crash") as w:

@@ -81,13 +81,20 @@ def one(w, mode, clock, nat, nd, hard=False):
     threads = e.thread_streams(e.load_streams(res))
     cpu = sum(s.cpu_ns() for s in threads)
     got_ns = e.sampled_ns(threads)
-    e.check(cpu > 1e9 and e.cpu_close(got_ns, cpu, threads[0].header["interval_ns"]),
-            "%s: sampled %.3f s of the %.3f s of CPU the program used"
-            % (tag, got_ns / 1e9, cpu / 1e9))
+    interval = threads[0].header["interval_ns"]
+    e.check(cpu > 1e9, "%s: the program used %.3f s of CPU" % (tag, cpu / 1e9))
+    e.check_time(e.sampled_of([x for s in threads for x in s.samples()], interval,
+                              threads=len(threads)), got_ns, cpu,
+                 "%s: the program's samples against the CPU time its threads used" % tag)
 
 
 def nofile(w, mode, clock):
+    """fd-chaos nofile*: the program at its RLIMIT_NOFILE starts threads (nofile: 8 of 100 ms;
+    nofile-burst: 32 of 10 ms at once, whose streams are made and cut together, each
+    borrowing a number above the limit): every one has its stream, and the limit the program
+    reads at the end is the one it set."""
     tag = "%s-%s" % (mode, clock)
+    prefix, count = ("burst-", 32) if mode == "nofile-burst" else ("nofile-", 8)
     nat = e.run([e.prog("fd-chaos"), mode])
     e.check(nat.returncode == 0 and re.match(r"opened \d+ more", nat.stdout),
             "%s: runs natively: %s" % (tag, nat.stdout.strip().replace("\n", "; ")))
@@ -95,13 +102,14 @@ def nofile(w, mode, clock):
     r = e.pcollect([e.prog("fd-chaos"), mode], result=res, finalization="full", quiet=False,
                    options=["-knob", "sampling-clock=" + clock])
     e.check(r.returncode == 0 and r.stdout == nat.stdout,
-            "%s: the program opens as many files and prints the same (%r)" % (tag, r.stdout))
+            "%s: the program opens as many files, and prints the same limit (%r)"
+            % (tag, r.stdout))
     streams = e.load_streams(res)
     # Names set with pthread_setname_np are in the process stream.
     named = {x["tid"] for s in streams for x in s.of_type("thread_name") + s.of_type("thread_start")
-             if x["name"].startswith("nofile-")}
+             if x["name"].startswith(prefix)}
     workers = [s for s in e.thread_streams(streams) if s.tid in named]
-    names = e.db_rows(res, "SELECT name FROM threads WHERE name LIKE 'nofile-%'")
+    names = e.db_rows(res, "SELECT name FROM threads WHERE name LIKE ?", (prefix + "%",))
     if mode == "nofile-hard":
         # No descriptor at all below a hard limit: the threads are named as not sampled.
         e.check(not workers and re.search(r"note: +8 threads not sampled .*Too many open files",
@@ -109,17 +117,23 @@ def nofile(w, mode, clock):
                 "%s: threads without a stream are named in the summary: %s"
                 % (tag, [l for l in r.stderr.splitlines() if "note:" in l]))
         return
-    e.check(len(workers) == 8 and len(names) == 8, "%s: the 8 threads have streams (%d, %d)"
-            % (tag, len(workers), len(names)))
-    for s in workers:
-        e.check(e.cpu_close(e.sampled_ns([s]), s.cpu_ns(), s.header["interval_ns"], rel=0.2),
-                "%s: thread %d sampled %.0f ms of its %.0f ms" % (tag, s.tid,
-                                                               e.sampled_ns([s]) / 1e6,
-                                                               s.cpu_ns() / 1e6))
+    e.check(len(workers) == count and len(names) == count,
+            "%s: the %d threads have streams (%d, %d)" % (tag, count, len(workers), len(names)))
+    e.check(all(s.stats["bytes_skipped"] == 0 for s in workers),
+            "%s: every stream reads cleanly" % tag)
+    for s in workers if count == 8 else []:
+        e.check_time(e.sampled_of(s.samples(), s.header["interval_ns"]), e.sampled_ns([s]),
+                     s.cpu_ns(), "%s: thread %d, its samples against its CPU time"
+                     % (tag, s.tid))
+    interval = workers[0].header["interval_ns"]
+    e.check_time(e.sampled_of([x for s in workers for x in s.samples()], interval,
+                              threads=count), e.sampled_ns(workers),
+                 sum(s.cpu_ns() for s in workers),
+                 "%s: the %d threads' samples against their CPU time" % (tag, count))
     if clock == "task-clock":
         # A thread that starts while another one borrows a number over the soft limit
-        # (raw_window_open) may get its event after all: "N threads", N from 1 to 8.
-        e.check(re.search(r"note: +[1-8] threads? sampled with the CPU-time timer .*no "
+        # (raw_window_open) may get its event after all: "N threads", N from 1 to count.
+        e.check(re.search(r"note: +\d+ threads? sampled with the CPU-time timer .*no "
                           r"task-clock event \(Too many open files\)", r.stderr),
                 "%s: the fall back to the timer is noted in the summary: %s"
                 % (tag, [l for l in r.stderr.splitlines() if "note:" in l]))
@@ -131,6 +145,9 @@ with e.Workdir("fds") as w:
         for mode in MODES:
             one(w, mode, clock, *natives[mode])
         nofile(w, "nofile", clock)
+        # Issue 10: two threads borrowing a number over the limit at once left one without
+        # its stream (and could leave the limit raised); a burst of 32 made it likely.
+        nofile(w, "nofile-burst", clock)
     # Both kinds of descriptor of ours (libunwind's pipe, the task-clock event) where dup2 lands.
     one(w, "dup2", "task-clock", *natives["dup2"], hard=True)
     nofile(w, "nofile-hard", "timer")

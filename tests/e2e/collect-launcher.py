@@ -105,10 +105,12 @@ with e.Workdir("launcher") as w:
     e.check(last - start <= 0.5e9 + 0.25e9, "-duration 0.5: the last sample %.3f s after the "
             "start" % ((last - start) / 1e9))
 
-    # -data-limit: a tiny limit is hit, announced and recorded.
+    # -data-limit: the smallest limit (one chunk) is hit by a program whose every sample has
+    # a new deep stack, announced and recorded.
     res = w.join("res-limit")
-    r = e.pcollect([ec, "burn", "2.5"], result=res, quiet=False,
-                   options=["-data-limit", "0.002", "-knob", "sampling-interval=1"])
+    r = e.pcollect([e.prog("fsize-work"), w.join("fsize.out"), "2500"], result=res,
+                   quiet=False, options=["-data-limit", "0.03125", "-knob",
+                                         "sampling-interval=1"])
     e.check(r.returncode == 0, "-data-limit: the program runs to its end")
     e.check("data limit" in r.stderr, "-data-limit: announced on stderr: "
             + r.stderr.strip().splitlines()[-2] if r.stderr.strip() else "nothing")

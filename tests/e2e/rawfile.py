@@ -13,6 +13,18 @@ CHUNK_MAGIC = 0x4B484350
 CHUNK_OPEN = 0xFFFFFFFF
 
 
+def varint(data, pos):
+    """An unsigned LEB128 varint at pos: (value, position after it)."""
+    v = shift = 0
+    while True:
+        b = data[pos]
+        v |= (b & 0x7F) << shift
+        pos += 1
+        shift += 7
+        if b < 0x80 or shift > 63:
+            return v, pos
+
+
 class RawFile:
     """One stream file in memory; save() writes it back."""
 
@@ -54,6 +66,39 @@ class RawFile:
     def chunk_bytes(self, index):
         off, size, _seq = self.chunks()[index]
         return bytes(self.data[off:off + CHUNK.size + size])
+
+    def records(self, index):
+        """(type, payload offset, payload length) of each record of chunk index."""
+        off, size, _seq = self.chunks()[index]
+        pos, end, out = off + CHUNK.size, off + CHUNK.size + size, []
+        while pos < end and self.data[pos]:
+            rtype = self.data[pos]
+            length, pos = varint(self.data, pos + 1)
+            out.append((rtype, pos, length))
+            pos += length
+        return out
+
+    def set_sample_weights(self, index, weight):
+        """Every SAMPLE of chunk index gets weight (1-127: its varint keeps its length);
+        returns how many. The chunk's checksum is not made again (fix_chunk_crc)."""
+        n = 0
+        for rtype, pos, length in self.records(index):
+            if rtype != 1:
+                continue
+            _dt, p = varint(self.data, pos)
+            _stack, p = varint(self.data, p)
+            if p + 1 == pos + length and self.data[p] < 0x80:
+                self.data[p] = weight
+                n += 1
+        return n
+
+    def fix_chunk_crc(self, index):
+        """Make the checksum of chunk index again over its header and records."""
+        off, size, _seq = self.chunks()[index]
+        # The header's other 20 bytes (the checksum left out), then the records.
+        body = (bytes(self.data[off:off + 8]) + bytes(self.data[off + 12:off + CHUNK.size]) +
+                bytes(self.data[off + CHUNK.size:off + CHUNK.size + size]))
+        struct.pack_into("<I", self.data, off + 8, zlib.crc32(body))
 
     def flip(self, offset, mask=0x10):
         self.data[offset] ^= mask

@@ -61,7 +61,8 @@ int main(int argc, char **argv)
 {
 	/* The first page is never mapped; not NULL, so that UBSan's null check leaves the
 	 * fault to the kernel in a sanitizer build. */
-	volatile int *nowhere = (volatile int *)(uintptr_t)64;
+	volatile uintptr_t page0 = 64; /* volatile: the compiler cannot see it is constant */
+	volatile int *nowhere = (volatile int *)page0;
 
 	if (argc != 3)
 		return 2;

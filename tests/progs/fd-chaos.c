@@ -25,8 +25,11 @@
  *                under the soft RLIMIT_NOFILE, and written through those
  *   stdio        close(0), close(1), close(2) first: the files get 0, 1 and 2
  * fd-chaos nofile: lowers the soft RLIMIT_NOFILE to 16, opens /dev/null until EMFILE and says
- * how many it got, then runs 8 named threads of 100 ms of CPU each while holding them.
+ * how many it got, then runs 8 named threads of 100 ms of CPU each while holding them, and
+ * says the soft limit it reads at the end.
  * fd-chaos nofile-hard: the same with the hard limit lowered too.
+ * fd-chaos nofile-burst: the soft limit as in nofile, then 32 threads of 10 ms of CPU each
+ *                started at once: their streams are made and cut together, each at the limit.
  */
 
 #define NFILES	  6
@@ -121,25 +124,38 @@ static int files(const char *mode, const char *dir)
 	return 0;
 }
 
+#define BURST_THREADS 32
+
 static __attribute__((noinline, noclone)) void thread_work(void)
 {
 	BURN_CPU_MS(100);
 }
 
+static __attribute__((noinline, noclone)) void burst_work(void)
+{
+	BURN_CPU_MS(10);
+}
+
+static bool burst;
+
 static void *worker(void *arg)
 {
 	char name[16];
 
-	snprintf(name, sizeof(name), "nofile-%ld", (long)arg);
+	snprintf(name, sizeof(name), "%s-%ld", burst ? "burst" : "nofile", (long)arg);
 	pthread_setname_np(pthread_self(), name);
-	thread_work();
+	if (burst)
+		burst_work();
+	else
+		thread_work();
 	return NULL;
 }
 
 static int nofile(bool hard)
 {
+	int nthreads = burst ? BURST_THREADS : 8;
+	pthread_t t[BURST_THREADS];
 	struct rlimit rl;
-	pthread_t t[8];
 	int n = 0;
 	long i;
 
@@ -155,21 +171,26 @@ static int nofile(bool hard)
 		n++;
 	printf("opened %d more (%s)\n", n, strerror(errno));
 	fflush(stdout);
-	for (i = 0; i < 8; i++)
+	for (i = 0; i < nthreads; i++)
 		if (pthread_create(&t[i], NULL, worker, (void *)i))
 			return 3;
-	for (i = 0; i < 8; i++)
+	for (i = 0; i < nthreads; i++)
 		pthread_join(t[i], NULL);
-	printf("threads=8\n");
+	/* The limit it set, whatever was borrowed above it meanwhile. */
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return 2;
+	printf("threads=%d limit=%ld\n", nthreads, (long)rl.rlim_cur);
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	if (argc == 2 && !strncmp(argv[1], "nofile", 6))
+	if (argc == 2 && !strncmp(argv[1], "nofile", 6)) {
+		burst = !strcmp(argv[1], "nofile-burst");
 		return nofile(!strcmp(argv[1], "nofile-hard"));
+	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: fd-chaos MODE DIR | fd-chaos nofile\n");
+		fprintf(stderr, "usage: fd-chaos MODE DIR | fd-chaos nofile[-hard|-burst]\n");
 		return 2;
 	}
 	return files(argv[1], argv[2]);

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Four named threads doing 1, 2, 3 and 4 units of CPU time: per-thread CPU in ratio 1:2:3:4. */
+/* Four named threads doing 1, 2, 3 and 4 units of CPU time: per-thread CPU in ratio 1:2:3:4;
+   or many short threads (threads-work many N MS: N threads of MS ms of CPU each, 8 at once). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "burn.h"
 
@@ -24,11 +26,40 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+static __attribute__((noinline, noclone)) void short_work(double ms)
+{
+	BURN_CPU_MS(ms);
+}
+
+static void *short_worker(void *arg)
+{
+	short_work(*(const double *)arg);
+	return NULL;
+}
+
+static int many(long n, double ms)
+{
+	pthread_t t[8];
+	long i, k;
+
+	for (i = 0; i < n; i += 8) {
+		for (k = 0; k < 8 && i + k < n; k++)
+			if (pthread_create(&t[k], NULL, short_worker, &ms))
+				return 1;
+		while (k-- > 0)
+			pthread_join(t[k], NULL);
+	}
+	printf("threads=%ld\n", n);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	pthread_t t[4];
 	long i;
 
+	if (argc == 4 && !strcmp(argv[1], "many"))
+		return many(atol(argv[2]), atof(argv[3]));
 	if (argc > 1)
 		unit = atof(argv[1]);
 	for (i = 0; i < 4; i++)

@@ -734,6 +734,63 @@ static void test_result_dir_remove_empty(void)
 	result_dir_remove_empty(tmp_path(0, "does-not-exist"));
 }
 
+/* What a report may not write over: the table of result_dir_owns()'s cases. */
+static void test_result_dir_owns(void)
+{
+	static const struct {
+		const char *path; /* under tmpdir */
+		const char *why;  /* NULL: free to write */
+	} cases[] = {
+		{ "owns/result.db", "the database (result.db)" },
+		{ "owns/result.db-journal", "a journal of the database" },
+		{ "owns/.result.db.tmp.42", "a database pfinalize is writing" },
+		{ "owns/raw/1.1.praw", "the raw streams (raw/)" },
+		{ "owns/raw/new.txt", "the raw streams (raw/)" },
+		{ "owns/raw", "the raw streams (raw/)" },
+		{ "owns/meta/../log/x", "the logs (log/)" },
+		{ "owns/./archive/x", "the archived binaries (archive/)" },
+		{ "owns/pcollect.job", "the job file (pcollect.job)" },
+		{ "owns/.pcollect.job.7", "a job file being written" },
+		{ "owns-alias/result.db", "the database (result.db)" },
+		{ "owns/raw/../result.db", "the database (result.db)" },
+		{ "link-to-db", "the database (result.db)" },
+		{ "dangling-into-meta", "the collection metadata (meta/)" },
+		{ "hard-link-to-db", "the database (result.db)" },
+		{ "owns/report.txt", NULL },
+		{ "owns/result.dbx", NULL },
+		{ "elsewhere.txt", NULL },
+		{ "no-such-dir/x", NULL },
+	};
+	const char *dir = tmp_path(0, "owns");
+	char why[128], path[PATH_MAX];
+	size_t i;
+
+	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0755), 0);
+	CU_ASSERT_EQUAL(mkdir(tmp_path(1, "owns/raw"), 0755), 0);
+	CU_ASSERT_EQUAL(mkdir(tmp_path(1, "owns/meta"), 0755), 0);
+	CU_ASSERT_EQUAL(mkdir(tmp_path(1, "owns/log"), 0755), 0);
+	CU_ASSERT_EQUAL(mkdir(tmp_path(1, "owns/archive"), 0755), 0);
+	touch(dir, "result.db");
+	touch(dir, "raw/1.1.praw");
+	CU_ASSERT_EQUAL(symlink(dir, tmp_path(1, "owns-alias")), 0);
+	CU_ASSERT_EQUAL(symlink(tmp_path(2, "owns/result.db"), tmp_path(1, "link-to-db")), 0);
+	CU_ASSERT_EQUAL(symlink("owns/meta/new.meta", tmp_path(1, "dangling-into-meta")), 0);
+	CU_ASSERT_EQUAL(link(tmp_path(2, "owns/result.db"), tmp_path(1, "hard-link-to-db")), 0);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int ret;
+
+		snprintf(path, sizeof(path), "%s", tmp_path(1, cases[i].path));
+		why[0] = '\0';
+		ret = result_dir_owns(dir, path, why, sizeof(why));
+		CU_ASSERT_EQUAL(ret, cases[i].why ? 1 : 0);
+		if (cases[i].why)
+			CU_ASSERT_STRING_EQUAL(why, cases[i].why);
+		if (ret != (cases[i].why ? 1 : 0))
+			fprintf(stderr, "%s: %d '%s'\n", cases[i].path, ret, why);
+	}
+	/* Not a result directory at all: it owns nothing. */
+	CU_ASSERT_EQUAL(result_dir_owns(tmp_path(0, "no-such-result"), path, why, sizeof(why)), 0);
+}
 
 /* Every name result_path() makes reads back; anything else is refused. */
 static void test_result_dir_raw_name_parse(void)
@@ -861,6 +918,7 @@ int main(void)
 		{ "create_parallel_existing_dirs", test_result_dir_create_parallel_existing_dirs },
 		{ "is_result", test_result_dir_is_result },
 		{ "remove_empty", test_result_dir_remove_empty },
+		{ "owns", test_result_dir_owns },
 		{ "raw_name_parse", test_result_dir_raw_name_parse },
 		{ "modes", test_result_dir_modes },
 		{ "open_file", test_result_dir_open_file },
