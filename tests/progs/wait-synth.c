@@ -49,12 +49,15 @@ static __attribute__((noinline)) uint64_t here(void)
 	return (uint64_t)(uintptr_t)__builtin_return_address(0);
 }
 
-#define CALL_SITE(fn)                                            \
-	static __attribute__((noinline)) uint64_t fn(void)       \
-	{                                                        \
-		uint64_t ra = here();                            \
-		__asm__ volatile("" ::: "memory");               \
-		return ra;                                       \
+static volatile int call_site_line;
+
+/* Each a function of its own: a line number of its own keeps gcc from folding them. */
+#define CALL_SITE(fn)                                                  \
+	static __attribute__((noinline, noipa)) uint64_t fn(void)      \
+	{                                                              \
+		uint64_t ra = here();                                  \
+		call_site_line = __LINE__;                             \
+		return ra;                                             \
 	}
 CALL_SITE(synth_sleeper)
 CALL_SITE(synth_locker)
