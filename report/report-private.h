@@ -12,8 +12,9 @@
 
 /* Metrics a report shows at most (a result declares a handful). */
 #define REPORT_MAX_METRICS 32
-/* Levels of -group-by in tree views (process, thread, module, rank). */
-#define REPORT_MAX_LEVELS 4
+/* Levels of -group-by in tree views (process, thread, module, rank, wait-kind,
+   sync-object). */
+#define REPORT_MAX_LEVELS 6
 
 /*
  * A sample kept by the filters, mapped onto the tree. Its thread, metric, context (grouping
@@ -116,6 +117,11 @@ static inline const char *report_function_name(const struct report *r, int func)
 	return r->fnames[func];
 }
 
+/* The wait kind (model.wait_kinds) and sync object (model.sync_objects) of a sample, -1 for
+   a sample without a wait. */
+int report_sample_wait_kind(const struct report *r, const struct model_sample *s);
+int report_sample_sync_object(const struct report *r, const struct model_sample *s);
+
 /* Short labels. */
 const char *report_module_name(const struct report *r, int func);
 const char *report_file_path(const struct report *r, int file);
@@ -124,7 +130,8 @@ const char *report_basename(const char *path);
 /* The label of a group node of tree ("app (TID 1234)"), in buf. */
 const char *report_group_label(const struct report *r, const struct cct *tree, int node,
 			       char *buf, size_t size);
-/* The kind of a group node as the "Group" column shows it: thread, process, module, rank. */
+/* The kind of a group node as the "Group" column shows it: thread, process, module,
+   rank, wait-kind, sync-object. */
 const char *report_group_kind(const struct cct *tree, int node);
 
 /*
