@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/raw-mpi.h"
 #include "finalizer/finalize-private.h"
 #include "finalizer/metrics.h"
 
@@ -22,8 +23,17 @@ static const struct event_decoder {
 	int (*to_events)(struct fin *f, struct stream *s);
 } decoders[] = {
 	{ RAW_REC_WAIT_FIRST, RAW_REC_WAIT_FIRST + 15, wait_take, waits_to_events },
+	{ RAW_REC_MPI_FIRST, RAW_REC_MPI_FIRST + 15, mpi_take, mpis_to_events },
 };
 #define NDECODERS (sizeof(decoders) / sizeof(decoders[0]))
+
+int fin_event_add(struct stream *s, const struct event_rec *e)
+{
+	if (GROW(s->events, s->nevents + 1, s->events_cap))
+		return -ENOMEM;
+	s->events[s->nevents++] = *e;
+	return 0;
+}
 
 int fin_events_take(struct stream *s, const struct raw_record *rec)
 {
@@ -159,6 +169,7 @@ struct context_key {
 	uint32_t image, kind;
 	uint64_t object;
 	int64_t t;
+	uint32_t mpi_function, comm_size;
 };
 
 static bool context_eq(const void *ctx, uint32_t idx)
@@ -166,7 +177,8 @@ static bool context_eq(const void *ctx, uint32_t idx)
 	const struct context_key *k = ctx;
 	const struct context *c = &k->f->contexts[idx];
 
-	return c->image == k->image && c->kind == k->kind && c->object == k->object;
+	return c->image == k->image && c->kind == k->kind && c->object == k->object &&
+	       c->mpi_function == k->mpi_function && c->comm_size == k->comm_size;
 }
 
 /*
@@ -184,8 +196,9 @@ static int context_make(const void *ctx, void *elem)
 	int hops;
 
 	*c = (struct context){ .image = k->image, .kind = k->kind, .object = k->object,
+			       .mpi_function = k->mpi_function, .comm_size = k->comm_size,
 			       .time_ns = k->t, .module = NO_MODULE, .db_id = -1 };
-	if (!wait_object_is_address(k->kind) || !k->object)
+	if (!k->kind || !wait_object_is_address(k->kind) || !k->object)
 		return 0;
 	for (hops = 0; !mp && up >= 0 && hops < 16; hops++) {
 		mp = image_find_data(&f->images[up], k->object, k->t);
@@ -198,15 +211,32 @@ static int context_make(const void *ctx, void *elem)
 	return module_want_object(&f->modules[mp->module], c->addr);
 }
 
+static int64_t context_get(struct context_key *k)
+{
+	struct fin *f = k->f;
+	uint64_t h = hash_combine(hash_combine(hash_mix(k->image), k->kind), k->object);
+	int64_t i;
+
+	if (k->mpi_function)
+		h = hash_combine(hash_combine(h, k->mpi_function), k->comm_size);
+	i = HASH_INDEX_GET(&f->context_index, h, context_eq, context_make, k, f->contexts,
+			   f->ncontexts, f->contexts_cap);
+	return i < 0 ? i : i + 1;
+}
+
 int64_t fin_context_get(struct fin *f, uint32_t image, uint32_t kind, uint64_t object, int64_t t)
 {
-	struct context_key k = { f, image, kind, object, t };
-	int64_t i = HASH_INDEX_GET(&f->context_index,
-				   hash_combine(hash_combine(hash_mix(image), kind), object),
-				   context_eq, context_make, &k, f->contexts, f->ncontexts,
-				   f->contexts_cap);
+	struct context_key k = { f, image, kind, object, t, 0, 0 };
 
-	return i < 0 ? i : i + 1;
+	return context_get(&k);
+}
+
+int64_t fin_context_get_mpi(struct fin *f, uint32_t image, uint32_t function,
+			    uint32_t comm_size)
+{
+	struct context_key k = { f, image, 0, 0, 0, function, comm_size };
+
+	return context_get(&k);
 }
 
 /* The name an OBJECT record of the image gives object (of kind's object type), or NULL. */
@@ -260,6 +290,8 @@ int fin_name_contexts(struct fin *f)
 		struct context *c = &f->contexts[i];
 		const char *name = NULL;
 
+		if (!c->kind)
+			continue; /* an MPI context: no object to name */
 		if (c->module != NO_MODULE)
 			name = module_object_name(&f->modules[c->module], c->addr);
 		else if (!wait_object_is_address(c->kind) && !strcmp(wait_kind_name(c->kind), "child"))

@@ -105,6 +105,16 @@ struct wait_rec {
 	uint64_t total_ns; /* their duration */
 };
 
+/* RAW_REC_MPI_CALL and RAW_REC_MPI_SUM: MPI calls (thread streams; finalizer/mpi.c). */
+struct mpi_rec {
+	int64_t time_ns;   /* stream time: when the call began (a sum: when written) */
+	uint64_t stack;	   /* the stream's stack id */
+	uint32_t function; /* enum raw_mpi_function */
+	uint32_t comm_size;
+	bool summed;	   /* count short calls of one site, not one call */
+	uint64_t count, total_ns, sent, received;
+};
+
 /* RAW_REC_OBJECT: the name of a sync object (any stream of the image). */
 struct object_rec {
 	uint32_t kind;
@@ -180,6 +190,10 @@ struct stream {
 	size_t nwaits, waits_cap;
 	struct object_rec *objects;
 	size_t nobjects, objects_cap;
+	struct mpi_rec *mpis;
+	size_t nmpis, mpis_cap;
+	bool has_mpi_rank;	  /* a process stream with RAW_REC_MPI_RANK: */
+	int32_t mpi_rank;	  /* the rank MPI gave the process */
 	struct event_rec *events; /* in stream order (fin_build_events) */
 	size_t nevents, events_cap;
 	uint64_t events_bad_stack; /* events whose stack was never defined: kept under
@@ -302,12 +316,15 @@ struct fin_metric_def {
 
 /*
  * A grouping context (docs/schema.md, table contexts): a wait's kind and sync object within
- * one process image. Contexts with the same columns are one row of the table.
+ * one process image, or an MPI call's function and communicator size. Contexts with the same
+ * columns are one row of the table.
  */
 struct context {
 	uint32_t image;
-	uint32_t kind;	   /* enum fin_wait_kind */
+	uint32_t kind;	   /* enum fin_wait_kind, 0 for an MPI context */
 	uint64_t object;
+	uint32_t mpi_function; /* enum raw_mpi_function, 0 for a wait context */
+	uint32_t comm_size;    /* ranks in the MPI call's communicator, 0: none */
 	int64_t time_ns;   /* collection time of its first event: where its address is looked up */
 	const char *name;  /* object_name, NULL when unknown; interned in fin.strings */
 	uint32_t module;   /* the module whose data holds the object, NO_MODULE if none */
@@ -436,9 +453,14 @@ int fin_build_events(struct fin *f);
  * took it, 0 when none knows the type, -ENOMEM.
  */
 int fin_events_take(struct stream *s, const struct raw_record *rec);
+/* Append e to s->events (a decoder's to_events). 0 or -ENOMEM. */
+int fin_event_add(struct stream *s, const struct event_rec *e);
 /* The context of (image, kind, object) at collection time t: its index + 1, or -ENOMEM. */
 int64_t fin_context_get(struct fin *f, uint32_t image, uint32_t kind, uint64_t object,
 			int64_t t);
+/* The context of an MPI call of function over comm_size ranks in image: index + 1, -ENOMEM. */
+int64_t fin_context_get_mpi(struct fin *f, uint32_t image, uint32_t function,
+			    uint32_t comm_size);
 /* After module_resolve(): the names of the contexts' objects. 0 or -ENOMEM. */
 int fin_name_contexts(struct fin *f);
 
@@ -455,6 +477,15 @@ const char *wait_kind_name(uint32_t kind);
 const char *wait_object_type(uint32_t kind);
 /* True when kind's object is an address in the process (a sync object in memory). */
 bool wait_object_is_address(uint32_t kind);
+
+/*
+ * mpi.c: the decoder of records 64-79. mpi_take() keeps an MPI_CALL, MPI_SUM or MPI_RANK
+ * record of s (a malformed one counted in s->records_malformed); 0 or -ENOMEM.
+ * mpis_to_events() turns s->mpis into MPI Time, MPI Calls, Bytes Sent and Bytes Received
+ * events, and gives the image of a process stream with MPI_RANK that rank.
+ */
+int mpi_take(struct stream *s, const struct raw_record *rec);
+int mpis_to_events(struct fin *f, struct stream *s);
 
 /*
  * spin.c: true when a CPU sample at tree node spins in an OpenMP runtime's wait code (the

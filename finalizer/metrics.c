@@ -24,6 +24,15 @@ static const struct fin_metric known[] = {
 	  "measured at each call's return", false, 3 },
 	{ FIN_METRIC_WAIT_COUNT_NAME, "count", "sum", "wait",
 	  "blocking calls: waits of any length", false, 4 },
+	{ FIN_METRIC_MPI_TIME_NAME, "ns", "sum", "mpi",
+	  "wall time inside MPI calls, measured around each call (-trace-mpi); where the MPI "
+	  "busy-polls it is CPU Time too", false, 5 },
+	{ FIN_METRIC_MPI_CALLS_NAME, "count", "sum", "mpi", "MPI calls made (-trace-mpi)", false,
+	  6 },
+	{ FIN_METRIC_MPI_SENT_NAME, "bytes", "sum", "mpi",
+	  "bytes the MPI calls sent: counts x datatype sizes of the send buffers", false, 7 },
+	{ FIN_METRIC_MPI_RECV_NAME, "bytes", "sum", "mpi",
+	  "bytes the MPI calls received, as the receive statuses say", false, 8 },
 };
 #define NKNOWN (sizeof(known) / sizeof(known[0]))
 

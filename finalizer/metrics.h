@@ -27,6 +27,11 @@ struct fin_metric {
 #define FIN_METRIC_WAIT_COUNT_NAME "Wait Count"
 /* CPU samples in an OpenMP runtime's spin-wait code (finalizer/spin.c): part of CPU Time. */
 #define FIN_METRIC_SPIN_NAME "Spin Time"
+/* The metrics of MPI calls (docs/raw-format.md, MPI_CALL and MPI_SUM; -trace-mpi). */
+#define FIN_METRIC_MPI_TIME_NAME  "MPI Time"
+#define FIN_METRIC_MPI_CALLS_NAME "MPI Calls"
+#define FIN_METRIC_MPI_SENT_NAME  "Bytes Sent"
+#define FIN_METRIC_MPI_RECV_NAME  "Bytes Received"
 
 /*
  * The metrics of result f, in their index order (the order they were added: CPU Time

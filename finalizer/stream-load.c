@@ -289,7 +289,7 @@ static int keep_orphans(struct stream *s)
 	size_t i, n = 0;
 	struct raw_record rec;
 
-	if (!s->nsamples && !s->nvalues && !s->nwaits)
+	if (!s->nsamples && !s->nvalues && !s->nwaits && !s->nmpis)
 		return 0;
 	ids = malloc((s->nstacks ? s->nstacks : 1) * sizeof(*ids));
 	if (!ids)
@@ -314,6 +314,11 @@ static int keep_orphans(struct stream *s)
 	for (i = 0; i < s->nwaits; i++)
 		if (orphan(ids, n, &s->waits[i].stack)) {
 			s->waits[i].stack = FIN_DAMAGED_STACK_ID;
+			s->events_bad_stack++;
+		}
+	for (i = 0; i < s->nmpis; i++)
+		if (orphan(ids, n, &s->mpis[i].stack)) {
+			s->mpis[i].stack = FIN_DAMAGED_STACK_ID;
 			s->events_bad_stack++;
 		}
 	free(ids);
@@ -419,7 +424,7 @@ int stream_load(struct stream *s)
 	if (s->records_malformed) {
 		s->stats.records_malformed += s->records_malformed;
 		if (!s->stats.first_problem[0])
-			stream_problem(s, false, "%llu malformed wait records skipped",
+			stream_problem(s, false, "%llu malformed analysis records skipped",
 				       (unsigned long long)s->records_malformed);
 	}
 	return ret ? ret : keep_orphans(s);
@@ -454,6 +459,7 @@ void stream_drop_records(struct stream *s)
 	free(s->notes);
 	free(s->waits);
 	free(s->objects);
+	free(s->mpis);
 	free(s->events);
 	free(s->process.exe);
 	free(s->process.command_line);
@@ -471,6 +477,7 @@ void stream_drop_records(struct stream *s)
 	s->notes = NULL;
 	s->waits = NULL;
 	s->objects = NULL;
+	s->mpis = NULL;
 	s->events = NULL;
 	s->py_frame_ids = NULL;
 	s->nmods = s->mods_cap = s->ntevents = s->tevents_cap = 0;
@@ -479,6 +486,8 @@ void stream_drop_records(struct stream *s)
 	s->nmetrics = s->metrics_cap = s->nvalues = s->values_cap = 0;
 	s->nnotes = s->notes_cap = 0;
 	s->nwaits = s->waits_cap = s->nobjects = s->objects_cap = 0;
+	s->nmpis = s->mpis_cap = 0;
+	s->has_mpi_rank = false;
 	s->nevents = s->events_cap = 0;
 	s->samples_bad_stack = s->events_bad_stack = 0;
 	s->weight_total = 0;

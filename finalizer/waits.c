@@ -132,14 +132,6 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
-static int event_add(struct stream *s, const struct event_rec *e)
-{
-	if (GROW(s->events, s->nevents + 1, s->events_cap))
-		return -ENOMEM;
-	s->events[s->nevents++] = *e;
-	return 0;
-}
-
 int waits_to_events(struct fin *f, struct stream *s)
 {
 	struct thread *t = &f->threads[s->thread];
@@ -170,13 +162,13 @@ int waits_to_events(struct fin *f, struct stream *s)
 			e.metric = (uint32_t)wt;
 			e.value = (int64_t)w->total_ns;
 			e.count = w->count;
-			ret = event_add(s, &e);
+			ret = fin_event_add(s, &e);
 		}
 		if (!ret && wc != UINT32_MAX) {
 			e.metric = (uint32_t)wc;
 			e.value = (int64_t)w->count;
 			e.count = w->count;
-			ret = event_add(s, &e);
+			ret = fin_event_add(s, &e);
 		}
 		t->wait_ns = sat_add(t->wait_ns, w->total_ns);
 		t->waits = sat_add(t->waits, w->count);
