@@ -19,6 +19,16 @@ const char *raw_mpi_function_name(uint32_t id)
 	return id <= RAW_MPI_FUNCTION_MAX ? functions[id].name : NULL;
 }
 
+uint32_t raw_mpi_function_id(const char *name)
+{
+	uint32_t id;
+
+	for (id = 1; name && id <= RAW_MPI_FUNCTION_MAX; id++)
+		if (functions[id].name && !strcmp(functions[id].name, name))
+			return id;
+	return 0;
+}
+
 uint32_t raw_mpi_function_kind(uint32_t id)
 {
 	return id <= RAW_MPI_FUNCTION_MAX ? functions[id].kind : RAW_MPI_KIND_OTHER;

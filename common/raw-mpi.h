@@ -97,6 +97,8 @@ enum raw_mpi_function {
 
 /* The name of function id ("MPI_Send"), NULL for an id this version does not know. */
 const char *raw_mpi_function_name(uint32_t id);
+/* The id of the function called name ("MPI_Send"), 0 when unknown. */
+uint32_t raw_mpi_function_id(const char *name);
 /* Its enum raw_mpi_kind (RAW_MPI_KIND_OTHER for an unknown id), and the kind's name. */
 uint32_t raw_mpi_function_kind(uint32_t id);
 const char *raw_mpi_kind_name(uint32_t kind);

@@ -13,7 +13,7 @@
 #include "common/result-dir.h"
 #include "common/grow.h"
 #include "report/bigmem.h"
-#include "report/model.h"
+#include "report/model-private.h"
 #include "report/scan.h"
 
 /* Strings of the model: big chunks freed together. */
@@ -645,7 +645,7 @@ static int object_cmp(const void *pa, const void *pb, void *arg)
 }
 
 /* Number the contexts' wait kinds (in order of appearance) and their distinct objects. */
-static int index_contexts(struct model *m)
+int model_index_contexts(struct model *m)
 {
 	int *order = malloc((m->ncontexts + 1) * sizeof(int));
 	size_t i, k;
@@ -698,8 +698,12 @@ static int load_contexts(struct loader *l)
 	m->contexts = alloc_rows(n, sizeof(*m->contexts));
 	if (!m->contexts || idmap_alloc(&l->contexts, n))
 		return -ENOMEM;
-	rc = prepare(l, "SELECT id, wait_kind, object, object_type, object_name FROM contexts "
-			"ORDER BY id", &st);
+	/* MPI's columns came later (-trace-mpi): results without them read as without MPI. */
+	rc = prepare(l, has_column(l, "SELECT mpi_function, communicator_size FROM contexts LIMIT 0")
+			? "SELECT id, wait_kind, object, object_type, object_name, mpi_function, "
+			  "communicator_size FROM contexts ORDER BY id"
+			: "SELECT id, wait_kind, object, object_type, object_name, NULL, NULL FROM "
+			  "contexts ORDER BY id", &st);
 	if (rc)
 		return rc;
 	FOR_EACH_ROW(l, st, rc) {
@@ -712,13 +716,15 @@ static int load_contexts(struct loader *l)
 		c->object = sqlite3_column_int64(st, 2);
 		c->object_type = column_str(m, st, 3);
 		c->object_name = column_str(m, st, 4);
+		c->mpi_function = column_str(m, st, 5);
+		c->comm_size = sqlite3_column_int64(st, 6);
 		i++;
 	}
 	sqlite3_finalize(st);
 	m->ncontexts = l->contexts.n = i;
 	if (!rc)
 		rc = idmap_finish(&l->contexts);
-	return rc ? rc : index_contexts(m);
+	return rc ? rc : model_index_contexts(m);
 }
 
 /* A sample's context_id as an index into contexts: 0 (none) and unknown ids are -1. */
@@ -752,6 +758,35 @@ const char *model_sync_object_label(const struct model *m, int i, char *buf, siz
 	else
 		snprintf(buf, size, "%s %lld", c->object_type, (long long)c->object);
 	return buf;
+}
+
+int model_index_nodes(struct model *m)
+{
+	size_t i, k;
+
+	free(m->nodes);
+	m->nnodes = 0;
+	m->nodes = calloc(m->nprocesses + 1, sizeof(*m->nodes));
+	if (!m->nodes)
+		return -ENOMEM;
+	for (i = 0; i < m->nprocesses; i++) {
+		struct model_process *p = &m->processes[i];
+
+		p->node = -1;
+		if (!p->host)
+			continue;
+		for (k = 0; k < m->nnodes && strcmp(m->nodes[k], p->host); k++)
+			;
+		if (k == m->nnodes)
+			m->nodes[m->nnodes++] = p->host;
+		p->node = (int)k;
+	}
+	return 0;
+}
+
+const char *model_node_label(const struct model *m, int i)
+{
+	return i >= 0 && (size_t)i < m->nnodes ? m->nodes[i] : "[unknown node]";
 }
 
 const char *model_wait_kind_label(const struct model *m, int i)
@@ -1041,6 +1076,8 @@ int model_load(struct model *m, const char *db_path, unsigned flags, char *err,
 	if (rc == -ENOMEM)
 		snprintf(err, err_size, "cannot load database '%s': %s", db_path, strerror(ENOMEM));
 	m->interval_ns = model_meta_int(m, "interval_ns", 0);
+	if (!rc)
+		rc = model_index_nodes(m);
 out:
 	free(sj.stack_ids);
 	idmap_release(&l.modules);
@@ -1067,11 +1104,26 @@ out:
 	return rc;
 }
 
+size_t model_ndbs(const struct model *m)
+{
+	return m->nparts ? m->nparts : 1;
+}
+
+struct sqlite3 *model_db(const struct model *m, size_t i)
+{
+	return m->nparts ? m->parts[i].m.db : m->db;
+}
+
 bool model_has_samples(struct model *m)
 {
 	sqlite3_stmt *st;
 	bool any = false;
+	size_t i;
 
+	for (i = 0; i < m->nparts && !any; i++)
+		any = model_has_samples(&m->parts[i].m);
+	if (m->nparts)
+		return any;
 	if (sqlite3_prepare_v2(m->db, "SELECT 1 FROM samples LIMIT 1", -1, &st, NULL) != SQLITE_OK)
 		return false;
 	any = sqlite3_step(st) == SQLITE_ROW;
@@ -1221,6 +1273,8 @@ int model_load_time_range(struct model *m, int64_t from_ns, int64_t to_ns, bool 
 	size_t expect = 0, k;
 	int rc;
 
+	if (m->nparts)
+		return model_job_time_range(m, from_ns, to_ns, skipped, err, err_size);
 	/* A window's peak is not a sum of its events: peak metrics are left out, all of them. */
 	for (k = 0; skipped && k < m->nmetrics; k++)
 		if (m->metrics[k].aggregation == MODEL_AGG_PEAK)
@@ -1272,7 +1326,7 @@ int model_load_events(struct model *m, int64_t from_ns, int64_t to_ns, struct mo
 		      size_t *n, char *err, size_t err_size)
 {
 	struct loader l = { .m = m, .err = err, .err_size = err_size,
-			    .metric_ids = m->ids->metric_ids };
+			    .metric_ids = m->ids ? m->ids->metric_ids : NULL };
 	const char *sql = m->schema_version < 2
 		? "SELECT time_ns, thread_id, stack_id, 0, weight FROM timeline "
 		  "WHERE time_ns >= ?1 AND time_ns < ?2"
@@ -1285,6 +1339,8 @@ int model_load_events(struct model *m, int64_t from_ns, int64_t to_ns, struct mo
 	sqlite3_stmt *st;
 	int rc, last = -1;
 
+	if (m->nparts)
+		return model_job_events(m, from_ns, to_ns, out, n, err, err_size);
 	*out = NULL;
 	*n = 0;
 	if ((rc = prepare(&l, sql, &st)))
@@ -1327,6 +1383,7 @@ void model_free(struct model *m)
 {
 	struct model_arena *a, *next;
 
+	model_job_free(m);
 	if (m->db)
 		sqlite3_close(m->db);
 	if (m->ids) {
@@ -1356,5 +1413,6 @@ void model_free(struct model *m)
 	free(m->contexts);
 	free(m->wait_kinds);
 	free(m->sync_objects);
+	free(m->nodes);
 	memset(m, 0, sizeof(*m));
 }

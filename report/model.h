@@ -50,6 +50,7 @@ struct model_process {
 	const char *command_line;
 	const char *host;
 	int64_t rank; /* -1 outside a parallel job */
+	int node;     /* index into model.nodes: its host, as -group-by node counts them */
 };
 
 struct model_thread {
@@ -73,6 +74,8 @@ struct model_context {
 	const char *object_name; /* NULL when unknown */
 	int kind;		 /* index into model.wait_kinds, -1 when none */
 	int sync_object;	 /* index into model.sync_objects */
+	const char *mpi_function; /* an MPI call's: "MPI_Send"; NULL for other contexts */
+	int64_t comm_size;	 /* ranks in its communicator, 0 when it has none */
 };
 
 /* A distinct sync object: contexts of one type, value and name (the kinds without an object
@@ -163,10 +166,15 @@ struct model {
 	size_t nwait_kinds;
 	struct model_sync_object *sync_objects;
 	size_t nsync_objects;
+	const char **nodes; /* the processes' distinct hosts, in order of appearance */
+	size_t nnodes;
 
 	int64_t interval_ns;	/* meta.interval_ns */
 	struct model_arena *arena;
 	struct model_ids *ids;	/* database ids of stacks and threads */
+	/* A parallel job (model_load_job()): its node results' models, db NULL. */
+	struct model_part *parts;
+	size_t nparts;
 };
 
 /* The newest schema this preport reads (meta.schema_version). */
@@ -186,6 +194,23 @@ enum model_load_flags {
  */
 int model_load(struct model *m, const char *db_path, unsigned flags, char *err,
 	       size_t err_size);
+
+/*
+ * A parallel job as one model: the databases dbs[0..n) of its node results (DIR.<host>),
+ * named dir in messages, loaded and merged: equal modules, functions, frames and stack paths
+ * are one, processes and threads are every node's; times count from the earliest node's
+ * start (docs/preport.md, "Jobs"). Everything above reads as for one result; the databases
+ * are m->parts[i].m.db (model_db()). Returns as model_load().
+ */
+int model_load_job(struct model *m, const char *dir, char *const *dbs, size_t n,
+		   unsigned flags, char *err, size_t err_size);
+
+/* The label of node i (its host name); -1 is "[unknown node]". */
+const char *model_node_label(const struct model *m, int i);
+
+/* The databases behind m: one, or one per node result of a job. */
+size_t model_ndbs(const struct model *m);
+struct sqlite3 *model_db(const struct model *m, size_t i);
 
 /* True when the samples table has a row. */
 bool model_has_samples(struct model *m);

@@ -11,10 +11,11 @@
 
 enum dim {
 	DIM_FUNCTION, DIM_MODULE, DIM_LINE, DIM_THREAD, DIM_PROCESS, DIM_WAIT_KIND,
-	DIM_SYNC_OBJECT, NDIMS
+	DIM_SYNC_OBJECT, DIM_RANK, DIM_NODE, NDIMS
 };
 static const char *const dim_names[NDIMS] = {
 	"function", "module", "source-line", "thread", "process", "wait-kind", "sync-object",
+	"rank", "node",
 };
 
 struct grouping {
@@ -45,7 +46,7 @@ static int grouping_parse(const char *s, struct grouping *g)
 							  "you mean '%s'?)", word, near);
 			return report_usage_error("unknown grouping '%s' for -group-by; use "
 						  "function, module, source-line, thread, process, "
-						  "wait-kind or sync-object", word);
+						  "rank, node, wait-kind or sync-object", word);
 		}
 		if (!g->has[d]) {
 			g->has[d] = true;
@@ -77,6 +78,8 @@ struct const_key {
 	int who;	 /* thread or process index */
 	int wait_kind;	 /* index into model.wait_kinds */
 	int sync_object; /* index into model.sync_objects */
+	int rank;	 /* the process's rank */
+	int node;	 /* index into model.nodes */
 };
 
 struct group {
@@ -185,14 +188,14 @@ static int collect(struct hotspots *h, int ck)
 static bool by_const(const struct hotspots *h)
 {
 	return h->g.has[DIM_THREAD] || h->g.has[DIM_PROCESS] || h->g.has[DIM_WAIT_KIND] ||
-	       h->g.has[DIM_SYNC_OBJECT];
+	       h->g.has[DIM_SYNC_OBJECT] || h->g.has[DIM_RANK] || h->g.has[DIM_NODE];
 }
 
 /* The constant part of a sample, as grouped. */
 static struct const_key const_of(const struct hotspots *h, const struct model_sample *s)
 {
 	const struct report *r = h->r;
-	struct const_key k = { -1, -1, -1 };
+	struct const_key k = { -1, -1, -1, -1, -1 };
 
 	if (h->g.has[DIM_THREAD])
 		k.who = s->thread;
@@ -202,12 +205,30 @@ static struct const_key const_of(const struct hotspots *h, const struct model_sa
 		k.wait_kind = report_sample_wait_kind(r, s);
 	if (h->g.has[DIM_SYNC_OBJECT])
 		k.sync_object = report_sample_sync_object(r, s);
+	if (h->g.has[DIM_RANK])
+		k.rank = report_sample_rank(r, s);
+	if (h->g.has[DIM_NODE])
+		k.node = report_sample_node(r, s);
 	return k;
 }
 
+/* The number of the pair (a, b) of 32-bit numbers in map, numbered from *n when new; -1. */
+static int pair_id(struct keymap *map, int *n, int a, int b)
+{
+	uint64_t key = (uint64_t)(uint32_t)(a + 1) << 32 | (uint32_t)(b + 1);
+	int id = keymap_get(map, key);
+
+	if (id >= 0)
+		return id;
+	if (keymap_put(map, key, *n))
+		return -1;
+	return (*n)++;
+}
+
 /*
- * Number each record's constant part (into out): the (wait kind, object) pair first, then
- * (who, pair), each pair of 32-bit numbers a key of a map. Returns 0 or -ENOMEM.
+ * Number each record's constant part (into out): the (wait kind, object) and (rank, node)
+ * pairs first, then the pair of those, then (who, that), each pair of 32-bit numbers a key
+ * of a map. Returns 0 or -ENOMEM.
  */
 static int intern_consts(struct hotspots *h, int *out)
 {
@@ -220,14 +241,15 @@ static int intern_consts(struct hotspots *h, int *out)
 	keymap_init(&keys);
 	for (i = 0; i < r->nrecs && !rc; i++) {
 		struct const_key k = const_of(h, report_sample(r, &r->recs[i]));
-		uint64_t pk = (uint64_t)(uint32_t)(k.wait_kind + 1) << 32 |
-			      (uint32_t)(k.sync_object + 1);
-		int pair = keymap_get(&pairs, pk), c;
+		int wait = pair_id(&pairs, &npairs, k.wait_kind, k.sync_object);
+		int where = pair_id(&pairs, &npairs, k.rank, k.node);
+		int pair = wait < 0 || where < 0 ? -1 : pair_id(&pairs, &npairs, wait, where), c;
+		uint64_t pk;
 
-		if (pair < 0 && !(rc = keymap_put(&pairs, pk, npairs)))
-			pair = npairs++;
-		if (rc)
+		if (pair < 0) {
+			rc = -ENOMEM;
 			break;
+		}
 		pk = (uint64_t)(uint32_t)(k.who + 1) << 32 | (uint32_t)pair;
 		c = keymap_get(&keys, pk);
 		if (c < 0) {
@@ -399,6 +421,12 @@ static void fill(struct hotspots *h, struct table *t)
 			col[dim][0] = table_add_col(t, "Sync Object", TABLE_TEXT, TABLE_SHRINK);
 			col[dim][1] = table_add_col(t, "Object Type", TABLE_TEXT, TABLE_DETAIL);
 			break;
+		case DIM_RANK:
+			col[dim][0] = table_add_col(t, "Rank", TABLE_INT, 0);
+			break;
+		case DIM_NODE:
+			col[dim][0] = table_add_col(t, "Node", TABLE_TEXT, TABLE_SHRINK);
+			break;
 		}
 	}
 	report_add_metric_cols(r, t, &mc, MC_SELF | MC_TOTAL);
@@ -466,6 +494,14 @@ static void fill(struct hotspots *h, struct table *t)
 				if (c.sync_object >= 0)
 					table_set_text_ref(t, row, col[dim][1], sync_object_type(r,
 							   c.sync_object));
+				break;
+			case DIM_RANK:
+				/* A process outside a parallel job has no rank: the cell stays empty. */
+				if (c.rank >= 0)
+					table_set_int(t, row, col[dim][0], c.rank);
+				break;
+			case DIM_NODE:
+				table_set_text_ref(t, row, col[dim][0], model_node_label(&r->m, c.node));
 				break;
 			}
 		}
