@@ -9,12 +9,13 @@
 
 #include "collector/agent-private.h"
 #include "collector/mpi/mpi-hook.h"
+#include "common/hash.h"
 #include "common/raw-mpi.h"
 
 /*
  * Most MPI calls are short and many: they are summed per call site, as WAIT_SUM sums waits.
- * A call site is (the return address into the caller, the innermost Python frame when the
- * thread runs Python, the function, the communicator's size); its stack is unwound once,
+ * A call site is (the return address into the caller, the Python frames when the thread
+ * runs Python, the function, the communicator's size); its stack is unwound once,
  * at its first call, and named by id in every RAW_REC_MPI_SUM written for it: the calls of
  * one site made through different callers further out count under the first one's stack
  * (docs/pcollect.md). A call of the threshold or longer gets its own stack, unwound at its
@@ -181,6 +182,23 @@ static struct mpi_site *site_get(struct agent_thread *t, struct agent_mpi *m,
 	return s;
 }
 
+/*
+ * The Python part of a call site, when the thread runs Python: a key of its Python frames
+ * (each frame's code and instruction). An extension module (mpi4py) makes every call of one
+ * MPI function from a single return address, whichever Python lines led there: this tells
+ * them apart, at the cost of a walk of the Python frames without their code objects (a few
+ * microseconds) per call made from Python.
+ */
+static uint64_t python_site(struct agent_thread *t)
+{
+	struct agent_py *py = atomic_load_explicit(&t->py, memory_order_acquire);
+	uint64_t key;
+
+	if (!py || !pyagent_active() || pyagent_stack_key(&py->pt, &key))
+		return 0;
+	return key | 1;
+}
+
 /* One call: summed in its site, or written whole when it lasted the threshold. */
 static void account(struct agent_thread *t, const struct pcollect_mpi_call *c)
 {
@@ -217,7 +235,7 @@ static void account(struct agent_thread *t, const struct pcollect_mpi_call *c)
 		if (rec.stack)
 			raw_mpi_write_call(&t->w, &rec);
 	} else {
-		s = site_get(t, m, c, 0, now);
+		s = site_get(t, m, c, python_site(t), now);
 		if (!s)
 			return;
 		s->count++;

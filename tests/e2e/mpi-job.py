@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""-trace-mpi on a real MPI launch, four ranks on two simulated nodes, with known answers.
+
+usage: mpi-job.py openmpi|mpich c|fortran
+
+c: tests/progs/mpi-job.c. Rank r computes (r + 1) units of CPU time (200 ms) then meets the
+others in MPI_Barrier, so rank 0 waits longest there; then rings of MPI_Sendrecv and of
+MPI_Irecv/MPI_Isend/MPI_Waitall, 60 rounds each, whose calls and bytes are exact per rank.
+The job is finalized as one (pfinalize -r res, then again under the launcher, one node a
+rank) and reported as one (preport -r res): -view mpi by rank and node, -filter rank,
+the summary's imbalance, slowest and fastest ranks.
+
+fortran: tests/progs/mpi-fort.f90 through the Fortran bindings: its ring of 50 MPI_Sendrecv
+calls exact per rank (counted once, though MPICH's binding calls the C function), under the
+Fortran subroutine that made them.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import e2elib as e  # noqa: E402
+import mpilib  # noqa: E402
+
+NODES = ("nodeA", "nodeB")
+RANKS = 4
+UNIT_MS = 200
+ROUNDS = 60
+
+
+def finalize_job(abi, res):
+    """pfinalize -r res finalizes both nodes; under the launcher each rank takes one."""
+    parts = [res + "." + n for n in NODES]
+    cp = e.pfinalize(res, ["-j", "2"])
+    e.check(cp.returncode == 0 and all(os.path.exists(os.path.join(p, "result.db"))
+                                       for p in parts),
+            "pfinalize -r res -j 2 finalizes %s (stderr: %s)" % (parts, cp.stderr[-800:]))
+    for p in parts:
+        os.unlink(os.path.join(p, "result.db"))
+    argv = [mpilib.launcher(abi)] + (["--oversubscribe"] if abi == "openmpi" else []) + [
+        "-np", "2", e.tool("pfinalize"), "-r", res]
+    cp = e.run(argv, env=mpilib.env(abi), timeout=300)
+    e.check(cp.returncode == 0 and all(os.path.exists(os.path.join(p, "result.db"))
+                                       for p in parts) and
+            cp.stderr.count("finalizing 1 node result of a parallel job (this rank's share)")
+            == 2, "%s -np 2 pfinalize -r res: each rank finalizes one node (stderr: %s)"
+            % (os.path.basename(argv[0]), cp.stderr[-1500:]))
+
+
+def compute_by_rank(res):
+    """CPU Time in compute() per rank, from the job's report."""
+    return {int(r["Rank"]): round(float(r["CPU Time:Total"]) * 1e9)
+            for r in mpilib.rows(res, "-view", "hotspots", "-group-by", "rank,function",
+                                 "-filter", "function=compute", "-metric", "CPU Time")
+            if r["Function"] == "compute"}
+
+
+def part_c(abi, w):
+    mpilib.shim(abi)
+    prog = mpilib.built(os.path.join("tests", "progs", "mpi-job-" + abi),
+                        "no %s development files at build time" % abi)
+    res = w.join("res")
+    cp = mpilib.job(abi, NODES, 2, res, [prog, str(UNIT_MS), str(ROUNDS)],
+                    options=["-knob", "sampling-interval=2"])
+    e.check(sorted(line for line in cp.stdout.splitlines() if line) ==
+            ["rank %d of 4 done, sum 6" % r for r in range(RANKS)],
+            "every rank ran to its end (%r)" % cp.stdout)
+    finalize_job(abi, res)
+
+    # compute 1:2:3:4, each within 10% (plus a few intervals) of its CPU-time budget
+    compute = compute_by_rank(res)
+    e.check(sorted(compute) == list(range(RANKS)), "compute() sampled in every rank (%s)"
+            % compute)
+    for r in range(RANKS):
+        want = (r + 1) * UNIT_MS * 1000000
+        e.check(e.cpu_close(compute[r], want, 2000000, rel=0.10),
+                "rank %d computes %.3f s, known %.3f s (10%%)" % (r, compute[r] / 1e9,
+                                                                  want / 1e9))
+
+    # the rings: exact calls and bytes per rank, whatever the status given
+    cells = mpilib.mpi_cells(res)
+    mpilib.check_ring(cells, RANKS, ROUNDS, "sendrecv ring")
+    mpilib.check_ring(cells, RANKS, ROUNDS, "nonblocking ring", fn="MPI_Isend",
+                      received=False)
+    mpilib.check_ring(cells, RANKS, ROUNDS, "nonblocking ring", fn="MPI_Irecv", sent=False,
+                      received=False)
+    mpilib.check_ring(cells, RANKS, ROUNDS, "nonblocking ring", fn="MPI_Waitall",
+                      sent=False)
+    # the wait in the collective: rank 0 arrives first and waits longest
+    barrier = {r: float(cells[(r, "MPI_Barrier")]["MPI Time"]) for r in range(RANKS)}
+    e.check(max(barrier, key=barrier.get) == 0 and barrier[0] > barrier[3],
+            "rank 0 waits longest in MPI_Barrier (%s)" % barrier)
+    for r in range(RANKS):
+        e.check(int(cells[(r, "MPI_Barrier")]["Calls"]) == 1 and
+                int(cells[(r, "MPI_Allreduce")]["Bytes Sent"]) == 8,
+                "rank %d: one MPI_Barrier, one MPI_Allreduce of 8 bytes" % r)
+
+    # by node, by rank, one rank
+    nodes = {x["Node"]: x for x in mpilib.rows(res, "-view", "mpi", "-group-by", "node")}
+    e.check(sorted(nodes) == list(NODES) and all(int(x["Ranks"]) == 2 and
+                                                 int(x["Calls"]) > 0 for x in nodes.values()),
+            "-view mpi -group-by node: two nodes of two ranks (%s)" % nodes)
+    one = mpilib.rows(res, "-view", "mpi", "-group-by", "rank", "-filter", "rank=2")
+    e.check([x["Rank"] for x in one] == ["2"] and
+            int(one[0]["Bytes Sent"]) == 2 * ROUNDS * 3 * 1024 + 8,
+            "-filter rank=2 keeps rank 2 alone (%s)" % one)
+    fn = {x["Function"]: x for x in mpilib.rows(res, "-view", "mpi")}
+    e.check(int(fn["MPI_Sendrecv"]["Calls"]) == RANKS * ROUNDS and
+            int(fn["MPI_Sendrecv"]["Ranks"]) == RANKS and
+            fn["MPI_Barrier"]["Rank of Max"] == "0" and fn["MPI_Barrier"]["Kind"] ==
+            "collective", "-view mpi: per function over the ranks (%s)" % fn["MPI_Barrier"])
+
+    # the calls sit under the functions that made them
+    sites = mpilib.rows(res, "-view", "hotspots", "-metric", "MPI Calls", "-filter",
+                        "function=sendrecv_ring")
+    e.check(sum(int(x["MPI Calls:Self"]) for x in sites) == RANKS * ROUNDS,
+            "the MPI_Sendrecv calls are under sendrecv_ring (%s)" % sites)
+
+    # the summary: imbalance (max - mean) / max of compute, 0.375 for 1:2:3:4
+    summary = {(x["Section"], x["Metric"]): x for x in mpilib.rows(res)}
+    imb = float(summary[("MPI", "MPI Imbalance")]["Value"])
+    e.check(abs(imb - 37.5) <= 5.0, "MPI Imbalance %.1f%%, known 37.5%% (+- 5)" % imb)
+    e.check(summary[("MPI", "Slowest Rank")]["Value"].startswith("3 ") and
+            summary[("MPI", "Fastest Rank")]["Value"].startswith("0 ") and
+            summary[("MPI", "Ranks")]["Value"] == "4",
+            "slowest rank 3, fastest 0, 4 ranks")
+    e.check(any(s == "Top MPI Call Sites" and m.startswith("MPI_Barrier from main")
+                for s, m in summary), "MPI_Barrier from main is a top MPI call site")
+
+
+def part_fortran(abi, w):
+    mpilib.shim(abi)
+    prog = mpilib.built(os.path.join("tests", "progs", "mpi-fort-" + abi),
+                        "no mpif90.%s or gfortran at build time" % abi)
+    res = w.join("fres")
+    cp = mpilib.job(abi, NODES, 2, res, [prog])
+    e.check(len([x for x in cp.stdout.splitlines() if x.endswith(" of 4 done")]) == RANKS,
+            "every Fortran rank ran to its end (%r)" % cp.stdout)
+    cells = mpilib.mpi_cells(res)
+    mpilib.check_ring(cells, RANKS, 50, "Fortran ring")
+    for r in range(RANKS):
+        e.check(int(cells[(r, "MPI_Barrier")]["Calls"]) == 1 and
+                int(cells[(r, "MPI_Allreduce")]["Bytes Received"]) == 8 and
+                int(cells[(r, "MPI_Init")]["Calls"]) == 1,
+                "rank %d: MPI_Init, MPI_Barrier and MPI_Allreduce once each" % r)
+    sites = mpilib.rows(res, "-view", "hotspots", "-metric", "MPI Calls", "-filter",
+                        "function=fort_ring")
+    e.check(sum(int(x["MPI Calls:Self"]) for x in sites) == RANKS * 50,
+            "the Fortran MPI_Sendrecv calls are under fort_ring (%s)" % sites)
+
+
+def main():
+    if len(sys.argv) != 3 or sys.argv[2] not in ("c", "fortran"):
+        e.fail("usage: mpi-job.py openmpi|mpich c|fortran")
+    abi, part = sys.argv[1], sys.argv[2]
+    mpilib.launcher(abi)
+    with e.Workdir("mpi-" + abi) as w:
+        (part_c if part == "c" else part_fortran)(abi, w)
+
+
+if __name__ == "__main__":
+    main()
