@@ -15,8 +15,12 @@ int mpi_take(struct stream *s, const struct raw_record *rec)
 	switch (rec->type) {
 	case RAW_REC_MPI_CALL:
 	case RAW_REC_MPI_SUM:
-		if (raw_mpi_read_call(rec, &c) || !raw_mpi_function_name(c.function)) {
+		if (raw_mpi_read_call(rec, &c)) {
 			s->records_malformed++;
+			return 0;
+		}
+		if (!raw_mpi_function_name(c.function)) {
+			s->unknown_records++; /* a function a later collector traces */
 			return 0;
 		}
 		if (GROW(s->mpis, s->nmpis + 1, s->mpis_cap))

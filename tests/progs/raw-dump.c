@@ -38,7 +38,8 @@ static bool dump_mpi(const struct raw_record *r)
 	struct raw_mpi_rank k;
 	const char *name;
 
-	if ((r->type == RAW_REC_MPI_CALL || r->type == RAW_REC_MPI_SUM) && !raw_mpi_read_call(r, &c)) {
+	if ((r->type == RAW_REC_MPI_CALL || r->type == RAW_REC_MPI_SUM) &&
+	    !raw_mpi_read_call(r, &c)) {
 		name = raw_mpi_function_name(c.function);
 		printf("{\"type\":\"%s\",\"time\":%" PRId64 ",\"stack\":%" PRIu64
 		       ",\"function\":%u,\"name\":\"%s\",\"comm_size\":%u,\"count\":%" PRIu64
