@@ -15,6 +15,7 @@ fortran: tests/progs/mpi-fort.f90 through the Fortran bindings: its ring of 50 M
 calls exact per rank (counted once, though MPICH's binding calls the C function), under the
 Fortran subroutine that made them.
 """
+import json
 import os
 import sys
 
@@ -126,6 +127,13 @@ def part_c(abi, w):
             "slowest rank 3, fastest 0, 4 ranks")
     e.check(any(s == "Top MPI Call Sites" and m.startswith("MPI_Barrier from main")
                 for s, m in summary), "MPI_Barrier from main is a top MPI call site")
+
+    # the job's timeline: the long calls as slices that start when they began
+    trace = json.loads(mpilib.preport(res, "-format", "chrome").stdout)
+    barriers = [x for x in trace["traceEvents"] if x.get("cat") == "MPI Time" and
+                x.get("name", "").endswith("MPI_Barrier")]
+    e.check(len(barriers) >= 1 and all(x["ts"] >= 0 and x["dur"] > 0 for x in barriers),
+            "-format chrome of the job: MPI_Barrier slices in time (%d)" % len(barriers))
 
 
 def part_fortran(abi, w):
