@@ -19,8 +19,9 @@
  * at its first call, and named by id in every RAW_REC_MPI_SUM written for it: the calls of
  * one site made through different callers further out count under the first one's stack
  * (docs/pcollect.md). A call of the threshold or longer gets its own stack, unwound at its
- * return, and a RAW_REC_MPI_CALL of its own (a timeline row). The sums are written once a
- * second, when the table is full, at the thread's end and before exec.
+ * return, and a RAW_REC_MPI_CALL of its own (a timeline row). The sums are written at the
+ * first call a second after the last ones, when the table is full, at the thread's end and
+ * before exec.
  *
  * Everything here runs in the calling thread, outside any signal handler, with the thread's
  * writer held (t->busy): its sampling handler, finding it busy, counts a sample as lost
