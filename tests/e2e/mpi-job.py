@@ -9,7 +9,8 @@ others in MPI_Barrier, so rank 0 waits longest there; then rings of MPI_Sendrecv
 MPI_Irecv/MPI_Isend/MPI_Waitall, 60 rounds each, whose calls and bytes are exact per rank.
 The job is finalized as one (pfinalize -r res, then again under the launcher, one node a
 rank) and reported as one (preport -r res): -view mpi by rank and node, -filter rank,
-the summary's imbalance, slowest and fastest ranks.
+hotspots and top-down by node with -filter node, the summary's MPI Time, imbalance, mean
+compute, slowest and fastest ranks.
 
 fortran: tests/progs/mpi-fort.f90 through the Fortran bindings: its ring of 50 MPI_Sendrecv
 calls exact per rank (counted once, though MPICH's binding calls the C function), under the
@@ -111,6 +112,26 @@ def part_c(abi, w):
             fn["MPI_Barrier"]["Rank of Max"] == "0" and fn["MPI_Barrier"]["Kind"] ==
             "collective", "-view mpi: per function over the ranks (%s)" % fn["MPI_Barrier"])
 
+    # every view by node and filtered to one: compute 1+2 units on nodeA, 3+4 on nodeB
+    by_node = {x["Node"]: round(float(x["CPU Time:Self"]) * 1e9)
+               for x in mpilib.rows(res, "-view", "hotspots", "-group-by", "node,function",
+                                    "-filter", "function=compute", "-metric", "CPU Time")
+               if x["Function"] == "compute"}
+    for node, units in zip(NODES, (3, 7)):
+        want = units * UNIT_MS * 1000000
+        e.check(node in by_node and e.cpu_close(by_node[node], want, 2000000, rel=0.10),
+                "hotspots -group-by node: %s computes %s ns, known %d (10%%)" % (
+                    node, by_node.get(node), want))
+    tree = mpilib.rows(res, "-view", "top-down", "-group-by", "node", "-filter",
+                       "node=" + NODES[1], "-metric", "CPU Time", "-threshold", "0")
+    groups = [x["Function Stack"].strip() for x in tree if x["Group"] == "node"]
+    under = [round(float(x["CPU Time:Self"]) * 1e9) for x in tree
+             if x["Function Stack"].strip() == "compute"]
+    e.check(groups == [NODES[1]] and len(under) == 1 and
+            e.cpu_close(under[0], 7 * UNIT_MS * 1000000, 2000000, rel=0.10),
+            "top-down -group-by node -filter node=%s: that node alone, its compute (%s %s)"
+            % (NODES[1], groups, under))
+
     # the calls sit under the functions that made them
     sites = mpilib.rows(res, "-view", "hotspots", "-metric", "MPI Calls", "-filter",
                         "function=sendrecv_ring")
@@ -125,6 +146,15 @@ def part_c(abi, w):
             summary[("MPI", "Fastest Rank")]["Value"].startswith("0 ") and
             summary[("MPI", "Ranks")]["Value"] == "4",
             "slowest rank 3, fastest 0, 4 ranks")
+    mpi_ns = sum(float(x["MPI Time"]) for x in mpilib.rows(res, "-view", "mpi")) * 1e9
+    got = summary[("MPI", "MPI Time")]
+    e.check(abs(float(got["Value"]) * 1e9 - mpi_ns) <= 0.002e9 + 0.001 * mpi_ns and
+            0 < float(got["Percent"]) < 100,
+            "summary MPI Time %s s (%s%% of the ranks' elapsed) is -view mpi's %.3f s" % (
+                got["Value"], got["Percent"], mpi_ns / 1e9))
+    mean = round(float(summary[("MPI", "Mean Compute Time")]["Value"]) * 1e9)
+    e.check(e.cpu_close(mean, 2.5 * UNIT_MS * 1000000, 2000000, rel=0.10),
+            "Mean Compute Time %.3f s, known %.3f s (10%%)" % (mean / 1e9, 2.5 * UNIT_MS / 1000))
     e.check(any(s == "Top MPI Call Sites" and m.startswith("MPI_Barrier from main")
                 for s, m in summary), "MPI_Barrier from main is a top MPI call site")
 
