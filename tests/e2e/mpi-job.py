@@ -4,7 +4,8 @@
 
 usage: mpi-job.py openmpi|mpich c|fortran
 
-c: tests/progs/mpi-job.c. Rank r computes (r + 1) units of CPU time (200 ms) then meets the
+c: tests/progs/mpi-job.c, first alone without a launcher (MPI's singleton: its rank 0
+comes from MPI_Comm_rank, no launcher variable). Then rank r computes (r + 1) units of CPU time (200 ms) then meets the
 others in MPI_Barrier, so rank 0 waits longest there; then rings of MPI_Sendrecv and of
 MPI_Irecv/MPI_Isend/MPI_Waitall, 60 rounds each, whose calls and bytes are exact per rank.
 The job is finalized as one (pfinalize -r res, then again under the launcher, one node a
@@ -57,10 +58,33 @@ def compute_by_rank(res):
             if r["Function"] == "compute"}
 
 
+def singleton(abi, w, prog):
+    """Started without a launcher, the program is a job of one (MPI's singleton init): no
+    launcher variable names its rank, so rank 0 can come only from MPI_Comm_rank, and
+    without -trace-mpi the process has no rank. (Open MPI's singleton starts a helper
+    daemon, a process of no rank: the program's own process is the one looked at.)"""
+    for traced in (True, False):
+        res = w.join("single-%s" % ("mpi" if traced else "plain"))
+        run = e.pcollect([prog, "20", "5"], result=res, env=mpilib.mpi_vars(abi),
+                         finalization="full",
+                         options=["-trace-mpi"] if traced else [])
+        e.check(run.returncode == 0 and run.stdout == "rank 0 of 1 done, sum 0\n",
+                "%s singleton runs (%r %s)" % (abi, run.stdout, run.stderr[-800:]))
+        ranks = [x["Rank"] for x in mpilib.rows(res, "-view", "hotspots", "-group-by",
+                                                 "rank", "-metric", "CPU Time", "-filter",
+                                                 "process=" + os.path.basename(prog))]
+        e.check(ranks == (["0"] if traced else [""]),
+                "singleton %s -trace-mpi: rank %s (got %s)" % (
+                    "with" if traced else "without", "0 from MPI" if traced else "none",
+                    ranks))
+    mpilib.check_ring(mpilib.mpi_cells(w.join("single-mpi")), 1, 5, "singleton ring")
+
+
 def part_c(abi, w):
     mpilib.shim(abi)
     prog = mpilib.built(os.path.join("tests", "progs", "mpi-job-" + abi),
                         "no %s development files at build time" % abi)
+    singleton(abi, w, prog)
     res = w.join("res")
     cp = mpilib.job(abi, NODES, 2, res, [prog, str(UNIT_MS), str(ROUNDS)],
                     options=["-knob", "sampling-interval=2"])

@@ -40,13 +40,19 @@ def shim(abi):
                  "no %s headers at build time" % abi)
 
 
-def env(abi, extra=None):
-    """The environment of a launch: Open MPI runs as root only when told, and its shared
-    memory transport without the single-copy mechanism a container may forbid."""
-    out = {}
+def mpi_vars(abi):
+    """What this MPI needs in the environment here: Open MPI runs as root only when told,
+    and its shared memory transport without the single-copy mechanism a container may
+    forbid."""
     if abi == "openmpi":
-        out.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-                   OMPI_MCA_btl_vader_single_copy_mechanism="none")
+        return dict(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                    OMPI_MCA_btl_vader_single_copy_mechanism="none")
+    return {}
+
+
+def env(abi, extra=None):
+    """The environment of a launch (mpi_vars(), and tool_env(): pcollect runs under it)."""
+    out = mpi_vars(abi)
     out.update(extra or {})
     return e.tool_env(out)
 
