@@ -18,6 +18,7 @@ calls exact per rank (counted once, though MPICH's binding calls the C function)
 Fortran subroutine that made them.
 """
 import json
+import math
 import os
 import sys
 
@@ -135,6 +136,15 @@ def part_c(abi, w):
             int(fn["MPI_Sendrecv"]["Ranks"]) == RANKS and
             fn["MPI_Barrier"]["Rank of Max"] == "0" and fn["MPI_Barrier"]["Kind"] ==
             "collective", "-view mpi: per function over the ranks (%s)" % fn["MPI_Barrier"])
+    # its spread over the ranks is that of the ranks' own rows (population stddev)
+    mean = sum(barrier.values()) / RANKS
+    spread = {"Min Rank Time": min(barrier.values()), "Max Rank Time": max(barrier.values()),
+              "Mean Rank Time": mean, "Stddev Rank Time": math.sqrt(
+                  sum((x - mean) ** 2 for x in barrier.values()) / RANKS)}
+    e.check(all(abs(float(fn["MPI_Barrier"][k]) - v) <= 0.002 for k, v in spread.items()) and
+            fn["MPI_Barrier"]["Rank of Min"] == str(min(barrier, key=barrier.get)),
+            "-view mpi: MPI_Barrier's min, max, mean, stddev over the ranks are %s (%s)"
+            % (spread, fn["MPI_Barrier"]))
 
     # every view by node and filtered to one: compute 1+2 units on nodeA, 3+4 on nodeB
     by_node = {x["Node"]: round(float(x["CPU Time:Self"]) * 1e9)
