@@ -17,6 +17,9 @@
 #define AGENT_ENV_EXEC		 "PCOLLECT_EXEC"	     /* "pid:generation", set at exec */
 #define AGENT_ENV_SIGNAL	 "PCOLLECT_SIGNAL"	     /* sampling signal number (optional) */
 #define AGENT_ENV_SAMPLING_CLOCK "PCOLLECT_SAMPLING_CLOCK"   /* "timer" or "task-clock" */
+#define AGENT_ENV_MPI_SHIMS	 "PCOLLECT_MPI_SHIMS"	     /* -trace-mpi: the shims, ':' */
+#define AGENT_ENV_MPI_THRESHOLD	 "PCOLLECT_MPI_THRESHOLD_NS" /* a call this long gets its own
+								stack, ns */
 
 #include <stdint.h>
 

@@ -62,7 +62,8 @@ static int env_build(struct env_buf *b, char *const envp[], const char *exec_var
 			preload = envp[i] + 11;
 	}
 	/* Our variables: two paths, the program's preloads and a few numbers. */
-	strings += 2 * strlen(c->result_dir) + 2 * strlen(c->agent_path) + 1024 +
+	strings += 2 * strlen(c->result_dir) + 2 * strlen(c->agent_path) + 2 * strlen(c->preload) +
+		   strlen(c->mpi_shims) + 1024 +
 		   (preload ? strlen(preload) : 0) + (exec_var ? strlen(exec_var) : 0);
 	b->map_len = (n + 16) * sizeof(char *) + strings;
 	b->map = mmap(NULL, b->map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
@@ -82,8 +83,8 @@ static int env_build(struct env_buf *b, char *const envp[], const char *exec_var
 	}
 	*out++ = p;
 	p += snprintf(p, (size_t)(end - p), "LD_PRELOAD=");
-	/* The room for it was counted above: the agent, a ':' and the program's preloads. */
-	len = preload_compose(p, (size_t)(end - p), c->agent_path, preload);
+	/* The room for it was counted above: ours, a ':' and the program's preloads. */
+	len = preload_compose(p, (size_t)(end - p), c->preload, preload);
 	if (len < 0) {
 		env_release(b);
 		return -ENAMETOOLONG;
@@ -105,6 +106,10 @@ static int env_build(struct env_buf *b, char *const envp[], const char *exec_var
 	VAR("%s=%s", AGENT_ENV_AGENT, c->agent_path);
 	VAR("%s=%d", AGENT_ENV_LAUNCHER_PID, (int)c->launcher_pid);
 	VAR("%s=%d", AGENT_ENV_SIGNAL, c->signo);
+	if (c->mpi_shims[0]) {
+		VAR("%s=%s", AGENT_ENV_MPI_SHIMS, c->mpi_shims);
+		VAR("%s=%llu", AGENT_ENV_MPI_THRESHOLD, (unsigned long long)c->mpi_threshold_ns);
+	}
 	if (exec_var)
 		VAR("%s", exec_var);
 #undef VAR

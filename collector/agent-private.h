@@ -52,6 +52,9 @@ _Static_assert(AGENT_DATA_LIMIT_MIN >= AGENT_CHUNK_MAX, "-data-limit under one c
 struct agent_config {
 	char result_dir[PATH_MAX];
 	char agent_path[PATH_MAX];
+	char preload[3 * PATH_MAX]; /* what LD_PRELOAD starts with: the agent, the MPI shims */
+	char mpi_shims[2 * PATH_MAX]; /* -trace-mpi: the shims, ':'-separated; "" without */
+	uint64_t mpi_threshold_ns;  /* an MPI call this long is written with its own stack */
 	char host[64];
 	uint64_t interval_ns;
 	uint32_t stack_depth;
@@ -114,6 +117,9 @@ struct agent_thread {
 	/* Python frames, once an interpreter is found; set outside the handler, freed by the
 	   thread itself (or a fork child), read by its handler. */
 	struct agent_py *_Atomic py;
+	/* The thread's MPI call sites (agent-mpi.c), made at its first MPI call; used with the
+	   writer held (busy), freed with the slot's other buffers. */
+	struct agent_mpi *mpi;
 };
 
 /*
@@ -280,6 +286,21 @@ void agent_python_thread_free(struct agent_thread *t);
  * (written when new), or 0 when the sample has no Python frames (write the native stack).
  */
 uint64_t agent_python_sample(struct agent_thread *t, uint32_t n, uint32_t flags);
+
+/* agent-mpi.c: MPI calls from the shims (collector/mpi/, -trace-mpi) */
+/* Before THREAD_END (writer held): the sums of t's short calls. */
+void agent_mpi_thread_finish(struct agent_thread *t);
+void agent_mpi_thread_free(struct agent_thread *t);
+/*
+ * The native stack of the calling thread from its caller's frame whose return address is
+ * ret outwards, with entry as its innermost frame (the exact pc: FIRST_IS_PC), into t->ips;
+ * writer held, outside the signal handler. Returns the frames and sets *flags.
+ */
+uint32_t agent_stack_here(struct agent_thread *t, uintptr_t entry, uintptr_t ret,
+			  uint32_t *flags);
+/* The id in t's stream of the stack in t->ips[0..n) (mixed with its Python frames when the
+   thread runs Python), written the first time; 0 when it could not be. Writer held. */
+uint64_t agent_stack_record(struct agent_thread *t, uint32_t n, uint32_t flags);
 
 /* agent-exec.c */
 bool agent_in_vfork_child(void);

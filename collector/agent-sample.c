@@ -118,6 +118,14 @@ static uint64_t stack_id(struct agent_thread *t, uint32_t n, uint32_t flags)
 	return id;
 }
 
+uint64_t agent_stack_record(struct agent_thread *t, uint32_t n, uint32_t flags)
+{
+	/* A stack with Python frames is recorded as one mixed stack (agent-python.c). */
+	uint64_t id = agent_python_sample(t, n, flags);
+
+	return id ? id : stack_id(t, n, flags);
+}
+
 /* A record could not be written: a full window stops the thread's sampling. */
 static void write_failed(struct agent_thread *t, uint64_t weight)
 {
@@ -171,10 +179,7 @@ static void sample(struct agent_thread *t, uint64_t weight, void *uc)
 		lost(t, RAW_LOST_UNWIND, weight);
 		goto out;
 	}
-	/* A stack with Python frames is recorded as one mixed stack (agent-python.c). */
-	id = agent_python_sample(t, n, flags);
-	if (!id)
-		id = stack_id(t, n, flags);
+	id = agent_stack_record(t, n, flags);
 	if (!id || raw_writer_sample(&t->w, now, id, weight)) {
 		write_failed(t, weight);
 		goto out;

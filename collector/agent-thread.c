@@ -384,6 +384,7 @@ static void stream_finish(struct agent_thread *t)
 {
 	raw_writer_finishing(&t->w);
 	agent_thread_write_lost(t);
+	agent_mpi_thread_finish(t);
 	agent_python_thread_finish(t);
 	raw_writer_thread_end(&t->w, (uint32_t)t->tid, raw_header_now(&t->hdr),
 			      thread_cpu_used(t));
@@ -441,6 +442,7 @@ void agent_thread_end(struct agent_thread *t, bool own)
 	t->ips = NULL;
 	stack_table_release(&t->stacks);
 	agent_python_thread_free(t);
+	agent_mpi_thread_free(t);
 	agent_self = NULL;
 	atomic_store(&t->busy, 0);
 	atomic_store(&t->state, AGENT_THREAD_FREE);

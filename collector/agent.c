@@ -142,6 +142,14 @@ static int config_read(struct agent_config *c)
 	strcpy(c->result_dir, dir);
 	if (agent_path && strlen(agent_path) < sizeof(c->agent_path))
 		strcpy(c->agent_path, agent_path);
+	/* -trace-mpi: the shims stay in LD_PRELOAD after the agent across exec and spawn. */
+	if (getenv(AGENT_ENV_MPI_SHIMS) && strlen(getenv(AGENT_ENV_MPI_SHIMS)) < sizeof(c->mpi_shims))
+		strcpy(c->mpi_shims, getenv(AGENT_ENV_MPI_SHIMS));
+	snprintf(c->preload, sizeof(c->preload), "%s%s%s", c->agent_path,
+		 c->mpi_shims[0] ? ":" : "", c->mpi_shims);
+	c->mpi_threshold_ns = 100000;
+	if (!env_u64(AGENT_ENV_MPI_THRESHOLD, &v))
+		c->mpi_threshold_ns = v;
 	c->interval_ns = 10000000;
 	if (!env_u64(AGENT_ENV_INTERVAL_NS, &v) && v >= 100000 && v <= 10000000000ull)
 		c->interval_ns = v;
@@ -251,6 +259,7 @@ static void fork_child(void)
 		t->ips = NULL;
 		stack_table_release(&t->stacks);
 		agent_python_thread_free(t);
+		agent_mpi_thread_free(t);
 		atomic_store(&t->busy, 0);
 		atomic_store(&t->state, AGENT_THREAD_FREE);
 	}

@@ -30,6 +30,9 @@
 #define PCOLLECT_LIBDIR "lib"
 #endif
 #define AGENT_NAME "libpcollect-agent.so"
+/* -trace-mpi: the shims built (one per MPI ABI whose headers were there), beside the agent. */
+static const char *const mpi_shim_names[] = { "libpcollect-mpi-openmpi.so",
+					      "libpcollect-mpi-mpich.so" };
 
 static volatile sig_atomic_t target_pid;
 /* SIGXFSZ as pcollect found it: what the program gets (pcollect itself ignores it). */
@@ -81,6 +84,34 @@ static int find_agent(char *buf, size_t size)
 		}
 	}
 	return -ENOENT;
+}
+
+/*
+ * The MPI shims beside the agent, ':'-separated into buf, in the order they go into
+ * LD_PRELOAD. Returns how many there are.
+ */
+static int find_mpi_shims(const char *agent_path, char *buf, size_t size)
+{
+	const char *slash = strrchr(agent_path, '/');
+	char cand[PATH_MAX];
+	size_t len = 0, i;
+	int n = 0;
+
+	buf[0] = '\0';
+	for (i = 0; slash && i < sizeof(mpi_shim_names) / sizeof(mpi_shim_names[0]); i++) {
+		snprintf(cand, sizeof(cand), "%.*s/%s", (int)(slash - agent_path), agent_path,
+			 mpi_shim_names[i]);
+		if (access(cand, R_OK)) {
+			log_debug("no MPI shim at '%s': %s", cand, strerror(errno));
+			continue;
+		}
+		if (len + strlen(cand) + 2 > size)
+			break;
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", n ? ":" : "", cand);
+		n++;
+		log_debug("MPI shim '%s'", cand);
+	}
+	return n;
 }
 
 /* One argument as a shell would need it quoted. */
@@ -187,6 +218,9 @@ static void meta_fill_start(struct meta *m, const struct collect_opts *o, const 
 	meta_set(m, "result_mode", o->result_mode == RESULT_MODE_GROUP ? "group" : "private");
 	meta_set(m, "follow_child", o->follow_child ? "1" : "0");
 	meta_set(m, "archive", o->archive ? "1" : "0");
+	meta_set(m, "trace_mpi", o->trace_mpi ? "1" : "0");
+	if (o->trace_mpi)
+		meta_setf(m, "mpi_threshold_ns", "%llu", (unsigned long long)o->mpi_threshold_ns);
 	meta_setf(m, "launcher_pid", "%d", (int)getpid());
 	meta_set(m, "status", "running");
 }
@@ -200,11 +234,12 @@ static void forward_signal(int sig, siginfo_t *si, void *uc)
 }
 
 static void child_exec(const struct collect_opts *o, const char *path, const char *agent_path,
-		       const char *dir, uint64_t start_mono, int rank, int errfd)
+		       const char *mpi_shims, const char *dir, uint64_t start_mono, int rank,
+		       int errfd)
 {
-	char buf[PATH_MAX + 64], *preload;
+	char buf[PATH_MAX + 64], *preload, *ours;
 	const char *old = getenv("LD_PRELOAD");
-	size_t preload_size = strlen(agent_path) + (old ? strlen(old) : 0) + 2;
+	size_t preload_size = strlen(agent_path) + strlen(mpi_shims) + (old ? strlen(old) : 0) + 3;
 	int err;
 
 	signal(SIGINT, SIG_DFL);
@@ -212,9 +247,13 @@ static void child_exec(const struct collect_opts *o, const char *path, const cha
 	signal(SIGHUP, SIG_DFL);
 	/* pcollect ignores SIGXFSZ for itself only: the program gets what it would get alone. */
 	sigaction(SIGXFSZ, &xfsz_inherited, NULL);
-	/* The agent first, a sanitizer runtime the user preloads still ahead of it. */
+	/* The agent first (then the MPI shims), a sanitizer runtime the user preloads still
+	   ahead of it. */
 	preload = malloc(preload_size);
-	if (!preload || preload_compose(preload, preload_size, agent_path, old) < 0) {
+	ours = malloc(preload_size);
+	if (ours)
+		snprintf(ours, preload_size, "%s%s%s", agent_path, *mpi_shims ? ":" : "", mpi_shims);
+	if (!preload || !ours || preload_compose(preload, preload_size, ours, old) < 0) {
 		err = ENOMEM;
 		if (write(errfd, &err, sizeof(err)) < 0)
 			_exit(127);
@@ -222,6 +261,14 @@ static void child_exec(const struct collect_opts *o, const char *path, const cha
 	}
 	setenv("LD_PRELOAD", preload, 1);
 	free(preload);
+	free(ours);
+	if (*mpi_shims) {
+		setenv(AGENT_ENV_MPI_SHIMS, mpi_shims, 1);
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)o->mpi_threshold_ns);
+		setenv(AGENT_ENV_MPI_THRESHOLD, buf, 1);
+	} else {
+		unsetenv(AGENT_ENV_MPI_SHIMS);
+	}
 	setenv(AGENT_ENV_RESULT_DIR, dir, 1);
 	setenv(AGENT_ENV_AGENT, agent_path, 1);
 #define SETNUM(name, fmt, v)                          \
@@ -274,7 +321,7 @@ static int wait_target(pid_t pid, int *status)
 int collect_run(const struct collect_opts *o)
 {
 	char path[PATH_MAX], agent_path[PATH_MAX], name[PATH_MAX], dir[PATH_MAX];
-	char err[600], meta_path[PATH_MAX];
+	char err[600], meta_path[PATH_MAX], mpi_shims[2 * PATH_MAX] = "";
 	uint64_t start_real, start_mono, end_real, end_mono;
 	struct agent_data_counter *counter;
 	struct sigaction sa;
@@ -300,6 +347,12 @@ int collect_run(const struct collect_opts *o)
 		log_error("cannot find the agent '%s' beside '%s' or in its library directory",
 			  AGENT_NAME, "/proc/self/exe");
 		return EXIT_RUNTIME;
+	}
+	if (o->trace_mpi && !find_mpi_shims(agent_path, mpi_shims, sizeof(mpi_shims))) {
+		log_error("option '-trace-mpi': no MPI shim beside the agent '%s': this pcollect "
+			  "was built without the headers of Open MPI or MPICH (libopenmpi-dev, "
+			  "libmpich-dev)", agent_path);
+		return EXIT_USAGE;
 	}
 	result_in_parallel_job(&rank);
 	rc = result_dir_name(name, sizeof(name), o->result_dir, o->analysis);
@@ -359,7 +412,7 @@ int collect_run(const struct collect_opts *o)
 	}
 	if (pid == 0) {
 		close(pipefd[0]);
-		child_exec(o, path, agent_path, dir, start_mono, rank, pipefd[1]);
+		child_exec(o, path, agent_path, mpi_shims, dir, start_mono, rank, pipefd[1]);
 	}
 	target_pid = pid;
 	sigaction(SIGINT, &sa, NULL);

@@ -22,6 +22,8 @@ struct collect_opts {
 	uint64_t interval_ns;
 	uint32_t stack_depth;
 	bool task_clock;	   /* -knob sampling-clock=task-clock */
+	bool trace_mpi;		   /* -trace-mpi: the MPI shims preloaded after the agent */
+	uint64_t mpi_threshold_ns; /* -knob mpi-threshold: a call this long gets its stack */
 	uint64_t duration_ns;	   /* 0: the whole run */
 	double data_limit_mb;	   /* MiB, fractions allowed; 0: unlimited */
 	bool follow_child;

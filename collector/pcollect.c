@@ -37,6 +37,9 @@ static const struct option_spec specs[] = {
 	{ "finalization-mode", NULL, OPTION_VALUE, "MODE",
 	  "after the run: full or fast (finalize), deferred (-archive, finalize elsewhere), none",
 	  "pcollect -collect hotspots -finalization-mode=none -- ./app", finalization_modes },
+	{ "trace-mpi", NULL, OPTION_FLAG, NULL,
+	  "trace MPI calls (Open MPI, MPICH): MPI time, calls and bytes per call site and rank",
+	  "mpirun -np 4 pcollect -collect hotspots -trace-mpi -r res -- ./app", NULL },
 	{ "archive", NULL, OPTION_FLAG, NULL,
 	  "copy the binaries that have samples into the result, to finalize on another machine",
 	  NULL, NULL },
@@ -70,6 +73,9 @@ static const struct knob_spec knobs[] = {
 	{ "stack-depth", "N", "frames kept per call stack, 1 to 2048 (default 256)" },
 	{ "sampling-clock", "timer|task-clock",
 	  "per-thread CPU-time timer, fires at kernel ticks (default), or perf task-clock event" },
+	{ "mpi-threshold", "US",
+	  "-trace-mpi: an MPI call this long (microseconds) is recorded with its own call stack "
+	  "and time; shorter ones are summed per call site (default 100)" },
 	{ NULL, NULL, NULL },
 };
 
@@ -94,7 +100,8 @@ static _Noreturn void usage_error(const char *msg)
 static bool takes_value(const char *word)
 {
 	static const char *const flags[] = { "quiet", "q", "help", "h", "version", "follow-child",
-					     "no-follow-child", "archive", "finalize", NULL };
+					     "no-follow-child", "archive", "finalize", "trace-mpi",
+					     NULL };
 	const char *const *f;
 
 	if (!word || word[0] != '-' || !word[1] || strchr(word, '=') || !strcmp(word, "--"))
@@ -176,6 +183,7 @@ int main(int argc, char **argv)
 		.data_limit_mb = 1000,
 		.follow_child = true,
 		.finalization = COLLECT_FINALIZE_FULL,
+		.mpi_threshold_ns = 100000,
 	};
 	struct options_result r;
 	const struct option_value *v;
@@ -233,6 +241,13 @@ int main(int argc, char **argv)
 				usage_error(err);
 			}
 			o.task_clock = !strcmp(value, "task-clock");
+		} else if (!strcmp(name, "mpi-threshold")) {
+			double us;
+
+			if (options_parse_double("knob 'mpi-threshold'", value, 0, 1e9, &us, err,
+						 sizeof(err)))
+				usage_error(err);
+			o.mpi_threshold_ns = (uint64_t)(us * 1e3 + 0.5);
 		}
 	}
 	if ((s = options_get_str(&r, "duration"))) {
@@ -270,6 +285,7 @@ int main(int argc, char **argv)
 				o.finalization = (enum collect_finalization)i;
 	}
 	o.archive = options_has(&r, "archive");
+	o.trace_mpi = options_has(&r, "trace-mpi");
 	if ((s = options_get_str(&r, "result-mode")) && !strcmp(s, "group"))
 		o.result_mode = RESULT_MODE_GROUP;
 	v = options_get(&r, "search-dir");

@@ -50,17 +50,32 @@ static void out_entry(struct out *o, const char *s, size_t len)
 	o->p[o->len] = '\0';
 }
 
-/* Write old's entries for which is_first_runtime() is first (the agent itself left out). */
-static void out_entries(struct out *o, const char *old, const char *agent, bool first)
+/* True when entry (len bytes) is one of the ':'-separated entries of ours. */
+static bool is_ours(const char *entry, size_t len, const char *ours)
 {
-	size_t alen = strlen(agent);
+	const char *q = ours;
+
+	while (*q) {
+		size_t n = strcspn(q, ":");
+
+		if (n == len && !strncmp(q, entry, len))
+			return true;
+		q += n;
+		while (*q == ':')
+			q++;
+	}
+	return false;
+}
+
+/* Write old's entries for which is_first_runtime() is first (ours left out). */
+static void out_entries(struct out *o, const char *old, const char *ours, bool first)
+{
 	const char *q = old;
 
 	while (q && *q) {
 		size_t len = strcspn(q, ": ");
 
-		if (len && !(len == alen && !strncmp(q, agent, len)) &&
-		    is_first_runtime(q, len) == first)
+		if (len && !is_ours(q, len, ours) && is_first_runtime(q, len) == first)
 			out_entry(o, q, len);
 		q += len;
 		while (*q == ':' || *q == ' ')
@@ -68,15 +83,24 @@ static void out_entries(struct out *o, const char *old, const char *agent, bool 
 	}
 }
 
-int preload_compose(char *out, size_t size, const char *agent, const char *old)
+int preload_compose(char *out, size_t size, const char *ours, const char *old)
 {
 	struct out o = { out, size, 0, false };
+	const char *q = ours;
 
 	if (!size)
 		return -1;
 	out[0] = '\0';
-	out_entries(&o, old, agent, true);
-	out_entry(&o, agent, strlen(agent));
-	out_entries(&o, old, agent, false);
+	out_entries(&o, old, ours, true);
+	while (*q) {
+		size_t n = strcspn(q, ":");
+
+		if (n)
+			out_entry(&o, q, n);
+		q += n;
+		while (*q == ':')
+			q++;
+	}
+	out_entries(&o, old, ours, false);
 	return o.overflow ? -1 : (int)o.len;
 }

@@ -7,8 +7,9 @@
 
 /*
  * Write into out (size bytes) the LD_PRELOAD value for a program whose own value is old (NULL
- * or "" for none): the agent first, then old's entries in their order, without another copy
- * of the agent. A sanitizer runtime in old (libasan, libhwasan, libtsan and clang's
+ * or "" for none): ours first (the agent, then with -trace-mpi the MPI shims: ':'-separated,
+ * in that order), then old's entries in their order, without another copy of any of ours. A
+ * sanitizer runtime in old (libasan, libhwasan, libtsan and clang's
  * libclang_rt.* builds of them) stays ahead of the agent, since it must be the first library
  * loaded: that is how a program built with AddressSanitizer, or an agent built with it, is
  * profiled (LD_PRELOAD=libasan.so.N pcollect ...).
@@ -16,6 +17,6 @@
  * a vfork child): no allocation. Returns the length written (out NUL-terminated), or -1 when
  * it does not fit.
  */
-int preload_compose(char *out, size_t size, const char *agent, const char *old);
+int preload_compose(char *out, size_t size, const char *ours, const char *old);
 
 #endif

@@ -333,6 +333,42 @@ static const char *const rank_vars[] = {
 	"SLURM_PROCID",
 };
 
+/* A variable's value as a number from 0 to INT_MAX, or -1. */
+static long env_count(const char *name)
+{
+	const char *v = getenv(name);
+	char *end;
+	long r;
+
+	if (!v || !*v)
+		return -1;
+	errno = 0;
+	r = strtol(v, &end, 10);
+	return !*end && !errno && r >= 0 && r <= INT_MAX ? r : -1;
+}
+
+bool result_job_rank_size(int *rank, int *size)
+{
+	static const char *const vars[][2] = {
+		{ "PMI_RANK", "PMI_SIZE" },
+		{ "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE" },
+		{ "SLURM_PROCID", "SLURM_NTASKS" },
+		{ "PMIX_RANK", "PMIX_SIZE" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		long r = env_count(vars[i][0]), n = env_count(vars[i][1]);
+
+		if (r >= 0 && n > r) {
+			*rank = (int)r;
+			*size = (int)n;
+			return true;
+		}
+	}
+	return false;
+}
+
 bool result_in_parallel_job(int *rank)
 {
 	size_t i;
@@ -494,17 +530,27 @@ static int name_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-size_t result_dir_host_variants(const char *dir, char *buf, size_t size)
+void result_dir_list_free(char **list, size_t n)
+{
+	size_t i;
+
+	for (i = 0; list && i < n; i++)
+		free(list[i]);
+	free(list);
+}
+
+int result_dir_job_parts(const char *dir, char ***out, size_t *nout)
 {
 	char parent[PATH_MAX], prefix[NAME_MAX + 2], path[PATH_MAX];
 	const char *slash;
 	char **names = NULL;
-	size_t n = 0, cap = 0, i, len = 0, plen;
+	size_t n = 0, cap = 0, plen;
 	struct dirent *e;
+	int ret = 0;
 	DIR *d;
 
-	if (size)
-		buf[0] = '\0';
+	*out = NULL;
+	*nout = 0;
 	snprintf(path, sizeof(path), "%s", dir);
 	while (strlen(path) > 1 && path[strlen(path) - 1] == '/')
 		path[strlen(path) - 1] = '\0';
@@ -530,22 +576,41 @@ size_t result_dir_host_variants(const char *dir, char *buf, size_t size)
 		if (!result_dir_is_result(full))
 			continue;
 		if (array_reserve(&names, &cap, n + 1, sizeof(*names)) ||
-		    !(names[n] = strdup(slash ? full : e->d_name)))
+		    !(names[n] = strdup(slash ? full : e->d_name))) {
+			ret = -ENOMEM;
 			break;
+		}
 		n++;
 	}
 	closedir(d);
+	if (ret) {
+		result_dir_list_free(names, n);
+		return ret;
+	}
 	if (n)
 		qsort(names, n, sizeof(*names), name_cmp);
+	*out = names;
+	*nout = n;
+	return 0;
+}
+
+size_t result_dir_host_variants(const char *dir, char *buf, size_t size)
+{
+	char **names;
+	size_t n, i, len = 0;
+
+	if (size)
+		buf[0] = '\0';
+	if (result_dir_job_parts(dir, &names, &n))
+		return 0;
 	for (i = 0; i < n; i++) {
 		if (i < 10 && len < size)
 			len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "",
 						names[i]);
 		else if (i == 10 && len < size)
 			len += (size_t)snprintf(buf + len, size - len, ", ...");
-		free(names[i]);
 	}
-	free(names);
+	result_dir_list_free(names, n);
 	return n;
 }
 

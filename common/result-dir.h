@@ -162,8 +162,16 @@ bool result_dir_is_result(const char *dir);
 
 /*
  * The results a parallel job made for dir, one per host ("dir.<host>", docs/result-dir.md),
- * that exist beside it: their names, sorted and joined by ", " into buf (at most 10, then
- * ", ..."). Returns how many there are. For the message when the user names dir itself.
+ * that exist beside it: their paths (dir's parent joined to each name), sorted, into *out
+ * (allocated, every string too: result_dir_list_free()), *n of them. Returns 0 or -ENOMEM;
+ * none is 0 with *n 0.
+ */
+int result_dir_job_parts(const char *dir, char ***out, size_t *n);
+void result_dir_list_free(char **list, size_t n);
+
+/*
+ * The same, their names joined by ", " into buf (at most 10, then ", ..."). Returns how many
+ * there are. For messages.
  */
 size_t result_dir_host_variants(const char *dir, char *buf, size_t size);
 
@@ -185,6 +193,13 @@ int result_dir_owns(const char *dir, const char *path, char *why, size_t size);
  * (result-live.c). Launchers on other hosts of a parallel job cannot be asked.
  */
 long result_dir_collecting(const char *dir);
+
+/*
+ * This process's rank and the number of ranks when a launcher started it as one of many
+ * (PMI_RANK and PMI_SIZE, OMPI_COMM_WORLD_RANK and OMPI_COMM_WORLD_SIZE, SLURM_PROCID and
+ * SLURM_NTASKS, PMIX_RANK and PMIX_SIZE): true with both set, rank below size.
+ */
+bool result_job_rank_size(int *rank, int *size);
 
 /*
  * Remove a result directory that this launch created and that holds no data (used when

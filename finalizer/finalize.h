@@ -28,6 +28,14 @@ struct finalize_opts {
 int finalize_run(const struct finalize_opts *o);
 
 /*
+ * Finalize the node results of a parallel job (parts: DIR.<host> paths, result_dir_job_parts())
+ * with o's options, each in a child process, up to o->jobs at once; under mpirun or srun
+ * (result_job_rank_size()) rank r of s only the parts r, r + s, ... Each child tells its own
+ * failures. Returns 0, -ERR_USAGE or -EIO when any part failed, -ENOMEM.
+ */
+int finalize_job(const struct finalize_opts *o, char **parts, size_t n);
+
+/*
  * pfinalize's command line (finalizer/main.c): parse argv, finalize, return the exit status.
  * tool names the program in messages: "pfinalize", or "pcollect" for pcollect -finalize.
  */

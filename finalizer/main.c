@@ -23,7 +23,9 @@ static const struct option_spec specs[] = {
 	  "pfinalize -r res -search-dir ./build -search-dir /opt/app/lib", NULL },
 	{ "source-search-dir", NULL, OPTION_LIST, "DIR",
 	  "where preport looks for source files (recorded in the database)", NULL, NULL },
-	{ "j", "jobs", OPTION_VALUE, "N", "threads to use (default: the number of CPUs)",
+	{ "j", "jobs", OPTION_VALUE, "N",
+	  "threads to use (default: the number of CPUs); for a parallel job's DIR.<host> results, "
+	  "up to N of them at once",
 	  "pfinalize -r res -j 4", NULL },
 	{ "finalization-mode", NULL, OPTION_VALUE, "MODE",
 	  "full (inline chains, the default) or fast (no inline expansion)", NULL, modes },
@@ -45,7 +47,9 @@ static const char synopsis[] =
 
 static const char description[] =
 	"Resolve the raw samples of a result directory (modules, functions, source lines,\n"
-	"inlined calls) into DIR/result.db, the SQLite database preport reads (docs/schema.md).";
+	"inlined calls) into DIR/result.db, the SQLite database preport reads (docs/schema.md).\n"
+	"Given the -r of a parallel job whose ranks wrote DIR.<host> results, finalize them all\n"
+	"(under mpirun or srun, each rank its share).";
 
 /*
  * -search-dir and -source-search-dir: every directory must exist; VTune's typed ones go to
@@ -91,17 +95,29 @@ static int search_dirs(const struct options_result *r, const char ***bins, size_
 	return 0;
 }
 
-/* A result directory that does not exist, where a parallel job's per-host ones do. */
-static bool host_results(const char *dir)
+/*
+ * A result directory that does not exist, where a parallel job's per-host ones do: the job.
+ * Returns 1 when dir is no job (finalize it as a result), else 0 or a negative errno with
+ * the job finalized.
+ */
+static int finalize_job_dir(const struct finalize_opts *o)
 {
-	char hosts[2048];
 	struct stat st;
+	char **parts;
+	size_t n;
+	int ret;
 
-	if (!stat(dir, &st) || !result_dir_host_variants(dir, hosts, sizeof(hosts)))
-		return false;
-	log_error("no result directory '%s': a parallel job wrote one per host, finalize each "
-		  "with -r: %s", dir, hosts);
-	return true;
+	if (!stat(o->result_dir, &st))
+		return 1;
+	if ((ret = result_dir_job_parts(o->result_dir, &parts, &n))) {
+		log_error("cannot list the results of job '%s': %s", o->result_dir, strerror(-ret));
+		return ret;
+	}
+	if (!n)
+		return 1;
+	ret = finalize_job(o, parts, n);
+	result_dir_list_free(parts, n);
+	return ret;
 }
 
 int finalize_main(int argc, char **argv, const char *tool)
@@ -152,12 +168,6 @@ int finalize_main(int argc, char **argv, const char *tool)
 	}
 	o.search_dirs = bins;
 	o.source_dirs = srcs;
-	if (host_results(o.result_dir)) {
-		free(bins);
-		free(srcs);
-		options_release(&r);
-		return EXIT_USAGE;
-	}
 	s = options_get_str(&r, "finalization-mode");
 	o.fast = s && !strcmp(s, "fast");
 	o.quiet = options_has(&r, "quiet");
@@ -168,7 +178,9 @@ int finalize_main(int argc, char **argv, const char *tool)
 		return EXIT_USAGE;
 	}
 	log_set_level(o.quiet ? -1 : options_has(&r, "verbose") ? 1 : 0);
-	ret = finalize_run(&o);
+	ret = finalize_job_dir(&o);
+	if (ret == 1)
+		ret = finalize_run(&o);
 	free(bins);
 	free(srcs);
 	options_release(&r);

@@ -54,9 +54,19 @@ static int sym_rank(const GElf_Sym *s)
 	return r;
 }
 
-/* Collect the function symbols of one table. Returns how many, or -ENOMEM. */
-static long collect(Elf *elf, Elf_Scn *scn, size_t count, struct raw_sym **out, char **names,
-		    size_t *names_len)
+/* The symbols a table is made of: functions, or variables (data objects). */
+static bool wanted(const GElf_Sym *s, bool objects)
+{
+	int type = GELF_ST_TYPE(s->st_info);
+
+	if (objects)
+		return type == STT_OBJECT; /* TLS symbols hold offsets, not addresses */
+	return type == STT_FUNC || type == STT_GNU_IFUNC;
+}
+
+/* Collect the wanted symbols of one table. Returns how many, or -ENOMEM. */
+static long collect(Elf *elf, Elf_Scn *scn, size_t count, bool objects, struct raw_sym **out,
+		    char **names, size_t *names_len)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	GElf_Shdr sh;
@@ -74,13 +84,10 @@ static long collect(Elf *elf, Elf_Scn *scn, size_t count, struct raw_sym **out, 
 		GElf_Sym s;
 		const char *name;
 		size_t len;
-		int type;
 
 		if (!gelf_getsym(data, (int)i, &s))
 			continue;
-		type = GELF_ST_TYPE(s.st_info);
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
-		    !s.st_value)
+		if (!wanted(&s, objects) || s.st_shndx == SHN_UNDEF || !s.st_value)
 			continue;
 		name = elf_strptr(elf, sh.sh_link, s.st_name);
 		if (!name || !*name)
@@ -105,7 +112,7 @@ static long collect(Elf *elf, Elf_Scn *scn, size_t count, struct raw_sym **out, 
 	return (long)n;
 }
 
-int symtab_load(struct symtab *t, Elf *elf)
+static int load(struct symtab *t, Elf *elf, bool objects)
 {
 	static const Elf64_Word types[] = { SHT_SYMTAB, SHT_DYNSYM };
 	static const enum symtab_source sources[] = { SYMTAB_SYMTAB, SYMTAB_DYNSYM };
@@ -121,7 +128,7 @@ int symtab_load(struct symtab *t, Elf *elf)
 
 		if (!scn)
 			continue;
-		n = collect(elf, scn, count, &v, &blob, &blen);
+		n = collect(elf, scn, count, objects, &v, &blob, &blen);
 		if (n < 0)
 			return (int)n;
 		if (n > 0) {
@@ -154,6 +161,16 @@ int symtab_load(struct symtab *t, Elf *elf)
 	t->names = blob;
 	free(v);
 	return 0;
+}
+
+int symtab_load(struct symtab *t, Elf *elf)
+{
+	return load(t, elf, false);
+}
+
+int symtab_load_objects(struct symtab *t, Elf *elf)
+{
+	return load(t, elf, true);
 }
 
 static int sym_cmp(const void *a, const void *b)

@@ -31,11 +31,15 @@ enum cct_group_kind {
 	CCT_GROUP_THREAD,
 	CCT_GROUP_MODULE,
 	CCT_GROUP_RANK,
+	CCT_GROUP_WAIT_KIND,
+	CCT_GROUP_SYNC_OBJECT,
+	CCT_GROUP_NODE,
 };
 
 struct cct_group {
 	enum cct_group_kind kind;
-	int item; /* index into model.processes, threads or modules, or the rank; -1: unknown */
+	int item; /* index into model.processes, threads, modules, wait_kinds, sync_objects or
+		     nodes, or the rank; -1: unknown (or no wait) */
 };
 
 struct cct_node {

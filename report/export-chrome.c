@@ -70,7 +70,10 @@ static void put_event_head(struct chrome *c)
 /* ts and dur are microseconds: ns with three decimals, nothing rounded away. */
 static void put_us(struct outbuf *b, int64_t ns)
 {
-	outbuf_printf(b, "%lld.%03lld", (long long)(ns / 1000), (long long)(ns % 1000));
+	uint64_t a = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
+
+	outbuf_printf(b, "%s%llu.%03llu", ns < 0 ? "-" : "", (unsigned long long)(a / 1000),
+		      (unsigned long long)(a % 1000));
 }
 
 static void put_slice(struct chrome *c, const struct track *tr, int node, int64_t start,
@@ -118,10 +121,15 @@ static struct track *track_of(struct chrome *c, int thread, int slot)
 	return &c->tracks[id];
 }
 
-static int put_sample(struct chrome *c, struct track *tr, int node, int64_t time, int64_t value)
+/*
+ * A CPU sample's time ends the CPU time it stands for; a timed event of another metric (a
+ * wait, an MPI call) is stamped when it began (docs/schema.md, timeline).
+ */
+static int put_sample(struct chrome *c, struct track *tr, int node, int64_t time, int64_t value,
+		      bool begins)
 {
 	const struct cct *t = &c->r->tree;
-	int64_t start = time - value;
+	int64_t start = begins ? time : time - value;
 	int depth = export_path(t, node, c->path, (int)t->n);
 	size_t keep = 0;
 	int d;
@@ -183,7 +191,8 @@ static int put_events(struct chrome *c, const struct model_event *ev, size_t n)
 		}
 		if (!(tr = track_of(c, e->thread, (int)k)))
 			return -ENOMEM;
-		rc = put_sample(c, tr, node, e->time_ns, e->value);
+		rc = put_sample(c, tr, node, e->time_ns, e->value,
+				strcmp(r->m.metrics[e->metric].kind, "cpu") != 0);
 	}
 	for (i = 0; i < c->ntracks; i++)
 		close_frames(c, &c->tracks[i], 0, c->tracks[i].end);

@@ -10,8 +10,12 @@
 #include "report/filter.h"
 
 static const char *const filter_keys[] = { "module", "thread", "process", "function",
-					    "language" };
-enum { KEY_MODULE, KEY_THREAD, KEY_PROCESS, KEY_FUNCTION, KEY_LANGUAGE, NKEYS };
+					    "language", "wait-kind", "sync-object", "rank",
+					    "node" };
+enum {
+	KEY_MODULE, KEY_THREAD, KEY_PROCESS, KEY_FUNCTION, KEY_LANGUAGE, KEY_WAIT_KIND,
+	KEY_SYNC_OBJECT, KEY_RANK, KEY_NODE, NKEYS
+};
 /* The items of KEY_LANGUAGE: index 1 is model_function.python. */
 static const char *const languages[] = { "native", "python" };
 
@@ -30,6 +34,60 @@ static bool is_number(const char *s)
 		if (*s < '0' || *s > '9')
 			return false;
 	return true;
+}
+
+/* The name of sync object i as -filter matches it: its variable or path, else its label. */
+static const char *sync_object_name(const struct model *m, int i)
+{
+	const struct model_context *c = &m->contexts[m->sync_objects[i].context];
+	char buf[512];
+
+	return c->object_name ? c->object_name
+			      : model_strdup((struct model *)m,
+					     model_sync_object_label(m, i, buf, sizeof(buf)));
+}
+
+/* value names sync object i: its name, its label ("fd 5", "[sleep]") or its value. */
+static bool sync_object_named(const struct model *m, int i, const char *value)
+{
+	const struct model_context *c = &m->contexts[m->sync_objects[i].context];
+	char buf[512], *end;
+	long long v;
+
+	if (c->object_name && !strcmp(c->object_name, value))
+		return true;
+	if (!strcmp(model_sync_object_label(m, i, buf, sizeof(buf)), value))
+		return true;
+	if (!c->object_type)
+		return false;
+	/* Its type and value ("fd 5", "mutex 0x55d0c0a0"), or the value alone. */
+	if (!strncmp(value, c->object_type, strlen(c->object_type)) &&
+	    value[strlen(c->object_type)] == ' ')
+		value += strlen(c->object_type) + 1;
+	errno = 0;
+	v = strtoll(value, &end, 0);
+	return !errno && !*end && end != value && v == c->object;
+}
+
+/* -filter rank=N where no process has rank N: the ranks there are, lowest and highest. */
+static int no_rank(const struct report *r, const char *value)
+{
+	int64_t lo = INT64_MAX, hi = -1;
+	size_t i;
+
+	for (i = 0; i < r->m.nprocesses; i++) {
+		int64_t k = r->m.processes[i].rank;
+
+		if (k >= 0 && k < lo)
+			lo = k;
+		if (k > hi)
+			hi = k;
+	}
+	if (hi < 0)
+		return report_usage_error("no rank '%s' in result '%s': it holds no process of a "
+					  "parallel job", value, r->dir);
+	return report_usage_error("no rank '%s' in result '%s'; its ranks are %lld to %lld", value,
+				  r->dir, (long long)lo, (long long)hi);
 }
 
 /* Mark in set every item of key that value names; a usage error when none does. */
@@ -69,6 +127,21 @@ static int mark(struct report *r, int key, const char *value, bool *set)
 		}
 		n = m->nprocesses;
 		break;
+	case KEY_RANK:
+	case KEY_NODE:
+		/* Rank and node filters mark the threads of the processes they name. */
+		for (i = 0; i < m->nthreads; i++) {
+			int p = m->threads[i].process;
+
+			if (p < 0)
+				continue;
+			if (key == KEY_RANK ? is_number(value) && m->processes[p].rank == atoll(value)
+					    : m->processes[p].node >= 0 &&
+						      !strcmp(m->nodes[m->processes[p].node], value))
+				set[i] = true, hits++;
+		}
+		n = key == KEY_RANK ? m->nprocesses : m->nnodes;
+		break;
 	case KEY_FUNCTION: {
 		/* Every function the name names, whole or short ("relax", "Simulation.step"). */
 		int *funcs;
@@ -88,9 +161,23 @@ static int mark(struct report *r, int key, const char *value, bool *set)
 				set[i] = true, hits++;
 		n = 2;
 		break;
+	case KEY_WAIT_KIND:
+		for (i = 0; i < m->nwait_kinds; i++)
+			if (!strcmp(m->wait_kinds[i], value))
+				set[i] = true, hits++;
+		n = m->nwait_kinds;
+		break;
+	case KEY_SYNC_OBJECT:
+		for (i = 0; i < m->nsync_objects; i++)
+			if (sync_object_named(m, (int)i, value))
+				set[i] = true, hits++;
+		n = m->nsync_objects;
+		break;
 	}
 	if (hits)
 		return 0;
+	if (key == KEY_RANK)
+		return no_rank(r, value);
 	names = calloc(n + 1, sizeof(*names));
 	for (i = 0; names && i < n; i++) {
 		switch (key) {
@@ -99,6 +186,9 @@ static int mark(struct report *r, int key, const char *value, bool *set)
 		case KEY_PROCESS: names[i] = report_basename(m->processes[i].exe); break;
 		case KEY_FUNCTION: names[i] = m->functions[i].name; break;
 		case KEY_LANGUAGE: names[i] = languages[i]; break;
+		case KEY_WAIT_KIND: names[i] = m->wait_kinds[i]; break;
+		case KEY_SYNC_OBJECT: names[i] = sync_object_name(m, (int)i); break;
+		case KEY_NODE: names[i] = m->nodes[i]; break;
 		}
 	}
 	near = names ? options_nearest(value, names, n) : NULL;
@@ -121,6 +211,10 @@ static int sets_parse(struct report *r, struct filter_sets *fs)
 	fs->size[KEY_PROCESS] = r->m.nthreads; /* process filters mark the threads */
 	fs->size[KEY_FUNCTION] = r->m.nfunctions;
 	fs->size[KEY_LANGUAGE] = 2;
+	fs->size[KEY_WAIT_KIND] = r->m.nwait_kinds;
+	fs->size[KEY_SYNC_OBJECT] = r->m.nsync_objects;
+	fs->size[KEY_RANK] = r->m.nthreads; /* as process filters: they mark the threads */
+	fs->size[KEY_NODE] = r->m.nthreads;
 	for (k = 0; k < NKEYS; k++) {
 		fs->in[k] = calloc(fs->size[k] + 1, 1);
 		fs->out[k] = calloc(fs->size[k] + 1, 1);
@@ -146,7 +240,8 @@ static int sets_parse(struct report *r, struct filter_sets *fs)
 				return report_usage_error("unknown filter '%s' (did you mean '%s'?); "
 							  "use -filter KEY=VALUE or KEY!=VALUE", word, near);
 			return report_usage_error("unknown filter '%s'; keys are module, thread, "
-						  "process, function, language", word);
+						  "process, function, language, wait-kind, "
+						  "sync-object, rank, node", word);
 		}
 		if (!eq || !eq[1])
 			return report_usage_error("filter '%s' needs a value: -filter %s=VALUE", f,
@@ -235,13 +330,17 @@ int report_filter_samples(struct report *r)
 		struct record *rec;
 		int node;
 
-		if (!item_kept(&fs, KEY_THREAD, s->thread) || !item_kept(&fs, KEY_PROCESS, s->thread))
+		if (!item_kept(&fs, KEY_THREAD, s->thread) || !item_kept(&fs, KEY_PROCESS, s->thread) ||
+		    !item_kept(&fs, KEY_RANK, s->thread) || !item_kept(&fs, KEY_NODE, s->thread))
 			continue;
 		if (onstack && ((onstack[s->stack] & 2) ||
 				(fs.given[KEY_FUNCTION] && !(onstack[s->stack] & 1))))
 			continue;
 		if (by_module &&
 		    !item_kept(&fs, KEY_MODULE, m->frames[m->stacks[s->stack].frame].module))
+			continue;
+		if (!item_kept(&fs, KEY_WAIT_KIND, report_sample_wait_kind(r, s)) ||
+		    !item_kept(&fs, KEY_SYNC_OBJECT, report_sample_sync_object(r, s)))
 			continue;
 		/* language: of the frame the sample counts in, after -call-stack-mode */
 		if (by_language &&

@@ -11,7 +11,9 @@
  *   thread=TID|NAME, process=PID|EXE  the sample's thread or process;
  *   function=NAME                     the function is anywhere on the sample's stack (every
  *                                     function the name names, see report_find_functions);
- *   module=NAME|PATH                  the sample was taken in the module (innermost frame).
+ *   module=NAME|PATH                  the sample was taken in the module (innermost frame);
+ *   wait-kind=KIND                    a wait of that kind (mutex, sleep, read, ...);
+ *   sync-object=NAME|LABEL|VALUE      a wait on that object (lock_a, "fd 5", 0x55d0c0a0).
  * Values of one key are alternatives; different keys must all hold.
  * Returns 0, -ERR_USAGE after a usage error (unknown key, no such item) or -ENOMEM.
  */

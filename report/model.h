@@ -51,13 +51,38 @@ struct model_process {
 	const char *command_line;
 	const char *host;
 	int64_t rank; /* -1 outside a parallel job */
+	int node;     /* index into model.nodes: its host, as -group-by node counts them */
 };
 
 struct model_thread {
 	int process; /* index into processes, -1 when unknown */
 	int64_t tid;
 	const char *name;
-	int64_t cpu_ns;
+	int64_t cpu_ns;	  /* measured by the thread at its end, 0 when unknown */
+	int64_t start_ns; /* from the collection start; -1 when unknown */
+	int64_t end_ns;	  /* -1 when unknown (a thread still running when the program died) */
+};
+
+/*
+ * A grouping context (table contexts): the wait kind and sync object of wait samples.
+ * Contexts are numbered by the model (model_sample.context); kinds and objects too, for
+ * -group-by wait-kind and sync-object.
+ */
+struct model_context {
+	const char *wait_kind;	 /* "mutex", "sleep", ...; NULL when the context has none */
+	int64_t object;		 /* the object's value: an address, an fd, a pid, 0 */
+	const char *object_type; /* "mutex", "fd", "pid", ...; NULL for none */
+	const char *object_name; /* NULL when unknown */
+	int kind;		 /* index into model.wait_kinds, -1 when none */
+	int sync_object;	 /* index into model.sync_objects */
+	const char *mpi_function; /* an MPI call's: "MPI_Send"; NULL for other contexts */
+	int64_t comm_size;	 /* ranks in its communicator, 0 when it has none */
+};
+
+/* A distinct sync object: contexts of one type, value and name (the kinds without an object
+   are one "object" per kind: [sleep]). */
+struct model_sync_object {
+	int context; /* the first context of the object: its columns */
 };
 
 /* How a metric's values read: its unit (docs/schema.md, table metrics). */
@@ -91,7 +116,7 @@ struct model_sample {
 	int thread;  /* index into threads, -1 when unknown */
 	int stack;   /* index into stacks */
 	int metric;  /* index into metrics */
-	int context; /* contexts.id, 0: none */
+	int context; /* index into contexts, -1: none */
 	int64_t count; /* events aggregated */
 	int64_t value; /* in the metric's unit */
 };
@@ -136,10 +161,21 @@ struct model {
 	size_t npynotes;
 	struct model_metric *metrics; /* in display order; schema 1: CPU Time alone */
 	size_t nmetrics;
+	struct model_context *contexts; /* empty when the result has none */
+	size_t ncontexts;
+	const char **wait_kinds; /* the distinct contexts.wait_kind, in order of appearance */
+	size_t nwait_kinds;
+	struct model_sync_object *sync_objects;
+	size_t nsync_objects;
+	const char **nodes; /* the processes' distinct hosts, in order of appearance */
+	size_t nnodes;
 
 	int64_t interval_ns;	/* meta.interval_ns */
 	struct model_arena *arena;
 	struct model_ids *ids;	/* database ids of stacks and threads */
+	/* A parallel job (model_load_job()): its node results' models, db NULL. */
+	struct model_part *parts;
+	size_t nparts;
 };
 
 /* The newest schema this preport reads (meta.schema_version). */
@@ -159,6 +195,23 @@ enum model_load_flags {
  */
 int model_load(struct model *m, const char *db_path, unsigned flags, char *err,
 	       size_t err_size);
+
+/*
+ * A parallel job as one model: the databases dbs[0..n) of its node results (DIR.<host>),
+ * named dir in messages, loaded and merged: equal modules, functions, frames and stack paths
+ * are one, processes and threads are every node's; times count from the earliest node's
+ * start (docs/preport.md, "Jobs"). Everything above reads as for one result; the databases
+ * are m->parts[i].m.db (model_db()). Returns as model_load().
+ */
+int model_load_job(struct model *m, const char *dir, char *const *dbs, size_t n,
+		   unsigned flags, char *err, size_t err_size);
+
+/* The label of node i (its host name); -1 is "[unknown node]". */
+const char *model_node_label(const struct model *m, int i);
+
+/* The databases behind m: one, or one per node result of a job. */
+size_t model_ndbs(const struct model *m);
+struct sqlite3 *model_db(const struct model *m, size_t i);
 
 /* True when the samples table has a row. */
 bool model_has_samples(struct model *m);
@@ -192,6 +245,14 @@ int model_load_events(struct model *m, int64_t from_ns, int64_t to_ns, struct mo
 
 /* The index of the metric called name (case-insensitive), or -1. */
 int model_find_metric(const struct model *m, const char *name);
+
+/*
+ * The label of sync object i ("lock_a", "mutex 0x55d0c0a0", "fd 5", "pipe:[4242] (fd 5)",
+ * "[sleep]") in buf; -1 (no context) is "[no wait]".
+ */
+const char *model_sync_object_label(const struct model *m, int i, char *buf, size_t size);
+/* The name of wait kind i; -1 (no context) is "[no wait]". */
+const char *model_wait_kind_label(const struct model *m, int i);
 
 /* The value of meta key, or NULL. */
 const char *model_meta_get(const struct model *m, const char *key);

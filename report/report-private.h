@@ -12,8 +12,9 @@
 
 /* Metrics a report shows at most (a result declares a handful). */
 #define REPORT_MAX_METRICS 32
-/* Levels of -group-by in tree views (process, thread, module, rank). */
-#define REPORT_MAX_LEVELS 4
+/* Levels of -group-by in tree views (process, thread, module, rank, wait-kind,
+   sync-object, node). */
+#define REPORT_MAX_LEVELS 7
 
 /*
  * A sample kept by the filters, mapped onto the tree. Its thread, metric, context (grouping
@@ -123,6 +124,14 @@ static inline const char *report_function_name(const struct report *r, int func)
 	return r->fnames[func];
 }
 
+/* The wait kind (model.wait_kinds) and sync object (model.sync_objects) of a sample, -1 for
+   a sample without a wait. */
+int report_sample_wait_kind(const struct report *r, const struct model_sample *s);
+int report_sample_sync_object(const struct report *r, const struct model_sample *s);
+/* The rank (-1 outside a parallel job) and node (model.nodes) of a sample's process. */
+int report_sample_rank(const struct report *r, const struct model_sample *s);
+int report_sample_node(const struct report *r, const struct model_sample *s);
+
 /* Short labels. */
 const char *report_module_name(const struct report *r, int func);
 const char *report_file_path(const struct report *r, int file);
@@ -131,7 +140,8 @@ const char *report_basename(const char *path);
 /* The label of a group node of tree ("app (TID 1234)"), in buf. */
 const char *report_group_label(const struct report *r, const struct cct *tree, int node,
 			       char *buf, size_t size);
-/* The kind of a group node as the "Group" column shows it: thread, process, module, rank. */
+/* The kind of a group node as the "Group" column shows it: thread, process, module,
+   rank, wait-kind, sync-object, node. */
 const char *report_group_kind(const struct cct *tree, int node);
 
 /*
@@ -199,6 +209,35 @@ int view_bottomup(struct report *r, struct table *t);
 int view_callers(struct report *r, struct table *t);
 int view_callstacks(struct report *r, struct table *t);
 int view_source(struct report *r, struct table *t);
+int view_mpi(struct report *r, struct table *t);
+
+/*
+ * The summary's MPI figures (view-mpi.c), over the samples the filters keep: MPI Time and
+ * its share of the ranks' elapsed time (MPI Time / (ranks x Elapsed Time)); each rank's
+ * compute, its CPU Time outside MPI calls (samples with no MPI function on their stack, so a
+ * busy-polling MPI's CPU counts as MPI); the imbalance (max - mean) / max of the compute;
+ * the slowest rank (most compute) and the fastest; the call sites (MPI function, calling
+ * function) with the most MPI Time.
+ */
+#define REPORT_MPI_SITES 5
+struct report_mpi_site {
+	const char *function; /* "MPI_Barrier" */
+	int caller;	      /* index into model.functions, -1 when unknown */
+	int64_t ns;
+};
+struct report_mpi_summary {
+	int64_t mpi_ns, elapsed_ns, mean_ns;
+	int nranks;		 /* ranks with samples (processes without a rank count as one) */
+	double share;		 /* of the ranks' elapsed time */
+	bool has_compute;	 /* the result has CPU Time */
+	double imbalance;	 /* 0 when balanced, towards 1 */
+	int slowest, fastest;	 /* ranks, -1: none */
+	int64_t slowest_ns, fastest_ns;
+	struct report_mpi_site sites[REPORT_MPI_SITES];
+	size_t nsites;
+};
+/* 0 with out filled, 1 when the result has no MPI Time, -ENOMEM. */
+int report_mpi_summary(struct report *r, struct report_mpi_summary *out);
 int view_hotspots_diff(struct report *a, struct report *b, struct table *t);
 int view_topdown_diff(struct report *a, struct report *b, struct table *t);
 int view_bottomup_diff(struct report *a, struct report *b, struct table *t);

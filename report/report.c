@@ -67,7 +67,8 @@ const char *report_file_path(const struct report *r, int file)
 
 const char *report_group_kind(const struct cct *tree, int node)
 {
-	static const char *const kinds[] = { "process", "thread", "module", "rank" };
+	static const char *const kinds[] = { "process", "thread", "module", "rank",
+					     "wait-kind", "sync-object", "node" };
 	int g = cct_group_of(&tree->nodes[node]);
 
 	return g >= 0 ? kinds[tree->groups[g].kind] : "";
@@ -101,6 +102,12 @@ const char *report_group_label(const struct report *r, const struct cct *tree, i
 			return "[no rank]";
 		snprintf(buf, size, "rank %d", item);
 		return buf;
+	case CCT_GROUP_NODE:
+		return model_node_label(&r->m, item);
+	case CCT_GROUP_WAIT_KIND:
+		return model_wait_kind_label(&r->m, item);
+	case CCT_GROUP_SYNC_OBJECT:
+		return model_sync_object_label(&r->m, item, buf, size);
 	}
 	return "";
 }
@@ -558,53 +565,138 @@ static int finalize_first(const struct report_opts *o, const char *dir)
 	return 0;
 }
 
-/* A result directory that does not exist: name the per-host results of a parallel job. */
+/* A result directory that does not exist (and is no job). */
 static int missing_result(const char *dir, int err)
 {
-	char hosts[2048];
-	size_t n = result_dir_host_variants(dir, hosts, sizeof(hosts));
-
-	if (n)
-		return report_usage_error("no result directory '%s': a parallel job wrote one per "
-					  "host, give one of them with -r: %s", dir, hosts);
 	/* A name that leads nowhere is the user's to fix; a refusal of the system is not. */
 	if (err == ENOENT || err == ENOTDIR)
-		return report_usage_error("cannot open result '%s': %s", dir, strerror(err));
+		return report_usage_error("cannot open result '%s': %s (and no '%s.<host>' "
+					  "results of a parallel job are beside it)", dir,
+					  strerror(err), report_basename(dir));
 	log_error("cannot open result '%s': %s", dir, strerror(err));
 	return -err;
 }
 
-/* The tree views' -group-by: thread, process, module, rank as the top levels of the tree. */
+/* Finalize the node results of job dir that have raw streams but no database yet. */
+static int finalize_job_first(const struct report_opts *o, const char *dir, char **parts,
+			      size_t n)
+{
+	struct finalize_opts fo = {
+		.result_dir = dir,
+		.source_dirs = o->source_dirs,
+		.nsource_dirs = o->nsource_dirs,
+		.quiet = o->quiet,
+	};
+	char **todo = calloc(n + 1, sizeof(*todo)), db[4096];
+	size_t i, k = 0;
+	struct stat st;
+	int rc = 0;
+
+	if (!todo)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		if (result_path(db, sizeof(db), parts[i], RESULT_PATH_DB, 0, 0, NULL, NULL) >= 0 &&
+		    stat(db, &st) < 0)
+			todo[k++] = parts[i];
+	if (k) {
+		if (!o->quiet)
+			log_info("%zu of the %zu node results of job '%s' are not finalized yet: "
+				 "finalizing them now", k, n, dir);
+		rc = finalize_job(&fo, todo, k);
+		if (rc < 0)
+			log_error("cannot finalize job '%s'; finalize it with 'pfinalize -r %s', "
+				  "then run preport again", dir, dir);
+	}
+	free(todo);
+	return rc;
+}
+
+/* A parallel job's results DIR.<host> as one model. 1: dir is no job. */
+static int load_job(struct report *r, const char *dir, unsigned mflags)
+{
+	char **parts = NULL, **dbs = NULL, err[1024];
+	size_t n = 0, i;
+	int rc;
+
+	if ((rc = result_dir_job_parts(dir, &parts, &n)) || !n)
+		return rc ? rc : 1;
+	rc = finalize_job_first(r->o, dir, parts, n);
+	if (!rc && !(dbs = calloc(n + 1, sizeof(*dbs))))
+		rc = -ENOMEM;
+	for (i = 0; !rc && i < n; i++) {
+		dbs[i] = malloc(4096);
+		if (!dbs[i])
+			rc = -ENOMEM;
+		else if (result_path(dbs[i], 4096, parts[i], RESULT_PATH_DB, 0, 0, NULL, NULL) < 0)
+			rc = report_usage_error("cannot open result '%s': %s", parts[i],
+						strerror(ENAMETOOLONG));
+	}
+	if (!rc) {
+		log_debug("reading the %zu node results of job '%s'", n, dir);
+		rc = model_load_job(&r->m, dir, dbs, n, mflags, err, sizeof(err));
+		if (rc)
+			log_error("%s", err);
+	} else if (rc == -ENOMEM) {
+		log_error("cannot load job '%s': %s", dir, strerror(ENOMEM));
+	}
+	result_dir_list_free(dbs, n);
+	result_dir_list_free(parts, n);
+	return rc;
+}
+
+/* The tree views' -group-by keys: each a level of the tree (function ends the list). */
+static const struct {
+	const char *name;
+	enum cct_group_kind kind;
+} tree_keys[] = {
+	{ "process", CCT_GROUP_PROCESS },
+	{ "thread", CCT_GROUP_THREAD },
+	{ "module", CCT_GROUP_MODULE },
+	{ "rank", CCT_GROUP_RANK },
+	{ "node", CCT_GROUP_NODE },
+	{ "wait-kind", CCT_GROUP_WAIT_KIND },
+	{ "sync-object", CCT_GROUP_SYNC_OBJECT },
+	{ "function", CCT_GROUP_PROCESS }, /* not a level: the call tree itself */
+};
+#define NTREE_KEYS (sizeof(tree_keys) / sizeof(tree_keys[0]))
+#define TREE_KEY_FUNCTION (NTREE_KEYS - 1)
+
+/*
+ * The tree views' -group-by: process, thread, module, rank, node, wait-kind and sync-object as
+ * the top levels of the tree.
+ */
 static int tree_levels(struct report *r)
 {
-	/* In the order of enum cct_group_kind; function last. */
-	static const char *const keys[] = { "process", "thread", "module", "rank", "function" };
-	const size_t nkeys = sizeof(keys) / sizeof(keys[0]), function = nkeys - 1;
 	const char *p = r->o->group_by;
-	size_t l;
+	const char *names[NTREE_KEYS];
+	size_t k, l;
 
+	for (k = 0; k < NTREE_KEYS; k++)
+		names[k] = tree_keys[k].name;
 	r->nlevels = 0;
 	while (p && *p) {
-		size_t len = strcspn(p, ","), k;
+		size_t len = strcspn(p, ",");
 		char word[64];
 
 		snprintf(word, sizeof(word), "%.*s", (int)len, p);
-		for (k = 0; k < nkeys && strcmp(word, keys[k]); k++)
+		for (k = 0; k < NTREE_KEYS && strcmp(word, names[k]); k++)
 			;
-		if (k == nkeys) {
-			const char *near = options_nearest(word, keys, nkeys);
+		if (k == NTREE_KEYS) {
+			const char *near = options_nearest(word, names, NTREE_KEYS);
 
 			if (!strcmp(word, "source-line"))
 				return report_usage_error("the %s view does not group by source-line "
 							  "(the hotspots view does); use thread, "
-							  "process, rank or module", r->view->name);
+							  "process, module, rank, node, wait-kind "
+							  "or sync-object", r->view->name);
 			return report_usage_error("unknown grouping '%s' for -group-by in the %s "
-						  "view%s%s%s; use thread, process, rank or module",
-						  word, r->view->name, near ? " (did you mean '" : "",
-						  near ? near : "", near ? "'?)" : "");
+						  "view%s%s%s; use thread, process, module, "
+						  "rank, node, wait-kind or sync-object", word, r->view->name,
+						  near ? " (did you mean '" : "", near ? near : "",
+						  near ? "'?)" : "");
 		}
 		p += len + (p[len] == ',');
-		if (k == function) {
+		if (k == TREE_KEY_FUNCTION) {
 			if (*p)
 				return report_usage_error("in the %s view, function comes last in "
 							  "-group-by (the call tree itself): e.g. "
@@ -612,12 +704,39 @@ static int tree_levels(struct report *r)
 			break;
 		}
 		for (l = 0; l < r->nlevels; l++)
-			if (r->levels[l] == (enum cct_group_kind)k)
+			if (r->levels[l] == tree_keys[k].kind)
 				return report_usage_error("option '-group-by' takes each of thread, "
-							  "process, rank and module once");
-		r->levels[r->nlevels++] = (enum cct_group_kind)k;
+							  "process, module, rank, node, "
+							  "wait-kind and sync-object once");
+		r->levels[r->nlevels++] = tree_keys[k].kind;
 	}
 	return 0;
+}
+
+/* The rank and the node of a sample's process: -1 when unknown. */
+int report_sample_rank(const struct report *r, const struct model_sample *s)
+{
+	int p = s->thread >= 0 ? r->m.threads[s->thread].process : -1;
+
+	return p >= 0 ? (int)r->m.processes[p].rank : -1;
+}
+
+int report_sample_node(const struct report *r, const struct model_sample *s)
+{
+	int p = s->thread >= 0 ? r->m.threads[s->thread].process : -1;
+
+	return p >= 0 ? r->m.processes[p].node : -1;
+}
+
+/* The wait kind and the sync object of a sample: -1 (no wait) without a context. */
+int report_sample_wait_kind(const struct report *r, const struct model_sample *s)
+{
+	return s->context >= 0 ? r->m.contexts[s->context].kind : -1;
+}
+
+int report_sample_sync_object(const struct report *r, const struct model_sample *s)
+{
+	return s->context >= 0 ? r->m.contexts[s->context].sync_object : -1;
 }
 
 /* The subject of group level kind for a record. */
@@ -634,15 +753,19 @@ static int level_item(const struct report *r, enum cct_group_kind kind,
 	case CCT_GROUP_PROCESS:
 		return s->thread >= 0 ? r->m.threads[s->thread].process : -1;
 	case CCT_GROUP_RANK:
-		if (s->thread < 0 || r->m.threads[s->thread].process < 0)
-			return -1;
-		return (int)r->m.processes[r->m.threads[s->thread].process].rank;
+		return report_sample_rank(r, s);
+	case CCT_GROUP_NODE:
+		return report_sample_node(r, s);
 	case CCT_GROUP_MODULE:
 		func = r->tree.nodes[rec->node].func;
 		if (func < 0)
 			return -1;
 		f = &r->m.functions[func];
 		return f->module >= 0 ? f->module : f->python ? -2 : -1;
+	case CCT_GROUP_WAIT_KIND:
+		return report_sample_wait_kind(r, s);
+	case CCT_GROUP_SYNC_OBJECT:
+		return report_sample_sync_object(r, s);
 	}
 	return -1;
 }
@@ -690,7 +813,7 @@ int report_open(struct report *r, const struct report_opts *o, const char *dir,
 		const struct report_view *view)
 {
 	char db[4096], err[1024];
-	unsigned flags = 0;
+	unsigned flags = 0, mflags;
 	struct stat st;
 	int rc;
 
@@ -710,8 +833,18 @@ int report_open(struct report *r, const struct report_opts *o, const char *dir,
 		flags |= CCT_LINES;
 	if ((view->flags & VIEW_TREE) && (rc = tree_levels(r)))
 		return rc;
-	if (stat(dir, &st) < 0)
-		return missing_result(dir, errno);
+	mflags = (o->time_filter ? MODEL_NO_SAMPLES : 0) |
+		 (flags & CCT_LINES ? MODEL_FRAME_LINES : 0);
+	if (stat(dir, &st) < 0) {
+		int err_stat = errno;
+
+		rc = load_job(r, dir, mflags);
+		if (rc == 1)
+			return missing_result(dir, err_stat);
+		if (rc)
+			return rc;
+		goto loaded;
+	}
 	if (!S_ISDIR(st.st_mode) || !result_dir_is_result(dir))
 		return report_usage_error("'%s' is not a result directory (it has neither result.db "
 					  "nor raw/); give the directory pcollect -r wrote", dir);
@@ -736,14 +869,14 @@ int report_open(struct report *r, const struct report_opts *o, const char *dir,
 	}
 	log_debug("reading '%s'%s", db, o->time_filter ? " (the timeline, for -time-filter)" : "");
 	/* With a time filter the samples come from the timeline: the samples table is not read. */
-	rc = model_load(&r->m, db, (o->time_filter ? MODEL_NO_SAMPLES : 0) |
-			(flags & CCT_LINES ? MODEL_FRAME_LINES : 0), err, sizeof(err));
+	rc = model_load(&r->m, db, mflags, err, sizeof(err));
 	if (rc) {
 		log_error("%s", err);
 		if (rc == -EPROTO)
 			log_error("or finalize it again with this version: 'pfinalize -r %s'", dir);
 		return rc;
 	}
+loaded:
 	if (model_meta_int(&r->m, "collection_running", 0) > 0)
 		log_warn("result '%s' was finalized while it was still being collected (pcollect, "
 			 "pid %lld): it holds only what was written by then; once the collection "

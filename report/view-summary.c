@@ -77,22 +77,73 @@ static void row_meta(struct summary *s, const char *section, const char *metric,
 		row_add(s, section, metric, v, NULL);
 }
 
-/* Run a query of one row of integers; false when the table is absent (older results). */
+/*
+ * Run a query of one row of integers (sums), added up over the result's databases (a job
+ * has one per node); false when the table is absent (older results).
+ */
 static bool query_ints(struct report *r, const char *sql, int64_t *out, int n)
 {
 	sqlite3_stmt *st;
 	bool ok = false;
+	size_t d;
 	int i;
 
-	if (sqlite3_prepare_v2(r->m.db, sql, -1, &st, NULL) != SQLITE_OK)
-		return false;
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		for (i = 0; i < n; i++)
-			out[i] = sqlite3_column_int64(st, i);
-		ok = true;
+	for (i = 0; i < n; i++)
+		out[i] = 0;
+	for (d = 0; d < model_ndbs(&r->m); d++) {
+		if (sqlite3_prepare_v2(model_db(&r->m, d), sql, -1, &st, NULL) != SQLITE_OK)
+			return false;
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			for (i = 0; i < n; i++)
+				out[i] += sqlite3_column_int64(st, i);
+			ok = true;
+		}
+		sqlite3_finalize(st);
 	}
-	sqlite3_finalize(st);
 	return ok;
+}
+
+/* Lost samples per reason (text column 0, count column 1), over the result's databases. */
+static void lost_by_reason(struct summary *s)
+{
+	static const char *const sql = "SELECT reason, sum(count) FROM lost GROUP BY reason";
+	struct {
+		char reason[32];
+		int64_t n;
+	} seen[16];
+	size_t nseen = 0, d, k;
+	sqlite3_stmt *st;
+
+	for (d = 0; d < model_ndbs(&s->r->m); d++) {
+		if (sqlite3_prepare_v2(model_db(&s->r->m, d), sql, -1, &st, NULL) != SQLITE_OK)
+			continue;
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			const char *why = (const char *)sqlite3_column_text(st, 0);
+
+			for (k = 0; k < nseen && strcmp(seen[k].reason, why ? why : ""); k++)
+				;
+			if (k == nseen && nseen < sizeof(seen) / sizeof(seen[0])) {
+				snprintf(seen[k].reason, sizeof(seen[k].reason), "%s", why ? why : "");
+				seen[k].n = 0;
+				nseen++;
+			}
+			if (k < nseen)
+				seen[k].n += sqlite3_column_int64(st, 1);
+		}
+		sqlite3_finalize(st);
+	}
+	/* In the order of the reasons' names, as one database's GROUP BY gives them. */
+	while (nseen) {
+		char metric[128];
+		size_t first = 0;
+
+		for (k = 1; k < nseen; k++)
+			if (strcmp(seen[k].reason, seen[first].reason) < 0)
+				first = k;
+		snprintf(metric, sizeof(metric), "Lost Samples (%.31s)", seen[first].reason);
+		row_int(s, "Collection", metric, seen[first].n, NULL);
+		seen[first] = seen[--nseen];
+	}
 }
 
 static void section_time(struct summary *s)
@@ -132,6 +183,45 @@ static void section_metrics(struct summary *s)
 		if (r->shown[i] != s->cpu)
 			row_value(s, "Metrics", r->m.metrics[r->shown[i]].name, r->shown[i],
 				  r->total[r->shown[i]], false);
+}
+
+/* -trace-mpi results: MPI Time's share, imbalance, the slowest and fastest ranks, call sites. */
+static int section_mpi(struct summary *s)
+{
+	struct report *r = s->r;
+	struct report_mpi_summary m;
+	char buf[512], name[160];
+	size_t i, row;
+	int rc = report_mpi_summary(r, &m);
+
+	if (rc)
+		return rc == 1 ? 0 : rc;
+	/* Its percent: of the ranks' elapsed time, ranks x Elapsed Time. */
+	snprintf(buf, sizeof(buf), "%.3f", (double)m.mpi_ns / 1e9);
+	row = row_add(s, "MPI", "MPI Time", buf, "s");
+	table_set_pct(s->t, row, s->pct, 100.0 * m.share);
+	row_int(s, "MPI", "Ranks", m.nranks, NULL);
+	if (m.has_compute && m.nranks > 0) {
+		snprintf(buf, sizeof(buf), "%.1f", 100.0 * m.imbalance);
+		row_add(s, "MPI", "MPI Imbalance", buf, "%");
+		row_time(s, "MPI", "Mean Compute Time", m.mean_ns);
+		snprintf(buf, sizeof(buf), "%d (compute %.3fs)", m.slowest,
+			 (double)m.slowest_ns / 1e9);
+		row_add(s, "MPI", "Slowest Rank", buf, NULL);
+		snprintf(buf, sizeof(buf), "%d (compute %.3fs)", m.fastest,
+			 (double)m.fastest_ns / 1e9);
+		row_add(s, "MPI", "Fastest Rank", buf, NULL);
+	}
+	for (i = 0; i < m.nsites; i++) {
+		snprintf(name, sizeof(name), "%s from %s", m.sites[i].function,
+			 m.sites[i].caller >= 0 ? report_function_name(r, m.sites[i].caller)
+						: "[unknown]");
+		snprintf(buf, sizeof(buf), "%.3f", (double)m.sites[i].ns / 1e9);
+		row = row_add(s, "Top MPI Call Sites", name, buf, "s");
+		table_set_pct(s->t, row, s->pct, m.mpi_ns > 0 ? 100.0 * (double)m.sites[i].ns /
+							     (double)m.mpi_ns : 0.0);
+	}
+	return 0;
 }
 
 static int heavier(const void *pa, const void *pb, void *arg)
@@ -220,7 +310,6 @@ static void section_collection(struct summary *s)
 	struct report *r = s->r;
 	char buf[64];
 	int64_t v[4];
-	sqlite3_stmt *st;
 
 	row_add(s, "Collection", "Result Directory", r->dir, NULL);
 	row_meta(s, "Collection", "Analysis", "analysis");
@@ -242,18 +331,8 @@ static void section_collection(struct summary *s)
 	}
 	if (query_ints(r, "SELECT coalesce(sum(count), 0) FROM lost", v, 1)) {
 		row_int(s, "Collection", "Lost Samples", v[0], NULL);
-		if (v[0] && sqlite3_prepare_v2(r->m.db, "SELECT reason, sum(count) FROM lost "
-					       "GROUP BY reason ORDER BY reason", -1, &st,
-					       NULL) == SQLITE_OK) {
-			while (sqlite3_step(st) == SQLITE_ROW) {
-				char metric[128];
-
-				snprintf(metric, sizeof(metric), "Lost Samples (%s)",
-					 (const char *)sqlite3_column_text(st, 0));
-				row_int(s, "Collection", metric, sqlite3_column_int64(st, 1), NULL);
-			}
-			sqlite3_finalize(st);
-		}
+		if (v[0])
+			lost_by_reason(s);
 	}
 	if (model_meta_int(&r->m, "data_limit_hit", 0)) {
 		row_add(s, "Collection", "Data Limit Hit", "yes", NULL);
@@ -374,6 +453,8 @@ int view_summary(struct report *r, struct table *t)
 	section_time(&s);
 	section_metrics(&s);
 	rc = section_hotspots(&s, &resolved, &ranged);
+	if (!rc)
+		rc = section_mpi(&s);
 	if (rc)
 		return rc;
 	section_collection(&s);

@@ -18,7 +18,8 @@
 	X("caller-callee", view_callers, view_callers_diff, NULL,                        \
 	  VIEW_RECURSION | VIEW_FUNCTION | VIEW_SORT_TOTAL)                                  \
 	X("callstacks", view_callstacks, NULL, NULL, VIEW_TREE | VIEW_SELF_ONLY)          \
-	X("source", view_source, NULL, NULL, VIEW_LINES | VIEW_SOURCE_OBJECT | VIEW_NO_SORT)
+	X("source", view_source, NULL, NULL, VIEW_LINES | VIEW_SOURCE_OBJECT | VIEW_NO_SORT) \
+	X("mpi", view_mpi, NULL, NULL, VIEW_FLAT_GROUPS)
 
 #define VIEW_ENTRY(name, run, diff, text, flags) { name, run, diff, text, flags },
 #define VIEW_NAME(name, run, diff, text, flags) name,

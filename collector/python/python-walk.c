@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "collector/python/python-private.h"
+#include "common/hash.h"
 
 /*
  * A sample costs what its system calls cost (~1.2 us each, python-read.c), so the walk makes
@@ -314,6 +315,30 @@ int pyagent_capture(struct pyagent_thread *t, struct raw_writer *w, struct raw_p
 	t->calls = t->mem.calls;
 	errno = errsv;
 	return n;
+}
+
+int pyagent_stack_key(struct pyagent_thread *t, uint64_t *key)
+{
+	int errsv = errno, why = 0, n, i;
+	uint8_t ts[512];
+	uintptr_t frame;
+	bool cut = false;
+	uint64_t h = 0x9e3779b97f4a7c15ull;
+
+	if (__atomic_load_n(&pyagent_rt.state, __ATOMIC_ACQUIRE) != PYAGENT_FOUND ||
+	    pyagent_rt.ts_len > sizeof(ts))
+		return -1;
+	pymem_reset(&t->mem, (int)getpid());
+	frame = pytstate_find(t, &t->mem, ts, &why) ? first_frame(t, ts, &why) : 0;
+	n = frame ? walk_frames(t, frame, PYAGENT_MAX_FRAMES, &cut) : 0;
+	errno = errsv;
+	if (n <= 0)
+		return -1;
+	/* The code objects' addresses and instructions: no code object is read. */
+	for (i = 0; i < n; i++)
+		h = hash_combine(hash_combine(h, t->pending[i].code), t->pending[i].instr);
+	*key = h;
+	return 0;
 }
 
 int pyagent_thread_finish(struct pyagent_thread *t, struct raw_writer *w, int64_t time_ns)

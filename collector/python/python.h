@@ -140,6 +140,15 @@ void pyagent_thread_init(struct pyagent_thread *t);
 int pyagent_capture(struct pyagent_thread *t, struct raw_writer *w, struct raw_py_frame *out,
 		    int max, bool *truncated);
 
+/*
+ * A key of the calling thread's Python frames, cheaply (the frames' guarded reads of a walk,
+ * no code object read, nothing written): a hash of every frame's code object address and
+ * instruction pointer (f_lasti in 3.10), so two calls made from the same Python lines get
+ * the same key. 0, or -1 when the thread has no Python frame or they cannot be read.
+ * Outside the handler or in it; for an MPI call site's key (collector/agent-mpi.c).
+ */
+int pyagent_stack_key(struct pyagent_thread *t, uint64_t *key);
+
 /* Write one RAW_REC_PY_NOTE per kind met in this stream. Outside the handler. */
 int pyagent_thread_finish(struct pyagent_thread *t, struct raw_writer *w, int64_t time_ns);
 

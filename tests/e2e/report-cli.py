@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """VTune habits on a real collection: a parallel job's result res.<node> (two simulated
-nodes), "pfinalize -r res" / "preport -r res" naming the per-node results, "pcollect
+nodes), "pcollect -finalize -r res" / "preport -r res" taking the job as one result, "pcollect
 -finalize -r res.<node>" finalizing as pfinalize does, "pcollect -report NAME" reporting as
 preport -view does (VTune's report names mapped), and -search-dir's typed form and errors."""
 import os
@@ -33,17 +33,21 @@ def main():
         n1, n2 = collect_node(w, "nid00058"), collect_node(w, "nid00059")
         e2elib.check(os.path.isdir(n1) and os.path.isdir(n2), "one result per node: res.<node>")
 
-        cp = run([PFINALIZE, "-r", w.join("res")], code=2)
-        e2elib.check("res.nid00058" in cp.stderr and "res.nid00059" in cp.stderr and
-                     "one per host" in cp.stderr,
-                     "pfinalize -r res names res.nid00058 and res.nid00059: %s" %
+        # -r res names the job: every res.<host> finalized and reported as one result
+        cp = run([PCOLLECT, "-finalize", "-r", w.join("res"), "-q"])
+        e2elib.check(all(os.path.exists(os.path.join(d, "result.db")) for d in (n1, n2)),
+                     "pcollect -finalize -r res finalizes res.nid00058 and res.nid00059")
+        summary = {(r["Section"], r["Metric"]): r["Value"]
+                   for r in rows(w.join("res"), "-view", "summary")}
+        e2elib.check(summary.get(("Collection", "Host")) == "nid00058, nid00059" and
+                     summary.get(("Time", "Processes")) == "2",
+                     "preport -r res reports both nodes as one result: %s" % summary)
+        cp = run([PFINALIZE, "-r", w.join("nores")], code=2)
+        e2elib.check("nores" in cp.stderr, "pfinalize -r of nothing names it: %s" %
                      cp.stderr.strip())
-        cp = preport("-r", w.join("res"), code=2)
-        e2elib.check("res.nid00058" in cp.stderr and "res.nid00059" in cp.stderr,
-                     "preport -r res names them too")
-        cp = run([PCOLLECT, "-finalize", "-r", w.join("res")], code=2)
-        e2elib.check(cp.stderr.startswith("pcollect: ") and "res.nid00058" in cp.stderr,
-                     "pcollect -finalize -r res names them, as pcollect")
+        cp = preport("-r", w.join("nores"), code=2)
+        e2elib.check("no 'nores.<host>'" in cp.stderr,
+                     "preport -r of nothing says no job is there either: %s" % cp.stderr.strip())
 
         # pcollect -finalize is pfinalize
         cp = run([PCOLLECT, "-finalize", "-r", n1, "-q"])

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/raw-mpi.h"
 #include "common/raw-stream.h"
 #include "common/result-dir.h"
 
@@ -30,10 +31,37 @@ static void put_cstr(const char *s)
 	put_str(s, strlen(s));
 }
 
+/* The MPI records (64-79): true when printed. */
+static bool dump_mpi(const struct raw_record *r)
+{
+	struct raw_mpi_call c;
+	struct raw_mpi_rank k;
+	const char *name;
+
+	if ((r->type == RAW_REC_MPI_CALL || r->type == RAW_REC_MPI_SUM) &&
+	    !raw_mpi_read_call(r, &c)) {
+		name = raw_mpi_function_name(c.function);
+		printf("{\"type\":\"%s\",\"time\":%" PRId64 ",\"stack\":%" PRIu64
+		       ",\"function\":%u,\"name\":\"%s\",\"comm_size\":%u,\"count\":%" PRIu64
+		       ",\"total_ns\":%" PRIu64 ",\"sent\":%" PRIu64 ",\"received\":%" PRIu64 "}\n",
+		       c.summed ? "mpi_sum" : "mpi_call", c.time_ns, c.stack, c.function,
+		       name ? name : "", c.comm_size, c.count, c.total_ns, c.sent, c.received);
+		return true;
+	}
+	if (r->type == RAW_REC_MPI_RANK && !raw_mpi_read_rank(r, &k)) {
+		printf("{\"type\":\"mpi_rank\",\"time\":%" PRId64 ",\"rank\":%u,\"size\":%u}\n",
+		       k.time_ns, k.rank, k.size);
+		return true;
+	}
+	return false;
+}
+
 static void dump_record(const struct raw_record *r)
 {
 	uint32_t i;
 
+	if (dump_mpi(r))
+		return;
 	switch (r->decoded ? r->type : 0) {
 	case RAW_REC_SAMPLE:
 		printf("{\"type\":\"sample\",\"time\":%" PRId64 ",\"stack\":%" PRIu64

@@ -43,6 +43,31 @@ static void test_preload_compose_table(void)
 	}
 }
 
+/* -trace-mpi: the agent and the shims, in that order, each once, a sanitizer still first. */
+static void test_preload_compose_shims(void)
+{
+#define SHIMS AGENT ":/opt/pc/lib/libpcollect-mpi-openmpi.so:/opt/pc/lib/libpcollect-mpi-mpich.so"
+	static const struct {
+		const char *old, *want;
+	} cases[] = {
+		{ NULL, SHIMS },
+		{ "libfoo.so", SHIMS ":libfoo.so" },
+		{ SHIMS, SHIMS },
+		{ "/opt/pc/lib/libpcollect-mpi-mpich.so:libfoo.so:" AGENT, SHIMS ":libfoo.so" },
+		{ "libfoo.so:libasan.so.8", "libasan.so.8:" SHIMS ":libfoo.so" },
+	};
+	char out[512];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int n = preload_compose(out, sizeof(out), SHIMS, cases[i].old);
+
+		CU_ASSERT_EQUAL(n, (int)strlen(cases[i].want));
+		CU_ASSERT_STRING_EQUAL(out, cases[i].want);
+	}
+#undef SHIMS
+}
+
 static void test_preload_compose_too_long(void)
 {
 	char out[40];
@@ -57,6 +82,7 @@ int main(void)
 {
 	static const struct unit_test tests[] = {
 		{ "compose_table", test_preload_compose_table },
+		{ "compose_shims", test_preload_compose_shims },
 		{ "compose_too_long", test_preload_compose_too_long },
 		{ NULL, NULL },
 	};

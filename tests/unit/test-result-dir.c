@@ -23,7 +23,8 @@ static int start_cwd = -1;
 static const char *const job_vars[] = {
 	"PMI_RANK",	     "PMIX_RANK",      "OMPI_COMM_WORLD_RANK",	  "SLURM_PROCID",
 	"SLURM_JOB_ID",	     "SLURM_STEP_ID",  "PMIX_NAMESPACE",	  "OMPI_MCA_ess_base_jobid",
-	"PCOLLECT_HOSTNAME",
+	"PCOLLECT_HOSTNAME", "PMI_SIZE",       "PMIX_SIZE",		  "OMPI_COMM_WORLD_SIZE",
+	"SLURM_NTASKS",
 };
 
 /* Tests run outside any parallel job unless they say otherwise, even under Slurm. */
@@ -255,6 +256,73 @@ static void test_result_dir_rank_variables(void)
 		CU_ASSERT_FALSE(result_in_parallel_job(&rank));
 	}
 	env_clear();
+}
+
+/* Under a launcher: rank and size as a pair of one launcher's variables. */
+static void test_result_dir_rank_size(void)
+{
+	static const char *const pairs[][2] = {
+		{ "PMI_RANK", "PMI_SIZE" },
+		{ "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE" },
+		{ "SLURM_PROCID", "SLURM_NTASKS" },
+		{ "PMIX_RANK", "PMIX_SIZE" },
+	};
+	int rank = -7, size = -7;
+	size_t i;
+
+	env_clear();
+	CU_ASSERT_FALSE(result_job_rank_size(&rank, &size));
+	for (i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		env_clear();
+		setenv(pairs[i][0], "3", 1);
+		CU_ASSERT_FALSE(result_job_rank_size(&rank, &size)); /* no size */
+		setenv(pairs[i][1], "8", 1);
+		CU_ASSERT_TRUE(result_job_rank_size(&rank, &size));
+		CU_ASSERT(rank == 3 && size == 8);
+		setenv(pairs[i][1], "3", 1); /* a rank past the size is no launch */
+		CU_ASSERT_FALSE(result_job_rank_size(&rank, &size));
+		setenv(pairs[i][1], "x", 1);
+		CU_ASSERT_FALSE(result_job_rank_size(&rank, &size));
+	}
+	/* Variables of two launchers: the first pair that holds wins (PMI before Slurm). */
+	env_clear();
+	setenv("SLURM_PROCID", "1", 1);
+	setenv("SLURM_NTASKS", "2", 1);
+	setenv("PMI_RANK", "5", 1);
+	setenv("PMI_SIZE", "6", 1);
+	CU_ASSERT_TRUE(result_job_rank_size(&rank, &size));
+	CU_ASSERT(rank == 5 && size == 6);
+	env_clear();
+}
+
+/* A job's results res.<host> beside res: the results among them, in name order. */
+static void test_result_dir_job_parts(void)
+{
+	char **parts, hosts[512];
+	size_t n;
+
+	CU_ASSERT_EQUAL(mkdir(tmp_path(0, "job.b"), 0700), 0);
+	CU_ASSERT_EQUAL(mkdir(tmp_path(0, "job.b/raw"), 0700), 0);
+	CU_ASSERT_EQUAL(mkdir(tmp_path(0, "job.a"), 0700), 0);
+	touch(tmp_path(0, "job.a"), "result.db");
+	CU_ASSERT_EQUAL(mkdir(tmp_path(0, "job.notresult"), 0700), 0);
+	CU_ASSERT_EQUAL(mkdir(tmp_path(0, "jobx.c"), 0700), 0);
+	CU_ASSERT_EQUAL(mkdir(tmp_path(0, "jobx.c/raw"), 0700), 0);
+	CU_ASSERT_EQUAL(result_dir_job_parts(tmp_path(0, "job"), &parts, &n), 0);
+	CU_ASSERT_FATAL(n == 2);
+	CU_ASSERT_STRING_EQUAL(parts[0], tmp_path(1, "job.a"));
+	CU_ASSERT_STRING_EQUAL(parts[1], tmp_path(1, "job.b"));
+	result_dir_list_free(parts, n);
+	/* A trailing slash names the same job; the names for messages. */
+	snprintf(hosts, sizeof(hosts), "%s/", tmp_path(0, "job"));
+	CU_ASSERT_EQUAL(result_dir_job_parts(hosts, &parts, &n), 0);
+	CU_ASSERT(n == 2);
+	result_dir_list_free(parts, n);
+	CU_ASSERT_EQUAL(result_dir_host_variants(tmp_path(0, "job"), hosts, sizeof(hosts)), 2);
+	CU_ASSERT(strstr(hosts, "job.a, ") && strstr(hosts, "job.b"));
+	/* None: 0 parts, no error. */
+	CU_ASSERT_EQUAL(result_dir_job_parts(tmp_path(0, "nojob"), &parts, &n), 0);
+	CU_ASSERT(n == 0 && parts == NULL);
 }
 
 static void test_result_dir_hostname(void)
@@ -904,6 +972,8 @@ int main(void)
 		{ "path_invalid", test_result_dir_path_invalid },
 		{ "suffix", test_result_dir_suffix },
 		{ "rank_variables", test_result_dir_rank_variables },
+		{ "rank_size", test_result_dir_rank_size },
+		{ "job_parts", test_result_dir_job_parts },
 		{ "hostname", test_result_dir_hostname },
 		{ "job_id", test_result_dir_job_id },
 		{ "name_given", test_result_dir_name_given },
