@@ -523,6 +523,15 @@ def db_sampled(result, where="1", args=()):
 
 # ---- raw streams' CPU time -------------------------------------------------------------------
 
+def cpu_close(got_ns, want_ns, interval_ns, rel=0.10, intervals=3):
+    """A sampled CPU time agrees with a measured one within a stated relative tolerance (the
+    MPI tests' 10%), plus a few sampling intervals (at least a kernel tick each) for the
+    first and last samples' rounding. Sampled's tolerances are the finer judge where the
+    samples themselves are at hand."""
+    slack = rel * want_ns + intervals * max(interval_ns, TICK_NS)
+    return abs(got_ns - want_ns) <= slack
+
+
 def sampled_ns(streams):
     """CPU time the samples of these streams stand for: weight x their header's interval."""
     return sum(s.weight() * s.header["interval_ns"] for s in streams)
