@@ -97,11 +97,11 @@ struct value_rec {
 /* RAW_REC_WAIT, RAW_REC_WAIT_SUM: blocking calls (thread streams; finalizer/waits.c). */
 struct wait_rec {
 	int64_t time_ns;   /* stream time: when the wait began (WAIT_SUM: when written) */
-	uint64_t stack;	   /* the stream's stack id */
-	uint32_t kind;	   /* enum fin_wait_kind */
-	bool summed;	   /* a WAIT_SUM: count short waits, not one */
+	uint64_t stack;    /* the stream's stack id */
+	uint32_t kind;     /* enum fin_wait_kind */
+	bool summed;       /* a WAIT_SUM: count short waits, not one */
 	uint64_t object;   /* address, fd, pid or 0 (docs/raw-format.md) */
-	uint64_t count;	   /* waits (1 for a WAIT) */
+	uint64_t count;    /* waits (1 for a WAIT) */
 	uint64_t total_ns; /* their duration */
 };
 
@@ -120,13 +120,13 @@ struct object_rec {
  */
 struct event_rec {
 	int64_t time_ns;  /* stream time */
-	uint64_t stack;	  /* the stream's stack id; once located the index into stacks, or
+	uint64_t stack;   /* the stream's stack id; once located the index into stacks, or
 			     NO_STACK */
 	uint32_t metric;  /* index into fin.metrics */
 	uint32_t context; /* index into fin.contexts + 1; 0: none */
-	int64_t value;	  /* in the metric's unit */
-	uint64_t count;	  /* events it stands for */
-	bool timed;	  /* one event at time_ns: a timeline row (a sum of several is not) */
+	int64_t value;    /* in the metric's unit */
+	uint64_t count;   /* events it stands for */
+	bool timed;       /* one event at time_ns: a timeline row (a sum of several is not) */
 };
 
 /* RAW_REC_NOTE: what happened to a thread's sampling (process streams). */
@@ -182,13 +182,13 @@ struct stream {
 	size_t nobjects, objects_cap;
 	struct event_rec *events; /* in stream order (fin_build_events) */
 	size_t nevents, events_cap;
-	uint64_t events_bad_stack; /* events whose stack was never defined: kept under
-				      FIN_DAMAGED_STACK_ID */
+	uint64_t events_bad_stack;  /* events whose stack was never defined: kept under
+				       FIN_DAMAGED_STACK_ID */
 	uint64_t samples_bad_stack; /* samples whose stack was never defined (lost to damage):
 				       kept under FIN_DAMAGED_STACK_ID */
 	uint64_t weight_total;	   /* of its samples (saturating) */
 	uint64_t unknown_records;
-	uint64_t records_malformed; /* analysis records that did not decode (added to stats) */
+	uint64_t records_malformed;     /* analysis records that did not decode (added to stats) */
 	uint64_t values_unknown_metric; /* VALUE records of a metric the image did not declare */
 	struct result_raw_name name; /* what the file name says, when name_ok */
 	bool name_ok;
@@ -277,7 +277,7 @@ struct agg {
 	uint32_t metric;  /* index into fin.metrics */
 	uint32_t context; /* index into fin.contexts + 1; 0: none */
 	uint64_t count;
-	int64_t value;	  /* in the metric's unit (saturating) */
+	int64_t value; /* in the metric's unit (saturating) */
 };
 
 /*
@@ -286,7 +286,7 @@ struct agg {
  */
 struct timeline_row {
 	int64_t time_ns; /* collection time */
-	int64_t value;	 /* in the metric's unit */
+	int64_t value;   /* in the metric's unit */
 	uint32_t thread; /* index into threads */
 	uint32_t stream, stack;
 	uint32_t metric;  /* index into fin.metrics */
@@ -306,13 +306,13 @@ struct fin_metric_def {
  */
 struct context {
 	uint32_t image;
-	uint32_t kind;	   /* enum fin_wait_kind */
+	uint32_t kind; /* enum fin_wait_kind */
 	uint64_t object;
-	int64_t time_ns;   /* collection time of its first event: where its address is looked up */
-	const char *name;  /* object_name, NULL when unknown; interned in fin.strings */
-	uint32_t module;   /* the module whose data holds the object, NO_MODULE if none */
-	uint64_t addr;	   /* the object's module-relative address there */
-	int64_t db_id;	   /* contexts.id once written */
+	int64_t time_ns;  /* collection time of its first event: where its address is looked up */
+	const char *name; /* object_name, NULL when unknown; interned in fin.strings */
+	uint32_t module;  /* the module whose data holds the object, NO_MODULE if none */
+	uint64_t addr;    /* the object's module-relative address there */
+	int64_t db_id;    /* contexts.id once written */
 };
 
 struct fin {
@@ -358,9 +358,9 @@ struct fin {
 	size_t ntimeline;
 	struct fin_metric_def *metrics; /* fin_metrics_add(); [0] is CPU Time */
 	size_t nmetrics, metrics_cap;
-	uint32_t spin_metric;	 /* index of Spin Time; 0 until a sample spins, UINT32_MAX
-				    when a stream declared the name otherwise */
-	uint8_t *node_spin;	 /* per node: 0 not yet known, 1 spins, 2 does not */
+	uint32_t spin_metric; /* index of Spin Time; 0 until a sample spins, UINT32_MAX
+				 when a stream declared the name otherwise */
+	uint8_t *node_spin;   /* per node: 0 not yet known, 1 spins, 2 does not */
 	size_t node_spin_cap;
 	struct context *contexts;
 	size_t ncontexts, contexts_cap;
@@ -421,8 +421,8 @@ uint32_t fin_unknown_frame(const struct fin *f, uint64_t addr);
  * called name or adds it (the strings copied); its index, UINT32_MAX when a metric of that
  * name has another unit or aggregation (a conflict: logged once), or -ENOMEM.
  */
-int64_t fin_metrics_add(struct fin *f, const char *name, const char *unit,
-			const char *aggregation, const char *kind, const char *description);
+int64_t fin_metrics_add(struct fin *f, const char *name, const char *unit, const char *aggregation,
+			const char *kind, const char *description);
 /* CPU Time, then the METRIC records of every process stream, in stream order. 0 or -ENOMEM. */
 int fin_build_metrics(struct fin *f);
 /*
@@ -437,8 +437,7 @@ int fin_build_events(struct fin *f);
  */
 int fin_events_take(struct stream *s, const struct raw_record *rec);
 /* The context of (image, kind, object) at collection time t: its index + 1, or -ENOMEM. */
-int64_t fin_context_get(struct fin *f, uint32_t image, uint32_t kind, uint64_t object,
-			int64_t t);
+int64_t fin_context_get(struct fin *f, uint32_t image, uint32_t kind, uint64_t object, int64_t t);
 /* After module_resolve(): the names of the contexts' objects. 0 or -ENOMEM. */
 int fin_name_contexts(struct fin *f);
 

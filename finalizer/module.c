@@ -657,8 +657,9 @@ static int resolve_objects(struct module *m, const struct resolve_opts *o)
 	if (!ret)
 		ret = name_objects(m, &st);
 	log_debug("'%s': %zu sync objects in its data, named from %s", m->path, m->nobjs,
-		  st.source == SYMTAB_SYMTAB ? ".symtab" : st.source == SYMTAB_DYNSYM ? ".dynsym"
-										 : "nothing");
+		  st.source == SYMTAB_SYMTAB   ? ".symtab"
+		  : st.source == SYMTAB_DYNSYM ? ".dynsym"
+					       : "nothing");
 	free(debug);
 	symtab_release(&st);
 	elf_file_close(&f);

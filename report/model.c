@@ -590,8 +590,10 @@ static int load_threads(struct loader *l)
 	m->threads = alloc_rows(n, sizeof(*m->threads));
 	if (!m->threads || idmap_alloc(&l->threads, n))
 		return -ENOMEM;
-	rc = prepare(l, "SELECT id, process_id, tid, name, cpu_ns, coalesce(start_ns, -1), "
-			"coalesce(end_ns, -1) FROM threads ORDER BY id", &st);
+	rc = prepare(l,
+		     "SELECT id, process_id, tid, name, cpu_ns, coalesce(start_ns, -1), "
+		     "coalesce(end_ns, -1) FROM threads ORDER BY id",
+		     &st);
 	if (rc)
 		return rc;
 	FOR_EACH_ROW(l, st, rc) {
@@ -697,11 +699,14 @@ static int load_contexts(struct loader *l)
 	m->contexts = alloc_rows(n, sizeof(*m->contexts));
 	if (!m->contexts || idmap_alloc(&l->contexts, n))
 		return -ENOMEM;
-	rc = prepare(l, "SELECT id, wait_kind, object, object_type, object_name FROM contexts "
-			"ORDER BY id", &st);
+	rc = prepare(l,
+		     "SELECT id, wait_kind, object, object_type, object_name FROM contexts "
+		     "ORDER BY id",
+		     &st);
 	if (rc)
 		return rc;
-	FOR_EACH_ROW(l, st, rc) {
+	FOR_EACH_ROW(l, st, rc)
+	{
 		struct model_context *c = &m->contexts[i];
 
 		if (i == n)
@@ -1264,6 +1269,47 @@ int model_load_time_range(struct model *m, int64_t from_ns, int64_t to_ns, bool 
 			 strerror(ENOMEM));
 	for (k = 0; k < PIECES; k++)
 		scan_release(&sc[k]);
+	return rc;
+}
+
+int model_scan_timeline(struct model *m, int64_t to_ns, model_timeline_fn fn, void *ctx, char *err,
+			size_t err_size)
+{
+	struct loader l = {
+		.m = m, .err = err, .err_size = err_size, .metric_ids = m->ids->metric_ids
+	};
+	bool v1 = m->schema_version < 2;
+	sqlite3_stmt *st;
+	int rc, last = -1;
+
+	rc = prepare(&l,
+		     v1 ? "SELECT time_ns, thread_id, stack_id, 0, 0, weight FROM timeline "
+			  "WHERE time_ns < ?1 ORDER BY time_ns"
+			: "SELECT time_ns, thread_id, stack_id, metric_id, context_id, value "
+			  "FROM timeline WHERE time_ns < ?1 ORDER BY time_ns",
+		     &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, to_ns);
+	FOR_EACH_ROW(&l, st, rc)
+	{
+		struct model_sample s = { .count = 1 };
+
+		s.stack = sqlite3_column_type(st, 2) == SQLITE_NULL
+				  ? -1
+				  : idmap_find(&m->ids->stacks, sqlite3_column_int64(st, 2));
+		s.metric = v1 ? 0 : metric_find(&l, sqlite3_column_int64(st, 3), &last);
+		if (s.stack < 0 || s.metric < 0)
+			continue;
+		s.thread = sqlite3_column_type(st, 1) == SQLITE_NULL
+				   ? -1
+				   : idmap_find(&m->ids->threads, sqlite3_column_int64(st, 1));
+		s.context = context_index(&m->ids->contexts, sqlite3_column_int64(st, 4));
+		s.value = sqlite3_column_int64(st, 5) * (v1 ? m->interval_ns : 1);
+		if ((rc = fn(ctx, &s, sqlite3_column_int64(st, 0))))
+			break;
+	}
+	sqlite3_finalize(st);
 	return rc;
 }
 

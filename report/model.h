@@ -56,9 +56,9 @@ struct model_thread {
 	int process; /* index into processes, -1 when unknown */
 	int64_t tid;
 	const char *name;
-	int64_t cpu_ns;	  /* measured by the thread at its end, 0 when unknown */
+	int64_t cpu_ns;   /* measured by the thread at its end, 0 when unknown */
 	int64_t start_ns; /* from the collection start; -1 when unknown */
-	int64_t end_ns;	  /* -1 when unknown (a thread still running when the program died) */
+	int64_t end_ns;   /* -1 when unknown (a thread still running when the program died) */
 };
 
 /*
@@ -67,12 +67,12 @@ struct model_thread {
  * -group-by wait-kind and sync-object.
  */
 struct model_context {
-	const char *wait_kind;	 /* "mutex", "sleep", ...; NULL when the context has none */
-	int64_t object;		 /* the object's value: an address, an fd, a pid, 0 */
+	const char *wait_kind;   /* "mutex", "sleep", ...; NULL when the context has none */
+	int64_t object;          /* the object's value: an address, an fd, a pid, 0 */
 	const char *object_type; /* "mutex", "fd", "pid", ...; NULL for none */
 	const char *object_name; /* NULL when unknown */
-	int kind;		 /* index into model.wait_kinds, -1 when none */
-	int sync_object;	 /* index into model.sync_objects */
+	int kind;                /* index into model.wait_kinds, -1 when none */
+	int sync_object;         /* index into model.sync_objects */
 };
 
 /* A distinct sync object: contexts of one type, value and name (the kinds without an object
@@ -199,6 +199,15 @@ bool model_has_samples(struct model *m);
  */
 int model_load_time_range(struct model *m, int64_t from_ns, int64_t to_ns, bool *skipped,
 			  char *err, size_t err_size);
+
+/*
+ * Every timeline row before to_ns, in time order, as a sample (count 1, its value, indexes
+ * into m's tables; rows of unknown stacks or metrics are skipped) with its time: fn returns
+ * 0 to go on. Returns 0, fn's other value, or a negative errno with err set.
+ */
+typedef int (*model_timeline_fn)(void *ctx, const struct model_sample *s, int64_t time_ns);
+int model_scan_timeline(struct model *m, int64_t to_ns, model_timeline_fn fn, void *ctx, char *err,
+			size_t err_size);
 
 /* The index of the metric called name (case-insensitive), or -1. */
 int model_find_metric(const struct model *m, const char *name);

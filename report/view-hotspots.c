@@ -10,8 +10,14 @@
 #include "report/report-private.h"
 
 enum dim {
-	DIM_FUNCTION, DIM_MODULE, DIM_LINE, DIM_THREAD, DIM_PROCESS, DIM_WAIT_KIND,
-	DIM_SYNC_OBJECT, NDIMS
+	DIM_FUNCTION,
+	DIM_MODULE,
+	DIM_LINE,
+	DIM_THREAD,
+	DIM_PROCESS,
+	DIM_WAIT_KIND,
+	DIM_SYNC_OBJECT,
+	NDIMS
 };
 static const char *const dim_names[NDIMS] = {
 	"function", "module", "source-line", "thread", "process", "wait-kind", "sync-object",
@@ -45,7 +51,8 @@ static int grouping_parse(const char *s, struct grouping *g)
 							  "you mean '%s'?)", word, near);
 			return report_usage_error("unknown grouping '%s' for -group-by; use "
 						  "function, module, source-line, thread, process, "
-						  "wait-kind or sync-object", word);
+						  "wait-kind or sync-object",
+						  word);
 		}
 		if (!g->has[d]) {
 			g->has[d] = true;
@@ -74,13 +81,13 @@ struct path_key {
 
 /* A constant part: each -1 when not grouped by it (or unknown, or no wait). */
 struct const_key {
-	int who;	 /* thread or process index */
-	int wait_kind;	 /* index into model.wait_kinds */
+	int who;         /* thread or process index */
+	int wait_kind;   /* index into model.wait_kinds */
 	int sync_object; /* index into model.sync_objects */
 };
 
 struct group {
-	int ck;	   /* index into constant parts */
+	int ck;    /* index into constant parts */
 	int pk;	   /* index into path keys */
 	size_t at; /* its values: vals[at .. at + nm) self, then nm total */
 };
@@ -220,8 +227,8 @@ static int intern_consts(struct hotspots *h, int *out)
 	keymap_init(&keys);
 	for (i = 0; i < r->nrecs && !rc; i++) {
 		struct const_key k = const_of(h, report_sample(r, &r->recs[i]));
-		uint64_t pk = (uint64_t)(uint32_t)(k.wait_kind + 1) << 32 |
-			      (uint32_t)(k.sync_object + 1);
+		uint64_t pk =
+			(uint64_t)(uint32_t)(k.wait_kind + 1) << 32 | (uint32_t)(k.sync_object + 1);
 		int pair = keymap_get(&pairs, pk), c;
 
 		if (pair < 0 && !(rc = keymap_put(&pairs, pk, npairs)))
@@ -418,7 +425,8 @@ static void fill(struct hotspots *h, struct table *t)
 		const struct cct_node *n = &r->tree.nodes[k->node];
 		const struct model_function *f = &r->m.functions[n->func];
 		const int64_t *self = &h->vals[g->at], *total = &h->vals[g->at + nm];
-		struct const_key c = g->ck >= 0 ? h->consts[g->ck] : (struct const_key){ -1, -1, -1 };
+		struct const_key c =
+			g->ck >= 0 ? h->consts[g->ck] : (struct const_key){ -1, -1, -1 };
 		char label[512];
 		size_t row;
 
@@ -452,7 +460,8 @@ static void fill(struct hotspots *h, struct table *t)
 			case DIM_PROCESS:
 				set_process(r, t, row, col[dim][0], col[dim][1],
 					    h->g.has[DIM_THREAD]
-						    ? (c.who >= 0 ? r->m.threads[c.who].process : -1)
+						    ? (c.who >= 0 ? r->m.threads[c.who].process
+								  : -1)
 						    : c.who);
 				break;
 			case DIM_WAIT_KIND:
@@ -464,8 +473,8 @@ static void fill(struct hotspots *h, struct table *t)
 					       model_sync_object_label(&r->m, c.sync_object, label,
 								       sizeof(label)));
 				if (c.sync_object >= 0)
-					table_set_text_ref(t, row, col[dim][1], sync_object_type(r,
-							   c.sync_object));
+					table_set_text_ref(t, row, col[dim][1],
+							   sync_object_type(r, c.sync_object));
 				break;
 			}
 		}

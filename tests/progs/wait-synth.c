@@ -15,10 +15,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 #include "collector/elf-note.h"
 #include "common/raw-stream.h"
 #include "common/result-dir.h"
@@ -38,7 +34,7 @@
  */
 
 #define INTERVAL_NS 1000000ll /* 1 ms */
-#define MS	    1000000ll
+#define MS          1000000ll
 
 pthread_mutex_t synth_lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_cond_t synth_conds[2] = { PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER };
@@ -52,12 +48,12 @@ static __attribute__((noinline)) uint64_t here(void)
 static volatile int call_site_line;
 
 /* Each a function of its own: a line number of its own keeps gcc from folding them. */
-#define CALL_SITE(fn)                                                  \
-	static __attribute__((noinline, noipa)) uint64_t fn(void)      \
-	{                                                              \
-		uint64_t ra = here();                                  \
-		call_site_line = __LINE__;                             \
-		return ra;                                             \
+#define CALL_SITE(fn)                                                                              \
+	static __attribute__((noinline, noipa)) uint64_t fn(void)                                  \
+	{                                                                                          \
+		uint64_t ra = here();                                                              \
+		call_site_line = __LINE__;                                                         \
+		return ra;                                                                         \
 	}
 CALL_SITE(synth_sleeper)
 CALL_SITE(synth_locker)
@@ -66,7 +62,17 @@ CALL_SITE(synth_reader)
 CALL_SITE(synth_joiner)
 CALL_SITE(synth_child_waiter)
 CALL_SITE(synth_burn)
-CALL_SITE(synth_omp_region)
+
+#ifdef _OPENMP
+/* A return address inside the function gcc outlines the region into: synth_region._omp_fn.0. */
+static uint64_t region_ra;
+
+static __attribute__((noinline)) void synth_region(void)
+{
+#pragma omp parallel num_threads(1)
+	region_ra = here();
+}
+#endif
 
 /* ---- the modules this process runs with --------------------------------------------------- */
 
@@ -115,9 +121,11 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
 			s->prot = ph->p_flags;
 		}
 		if (ph->p_type == PT_NOTE && !m->build_id_len)
-			m->build_id_len = (uint32_t)elf_note_build_id(
-				(const void *)(info->dlpi_addr + ph->p_vaddr), ph->p_memsz,
-				ph->p_align, m->build_id, sizeof(m->build_id));
+			m->build_id_len =
+				(uint32_t)elf_note_build_id((const void *)(info->dlpi_addr +
+									   ph->p_vaddr),
+							    ph->p_memsz, ph->p_align, m->build_id,
+							    sizeof(m->build_id));
 	}
 	nmods++;
 	return 0;
@@ -235,8 +243,14 @@ static void put_process(struct out *o, int pid, int ppid, uint32_t origin, const
 {
 	const char *argv[] = { exe, NULL };
 	struct raw_process p = {
-		.pid = pid, .ppid = ppid, .origin = origin, .parent_pid = ppid, .exe = exe,
-		.exe_len = (uint32_t)strlen(exe), .argc = 1, .argv = argv,
+		.pid = pid,
+		.ppid = ppid,
+		.origin = origin,
+		.parent_pid = ppid,
+		.exe = exe,
+		.exe_len = (uint32_t)strlen(exe),
+		.argc = 1,
+		.argv = argv,
 	};
 
 	check(raw_writer_process(&o->w, &p), "process");
@@ -256,6 +270,19 @@ static void put_burn_stack(struct out *o, uint64_t id, uint64_t ra_main)
 	uint64_t ips[2] = { synth_burn(), ra_main };
 
 	check(raw_writer_stack(&o->w, id, RAW_STACK_FIRST_IS_PC, ips, 2), "stack");
+}
+
+/* A stack in the parallel region: its own code, or (pc) a runtime function it called. */
+static void put_region_stack(struct out *o, uint64_t id, uint64_t pc, uint64_t ra_main)
+{
+#ifdef _OPENMP
+	uint64_t ips[3] = { pc, region_ra, ra_main };
+
+	check(raw_writer_stack(&o->w, id, RAW_STACK_FIRST_IS_PC, pc ? ips : ips + 1, pc ? 3 : 2),
+	      "stack");
+#else
+	(void)o, (void)id, (void)pc, (void)ra_main;
+#endif
 }
 
 static uint64_t sym(const char *name)
@@ -279,9 +306,9 @@ static void plan(const char *thread, const char *function, const char *kind, uin
 {
 	printf("%s\n    {\"thread\": \"%s\", \"function\": \"%s\", \"kind\": \"%s\", \"object\": "
 	       "%" PRIu64 ", \"name\": %s%s%s, \"count\": %" PRIu64 ", \"ns\": %" PRIu64
-	       ", \"summed\": %s}", nplan++ ? "," : "", thread, function, kind, object,
-	       name ? "\"" : "", name ? name : "null", name ? "\"" : "", count, ns,
-	       summed ? "true" : "false");
+	       ", \"summed\": %s}",
+	       nplan++ ? "," : "", thread, function, kind, object, name ? "\"" : "",
+	       name ? name : "null", name ? "\"" : "", count, ns, summed ? "true" : "false");
 }
 
 int main(int argc, char **argv)
@@ -296,6 +323,7 @@ int main(int argc, char **argv)
 	uint64_t cond = (uint64_t)(uintptr_t)&synth_conds[1];
 	uint64_t cond_off = (uint64_t)((char *)&synth_conds[1] - (char *)&synth_conds[0]);
 	uint64_t omp_pc = 0;
+	int a_region, b_region, b_spin;
 	FILE *m;
 
 	if (argc != 2) {
@@ -303,10 +331,6 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	dir = argv[1];
-#ifdef _OPENMP
-	if (omp_get_max_threads() > 0)
-		omp_pc = sym("GOMP_barrier");
-#endif
 	dl_iterate_phdr(phdr_cb, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	origin_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
@@ -321,9 +345,11 @@ int main(int argc, char **argv)
 	result_path(path, sizeof(path), dir, RESULT_PATH_META, pid, 0, NULL, NULL);
 	if (!(m = fopen(path, "w")))
 		die(path);
-	fprintf(m, "analysis=threading\nstart_monotonic_ns=%" PRIu64 "\ninterval_ns=%lld\n"
-		   "elapsed_ns=%lld\nwait_time=1\nwait_threshold_ns=100000\ncommand_line="
-		   "wait-synth\ncpu_count=2\n", origin_ns, INTERVAL_NS, 1200 * MS);
+	fprintf(m,
+		"analysis=threading\nstart_monotonic_ns=%" PRIu64 "\ninterval_ns=%lld\n"
+		"elapsed_ns=%lld\nwait_time=1\nwait_threshold_ns=100000\ncommand_line="
+		"wait-synth\ncpu_count=2\n",
+		origin_ns, INTERVAL_NS, 1200 * MS);
 	fclose(m);
 
 	/* The process: modules, metrics (CPU Time, the waits', one of its own), an fd's name. */
@@ -331,25 +357,41 @@ int main(int argc, char **argv)
 	put_process(&proc, pid, getppid(), RAW_PROCESS_START, mods[0].path);
 	put_modules(&proc);
 	check(raw_writer_metric(&proc.w, RAW_METRIC_CPU_TIME, RAW_METRIC_CPU_TIME_NAME, RAW_UNIT_NS,
-				RAW_AGG_SUM, RAW_METRIC_KIND_CPU_SAMPLE), "metric");
+				RAW_AGG_SUM, RAW_METRIC_KIND_CPU_SAMPLE),
+	      "metric");
 	check(raw_writer_metric(&proc.w, 1, "Wait Time", RAW_UNIT_NS, RAW_AGG_SUM, 2), "metric");
-	check(raw_writer_metric(&proc.w, 2, "Wait Count", RAW_UNIT_COUNT, RAW_AGG_SUM, 2), "metric");
+	check(raw_writer_metric(&proc.w, 2, "Wait Count", RAW_UNIT_COUNT, RAW_AGG_SUM, 2),
+	      "metric");
 	check(raw_writer_metric(&proc.w, 7, "Widgets", RAW_UNIT_COUNT, RAW_AGG_SUM, 3), "metric");
 	put_object(&proc, 9, 5, "pipe:[4242]");
 	out_close(&proc);
 
+	/*
+	 * CPU samples: in synth_burn, and (with OpenMP) in a parallel region, where thread A
+	 * works twice as long as B, which then spins in GOMP_barrier under the region.
+	 */
+#ifdef _OPENMP
+	synth_region();
+	omp_pc = sym("GOMP_barrier");
+#endif
+	a_region = omp_pc ? 40 : 0;
+	b_region = omp_pc ? 20 : 0;
+	b_spin = omp_pc ? 30 : 0;
 	printf("{\"pid\": %d, \"tids\": [%d, %d], \"child\": %d, \"exe\": \"%s\", "
-	       "\"interval_ns\": %lld, \"lock_offset\": 0, \"cond_offset\": %" PRIu64 ",\n"
+	       "\"interval_ns\": %lld, \"cond_offset\": %" PRIu64 ",\n"
 	       " \"threads\": {\"A\": {\"tid\": %d, \"start_ns\": 0, \"end_ns\": %lld, "
-	       "\"cpu_ns\": %lld, \"samples\": 400}, \"B\": {\"tid\": %d, \"start_ns\": %lld, "
+	       "\"cpu_ns\": %lld, \"samples\": %d}, \"B\": {\"tid\": %d, \"start_ns\": %lld, "
 	       "\"end_ns\": %lld, \"cpu_ns\": %lld, \"samples\": %d}},\n"
 	       " \"values\": {\"metric\": \"Widgets\", \"function\": \"synth_burn\", \"total\": 7, "
-	       "\"count\": 2},\n \"spin_ns\": %lld,\n \"waits\": [", pid, tid, tid + 1, child,
-	       mods[0].path, INTERVAL_NS, cond_off, tid, 1200 * MS, 400 * MS, tid + 1, 100 * MS,
-	       900 * MS, omp_pc ? 130 * MS : 100 * MS, omp_pc ? 130 : 100,
-	       omp_pc ? 30 * MS : 0ll);
+	       "\"count\": 2},\n \"spin_ns\": %lld,\n \"region\": %s%s%s, \"busy_ns\": {\"A\": %lld, "
+	       "\"B\": %lld},\n \"waits\": [",
+	       pid, tid, tid + 1, child, mods[0].path, INTERVAL_NS, cond_off, tid, 1200 * MS,
+	       (400 + a_region) * MS, 400 + a_region, tid + 1, 100 * MS, 900 * MS,
+	       (100 + b_region + b_spin) * MS, 100 + b_region + b_spin, b_spin * MS,
+	       omp_pc ? "\"" : "", omp_pc ? "synth_region._omp_fn.0" : "null", omp_pc ? "\"" : "",
+	       a_region * MS, b_region * MS);
 
-	/* Thread A: CPU in synth_burn, then its waits one after the other. */
+	/* Thread A: CPU in synth_burn and the region, then its waits one after the other. */
 	out_open(&ta, dir, pid, tid, false);
 	check(raw_writer_thread_start(&ta.w, (uint32_t)tid, 0, "synth-main"), "start");
 	put_burn_stack(&ta, 1, ra_main);
@@ -359,8 +401,14 @@ int main(int argc, char **argv)
 	put_stack(&ta, 5, sym("read"), synth_reader(), ra_main);
 	for (i = 0; i < 400; i++)
 		check(raw_writer_sample(&ta.w, (int64_t)(i + 1) * INTERVAL_NS, 1, 1), "sample");
-	check(raw_writer_value(&ta.w, 401 * MS, 1, 7, 3), "value");
-	check(raw_writer_value(&ta.w, 402 * MS, 1, 7, 4), "value");
+	if (a_region) {
+		put_region_stack(&ta, 6, 0, ra_main);
+		for (i = 0; i < a_region; i++)
+			check(raw_writer_sample(&ta.w, 400 * MS + (int64_t)i * 100000 + 1, 6, 1),
+			      "sample");
+	}
+	check(raw_writer_value(&ta.w, 405 * MS, 1, 7, 3), "value");
+	check(raw_writer_value(&ta.w, 406 * MS, 1, 7, 4), "value");
 	put_wait(&ta, 410 * MS, 2, 300 * MS, 7, 0);
 	plan("A", "synth_sleeper", "sleep", 0, NULL, 1, 300 * MS, false);
 	put_wait(&ta, 720 * MS, 3, 120 * MS, 1, lock);
@@ -371,7 +419,7 @@ int main(int argc, char **argv)
 	plan("A", "synth_cond_waiter", "cond", cond, NULL, 1, 200 * MS, false);
 	put_wait(&ta, 1060 * MS, 5, 50 * MS, 9, 5);
 	plan("A", "synth_reader", "read", 5, "pipe:[4242]", 1, 50 * MS, false);
-	check(raw_writer_thread_end(&ta.w, (uint32_t)tid, 1200 * MS, 400 * MS), "end");
+	check(raw_writer_thread_end(&ta.w, (uint32_t)tid, 1200 * MS, (400 + a_region) * MS), "end");
 	out_close(&ta);
 
 	/* Thread B: CPU, a join, a child, a wait whose stack was lost, spinning in libgomp. */
@@ -383,11 +431,13 @@ int main(int argc, char **argv)
 	for (i = 0; i < 100; i++)
 		check(raw_writer_sample(&tb.w, 100 * MS + (int64_t)(i + 1) * INTERVAL_NS, 1, 1),
 		      "sample");
-	if (omp_pc) {
-		put_stack(&tb, 6, omp_pc, synth_omp_region(), ra_main);
-		for (i = 0; i < 30; i++)
-			check(raw_writer_sample(&tb.w, 200 * MS + (int64_t)(i + 1) * INTERVAL_NS, 6,
-						1), "sample");
+	if (b_region) {
+		put_region_stack(&tb, 6, 0, ra_main);
+		put_region_stack(&tb, 7, omp_pc, ra_main);
+		for (i = 0; i < b_region + b_spin; i++)
+			check(raw_writer_sample(&tb.w, 200 * MS + (int64_t)(i + 1) * INTERVAL_NS,
+						i < b_region ? 6 : 7, 1),
+			      "sample");
 	}
 	put_wait(&tb, 240 * MS, 2, 250 * MS, 4, 0x1234);
 	plan("B", "synth_joiner", "join", 0x1234, NULL, 1, 250 * MS, false);
@@ -397,7 +447,8 @@ int main(int argc, char **argv)
 	put_wait(&tb, 600 * MS, 999, 10 * MS, 7, 0); /* stack 999 was never written */
 	plan("B", "[damaged stack]", "sleep", 0, NULL, 1, 10 * MS, false);
 	check(raw_writer_thread_end(&tb.w, (uint32_t)tid + 1, 900 * MS,
-				    omp_pc ? 130 * MS : 100 * MS), "end");
+				    (100 + b_region + b_spin) * MS),
+	      "end");
 	out_close(&tb);
 	printf("]}\n");
 
