@@ -23,13 +23,13 @@ static const struct option_spec specs[] = {
 	{ "view", "report", OPTION_VALUE, "NAME", "what to show (default: summary)",
 	  "preport -r r000hs -view bottom-up", report_views },
 	{ "group-by", NULL, OPTION_VALUE, "KEYS",
-	  "hotspots rows by function, module, source-line, thread, process, or several joined "
-	  "by commas; top-down, bottom-up, callstacks: thread, process, module as the tree's top "
-	  "levels",
+	  "hotspots rows by function, module, source-line, thread, process, wait-kind, "
+	  "sync-object, or several joined by commas; top-down, bottom-up, callstacks: thread, "
+	  "process, module, wait-kind, sync-object as the tree's top levels",
 	  "preport -r r000hs -view top-down -group-by thread", NULL },
 	{ "filter", NULL, OPTION_LIST, "KEY=VALUE",
-	  "keep samples by module, thread, process, function or language (python, native); "
-	  "KEY!=VALUE excludes",
+	  "keep samples by module, thread, process, function, language (python, native), "
+	  "wait-kind or sync-object; KEY!=VALUE excludes",
 	  "preport -r r000hs -view hotspots -filter module=libm.so.6", NULL },
 	{ "limit", NULL, OPTION_VALUE, "N", "show at most N rows (hotspots, stacks, functions)",
 	  NULL, NULL },
