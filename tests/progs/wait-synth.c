@@ -298,17 +298,35 @@ static uint64_t sym(const char *name)
 
 /* ---- the plan ------------------------------------------------------------------------------ */
 
+/* One wait record written, and what the finalizer must make of it. */
+struct planned {
+	const char *thread;   /* "A" or "B" */
+	int64_t start;        /* ns since the stream's origin */
+	uint64_t stack;       /* the stack id; one never written stands for a lost one */
+	const char *function; /* the call site: the function that called the blocking one */
+	uint32_t kind;        /* docs/raw-format.md's wait kind */
+	const char *kind_name;
+	uint64_t object;
+	const char *name; /* the object's name, NULL for none */
+	uint64_t count, ns;
+	bool summed; /* a WAIT_SUM of short waits */
+};
+
 static int nplan;
 
-/* One wait of the plan (a record written) as JSON. */
-static void plan(const char *thread, const char *function, const char *kind, uint64_t object,
-		 const char *name, uint64_t count, uint64_t ns, bool summed)
+/* Write the wait and print it, as JSON, into the plan's list. */
+static void put_planned(struct out *o, const struct planned *p)
 {
-	printf("%s\n    {\"thread\": \"%s\", \"function\": \"%s\", \"kind\": \"%s\", \"object\": "
-	       "%" PRIu64 ", \"name\": %s%s%s, \"count\": %" PRIu64 ", \"ns\": %" PRIu64
-	       ", \"summed\": %s}",
-	       nplan++ ? "," : "", thread, function, kind, object, name ? "\"" : "",
-	       name ? name : "null", name ? "\"" : "", count, ns, summed ? "true" : "false");
+	if (p->summed)
+		put_wait_sum(o, p->start, p->stack, p->kind, p->object, p->count, p->ns);
+	else
+		put_wait(o, p->start, p->stack, p->ns, p->kind, p->object);
+	printf("%s\n    {\"thread\": \"%s\", \"start_ns\": %" PRId64 ", \"function\": \"%s\", "
+	       "\"kind\": \"%s\", \"object\": %" PRIu64 ", \"name\": %s%s%s, \"count\": %" PRIu64
+	       ", \"ns\": %" PRIu64 ", \"summed\": %s}",
+	       nplan++ ? "," : "", p->thread, p->start, p->function, p->kind_name, p->object,
+	       p->name ? "\"" : "", p->name ? p->name : "null", p->name ? "\"" : "", p->count,
+	       p->ns, p->summed ? "true" : "false");
 }
 
 int main(int argc, char **argv)
@@ -322,6 +340,7 @@ int main(int argc, char **argv)
 	uint64_t lock = (uint64_t)(uintptr_t)&synth_lock;
 	uint64_t cond = (uint64_t)(uintptr_t)&synth_conds[1];
 	uint64_t cond_off = (uint64_t)((char *)&synth_conds[1] - (char *)&synth_conds[0]);
+	char cond_name[64];
 	uint64_t omp_pc = 0;
 	int a_region, b_region, b_spin;
 	FILE *m;
@@ -331,6 +350,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	dir = argv[1];
+	snprintf(cond_name, sizeof(cond_name), "synth_conds+0x%" PRIx64, cond_off);
 	dl_iterate_phdr(phdr_cb, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	origin_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
@@ -391,7 +411,27 @@ int main(int argc, char **argv)
 	       omp_pc ? "\"" : "", omp_pc ? "synth_region._omp_fn.0" : "null", omp_pc ? "\"" : "",
 	       a_region * MS, b_region * MS);
 
-	/* Thread A: CPU in synth_burn and the region, then its waits one after the other. */
+	/* The waits: thread A's one after the other, B's beside them. */
+	const struct planned waits_a[] = {
+		{ "A", 410 * MS, 2, "synth_sleeper", 7, "sleep", 0, NULL, 1, 300 * MS, false },
+		{ "A", 720 * MS, 3, "synth_locker", 1, "mutex", lock, "synth_lock", 1, 120 * MS,
+		  false },
+		{ "A", 845 * MS, 3, "synth_locker", 1, "mutex", lock, "synth_lock", 1000, 5 * MS,
+		  true },
+		{ "A", 850 * MS, 4, "synth_cond_waiter", 3, "cond", cond, cond_name, 1, 200 * MS,
+		  false },
+		{ "A", 1060 * MS, 5, "synth_reader", 9, "read", 5, "pipe:[4242]", 1, 50 * MS,
+		  false },
+	};
+	const struct planned waits_b[] = {
+		{ "B", 240 * MS, 2, "synth_joiner", 4, "join", 0x1234, NULL, 1, 250 * MS, false },
+		{ "B", 500 * MS, 3, "synth_child_waiter", 13, "child", (uint64_t)child,
+		  "wait-synth-child", 1, 80 * MS, false },
+		/* stack 999 was never written: its stack is lost */
+		{ "B", 600 * MS, 999, "[damaged stack]", 7, "sleep", 0, NULL, 1, 10 * MS, false },
+	};
+
+	/* Thread A: CPU in synth_burn and the region, then its waits. */
 	out_open(&ta, dir, pid, tid, false);
 	check(raw_writer_thread_start(&ta.w, (uint32_t)tid, 0, "synth-main"), "start");
 	put_burn_stack(&ta, 1, ra_main);
@@ -409,16 +449,8 @@ int main(int argc, char **argv)
 	}
 	check(raw_writer_value(&ta.w, 405 * MS, 1, 7, 3), "value");
 	check(raw_writer_value(&ta.w, 406 * MS, 1, 7, 4), "value");
-	put_wait(&ta, 410 * MS, 2, 300 * MS, 7, 0);
-	plan("A", "synth_sleeper", "sleep", 0, NULL, 1, 300 * MS, false);
-	put_wait(&ta, 720 * MS, 3, 120 * MS, 1, lock);
-	plan("A", "synth_locker", "mutex", lock, "synth_lock", 1, 120 * MS, false);
-	put_wait_sum(&ta, 845 * MS, 3, 1, lock, 1000, 5 * MS);
-	plan("A", "synth_locker", "mutex", lock, "synth_lock", 1000, 5 * MS, true);
-	put_wait(&ta, 850 * MS, 4, 200 * MS, 3, cond);
-	plan("A", "synth_cond_waiter", "cond", cond, NULL, 1, 200 * MS, false);
-	put_wait(&ta, 1060 * MS, 5, 50 * MS, 9, 5);
-	plan("A", "synth_reader", "read", 5, "pipe:[4242]", 1, 50 * MS, false);
+	for (i = 0; i < (int)(sizeof(waits_a) / sizeof(waits_a[0])); i++)
+		put_planned(&ta, &waits_a[i]);
 	check(raw_writer_thread_end(&ta.w, (uint32_t)tid, 1200 * MS, (400 + a_region) * MS), "end");
 	out_close(&ta);
 
@@ -439,13 +471,8 @@ int main(int argc, char **argv)
 						i < b_region ? 6 : 7, 1),
 			      "sample");
 	}
-	put_wait(&tb, 240 * MS, 2, 250 * MS, 4, 0x1234);
-	plan("B", "synth_joiner", "join", 0x1234, NULL, 1, 250 * MS, false);
-	put_wait(&tb, 500 * MS, 3, 80 * MS, 13, (uint64_t)child);
-	plan("B", "synth_child_waiter", "child", (uint64_t)child, "wait-synth-child", 1, 80 * MS,
-	     false);
-	put_wait(&tb, 600 * MS, 999, 10 * MS, 7, 0); /* stack 999 was never written */
-	plan("B", "[damaged stack]", "sleep", 0, NULL, 1, 10 * MS, false);
+	for (i = 0; i < (int)(sizeof(waits_b) / sizeof(waits_b[0])); i++)
+		put_planned(&tb, &waits_b[i]);
 	check(raw_writer_thread_end(&tb.w, (uint32_t)tid + 1, 900 * MS,
 				    (100 + b_region + b_spin) * MS),
 	      "end");
