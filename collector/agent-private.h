@@ -61,6 +61,8 @@ struct agent_config {
 	int rank;
 	int signo;
 	bool task_clock;	      /* -knob sampling-clock=task-clock */
+	bool waits;		      /* record waits (-collect threading) */
+	uint64_t wait_threshold_ns;   /* waits this long get their own stack */
 	pid_t launcher_pid;
 	mode_t file_mode;	      /* of the files we create: result_file_mode() */
 };

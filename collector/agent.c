@@ -160,6 +160,10 @@ static int config_read(struct agent_config *c)
 		c->rank = atoi(getenv(AGENT_ENV_RANK));
 	c->task_clock = getenv(AGENT_ENV_SAMPLING_CLOCK) &&
 			!strcmp(getenv(AGENT_ENV_SAMPLING_CLOCK), "task-clock");
+	if (!env_u64(AGENT_ENV_WAIT_THRESHOLD, &v)) {
+		c->waits = true;
+		c->wait_threshold_ns = v;
+	}
 	c->signo = SIGRTMAX - 7;
 	if (!env_u64(AGENT_ENV_SIGNAL, &v) && (int)v >= SIGRTMIN && (int)v <= SIGRTMAX)
 		c->signo = (int)v;
