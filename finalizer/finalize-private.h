@@ -98,11 +98,21 @@ struct value_rec {
 struct wait_rec {
 	int64_t time_ns;   /* stream time: when the wait began (WAIT_SUM: when written) */
 	uint64_t stack;    /* the stream's stack id */
-	uint32_t kind;     /* enum fin_wait_kind */
+	uint32_t kind;     /* enum raw_wait_kind */
 	bool summed;       /* a WAIT_SUM: count short waits, not one */
 	uint64_t object;   /* address, fd, pid or 0 (docs/raw-format.md) */
 	uint64_t count;    /* waits (1 for a WAIT) */
 	uint64_t total_ns; /* their duration */
+};
+
+/* RAW_REC_OMP_REGION: one instance of an OpenMP parallel region (the stream of the thread
+   that began it). */
+struct region_rec {
+	int64_t time_ns;      /* stream time: when it began */
+	uint64_t duration_ns; /* to the end of its implicit barrier */
+	uint64_t object;      /* the construct, as its openmp-barrier waits' object */
+	uint32_t threads;     /* in its team */
+	uint32_t context;     /* index into fin.contexts + 1, once fin_build_events() ran */
 };
 
 /* RAW_REC_OBJECT: the name of a sync object (any stream of the image). */
@@ -180,6 +190,8 @@ struct stream {
 	size_t nwaits, waits_cap;
 	struct object_rec *objects;
 	size_t nobjects, objects_cap;
+	struct region_rec *regions;
+	size_t nregions, regions_cap;
 	struct event_rec *events; /* in stream order (fin_build_events) */
 	size_t nevents, events_cap;
 	uint64_t events_bad_stack;  /* events whose stack was never defined: kept under
@@ -306,12 +318,12 @@ struct fin_metric_def {
  */
 struct context {
 	uint32_t image;
-	uint32_t kind; /* enum fin_wait_kind */
+	uint32_t kind; /* enum raw_wait_kind */
 	uint64_t object;
 	int64_t time_ns;  /* collection time of its first event: where its address is looked up */
 	const char *name; /* object_name, NULL when unknown; interned in fin.strings */
-	uint32_t module;  /* the module whose data holds the object, NO_MODULE if none */
-	uint64_t addr;    /* the object's module-relative address there */
+	uint32_t module;  /* the module whose data (or code) holds the object, NO_MODULE if none */
+	uint64_t addr;    /* the module-relative address of the object (code: of the call) */
 	int64_t db_id;    /* contexts.id once written */
 };
 
@@ -373,6 +385,7 @@ struct fin {
 	uint64_t bytes_total, bytes_skipped;
 	uint64_t streams_bad;
 	uint64_t waits_total, waits_short, wait_ns; /* of every thread (saturating) */
+	uint64_t regions;                           /* OpenMP region instances recorded */
 	uint64_t spin_samples;
 	double t_load, t_resolve, t_tree, t_write;
 };
@@ -442,9 +455,10 @@ int64_t fin_context_get(struct fin *f, uint32_t image, uint32_t kind, uint64_t o
 int fin_name_contexts(struct fin *f);
 
 /*
- * waits.c: the decoder of records 48-63. wait_take() keeps a WAIT, WAIT_SUM or OBJECT
- * record of s (a malformed one is counted in s->stats.records_malformed); 0 or -ENOMEM.
- * waits_to_events() turns s->waits into Wait Time and Wait Count events.
+ * waits.c: the decoder of records 48-63. wait_take() keeps a WAIT, WAIT_SUM, OBJECT or
+ * OMP_REGION record of s (a malformed one is counted in s->records_malformed); 0 or
+ * -ENOMEM. waits_to_events() turns s->waits into Wait Time and Wait Count events and gives
+ * each region its context.
  */
 int wait_take(struct stream *s, const struct raw_record *rec);
 int waits_to_events(struct fin *f, struct stream *s);
@@ -452,8 +466,14 @@ int waits_to_events(struct fin *f, struct stream *s);
 const char *wait_kind_name(uint32_t kind);
 /* The object_type of kind's objects ("mutex", "fd", "pid"), NULL when it has none (sleep). */
 const char *wait_object_type(uint32_t kind);
-/* True when kind's object is an address in the process (a sync object in memory). */
-bool wait_object_is_address(uint32_t kind);
+/* What kind's object is, which says how it is named. */
+enum wait_object {
+	WAIT_OBJECT_NONE,   /* no object (sleep), or one not told apart (the GIL) */
+	WAIT_OBJECT_DATA,   /* an address in memory: a global variable's in a module's data */
+	WAIT_OBJECT_CODE,   /* a return address into the program: an OpenMP construct */
+	WAIT_OBJECT_NUMBER, /* an fd, a pid, a pthread_t */
+};
+enum wait_object wait_object_what(uint32_t kind);
 
 /*
  * spin.c: true when a CPU sample at tree node spins in an OpenMP runtime's wait code (the

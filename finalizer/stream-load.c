@@ -419,7 +419,7 @@ int stream_load(struct stream *s)
 	if (s->records_malformed) {
 		s->stats.records_malformed += s->records_malformed;
 		if (!s->stats.first_problem[0])
-			stream_problem(s, false, "%llu malformed wait records skipped",
+			stream_problem(s, false, "%llu malformed records skipped",
 				       (unsigned long long)s->records_malformed);
 	}
 	return ret ? ret : keep_orphans(s);
@@ -454,6 +454,7 @@ void stream_drop_records(struct stream *s)
 	free(s->notes);
 	free(s->waits);
 	free(s->objects);
+	free(s->regions);
 	free(s->events);
 	free(s->process.exe);
 	free(s->process.command_line);
@@ -471,6 +472,7 @@ void stream_drop_records(struct stream *s)
 	s->notes = NULL;
 	s->waits = NULL;
 	s->objects = NULL;
+	s->regions = NULL;
 	s->events = NULL;
 	s->py_frame_ids = NULL;
 	s->nmods = s->mods_cap = s->ntevents = s->tevents_cap = 0;
@@ -479,6 +481,7 @@ void stream_drop_records(struct stream *s)
 	s->nmetrics = s->metrics_cap = s->nvalues = s->values_cap = 0;
 	s->nnotes = s->notes_cap = 0;
 	s->nwaits = s->waits_cap = s->nobjects = s->objects_cap = 0;
+	s->nregions = s->regions_cap = 0;
 	s->nevents = s->events_cap = 0;
 	s->samples_bad_stack = s->events_bad_stack = 0;
 	s->weight_total = 0;

@@ -629,8 +629,9 @@ static int object_order(const struct model_context *a, const struct model_contex
 
 	if ((d = strcmp(or_empty(a->object_type), or_empty(b->object_type))))
 		return d;
-	if (!a->object_type && (d = strcmp(or_empty(a->wait_kind), or_empty(b->wait_kind))))
-		return d;
+	/* Without a type, the wait has no object told apart: one per kind ([sleep], [gil]). */
+	if (!a->object_type)
+		return strcmp(or_empty(a->wait_kind), or_empty(b->wait_kind));
 	if (a->object != b->object)
 		return a->object < b->object ? -1 : 1;
 	return strcmp(or_empty(a->object_name), or_empty(b->object_name));
@@ -1069,6 +1070,11 @@ out:
 	if (rc)
 		model_free(m);
 	return rc;
+}
+
+int model_context_of_id(const struct model *m, int64_t id)
+{
+	return m->ids ? context_index(&m->ids->contexts, id) : -1;
 }
 
 bool model_has_samples(struct model *m)

@@ -217,6 +217,8 @@ int model_find_metric(const struct model *m, const char *name);
  * "[sleep]") in buf; -1 (no context) is "[no wait]".
  */
 const char *model_sync_object_label(const struct model *m, int i, char *buf, size_t size);
+/* The index into contexts of a contexts.id (of another table's row), -1 for none. */
+int model_context_of_id(const struct model *m, int64_t id);
 /* The name of wait kind i; -1 (no context) is "[no wait]". */
 const char *model_wait_kind_label(const struct model *m, int i);
 

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sqlite3.h>
+
 #include "report/summary-private.h"
 
 #define TOP_WAITING     5  /* call sites and objects */
@@ -326,6 +328,92 @@ static void region_rows(struct summary *s, const struct region *g)
 	}
 }
 
+/*
+ * The regions the agent recorded (table openmp_regions): per construct, its instances and
+ * time, and per thread of its team the time it waited in the region's implicit barrier
+ * (the Wait Time of the construct's openmp-barrier context): its wait for the slowest.
+ * Busy is the region's time less that wait. Returns 1 when the result has regions.
+ */
+static int recorded_regions(struct summary *s)
+{
+	const struct model *m = &s->r->m;
+	int wait = model_find_metric(m, "Wait Time"), count = model_find_metric(m, "Wait Count");
+	int64_t *waited = calloc(m->nthreads + 1, sizeof(int64_t));
+	bool *in = calloc(m->nthreads + 1, sizeof(bool));
+	sqlite3_stmt *st = NULL;
+	int shown = 0, rc = 0;
+	size_t i;
+
+	if (!waited || !in) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if (wait < 0 ||
+	    sqlite3_prepare_v2(
+		    m->db,
+		    "SELECT context_id, count(*), sum(duration_ns), "
+		    "max(threads) FROM openmp_regions GROUP BY context_id ORDER BY 3 DESC",
+		    -1, &st, NULL) != SQLITE_OK)
+		goto out; /* an older result: no such table */
+	while (shown < MAX_REGIONS && sqlite3_step(st) == SQLITE_ROW) {
+		int c = model_context_of_id(m, sqlite3_column_int64(st, 0));
+		int64_t n = sqlite3_column_int64(st, 1), d = sqlite3_column_int64(st, 2);
+		int64_t max = 0, sum = 0, nt = 0;
+		char section[640], label[512], metric[640];
+
+		if (c < 0 || d <= 0)
+			continue;
+		memset(waited, 0, (m->nthreads + 1) * sizeof(int64_t));
+		memset(in, 0, (m->nthreads + 1) * sizeof(bool));
+		for (i = 0; i < m->nsamples; i++) {
+			const struct model_sample *smp = &m->samples[i];
+
+			if (smp->context != c || smp->thread < 0)
+				continue;
+			if (smp->metric == wait)
+				waited[smp->thread] += smp->value;
+			if (smp->metric == wait || smp->metric == count)
+				in[smp->thread] = true;
+		}
+		for (i = 0; i < m->nthreads; i++)
+			if (in[i]) {
+				int64_t busy = d > waited[i] ? d - waited[i] : 0;
+
+				nt++;
+				sum += busy;
+				if (busy > max)
+					max = busy;
+			}
+		snprintf(section, sizeof(section), "OpenMP Region %s",
+			 model_sync_object_label(m, m->contexts[c].sync_object, label,
+						 sizeof(label)));
+		summary_row_int(s, section, "Instances", n, NULL);
+		summary_row_int(s, section, "Threads", sqlite3_column_int64(st, 3), NULL);
+		summary_row_time(s, section, "Region Time", d);
+		if (nt && max > 0) {
+			snprintf(metric, sizeof(metric), "%.1f",
+				 100.0 * (double)(max - sum / nt) / (double)max);
+			summary_row_add(s, section, "Imbalance", metric, "%");
+		}
+		for (i = 0; i < m->nthreads; i++) {
+			if (!in[i])
+				continue;
+			thread_label(m, (int)i, label, sizeof(label));
+			snprintf(metric, sizeof(metric), "%s Busy Time", label);
+			row_share(s, section, metric, d > waited[i] ? d - waited[i] : 0, d);
+			snprintf(metric, sizeof(metric), "%s Waiting at the Barrier", label);
+			row_share(s, section, metric, waited[i], d);
+		}
+		shown++;
+	}
+	rc = shown > 0;
+out:
+	sqlite3_finalize(st);
+	free(waited);
+	free(in);
+	return rc;
+}
+
 int summary_openmp(struct summary *s)
 {
 	struct report *r = s->r;
@@ -338,6 +426,11 @@ int summary_openmp(struct summary *s)
 
 	if (!is_region || !slot) {
 		rc = -ENOMEM;
+		goto out;
+	}
+	/* Regions the agent measured win over those estimated from the CPU samples. */
+	if ((rc = recorded_regions(s)) != 0) {
+		rc = rc < 0 ? rc : 0;
 		goto out;
 	}
 	for (i = 0; i < r->m.nfunctions; i++) {

@@ -20,7 +20,7 @@
 #include "common/result-dir.h"
 
 /*
- * Usage: wait-synth DIR
+ * Usage: wait-synth DIR [--omp-records]
  *
  * Writes DIR/raw and DIR/meta as the agent of a threading collection would: a process of two
  * threads whose waits (sleep, mutex, short mutex waits, condition, pipe read, join, child,
@@ -30,7 +30,8 @@
  * and of the libraries it runs with, so pfinalize names them. Prints the plan as JSON (one
  * object) on stdout: the known answers the test checks against.
  *
- * The record layouts of WAIT (48), WAIT_SUM (49) and OBJECT (50) are docs/raw-format.md's.
+ * With --omp-records, the OpenMP region is also recorded as the agent records it with
+ * OMPT: an OMP_REGION record and each thread's wait in its implicit barrier.
  */
 
 #define INTERVAL_NS 1000000ll /* 1 ms */
@@ -67,8 +68,13 @@ CALL_SITE(synth_burn)
 /* A return address inside the function gcc outlines the region into: synth_region._omp_fn.0. */
 static uint64_t region_ra;
 
+static uint64_t construct_ra; /* the construct: a return address in synth_region */
+static int construct_line;
+
 static __attribute__((noinline)) void synth_region(void)
 {
+	construct_line = __LINE__ + 1;
+	construct_ra = here();
 #pragma omp parallel num_threads(1)
 	region_ra = here();
 }
@@ -179,46 +185,6 @@ static void out_close(struct out *o)
 	close(o->fd);
 }
 
-static void put_wait(struct out *o, int64_t t, uint64_t stack, uint64_t dur, uint32_t kind,
-		     uint64_t object)
-{
-	uint8_t buf[64];
-	struct raw_enc e = { buf, buf + sizeof(buf), false };
-
-	raw_enc_svarint(&e, t);
-	raw_enc_varint(&e, stack);
-	raw_enc_varint(&e, dur);
-	raw_enc_varint(&e, kind);
-	raw_enc_varint(&e, object);
-	check(raw_writer_record(&o->w, RAW_REC_WAIT_FIRST, buf, (size_t)(e.p - buf)), "wait");
-}
-
-static void put_wait_sum(struct out *o, int64_t t, uint64_t stack, uint32_t kind, uint64_t object,
-			 uint64_t count, uint64_t total)
-{
-	uint8_t buf[64];
-	struct raw_enc e = { buf, buf + sizeof(buf), false };
-
-	raw_enc_svarint(&e, t);
-	raw_enc_varint(&e, stack);
-	raw_enc_varint(&e, kind);
-	raw_enc_varint(&e, object);
-	raw_enc_varint(&e, count);
-	raw_enc_varint(&e, total);
-	check(raw_writer_record(&o->w, RAW_REC_WAIT_FIRST + 1, buf, (size_t)(e.p - buf)), "sum");
-}
-
-static void put_object(struct out *o, uint32_t kind, uint64_t object, const char *name)
-{
-	uint8_t buf[256];
-	struct raw_enc e = { buf, buf + sizeof(buf), false };
-
-	raw_enc_varint(&e, kind);
-	raw_enc_varint(&e, object);
-	raw_enc_string(&e, name);
-	check(raw_writer_record(&o->w, RAW_REC_WAIT_FIRST + 2, buf, (size_t)(e.p - buf)), "object");
-}
-
 static void put_modules(struct out *o)
 {
 	int i;
@@ -318,9 +284,12 @@ static int nplan;
 static void put_planned(struct out *o, const struct planned *p)
 {
 	if (p->summed)
-		put_wait_sum(o, p->start, p->stack, p->kind, p->object, p->count, p->ns);
+		check(raw_writer_wait_sum(&o->w, p->start, p->stack, p->kind, p->object, p->count,
+					  p->ns),
+		      "wait sum");
 	else
-		put_wait(o, p->start, p->stack, p->ns, p->kind, p->object);
+		check(raw_writer_wait(&o->w, p->start, p->stack, p->ns, p->kind, p->object),
+		      "wait");
 	printf("%s\n    {\"thread\": \"%s\", \"start_ns\": %" PRId64 ", \"function\": \"%s\", "
 	       "\"kind\": \"%s\", \"object\": %" PRIu64 ", \"name\": %s%s%s, \"count\": %" PRIu64
 	       ", \"ns\": %" PRIu64 ", \"summed\": %s}",
@@ -343,12 +312,15 @@ int main(int argc, char **argv)
 	char cond_name[64];
 	uint64_t omp_pc = 0;
 	int a_region, b_region, b_spin;
+	bool omp_records;
+	char construct[128];
 	FILE *m;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: wait-synth DIR\n");
+	if (argc < 2 || argc > 3 || (argc == 3 && strcmp(argv[2], "--omp-records"))) {
+		fprintf(stderr, "usage: wait-synth DIR [--omp-records]\n");
 		return 2;
 	}
+	omp_records = argc == 3;
 	dir = argv[1];
 	snprintf(cond_name, sizeof(cond_name), "synth_conds+0x%" PRIx64, cond_off);
 	dl_iterate_phdr(phdr_cb, NULL);
@@ -383,7 +355,7 @@ int main(int argc, char **argv)
 	check(raw_writer_metric(&proc.w, 2, "Wait Count", RAW_UNIT_COUNT, RAW_AGG_SUM, 2),
 	      "metric");
 	check(raw_writer_metric(&proc.w, 7, "Widgets", RAW_UNIT_COUNT, RAW_AGG_SUM, 3), "metric");
-	put_object(&proc, 9, 5, "pipe:[4242]");
+	check(raw_writer_object(&proc.w, RAW_WAIT_READ, 5, "pipe:[4242]"), "object");
 	out_close(&proc);
 
 	/*
@@ -394,6 +366,10 @@ int main(int argc, char **argv)
 	synth_region();
 	omp_pc = sym("GOMP_barrier");
 #endif
+	construct[0] = '\0';
+	if (omp_pc && omp_records)
+		snprintf(construct, sizeof(construct), "synth_region at wait-synth.c:%d",
+			 construct_line);
 	a_region = omp_pc ? 40 : 0;
 	b_region = omp_pc ? 20 : 0;
 	b_spin = omp_pc ? 30 : 0;
@@ -404,12 +380,13 @@ int main(int argc, char **argv)
 	       "\"end_ns\": %lld, \"cpu_ns\": %lld, \"samples\": %d}},\n"
 	       " \"values\": {\"metric\": \"Widgets\", \"function\": \"synth_burn\", \"total\": 7, "
 	       "\"count\": 2},\n \"spin_ns\": %lld,\n \"region\": %s%s%s, \"busy_ns\": {\"A\": %lld, "
-	       "\"B\": %lld},\n \"waits\": [",
+	       "\"B\": %lld},\n \"construct\": %s%s%s,\n \"waits\": [",
 	       pid, tid, tid + 1, child, mods[0].path, INTERVAL_NS, cond_off, tid, 1200 * MS,
 	       (400 + a_region) * MS, 400 + a_region, tid + 1, 100 * MS, 900 * MS,
 	       (100 + b_region + b_spin) * MS, 100 + b_region + b_spin, b_spin * MS,
 	       omp_pc ? "\"" : "", omp_pc ? "synth_region._omp_fn.0" : "null", omp_pc ? "\"" : "",
-	       a_region * MS, b_region * MS);
+	       a_region * MS, b_region * MS, construct[0] ? "\"" : "",
+	       construct[0] ? construct : "null", construct[0] ? "\"" : "");
 
 	/* The waits: thread A's one after the other, B's beside them. */
 	const struct planned waits_a[] = {
@@ -422,6 +399,17 @@ int main(int argc, char **argv)
 		  false },
 		{ "A", 1060 * MS, 5, "synth_reader", 9, "read", 5, "pipe:[4242]", 1, 50 * MS,
 		  false },
+	};
+	/*
+	 * With --omp-records, the region as OMPT tells it: one instance of 40 ms begun by A,
+	 * which arrives last at its implicit barrier (a wait under the threshold), while B,
+	 * done after 20 ms of work, waits there 20 ms.
+	 */
+	const struct planned waits_omp[] = {
+		{ "A", 440 * MS, 7, "synth_region._omp_fn.0", RAW_WAIT_OMP_BARRIER,
+		  "openmp-barrier", construct_ra, construct, 1, 0, true },
+		{ "B", 220 * MS, 6, "synth_region._omp_fn.0", RAW_WAIT_OMP_BARRIER,
+		  "openmp-barrier", construct_ra, construct, 1, 20 * MS, false },
 	};
 	const struct planned waits_b[] = {
 		{ "B", 240 * MS, 2, "synth_joiner", 4, "join", 0x1234, NULL, 1, 250 * MS, false },
@@ -451,6 +439,11 @@ int main(int argc, char **argv)
 	check(raw_writer_value(&ta.w, 406 * MS, 1, 7, 4), "value");
 	for (i = 0; i < (int)(sizeof(waits_a) / sizeof(waits_a[0])); i++)
 		put_planned(&ta, &waits_a[i]);
+	if (construct[0]) {
+		put_region_stack(&ta, 7, omp_pc, ra_main);
+		check(raw_writer_omp_region(&ta.w, 400 * MS, 40 * MS, construct_ra, 2), "region");
+		put_planned(&ta, &waits_omp[0]);
+	}
 	check(raw_writer_thread_end(&ta.w, (uint32_t)tid, 1200 * MS, (400 + a_region) * MS), "end");
 	out_close(&ta);
 
@@ -471,6 +464,8 @@ int main(int argc, char **argv)
 						i < b_region ? 6 : 7, 1),
 			      "sample");
 	}
+	if (construct[0])
+		put_planned(&tb, &waits_omp[1]);
 	for (i = 0; i < (int)(sizeof(waits_b) / sizeof(waits_b[0])); i++)
 		put_planned(&tb, &waits_b[i]);
 	check(raw_writer_thread_end(&tb.w, (uint32_t)tid + 1, 900 * MS,
