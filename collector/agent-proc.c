@@ -112,6 +112,13 @@ int agent_proc_open(void)
 	/* Samples carry CPU time implicitly (weight x interval_ns); later metrics add values. */
 	raw_writer_metric(&p->w, RAW_METRIC_CPU_TIME, RAW_METRIC_CPU_TIME_NAME, RAW_UNIT_NS,
 			  RAW_AGG_SUM, RAW_METRIC_KIND_CPU_SAMPLE);
+	/* The threads' WAIT and WAIT_SUM records carry these (agent-wait.c). */
+	if (agent.cfg.waits) {
+		raw_writer_metric(&p->w, RAW_METRIC_WAIT_TIME, RAW_METRIC_WAIT_TIME_NAME,
+				  RAW_UNIT_NS, RAW_AGG_SUM, RAW_METRIC_KIND_WAIT);
+		raw_writer_metric(&p->w, RAW_METRIC_WAIT_COUNT, RAW_METRIC_WAIT_COUNT_NAME,
+				  RAW_UNIT_COUNT, RAW_AGG_SUM, RAW_METRIC_KIND_WAIT);
+	}
 	raw_writer_flush(&p->w);
 	agent_account_bytes(&p->accounted, p->w.bytes_written);
 	agent_restore_mask(&old);

@@ -169,6 +169,7 @@ int agent_thread_open_stream(struct agent_thread *t)
 	raw_writer_thread_start(&t->w, (uint32_t)t->tid, raw_header_now(&t->hdr), name);
 	raw_writer_flush(&t->w);
 	agent_account(t);
+	agent_wait_thread_begin(t);
 	atomic_store(&t->busy, 0);
 	atomic_store(&t->state, AGENT_THREAD_LIVE);
 	return 0;
@@ -360,9 +361,12 @@ void agent_thread_write_failed(struct agent_thread *t, uint64_t weight)
 	raw_writer_flush(&t->w);
 }
 
-/* The stream's last records: lost counts, Python notes, THREAD_END; the chunk closed. */
+/* The stream's last records: short waits, lost counts, Python notes, THREAD_END; the chunk
+   closed. */
 static void stream_finish(struct agent_thread *t)
 {
+	/* The short waits may be many records: before the reserve is all that is left. */
+	agent_wait_thread_finish(t);
 	raw_writer_finishing(&t->w);
 	agent_thread_write_lost(t);
 	agent_python_thread_finish(t);
@@ -422,6 +426,7 @@ void agent_thread_end(struct agent_thread *t, bool own)
 	t->ips = NULL;
 	stack_table_release(&t->stacks);
 	agent_python_thread_free(t);
+	agent_wait_thread_free(t);
 	agent_self = NULL;
 	atomic_store(&t->busy, 0);
 	atomic_store(&t->state, AGENT_THREAD_FREE);

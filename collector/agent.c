@@ -254,12 +254,14 @@ static void fork_child(void)
 		t->ips = NULL;
 		stack_table_release(&t->stacks);
 		agent_python_thread_free(t);
+		agent_wait_thread_free(t);
 		atomic_store(&t->busy, 0);
 		atomic_store(&t->state, AGENT_THREAD_FREE);
 	}
 	agent_proc_drop();
 	if (!agent.cfg.follow_child) {
 		agent.active = false;
+		agent_wait_stop();
 		atomic_store(&agent.stopped, 1);
 		return;
 	}
@@ -334,6 +336,8 @@ __attribute__((constructor)) static void agent_init(void)
 	sigemptyset(&mask);
 	sigaddset(&mask, agent.cfg.signo);
 	agent_real.pthread_sigmask(SIG_UNBLOCK, &mask, NULL);
+	/* Waits are recorded from here on, when asked for: the streams exist. */
+	agent_wait_init();
 	if (t)
 		agent_thread_arm(t);
 }
@@ -345,6 +349,7 @@ static void agent_shutdown(void)
 
 	if (!agent.active || agent_in_vfork_child())
 		return;
+	agent_wait_stop();
 	atomic_store(&agent.stopped, 1);
 	n = atomic_load(&agent.nthreads);
 	for (i = 0; i < n; i++) {
