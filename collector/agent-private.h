@@ -209,8 +209,22 @@ extern __thread int agent_in_dl AGENT_TLS;
 extern __thread int agent_in_unwind AGENT_TLS;
 /* Our sampling signals this thread took: a call they interrupted is resumed (agent-wait.c). */
 extern __thread unsigned agent_sig_count AGENT_TLS;
-/* Set while the agent records a wait: what it calls meanwhile is not one. */
-extern __thread int agent_in_wait AGENT_TLS;
+/*
+ * Set while the agent's own code runs in this thread (recording a wait, a sample, writing
+ * the process stream or the log...): what it calls meanwhile is no wait of the program's.
+ * Calls from the agent's code are told by their return address too, but not when a
+ * sanitizer's interceptor stands between (a sanitizer build), so the agent's entry points
+ * mark themselves with AGENT_BUSY.
+ */
+extern __thread int agent_in_agent AGENT_TLS;
+static inline void agent_busy_end(int *unused)
+{
+	(void)unused;
+	agent_in_agent--;
+}
+#define AGENT_BUSY                                                                         \
+	int agent_busy_ __attribute__((cleanup(agent_busy_end), unused)) = agent_in_agent++
+
 /* The value our timers carry in si_value; the same in every image, so a signal of ours
  * still pending across exec is recognised as ours. */
 #define AGENT_COOKIE ((void *)(uintptr_t)0x50434f4c4c4543ull)
@@ -379,7 +393,7 @@ static inline bool agent_wait_enter(struct agent_wait_call *c, uintptr_t site, u
 {
 	struct timespec ts;
 
-	if (!agent_waits_on || !agent_self || !agent_self->wait || agent_in_wait ||
+	if (!agent_waits_on || !agent_self || !agent_self->wait || agent_in_agent ||
 	    agent_in_unwind || (site >= agent_text_lo && site < agent_text_hi))
 		return false;
 	c->site = site;

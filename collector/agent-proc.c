@@ -79,6 +79,7 @@ static void write_process(struct agent_proc *p)
 
 int agent_proc_open(void)
 {
+	AGENT_BUSY;
 	struct agent_proc *p = &agent.proc;
 	char path[PATH_MAX], gen[16];
 	sigset_t old;
@@ -150,6 +151,7 @@ void agent_proc_end(const sigset_t *old)
 
 void agent_proc_note(pid_t tid, uint32_t kind, const char *detail)
 {
+	AGENT_BUSY;
 	struct raw_writer *w;
 	sigset_t old;
 
@@ -181,6 +183,7 @@ static bool lock_briefly(void)
 /* The last chunk closed, the file cut to its length; the window let go of when unmap. */
 static void proc_finish(bool unmap)
 {
+	AGENT_BUSY;
 	struct agent_proc *p = &agent.proc;
 	sigset_t old;
 

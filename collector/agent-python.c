@@ -75,6 +75,7 @@ void agent_python_thread_finish(struct agent_thread *t)
 
 void agent_python_module(const char *path, uint64_t base)
 {
+	AGENT_BUSY;
 	int r;
 
 	if (pyagent_active())

@@ -133,6 +133,7 @@ static void write_failed(struct agent_thread *t, uint64_t weight)
 
 static void sample(struct agent_thread *t, uint64_t weight, void *uc)
 {
+	AGENT_BUSY;
 	int expected = 0;
 	uint32_t n, flags;
 	uint64_t id;

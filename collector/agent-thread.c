@@ -77,6 +77,7 @@ struct agent_thread *agent_thread_find_tid(pid_t tid)
 /* A free slot, marked ENDED (reserved) until its stream is open. */
 static struct agent_thread *slot_take(void)
 {
+	AGENT_BUSY;
 	struct agent_thread *t = NULL;
 	size_t i, n;
 
@@ -132,6 +133,7 @@ static void thread_name(pid_t tid, bool self, char *name, size_t size)
 
 int agent_thread_open_stream(struct agent_thread *t)
 {
+	AGENT_BUSY;
 	char path[PATH_MAX], gen[16], name[32], why[160];
 	int ret;
 
@@ -183,6 +185,7 @@ void agent_thread_drop_stream(struct agent_thread *t)
 
 struct agent_thread *agent_thread_begin(pid_t tid, bool external)
 {
+	AGENT_BUSY;
 	struct agent_thread *t;
 
 	if (!agent.active)
@@ -401,6 +404,7 @@ static void stream_report_stop(struct agent_thread *t)
  */
 void agent_thread_end(struct agent_thread *t, bool own)
 {
+	AGENT_BUSY;
 	int expected = AGENT_THREAD_LIVE;
 	sigset_t old;
 
@@ -447,6 +451,7 @@ void agent_thread_key_destructor(void *p)
  */
 void agent_threads_adopt_existing(void)
 {
+	AGENT_BUSY;
 	pid_t self = agent_gettid();
 	struct dirent *e;
 	DIR *d = opendir("/proc/self/task");
@@ -509,6 +514,7 @@ AGENT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 
 AGENT_EXPORT int pthread_setname_np(pthread_t thread, const char *name)
 {
+	AGENT_BUSY;
 	struct agent_thread *target = NULL;
 	struct raw_writer *w;
 	sigset_t old;
@@ -550,6 +556,7 @@ AGENT_EXPORT int pthread_setname_np(pthread_t thread, const char *name)
  */
 void agent_thread_suspend(struct agent_thread *t)
 {
+	AGENT_BUSY;
 	t->suspended = false;
 	if (atomic_load(&t->state) != AGENT_THREAD_LIVE)
 		return;
@@ -563,6 +570,7 @@ void agent_thread_suspend(struct agent_thread *t)
 
 void agent_thread_resume(struct agent_thread *t)
 {
+	AGENT_BUSY;
 	char name[32];
 
 	if (!t->suspended)

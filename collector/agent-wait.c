@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "collector/agent-private.h"
+#include "collector/preload.h"
 #include "common/hash.h"
 
 /*
@@ -31,7 +32,7 @@
  * thread waits, at the thread's end and before exec.
  *
  * Nothing is recorded for the agent's own calls (their return address is in the agent's
- * code, or agent_in_wait / agent_in_unwind is set while it records or unwinds), before the
+ * code, or agent_in_agent / agent_in_unwind is set while it records or unwinds), before the
  * agent is active, in a vfork child (which shares the parent's memory), or once sampling
  * has stopped.
  */
@@ -39,7 +40,7 @@
 bool agent_waits_on;
 uintptr_t agent_text_lo, agent_text_hi;
 __thread unsigned agent_sig_count AGENT_TLS;
-__thread int agent_in_wait AGENT_TLS;
+__thread int agent_in_agent AGENT_TLS;
 
 static uint64_t now_ns(void)
 {
@@ -49,11 +50,21 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * A sanitizer runtime's interceptors stand between the program and us: their frames on top of
+ * a wait's stack are left out like ours, so the stack begins at the program's call.
+ */
+#define SANITIZER_RANGES 4
+static struct {
+	uintptr_t lo, hi;
+} sanitizer[SANITIZER_RANGES];
+static unsigned nsanitizer;
+
 /* The executable segments of the object that holds this function: the agent's code. */
 static int text_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
 	uintptr_t self = (uintptr_t)(void *)agent_wait_init, lo = UINTPTR_MAX, hi = 0;
-	bool ours = false;
+	bool ours = false, san = info->dlpi_name && preload_is_sanitizer(info->dlpi_name);
 	int i;
 
 	(void)size;
@@ -71,11 +82,15 @@ static int text_cb(struct dl_phdr_info *info, size_t size, void *data)
 		if (self >= start && self < start + ph->p_memsz)
 			ours = true;
 	}
-	if (!ours)
-		return 0;
-	agent_text_lo = lo;
-	agent_text_hi = hi;
-	return 1;
+	if (san && lo < hi && nsanitizer < SANITIZER_RANGES) {
+		sanitizer[nsanitizer].lo = lo;
+		sanitizer[nsanitizer++].hi = hi;
+	}
+	if (ours) {
+		agent_text_lo = lo;
+		agent_text_hi = hi;
+	}
+	return 0;
 }
 
 void agent_wait_init(void)
@@ -131,13 +146,21 @@ static void give(_Atomic int *flag)
 
 static bool in_agent(uintptr_t ip)
 {
-	return ip >= agent_text_lo && ip < agent_text_hi;
+	unsigned i;
+
+	if (ip >= agent_text_lo && ip < agent_text_hi)
+		return true;
+	for (i = 0; i < nsanitizer; i++)
+		if (ip >= sanitizer[i].lo && ip < sanitizer[i].hi)
+			return true;
+	return false;
 }
 
 /*
- * The calling thread's stack into t->ips, innermost first, without the agent's frames on top
- * (keep_last: but the last of them, a frame of ours the program's code runs under: OpenMP's
- * outlined functions, called by our trampoline). pc, when not 0, goes first (exact).
+ * The calling thread's stack into t->ips, innermost first, without the agent's frames (and a
+ * sanitizer's interceptors) on top (keep_last: but the last of them, a frame of ours the program's
+ * code runs under: OpenMP's outlined functions, called by our trampoline). pc, when not 0, goes
+ * first (exact).
  */
 static uint32_t unwind_here(struct agent_thread *t, uintptr_t pc, bool keep_last, uint32_t *flags)
 {
@@ -219,12 +242,12 @@ uint64_t agent_wait_stack_here(struct agent_thread *t, uintptr_t pc)
 	uint64_t id = 0;
 	sigset_t old;
 
-	agent_in_wait++;
+	agent_in_agent++;
 	if (writer_take(t, &old)) {
 		id = stack_id_here(t, pc, true, false);
 		writer_give(t, &old);
 	}
-	agent_in_wait--;
+	agent_in_agent--;
 	return id;
 }
 
@@ -425,10 +448,10 @@ static void record_short(struct agent_thread *t, const struct agent_wait_call *c
 				goto out;
 		}
 	}
-	agent_in_wait++;
+	agent_in_agent++;
 	if (!writer_take(t, &old)) {
 		wt->lost += !known;
-		agent_in_wait--;
+		agent_in_agent--;
 		goto out;
 	}
 	if (python) {
@@ -441,7 +464,7 @@ static void record_short(struct agent_thread *t, const struct agent_wait_call *c
 	if (end - wt->last_flush_ns >= AGENT_WAIT_FLUSH_NS)
 		sites_write(t, end, false);
 	writer_give(t, &old);
-	agent_in_wait--;
+	agent_in_agent--;
 out:
 	give(&wt->lock);
 }
@@ -469,10 +492,10 @@ static void record_long(struct agent_thread *t, uint64_t start, uint64_t end, ui
 	bool python;
 	sigset_t old;
 
-	agent_in_wait++;
+	agent_in_agent++;
 	if (!writer_take(t, &old)) {
 		t->wait->lost++;
-		agent_in_wait--;
+		agent_in_agent--;
 		return;
 	}
 	python = atomic_load_explicit(&t->py, memory_order_relaxed) && pyagent_active() &&
@@ -484,7 +507,7 @@ static void record_long(struct agent_thread *t, uint64_t start, uint64_t end, ui
 		give(&t->wait->lock);
 	}
 	writer_give(t, &old);
-	agent_in_wait--;
+	agent_in_agent--;
 }
 
 /* Whether this thread may record now: recording, and not a vfork child's borrowed state. */
@@ -552,10 +575,10 @@ void agent_wait_record_at(struct agent_thread *t, uint64_t start_ns, uint64_t en
 
 	if (!wt || end_ns < start_ns)
 		return;
-	agent_in_wait++;
+	agent_in_agent++;
 	if (!writer_held && !writer_take(t, &old)) {
 		wt->lost++;
-		agent_in_wait--;
+		agent_in_agent--;
 		return;
 	}
 	if (end_ns - start_ns >= agent.cfg.wait_threshold_ns) {
@@ -568,7 +591,7 @@ void agent_wait_record_at(struct agent_thread *t, uint64_t start_ns, uint64_t en
 	}
 	if (!writer_held)
 		writer_give(t, &old);
-	agent_in_wait--;
+	agent_in_agent--;
 }
 
 void agent_wait_thread_finish(struct agent_thread *t)

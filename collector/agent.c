@@ -59,6 +59,7 @@ uint64_t agent_now_mono(void)
  */
 void agent_log(const char *fmt, ...)
 {
+	AGENT_BUSY;
 	char buf[512], path[PATH_MAX];
 	struct rlimit rl;
 	struct stat st;
@@ -211,6 +212,7 @@ static void unwinder_prepare(void)
 
 static void fork_prepare(void)
 {
+	AGENT_BUSY;
 	pthread_mutex_lock(&agent.lock);
 }
 
@@ -229,6 +231,7 @@ static void fork_parent(void)
  */
 static void fork_child(void)
 {
+	AGENT_BUSY;
 	struct agent_thread *self = agent_self;
 	pid_t parent = agent.pid;
 	size_t i, n;
@@ -292,6 +295,7 @@ static void fork_child(void)
 
 __attribute__((constructor)) static void agent_init(void)
 {
+	AGENT_BUSY;
 	struct agent_thread *t;
 	sigset_t mask;
 
@@ -345,6 +349,7 @@ __attribute__((constructor)) static void agent_init(void)
 /* At exit: stop every timer and finish every stream, this thread's and the others'. */
 static void agent_shutdown(void)
 {
+	AGENT_BUSY;
 	size_t i, n;
 
 	if (!agent.active || agent_in_vfork_child())
