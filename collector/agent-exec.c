@@ -130,6 +130,7 @@ static void env_release(struct env_buf *b)
  */
 static void exec_prepare(void)
 {
+	AGENT_BUSY;
 	struct timespec zero = { 0, 0 };
 	sigset_t mask, old;
 	size_t i, n = atomic_load(&agent.nthreads);

@@ -59,6 +59,7 @@ uint64_t agent_now_mono(void)
  */
 void agent_log(const char *fmt, ...)
 {
+	AGENT_BUSY;
 	char buf[512], path[PATH_MAX];
 	struct rlimit rl;
 	struct stat st;
@@ -211,6 +212,7 @@ static void unwinder_prepare(void)
 
 static void fork_prepare(void)
 {
+	AGENT_BUSY;
 	pthread_mutex_lock(&agent.lock);
 }
 
@@ -229,6 +231,7 @@ static void fork_parent(void)
  */
 static void fork_child(void)
 {
+	AGENT_BUSY;
 	struct agent_thread *self = agent_self;
 	pid_t parent = agent.pid;
 	size_t i, n;
@@ -254,12 +257,14 @@ static void fork_child(void)
 		t->ips = NULL;
 		stack_table_release(&t->stacks);
 		agent_python_thread_free(t);
+		agent_wait_thread_free(t);
 		atomic_store(&t->busy, 0);
 		atomic_store(&t->state, AGENT_THREAD_FREE);
 	}
 	agent_proc_drop();
 	if (!agent.cfg.follow_child) {
 		agent.active = false;
+		agent_wait_stop();
 		atomic_store(&agent.stopped, 1);
 		return;
 	}
@@ -290,6 +295,7 @@ static void fork_child(void)
 
 __attribute__((constructor)) static void agent_init(void)
 {
+	AGENT_BUSY;
 	struct agent_thread *t;
 	sigset_t mask;
 
@@ -334,6 +340,8 @@ __attribute__((constructor)) static void agent_init(void)
 	sigemptyset(&mask);
 	sigaddset(&mask, agent.cfg.signo);
 	agent_real.pthread_sigmask(SIG_UNBLOCK, &mask, NULL);
+	/* Waits are recorded from here on, when asked for: the streams exist. */
+	agent_wait_init();
 	if (t)
 		agent_thread_arm(t);
 }
@@ -341,10 +349,12 @@ __attribute__((constructor)) static void agent_init(void)
 /* At exit: stop every timer and finish every stream, this thread's and the others'. */
 static void agent_shutdown(void)
 {
+	AGENT_BUSY;
 	size_t i, n;
 
 	if (!agent.active || agent_in_vfork_child())
 		return;
+	agent_wait_stop();
 	atomic_store(&agent.stopped, 1);
 	n = atomic_load(&agent.nthreads);
 	for (i = 0; i < n; i++) {
