@@ -480,6 +480,8 @@ enum wait_object wait_object_what(uint32_t kind);
  * table of spin.c); memoized in f->node_spin. Needs the frames and the tree's nodes.
  */
 bool fin_node_spins(struct fin *f, uint32_t node);
+/* Before module_resolve(): the OpenMP runtimes are asked which of their code spins. */
+void fin_mark_openmp_runtimes(struct fin *f);
 
 /* tree.c: the calling-context tree and the (thread, node, metric, context) aggregates. */
 int fin_build_tree(struct fin *f);

@@ -500,6 +500,7 @@ int finalize_run(const struct finalize_opts *o)
 		goto out;
 	f->t_load += now_s() - t;
 	t = now_s();
+	fin_mark_openmp_runtimes(f);
 	ret = resolve_modules(f, jobs);
 	ret = ret ? ret : fin_name_contexts(f);
 	if (ret)

@@ -7,9 +7,9 @@
 
 /*
  * The OpenMP runtimes: GCC's libgomp and LLVM's libomp (Intel's libiomp5 is the same code).
- * Their builds in distributions are stripped of everything but the exported functions, so
- * a sample in their wait loops is usually named only by the exported function that waits,
- * further out on its stack, or not at all (a worker waiting for work).
+ * Their builds in distributions are stripped of everything but the exported functions, and
+ * their entry points reach the wait loops by tail calls, so a sample there is seldom named:
+ * the code itself tells (a spin loop executes PAUSE), or the thread's entry (a worker).
  */
 static const char *const runtime_modules[] = { "libgomp", "libomp", "libiomp", NULL };
 
@@ -149,10 +149,11 @@ static const char *module_name_of(const struct fin *f, const struct frame *fr)
 }
 
 /*
- * From the innermost frame outwards: C runtime frames first, then the OpenMP runtime's. It
- * spins when one of the runtime's frames is a wait function, or when the runtime's frames
+ * From the innermost frame outwards: C runtime frames first (sched_yield), then the OpenMP
+ * runtime's. It spins when one of the runtime's frames is in a spin loop (its code next to a
+ * PAUSE: module_spin_code()) or a wait function of the table, or when the runtime's frames
  * reach the thread's entry (a worker between regions). Leaving the runtime for the program's
- * code (a region starting, a loop's scheduling) is the runtime working for the program.
+ * code otherwise (a region starting, a loop's scheduling) is the runtime working for it.
  */
 static bool walk_spins(const struct fin *f, uint32_t node)
 {
@@ -166,7 +167,8 @@ static bool walk_spins(const struct fin *f, uint32_t node)
 
 		if (prefixed(mod, runtime_modules)) {
 			in_runtime = true;
-			if (spin_function(name))
+			if (spin_function(name) ||
+			    module_spin_code(&f->modules[fr->module], fr->address))
 				return true;
 			continue;
 		}
@@ -175,6 +177,14 @@ static bool walk_spins(const struct fin *f, uint32_t node)
 		return in_runtime && listed(name, thread_entries);
 	}
 	return false;
+}
+
+void fin_mark_openmp_runtimes(struct fin *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->nmodules; i++)
+		f->modules[i].want_spin_code = prefixed(f->modules[i].name, runtime_modules);
 }
 
 bool fin_node_spins(struct fin *f, uint32_t node)
