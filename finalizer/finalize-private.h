@@ -429,14 +429,8 @@ int fin_build_frames(struct fin *f);
 /* The frame of addr outside every module; fin_build_frames() made it (else a BUG). */
 uint32_t fin_unknown_frame(const struct fin *f, uint64_t addr);
 
-/*
- * events.c: the result's metrics and the streams' events. fin_metrics_add() finds the metric
- * called name or adds it (the strings copied); its index, UINT32_MAX when a metric of that
- * name has another unit or aggregation (a conflict: logged once), or -ENOMEM.
- */
-int64_t fin_metrics_add(struct fin *f, const char *name, const char *unit, const char *aggregation,
-			const char *kind, const char *description);
-/* CPU Time, then the METRIC records of every process stream, in stream order. 0 or -ENOMEM. */
+/* events.c: the streams' events; the result's metrics are finalizer/metrics.h's.
+   CPU Time, then the METRIC records of every process stream, in stream order. 0 or -ENOMEM. */
 int fin_build_metrics(struct fin *f);
 /*
  * After fin_build_images(): every stream's VALUE records and analysis records (the decoders

@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "common/result-dir.h"
 #include "finalizer/finalize-private.h"
+#include "finalizer/metrics.h"
 #include "finalizer/sym-cache.h"
 
 static double now_s(void)
@@ -411,14 +412,7 @@ static void fin_release(struct fin *f)
 	free(f->aggs);
 	hash_index_release(&f->agg_index);
 	free(f->timeline);
-	for (i = 0; i < f->nmetrics; i++) {
-		free(f->metrics[i].name);
-		free(f->metrics[i].unit);
-		free(f->metrics[i].aggregation);
-		free(f->metrics[i].kind);
-		free(f->metrics[i].description);
-	}
-	free(f->metrics);
+	fin_metrics_release(f);
 	free(f->node_spin);
 	free(f->contexts);
 	hash_index_release(&f->context_index);

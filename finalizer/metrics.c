@@ -38,6 +38,22 @@ static const struct fin_metric *known_metric(const char *name)
 	return NULL;
 }
 
+void fin_metrics_release(struct fin *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->nmetrics; i++) {
+		free(f->metrics[i].name);
+		free(f->metrics[i].unit);
+		free(f->metrics[i].aggregation);
+		free(f->metrics[i].kind);
+		free(f->metrics[i].description);
+	}
+	free(f->metrics);
+	f->metrics = NULL;
+	f->nmetrics = f->metrics_cap = 0;
+}
+
 int64_t fin_metrics_find(const struct fin *f, const char *name)
 {
 	size_t i;

@@ -46,6 +46,8 @@ int64_t fin_metrics_add(struct fin *f, const char *name, const char *unit, const
 			const char *kind, const char *description);
 /* fin_metrics_add() of a metric the finalizer defines (name one of the above). */
 int64_t fin_metrics_standard(struct fin *f, const char *name);
+/* Free f's metrics (f->metrics and their strings); f has none after. */
+void fin_metrics_release(struct fin *f);
 /* The index of the metric called name, or -1. */
 int64_t fin_metrics_find(const struct fin *f, const char *name);
 
