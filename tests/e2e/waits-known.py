@@ -132,6 +132,20 @@ def main():
                 "timeline: the main thread's Wait Time Share covers its %.1f ms of waits" %
                 (long_waits / 1e6))
 
+        # Hotspots stays what it was: CPU Time alone, no context, nothing of the waits.
+        hs_res = w.join("hs")
+        r = e.pcollect([e.prog("waits")], result=hs_res)
+        e.check(r.returncode == 0 and e.pfinalize(hs_res).returncode == 0,
+                "pcollect -collect hotspots, pfinalize")
+        e.check([n for (n,) in e.db_rows(hs_res, "SELECT name FROM metrics")] == ["CPU Time"] and
+                e.db_rows(hs_res, "SELECT count(*) FROM contexts")[0][0] == 0 and
+                e.db_rows(hs_res, "SELECT count(*) FROM samples WHERE context_id != 0")[0][0] ==
+                0 and not e.db_rows(hs_res, "SELECT key FROM meta WHERE key LIKE 'wait%'"),
+                "hotspots: CPU Time alone, no contexts, no wait keys")
+        text = preport("-r", hs_res).stdout
+        e.check("Thread Time" not in text and "Wait" not in text,
+                "hotspots: the summary says nothing of waits")
+
 
 if __name__ == "__main__":
     main()
