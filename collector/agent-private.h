@@ -109,12 +109,34 @@ struct agent_wait_site {
 
 struct agent_omp_region;
 
-/* An OpenMP implicit barrier a thread reached, written when the region's end is known. */
-struct agent_omp_pending {
+/* One blocking call being measured. */
+struct agent_wait_call {
+	uint64_t start_ns; /* CLOCK_MONOTONIC */
+	uintptr_t site;	   /* the return address into the caller */
+	uintptr_t sp;	   /* the interposer's frame: tells call paths apart */
+	unsigned sigs;	   /* agent_sig_count at the start */
+};
+
+#define AGENT_OMP_NEST 4 /* OMPT waits begun and not ended, per thread */
+
+/* A thread's OpenMP state (agent-omp.c). */
+struct agent_omp_thread {
+	/* libgomp: the implicit barrier this thread reached last, written once the region's end
+	   is known (when the thread runs our code next, or ends). */
 	struct agent_omp_region *region; /* NULL: none */
 	uint64_t arrived_ns;		 /* CLOCK_MONOTONIC */
 	uint64_t stack_id;
-	uint64_t key;			 /* its call site, for a short wait */
+	uint64_t key; /* its call site, for a short wait */
+	/* OMPT (libomp): the region the thread works in (a reference), and the waits it is in. */
+	struct agent_omp_region *ompt_region;
+	uint32_t depth;
+	struct {
+		struct agent_wait_call call;
+		bool measured;
+		bool implicit; /* a region's implicit barrier: it ends with the region */
+		uint32_t kind;
+		uint64_t object;
+	} waits[AGENT_OMP_NEST];
 };
 
 struct agent_wait_thread {
@@ -128,8 +150,7 @@ struct agent_wait_thread {
 		uint64_t hash; /* of the name last written for it */
 	} named[AGENT_WAIT_NAMED];
 	uint32_t nnamed;
-	struct agent_omp_pending omp;
-	uint32_t omp_depth; /* OpenMP calls of ours under way (nested regions, barriers) */
+	struct agent_omp_thread omp;
 };
 
 /* Per-thread recording state. Slots are never freed, only reused, so the handler may read
@@ -377,24 +398,18 @@ void agent_wait_thread_free(struct agent_thread *t);
    t's writer held. */
 void agent_wait_thread_finish(struct agent_thread *t);
 
-/* One blocking call being measured. */
-struct agent_wait_call {
-	uint64_t start_ns; /* CLOCK_MONOTONIC */
-	uintptr_t site;	   /* the return address into the caller */
-	uintptr_t sp;	   /* the interposer's frame: tells call paths apart */
-	unsigned sigs;	   /* agent_sig_count at the start */
-};
-
 /*
- * Whether a call from site is to be measured: waits on, the thread recorded, not the agent's
- * own call. Then its start is taken. Cheap: TLS and globals, one clock read when true.
+ * Whether a wait is to be measured now (waits on, the thread recorded, not inside the agent
+ * or a runtime wait already measured); then its start is taken. Cheap: TLS and globals, one
+ * clock read when true. For waits a runtime reports (OMPT).
  */
-static inline bool agent_wait_enter(struct agent_wait_call *c, uintptr_t site, uintptr_t sp)
+static inline bool agent_wait_begin(struct agent_wait_call *c, uintptr_t site, uintptr_t sp)
 {
 	struct timespec ts;
 
+	/* In an OpenMP runtime's wait (OMPT), the runtime's own blocking calls are part of it. */
 	if (!agent_waits_on || !agent_self || !agent_self->wait || agent_in_agent ||
-	    agent_in_unwind || (site >= agent_text_lo && site < agent_text_hi))
+	    agent_in_unwind || agent_self->wait->omp.depth)
 		return false;
 	c->site = site;
 	c->sp = sp;
@@ -404,8 +419,19 @@ static inline bool agent_wait_enter(struct agent_wait_call *c, uintptr_t site, u
 	return true;
 }
 
+/* The same for a call the program made from site: not when the agent made it. */
+static inline bool agent_wait_enter(struct agent_wait_call *c, uintptr_t site, uintptr_t sp)
+{
+	if (site >= agent_text_lo && site < agent_text_hi)
+		return false;
+	return agent_wait_begin(c, site, sp);
+}
+
 /* The call returned: record it as a wait of kind on object. Keeps errno. */
 void agent_wait_leave(const struct agent_wait_call *c, uint32_t kind, uint64_t object);
+/* The same for a wait known to have ended at end_ns (CLOCK_MONOTONIC). */
+void agent_wait_leave_at(const struct agent_wait_call *c, uint64_t end_ns, uint32_t kind,
+			 uint64_t object);
 /* The same for I/O on descriptor fd: no wait under AGENT_WAIT_IO_FLOOR_NS, and below the
    threshold only on a descriptor that can block. */
 void agent_wait_leave_io(const struct agent_wait_call *c, uint32_t kind, int fd);
@@ -423,6 +449,14 @@ void agent_wait_record_at(struct agent_thread *t, uint64_t start_ns, uint64_t en
  * id, 0 when none; t's writer is taken and given back, our signal blocked meanwhile.
  */
 uint64_t agent_wait_stack_here(struct agent_thread *t, uintptr_t pc);
+/* The stack id remembered for call site key in t's table, 0 when none. */
+uint64_t agent_wait_site_stack(struct agent_thread *t, uint64_t key);
+/* Take t's writer with our signal blocked (old: the mask to restore), and give it back. */
+bool agent_wait_writer_take(struct agent_thread *t, sigset_t *old);
+void agent_wait_writer_give(struct agent_thread *t, const sigset_t *old);
+/* The thread that may record a wait now (waits on, its stream live, no vfork child), or
+   NULL. */
+struct agent_thread *agent_wait_thread(void);
 
 /* The next definitions of the wait interposers (agent-wait-*.c), resolved with the rest. */
 void agent_wait_pthread_resolve(void);

@@ -219,8 +219,7 @@ static uint64_t stack_id_here(struct agent_thread *t, uintptr_t pc, bool keep_la
 	return id ? id : agent_stack_id(t, n, flags);
 }
 
-/* Take t's writer with our signal blocked (old: the mask to restore). */
-static bool writer_take(struct agent_thread *t, sigset_t *old)
+bool agent_wait_writer_take(struct agent_thread *t, sigset_t *old)
 {
 	agent_block_sampling(old);
 	if (t->write_stopped || !try_take(&t->busy)) {
@@ -230,7 +229,7 @@ static bool writer_take(struct agent_thread *t, sigset_t *old)
 	return true;
 }
 
-static void writer_give(struct agent_thread *t, const sigset_t *old)
+void agent_wait_writer_give(struct agent_thread *t, const sigset_t *old)
 {
 	agent_account(t);
 	give(&t->busy);
@@ -243,9 +242,9 @@ uint64_t agent_wait_stack_here(struct agent_thread *t, uintptr_t pc)
 	sigset_t old;
 
 	agent_in_agent++;
-	if (writer_take(t, &old)) {
+	if (agent_wait_writer_take(t, &old)) {
 		id = stack_id_here(t, pc, true, false);
-		writer_give(t, &old);
+		agent_wait_writer_give(t, &old);
 	}
 	agent_in_agent--;
 	return id;
@@ -386,32 +385,58 @@ static void sites_write(struct agent_thread *t, uint64_t now, bool forget)
 	wt->last_flush_ns = now;
 }
 
-/* Count a short wait of site key (stack_id: its stack when known already, else 0). */
-static void site_add(struct agent_thread *t, uint64_t key, uint64_t stack_id, uint32_t kind,
-		     uint64_t object, uint64_t dur, bool python)
+/*
+ * The table's entry of site key, made when new with stack_id (0: the stack where the thread
+ * is, taken now); NULL when no stack could be had. Writer held.
+ */
+static struct agent_wait_site *site_get(struct agent_thread *t, uint64_t key, uint64_t stack_id,
+					uint32_t kind, uint64_t object, bool python)
 {
 	struct agent_wait_thread *wt = t->wait;
 	struct agent_wait_site *s = site_find(wt, key);
 
-	if (!s->key) {
-		if (!stack_id)
-			stack_id = stack_id_here(t, 0, false, python);
-		if (!stack_id) {
-			wt->lost++;
-			return;
-		}
-		if (wt->used + 1 > AGENT_WAIT_SITES * 3 / 4) {
-			sites_write(t, now_ns(), true);
-			s = site_find(wt, key);
-		}
-		s->key = key;
-		s->stack_id = stack_id;
-		s->kind = kind;
-		s->object = object;
-		wt->used++;
+	if (s->key)
+		return s;
+	if (!stack_id)
+		stack_id = stack_id_here(t, 0, false, python);
+	if (!stack_id)
+		return NULL;
+	if (wt->used + 1 > AGENT_WAIT_SITES * 3 / 4) {
+		sites_write(t, now_ns(), true);
+		s = site_find(wt, key);
+	}
+	s->key = key;
+	s->stack_id = stack_id;
+	s->kind = kind;
+	s->object = object;
+	wt->used++;
+	return s;
+}
+
+/* Count a short wait of site key (stack_id: its stack when known already, else 0). */
+static void site_add(struct agent_thread *t, uint64_t key, uint64_t stack_id, uint32_t kind,
+		     uint64_t object, uint64_t dur, bool python)
+{
+	struct agent_wait_site *s = site_get(t, key, stack_id, kind, object, python);
+
+	if (!s) {
+		t->wait->lost++;
+		return;
 	}
 	s->count++;
 	s->total_ns += dur;
+}
+
+uint64_t agent_wait_site_stack(struct agent_thread *t, uint64_t key)
+{
+	struct agent_wait_thread *wt = t->wait;
+	uint64_t id = 0;
+
+	if (!wt || !try_take(&wt->lock))
+		return 0;
+	id = site_find(wt, key ? key : 1)->stack_id;
+	give(&wt->lock);
+	return id;
 }
 
 static uint64_t site_key(const struct agent_wait_call *c, uint32_t kind, uint64_t object)
@@ -449,7 +474,7 @@ static void record_short(struct agent_thread *t, const struct agent_wait_call *c
 		}
 	}
 	agent_in_agent++;
-	if (!writer_take(t, &old)) {
+	if (!agent_wait_writer_take(t, &old)) {
 		wt->lost += !known;
 		agent_in_agent--;
 		goto out;
@@ -463,7 +488,7 @@ static void record_short(struct agent_thread *t, const struct agent_wait_call *c
 	}
 	if (end - wt->last_flush_ns >= AGENT_WAIT_FLUSH_NS)
 		sites_write(t, end, false);
-	writer_give(t, &old);
+	agent_wait_writer_give(t, &old);
 	agent_in_agent--;
 out:
 	give(&wt->lock);
@@ -493,7 +518,7 @@ static void record_long(struct agent_thread *t, uint64_t start, uint64_t end, ui
 	sigset_t old;
 
 	agent_in_agent++;
-	if (!writer_take(t, &old)) {
+	if (!agent_wait_writer_take(t, &old)) {
 		t->wait->lost++;
 		agent_in_agent--;
 		return;
@@ -506,12 +531,12 @@ static void record_long(struct agent_thread *t, uint64_t start, uint64_t end, ui
 		sites_write(t, end, false);
 		give(&t->wait->lock);
 	}
-	writer_give(t, &old);
+	agent_wait_writer_give(t, &old);
 	agent_in_agent--;
 }
 
 /* Whether this thread may record now: recording, and not a vfork child's borrowed state. */
-static struct agent_thread *recording_thread(void)
+struct agent_thread *agent_wait_thread(void)
 {
 	struct agent_thread *t = agent_self;
 
@@ -524,7 +549,7 @@ static struct agent_thread *recording_thread(void)
 
 static void account(const struct agent_wait_call *c, uint64_t end, uint32_t kind, uint64_t object)
 {
-	struct agent_thread *t = recording_thread();
+	struct agent_thread *t = agent_wait_thread();
 
 	if (!t || end < c->start_ns)
 		return;
@@ -539,6 +564,15 @@ void agent_wait_leave(const struct agent_wait_call *c, uint32_t kind, uint64_t o
 	int saved = errno;
 
 	account(c, now_ns(), kind, object);
+	errno = saved;
+}
+
+void agent_wait_leave_at(const struct agent_wait_call *c, uint64_t end_ns, uint32_t kind,
+			 uint64_t object)
+{
+	int saved = errno;
+
+	account(c, end_ns, kind, object);
 	errno = saved;
 }
 
@@ -576,21 +610,27 @@ void agent_wait_record_at(struct agent_thread *t, uint64_t start_ns, uint64_t en
 	if (!wt || end_ns < start_ns)
 		return;
 	agent_in_agent++;
-	if (!writer_held && !writer_take(t, &old)) {
+	if (!writer_held && !agent_wait_writer_take(t, &old)) {
 		wt->lost++;
 		agent_in_agent--;
 		return;
 	}
-	if (end_ns - start_ns >= agent.cfg.wait_threshold_ns) {
+	if (end_ns - start_ns >= agent.cfg.wait_threshold_ns)
 		write_wait(t, start_ns, end_ns, kind, object, stack_id);
-	} else if (stack_id && try_take(&wt->lock)) {
-		site_add(t, key ? key : 1, stack_id, kind, object, end_ns - start_ns, false);
+	/* The site's stack is remembered either way: its next wait needs no unwinding. */
+	if (stack_id && try_take(&wt->lock)) {
+		struct agent_wait_site *s = site_get(t, key ? key : 1, stack_id, kind, object, false);
+
+		if (s && end_ns - start_ns < agent.cfg.wait_threshold_ns) {
+			s->count++;
+			s->total_ns += end_ns - start_ns;
+		}
 		give(&wt->lock);
-	} else {
+	} else if (end_ns - start_ns < agent.cfg.wait_threshold_ns) {
 		wt->lost++;
 	}
 	if (!writer_held)
-		writer_give(t, &old);
+		agent_wait_writer_give(t, &old);
 	agent_in_agent--;
 }
 
