@@ -161,6 +161,33 @@ static void pending_write(struct agent_thread *t, bool force, bool writer_held)
 	region_put(r);
 }
 
+/*
+ * OMPT: the implicit barrier t still waits in as it ends, written when its region has ended.
+ * libomp ends a worker's barrier wait only when it wakes the worker for its next region, and
+ * after the program's last region it wakes it to exit without telling: that last wait (from
+ * its arrival to the region's end) would be lost. The stack is the one t had at its first
+ * implicit barrier: a worker's barriers are all in the same runtime frames.
+ */
+static void ompt_pending_write(struct agent_thread *t)
+{
+	struct agent_omp_thread *o = &t->wait->omp;
+	uint64_t end;
+	uint32_t i;
+
+	if (!o->ompt_region || !o->ompt_barrier_stack)
+		return;
+	end = atomic_load(&o->ompt_region->end_ns);
+	for (i = 0; i < o->depth && i < AGENT_OMP_NEST; i++)
+		if (o->waits[i].measured && o->waits[i].implicit && end &&
+		    end > o->waits[i].call.start_ns)
+			agent_wait_record_at(t, o->waits[i].call.start_ns, end,
+					     hash_combine(o->ompt_barrier_stack,
+							  RAW_WAIT_OMP_BARRIER),
+					     o->ompt_barrier_stack, o->waits[i].kind,
+					     o->waits[i].object, true);
+	o->depth = 0;
+}
+
 void agent_omp_thread_finish(struct agent_thread *t)
 {
 	struct agent_omp_region *r;
@@ -168,6 +195,7 @@ void agent_omp_thread_finish(struct agent_thread *t)
 	if (!t->wait)
 		return;
 	pending_write(t, true, true);
+	ompt_pending_write(t);
 	r = t->wait->omp.ompt_region;
 	t->wait->omp.ompt_region = NULL;
 	if (r)
@@ -200,7 +228,7 @@ static void omp_trampoline(void *p)
 	o->key = key;
 	o->stack_id = agent_wait_site_stack(t, key);
 	if (!o->stack_id)
-		o->stack_id = agent_wait_stack_here(t, (uintptr_t)r->fn);
+		o->stack_id = agent_wait_stack_here(t, (uintptr_t)r->fn, true);
 	o->region = r;
 }
 
@@ -555,6 +583,7 @@ static void ompt_wait_begin(uint32_t kind, uint64_t object, const void *codeptr,
 {
 	struct agent_omp_thread *o = ompt_thread();
 	uintptr_t site = codeptr ? (uintptr_t)codeptr : (uintptr_t)object;
+	struct agent_thread *t;
 
 	if (!o)
 		return;
@@ -566,6 +595,9 @@ static void ompt_wait_begin(uint32_t kind, uint64_t object, const void *codeptr,
 		o->waits[o->depth].kind = kind;
 		o->waits[o->depth].object = object;
 		o->waits[o->depth].implicit = implicit;
+		if (implicit && o->waits[o->depth].measured && !o->ompt_barrier_stack &&
+		    (t = agent_wait_thread()))
+			o->ompt_barrier_stack = agent_wait_stack_here(t, 0, false);
 	}
 	o->depth++;
 }

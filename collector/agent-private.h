@@ -129,6 +129,9 @@ struct agent_omp_thread {
 	uint64_t key; /* its call site, for a short wait */
 	/* OMPT (libomp): the region the thread works in (a reference), and the waits it is in. */
 	struct agent_omp_region *ompt_region;
+	/* The stack of the thread's first implicit barrier: for one still open when the thread
+	   ends (a worker's last barrier ends only when it is woken for another region). */
+	uint64_t ompt_barrier_stack;
 	uint32_t depth;
 	struct {
 		struct agent_wait_call call;
@@ -444,11 +447,12 @@ void agent_wait_record_at(struct agent_thread *t, uint64_t start_ns, uint64_t en
 			  uint64_t key, uint64_t stack_id, uint32_t kind, uint64_t object,
 			  bool writer_held);
 /*
- * The stack where the calling thread is, its leading agent frames dropped but for the last
- * one, with pc (exact, when not 0) in front: for a wait recorded later (OpenMP). Returns its
- * id, 0 when none; t's writer is taken and given back, our signal blocked meanwhile.
+ * The stack where the calling thread is, its leading agent frames dropped (keep_last: but for
+ * the last one), with pc (exact, when not 0) in front: for a wait recorded later (OpenMP).
+ * Returns its id, 0 when none; t's writer is taken and given back, our signal blocked
+ * meanwhile.
  */
-uint64_t agent_wait_stack_here(struct agent_thread *t, uintptr_t pc);
+uint64_t agent_wait_stack_here(struct agent_thread *t, uintptr_t pc, bool keep_last);
 /* The stack id remembered for call site key in t's table, 0 when none. */
 uint64_t agent_wait_site_stack(struct agent_thread *t, uint64_t key);
 /* Take t's writer with our signal blocked (old: the mask to restore), and give it back. */

@@ -236,14 +236,14 @@ void agent_wait_writer_give(struct agent_thread *t, const sigset_t *old)
 	agent_restore_mask(old);
 }
 
-uint64_t agent_wait_stack_here(struct agent_thread *t, uintptr_t pc)
+uint64_t agent_wait_stack_here(struct agent_thread *t, uintptr_t pc, bool keep_last)
 {
 	uint64_t id = 0;
 	sigset_t old;
 
 	agent_in_agent++;
 	if (agent_wait_writer_take(t, &old)) {
-		id = stack_id_here(t, pc, true, false);
+		id = stack_id_here(t, pc, keep_last, false);
 		agent_wait_writer_give(t, &old);
 	}
 	agent_in_agent--;
