@@ -73,6 +73,17 @@ static bool sync_object_named(const struct model *m, int i, const char *value)
 	return !errno && !*end && end != value && v == c->object;
 }
 
+/*
+ * Whether value names wait kind kind: the kind itself, or its family, the part before a '-'
+ * ("openmp" for openmp-barrier, openmp-lock and openmp-other).
+ */
+static bool wait_kind_named(const char *kind, const char *value)
+{
+	size_t n = strlen(value);
+
+	return !strcmp(kind, value) || (!strncmp(kind, value, n) && kind[n] == '-');
+}
+
 /* Mark in set every item of key that value names; a usage error when none does. */
 static int mark(struct report *r, int key, const char *value, bool *set)
 {
@@ -131,7 +142,7 @@ static int mark(struct report *r, int key, const char *value, bool *set)
 		break;
 	case KEY_WAIT_KIND:
 		for (i = 0; i < m->nwait_kinds; i++)
-			if (!strcmp(m->wait_kinds[i], value))
+			if (wait_kind_named(m->wait_kinds[i], value))
 				set[i] = true, hits++;
 		n = m->nwait_kinds;
 		break;

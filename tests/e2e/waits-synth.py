@@ -153,11 +153,13 @@ def check_summary(res, plan, fin):
         n, waits / 1e9, sum(w["count"] for w in plan["waits"] if w["summed"]))
     check(line in fin.stderr, "pfinalize says: %s" % line)
     life = sum(tid[x]["end_ns"] - tid[x]["start_ns"] for x in "AB")
+    # B's spinning in libgomp is in both its CPU time and its waits: counted once.
+    spin = {"A": 0, "B": plan["spin_ns"]}
     rest = 0
     for x in "AB":
         t = tid[x]
         w = sum(p["ns"] for p in plan["waits"] if p["thread"] == x)
-        rest += max(0, t["end_ns"] - t["start_ns"] - t["cpu_ns"] - w)
+        rest += max(0, t["end_ns"] - t["start_ns"] - t["cpu_ns"] - max(w - spin[x], 0))
     line = "'wait-synth': %.3f s of its threads' %.3f s" % (rest / 1e9, life / 1e9)
     check(line in fin.stderr, "pfinalize says: unattributed: pid %d %s" % (plan["pid"], line))
 
@@ -170,7 +172,11 @@ def check_summary(res, plan, fin):
         elapsed = t["end_ns"] - t["start_ns"]
         wait = sum(p["ns"] for p in plan["waits"] if p["thread"] == x)
         parts = {"Elapsed Time": elapsed, "CPU Time": t["cpu_ns"], "Wait Time": wait,
-                 "Unattributed Time": elapsed - t["cpu_ns"] - wait}
+                 "Unattributed Time": elapsed - t["cpu_ns"] - max(wait - spin[x], 0)}
+        if spin[x]:
+            parts.update({"Spin Time": spin[x], "Sleeping Wait Time": max(wait - spin[x], 0)})
+        check(not spin[x] or ("Thread Time", label + " Spin Time") in val,
+              "summary: %s spins: its Spin Time and Sleeping Wait Time" % label)
         for what, ns in parts.items():
             r = val.get(("Thread Time", "%s %s" % (label, what)))
             check(r is not None and ms(r["Value"]) == ns // MS,
@@ -304,6 +310,11 @@ def check_filters(res, plan):
           "-filter wait-kind=mutex keeps the mutex waits")
     check(wait_total("-filter", "wait-kind!=sleep") == sum(by_kind.values()) - by_kind["sleep"],
           "-filter wait-kind!=sleep drops the sleeps")
+    omp = sum(v for k, v in by_kind.items() if k.startswith("openmp-"))
+    if omp:
+        check(wait_total("-filter", "wait-kind=openmp") == omp,
+              "-filter wait-kind=openmp keeps the openmp-* waits")
+        preport("-r", res, "-view", "hotspots", "-filter", "wait-kind=open", code=2)
     check(wait_total("-filter", "sync-object=synth_lock") == by_kind["mutex"],
           "-filter sync-object=synth_lock")
     check(wait_total("-filter", "sync-object=fd 5") == by_kind["read"], "-filter 'sync-object=fd 5'")
