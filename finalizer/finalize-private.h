@@ -254,6 +254,7 @@ struct thread {
 	uint64_t cpu_ns;
 	uint64_t samples, weight, time_ns;
 	uint64_t wait_ns, waits, waits_short; /* its waits (saturating), for the summary */
+	uint64_t spin_ns; /* its Spin Time: in both its CPU time and its OpenMP waits */
 	int64_t db_id;
 };
 

@@ -130,14 +130,16 @@ static void print_waits(FILE *o, const struct fin *f)
 		for (k = 0; k < f->nthreads; k++) {
 			const struct thread *t = &f->threads[k];
 			uint64_t cpu = t->cpu_ns ? t->cpu_ns : t->time_ns, span;
+			/* Spinning in an OpenMP wait is in both CPU and wait: counted once. */
+			uint64_t sleeping = t->wait_ns > t->spin_ns ? t->wait_ns - t->spin_ns : 0;
 
 			if (t->image != i || !t->has_start || !t->has_end ||
 			    t->end_ns < t->start_ns)
 				continue;
 			span = (uint64_t)(t->end_ns - t->start_ns);
 			life = sat_add(life, span);
-			if (span > sat_add(cpu, t->wait_ns))
-				rest = sat_add(rest, span - cpu - t->wait_ns);
+			if (span > sat_add(cpu, sleeping))
+				rest = sat_add(rest, span - cpu - sleeping);
 		}
 		if (!life)
 			continue;

@@ -305,6 +305,7 @@ static int add_samples(struct fin *f, struct stream *s, struct stack_rec *st)
 		f->spin_metric = (uint32_t)spin;
 	}
 	f->spin_samples += st->samples;
+	t->spin_ns += st->weight * interval; /* as time_ns, which it is part of */
 	if (f->spin_metric == UINT32_MAX)
 		return 0;
 	return agg_add(f, s->thread, st->node, f->spin_metric, 0, st->samples,

@@ -37,20 +37,27 @@ static void row_share(struct summary *s, const char *section, const char *metric
 		table_set_pct(s->t, row, s->pct, 100.0 * (double)ns / (double)whole);
 }
 
-/* Where a thread's life went: elapsed = CPU + Wait + Unattributed (never negative). */
+/*
+ * Where a thread's life went: elapsed = CPU + Wait + Unattributed (never negative); with Spin
+ * Time (an OpenMP wait that spins is in both CPU and Wait), elapsed = CPU + Sleeping Wait +
+ * Unattributed, Sleeping Wait = Wait - Spin.
+ */
 struct thread_time {
-	int64_t elapsed, cpu, wait, unattributed;
+	int64_t elapsed, cpu, wait, unattributed, spin;
 };
 
 static void thread_rows(struct summary *s, const char *label, const struct thread_time *tt)
 {
-	static const char *const what[] = { "Elapsed Time", "CPU Time", "Wait Time",
-					    "Unattributed Time" };
-	const int64_t v[] = { tt->elapsed, tt->cpu, tt->wait, tt->unattributed };
+	static const char *const what[] = {
+		"Elapsed Time",      "CPU Time",  "Wait Time",
+		"Unattributed Time", "Spin Time", "Sleeping Wait Time"
+	};
+	const int64_t v[] = { tt->elapsed, tt->cpu, tt->wait, tt->unattributed, tt->spin,
+			      tt->wait > tt->spin ? tt->wait - tt->spin : 0 };
 	char metric[512];
 	size_t k;
 
-	for (k = 0; k < 4; k++) {
+	for (k = 0; k < (tt->spin > 0 ? 6 : 4); k++) {
 		snprintf(metric, sizeof(metric), "%s %s", label, what[k]);
 		row_share(s, "Thread Time", metric, v[k], k ? tt->elapsed : 0);
 	}
@@ -59,21 +66,25 @@ static void thread_rows(struct summary *s, const char *label, const struct threa
 /*
  * Per thread of the whole result (filters do not apply: this is the threads' lifetime):
  * the CPU time the thread measured at its end (its samples' CPU Time when it measured
- * none), its waits' Wait Time, and what neither explains. A wait that spins before it
- * sleeps counts its spinning in both CPU and Wait: Unattributed is then 0, not negative.
+ * none), its waits' Wait Time, and what neither explains. An OpenMP wait's spinning (Spin
+ * Time) is in both CPU and Wait: counted once. A wait that spins before it sleeps elsewhere
+ * (a mutex) counts its spinning in both CPU and Wait: Unattributed is then 0, not negative.
  */
 static int section_thread_time(struct summary *s, int wait)
 {
 	const struct model *m = &s->r->m;
+	int spin = model_find_metric(m, "Spin Time");
 	int64_t *sampled = calloc(m->nthreads + 1, sizeof(int64_t));
 	int64_t *waited = calloc(m->nthreads + 1, sizeof(int64_t));
+	int64_t *spun = calloc(m->nthreads + 1, sizeof(int64_t));
 	struct thread_time all = { 0 }, other = { 0 };
 	size_t i, shown = 0, others = 0;
 	char label[512];
 
-	if (!sampled || !waited) {
+	if (!sampled || !waited || !spun) {
 		free(sampled);
 		free(waited);
+		free(spun);
 		return -ENOMEM;
 	}
 	for (i = 0; i < m->nsamples; i++) {
@@ -85,6 +96,8 @@ static int section_thread_time(struct summary *s, int wait)
 			sampled[smp->thread] += smp->value;
 		else if (smp->metric == wait)
 			waited[smp->thread] += smp->value;
+		else if (spin >= 0 && smp->metric == spin)
+			spun[smp->thread] += smp->value;
 	}
 	for (i = 0; i < m->nthreads; i++) {
 		const struct model_thread *t = &m->threads[i];
@@ -95,13 +108,15 @@ static int section_thread_time(struct summary *s, int wait)
 		tt.elapsed = t->end_ns - t->start_ns;
 		tt.cpu = t->cpu_ns > 0 ? t->cpu_ns : sampled[i];
 		tt.wait = waited[i];
-		tt.unattributed = tt.elapsed - tt.cpu - tt.wait;
+		tt.spin = spun[i];
+		tt.unattributed = tt.elapsed - tt.cpu - (tt.wait > tt.spin ? tt.wait - tt.spin : 0);
 		if (tt.unattributed < 0)
 			tt.unattributed = 0;
 		all.elapsed += tt.elapsed;
 		all.cpu += tt.cpu;
 		all.wait += tt.wait;
 		all.unattributed += tt.unattributed;
+		all.spin += tt.spin;
 		if (shown++ < MAX_THREAD_ROWS) {
 			thread_rows(s, thread_label(m, (int)i, label, sizeof(label)), &tt);
 			continue;
@@ -111,6 +126,7 @@ static int section_thread_time(struct summary *s, int wait)
 		other.cpu += tt.cpu;
 		other.wait += tt.wait;
 		other.unattributed += tt.unattributed;
+		other.spin += tt.spin;
 	}
 	if (others) {
 		snprintf(label, sizeof(label), "Other %zu Threads", others);
@@ -120,6 +136,7 @@ static int section_thread_time(struct summary *s, int wait)
 		thread_rows(s, "All Threads", &all);
 	free(sampled);
 	free(waited);
+	free(spun);
 	return 0;
 }
 

@@ -96,6 +96,23 @@ def main():
                                   "t.id = s.thread_id JOIN metrics m ON m.id = s.metric_id "
                                   "WHERE m.name = 'CPU Time' GROUP BY t.tid"))
         e.check(spin.get(tid[1], 0) <= cpu[tid[1]], "%s: Spin Time is part of CPU Time" % runtime)
+        # Thread Time: the spinning counted once, Elapsed = CPU + Sleeping Wait + Unattributed.
+        for i in (0, 1):
+            tt = {x["Metric"][len(label[i]) + 1:]: ns(x["Value"]) for x in s
+                  if x["Section"] == "Thread Time" and x["Metric"].startswith(label[i] + " ")}
+            sp = spin.get(tid[i], 0)
+            e.check(sp == 0 or (abs(tt.get("Spin Time", -1) - sp) <= 1000000 and
+                                abs(tt["Sleeping Wait Time"] - max(tt["Wait Time"] - sp, 0)) <=
+                                1000000), "%s: thread %d's Spin Time %.1f ms and Sleeping Wait "
+                    "Time in the summary: %s" % (runtime, i, sp / 1e6, sorted(tt)))
+            sleeping = tt.get("Sleeping Wait Time", tt["Wait Time"])
+            add = tt["CPU Time"] + sleeping + tt["Unattributed Time"]
+            e.check(abs(add - tt["Elapsed Time"]) <= 3000000 or
+                    (tt["Unattributed Time"] == 0 and add >= tt["Elapsed Time"]),
+                    "%s: thread %d: Elapsed %.1f ms = CPU %.1f + Sleeping Wait %.1f + "
+                    "Unattributed %.1f" % (runtime, i, tt["Elapsed Time"] / 1e6,
+                                           tt["CPU Time"] / 1e6, sleeping / 1e6,
+                                           tt["Unattributed Time"] / 1e6))
 
 
 if __name__ == "__main__":
