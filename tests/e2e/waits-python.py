@@ -63,9 +63,16 @@ with e.Workdir("waits-python") as w:
     e.check(burners <= {int(x["TID"]) for x in per_thread}, "the GIL waits are the burners'")
 
     s = rows(res, "-view", "summary")
-    sites = [x["Metric"].split(" (")[0] for x in s if x["Section"] == "Top Waiting Call Sites"]
-    e.check({"sleeper", "locker"} <= set(sites),
-            "summary: the Python functions among the top waiting call sites: %s" % sites)
+    top = [(x["Metric"].split(" (")[0], ns(x["Value"])) for x in s
+           if x["Section"] == "Top Waiting Call Sites"]
+    sites = [name for name, _ in top]
+    # The five longest: sleeper's 300 ms always; locker's wait (a little under hold's 250 ms
+    # sleep) unless five others waited longer (the GIL waits of spin grow on a busy machine).
+    lock_ns = known["lock_end"] - known["lock_start"]
+    e.check("sleeper" in sites and
+            ("locker" in sites or min(v for _, v in top) >= lock_ns - REL * lock_ns - ABS_NS),
+            "summary: the Python functions among the top waiting call sites: %s (locker "
+            "waited %.1f ms)" % (top, lock_ns / 1e6))
     objects = [x["Metric"] for x in s if x["Section"] == "Top Waiting Objects"]
     e.check(any(x.startswith("[gil] (") for x in objects),
             "summary: [gil] among the top waiting objects: %s" % objects)
