@@ -140,6 +140,22 @@ static int section_thread_time(struct summary *s, int wait)
 	return 0;
 }
 
+/* The C runtime, or a sanitizer's runtime: its interceptors stand in for the C runtime's
+   blocking calls in a program built with -fsanitize. */
+static bool runtime_module(const char *name)
+{
+	static const char *const sanitizers[] = { "libasan.so", "libubsan.so", "libtsan.so",
+						  "liblsan.so", NULL };
+	const char *const *p;
+
+	if (cct_module_is_c_runtime(name))
+		return true;
+	for (p = sanitizers; *p; p++)
+		if (!strncmp(name, *p, strlen(*p)))
+			return true;
+	return false;
+}
+
 /*
  * The call site of a wait: the innermost function of its stack outside the C runtime
  * (where the blocking call itself runs), the wait's own function when there is none.
@@ -155,7 +171,7 @@ static int call_site(const struct report *r, int node)
 		if (t->nodes[n].func < 0)
 			break;
 		f = &r->m.functions[t->nodes[n].func];
-		if (f->module < 0 || !cct_module_is_c_runtime(r->m.modules[f->module].name))
+		if (f->module < 0 || !runtime_module(r->m.modules[f->module].name))
 			return t->nodes[n].func;
 	}
 	return t->nodes[node].func;
