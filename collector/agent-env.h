@@ -20,6 +20,9 @@
 #define AGENT_ENV_MPI_SHIMS	 "PCOLLECT_MPI_SHIMS"	     /* -trace-mpi: the shims, ':' */
 #define AGENT_ENV_MPI_THRESHOLD	 "PCOLLECT_MPI_THRESHOLD_NS" /* a call this long gets its own
 								stack, ns */
+/* Record waits (-collect threading): those at least this long (ns) get their own stack. Not
+   set: no waits recorded. */
+#define AGENT_ENV_WAIT_THRESHOLD "PCOLLECT_WAIT_THRESHOLD_NS"
 
 #include <stdint.h>
 

@@ -59,6 +59,7 @@ uint64_t agent_now_mono(void)
  */
 void agent_log(const char *fmt, ...)
 {
+	AGENT_BUSY;
 	char buf[512], path[PATH_MAX];
 	struct rlimit rl;
 	struct stat st;
@@ -169,6 +170,10 @@ static int config_read(struct agent_config *c)
 		c->rank = atoi(getenv(AGENT_ENV_RANK));
 	c->task_clock = getenv(AGENT_ENV_SAMPLING_CLOCK) &&
 			!strcmp(getenv(AGENT_ENV_SAMPLING_CLOCK), "task-clock");
+	if (!env_u64(AGENT_ENV_WAIT_THRESHOLD, &v)) {
+		c->waits = true;
+		c->wait_threshold_ns = v;
+	}
 	c->signo = SIGRTMAX - 7;
 	if (!env_u64(AGENT_ENV_SIGNAL, &v) && (int)v >= SIGRTMIN && (int)v <= SIGRTMAX)
 		c->signo = (int)v;
@@ -216,6 +221,7 @@ static void unwinder_prepare(void)
 
 static void fork_prepare(void)
 {
+	AGENT_BUSY;
 	pthread_mutex_lock(&agent.lock);
 }
 
@@ -234,6 +240,7 @@ static void fork_parent(void)
  */
 static void fork_child(void)
 {
+	AGENT_BUSY;
 	struct agent_thread *self = agent_self;
 	pid_t parent = agent.pid;
 	size_t i, n;
@@ -260,12 +267,14 @@ static void fork_child(void)
 		stack_table_release(&t->stacks);
 		agent_python_thread_free(t);
 		agent_mpi_thread_free(t);
+		agent_wait_thread_free(t);
 		atomic_store(&t->busy, 0);
 		atomic_store(&t->state, AGENT_THREAD_FREE);
 	}
 	agent_proc_drop();
 	if (!agent.cfg.follow_child) {
 		agent.active = false;
+		agent_wait_stop();
 		atomic_store(&agent.stopped, 1);
 		return;
 	}
@@ -296,6 +305,7 @@ static void fork_child(void)
 
 __attribute__((constructor)) static void agent_init(void)
 {
+	AGENT_BUSY;
 	struct agent_thread *t;
 	sigset_t mask;
 
@@ -340,6 +350,8 @@ __attribute__((constructor)) static void agent_init(void)
 	sigemptyset(&mask);
 	sigaddset(&mask, agent.cfg.signo);
 	agent_real.pthread_sigmask(SIG_UNBLOCK, &mask, NULL);
+	/* Waits are recorded from here on, when asked for: the streams exist. */
+	agent_wait_init();
 	if (t)
 		agent_thread_arm(t);
 }
@@ -347,10 +359,12 @@ __attribute__((constructor)) static void agent_init(void)
 /* At exit: stop every timer and finish every stream, this thread's and the others'. */
 static void agent_shutdown(void)
 {
+	AGENT_BUSY;
 	size_t i, n;
 
 	if (!agent.active || agent_in_vfork_child())
 		return;
+	agent_wait_stop();
 	atomic_store(&agent.stopped, 1);
 	n = atomic_load(&agent.nthreads);
 	for (i = 0; i < n; i++) {

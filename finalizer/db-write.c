@@ -718,6 +718,37 @@ static int write_python_notes(struct db *d, const struct fin *f)
 	return ret;
 }
 
+/* The OpenMP region instances the threads that began them recorded. */
+static int write_regions(struct db *d, const struct fin *f)
+{
+	struct batch b;
+	size_t i, j;
+	int ret;
+
+	if (!f->regions)
+		return 0;
+	ret = batch_begin(d, &b,
+			  "INSERT INTO openmp_regions (process_id, thread_id, context_id,"
+			  " start_ns, duration_ns, threads) VALUES",
+			  6);
+	for (i = 0; i < f->nstreams && !ret; i++) {
+		const struct stream *s = &f->streams[i];
+
+		for (j = 0; s->has_header && j < s->nregions && !ret; j++) {
+			const struct region_rec *g = &s->regions[j];
+
+			batch_int(&b, (int64_t)s->image + 1);
+			batch_int(&b, (int64_t)s->thread + 1);
+			batch_int(&b, d->context_ids[g->context]);
+			batch_int(&b, g->time_ns + s->offset_ns);
+			batch_int(&b, (int64_t)g->duration_ns);
+			batch_int(&b, g->threads);
+			ret = batch_row(&b);
+		}
+	}
+	return batch_end(&b, ret);
+}
+
 static int write_streams(struct db *d, const struct fin *f)
 {
 	size_t i, j;
@@ -835,6 +866,7 @@ int fin_db_write_samples(struct fin_db *x, const struct fin *f)
 	ret = ret ? ret : write_tree(&x->d, f);
 	ret = ret ? ret : write_notes(&x->d, f);
 	ret = ret ? ret : write_python_notes(&x->d, f);
+	ret = ret ? ret : write_regions(&x->d, f);
 	return ret ? ret : write_streams(&x->d, f);
 }
 

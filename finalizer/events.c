@@ -181,34 +181,55 @@ static bool context_eq(const void *ctx, uint32_t idx)
 	       c->mpi_function == k->mpi_function && c->comm_size == k->comm_size;
 }
 
+/* The mapping of addr in image or, for a forked child, in the parents it started with. */
+static const struct mapping *find_in(const struct fin *f, uint32_t image, uint64_t addr, int64_t t,
+				     bool code)
+{
+	const struct mapping *mp = NULL;
+	int64_t up = (int64_t)image;
+	int hops;
+
+	for (hops = 0; !mp && up >= 0 && hops < 16; hops++) {
+		mp = code ? image_find(&f->images[up], addr, t)
+			  : image_find_data(&f->images[up], addr, t);
+		up = f->images[up].fork_parent;
+	}
+	return mp;
+}
+
 /*
- * A new context. A sync object in memory is looked for among the image's data segments (and
- * its fork parents', whose memory a forked child starts with): its variable's name is asked
- * of the module, read once the modules are resolved (fin_name_contexts).
+ * A new context. A sync object in memory is looked for among the image's data segments: its
+ * variable's name is asked of the module. An OpenMP construct, a return address into the
+ * program, is looked up as a caller frame is (at the call): its function and line are
+ * asked. Both are read once the modules are resolved (fin_name_contexts).
  */
 static int context_make(const void *ctx, void *elem)
 {
 	const struct context_key *k = ctx;
 	struct fin *f = k->f;
 	struct context *c = elem;
-	const struct mapping *mp = NULL;
-	int64_t up = (int64_t)k->image;
-	int hops;
+	enum wait_object what = wait_object_what(k->kind);
+	bool code = what == WAIT_OBJECT_CODE;
+	const struct mapping *mp;
+	uint64_t addr = code ? k->object - 1 : k->object;
 
-	*c = (struct context){ .image = k->image, .kind = k->kind, .object = k->object,
-			       .mpi_function = k->mpi_function, .comm_size = k->comm_size,
-			       .time_ns = k->t, .module = NO_MODULE, .db_id = -1 };
-	if (!k->kind || !wait_object_is_address(k->kind) || !k->object)
+	*c = (struct context){ .image = k->image,
+			       .kind = k->kind,
+			       .object = k->object,
+			       .mpi_function = k->mpi_function,
+			       .comm_size = k->comm_size,
+			       .time_ns = k->t,
+			       .module = NO_MODULE,
+			       .db_id = -1 };
+	if (!k->kind || (what != WAIT_OBJECT_DATA && !code) || !k->object)
 		return 0;
-	for (hops = 0; !mp && up >= 0 && hops < 16; hops++) {
-		mp = image_find_data(&f->images[up], k->object, k->t);
-		up = f->images[up].fork_parent;
-	}
+	mp = find_in(f, k->image, addr, k->t, code);
 	if (!mp)
 		return 0;
 	c->module = mp->module;
-	c->addr = k->object - mp->base;
-	return module_want_object(&f->modules[mp->module], c->addr);
+	c->addr = addr - mp->base;
+	return code ? module_want(&f->modules[mp->module], c->addr)
+		    : module_want_object(&f->modules[mp->module], c->addr);
 }
 
 static int64_t context_get(struct context_key *k)
@@ -282,19 +303,41 @@ static const char *child_name(const struct fin *f, const struct context *c)
 	return slash && slash[1] ? slash + 1 : exe;
 }
 
+/* A place in the code: "main at omp.c:42" (the function, and the line of the call). */
+static const char *code_name(const struct module *m, uint64_t addr, char *buf, size_t size)
+{
+	int64_t ai = module_addr_index(m, addr);
+	const struct sym_frame *outer, *inner;
+	const char *file;
+
+	if (ai < 0 || !m->count[ai] || !m->frames[m->first[ai]].resolved)
+		return NULL;
+	outer = &m->frames[m->first[ai]];
+	inner = &m->frames[m->first[ai] + m->count[ai] - 1];
+	if (!inner->file || !inner->line)
+		return outer->name;
+	file = strrchr(inner->file, '/') ? strrchr(inner->file, '/') + 1 : inner->file;
+	snprintf(buf, size, "%s at %s:%u", outer->name, file, inner->line);
+	return buf;
+}
+
 int fin_name_contexts(struct fin *f)
 {
 	size_t i;
+	char buf[1024];
 
 	for (i = 0; i < f->ncontexts; i++) {
 		struct context *c = &f->contexts[i];
+		enum wait_object what = wait_object_what(c->kind);
 		const char *name = NULL;
 
 		if (!c->kind)
 			continue; /* an MPI context: no object to name */
-		if (c->module != NO_MODULE)
+		if (c->module != NO_MODULE && what == WAIT_OBJECT_CODE)
+			name = code_name(&f->modules[c->module], c->addr, buf, sizeof(buf));
+		else if (c->module != NO_MODULE)
 			name = module_object_name(&f->modules[c->module], c->addr);
-		else if (!wait_object_is_address(c->kind) && !strcmp(wait_kind_name(c->kind), "child"))
+		else if (c->kind == RAW_WAIT_CHILD)
 			name = child_name(f, c);
 		if (!name)
 			name = object_record_name(f, c);

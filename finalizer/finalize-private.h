@@ -113,11 +113,11 @@ struct value_rec {
 /* RAW_REC_WAIT, RAW_REC_WAIT_SUM: blocking calls (thread streams; finalizer/waits.c). */
 struct wait_rec {
 	int64_t time_ns;   /* stream time: when the wait began (WAIT_SUM: when written) */
-	uint64_t stack;	   /* the stream's stack id */
-	uint32_t kind;	   /* enum fin_wait_kind */
-	bool summed;	   /* a WAIT_SUM: count short waits, not one */
+	uint64_t stack;    /* the stream's stack id */
+	uint32_t kind;     /* enum raw_wait_kind */
+	bool summed;       /* a WAIT_SUM: count short waits, not one */
 	uint64_t object;   /* address, fd, pid or 0 (docs/raw-format.md) */
-	uint64_t count;	   /* waits (1 for a WAIT) */
+	uint64_t count;    /* waits (1 for a WAIT) */
 	uint64_t total_ns; /* their duration */
 };
 
@@ -129,6 +129,16 @@ struct mpi_rec {
 	uint32_t comm_size;
 	bool summed;	   /* count short calls of one site, not one call */
 	uint64_t count, total_ns, sent, received;
+};
+
+/* RAW_REC_OMP_REGION: one instance of an OpenMP parallel region (the stream of the thread
+   that began it). */
+struct region_rec {
+	int64_t time_ns;      /* stream time: when it began */
+	uint64_t duration_ns; /* to the end of its implicit barrier */
+	uint64_t object;      /* the construct, as its openmp-barrier waits' object */
+	uint32_t threads;     /* in its team */
+	uint32_t context;     /* index into fin.contexts + 1, once fin_build_events() ran */
 };
 
 /* RAW_REC_OBJECT: the name of a sync object (any stream of the image). */
@@ -146,13 +156,13 @@ struct object_rec {
  */
 struct event_rec {
 	int64_t time_ns;  /* stream time */
-	uint64_t stack;	  /* the stream's stack id; once located the index into stacks, or
+	uint64_t stack;   /* the stream's stack id; once located the index into stacks, or
 			     NO_STACK */
 	uint32_t metric;  /* index into fin.metrics */
 	uint32_t context; /* index into fin.contexts + 1; 0: none */
-	int64_t value;	  /* in the metric's unit */
-	uint64_t count;	  /* events it stands for */
-	bool timed;	  /* one event at time_ns: a timeline row (a sum of several is not) */
+	int64_t value;    /* in the metric's unit */
+	uint64_t count;   /* events it stands for */
+	bool timed;       /* one event at time_ns: a timeline row (a sum of several is not) */
 };
 
 /* RAW_REC_NOTE: what happened to a thread's sampling (process streams). */
@@ -211,15 +221,17 @@ struct stream {
 	size_t nmpis, mpis_cap;
 	bool has_mpi_rank;	  /* a process stream with RAW_REC_MPI_RANK: */
 	int32_t mpi_rank;	  /* the rank MPI gave the process */
+	struct region_rec *regions;
+	size_t nregions, regions_cap;
 	struct event_rec *events; /* in stream order (fin_build_events) */
 	size_t nevents, events_cap;
-	uint64_t events_bad_stack; /* events whose stack was never defined: kept under
-				      FIN_DAMAGED_STACK_ID */
+	uint64_t events_bad_stack;  /* events whose stack was never defined: kept under
+				       FIN_DAMAGED_STACK_ID */
 	uint64_t samples_bad_stack; /* samples whose stack was never defined (lost to damage):
 				       kept under FIN_DAMAGED_STACK_ID */
 	uint64_t weight_total;	   /* of its samples (saturating) */
 	uint64_t unknown_records;
-	uint64_t records_malformed; /* analysis records that did not decode (added to stats) */
+	uint64_t records_malformed;     /* analysis records that did not decode (added to stats) */
 	uint64_t values_unknown_metric; /* VALUE records of a metric the image did not declare */
 	struct result_raw_name name; /* what the file name says, when name_ok */
 	bool name_ok;
@@ -274,6 +286,7 @@ struct thread {
 	uint64_t cpu_ns;
 	uint64_t samples, weight, time_ns;
 	uint64_t wait_ns, waits, waits_short; /* its waits (saturating), for the summary */
+	uint64_t spin_ns; /* its Spin Time: in both its CPU time and its OpenMP waits */
 	int64_t db_id;
 };
 
@@ -310,7 +323,7 @@ struct agg {
 	uint32_t metric;  /* index into fin.metrics */
 	uint32_t context; /* index into fin.contexts + 1; 0: none */
 	uint64_t count;
-	int64_t value;	  /* in the metric's unit (saturating) */
+	int64_t value; /* in the metric's unit (saturating) */
 };
 
 /*
@@ -319,7 +332,7 @@ struct agg {
  */
 struct timeline_row {
 	int64_t time_ns; /* collection time */
-	int64_t value;	 /* in the metric's unit */
+	int64_t value;   /* in the metric's unit */
 	uint32_t thread; /* index into threads */
 	uint32_t stream, stack;
 	uint32_t metric;  /* index into fin.metrics */
@@ -340,15 +353,15 @@ struct fin_metric_def {
  */
 struct context {
 	uint32_t image;
-	uint32_t kind;	   /* enum fin_wait_kind, 0 for an MPI context */
+	uint32_t kind;	       /* enum raw_wait_kind, 0 for an MPI context */
 	uint64_t object;
 	uint32_t mpi_function; /* enum raw_mpi_function, 0 for a wait context */
 	uint32_t comm_size;    /* ranks in the MPI call's communicator, 0: none */
-	int64_t time_ns;   /* collection time of its first event: where its address is looked up */
-	const char *name;  /* object_name, NULL when unknown; interned in fin.strings */
-	uint32_t module;   /* the module whose data holds the object, NO_MODULE if none */
-	uint64_t addr;	   /* the object's module-relative address there */
-	int64_t db_id;	   /* contexts.id once written */
+	int64_t time_ns;  /* collection time of its first event: where its address is looked up */
+	const char *name; /* object_name, NULL when unknown; interned in fin.strings */
+	uint32_t module;  /* the module whose data (or code) holds the object, NO_MODULE if none */
+	uint64_t addr;    /* the module-relative address of the object (code: of the call) */
+	int64_t db_id;    /* contexts.id once written */
 };
 
 struct fin {
@@ -396,9 +409,9 @@ struct fin {
 	size_t ntimeline;
 	struct fin_metric_def *metrics; /* fin_metrics_add(); [0] is CPU Time */
 	size_t nmetrics, metrics_cap;
-	uint32_t spin_metric;	 /* index of Spin Time; 0 until a sample spins, UINT32_MAX
-				    when a stream declared the name otherwise */
-	uint8_t *node_spin;	 /* per node: 0 not yet known, 1 spins, 2 does not */
+	uint32_t spin_metric; /* index of Spin Time; 0 until a sample spins, UINT32_MAX
+				 when a stream declared the name otherwise */
+	uint8_t *node_spin;   /* per node: 0 not yet known, 1 spins, 2 does not */
 	size_t node_spin_cap;
 	struct context *contexts;
 	size_t ncontexts, contexts_cap;
@@ -412,6 +425,7 @@ struct fin {
 	uint64_t bytes_total, bytes_skipped;
 	uint64_t streams_bad;
 	uint64_t waits_total, waits_short, wait_ns; /* of every thread (saturating) */
+	uint64_t regions;                           /* OpenMP region instances recorded */
 	uint64_t spin_samples;
 	double t_load, t_resolve, t_tree, t_write;
 };
@@ -463,14 +477,8 @@ int fin_build_frames(struct fin *f);
 /* The frame of addr outside every module; fin_build_frames() made it (else a BUG). */
 uint32_t fin_unknown_frame(const struct fin *f, uint64_t addr);
 
-/*
- * events.c: the result's metrics and the streams' events. fin_metrics_add() finds the metric
- * called name or adds it (the strings copied); its index, UINT32_MAX when a metric of that
- * name has another unit or aggregation (a conflict: logged once), or -ENOMEM.
- */
-int64_t fin_metrics_add(struct fin *f, const char *name, const char *unit,
-			const char *aggregation, const char *kind, const char *description);
-/* CPU Time, then the METRIC records of every process stream, in stream order. 0 or -ENOMEM. */
+/* events.c: the streams' events; the result's metrics are finalizer/metrics.h's.
+   CPU Time, then the METRIC records of every process stream, in stream order. 0 or -ENOMEM. */
 int fin_build_metrics(struct fin *f);
 /*
  * After fin_build_images(): every stream's VALUE records and analysis records (the decoders
@@ -495,9 +503,10 @@ int64_t fin_context_get_mpi(struct fin *f, uint32_t image, uint32_t function,
 int fin_name_contexts(struct fin *f);
 
 /*
- * waits.c: the decoder of records 48-63. wait_take() keeps a WAIT, WAIT_SUM or OBJECT
- * record of s (a malformed one is counted in s->stats.records_malformed); 0 or -ENOMEM.
- * waits_to_events() turns s->waits into Wait Time and Wait Count events.
+ * waits.c: the decoder of records 48-63. wait_take() keeps a WAIT, WAIT_SUM, OBJECT or
+ * OMP_REGION record of s (a malformed one is counted in s->records_malformed); 0 or
+ * -ENOMEM. waits_to_events() turns s->waits into Wait Time and Wait Count events and gives
+ * each region its context.
  */
 int wait_take(struct stream *s, const struct raw_record *rec);
 int waits_to_events(struct fin *f, struct stream *s);
@@ -505,8 +514,14 @@ int waits_to_events(struct fin *f, struct stream *s);
 const char *wait_kind_name(uint32_t kind);
 /* The object_type of kind's objects ("mutex", "fd", "pid"), NULL when it has none (sleep). */
 const char *wait_object_type(uint32_t kind);
-/* True when kind's object is an address in the process (a sync object in memory). */
-bool wait_object_is_address(uint32_t kind);
+/* What kind's object is, which says how it is named. */
+enum wait_object {
+	WAIT_OBJECT_NONE,   /* no object (sleep), or one not told apart (the GIL) */
+	WAIT_OBJECT_DATA,   /* an address in memory: a global variable's in a module's data */
+	WAIT_OBJECT_CODE,   /* a return address into the program: an OpenMP construct */
+	WAIT_OBJECT_NUMBER, /* an fd, a pid, a pthread_t */
+};
+enum wait_object wait_object_what(uint32_t kind);
 
 /*
  * mpi.c: the decoder of records 64-79. mpi_take() keeps an MPI_CALL, MPI_SUM or MPI_RANK
@@ -522,6 +537,8 @@ int mpis_to_events(struct fin *f, struct stream *s);
  * table of spin.c); memoized in f->node_spin. Needs the frames and the tree's nodes.
  */
 bool fin_node_spins(struct fin *f, uint32_t node);
+/* Before module_resolve(): the OpenMP runtimes are asked which of their code spins. */
+void fin_mark_openmp_runtimes(struct fin *f);
 
 /* tree.c: the calling-context tree and the (thread, node, metric, context) aggregates. */
 int fin_build_tree(struct fin *f);

@@ -18,6 +18,7 @@
 #include "common/result-dir.h"
 #include "finalizer/debuginfod.h"
 #include "finalizer/finalize-private.h"
+#include "finalizer/metrics.h"
 #include "finalizer/sym-cache.h"
 
 static double now_s(void)
@@ -450,14 +451,7 @@ static void fin_release(struct fin *f)
 	free(f->aggs);
 	hash_index_release(&f->agg_index);
 	free(f->timeline);
-	for (i = 0; i < f->nmetrics; i++) {
-		free(f->metrics[i].name);
-		free(f->metrics[i].unit);
-		free(f->metrics[i].aggregation);
-		free(f->metrics[i].kind);
-		free(f->metrics[i].description);
-	}
-	free(f->metrics);
+	fin_metrics_release(f);
 	free(f->node_spin);
 	free(f->contexts);
 	hash_index_release(&f->context_index);
@@ -543,6 +537,7 @@ int finalize_run(const struct finalize_opts *o)
 		goto out;
 	f->t_load += now_s() - t;
 	t = now_s();
+	fin_mark_openmp_runtimes(f);
 	ret = resolve_modules(f, jobs);
 	ret = ret ? ret : fin_name_contexts(f);
 	if (ret)

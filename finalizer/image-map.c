@@ -146,8 +146,8 @@ static int add_mapping(struct image *im, uint32_t module, const struct raw_modul
 	return ret;
 }
 
-static void unload_in(struct fin *f, struct mapping *maps, size_t n,
-		      const struct module_event *e, int64_t t)
+static void unload_in(struct fin *f, struct mapping *maps, size_t n, const struct module_event *e,
+		      int64_t t)
 {
 	size_t j;
 

@@ -46,6 +46,22 @@ static const struct fin_metric *known_metric(const char *name)
 	return NULL;
 }
 
+void fin_metrics_release(struct fin *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->nmetrics; i++) {
+		free(f->metrics[i].name);
+		free(f->metrics[i].unit);
+		free(f->metrics[i].aggregation);
+		free(f->metrics[i].kind);
+		free(f->metrics[i].description);
+	}
+	free(f->metrics);
+	f->metrics = NULL;
+	f->nmetrics = f->metrics_cap = 0;
+}
+
 int64_t fin_metrics_find(const struct fin *f, const char *name)
 {
 	size_t i;
@@ -56,8 +72,8 @@ int64_t fin_metrics_find(const struct fin *f, const char *name)
 	return -1;
 }
 
-int64_t fin_metrics_add(struct fin *f, const char *name, const char *unit,
-			const char *aggregation, const char *kind, const char *description)
+int64_t fin_metrics_add(struct fin *f, const char *name, const char *unit, const char *aggregation,
+			const char *kind, const char *description)
 {
 	const struct fin_metric *k = known_metric(name);
 	struct fin_metric_def *d;
@@ -66,8 +82,8 @@ int64_t fin_metrics_add(struct fin *f, const char *name, const char *unit,
 	if (k) {
 		if (strcmp(k->unit, unit) || strcmp(k->aggregation, aggregation)) {
 			log_warn("metric '%s' declared in '%s' and '%s': its values are left out "
-				 "(pfinalize knows it in '%s', '%s')", name, unit, aggregation,
-				 k->unit, k->aggregation);
+				 "(pfinalize knows it in '%s', '%s')",
+				 name, unit, aggregation, k->unit, k->aggregation);
 			return UINT32_MAX;
 		}
 		unit = k->unit;
@@ -79,8 +95,8 @@ int64_t fin_metrics_add(struct fin *f, const char *name, const char *unit,
 		d = &f->metrics[i];
 		if (strcmp(d->unit, unit) || strcmp(d->aggregation, aggregation)) {
 			log_warn("metric '%s' declared in '%s' and '%s' by one process and in '%s' "
-				 "and '%s' by another: the second's values are left out", name,
-				 d->unit, d->aggregation, unit, aggregation);
+				 "and '%s' by another: the second's values are left out",
+				 name, d->unit, d->aggregation, unit, aggregation);
 			return UINT32_MAX;
 		}
 		return i;
@@ -95,7 +111,8 @@ int64_t fin_metrics_add(struct fin *f, const char *name, const char *unit,
 	d->kind = strdup(kind);
 	d->description = description ? strdup(description) : NULL;
 	d->main = k && k->main;
-	if (!d->name || !d->unit || !d->aggregation || !d->kind || (description && !d->description)) {
+	if (!d->name || !d->unit || !d->aggregation || !d->kind ||
+	    (description && !d->description)) {
 		free(d->name);
 		free(d->unit);
 		free(d->aggregation);

@@ -70,6 +70,11 @@ CREATE TABLE notes (process_id INTEGER REFERENCES processes(id), tid INTEGER, ki
   detail TEXT);
 CREATE TABLE python_notes (process_id INTEGER REFERENCES processes(id),
   thread_id INTEGER REFERENCES threads(id), kind TEXT, count INTEGER, detail TEXT);
+-- Instances of OpenMP parallel regions: their context is their implicit barrier's waits'.
+CREATE TABLE openmp_regions (process_id INTEGER REFERENCES processes(id),
+  thread_id INTEGER REFERENCES threads(id), -- the thread that began it
+  context_id INTEGER REFERENCES contexts(id), start_ns INTEGER, duration_ns INTEGER,
+  threads INTEGER);
 
 -- section: symbol_indexes
 -- Built once their tables are full: sorting once beats inserting in order.

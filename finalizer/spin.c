@@ -7,9 +7,9 @@
 
 /*
  * The OpenMP runtimes: GCC's libgomp and LLVM's libomp (Intel's libiomp5 is the same code).
- * Their builds in distributions are stripped of everything but the exported functions, so
- * a sample in their wait loops is usually named only by the exported function that waits,
- * further out on its stack, or not at all (a worker waiting for work).
+ * Their builds in distributions are stripped of everything but the exported functions, and
+ * their entry points reach the wait loops by tail calls, so a sample there is seldom named:
+ * the code itself tells (a spin loop executes PAUSE), or the thread's entry (a worker).
  */
 static const char *const runtime_modules[] = { "libgomp", "libomp", "libiomp", NULL };
 
@@ -23,44 +23,94 @@ static const char *const runtime_modules[] = { "libgomp", "libomp", "libiomp", N
  */
 static const char *const spin_functions[] = {
 	/* libgomp, internal (config/linux): the spin, then the futex wait */
-	"do_spin", "do_wait", "futex_wait", "gomp_barrier_wait", "gomp_barrier_wait_end",
-	"gomp_barrier_wait_last", "gomp_team_barrier_wait", "gomp_team_barrier_wait_end",
-	"gomp_team_barrier_wait_final", "gomp_team_barrier_wait_cancel",
-	"gomp_team_barrier_wait_cancel_end", "gomp_mutex_lock_slow", "gomp_sem_wait_slow",
-	"gomp_ptrlock_get_slow", "gomp_spin_count",
+	"do_spin",
+	"do_wait",
+	"futex_wait",
+	"gomp_barrier_wait",
+	"gomp_barrier_wait_end",
+	"gomp_barrier_wait_last",
+	"gomp_team_barrier_wait",
+	"gomp_team_barrier_wait_end",
+	"gomp_team_barrier_wait_final",
+	"gomp_team_barrier_wait_cancel",
+	"gomp_team_barrier_wait_cancel_end",
+	"gomp_mutex_lock_slow",
+	"gomp_sem_wait_slow",
+	"gomp_ptrlock_get_slow",
+	"gomp_spin_count",
 	/* libgomp, exported */
-	"GOMP_barrier", "GOMP_barrier_cancel", "GOMP_critical_start", "GOMP_critical_name_start",
-	"GOMP_atomic_start", "GOMP_ordered_start", "GOMP_loop_end", "GOMP_loop_end_cancel",
-	"GOMP_sections_end", "GOMP_sections_end_cancel", "GOMP_parallel_end", "GOMP_taskwait",
-	"GOMP_taskgroup_end", "GOMP_single_copy_start", "GOMP_doacross_wait",
-	"GOMP_doacross_ull_wait", "omp_set_lock", "omp_set_nest_lock",
+	"GOMP_barrier",
+	"GOMP_barrier_cancel",
+	"GOMP_critical_start",
+	"GOMP_critical_name_start",
+	"GOMP_atomic_start",
+	"GOMP_ordered_start",
+	"GOMP_loop_end",
+	"GOMP_loop_end_cancel",
+	"GOMP_sections_end",
+	"GOMP_sections_end_cancel",
+	"GOMP_parallel_end",
+	"GOMP_taskwait",
+	"GOMP_taskgroup_end",
+	"GOMP_single_copy_start",
+	"GOMP_doacross_wait",
+	"GOMP_doacross_ull_wait",
+	"omp_set_lock",
+	"omp_set_nest_lock",
 	/* libomp, internal */
-	"__kmp_wait_template", "__kmp_wait_yield_4", "__kmp_yield", "__kmp_suspend_64",
-	"__kmp_suspend_32", "__kmp_suspend_oncore", "__kmp_hyper_barrier_gather",
-	"__kmp_hyper_barrier_release", "__kmp_linear_barrier_gather",
-	"__kmp_linear_barrier_release", "__kmp_tree_barrier_gather", "__kmp_tree_barrier_release",
-	"__kmp_hierarchical_barrier_gather", "__kmp_hierarchical_barrier_release",
-	"__kmp_dist_barrier_gather", "__kmp_dist_barrier_release", "__kmp_barrier",
-	"__kmp_fork_barrier", "__kmp_join_barrier", "__kmp_join_call",
+	"__kmp_wait_template",
+	"__kmp_wait_yield_4",
+	"__kmp_yield",
+	"__kmp_suspend_64",
+	"__kmp_suspend_32",
+	"__kmp_suspend_oncore",
+	"__kmp_hyper_barrier_gather",
+	"__kmp_hyper_barrier_release",
+	"__kmp_linear_barrier_gather",
+	"__kmp_linear_barrier_release",
+	"__kmp_tree_barrier_gather",
+	"__kmp_tree_barrier_release",
+	"__kmp_hierarchical_barrier_gather",
+	"__kmp_hierarchical_barrier_release",
+	"__kmp_dist_barrier_gather",
+	"__kmp_dist_barrier_release",
+	"__kmp_barrier",
+	"__kmp_fork_barrier",
+	"__kmp_join_barrier",
+	"__kmp_join_call",
 	/* libomp, exported */
-	"__kmp_wait_4", "__kmp_wait_64", "__kmpc_barrier", "__kmpc_critical",
-	"__kmpc_critical_with_hint", "__kmpc_ordered", "__kmpc_reduce", "__kmpc_end_reduce",
-	"__kmpc_omp_taskwait", "__kmpc_set_lock", "__kmpc_set_nest_lock",
-	"__kmpc_doacross_wait", "__kmpc_fork_call", "__kmp_acquire_tas_lock",
-	"__kmp_acquire_ticket_lock", "__kmp_acquire_queuing_lock", "__kmp_acquire_drdpa_lock",
-	"__kmp_acquire_nested_tas_lock", "__kmp_acquire_nested_ticket_lock",
-	"__kmp_acquire_nested_queuing_lock", "__kmp_acquire_nested_drdpa_lock",
+	"__kmp_wait_4",
+	"__kmp_wait_64",
+	"__kmpc_barrier",
+	"__kmpc_critical",
+	"__kmpc_critical_with_hint",
+	"__kmpc_ordered",
+	"__kmpc_reduce",
+	"__kmpc_end_reduce",
+	"__kmpc_omp_taskwait",
+	"__kmpc_set_lock",
+	"__kmpc_set_nest_lock",
+	"__kmpc_doacross_wait",
+	"__kmpc_fork_call",
+	"__kmp_acquire_tas_lock",
+	"__kmp_acquire_ticket_lock",
+	"__kmp_acquire_queuing_lock",
+	"__kmp_acquire_drdpa_lock",
+	"__kmp_acquire_nested_tas_lock",
+	"__kmp_acquire_nested_ticket_lock",
+	"__kmp_acquire_nested_queuing_lock",
+	"__kmp_acquire_nested_drdpa_lock",
 	NULL,
 };
 
 /* Where a thread's stack begins: a worker whose frames above this are all the runtime's is
    waiting for work. */
-static const char *const thread_entries[] = { "start_thread", "clone", "clone3", "__clone",
-					      "__clone3", NULL };
+static const char *const thread_entries[] = { "start_thread", "clone",    "clone3",
+					      "__clone",      "__clone3", NULL };
 
 /* The C runtime, which the wait loops call (sched_yield, syscall) at the innermost frames. */
 static const char *const c_runtime_modules[] = { "libc.so", "libpthread.so", "ld-linux",
-						 "ld64.so", "[vdso]", NULL };
+						 "ld64.so", "[vdso]",        NULL };
 
 static bool prefixed(const char *s, const char *const *prefixes)
 {
@@ -99,10 +149,11 @@ static const char *module_name_of(const struct fin *f, const struct frame *fr)
 }
 
 /*
- * From the innermost frame outwards: C runtime frames first, then the OpenMP runtime's. It
- * spins when one of the runtime's frames is a wait function, or when the runtime's frames
+ * From the innermost frame outwards: C runtime frames first (sched_yield), then the OpenMP
+ * runtime's. It spins when one of the runtime's frames is in a spin loop (its code next to a
+ * PAUSE: module_spin_code()) or a wait function of the table, or when the runtime's frames
  * reach the thread's entry (a worker between regions). Leaving the runtime for the program's
- * code (a region starting, a loop's scheduling) is the runtime working for the program.
+ * code otherwise (a region starting, a loop's scheduling) is the runtime working for it.
  */
 static bool walk_spins(const struct fin *f, uint32_t node)
 {
@@ -116,7 +167,8 @@ static bool walk_spins(const struct fin *f, uint32_t node)
 
 		if (prefixed(mod, runtime_modules)) {
 			in_runtime = true;
-			if (spin_function(name))
+			if (spin_function(name) ||
+			    module_spin_code(&f->modules[fr->module], fr->address))
 				return true;
 			continue;
 		}
@@ -125,6 +177,14 @@ static bool walk_spins(const struct fin *f, uint32_t node)
 		return in_runtime && listed(name, thread_entries);
 	}
 	return false;
+}
+
+void fin_mark_openmp_runtimes(struct fin *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->nmodules; i++)
+		f->modules[i].want_spin_code = prefixed(f->modules[i].name, runtime_modules);
 }
 
 bool fin_node_spins(struct fin *f, uint32_t node)

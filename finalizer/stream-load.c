@@ -497,6 +497,7 @@ void stream_drop_records(struct stream *s)
 	free(s->waits);
 	free(s->objects);
 	free(s->mpis);
+	free(s->regions);
 	free(s->events);
 	free(s->process.exe);
 	free(s->process.command_line);
@@ -515,6 +516,7 @@ void stream_drop_records(struct stream *s)
 	s->waits = NULL;
 	s->objects = NULL;
 	s->mpis = NULL;
+	s->regions = NULL;
 	s->events = NULL;
 	s->py_frame_ids = NULL;
 	s->nmods = s->mods_cap = s->ntevents = s->tevents_cap = 0;
@@ -525,6 +527,7 @@ void stream_drop_records(struct stream *s)
 	s->nwaits = s->waits_cap = s->nobjects = s->objects_cap = 0;
 	s->nmpis = s->mpis_cap = 0;
 	s->has_mpi_rank = false;
+	s->nregions = s->regions_cap = 0;
 	s->nevents = s->events_cap = 0;
 	s->samples_bad_stack = s->events_bad_stack = 0;
 	s->weight_total = 0;

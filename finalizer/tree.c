@@ -252,14 +252,15 @@ static int agg_make(const void *ctx, void *elem)
 {
 	const struct agg_key *k = ctx;
 
-	*(struct agg *)elem = (struct agg){ .thread = k->thread, .node = k->node,
-					    .metric = k->metric, .context = k->context };
+	*(struct agg *)elem = (struct agg){
+		.thread = k->thread, .node = k->node, .metric = k->metric, .context = k->context
+	};
 	return 0;
 }
 
 /* Add count events of value to (thread, node, metric, context). 0 or -ENOMEM. */
-static int agg_add(struct fin *f, uint32_t thread, uint32_t node, uint32_t metric,
-		   uint32_t context, uint64_t count, int64_t value)
+static int agg_add(struct fin *f, uint32_t thread, uint32_t node, uint32_t metric, uint32_t context,
+		   uint64_t count, int64_t value)
 {
 	struct agg_key k = { f, thread, node, metric, context };
 	uint64_t h = hash_combine(hash_combine(hash_mix(thread), node),
@@ -322,6 +323,7 @@ static int add_samples(struct fin *f, struct stream *s, struct stack_rec *st)
 		f->spin_metric = (uint32_t)spin;
 	}
 	f->spin_samples += st->samples;
+	t->spin_ns += st->weight * interval; /* as time_ns, which it is part of */
 	if (f->spin_metric == UINT32_MAX)
 		return 0;
 	return agg_add(f, s->thread, st->node, f->spin_metric, 0, st->samples,

@@ -8,39 +8,34 @@
 #include "finalizer/metrics.h"
 
 /*
- * The records of docs/raw-format.md ("Waits"), as the agent writes them. Times are ns of the
- * stream's clock since its origin, absolute (not deltas).
+ * Per wait kind (enum raw_wait_kind, common/raw-stream.h): contexts.object_type, and what
+ * the object is, which says how it can be named: a variable in the program's data, a place
+ * in its code (an OpenMP construct), or a number (fd, pid, pthread_t).
  */
-enum {
-	WAIT_REC_WAIT = RAW_REC_WAIT_FIRST,	/* time stack duration kind object */
-	WAIT_REC_SUM = RAW_REC_WAIT_FIRST + 1,	/* time stack kind object count total */
-	WAIT_REC_OBJECT = RAW_REC_WAIT_FIRST + 2, /* kind object name */
-};
-
-/* Per wait kind (enum raw_wait_kind): contexts.wait_kind, contexts.object_type, and whether
-   the object is an address in the process. */
 static const struct {
-	const char *name, *object_type;
-	bool address;
+	const char *object_type;
+	enum wait_object what;
 } kinds[] = {
-	[1] = { "mutex", "mutex", true },
-	[2] = { "rwlock", "rwlock", true },
-	[3] = { "cond", "cond", true },
-	[4] = { "join", "thread", false },
-	[5] = { "barrier", "barrier", true },
-	[6] = { "semaphore", "semaphore", true },
-	[7] = { "sleep", NULL, false },
-	[8] = { "poll", "fd", false },
-	[9] = { "read", "fd", false },
-	[10] = { "write", "fd", false },
-	[11] = { "accept", "fd", false },
-	[12] = { "connect", "fd", false },
-	[13] = { "child", "pid", false },
-	[14] = { "futex", "futex", true },
-	[15] = { "gil", NULL, false },
-	[16] = { "openmp-barrier", NULL, false },
-	[17] = { "openmp-lock", "openmp-lock", true },
-	[18] = { "openmp-other", NULL, false },
+	[RAW_WAIT_MUTEX] = { "mutex", WAIT_OBJECT_DATA },
+	[RAW_WAIT_RWLOCK] = { "rwlock", WAIT_OBJECT_DATA },
+	[RAW_WAIT_COND] = { "cond", WAIT_OBJECT_DATA },
+	[RAW_WAIT_JOIN] = { "thread", WAIT_OBJECT_NUMBER },
+	[RAW_WAIT_BARRIER] = { "barrier", WAIT_OBJECT_DATA },
+	[RAW_WAIT_SEMAPHORE] = { "semaphore", WAIT_OBJECT_DATA },
+	[RAW_WAIT_SLEEP] = { NULL, WAIT_OBJECT_NONE },
+	[RAW_WAIT_POLL] = { "fd", WAIT_OBJECT_NUMBER },
+	[RAW_WAIT_READ] = { "fd", WAIT_OBJECT_NUMBER },
+	[RAW_WAIT_WRITE] = { "fd", WAIT_OBJECT_NUMBER },
+	[RAW_WAIT_ACCEPT] = { "fd", WAIT_OBJECT_NUMBER },
+	[RAW_WAIT_CONNECT] = { "fd", WAIT_OBJECT_NUMBER },
+	[RAW_WAIT_CHILD] = { "pid", WAIT_OBJECT_NUMBER },
+	[RAW_WAIT_FUTEX] = { "futex", WAIT_OBJECT_DATA },
+	/* One lock per interpreter: the waits on it read "[gil]". */
+	[RAW_WAIT_GIL] = { NULL, WAIT_OBJECT_NONE },
+	/* The construct: the return address into the program of the runtime call. */
+	[RAW_WAIT_OMP_BARRIER] = { "code", WAIT_OBJECT_CODE },
+	[RAW_WAIT_OMP_LOCK] = { "openmp-lock", WAIT_OBJECT_DATA },
+	[RAW_WAIT_OMP_OTHER] = { NULL, WAIT_OBJECT_NONE },
 };
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
 
@@ -49,7 +44,7 @@ static const struct {
 
 const char *wait_kind_name(uint32_t kind)
 {
-	return kind < NKINDS && kinds[kind].name ? kinds[kind].name : "other";
+	return raw_wait_kind_name(kind);
 }
 
 const char *wait_object_type(uint32_t kind)
@@ -57,9 +52,9 @@ const char *wait_object_type(uint32_t kind)
 	return kind < NKINDS ? kinds[kind].object_type : NULL;
 }
 
-bool wait_object_is_address(uint32_t kind)
+enum wait_object wait_object_what(uint32_t kind)
 {
-	return kind < NKINDS && kinds[kind].address;
+	return kind < NKINDS ? kinds[kind].what : WAIT_OBJECT_NONE;
 }
 
 static char *dup_str(struct raw_string s)
@@ -75,48 +70,60 @@ static char *dup_str(struct raw_string s)
 
 int wait_take(struct stream *s, const struct raw_record *rec)
 {
-	struct raw_dec d = { rec->payload, rec->payload + rec->payload_len, false };
-	struct wait_rec w = { 0 };
+	struct wait_rec w = { .time_ns = rec->time_ns };
 
+	if (!rec->decoded) {
+		s->unknown_records++; /* a later record of the range */
+		return 0;
+	}
 	switch (rec->type) {
-	case WAIT_REC_WAIT:
-		w.time_ns = raw_dec_svarint(&d);
-		w.stack = raw_dec_varint(&d);
-		w.total_ns = raw_dec_varint(&d);
-		w.kind = (uint32_t)raw_dec_varint(&d);
-		w.object = raw_dec_varint(&d);
+	case RAW_REC_WAIT:
+		w.stack = rec->u.wait.stack_id;
+		w.total_ns = rec->u.wait.duration_ns;
+		w.kind = rec->u.wait.kind;
+		w.object = rec->u.wait.object;
 		w.count = 1;
 		break;
-	case WAIT_REC_SUM:
-		w.time_ns = raw_dec_svarint(&d);
-		w.stack = raw_dec_varint(&d);
-		w.kind = (uint32_t)raw_dec_varint(&d);
-		w.object = raw_dec_varint(&d);
-		w.count = raw_dec_varint(&d);
-		w.total_ns = raw_dec_varint(&d);
+	case RAW_REC_WAIT_SUM:
+		w.stack = rec->u.wait_sum.stack_id;
+		w.kind = rec->u.wait_sum.kind;
+		w.object = rec->u.wait_sum.object;
+		w.count = rec->u.wait_sum.count;
+		w.total_ns = rec->u.wait_sum.total_ns;
 		w.summed = true;
 		break;
-	case WAIT_REC_OBJECT: {
-		struct object_rec o = { 0 };
-		struct raw_string name;
+	case RAW_REC_OBJECT: {
+		struct object_rec o = { rec->u.object.kind, rec->u.object.object, NULL };
 
-		o.kind = (uint32_t)raw_dec_varint(&d);
-		o.object = raw_dec_varint(&d);
-		name = raw_dec_string(&d);
-		if (d.error || !name.len) {
+		if (!rec->u.object.name.len) {
 			s->records_malformed++;
 			return 0;
 		}
-		if (GROW(s->objects, s->nobjects + 1, s->objects_cap) || !(o.name = dup_str(name)))
+		if (GROW(s->objects, s->nobjects + 1, s->objects_cap) ||
+		    !(o.name = dup_str(rec->u.object.name)))
 			return -ENOMEM;
 		s->objects[s->nobjects++] = o;
 		return 0;
 	}
+	case RAW_REC_OMP_REGION:
+		if (rec->u.omp_region.duration_ns > (uint64_t)FIN_MAX_STREAM_NS) {
+			s->records_malformed++;
+			return 0;
+		}
+		if (GROW(s->regions, s->nregions + 1, s->regions_cap))
+			return -ENOMEM;
+		s->regions[s->nregions++] = (struct region_rec){
+			.time_ns = rec->time_ns,
+			.duration_ns = rec->u.omp_region.duration_ns,
+			.object = rec->u.omp_region.object,
+			.threads = rec->u.omp_region.threads,
+		};
+		return 0;
 	default:
 		s->unknown_records++; /* a later record of the range */
 		return 0;
 	}
-	if (d.error || w.total_ns > (uint64_t)FIN_MAX_STREAM_NS || w.count > MAX_WAIT_COUNT ||
+	if (w.total_ns > (uint64_t)FIN_MAX_STREAM_NS || w.count > MAX_WAIT_COUNT ||
 	    (w.summed && !w.count)) {
 		s->records_malformed++;
 		return 0;
@@ -139,6 +146,17 @@ int waits_to_events(struct fin *f, struct stream *s)
 	size_t i;
 	int ret = 0;
 
+	/* A region is the context of its implicit barrier's waits. */
+	for (i = 0; i < s->nregions; i++) {
+		int64_t ctx =
+			fin_context_get(f, s->image, RAW_WAIT_OMP_BARRIER, s->regions[i].object,
+					s->regions[i].time_ns + s->offset_ns);
+
+		if (ctx < 0)
+			return (int)ctx;
+		s->regions[i].context = (uint32_t)ctx;
+		f->regions++;
+	}
 	if (!s->nwaits)
 		return 0;
 	wt = fin_metrics_standard(f, FIN_METRIC_WAIT_TIME_NAME);
@@ -147,8 +165,8 @@ int waits_to_events(struct fin *f, struct stream *s)
 		return -ENOMEM;
 	for (i = 0; i < s->nwaits && !ret; i++) {
 		const struct wait_rec *w = &s->waits[i];
-		int64_t ctx = fin_context_get(f, s->image, w->kind, w->object,
-					      w->time_ns + s->offset_ns);
+		int64_t ctx =
+			fin_context_get(f, s->image, w->kind, w->object, w->time_ns + s->offset_ns);
 		struct event_rec e = {
 			.time_ns = w->time_ns,
 			.stack = w->stack,

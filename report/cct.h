@@ -134,6 +134,12 @@ bool cct_has_self(const struct cct *t, int node);
 /* After every cct_add(): sum the totals up the tree. Returns 0 or -ENOMEM. */
 int cct_sum(struct cct *t);
 
+/*
+ * True for a module of the C runtime (libc, ld.so, libm, libpthread, the vdso...): what
+ * the interpreter calls for its own work, and where a program's blocking calls block.
+ */
+bool cct_module_is_c_runtime(const char *name);
+
 /* True for functions that -call-stack-mode user-only hides (see cct_build). */
 bool cct_function_is_runtime(const struct model *m, int func);
 

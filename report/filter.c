@@ -90,6 +90,17 @@ static int no_rank(const struct report *r, const char *value)
 				  r->dir, (long long)lo, (long long)hi);
 }
 
+/*
+ * Whether value names wait kind kind: the kind itself, or its family, the part before a '-'
+ * ("openmp" for openmp-barrier, openmp-lock and openmp-other).
+ */
+static bool wait_kind_named(const char *kind, const char *value)
+{
+	size_t n = strlen(value);
+
+	return !strcmp(kind, value) || (!strncmp(kind, value, n) && kind[n] == '-');
+}
+
 /* Mark in set every item of key that value names; a usage error when none does. */
 static int mark(struct report *r, int key, const char *value, bool *set)
 {
@@ -163,7 +174,7 @@ static int mark(struct report *r, int key, const char *value, bool *set)
 		break;
 	case KEY_WAIT_KIND:
 		for (i = 0; i < m->nwait_kinds; i++)
-			if (!strcmp(m->wait_kinds[i], value))
+			if (wait_kind_named(m->wait_kinds[i], value))
 				set[i] = true, hits++;
 		n = m->nwait_kinds;
 		break;
@@ -287,38 +298,94 @@ static bool item_kept(const struct filter_sets *fs, int key, int item)
 	return !fs->given[key] || fs->in[key][item];
 }
 
-int report_filter_samples(struct report *r)
+/* The filters of a report, parsed once, asked per sample. */
+struct report_filter {
+	struct filter_sets fs;
+	unsigned char *onstack; /* per stack: 1 a wanted function, 2 an excluded one */
+	bool by_module, by_language;
+};
+
+int report_filter_open(struct report *r, struct report_filter **out)
 {
 	const struct model *m = &r->m;
-	struct filter_sets fs;
-	unsigned char *onstack = NULL; /* per stack: 1 a wanted function, 2 an excluded one */
-	bool by_module = false, by_language;
+	struct report_filter *f = calloc(1, sizeof(*f));
 	size_t i;
 	int rc;
 
-	memset(&fs, 0, sizeof(fs));
-	rc = sets_parse(r, &fs);
+	*out = NULL;
+	if (!f)
+		return -ENOMEM;
+	rc = sets_parse(r, &f->fs);
 	if (rc)
-		goto out;
-	if (fs.given[KEY_FUNCTION] || r->o->nfilters) {
-		onstack = big_calloc(m->nstacks + 1, 1);
-		if (!onstack) {
+		goto fail;
+	if (f->fs.given[KEY_FUNCTION] || r->o->nfilters) {
+		f->onstack = big_calloc(m->nstacks + 1, 1);
+		if (!f->onstack) {
 			rc = -ENOMEM;
-			goto out;
+			goto fail;
 		}
 		for (i = 0; i < m->nstacks; i++) {
 			int s = m->stack_order[i], p = m->stacks[s].parent;
-			int f = m->frames[m->stacks[s].frame].function;
+			int fn = m->frames[m->stacks[s].frame].function;
 
-			onstack[s] = (p >= 0 ? onstack[p] : 0) | (fs.in[KEY_FUNCTION][f] ? 1 : 0) |
-				     (fs.out[KEY_FUNCTION][f] ? 2 : 0);
+			f->onstack[s] = (p >= 0 ? f->onstack[p] : 0) |
+					(f->fs.in[KEY_FUNCTION][fn] ? 1 : 0) |
+					(f->fs.out[KEY_FUNCTION][fn] ? 2 : 0);
 		}
 	}
 	/* Without a module filter, no sample's frame needs looking at (a cache miss each). */
-	for (i = 0; i < m->nmodules && !by_module; i++)
-		by_module = fs.out[KEY_MODULE][i];
-	by_module |= fs.given[KEY_MODULE];
-	by_language = fs.given[KEY_LANGUAGE] || fs.out[KEY_LANGUAGE][0] || fs.out[KEY_LANGUAGE][1];
+	for (i = 0; i < m->nmodules && !f->by_module; i++)
+		f->by_module = f->fs.out[KEY_MODULE][i];
+	f->by_module |= f->fs.given[KEY_MODULE];
+	f->by_language = f->fs.given[KEY_LANGUAGE] || f->fs.out[KEY_LANGUAGE][0] ||
+			 f->fs.out[KEY_LANGUAGE][1];
+	*out = f;
+	return 0;
+fail:
+	report_filter_close(f);
+	return rc;
+}
+
+bool report_filter_keep(const struct report *r, const struct report_filter *f,
+			const struct model_sample *s)
+{
+	const struct model *m = &r->m;
+	const struct filter_sets *fs = &f->fs;
+
+	if (!item_kept(fs, KEY_THREAD, s->thread) || !item_kept(fs, KEY_PROCESS, s->thread) ||
+	    !item_kept(fs, KEY_RANK, s->thread) || !item_kept(fs, KEY_NODE, s->thread))
+		return false;
+	if (f->onstack && ((f->onstack[s->stack] & 2) ||
+			   (fs->given[KEY_FUNCTION] && !(f->onstack[s->stack] & 1))))
+		return false;
+	if (f->by_module && !item_kept(fs, KEY_MODULE, m->frames[m->stacks[s->stack].frame].module))
+		return false;
+	if (!item_kept(fs, KEY_WAIT_KIND, report_sample_wait_kind(r, s)) ||
+	    !item_kept(fs, KEY_SYNC_OBJECT, report_sample_sync_object(r, s)))
+		return false;
+	/* language: of the frame the sample counts in, after -call-stack-mode */
+	return !f->by_language ||
+	       item_kept(fs, KEY_LANGUAGE, m->functions[leaf_function(r, s->stack)].python);
+}
+
+void report_filter_close(struct report_filter *f)
+{
+	if (!f)
+		return;
+	free(f->onstack);
+	sets_release(&f->fs);
+	free(f);
+}
+
+int report_filter_samples(struct report *r)
+{
+	const struct model *m = &r->m;
+	struct report_filter *f;
+	size_t i;
+	int rc = report_filter_open(r, &f);
+
+	if (rc)
+		return rc;
 	r->recs = big_malloc((m->nsamples + 1) * sizeof(*r->recs));
 	if (!r->recs) {
 		rc = -ENOMEM;
@@ -330,21 +397,7 @@ int report_filter_samples(struct report *r)
 		struct record *rec;
 		int node;
 
-		if (!item_kept(&fs, KEY_THREAD, s->thread) || !item_kept(&fs, KEY_PROCESS, s->thread) ||
-		    !item_kept(&fs, KEY_RANK, s->thread) || !item_kept(&fs, KEY_NODE, s->thread))
-			continue;
-		if (onstack && ((onstack[s->stack] & 2) ||
-				(fs.given[KEY_FUNCTION] && !(onstack[s->stack] & 1))))
-			continue;
-		if (by_module &&
-		    !item_kept(&fs, KEY_MODULE, m->frames[m->stacks[s->stack].frame].module))
-			continue;
-		if (!item_kept(&fs, KEY_WAIT_KIND, report_sample_wait_kind(r, s)) ||
-		    !item_kept(&fs, KEY_SYNC_OBJECT, report_sample_sync_object(r, s)))
-			continue;
-		/* language: of the frame the sample counts in, after -call-stack-mode */
-		if (by_language &&
-		    !item_kept(&fs, KEY_LANGUAGE, m->functions[leaf_function(r, s->stack)].python))
+		if (!report_filter_keep(r, f, s))
 			continue;
 		node = cct_leaf(&r->tree, s->stack);
 		if (node < 0) {
@@ -359,7 +412,6 @@ int report_filter_samples(struct report *r)
 	}
 	rc = cct_sum(&r->tree);
 out:
-	free(onstack);
-	sets_release(&fs);
+	report_filter_close(f);
 	return rc;
 }

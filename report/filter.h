@@ -19,4 +19,15 @@
  */
 int report_filter_samples(struct report *r);
 
+/*
+ * The same filters for samples read otherwise (the timeline view's rows): open parses them
+ * (the usage errors above), keep says whether a sample passes, close frees. The samples must
+ * be r->m's (indexes into its tables).
+ */
+struct report_filter;
+int report_filter_open(struct report *r, struct report_filter **out);
+bool report_filter_keep(const struct report *r, const struct report_filter *f,
+			const struct model_sample *s);
+void report_filter_close(struct report_filter *f);
+
 #endif

@@ -597,8 +597,10 @@ static int load_threads(struct loader *l)
 	m->threads = alloc_rows(n, sizeof(*m->threads));
 	if (!m->threads || idmap_alloc(&l->threads, n))
 		return -ENOMEM;
-	rc = prepare(l, "SELECT id, process_id, tid, name, cpu_ns, coalesce(start_ns, -1), "
-			"coalesce(end_ns, -1) FROM threads ORDER BY id", &st);
+	rc = prepare(l,
+		     "SELECT id, process_id, tid, name, cpu_ns, coalesce(start_ns, -1), "
+		     "coalesce(end_ns, -1) FROM threads ORDER BY id",
+		     &st);
 	if (rc)
 		return rc;
 	FOR_EACH_ROW(l, st, rc) {
@@ -634,8 +636,9 @@ static int object_order(const struct model_context *a, const struct model_contex
 
 	if ((d = strcmp(or_empty(a->object_type), or_empty(b->object_type))))
 		return d;
-	if (!a->object_type && (d = strcmp(or_empty(a->wait_kind), or_empty(b->wait_kind))))
-		return d;
+	/* Without a type, the wait has no object told apart: one per kind ([sleep], [gil]). */
+	if (!a->object_type)
+		return strcmp(or_empty(a->wait_kind), or_empty(b->wait_kind));
 	if (a->object != b->object)
 		return a->object < b->object ? -1 : 1;
 	return strcmp(or_empty(a->object_name), or_empty(b->object_name));
@@ -712,7 +715,8 @@ static int load_contexts(struct loader *l)
 			  "contexts ORDER BY id", &st);
 	if (rc)
 		return rc;
-	FOR_EACH_ROW(l, st, rc) {
+	FOR_EACH_ROW(l, st, rc)
+	{
 		struct model_context *c = &m->contexts[i];
 
 		if (i == n)
@@ -1133,6 +1137,11 @@ struct sqlite3 *model_db(const struct model *m, size_t i)
 	return m->nparts ? m->parts[i].m.db : m->db;
 }
 
+int model_context_of_id(const struct model *m, int64_t id)
+{
+	return m->ids ? context_index(&m->ids->contexts, id) : -1;
+}
+
 bool model_has_samples(struct model *m)
 {
 	sqlite3_stmt *st;
@@ -1396,6 +1405,47 @@ int model_load_events(struct model *m, int64_t from_ns, int64_t to_ns, struct mo
 	*out = ev;
 	*n = k;
 	return 0;
+}
+
+int model_scan_timeline(struct model *m, int64_t to_ns, model_timeline_fn fn, void *ctx, char *err,
+			size_t err_size)
+{
+	struct loader l = {
+		.m = m, .err = err, .err_size = err_size, .metric_ids = m->ids->metric_ids
+	};
+	bool v1 = m->schema_version < 2;
+	sqlite3_stmt *st;
+	int rc, last = -1;
+
+	rc = prepare(&l,
+		     v1 ? "SELECT time_ns, thread_id, stack_id, 0, 0, weight FROM timeline "
+			  "WHERE time_ns < ?1 ORDER BY time_ns"
+			: "SELECT time_ns, thread_id, stack_id, metric_id, context_id, value "
+			  "FROM timeline WHERE time_ns < ?1 ORDER BY time_ns",
+		     &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, to_ns);
+	FOR_EACH_ROW(&l, st, rc)
+	{
+		struct model_sample s = { .count = 1 };
+
+		s.stack = sqlite3_column_type(st, 2) == SQLITE_NULL
+				  ? -1
+				  : idmap_find(&m->ids->stacks, sqlite3_column_int64(st, 2));
+		s.metric = v1 ? 0 : metric_find(&l, sqlite3_column_int64(st, 3), &last);
+		if (s.stack < 0 || s.metric < 0)
+			continue;
+		s.thread = sqlite3_column_type(st, 1) == SQLITE_NULL
+				   ? -1
+				   : idmap_find(&m->ids->threads, sqlite3_column_int64(st, 1));
+		s.context = context_index(&m->ids->contexts, sqlite3_column_int64(st, 4));
+		s.value = sqlite3_column_int64(st, 5) * (v1 ? m->interval_ns : 1);
+		if ((rc = fn(ctx, &s, sqlite3_column_int64(st, 0))))
+			break;
+	}
+	sqlite3_finalize(st);
+	return rc;
 }
 
 void model_free(struct model *m)

@@ -58,9 +58,9 @@ struct model_thread {
 	int process; /* index into processes, -1 when unknown */
 	int64_t tid;
 	const char *name;
-	int64_t cpu_ns;	  /* measured by the thread at its end, 0 when unknown */
+	int64_t cpu_ns;   /* measured by the thread at its end, 0 when unknown */
 	int64_t start_ns; /* from the collection start; -1 when unknown */
-	int64_t end_ns;	  /* -1 when unknown (a thread still running when the program died) */
+	int64_t end_ns;   /* -1 when unknown (a thread still running when the program died) */
 };
 
 /*
@@ -69,8 +69,8 @@ struct model_thread {
  * -group-by wait-kind and sync-object.
  */
 struct model_context {
-	const char *wait_kind;	 /* "mutex", "sleep", ...; NULL when the context has none */
-	int64_t object;		 /* the object's value: an address, an fd, a pid, 0 */
+	const char *wait_kind;   /* "mutex", "sleep", ...; NULL when the context has none */
+	int64_t object;          /* the object's value: an address, an fd, a pid, 0 */
 	const char *object_type; /* "mutex", "fd", "pid", ...; NULL for none */
 	const char *object_name; /* NULL when unknown */
 	int kind;		 /* index into model.wait_kinds, -1 when none */
@@ -243,6 +243,15 @@ struct model_event {
 int model_load_events(struct model *m, int64_t from_ns, int64_t to_ns, struct model_event **out,
 		      size_t *n, char *err, size_t err_size);
 
+/*
+ * Every timeline row before to_ns, in time order, as a sample (count 1, its value, indexes
+ * into m's tables; rows of unknown stacks or metrics are skipped) with its time: fn returns
+ * 0 to go on. Returns 0, fn's other value, or a negative errno with err set.
+ */
+typedef int (*model_timeline_fn)(void *ctx, const struct model_sample *s, int64_t time_ns);
+int model_scan_timeline(struct model *m, int64_t to_ns, model_timeline_fn fn, void *ctx, char *err,
+			size_t err_size);
+
 /* The index of the metric called name (case-insensitive), or -1. */
 int model_find_metric(const struct model *m, const char *name);
 
@@ -251,6 +260,8 @@ int model_find_metric(const struct model *m, const char *name);
  * "[sleep]") in buf; -1 (no context) is "[no wait]".
  */
 const char *model_sync_object_label(const struct model *m, int i, char *buf, size_t size);
+/* The index into contexts of a contexts.id (of another table's row), -1 for none. */
+int model_context_of_id(const struct model *m, int64_t id);
 /* The name of wait kind i; -1 (no context) is "[no wait]". */
 const char *model_wait_kind_label(const struct model *m, int i);
 

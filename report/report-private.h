@@ -30,16 +30,17 @@ struct report;
 
 /* One view: its name, how it runs on one result and on two, and what it accepts. */
 enum report_view_flags {
-	VIEW_LINES = 1 << 0,	     /* one tree node per function and source line */
-	VIEW_TREE = 1 << 1,	     /* -group-by thread, process, module as tree levels;
+	VIEW_LINES = 1 << 0,         /* one tree node per function and source line */
+	VIEW_TREE = 1 << 1,          /* -group-by thread, process, module as tree levels;
 					-recursion-mode */
 	VIEW_RECURSION = 1 << 8,     /* -recursion-mode only */
 	VIEW_FLAT_GROUPS = 1 << 2,   /* -group-by as the keys of flat rows (hotspots) */
-	VIEW_FUNCTION = 1 << 3,	     /* takes -function */
+	VIEW_FUNCTION = 1 << 3,      /* takes -function */
 	VIEW_SOURCE_OBJECT = 1 << 4, /* takes -source-object */
 	VIEW_SORT_TOTAL = 1 << 5,    /* sorted by total; a metric named alone means its total */
 	VIEW_SELF_ONLY = 1 << 6,     /* sorted by a metric's self only */
-	VIEW_NO_SORT = 1 << 7,	     /* rows in an order of their own: -sort-desc refused */
+	VIEW_NO_SORT = 1 << 7,       /* rows in an order of their own: -sort-desc refused */
+	VIEW_TIME = 1 << 9,          /* rows per time bucket: takes -time-buckets */
 };
 
 /*
@@ -98,6 +99,10 @@ static inline const struct model_sample *report_sample(const struct report *r,
 int report_open(struct report *r, const struct report_opts *o, const char *dir,
 		const struct report_view *view);
 void report_close(struct report *r);
+
+/* -time-filter's "A:B", seconds from the start, either side optional, into ns. 0 or a usage
+   error. */
+int report_parse_time_filter(const char *s, int64_t *from, int64_t *to);
 
 /* log_error() the message and return -ERR_USAGE: preport exits with status 2. */
 int report_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -238,6 +243,7 @@ struct report_mpi_summary {
 };
 /* 0 with out filled, 1 when the result has no MPI Time, -ENOMEM. */
 int report_mpi_summary(struct report *r, struct report_mpi_summary *out);
+int view_timeline(struct report *r, struct table *t);
 int view_hotspots_diff(struct report *a, struct report *b, struct table *t);
 int view_topdown_diff(struct report *a, struct report *b, struct table *t);
 int view_bottomup_diff(struct report *a, struct report *b, struct table *t);

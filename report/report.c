@@ -513,8 +513,7 @@ static int name_functions(struct report *r)
 	return 0;
 }
 
-/* "A:B" seconds from the start; either side may be empty. */
-static int parse_time_filter(const char *s, int64_t *from, int64_t *to)
+int report_parse_time_filter(const char *s, int64_t *from, int64_t *to)
 {
 	char a[64], err[256];
 	const char *colon = strchr(s, ':');
@@ -658,7 +657,7 @@ static const struct {
 	{ "sync-object", CCT_GROUP_SYNC_OBJECT },
 	{ "function", CCT_GROUP_PROCESS }, /* not a level: the call tree itself */
 };
-#define NTREE_KEYS (sizeof(tree_keys) / sizeof(tree_keys[0]))
+#define NTREE_KEYS        (sizeof(tree_keys) / sizeof(tree_keys[0]))
 #define TREE_KEY_FUNCTION (NTREE_KEYS - 1)
 
 /*
@@ -898,7 +897,7 @@ loaded:
 	if (o->time_filter) {
 		int64_t from, to;
 
-		rc = parse_time_filter(o->time_filter, &from, &to);
+		rc = report_parse_time_filter(o->time_filter, &from, &to);
 		if (!rc && (rc = model_load_time_range(&r->m, from, to, r->skipped, err,
 						       sizeof(err))))
 			log_error("%s", err);
@@ -958,6 +957,10 @@ static int check_view_options(const struct report_opts *o, const struct report_v
 	if (o->collapse_recursion && !(v->flags & (VIEW_TREE | VIEW_RECURSION)))
 		return report_usage_error("option '-recursion-mode' applies to the top-down, "
 					  "bottom-up, callstacks and caller-callee views");
+	if (o->time_buckets && !(v->flags & VIEW_TIME))
+		return report_usage_error("option '-time-buckets' is for the timeline view: "
+					  "-view timeline -time-buckets %d",
+					  o->time_buckets);
 	return 0;
 }
 

@@ -76,15 +76,15 @@ struct path_key {
 
 /* A constant part: each -1 when not grouped by it (or unknown, or no wait). */
 struct const_key {
-	int who;	 /* thread or process index */
-	int wait_kind;	 /* index into model.wait_kinds */
+	int who;         /* thread or process index */
+	int wait_kind;   /* index into model.wait_kinds */
 	int sync_object; /* index into model.sync_objects */
 	int rank;	 /* the process's rank */
 	int node;	 /* index into model.nodes */
 };
 
 struct group {
-	int ck;	   /* index into constant parts */
+	int ck;    /* index into constant parts */
 	int pk;	   /* index into path keys */
 	size_t at; /* its values: vals[at .. at + nm) self, then nm total */
 };
@@ -449,7 +449,8 @@ static void fill(struct hotspots *h, struct table *t)
 		const struct cct_node *n = &r->tree.nodes[k->node];
 		const struct model_function *f = &r->m.functions[n->func];
 		const int64_t *self = &h->vals[g->at], *total = &h->vals[g->at + nm];
-		struct const_key c = g->ck >= 0 ? h->consts[g->ck] : (struct const_key){ -1, -1, -1 };
+		struct const_key c =
+			g->ck >= 0 ? h->consts[g->ck] : (struct const_key){ -1, -1, -1 };
 		char label[512];
 		size_t row;
 
@@ -483,7 +484,8 @@ static void fill(struct hotspots *h, struct table *t)
 			case DIM_PROCESS:
 				set_process(r, t, row, col[dim][0], col[dim][1],
 					    h->g.has[DIM_THREAD]
-						    ? (c.who >= 0 ? r->m.threads[c.who].process : -1)
+						    ? (c.who >= 0 ? r->m.threads[c.who].process
+								  : -1)
 						    : c.who);
 				break;
 			case DIM_WAIT_KIND:
@@ -495,8 +497,8 @@ static void fill(struct hotspots *h, struct table *t)
 					       model_sync_object_label(&r->m, c.sync_object, label,
 								       sizeof(label)));
 				if (c.sync_object >= 0)
-					table_set_text_ref(t, row, col[dim][1], sync_object_type(r,
-							   c.sync_object));
+					table_set_text_ref(t, row, col[dim][1],
+							   sync_object_type(r, c.sync_object));
 				break;
 			case DIM_RANK:
 				/* A process outside a parallel job has no rank: the cell stays empty. */
