@@ -9,6 +9,7 @@
 
 #include <sqlite3.h>
 
+#include "common/sat.h"
 #include "report/summary-private.h"
 
 #define TOP_WAITING     5  /* call sites and objects */
@@ -33,8 +34,10 @@ static void row_share(struct summary *s, const char *section, const char *metric
 
 	snprintf(buf, sizeof(buf), "%.3f", (double)ns / 1e9);
 	row = summary_row_add(s, section, metric, buf, "s");
+	/* A part of a thread's life: more than all of it only in damaged data. */
 	if (whole > 0)
-		table_set_pct(s->t, row, s->pct, 100.0 * (double)ns / (double)whole);
+		table_set_pct(s->t, row, s->pct,
+			      ns >= whole ? 100.0 : ns <= 0 ? 0.0 : 100.0 * (double)ns / (double)whole);
 }
 
 /*
@@ -45,6 +48,16 @@ static void row_share(struct summary *s, const char *section, const char *metric
 struct thread_time {
 	int64_t elapsed, cpu, wait, unattributed, spin;
 };
+
+/* Sums of values read from the database saturate: damaged data must not wrap. */
+static void thread_time_add(struct thread_time *sum, const struct thread_time *tt)
+{
+	sum->elapsed = sat_add_i64(sum->elapsed, tt->elapsed);
+	sum->cpu = sat_add_i64(sum->cpu, tt->cpu);
+	sum->wait = sat_add_i64(sum->wait, tt->wait);
+	sum->unattributed = sat_add_i64(sum->unattributed, tt->unattributed);
+	sum->spin = sat_add_i64(sum->spin, tt->spin);
+}
 
 static void thread_rows(struct summary *s, const char *label, const struct thread_time *tt)
 {
@@ -93,11 +106,11 @@ static int section_thread_time(struct summary *s, int wait)
 		if (smp->thread < 0)
 			continue;
 		if (smp->metric == s->cpu)
-			sampled[smp->thread] += smp->value;
+			sampled[smp->thread] = sat_add_i64(sampled[smp->thread], smp->value);
 		else if (smp->metric == wait)
-			waited[smp->thread] += smp->value;
+			waited[smp->thread] = sat_add_i64(waited[smp->thread], smp->value);
 		else if (spin >= 0 && smp->metric == spin)
-			spun[smp->thread] += smp->value;
+			spun[smp->thread] = sat_add_i64(spun[smp->thread], smp->value);
 	}
 	for (i = 0; i < m->nthreads; i++) {
 		const struct model_thread *t = &m->threads[i];
@@ -109,24 +122,15 @@ static int section_thread_time(struct summary *s, int wait)
 		tt.cpu = t->cpu_ns > 0 ? t->cpu_ns : sampled[i];
 		tt.wait = waited[i];
 		tt.spin = spun[i];
-		tt.unattributed = tt.elapsed - tt.cpu - (tt.wait > tt.spin ? tt.wait - tt.spin : 0);
-		if (tt.unattributed < 0)
-			tt.unattributed = 0;
-		all.elapsed += tt.elapsed;
-		all.cpu += tt.cpu;
-		all.wait += tt.wait;
-		all.unattributed += tt.unattributed;
-		all.spin += tt.spin;
+		tt.unattributed = sat_add_i64(tt.cpu, tt.wait > tt.spin ? tt.wait - tt.spin : 0);
+		tt.unattributed = tt.elapsed > tt.unattributed ? tt.elapsed - tt.unattributed : 0;
+		thread_time_add(&all, &tt);
 		if (shown++ < MAX_THREAD_ROWS) {
 			thread_rows(s, thread_label(m, (int)i, label, sizeof(label)), &tt);
 			continue;
 		}
 		others++;
-		other.elapsed += tt.elapsed;
-		other.cpu += tt.cpu;
-		other.wait += tt.wait;
-		other.unattributed += tt.unattributed;
-		other.spin += tt.spin;
+		thread_time_add(&other, &tt);
 	}
 	if (others) {
 		snprintf(label, sizeof(label), "Other %zu Threads", others);
