@@ -9,6 +9,7 @@
 #include "common/grow.h"
 #include "common/options.h"
 #include "common/raw-mpi.h"
+#include "common/sat.h"
 #include "report/keymap.h"
 #include "report/report-private.h"
 
@@ -126,7 +127,7 @@ static int fill_cells(struct mpi *x)
 			c = (int)x->ncells++;
 			x->cells[c] = (struct cell){ fn, rank, node, { 0 } };
 		}
-		x->cells[c].v[k] += s->value;
+		x->cells[c].v[k] = sat_add_i64(x->cells[c].v[k], s->value);
 	}
 	keymap_release(&map);
 	return rc;
@@ -215,7 +216,7 @@ static int build_rows(struct mpi *x, struct rows *out)
 			out->v[k] = (struct row){ fn, rank, node, { 0 }, 0, 0 };
 		}
 		for (j = 0; j < NV; j++)
-			out->v[k].v[j] += c->v[j];
+			out->v[k].v[j] = sat_add_i64(out->v[k].v[j], c->v[j]);
 		/* This cell's rank within the row: one entry per (row, rank). */
 		key = (uint64_t)(uint32_t)k << 32 | (uint32_t)(c->rank + 1);
 		t = keymap_get(&ranks, key);
@@ -229,7 +230,7 @@ static int build_rows(struct mpi *x, struct rows *out)
 			out->times[t] = (struct rank_time){ k, c->rank, 0 };
 			out->v[k].n++;
 		}
-		out->times[t].ns += c->v[V_TIME];
+		out->times[t].ns = sat_add_i64(out->times[t].ns, c->v[V_TIME]);
 	}
 	keymap_release(&rows);
 	keymap_release(&ranks);
@@ -467,13 +468,13 @@ int report_mpi_summary(struct report *r, struct report_mpi_summary *out)
 			goto out;
 		}
 		if (s->metric == cpu) {
-			rk->cpu += s->value;
+			rk->cpu = sat_add_i64(rk->cpu, s->value);
 			if (in[s->stack])
-				rk->in_mpi += s->value;
+				rk->in_mpi = sat_add_i64(rk->in_mpi, s->value);
 			continue;
 		}
-		rk->mpi += s->value;
-		out->mpi_ns += s->value;
+		rk->mpi = sat_add_i64(rk->mpi, s->value);
+		out->mpi_ns = sat_add_i64(out->mpi_ns, s->value);
 		if (s->context < 0 || (fn = x.fn_of[s->context]) < 0)
 			continue;
 		/* The call site: the function the MPI call was made from (the leaf's caller). */
@@ -489,7 +490,7 @@ int report_mpi_summary(struct report *r, struct report_mpi_summary *out)
 			k = (int)nsites;
 			sites[nsites++] = (struct site){ fn, caller, 0 };
 		}
-		sites[k].ns += s->value;
+		sites[k].ns = sat_add_i64(sites[k].ns, s->value);
 	}
 	out->nranks = (int)nranks;
 	out->elapsed_ns = model_meta_int(&r->m, "elapsed_ns", 0);
@@ -499,7 +500,7 @@ int report_mpi_summary(struct report *r, struct report_mpi_summary *out)
 	for (i = 0; i < nranks; i++) {
 		int64_t c = ranks[i].cpu - ranks[i].in_mpi;
 
-		out->mean_ns += c;
+		out->mean_ns = sat_add_i64(out->mean_ns, c);
 		if (out->slowest < 0 || c > out->slowest_ns ||
 		    (c == out->slowest_ns && ranks[i].rank < out->slowest)) {
 			out->slowest = ranks[i].rank;

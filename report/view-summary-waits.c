@@ -245,14 +245,14 @@ static int section_top_waiting(struct summary *s, int wait, int count)
 		obj = report_sample_sync_object(r, smp);
 		if (smp->metric == wait) {
 			if (site >= 0)
-				sites[site].ns += smp->value;
+				sites[site].ns = sat_add_i64(sites[site].ns, smp->value);
 			if (obj >= 0)
-				objs[obj].ns += smp->value;
+				objs[obj].ns = sat_add_i64(objs[obj].ns, smp->value);
 		} else {
 			if (site >= 0)
-				sites[site].count += smp->value;
+				sites[site].count = sat_add_i64(sites[site].count, smp->value);
 			if (obj >= 0)
-				objs[obj].count += smp->value;
+				objs[obj].count = sat_add_i64(objs[obj].count, smp->value);
 		}
 	}
 	waiting_rows(s, "Top Waiting Call Sites", sites, r->m.nfunctions, wait, false);
@@ -342,7 +342,7 @@ static void region_rows(struct summary *s, const struct region *g)
 	for (i = 0; i < m->nthreads; i++)
 		if (g->busy[i] > 0) {
 			n++;
-			sum += g->busy[i];
+			sum = sat_add_i64(sum, g->busy[i]);
 			if (g->busy[i] > max)
 				max = g->busy[i];
 		}
@@ -408,7 +408,7 @@ static int recorded_regions(struct summary *s)
 			if (smp->context != c || smp->thread < 0)
 				continue;
 			if (smp->metric == wait)
-				waited[smp->thread] += smp->value;
+				waited[smp->thread] = sat_add_i64(waited[smp->thread], smp->value);
 			if (smp->metric == wait || smp->metric == count)
 				in[smp->thread] = true;
 		}
@@ -417,7 +417,7 @@ static int recorded_regions(struct summary *s)
 				int64_t busy = d > waited[i] ? d - waited[i] : 0;
 
 				nt++;
-				sum += busy;
+				sum = sat_add_i64(sum, busy);
 				if (busy > max)
 					max = busy;
 			}
@@ -501,8 +501,8 @@ int summary_openmp(struct summary *s)
 			slot[f] = (int)n++;
 		}
 		if (smp->metric == s->cpu) {
-			g[slot[f]].cpu += smp->value;
-			g[slot[f]].busy[smp->thread] += smp->value;
+			g[slot[f]].cpu = sat_add_i64(g[slot[f]].cpu, smp->value);
+			g[slot[f]].busy[smp->thread] = sat_add_i64(g[slot[f]].busy[smp->thread], smp->value);
 		} else {
 			g[slot[f]].busy[smp->thread] -= smp->value;
 		}

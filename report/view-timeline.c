@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/sat.h"
 #include "report/filter.h"
 #include "report/report-private.h"
 
@@ -38,9 +39,15 @@ static void spread(struct timeline *tl, int thread, int col, int64_t a, int64_t 
 
 		if (x >= hi)
 			break;
-		if (y > x)
-			tl->ns[((size_t)thread * tl->nb + i) * tl->ncols + (size_t)col] +=
-				(int64_t)((double)value * (double)(y - x) / (double)(b - a));
+		if (y > x) {
+			int64_t *cell = &tl->ns[((size_t)thread * tl->nb + i) * tl->ncols + (size_t)col];
+			double part = (double)value * (double)(y - x) / (double)(b - a);
+
+			/* Damaged values must not wrap: the parts and their sums saturate. */
+			*cell = sat_add_i64(*cell, part >= 9.2e18	? INT64_MAX
+						   : part <= -9.2e18 ? INT64_MIN
+								     : (int64_t)part);
+		}
 	}
 }
 
@@ -58,9 +65,9 @@ static int take_row(void *ctx, const struct model_sample *s, int64_t t)
 	if (col < 0 || s->thread < 0 || s->value <= 0 || !report_filter_keep(tl->r, tl->filter, s))
 		return 0;
 	if (!strcmp(mt->kind, "cpu"))
-		a = t - s->value, b = t;
+		a = sat_add_i64(t, -s->value), b = t;
 	else if (!strcmp(mt->kind, "wait"))
-		b = t + s->value;
+		b = sat_add_i64(t, s->value);
 	if (b > tl->last_end)
 		tl->last_end = b;
 	if (!tl->ns) {

@@ -38,7 +38,7 @@ def main():
         res = w.join("res")
         cp = mpilib.job("openmpi", ("py0", "py1"), 2, res,
                         [PYTHON, script, "200000", str(A), str(B)])
-        e.check(len([x for x in cp.stdout.splitlines() if " done, sum 6" in x]) == RANKS,
+        e.check(cp.stdout.count(" done, sum 6") == RANKS,
                 "every Python rank ran to its end (%r)" % cp.stdout)
         cells = mpilib.mpi_cells(res)
         mpilib.check_ring(cells, RANKS, A + B, "mpi4py ring")
