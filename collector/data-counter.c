@@ -34,8 +34,8 @@ struct agent_data_counter *data_counter_map(const char *dir, int create)
 		close(fd);
 		return NULL;
 	}
-	p = mmap(NULL, sizeof(struct agent_data_counter), PROT_READ | PROT_WRITE, MAP_SHARED,
-		 fd, 0);
+	p = mmap(NULL, sizeof(struct agent_data_counter), PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		 0);
 	close(fd);
 	return p == MAP_FAILED ? NULL : p;
 }

@@ -17,13 +17,15 @@ enum collect_finalization {
 };
 
 struct collect_opts {
-	const char *analysis;	   /* "hotspots" */
-	const char *result_dir;	   /* -r, or NULL for r000hs naming */
+	const char *analysis;   /* "hotspots" or "memory-consumption" */
+	const char *result_dir; /* -r, or NULL for r000hs naming */
 	uint64_t interval_ns;
 	uint32_t stack_depth;
-	bool task_clock;	   /* -knob sampling-clock=task-clock */
-	uint64_t duration_ns;	   /* 0: the whole run */
-	double data_limit_mb;	   /* MiB, fractions allowed; 0: unlimited */
+	bool task_clock;           /* -knob sampling-clock=task-clock */
+	bool memory;               /* memory-consumption: allocations, no CPU samples */
+	uint64_t mem_sample_bytes; /* -knob sampling=bytes:N; 0: every allocation (exact) */
+	uint64_t duration_ns;      /* 0: the whole run */
+	double data_limit_mb;      /* MiB, fractions allowed; 0: unlimited */
 	bool follow_child;
 	bool archive;
 	bool quiet;
@@ -33,9 +35,9 @@ struct collect_opts {
 	size_t nsearch_dirs;
 	const char *const *source_dirs; /* src:= search dirs, recorded for preport */
 	size_t nsource_dirs;
-	int argc;		   /* the target command */
+	int argc; /* the target command */
 	char **argv;
-	const char *command_line;  /* pcollect's own command line, for the metadata */
+	const char *command_line; /* pcollect's own command line, for the metadata */
 };
 
 /*

@@ -82,7 +82,7 @@ static int step(struct db *d)
  * Multi-row inserts: one statement of BATCH_ROWS rows costs about as much to run as a
  * single-row one, so the big tables go in batches (values buffered here, bound at flush).
  */
-#define BATCH_ROWS 100
+#define BATCH_ROWS     100
 #define BATCH_MAX_COLS 8
 
 struct cell {
@@ -248,9 +248,20 @@ static int write_python_meta(struct db *d, const struct fin *f)
 static int write_meta(struct db *d, const struct fin *f)
 {
 	static const char *const copied[] = {
-		"analysis", "start_realtime_ns", "end_realtime_ns", "elapsed_ns",
-		"command_line", "cwd", "host", "user", "kernel", "cpu_count",
-		"collector_version", "data_limit_hit", "sampling_clock", NULL,
+		"analysis",
+		"start_realtime_ns",
+		"end_realtime_ns",
+		"elapsed_ns",
+		"command_line",
+		"cwd",
+		"host",
+		"user",
+		"kernel",
+		"cpu_count",
+		"collector_version",
+		"data_limit_hit",
+		"sampling_clock",
+		NULL,
 	};
 	struct timespec now;
 	char key[256], *sd, *ssd;
@@ -282,8 +293,9 @@ static int write_meta(struct db *d, const struct fin *f)
 	ret = ret ? ret : meta_put_int(d, "interval_ns", (int64_t)f->interval_ns);
 	ret = ret ? ret : meta_put_int(d, "start_monotonic_ns", f->start_mono_ns);
 	ret = ret ? ret : meta_put(d, "finalizer_version", PCOLLECT_VERSION);
-	ret = ret ? ret : meta_put_int(d, "finalized_realtime_ns",
-				       (int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
+	ret = ret ? ret
+		  : meta_put_int(d, "finalized_realtime_ns",
+				 (int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
 	ret = ret ? ret : meta_put(d, "finalization_mode", f->o->fast ? "fast" : "full");
 	ret = ret ? ret : meta_put(d, "search_dirs", sd);
 	ret = ret ? ret : meta_put(d, "source_search_dirs", ssd);
@@ -319,7 +331,8 @@ static int64_t parent_image(const struct fin *f, const struct image *im)
 		    o->generation + 1 == im->generation)
 			return (int64_t)i + 1;
 		if (p->origin != RAW_PROCESS_EXEC && o->pid == p->parent_pid &&
-		    strcmp(o->host, im->host) == 0 && (!best || o->generation > f->images[best - 1].generation))
+		    strcmp(o->host, im->host) == 0 &&
+		    (!best || o->generation > f->images[best - 1].generation))
 			best = (int64_t)i + 1;
 	}
 	return best;
@@ -440,8 +453,10 @@ static int write_functions(struct db *d, const struct fin *f)
 	}
 	if ((ret = batch_end(&b, ret)))
 		return ret;
-	ret = batch_begin(d, &b, "INSERT INTO functions (id, name, mangled, module_id,"
-			  " source_file_id, line, language, resolved) VALUES", 8);
+	ret = batch_begin(d, &b,
+			  "INSERT INTO functions (id, name, mangled, module_id,"
+			  " source_file_id, line, language, resolved) VALUES",
+			  8);
 	for (i = 0; i < f->nfunctions && !ret; i++) {
 		const struct function *fn = &f->functions[i];
 
@@ -457,8 +472,10 @@ static int write_functions(struct db *d, const struct fin *f)
 	}
 	if ((ret = batch_end(&b, ret)))
 		return ret;
-	ret = batch_begin(d, &b, "INSERT INTO frames (id, function_id, module_id, address,"
-			  " inline_depth, source_file_id, line) VALUES", 7);
+	ret = batch_begin(d, &b,
+			  "INSERT INTO frames (id, function_id, module_id, address,"
+			  " inline_depth, source_file_id, line) VALUES",
+			  7);
 	for (i = 0; i < f->nframes && !ret; i++) {
 		const struct frame *fr = &f->frames[i];
 
@@ -594,8 +611,8 @@ static int write_tree(struct db *d, const struct fin *f)
 {
 	struct batch b;
 	size_t i;
-	int ret = batch_begin(d, &b, "INSERT INTO stacks (id, parent_id, frame_id, depth) VALUES",
-			      4);
+	int ret =
+		batch_begin(d, &b, "INSERT INTO stacks (id, parent_id, frame_id, depth) VALUES", 4);
 
 	for (i = 0; i < f->nnodes && !ret; i++) {
 		const struct node *n = &f->nodes[i];
@@ -609,8 +626,10 @@ static int write_tree(struct db *d, const struct fin *f)
 	if ((ret = batch_end(&b, ret)))
 		return ret;
 	/* The CPU samples are CPU Time: value = weight x interval, in ns. */
-	ret = batch_begin(d, &b, "INSERT INTO samples (thread_id, stack_id, metric_id, context_id,"
-			  " count, value) VALUES", 6);
+	ret = batch_begin(d, &b,
+			  "INSERT INTO samples (thread_id, stack_id, metric_id, context_id,"
+			  " count, value) VALUES",
+			  6);
 	for (i = 0; i < f->naggs && !ret; i++) {
 		const struct agg *a = &f->aggs[i];
 
@@ -625,8 +644,10 @@ static int write_tree(struct db *d, const struct fin *f)
 	if ((ret = batch_end(&b, ret)))
 		return ret;
 	/* In key order, so every insert appends to the table's b-tree. */
-	ret = batch_begin(d, &b, "INSERT INTO timeline (time_ns, thread_id, metric_id, stack_id,"
-			  " context_id, value) VALUES", 6);
+	ret = batch_begin(d, &b,
+			  "INSERT INTO timeline (time_ns, thread_id, metric_id, stack_id,"
+			  " context_id, value) VALUES",
+			  6);
 	for (i = 0; i < f->ntimeline && !ret; i++) {
 		const struct timeline_row *r = &f->timeline[i];
 		uint32_t node = f->streams[r->stream].stacks[r->stack].node;
@@ -709,8 +730,8 @@ static int write_streams(struct db *d, const struct fin *f)
 		b_int(d, 4, (int64_t)st->bytes_total);
 		b_int(d, 5, (int64_t)st->bytes_skipped);
 		b_int(d, 6, (int64_t)st->chunks);
-		b_int(d, 7, (int64_t)(st->chunks_bad_magic + st->chunks_bad_crc +
-				      st->chunks_truncated));
+		b_int(d, 7,
+		      (int64_t)(st->chunks_bad_magic + st->chunks_bad_crc + st->chunks_truncated));
 		if (s->open_err)
 			snprintf(problem, sizeof(problem), "cannot read stream: %s",
 				 s->open_err == -EINVAL ? "not a raw stream"
@@ -770,7 +791,8 @@ int fin_db_write_symbols(struct fin_db *x, const struct fin *f)
 
 	ret = ret ? ret : write_modules(&x->d, f);
 	ret = ret ? ret : write_functions(&x->d, f);
-	if (!ret && sqlite3_exec(x->d.h, fin_schema_symbol_indexes, NULL, NULL, &msg) != SQLITE_OK) {
+	if (!ret &&
+	    sqlite3_exec(x->d.h, fin_schema_symbol_indexes, NULL, NULL, &msg) != SQLITE_OK) {
 		log_error("cannot index '%s': %s", x->path, msg ? msg : "");
 		sqlite3_free(msg);
 		ret = -EIO;
@@ -797,8 +819,9 @@ int fin_db_close(struct fin_db *x, int ret)
 
 	if (x->d.st)
 		sqlite3_finalize(x->d.st);
-	if (!ret && (sqlite3_exec(x->d.h, fin_schema_sample_indexes, NULL, NULL, &msg) != SQLITE_OK ||
-		     sqlite3_exec(x->d.h, "COMMIT;", NULL, NULL, &msg) != SQLITE_OK)) {
+	if (!ret &&
+	    (sqlite3_exec(x->d.h, fin_schema_sample_indexes, NULL, NULL, &msg) != SQLITE_OK ||
+	     sqlite3_exec(x->d.h, "COMMIT;", NULL, NULL, &msg) != SQLITE_OK)) {
 		log_error("cannot index '%s': %s", x->path, msg ? msg : "");
 		sqlite3_free(msg);
 		ret = -EIO;

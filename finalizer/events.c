@@ -183,8 +183,12 @@ static int context_make(const void *ctx, void *elem)
 	int64_t up = (int64_t)k->image;
 	int hops;
 
-	*c = (struct context){ .image = k->image, .kind = k->kind, .object = k->object,
-			       .time_ns = k->t, .module = NO_MODULE, .db_id = -1 };
+	*c = (struct context){ .image = k->image,
+			       .kind = k->kind,
+			       .object = k->object,
+			       .time_ns = k->t,
+			       .module = NO_MODULE,
+			       .db_id = -1 };
 	if (!wait_object_is_address(k->kind) || !k->object)
 		return 0;
 	for (hops = 0; !mp && up >= 0 && hops < 16; hops++) {
@@ -262,7 +266,8 @@ int fin_name_contexts(struct fin *f)
 
 		if (c->module != NO_MODULE)
 			name = module_object_name(&f->modules[c->module], c->addr);
-		else if (!wait_object_is_address(c->kind) && !strcmp(wait_kind_name(c->kind), "child"))
+		else if (!wait_object_is_address(c->kind) &&
+			 !strcmp(wait_kind_name(c->kind), "child"))
 			name = child_name(f, c);
 		if (!name)
 			name = object_record_name(f, c);

@@ -32,15 +32,15 @@
 
 /* A raw stack as read: ips[off .. off + depth), innermost first. */
 struct stack_rec {
-	uint64_t id;	/* the stream's id */
+	uint64_t id;    /* the stream's id */
 	uint32_t flags; /* enum raw_stack_flags */
 	uint32_t depth;
-	size_t off;	/* into stream.ips */
-	size_t loc;	/* into stream.locs once located, SIZE_MAX before */
-	uint32_t node;	/* leaf of the calling-context tree, once built */
+	size_t off;               /* into stream.ips */
+	size_t loc;               /* into stream.locs once located, SIZE_MAX before */
+	uint32_t node;            /* leaf of the calling-context tree, once built */
 	uint64_t samples, weight; /* of the samples naming it, counted when located */
-	size_t py_off;	/* a RAW_REC_PY_STACK's Python frames: stream.py.frames[py_off ..] */
-	uint32_t npy;	/* how many (0: a native stack) */
+	size_t py_off; /* a RAW_REC_PY_STACK's Python frames: stream.py.frames[py_off ..] */
+	uint32_t npy;  /* how many (0: a native stack) */
 };
 
 /* Where one ip of a stack is: a module and the module-relative address looked up. */
@@ -53,17 +53,17 @@ struct loc {
 #define NO_STACK UINT64_MAX
 
 struct sample_rec {
-	int64_t time_ns;    /* stream time (since header.origin_ns) */
-	uint64_t stack;	    /* the stream's stack id; once located the index into stacks,
-			       or NO_STACK */
+	int64_t time_ns; /* stream time (since header.origin_ns) */
+	uint64_t stack;  /* the stream's stack id; once located the index into stacks,
+			    or NO_STACK */
 	uint64_t weight;
 };
 
 struct module_event {
-	int64_t time_ns;     /* stream time */
+	int64_t time_ns; /* stream time */
 	bool unload;
 	struct raw_module rm; /* path, build_id and segs owned (unload: path and base only) */
-	uint32_t module;     /* index into fin.modules, loads only, set by fin_build_images */
+	uint32_t module;      /* index into fin.modules, loads only, set by fin_build_images */
 };
 
 struct thread_event {
@@ -71,7 +71,7 @@ struct thread_event {
 	uint32_t tid;
 	int64_t time_ns; /* stream time */
 	uint64_t cpu_ns;
-	char *name;	 /* owned */
+	char *name; /* owned */
 };
 
 struct lost_rec {
@@ -89,7 +89,7 @@ struct metric_decl {
 /* RAW_REC_VALUE: a metric value attributed to a stack at a time (thread streams). */
 struct value_rec {
 	int64_t time_ns; /* stream time */
-	uint64_t stack; /* the stream's stack id */
+	uint64_t stack;  /* the stream's stack id */
 	uint64_t metric;
 	int64_t value;
 };
@@ -97,11 +97,11 @@ struct value_rec {
 /* RAW_REC_WAIT, RAW_REC_WAIT_SUM: blocking calls (thread streams; finalizer/waits.c). */
 struct wait_rec {
 	int64_t time_ns;   /* stream time: when the wait began (WAIT_SUM: when written) */
-	uint64_t stack;	   /* the stream's stack id */
-	uint32_t kind;	   /* enum fin_wait_kind */
-	bool summed;	   /* a WAIT_SUM: count short waits, not one */
+	uint64_t stack;    /* the stream's stack id */
+	uint32_t kind;     /* enum fin_wait_kind */
+	bool summed;       /* a WAIT_SUM: count short waits, not one */
 	uint64_t object;   /* address, fd, pid or 0 (docs/raw-format.md) */
-	uint64_t count;	   /* waits (1 for a WAIT) */
+	uint64_t count;    /* waits (1 for a WAIT) */
 	uint64_t total_ns; /* their duration */
 };
 
@@ -120,13 +120,13 @@ struct object_rec {
  */
 struct event_rec {
 	int64_t time_ns;  /* stream time */
-	uint64_t stack;	  /* the stream's stack id; once located the index into stacks, or
+	uint64_t stack;   /* the stream's stack id; once located the index into stacks, or
 			     NO_STACK */
 	uint32_t metric;  /* index into fin.metrics */
 	uint32_t context; /* index into fin.contexts + 1; 0: none */
-	int64_t value;	  /* in the metric's unit */
-	uint64_t count;	  /* events it stands for */
-	bool timed;	  /* one event at time_ns: a timeline row (a sum of several is not) */
+	int64_t value;    /* in the metric's unit */
+	uint64_t count;   /* events it stands for */
+	bool timed;       /* one event at time_ns: a timeline row (a sum of several is not) */
 };
 
 /* RAW_REC_NOTE: what happened to a thread's sampling (process streams). */
@@ -141,14 +141,14 @@ struct process_rec {
 	int32_t pid, ppid, parent_pid;
 	int64_t time_ns; /* stream time, then collection time in images */
 	uint32_t origin, generation;
-	char *exe;	      /* owned */
-	char *command_line;   /* owned, shell-quoted argv */
+	char *exe;          /* owned */
+	char *command_line; /* owned, shell-quoted argv */
 };
 
 /* One raw stream file and everything read from it. */
 struct stream {
 	char *path;
-	int open_err;	/* negative errno when the file could not be opened */
+	int open_err; /* negative errno when the file could not be opened */
 	struct raw_file_header hdr;
 	struct raw_reader_stats stats;
 	bool has_header;
@@ -168,8 +168,8 @@ struct stream {
 	struct lost_rec *lost;
 	size_t nlost, lost_cap;
 	struct process_rec process;
-	struct pystream py;	   /* code objects, Python frames of mixed stacks, notes */
-	uint32_t *py_frame_ids;	   /* per py.frames entry of a sampled stack: index into frames */
+	struct pystream py;     /* code objects, Python frames of mixed stacks, notes */
+	uint32_t *py_frame_ids; /* per py.frames entry of a sampled stack: index into frames */
 	struct metric_decl *metrics;
 	size_t nmetrics, metrics_cap;
 	struct value_rec *values;
@@ -182,21 +182,21 @@ struct stream {
 	size_t nobjects, objects_cap;
 	struct event_rec *events; /* in stream order (fin_build_events) */
 	size_t nevents, events_cap;
-	uint64_t events_bad_stack; /* events whose stack was never defined: kept under
-				      FIN_DAMAGED_STACK_ID */
+	uint64_t events_bad_stack;  /* events whose stack was never defined: kept under
+				       FIN_DAMAGED_STACK_ID */
 	uint64_t samples_bad_stack; /* samples whose stack was never defined (lost to damage):
 				       kept under FIN_DAMAGED_STACK_ID */
-	uint64_t weight_total;	   /* of its samples (saturating) */
+	uint64_t weight_total;      /* of its samples (saturating) */
 	uint64_t unknown_records;
-	uint64_t records_malformed; /* analysis records that did not decode (added to stats) */
+	uint64_t records_malformed;     /* analysis records that did not decode (added to stats) */
 	uint64_t values_unknown_metric; /* VALUE records of a metric the image did not declare */
-	struct result_raw_name name; /* what the file name says, when name_ok */
+	struct result_raw_name name;    /* what the file name says, when name_ok */
 	bool name_ok;
-	int64_t duplicate_of;	   /* index of the stream this one is a copy of, or -1 */
-	bool header_distrusted;	   /* header fields taken from the name and meta/, not the file */
+	int64_t duplicate_of;   /* index of the stream this one is a copy of, or -1 */
+	bool header_distrusted; /* header fields taken from the name and meta/, not the file */
 
 	int64_t offset_ns; /* add to a stream time to get collection time */
-	uint32_t image;	   /* index into images */
+	uint32_t image;    /* index into images */
 	uint32_t thread;   /* index into threads */
 };
 
@@ -206,7 +206,7 @@ struct mapping {
 	uint64_t base; /* load bias */
 	uint32_t module;
 	int64_t load_ns, unload_ns; /* collection time; INT64_MAX while loaded */
-	uint64_t max_hi; /* the largest hi of this and the mappings before it */
+	uint64_t max_hi;            /* the largest hi of this and the mappings before it */
 };
 
 /* A metric a process image declared (RAW_REC_METRIC id) and the result's metric for it. */
@@ -229,7 +229,7 @@ struct image {
 	size_t nmetric_ids, metric_ids_cap;
 	struct process_rec process;
 	int64_t start_ns, end_ns; /* collection time, from its streams */
-	int64_t fork_parent;	  /* image this one forked from, -1: none (its maps apply too) */
+	int64_t fork_parent;      /* image this one forked from, -1: none (its maps apply too) */
 	int64_t db_id;
 };
 
@@ -247,13 +247,13 @@ struct thread {
 
 /* Global tables, as written to the database (ids are index + 1). */
 struct function {
-	uint32_t module; /* NO_MODULE for [unknown] */
+	uint32_t module;            /* NO_MODULE for [unknown] */
 	const char *name, *mangled; /* interned in fin.strings */
-	int64_t file;	 /* source_files id, 0 if none */
+	int64_t file;               /* source_files id, 0 if none */
 	uint32_t line;
 	bool resolved;
-	bool python;	 /* a Python function: module NO_MODULE, line its co_firstlineno */
-	bool eval;	 /* the interpreter's eval loop (pymerge_is_eval) */
+	bool python; /* a Python function: module NO_MODULE, line its co_firstlineno */
+	bool eval;   /* the interpreter's eval loop (pymerge_is_eval) */
 };
 
 struct frame {
@@ -277,7 +277,7 @@ struct agg {
 	uint32_t metric;  /* index into fin.metrics */
 	uint32_t context; /* index into fin.contexts + 1; 0: none */
 	uint64_t count;
-	int64_t value;	  /* in the metric's unit (saturating) */
+	int64_t value; /* in the metric's unit (saturating) */
 };
 
 /*
@@ -286,7 +286,7 @@ struct agg {
  */
 struct timeline_row {
 	int64_t time_ns; /* collection time */
-	int64_t value;	 /* in the metric's unit */
+	int64_t value;   /* in the metric's unit */
 	uint32_t thread; /* index into threads */
 	uint32_t stream, stack;
 	uint32_t metric;  /* index into fin.metrics */
@@ -306,13 +306,13 @@ struct fin_metric_def {
  */
 struct context {
 	uint32_t image;
-	uint32_t kind;	   /* enum fin_wait_kind */
+	uint32_t kind; /* enum fin_wait_kind */
 	uint64_t object;
-	int64_t time_ns;   /* collection time of its first event: where its address is looked up */
-	const char *name;  /* object_name, NULL when unknown; interned in fin.strings */
-	uint32_t module;   /* the module whose data holds the object, NO_MODULE if none */
-	uint64_t addr;	   /* the object's module-relative address there */
-	int64_t db_id;	   /* contexts.id once written */
+	int64_t time_ns;  /* collection time of its first event: where its address is looked up */
+	const char *name; /* object_name, NULL when unknown; interned in fin.strings */
+	uint32_t module;  /* the module whose data holds the object, NO_MODULE if none */
+	uint64_t addr;    /* the object's module-relative address there */
+	int64_t db_id;    /* contexts.id once written */
 };
 
 struct fin {
@@ -320,7 +320,7 @@ struct fin {
 	char dir[4096];
 	struct meta meta;
 	int64_t start_mono_ns;
-	int64_t end_mono_ns;	 /* the latest end in meta/, -1 when none says */
+	int64_t end_mono_ns; /* the latest end in meta/, -1 when none says */
 	uint64_t interval_ns;
 	bool interval_from_meta; /* interval_ns is the launcher's, not a stream header's */
 
@@ -335,18 +335,18 @@ struct fin {
 	struct hash_index module_index;
 
 	struct str_pool strings; /* names of functions */
-	struct str_pool files;	 /* source_files: id = index + 1 */
+	struct str_pool files;   /* source_files: id = index + 1 */
 	struct function *functions;
 	size_t nfunctions, functions_cap;
 	struct hash_index function_index;
 	struct frame *frames;
 	size_t nframes, frames_cap;
 	uint32_t **module_frames; /* per module, per address: first frame index */
-	uint32_t unknown_frame;	  /* UINT32_MAX until needed */
-	bool frames_final;	  /* frames and functions complete: the tree only reads them */
-	struct hash_index unknown_index; /* absolute address -> frame, for NO_MODULE */
+	uint32_t unknown_frame;   /* UINT32_MAX until needed */
+	bool frames_final;        /* frames and functions complete: the tree only reads them */
+	struct hash_index unknown_index;      /* absolute address -> frame, for NO_MODULE */
 	struct hash_index python_frame_index; /* (function, offset, line) -> Python frame */
-	uint64_t samples_python;  /* samples whose stack has Python frames */
+	uint64_t samples_python;              /* samples whose stack has Python frames */
 	struct node *nodes;
 	size_t nnodes, nodes_cap;
 	struct hash_index node_index;
@@ -358,9 +358,9 @@ struct fin {
 	size_t ntimeline;
 	struct fin_metric_def *metrics; /* fin_metrics_add(); [0] is CPU Time */
 	size_t nmetrics, metrics_cap;
-	uint32_t spin_metric;	 /* index of Spin Time; 0 until a sample spins, UINT32_MAX
-				    when a stream declared the name otherwise */
-	uint8_t *node_spin;	 /* per node: 0 not yet known, 1 spins, 2 does not */
+	uint32_t spin_metric; /* index of Spin Time; 0 until a sample spins, UINT32_MAX
+				 when a stream declared the name otherwise */
+	uint8_t *node_spin;   /* per node: 0 not yet known, 1 spins, 2 does not */
 	size_t node_spin_cap;
 	struct context *contexts;
 	size_t ncontexts, contexts_cap;
@@ -421,8 +421,8 @@ uint32_t fin_unknown_frame(const struct fin *f, uint64_t addr);
  * called name or adds it (the strings copied); its index, UINT32_MAX when a metric of that
  * name has another unit or aggregation (a conflict: logged once), or -ENOMEM.
  */
-int64_t fin_metrics_add(struct fin *f, const char *name, const char *unit,
-			const char *aggregation, const char *kind, const char *description);
+int64_t fin_metrics_add(struct fin *f, const char *name, const char *unit, const char *aggregation,
+			const char *kind, const char *description);
 /* CPU Time, then the METRIC records of every process stream, in stream order. 0 or -ENOMEM. */
 int fin_build_metrics(struct fin *f);
 /*
@@ -437,8 +437,7 @@ int fin_build_events(struct fin *f);
  */
 int fin_events_take(struct stream *s, const struct raw_record *rec);
 /* The context of (image, kind, object) at collection time t: its index + 1, or -ENOMEM. */
-int64_t fin_context_get(struct fin *f, uint32_t image, uint32_t kind, uint64_t object,
-			int64_t t);
+int64_t fin_context_get(struct fin *f, uint32_t image, uint32_t kind, uint64_t object, int64_t t);
 /* After module_resolve(): the names of the contexts' objects. 0 or -ENOMEM. */
 int fin_name_contexts(struct fin *f);
 

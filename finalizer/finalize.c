@@ -98,8 +98,9 @@ static int read_meta(struct fin *f)
 		}
 		if (ret) {
 			log_warn("cannot read collection metadata '%s': %s", path,
-				 ret == -EINVAL ? "malformed" : ret == -E2BIG ? "a line too long"
-							     : result_strerror(-ret));
+				 ret == -EINVAL  ? "malformed"
+				 : ret == -E2BIG ? "a line too long"
+						 : result_strerror(-ret));
 		} else {
 			size_t k;
 
@@ -148,7 +149,8 @@ static int load_streams(struct fin *f, int jobs)
 	n = list_dir(dir, ".praw", &names);
 	if (n == -ENOENT || n == 0) {
 		log_error("no raw data in '%s': nothing to finalize (the collection recorded no "
-			  "stream; see the agent logs in '%s/log')", dir, f->dir);
+			  "stream; see the agent logs in '%s/log')",
+			  dir, f->dir);
 		free_list(names, n > 0 ? n : 0);
 		return -ENODATA;
 	}
@@ -223,8 +225,8 @@ static int resolve_modules(struct fin *f, int jobs)
 	ro.jobs = jobs;
 	ro.cache_dir = sym_cache_dir(cache, sizeof(cache));
 	log_debug("%zu modules to resolve on up to %d threads; separate debug files under '%s'; "
-		  "symbol cache '%s'", f->nmodules, jobs, ro.debug_root,
-		  ro.cache_dir ? ro.cache_dir : "(off)");
+		  "symbol cache '%s'",
+		  f->nmodules, jobs, ro.debug_root, ro.cache_dir ? ro.cache_dir : "(off)");
 	c.order = malloc((f->nmodules ? f->nmodules : 1) * sizeof(*c.order));
 	if (!c.order) {
 		search_index_release(&search);
@@ -314,7 +316,8 @@ static int tree_and_db(struct fin *f)
 	if (ret)
 		return ret;
 	unlink(tmp);
-	/* SQLite creates with 0644 minus the umask: the result's own mode instead (0600 or 0640). */
+	/* SQLite creates with 0644 minus the umask: the result's own mode instead (0600 or 0640).
+	 */
 	ret = result_create_file(tmp, result_file_mode(f->dir));
 	if (ret < 0) {
 		log_error("cannot create '%s': %s", tmp, strerror(-ret));
@@ -362,11 +365,13 @@ static void warn_modules(const struct fin *f)
 		if (!strcmp(m->status, "build-id-mismatch"))
 			log_warn("'%s' is not the binary that was profiled (its build-id differs "
 				 "from %s): its frames are reported unknown; pass -search-dir with "
-				 "the original", m->mismatch_path, m->build_id_hex);
+				 "the original",
+				 m->mismatch_path, m->build_id_hex);
 		else if (!strcmp(m->status, "missing") && m->kind == RAW_MODULE_FILE &&
 			 m->path[0] == '/')
 			log_warn("cannot find module '%s': its frames are unresolved; pass "
-				 "-search-dir with a copy", m->path);
+				 "-search-dir with a copy",
+				 m->path);
 		if (m->dwarf_error)
 			log_warn("cannot read all debug information of '%s': %s",
 				 m->debug_path ? m->debug_path : m->resolved_path, m->dwarf_error);
@@ -438,7 +443,8 @@ int finalize_run(const struct finalize_opts *o)
 	if (stat(o->result_dir, &st)) {
 		ret = errno;
 		log_error("cannot open result directory '%s': %s", o->result_dir, strerror(ret));
-		/* A name that leads nowhere is the user's to fix; a refusal of the system is not. */
+		/* A name that leads nowhere is the user's to fix; a refusal of the system is not.
+		 */
 		return ret == ENOENT || ret == ENOTDIR ? -ERR_USAGE : -ret;
 	}
 	if (!S_ISDIR(st.st_mode) || !result_dir_is_result(o->result_dir)) {

@@ -97,7 +97,8 @@ static bool host_results(const char *dir)
 	if (!stat(dir, &st) || !result_dir_host_variants(dir, hosts, sizeof(hosts)))
 		return false;
 	log_error("no result directory '%s': a parallel job wrote one per host, finalize each "
-		  "with -r: %s", dir, hosts);
+		  "with -r: %s",
+		  dir, hosts);
 	return true;
 }
 

@@ -21,9 +21,10 @@ static const struct fin_metric known[] = {
 	  false, 2 },
 	{ FIN_METRIC_WAIT_TIME_NAME, "ns", "sum", "wait",
 	  "time threads spent blocked in waits (locks, conditions, joins, sleeps, I/O), "
-	  "measured at each call's return", false, 3 },
-	{ FIN_METRIC_WAIT_COUNT_NAME, "count", "sum", "wait",
-	  "blocking calls: waits of any length", false, 4 },
+	  "measured at each call's return",
+	  false, 3 },
+	{ FIN_METRIC_WAIT_COUNT_NAME, "count", "sum", "wait", "blocking calls: waits of any length",
+	  false, 4 },
 };
 #define NKNOWN (sizeof(known) / sizeof(known[0]))
 
@@ -47,8 +48,8 @@ int64_t fin_metrics_find(const struct fin *f, const char *name)
 	return -1;
 }
 
-int64_t fin_metrics_add(struct fin *f, const char *name, const char *unit,
-			const char *aggregation, const char *kind, const char *description)
+int64_t fin_metrics_add(struct fin *f, const char *name, const char *unit, const char *aggregation,
+			const char *kind, const char *description)
 {
 	const struct fin_metric *k = known_metric(name);
 	struct fin_metric_def *d;
@@ -57,8 +58,8 @@ int64_t fin_metrics_add(struct fin *f, const char *name, const char *unit,
 	if (k) {
 		if (strcmp(k->unit, unit) || strcmp(k->aggregation, aggregation)) {
 			log_warn("metric '%s' declared in '%s' and '%s': its values are left out "
-				 "(pfinalize knows it in '%s', '%s')", name, unit, aggregation,
-				 k->unit, k->aggregation);
+				 "(pfinalize knows it in '%s', '%s')",
+				 name, unit, aggregation, k->unit, k->aggregation);
 			return UINT32_MAX;
 		}
 		unit = k->unit;
@@ -70,8 +71,8 @@ int64_t fin_metrics_add(struct fin *f, const char *name, const char *unit,
 		d = &f->metrics[i];
 		if (strcmp(d->unit, unit) || strcmp(d->aggregation, aggregation)) {
 			log_warn("metric '%s' declared in '%s' and '%s' by one process and in '%s' "
-				 "and '%s' by another: the second's values are left out", name,
-				 d->unit, d->aggregation, unit, aggregation);
+				 "and '%s' by another: the second's values are left out",
+				 name, d->unit, d->aggregation, unit, aggregation);
 			return UINT32_MAX;
 		}
 		return i;
@@ -86,7 +87,8 @@ int64_t fin_metrics_add(struct fin *f, const char *name, const char *unit,
 	d->kind = strdup(kind);
 	d->description = description ? strdup(description) : NULL;
 	d->main = k && k->main;
-	if (!d->name || !d->unit || !d->aggregation || !d->kind || (description && !d->description)) {
+	if (!d->name || !d->unit || !d->aggregation || !d->kind ||
+	    (description && !d->description)) {
 		free(d->name);
 		free(d->unit);
 		free(d->aggregation);

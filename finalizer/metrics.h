@@ -11,13 +11,13 @@ struct fin;
 
 /* One metric (docs/schema.md, table metrics). Strings are static or live as long as f. */
 struct fin_metric {
-	const char *name;	 /* "CPU Time" */
-	const char *unit;	 /* "ns", "bytes", "count" */
+	const char *name;        /* "CPU Time" */
+	const char *unit;        /* "ns", "bytes", "count" */
 	const char *aggregation; /* "sum" or "peak" */
-	const char *kind;	 /* the sample kind that carries it: "cpu", "wait", ... */
+	const char *kind;        /* the sample kind that carries it: "cpu", "wait", ... */
 	const char *description;
-	bool main;		 /* the analysis's main metric: the reports' default sort */
-	int display_order;	 /* from 1: CPU Time, its parts, the waits, then the others */
+	bool main;         /* the analysis's main metric: the reports' default sort */
+	int display_order; /* from 1: CPU Time, its parts, the waits, then the others */
 };
 
 /* The metric whose samples are the CPU-time samples of the raw streams. */
@@ -42,8 +42,8 @@ size_t fin_metrics_declare(const struct fin *f, struct fin_metric *out, size_t m
  * the name is known with another unit or aggregation (its values cannot be added: a warning
  * names it once); -ENOMEM.
  */
-int64_t fin_metrics_add(struct fin *f, const char *name, const char *unit,
-			const char *aggregation, const char *kind, const char *description);
+int64_t fin_metrics_add(struct fin *f, const char *name, const char *unit, const char *aggregation,
+			const char *kind, const char *description);
 /* fin_metrics_add() of a metric the finalizer defines (name one of the above). */
 int64_t fin_metrics_standard(struct fin *f, const char *name);
 /* The index of the metric called name, or -1. */

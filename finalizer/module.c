@@ -190,8 +190,8 @@ struct sym_names {
 	const char **mangled;
 };
 
-static const char *sym_display(struct module *m, struct sym_names *sn,
-			       const struct symtab_sym *s, const char **mangled)
+static const char *sym_display(struct module *m, struct sym_names *sn, const struct symtab_sym *s,
+			       const char **mangled)
 {
 	size_t i = (size_t)(s - sn->st->syms);
 
@@ -237,8 +237,10 @@ static int compose(struct module *m, const struct symtab *st, const struct dwarf
 				goto out;
 			}
 			f->name = d->name;
-			f->mangled = d->mangled && d->name != d->mangled &&
-					     strcmp(d->mangled, d->name) ? d->mangled : NULL;
+			f->mangled =
+				d->mangled && d->name != d->mangled && strcmp(d->mangled, d->name)
+					? d->mangled
+					: NULL;
 			if (!f->name && k == 0 && s)
 				f->name = sym_display(m, &sn, s, &f->mangled);
 			f->resolved = f->name != NULL;
@@ -299,9 +301,10 @@ static bool open_candidate(struct module *m, const char *path, const char *where
 		return false;
 	}
 	if (m->build_id_len && !elf_file_build_id_is(f, m->build_id, m->build_id_len)) {
-		log_debug("'%s': %s '%s' refused: its build-id is %s, the profiled one %s",
-			  m->path, where, path,
-			  f->build_id_len ? build_id_hex(f->build_id, f->build_id_len, hex) : "none",
+		log_debug("'%s': %s '%s' refused: its build-id is %s, the profiled one %s", m->path,
+			  where, path,
+			  f->build_id_len ? build_id_hex(f->build_id, f->build_id_len, hex)
+					  : "none",
 			  m->build_id_hex);
 		if (!m->mismatch_path)
 			m->mismatch_path = strdup(path);
@@ -388,7 +391,8 @@ static char *find_debug_file(struct module *m, const struct resolve_opts *o,
 			continue;
 		}
 		if (!d.has_debug_info)
-			log_debug("'%s': debug file '%s' refused: no .debug_info", m->path, tries[i]);
+			log_debug("'%s': debug file '%s' refused: no .debug_info", m->path,
+				  tries[i]);
 		else if (f->build_id_len && d.build_id_len &&
 			 !elf_file_build_id_is(&d, f->build_id, f->build_id_len))
 			log_debug("'%s': debug file '%s' refused: another build-id", m->path,
@@ -419,8 +423,9 @@ static char *find_debug_file(struct module *m, const struct resolve_opts *o,
 				found = strdup(cands[i]);
 			else
 				log_debug("'%s': search-dir debug file '%s' refused: %s", m->path,
-					  cands[i], d.has_debug_info ? "another build-id or none"
-								     : "no .debug_info");
+					  cands[i],
+					  d.has_debug_info ? "another build-id or none"
+							   : "no .debug_info");
 			elf_file_close(&d);
 			if (found) {
 				log_debug("'%s': search-dir debug file '%s' taken", m->path, found);
@@ -474,13 +479,15 @@ static int resolve_vdso(struct module *m)
 				    !(data = elf_getdata(scn, NULL)))
 					continue;
 				while ((off = gelf_getnote(data, off, &nh, &no, &dof)) > 0)
-					if (nh.n_type == NT_GNU_BUILD_ID && nh.n_descsz == m->build_id_len &&
+					if (nh.n_type == NT_GNU_BUILD_ID &&
+					    nh.n_descsz == m->build_id_len &&
 					    !memcmp((char *)data->d_buf + dof, m->build_id,
 						    m->build_id_len)) {
 						if (!symtab_load(&st, elf) && st.n) {
 							m->found_in = "self";
-							m->symbols = st.source == SYMTAB_SYMTAB ? "symtab"
-												: "dynsym";
+							m->symbols = st.source == SYMTAB_SYMTAB
+									     ? "symtab"
+									     : "dynsym";
 							m->status = "ok";
 						}
 					}
@@ -539,13 +546,14 @@ static int resolve_file(struct module *m, const struct resolve_opts *o)
 			elf_file_close(&dbg);
 		}
 	}
-	m->symbols = st.source == SYMTAB_SYMTAB ? "symtab" : st.source == SYMTAB_DYNSYM ? "dynsym"
-											: "none";
+	m->symbols = st.source == SYMTAB_SYMTAB   ? "symtab"
+		     : st.source == SYMTAB_DYNSYM ? "dynsym"
+						  : "none";
 	if (dwarf_path && !m->naddrs) {
 		m->symbols = "dwarf"; /* not read: no sample is there */
 	} else if (dwarf_path) {
-		ret = dwarf_info_resolve(dwarf_path, m->addrs, m->naddrs, o->inline_chains,
-					 o->jobs, &m->pool, &dw, err, sizeof(err));
+		ret = dwarf_info_resolve(dwarf_path, m->addrs, m->naddrs, o->inline_chains, o->jobs,
+					 &m->pool, &dw, err, sizeof(err));
 		if (!ret) {
 			have_dw = true;
 			m->cus = dw.cus;
@@ -554,9 +562,10 @@ static int resolve_file(struct module *m, const struct resolve_opts *o)
 				m->symbols = "dwarf";
 			if (err[0])
 				m->dwarf_error = strdup(err);
-			log_debug("'%s': DWARF of '%s': %llu of %llu units read for %zu addresses%s%s",
-				  m->path, dwarf_path, (unsigned long long)dw.cus_parsed,
-				  (unsigned long long)dw.cus, m->naddrs, err[0] ? "; " : "", err);
+			log_debug(
+				"'%s': DWARF of '%s': %llu of %llu units read for %zu addresses%s%s",
+				m->path, dwarf_path, (unsigned long long)dw.cus_parsed,
+				(unsigned long long)dw.cus, m->naddrs, err[0] ? "; " : "", err);
 		} else if (ret == -ENOMEM) {
 			goto out;
 		} else {
@@ -570,10 +579,11 @@ static int resolve_file(struct module *m, const struct resolve_opts *o)
 	/* The fallbacks, in order: DWARF, then .symtab, then .dynsym, then placeholders. */
 	if (strcmp(m->symbols, "dwarf"))
 		log_debug("'%s': %s", m->path,
-			  st.source == SYMTAB_SYMTAB   ? "no DWARF: function names from .symtab"
-			  : st.source == SYMTAB_DYNSYM ? "no DWARF, no .symtab: function names from "
-							 ".dynsym (exported functions only)"
-						       : "no DWARF, no symbol table: placeholder names");
+			  st.source == SYMTAB_SYMTAB ? "no DWARF: function names from .symtab"
+			  : st.source == SYMTAB_DYNSYM
+				  ? "no DWARF, no .symtab: function names from "
+				    ".dynsym (exported functions only)"
+				  : "no DWARF, no symbol table: placeholder names");
 	ret = compose(m, &st, have_dw ? &dw : NULL);
 	if (have_dw) {
 		/* The frames point into the helpers' pools too. */
@@ -657,8 +667,9 @@ static int resolve_objects(struct module *m, const struct resolve_opts *o)
 	if (!ret)
 		ret = name_objects(m, &st);
 	log_debug("'%s': %zu sync objects in its data, named from %s", m->path, m->nobjs,
-		  st.source == SYMTAB_SYMTAB ? ".symtab" : st.source == SYMTAB_DYNSYM ? ".dynsym"
-										 : "nothing");
+		  st.source == SYMTAB_SYMTAB   ? ".symtab"
+		  : st.source == SYMTAB_DYNSYM ? ".dynsym"
+					       : "nothing");
 	free(debug);
 	symtab_release(&st);
 	elf_file_close(&f);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* A module (executable, shared library, vdso, JIT region) and the symbolization of its addresses. */
+/* A module (executable, shared library, vdso, JIT region) and the symbolization of its addresses.
+ */
 #ifndef PCOLLECT_FINALIZER_MODULE_H
 #define PCOLLECT_FINALIZER_MODULE_H
 
@@ -17,19 +18,19 @@ struct sym_frame {
 	const char *mangled;   /* linkage name when it differs from name, else NULL */
 	const char *decl_file; /* where the function is defined, NULL if unknown */
 	uint32_t decl_line;
-	const char *file;      /* source position of this frame, NULL if unknown */
+	const char *file; /* source position of this frame, NULL if unknown */
 	uint32_t line;
-	bool resolved;	       /* the name came from symbols */
+	bool resolved; /* the name came from symbols */
 };
 
 /* A distinct module of the result: the same (kind, path, build-id) in any process. */
 struct module {
-	char *path;	  /* as loaded, owned */
+	char *path;       /* as loaded, owned */
 	const char *name; /* base name, points into path */
 	uint8_t build_id[RAW_MAX_BUILD_ID];
 	size_t build_id_len;
 	char build_id_hex[2 * RAW_MAX_BUILD_ID + 1]; /* "" when none */
-	uint32_t kind;	  /* enum raw_module_kind */
+	uint32_t kind;                               /* enum raw_module_kind */
 
 	/* Module-relative addresses to resolve; sorted and made distinct by module_resolve(). */
 	uint64_t *addrs;
@@ -44,18 +45,18 @@ struct module {
 	size_t nmore_pools;
 
 	/* What module_resolve() found. */
-	char *resolved_path;   /* file read for symbols, NULL if none */
-	char *debug_path;      /* separate debug file, NULL if none */
-	char *mismatch_path;   /* a file skipped because its build-id differs */
-	const char *symbols;   /* "dwarf", "symtab", "dynsym", "none" */
-	const char *status;    /* "ok", "missing", "build-id-mismatch" */
-	const char *found_in;  /* "archive", "search-dir", "original", "self" (vdso), NULL */
-	char *dwarf_error;     /* libdwarf's complaint, NULL if none */
+	char *resolved_path;  /* file read for symbols, NULL if none */
+	char *debug_path;     /* separate debug file, NULL if none */
+	char *mismatch_path;  /* a file skipped because its build-id differs */
+	const char *symbols;  /* "dwarf", "symtab", "dynsym", "none" */
+	const char *status;   /* "ok", "missing", "build-id-mismatch" */
+	const char *found_in; /* "archive", "search-dir", "original", "self" (vdso), NULL */
+	char *dwarf_error;    /* libdwarf's complaint, NULL if none */
 	uint64_t cus, cus_parsed;
 	bool from_cache;
 	size_t addrs_resolved; /* addresses with a function name */
 	size_t addrs_with_line;
-	double seconds;	       /* spent resolving */
+	double seconds; /* spent resolving */
 
 	/* Addresses of sync objects in the module's data (module-relative) to name; sorted and
 	   made distinct by module_resolve(), which sets obj_names (NULL: no variable there). */
@@ -72,10 +73,10 @@ struct module {
 struct resolve_opts {
 	const char *result_dir;
 	const struct search_index *search; /* -search-dir files by base name */
-	const char *debug_root;		   /* "/usr/lib/debug" */
-	bool inline_chains;		   /* false in fast mode */
-	int jobs;			   /* threads one large module may use */
-	const char *cache_dir;		   /* NULL: no symbol cache */
+	const char *debug_root;            /* "/usr/lib/debug" */
+	bool inline_chains;                /* false in fast mode */
+	int jobs;                          /* threads one large module may use */
+	const char *cache_dir;             /* NULL: no symbol cache */
 };
 
 /* Set up m for the module described by rm (path and build-id copied). 0 or -ENOMEM. */

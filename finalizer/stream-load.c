@@ -212,8 +212,8 @@ static int take_sample(struct stream *s, const struct raw_record *rec)
 	r->stack = rec->u.sample.stack_id;
 	r->weight = rec->u.sample.weight;
 	/* The reader bounds one weight (RAW_MAX_WEIGHT); the sum saturates, never wraps. */
-	s->weight_total = s->weight_total > UINT64_MAX - r->weight ? UINT64_MAX
-								    : s->weight_total + r->weight;
+	s->weight_total =
+		s->weight_total > UINT64_MAX - r->weight ? UINT64_MAX : s->weight_total + r->weight;
 	return 0;
 }
 

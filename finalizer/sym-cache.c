@@ -82,7 +82,7 @@ struct cache_file {
 	uint32_t flags;
 	const uint8_t *entries; /* start of the entries */
 	uint64_t count;
-	const uint8_t **at;	/* entry i's start; sorted by address */
+	const uint8_t **at; /* entry i's start; sorted by address */
 	uint64_t *addr;
 };
 
@@ -384,8 +384,8 @@ int sym_cache_store(struct module *m, const struct resolve_opts *o)
 				j++;
 			w_entry(&w, m, i++);
 		} else {
-			const uint8_t *end = j + 1 < old.count ? old.at[j + 1]
-							       : old.data + old.size;
+			const uint8_t *end =
+				j + 1 < old.count ? old.at[j + 1] : old.data + old.size;
 
 			w_bytes(&w, old.at[j], (size_t)(end - old.at[j]));
 			j++;

@@ -12,7 +12,7 @@
 struct raw_sym {
 	uint64_t start, size;
 	size_t name_off; /* into the names blob */
-	int rank;	 /* which of several symbols at one address wins */
+	int rank;        /* which of several symbols at one address wins */
 };
 
 static int raw_sym_cmp(const void *a, const void *b)

@@ -15,16 +15,16 @@ enum symtab_source {
 };
 
 struct symtab_sym {
-	uint64_t start; /* ELF virtual address */
-	uint64_t size;	/* bytes; 0 when the symbol does not say */
+	uint64_t start;   /* ELF virtual address */
+	uint64_t size;    /* bytes; 0 when the symbol does not say */
 	const char *name; /* mangled, points into the table */
 };
 
 struct symtab {
 	struct symtab_sym *syms; /* sorted by start, one per start address */
 	size_t n;
-	char *names;		 /* all names, NUL separated */
-	char *split_names;	 /* names made for split parts (symtab_name_split_parts) */
+	char *names;       /* all names, NUL separated */
+	char *split_names; /* names made for split parts (symtab_name_split_parts) */
 	enum symtab_source source;
 };
 

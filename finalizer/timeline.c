@@ -14,9 +14,9 @@
 struct run {
 	const struct stream *s;
 	uint32_t stream;
-	bool events;	       /* s->events, else s->samples */
+	bool events;           /* s->events, else s->samples */
 	const uint32_t *order; /* NULL: the stream order is the time order */
-	size_t pos, n;	       /* next position in order (or in the records) */
+	size_t pos, n;         /* next position in order (or in the records) */
 	int64_t time_ns;       /* of the record at pos, collection time */
 	uint32_t metric;       /* of the record at pos */
 };
@@ -151,8 +151,8 @@ static int64_t row_value(const struct fin *f, const struct run *r, size_t i)
 
 	if (r->events)
 		return s->events[i].value;
-	return (int64_t)(s->samples[i].weight * (s->hdr.interval_ns ? s->hdr.interval_ns
-								     : f->interval_ns));
+	return (int64_t)(s->samples[i].weight *
+			 (s->hdr.interval_ns ? s->hdr.interval_ns : f->interval_ns));
 }
 
 int fin_build_timeline(struct fin *f)

@@ -63,7 +63,8 @@ static void native_frames(const struct fin *f, const struct stream *s, const str
 	ai = module_addr_index(m, l->addr);
 	if (ai < 0)
 		BUG("address 0x%" PRIx64 " of module '%s' was not resolved: stack_locate() asks "
-		    "for every address of a sampled stack", l->addr, m->path);
+		    "for every address of a sampled stack",
+		    l->addr, m->path);
 	*first = f->module_frames[l->module][ai];
 	*count = m->count[ai];
 }
@@ -242,14 +243,15 @@ static int agg_make(const void *ctx, void *elem)
 {
 	const struct agg_key *k = ctx;
 
-	*(struct agg *)elem = (struct agg){ .thread = k->thread, .node = k->node,
-					    .metric = k->metric, .context = k->context };
+	*(struct agg *)elem = (struct agg){
+		.thread = k->thread, .node = k->node, .metric = k->metric, .context = k->context
+	};
 	return 0;
 }
 
 /* Add count events of value to (thread, node, metric, context). 0 or -ENOMEM. */
-static int agg_add(struct fin *f, uint32_t thread, uint32_t node, uint32_t metric,
-		   uint32_t context, uint64_t count, int64_t value)
+static int agg_add(struct fin *f, uint32_t thread, uint32_t node, uint32_t metric, uint32_t context,
+		   uint64_t count, int64_t value)
 {
 	struct agg_key k = { f, thread, node, metric, context };
 	uint64_t h = hash_combine(hash_combine(hash_mix(thread), node),

@@ -12,8 +12,8 @@
  * stream's clock since its origin, absolute (not deltas).
  */
 enum {
-	WAIT_REC_WAIT = RAW_REC_WAIT_FIRST,	/* time stack duration kind object */
-	WAIT_REC_SUM = RAW_REC_WAIT_FIRST + 1,	/* time stack kind object count total */
+	WAIT_REC_WAIT = RAW_REC_WAIT_FIRST,       /* time stack duration kind object */
+	WAIT_REC_SUM = RAW_REC_WAIT_FIRST + 1,    /* time stack kind object count total */
 	WAIT_REC_OBJECT = RAW_REC_WAIT_FIRST + 2, /* kind object name */
 };
 
@@ -155,8 +155,8 @@ int waits_to_events(struct fin *f, struct stream *s)
 		return -ENOMEM;
 	for (i = 0; i < s->nwaits && !ret; i++) {
 		const struct wait_rec *w = &s->waits[i];
-		int64_t ctx = fin_context_get(f, s->image, w->kind, w->object,
-					      w->time_ns + s->offset_ns);
+		int64_t ctx =
+			fin_context_get(f, s->image, w->kind, w->object, w->time_ns + s->offset_ns);
 		struct event_rec e = {
 			.time_ns = w->time_ns,
 			.stack = w->stack,

@@ -8,8 +8,7 @@
 #include "report/bigmem.h"
 #include "report/filter.h"
 
-static const char *const filter_keys[] = { "module", "thread", "process", "function",
-					    "language" };
+static const char *const filter_keys[] = { "module", "thread", "process", "function", "language" };
 enum { KEY_MODULE, KEY_THREAD, KEY_PROCESS, KEY_FUNCTION, KEY_LANGUAGE, NKEYS };
 /* The items of KEY_LANGUAGE: index 1 is model_function.python. */
 static const char *const languages[] = { "native", "python" };
@@ -61,9 +60,10 @@ static int mark(struct report *r, int key, const char *value, bool *set)
 
 			if (p < 0)
 				continue;
-			if (is_number(value) ? m->processes[p].pid == atoll(value)
-					     : !strcmp(m->processes[p].exe, value) ||
-						       !strcmp(report_basename(m->processes[p].exe), value))
+			if (is_number(value)
+				    ? m->processes[p].pid == atoll(value)
+				    : !strcmp(m->processes[p].exe, value) ||
+					      !strcmp(report_basename(m->processes[p].exe), value))
 				set[i] = true, hits++;
 		}
 		n = m->nprocesses;
@@ -93,11 +93,21 @@ static int mark(struct report *r, int key, const char *value, bool *set)
 	names = calloc(n + 1, sizeof(*names));
 	for (i = 0; names && i < n; i++) {
 		switch (key) {
-		case KEY_MODULE: names[i] = m->modules[i].name; break;
-		case KEY_THREAD: names[i] = m->threads[i].name; break;
-		case KEY_PROCESS: names[i] = report_basename(m->processes[i].exe); break;
-		case KEY_FUNCTION: names[i] = m->functions[i].name; break;
-		case KEY_LANGUAGE: names[i] = languages[i]; break;
+		case KEY_MODULE:
+			names[i] = m->modules[i].name;
+			break;
+		case KEY_THREAD:
+			names[i] = m->threads[i].name;
+			break;
+		case KEY_PROCESS:
+			names[i] = report_basename(m->processes[i].exe);
+			break;
+		case KEY_FUNCTION:
+			names[i] = m->functions[i].name;
+			break;
+		case KEY_LANGUAGE:
+			names[i] = languages[i];
+			break;
 		}
 	}
 	near = names ? options_nearest(value, names, n) : NULL;
@@ -105,7 +115,8 @@ static int mark(struct report *r, int key, const char *value, bool *set)
 		rc = report_usage_error("no %s '%s' in result '%s' (did you mean '%s'?)",
 					filter_keys[key], value, r->dir, near);
 	else
-		rc = report_usage_error("no %s '%s' in result '%s'", filter_keys[key], value, r->dir);
+		rc = report_usage_error("no %s '%s' in result '%s'", filter_keys[key], value,
+					r->dir);
 	free(names);
 	return rc;
 }
@@ -142,10 +153,13 @@ static int sets_parse(struct report *r, struct filter_sets *fs)
 			snprintf(word, sizeof(word), "%.*s", (int)klen, f);
 			near = options_nearest(word, filter_keys, NKEYS);
 			if (near)
-				return report_usage_error("unknown filter '%s' (did you mean '%s'?); "
-							  "use -filter KEY=VALUE or KEY!=VALUE", word, near);
+				return report_usage_error(
+					"unknown filter '%s' (did you mean '%s'?); "
+					"use -filter KEY=VALUE or KEY!=VALUE",
+					word, near);
 			return report_usage_error("unknown filter '%s'; keys are module, thread, "
-						  "process, function, language", word);
+						  "process, function, language",
+						  word);
 		}
 		if (!eq || !eq[1])
 			return report_usage_error("filter '%s' needs a value: -filter %s=VALUE", f,
@@ -234,7 +248,8 @@ int report_filter_samples(struct report *r)
 		struct record *rec;
 		int node;
 
-		if (!item_kept(&fs, KEY_THREAD, s->thread) || !item_kept(&fs, KEY_PROCESS, s->thread))
+		if (!item_kept(&fs, KEY_THREAD, s->thread) ||
+		    !item_kept(&fs, KEY_PROCESS, s->thread))
 			continue;
 		if (onstack && ((onstack[s->stack] & 2) ||
 				(fs.given[KEY_FUNCTION] && !(onstack[s->stack] & 1))))

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* preport's command line: views as text, CSV or JSON, exports, the HTML report (pcollect -report). */
+/* preport's command line: views as text, CSV or JSON, exports, the HTML report (pcollect -report).
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,14 +18,15 @@ static const char *const name_styles[] = { "full", "short", NULL };
 static const struct option_spec specs[] = {
 	{ "result-dir", "r", OPTION_LIST, "DIR",
 	  "result to read; give two for a difference report (hotspots, top-down, bottom-up, "
-	  "caller-callee)", "preport -r r000hs -view hotspots", NULL },
+	  "caller-callee)",
+	  "preport -r r000hs -view hotspots", NULL },
 	{ "view", "report", OPTION_VALUE, "NAME", "what to show (default: summary)",
 	  "preport -r r000hs -view bottom-up", report_views },
 	{ "group-by", NULL, OPTION_VALUE, "KEYS",
 	  "hotspots rows by function, module, source-line, thread, process, or several joined "
 	  "by commas; top-down, bottom-up, callstacks and the exports: thread, process, rank, "
-	  "module as the tree's top levels", "preport -r r000hs -view top-down -group-by thread",
-	  NULL },
+	  "module as the tree's top levels",
+	  "preport -r r000hs -view top-down -group-by thread", NULL },
 	{ "filter", NULL, OPTION_LIST, "KEY=VALUE",
 	  "keep samples by module, thread, process, function or language (python, native); "
 	  "KEY!=VALUE excludes",
@@ -39,20 +41,27 @@ static const struct option_spec specs[] = {
 	  "preport -r r000hs -view hotspots -sort-desc 'CPU Time:Total'", NULL },
 	{ "threshold", NULL, OPTION_VALUE, "[METRIC:]PCT",
 	  "hide tree nodes, stacks and functions below PCT percent of the total of every shown "
-	  "metric (default 1), or of METRIC's", "preport -r r000hs -view top-down -threshold "
-	  "'Wait Time:5'", NULL },
+	  "metric (default 1), or of METRIC's",
+	  "preport -r r000hs -view top-down -threshold "
+	  "'Wait Time:5'",
+	  NULL },
 	{ "inline-mode", NULL, OPTION_VALUE, "on|off",
 	  "on: inlined functions shown as their own frames (default); off: merged into their "
-	  "caller", NULL, on_off },
+	  "caller",
+	  NULL, on_off },
 	{ "call-stack-mode", NULL, OPTION_VALUE, "MODE",
 	  "user-only hides start-up, thread-entry, signal and agent frames and the Python "
 	  "interpreter's own frames (default); all keeps them; python-only keeps only Python "
-	  "frames in stacks that have some", "preport -r r000hs -view hotspots "
-	  "-call-stack-mode python-only", stack_modes },
+	  "frames in stacks that have some",
+	  "preport -r r000hs -view hotspots "
+	  "-call-stack-mode python-only",
+	  stack_modes },
 	{ "recursion-mode", NULL, OPTION_VALUE, "MODE",
 	  "expand (default) or collapse: merge a recursive call into its outermost frame "
-	  "(top-down, bottom-up, callstacks, caller-callee)", "preport -r r000hs -view top-down "
-	  "-recursion-mode collapse", recursion_modes },
+	  "(top-down, bottom-up, callstacks, caller-callee)",
+	  "preport -r r000hs -view top-down "
+	  "-recursion-mode collapse",
+	  recursion_modes },
 	{ "name-style", NULL, OPTION_VALUE, "STYLE",
 	  "full (default) or short: function names without C++ parameter lists", NULL,
 	  name_styles },
@@ -99,8 +108,10 @@ static char parse_delimiter(const char *s)
 		return ' ';
 	if (strlen(s) == 1 && s[0] != '"' && s[0] != '\n' && s[0] != '\r')
 		return s[0];
-	die(EXIT_USAGE, "invalid value '%s' for option '-csv-delimiter': expected one character "
-	    "or comma, tab, semicolon, space", s);
+	die(EXIT_USAGE,
+	    "invalid value '%s' for option '-csv-delimiter': expected one character "
+	    "or comma, tab, semicolon, space",
+	    s);
 }
 
 static long number(const char *opt, const char *s, long min, long max)
@@ -141,12 +152,13 @@ int report_main(int argc, char **argv, const char *tool)
 		options_release(&res);
 		return EXIT_USAGE;
 	}
-	if (options_help_or_version(&res, specs, NULL, "preport -r DIR [-view NAME] [options]",
-				    "Print a view of a result collected by pcollect: summary, "
-				    "hotspots, top-down, bottom-up,\ncaller-callee, callstacks or "
-				    "source, as text, CSV or JSON; export it for other tools\n(pstats, "
-				    "callgrind, folded, speedscope, chrome) or as an HTML report (see "
-				    "docs/preport.md).")) {
+	if (options_help_or_version(
+		    &res, specs, NULL, "preport -r DIR [-view NAME] [options]",
+		    "Print a view of a result collected by pcollect: summary, "
+		    "hotspots, top-down, bottom-up,\ncaller-callee, callstacks or "
+		    "source, as text, CSV or JSON; export it for other tools\n(pstats, "
+		    "callgrind, folded, speedscope, chrome) or as an HTML report (see "
+		    "docs/preport.md).")) {
 		options_release(&res);
 		return EXIT_OK;
 	}
@@ -199,9 +211,10 @@ int report_main(int argc, char **argv, const char *tool)
 	check_source_dirs(&o);
 	o.time_filter = options_get_str(&res, "time-filter");
 	s = options_get_str(&res, "format");
-	o.format = !s || !strcmp(s, "text") ? REPORT_TEXT : !strcmp(s, "csv") ? REPORT_CSV
-			 : !strcmp(s, "json")				       ? REPORT_JSON
-									       : REPORT_EXPORT;
+	o.format = !s || !strcmp(s, "text") ? REPORT_TEXT
+		   : !strcmp(s, "csv")      ? REPORT_CSV
+		   : !strcmp(s, "json")     ? REPORT_JSON
+					    : REPORT_EXPORT;
 	o.export_format = o.format == REPORT_EXPORT ? s : NULL;
 	o.csv_delimiter = parse_delimiter(options_get_str(&res, "csv-delimiter"));
 	o.output = options_get_str(&res, "report-output");

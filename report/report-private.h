@@ -29,16 +29,16 @@ struct report;
 
 /* One view: its name, how it runs on one result and on two, and what it accepts. */
 enum report_view_flags {
-	VIEW_LINES = 1 << 0,	     /* one tree node per function and source line */
-	VIEW_TREE = 1 << 1,	     /* -group-by thread, process, module as tree levels;
+	VIEW_LINES = 1 << 0,         /* one tree node per function and source line */
+	VIEW_TREE = 1 << 1,          /* -group-by thread, process, module as tree levels;
 					-recursion-mode */
 	VIEW_RECURSION = 1 << 8,     /* -recursion-mode only */
 	VIEW_FLAT_GROUPS = 1 << 2,   /* -group-by as the keys of flat rows (hotspots) */
-	VIEW_FUNCTION = 1 << 3,	     /* takes -function */
+	VIEW_FUNCTION = 1 << 3,      /* takes -function */
 	VIEW_SOURCE_OBJECT = 1 << 4, /* takes -source-object */
 	VIEW_SORT_TOTAL = 1 << 5,    /* sorted by total; a metric named alone means its total */
 	VIEW_SELF_ONLY = 1 << 6,     /* sorted by a metric's self only */
-	VIEW_NO_SORT = 1 << 7,	     /* rows in an order of their own: -sort-desc refused */
+	VIEW_NO_SORT = 1 << 7,       /* rows in an order of their own: -sort-desc refused */
 };
 
 struct report_view {
@@ -64,17 +64,17 @@ struct report {
 	struct cct tree;
 	struct record *recs;
 	size_t nrecs;
-	int64_t *total;	   /* per metric: over the kept samples */
-	int64_t *count;	   /* per metric: the events kept */
-	int64_t *min;	   /* per metric: the -threshold share of total (INT64_MAX: not judged) */
+	int64_t *total; /* per metric: over the kept samples */
+	int64_t *count; /* per metric: the events kept */
+	int64_t *min;   /* per metric: the -threshold share of total (INT64_MAX: not judged) */
 	int shown[REPORT_MAX_METRICS]; /* the metrics shown: -metric order, else display order */
 	size_t nshown;
-	int sort_metric;   /* the metric trees are sorted by (-sort-desc, else the main one) */
+	int sort_metric; /* the metric trees are sorted by (-sort-desc, else the main one) */
 	enum report_side sort_side;
-	bool sort_given;   /* -sort-desc named a metric (or a metric's column) */
+	bool sort_given;         /* -sort-desc named a metric (or a metric's column) */
 	const char *sort_column; /* flat tables: the column -sort-desc names, NULL: default */
-	bool *skipped;	   /* per metric: left out by -time-filter (peak metrics) */
-	const char **fnames; /* per function: the name shown (-name-style) */
+	bool *skipped;           /* per metric: left out by -time-filter (peak metrics) */
+	const char **fnames;     /* per function: the name shown (-name-style) */
 	enum cct_group_kind levels[REPORT_MAX_LEVELS]; /* -group-by of tree views */
 	size_t nlevels;
 };
@@ -104,8 +104,8 @@ double report_pct(const struct report *r, int metric, int64_t v);
  * full names are a usage error listing them; no match is one naming the nearest. what
  * names the option in messages ("-function"). *out is allocated, caller frees.
  */
-int report_find_functions(const struct report *r, const char *name, bool single,
-			  const char *what, int **out, size_t *n);
+int report_find_functions(const struct report *r, const char *name, bool single, const char *what,
+			  int **out, size_t *n);
 
 /* True when name names a function of r (as report_find_functions() matches), quietly. */
 bool report_has_function(const struct report *r, const char *name);
@@ -122,8 +122,8 @@ const char *report_file_path(const struct report *r, int file);
 const char *report_basename(const char *path);
 
 /* The label of a group node of tree ("app (TID 1234)"), in buf. */
-const char *report_group_label(const struct report *r, const struct cct *tree, int node,
-			       char *buf, size_t size);
+const char *report_group_label(const struct report *r, const struct cct *tree, int node, char *buf,
+			       size_t size);
 /* The kind of a group node as the "Group" column shows it: thread, process, module, rank. */
 const char *report_group_kind(const struct cct *tree, int node);
 

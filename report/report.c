@@ -73,8 +73,8 @@ const char *report_group_kind(const struct cct *tree, int node)
 	return g >= 0 ? kinds[tree->groups[g].kind] : "";
 }
 
-const char *report_group_label(const struct report *r, const struct cct *tree, int node,
-			       char *buf, size_t size)
+const char *report_group_label(const struct report *r, const struct cct *tree, int node, char *buf,
+			       size_t size)
 {
 	int g = cct_group_of(&tree->nodes[node]), item;
 
@@ -85,8 +85,9 @@ const char *report_group_label(const struct report *r, const struct cct *tree, i
 	case CCT_GROUP_THREAD:
 		if (item < 0)
 			return "[unknown thread]";
-		snprintf(buf, size, "%s (TID %lld)", *r->m.threads[item].name ?
-			 r->m.threads[item].name : "[thread]", (long long)r->m.threads[item].tid);
+		snprintf(buf, size, "%s (TID %lld)",
+			 *r->m.threads[item].name ? r->m.threads[item].name : "[thread]",
+			 (long long)r->m.threads[item].tid);
 		return buf;
 	case CCT_GROUP_PROCESS:
 		if (item < 0)
@@ -211,17 +212,23 @@ bool report_any_shown(const struct report *r, const int64_t *v)
 
 void report_note_pruned(const struct report *r, struct table *t, size_t n, const char *what)
 {
-	const char *by = r->o->threshold_metric ? r->m.metrics[model_find_metric(&r->m,
-						   r->o->threshold_metric)].name : NULL;
+	const char *by =
+		r->o->threshold_metric
+			? r->m.metrics[model_find_metric(&r->m, r->o->threshold_metric)].name
+			: NULL;
 
 	if (!n)
 		return;
 	if (by)
-		table_add_note(t, "%zu %s below %.3g%% of the total %s not shown (-threshold 0 "
-			       "shows all)", n, what, r->o->threshold, by);
+		table_add_note(t,
+			       "%zu %s below %.3g%% of the total %s not shown (-threshold 0 "
+			       "shows all)",
+			       n, what, r->o->threshold, by);
 	else
-		table_add_note(t, "%zu %s below %.3g%% of the total not shown (-threshold 0 shows "
-			       "all)", n, what, r->o->threshold);
+		table_add_note(t,
+			       "%zu %s below %.3g%% of the total not shown (-threshold 0 shows "
+			       "all)",
+			       n, what, r->o->threshold);
 }
 
 struct child_order {
@@ -281,10 +288,11 @@ static int unknown_column(const struct table *t, const char *name, const char *v
 		near = options_nearest(name, names, t->ncols);
 	if (near)
 		rc = report_usage_error("unknown column '%s' for -sort-desc in the %s view "
-					"(did you mean '%s'?)", name, view, near);
+					"(did you mean '%s'?)",
+					name, view, near);
 	else
-		rc = report_usage_error("unknown column '%s' for -sort-desc in the %s view",
-					name, view);
+		rc = report_usage_error("unknown column '%s' for -sort-desc in the %s view", name,
+					view);
 	free(names);
 	return rc;
 }
@@ -332,8 +340,7 @@ static int parse_metric_side(const struct model *m, const char *spec, int *metri
 	char name[256], rest[64];
 	size_t i = 0, j;
 
-	snprintf(name, sizeof(name), "%.*s", colon ? (int)(colon - spec) : (int)strlen(spec),
-		 spec);
+	snprintf(name, sizeof(name), "%.*s", colon ? (int)(colon - spec) : (int)strlen(spec), spec);
 	*metric = model_find_metric(m, name);
 	*side = -1;
 	if (*metric < 0)
@@ -402,7 +409,8 @@ static int check_sort(const struct report *r)
 					  v->name);
 	if (!r->sort_given)
 		return report_usage_error("the %s view sorts by a metric ('%s' or '%s:%s'), not "
-					  "'%s'", v->name, r->m.metrics[r->sort_metric].name,
+					  "'%s'",
+					  v->name, r->m.metrics[r->sort_metric].name,
 					  r->m.metrics[r->sort_metric].name, side, s);
 	if ((v->flags & VIEW_SELF_ONLY) && r->sort_side == REPORT_TOTAL)
 		return report_usage_error("the %s view sorts by a metric's Self only: '%s:Self'",
@@ -434,12 +442,14 @@ static int pick_metrics(struct report *r)
 			r->shown[r->nshown++] = (int)i;
 	if (!r->nshown)
 		return report_usage_error("no metric of result '%s' can be shown with "
-					  "-time-filter", r->dir);
+					  "-time-filter",
+					  r->dir);
 	for (i = 0; i < r->nshown; i++)
 		if (r->skipped[r->shown[i]])
 			return report_usage_error("metric '%s' aggregates as a peak, which "
 						  "-time-filter cannot compute; leave it out of "
-						  "-metric", r->m.metrics[r->shown[i]].name);
+						  "-metric",
+						  r->m.metrics[r->shown[i]].name);
 	/* The default sort: the main metric when shown, else the first shown. */
 	r->sort_metric = r->shown[0];
 	for (i = 0; i < r->nshown; i++)
@@ -467,8 +477,8 @@ static int pick_metrics(struct report *r)
 		r->min[metric] = (int64_t)((double)r->total[metric] * o->threshold / 100.0);
 	} else {
 		for (i = 0; i < r->nshown; i++)
-			r->min[r->shown[i]] = (int64_t)((double)r->total[r->shown[i]] *
-							o->threshold / 100.0);
+			r->min[r->shown[i]] =
+				(int64_t)((double)r->total[r->shown[i]] * o->threshold / 100.0);
 	}
 	return 0;
 }
@@ -510,7 +520,8 @@ static int parse_time_filter(const char *s, int64_t *from, int64_t *to)
 	*to = INT64_MAX;
 	if (!colon || (size_t)(colon - s) >= sizeof(a))
 		return report_usage_error("invalid value '%s' for option '-time-filter': expected "
-					  "START:END in seconds, e.g. 0.5:2", s);
+					  "START:END in seconds, e.g. 0.5:2",
+					  s);
 	snprintf(a, sizeof(a), "%.*s", (int)(colon - s), s);
 	if (*a) {
 		if (options_parse_double("option '-time-filter'", a, 0, 1e9, &x, err, sizeof(err)))
@@ -525,7 +536,8 @@ static int parse_time_filter(const char *s, int64_t *from, int64_t *to)
 	}
 	if (*to <= *from)
 		return report_usage_error("invalid value '%s' for option '-time-filter': the end "
-					  "must come after the start", s);
+					  "must come after the start",
+					  s);
 	return 0;
 }
 
@@ -545,7 +557,8 @@ static int finalize_first(const struct report_opts *o, const char *dir)
 	rc = finalize_run(&fo);
 	if (rc < 0) {
 		log_error("cannot finalize result '%s'; finalize it with 'pfinalize -r %s', "
-			  "then run preport again", dir, dir);
+			  "then run preport again",
+			  dir, dir);
 		return rc;
 	}
 	return 0;
@@ -559,7 +572,8 @@ static int missing_result(const char *dir, int err)
 
 	if (n)
 		return report_usage_error("no result directory '%s': a parallel job wrote one per "
-					  "host, give one of them with -r: %s", dir, hosts);
+					  "host, give one of them with -r: %s",
+					  dir, hosts);
 	/* A name that leads nowhere is the user's to fix; a refusal of the system is not. */
 	if (err == ENOENT || err == ENOTDIR)
 		return report_usage_error("cannot open result '%s': %s", dir, strerror(err));
@@ -588,34 +602,38 @@ static int tree_levels(struct report *r)
 			const char *near = options_nearest(word, keys, nkeys);
 
 			if (!strcmp(word, "source-line"))
-				return report_usage_error("the %s view does not group by source-line "
-							  "(the hotspots view does); use thread, "
-							  "process, rank or module", r->view->name);
+				return report_usage_error(
+					"the %s view does not group by source-line "
+					"(the hotspots view does); use thread, "
+					"process, rank or module",
+					r->view->name);
 			return report_usage_error("unknown grouping '%s' for -group-by in the %s "
 						  "view%s%s%s; use thread, process, rank or module",
-						  word, r->view->name, near ? " (did you mean '" : "",
-						  near ? near : "", near ? "'?)" : "");
+						  word, r->view->name,
+						  near ? " (did you mean '" : "", near ? near : "",
+						  near ? "'?)" : "");
 		}
 		p += len + (p[len] == ',');
 		if (k == function) {
 			if (*p)
 				return report_usage_error("in the %s view, function comes last in "
 							  "-group-by (the call tree itself): e.g. "
-							  "-group-by thread,function", r->view->name);
+							  "-group-by thread,function",
+							  r->view->name);
 			break;
 		}
 		for (l = 0; l < r->nlevels; l++)
 			if (r->levels[l] == (enum cct_group_kind)k)
-				return report_usage_error("option '-group-by' takes each of thread, "
-							  "process, rank and module once");
+				return report_usage_error(
+					"option '-group-by' takes each of thread, "
+					"process, rank and module once");
 		r->levels[r->nlevels++] = (enum cct_group_kind)k;
 	}
 	return 0;
 }
 
 /* The subject of group level kind for a record. */
-static int level_item(const struct report *r, enum cct_group_kind kind,
-		      const struct record *rec)
+static int level_item(const struct report *r, enum cct_group_kind kind, const struct record *rec)
 {
 	const struct model_sample *s = report_sample(r, rec);
 	const struct model_function *f;
@@ -656,10 +674,11 @@ static int derive_tree(struct report *r)
 		int top = 0, node;
 
 		for (l = 0; l < r->nlevels && top >= 0; l++)
-			top = cct_derive_group(&dst, top, r->levels[l], level_item(r, r->levels[l],
-										    rec));
-		node = top < 0 ? top : cct_derive_node(&dst, &r->tree, top, rec->node,
-						       r->o->collapse_recursion);
+			top = cct_derive_group(&dst, top, r->levels[l],
+					       level_item(r, r->levels[l], rec));
+		node = top < 0 ? top
+			       : cct_derive_node(&dst, &r->tree, top, rec->node,
+						 r->o->collapse_recursion);
 		if (node < 0) {
 			rc = node;
 			break;
@@ -706,10 +725,13 @@ int report_open(struct report *r, const struct report_opts *o, const char *dir,
 	if (stat(dir, &st) < 0)
 		return missing_result(dir, errno);
 	if (!S_ISDIR(st.st_mode) || !result_dir_is_result(dir))
-		return report_usage_error("'%s' is not a result directory (it has neither result.db "
-					  "nor raw/); give the directory pcollect -r wrote", dir);
+		return report_usage_error(
+			"'%s' is not a result directory (it has neither result.db "
+			"nor raw/); give the directory pcollect -r wrote",
+			dir);
 	if (result_path(db, sizeof(db), dir, RESULT_PATH_DB, 0, 0, NULL, NULL) < 0)
-		return report_usage_error("cannot open result '%s': %s", dir, strerror(ENAMETOOLONG));
+		return report_usage_error("cannot open result '%s': %s", dir,
+					  strerror(ENAMETOOLONG));
 	if (stat(db, &st) < 0) {
 		log_debug("'%s': no database yet: finalizing first", db);
 		rc = finalize_first(o, dir);
@@ -718,8 +740,10 @@ int report_open(struct report *r, const struct report_opts *o, const char *dir,
 	}
 	log_debug("reading '%s'%s", db, o->time_filter ? " (the timeline, for -time-filter)" : "");
 	/* With a time filter the samples come from the timeline: the samples table is not read. */
-	rc = model_load(&r->m, db, (o->time_filter ? MODEL_NO_SAMPLES : 0) |
-			(flags & CCT_LINES ? MODEL_FRAME_LINES : 0), err, sizeof(err));
+	rc = model_load(&r->m, db,
+			(o->time_filter ? MODEL_NO_SAMPLES : 0) |
+				(flags & CCT_LINES ? MODEL_FRAME_LINES : 0),
+			err, sizeof(err));
 	if (rc) {
 		log_error("%s", err);
 		if (rc == -EPROTO)
@@ -735,8 +759,10 @@ int report_open(struct report *r, const struct report_opts *o, const char *dir,
 		goto fail;
 	}
 	if (o->time_filter ? !model_has_samples(&r->m) : !r->m.nsamples) {
-		log_error("result '%s' holds no samples: the program ran for less than one sampling "
-			  "interval, or sampling failed (see %s/log/)", dir, dir);
+		log_error(
+			"result '%s' holds no samples: the program ran for less than one sampling "
+			"interval, or sampling failed (see %s/log/)",
+			dir, dir);
 		rc = -ENODATA;
 		goto fail;
 	}
@@ -744,8 +770,8 @@ int report_open(struct report *r, const struct report_opts *o, const char *dir,
 		int64_t from, to;
 
 		rc = parse_time_filter(o->time_filter, &from, &to);
-		if (!rc && (rc = model_load_time_range(&r->m, from, to, r->skipped, err,
-						       sizeof(err))))
+		if (!rc &&
+		    (rc = model_load_time_range(&r->m, from, to, r->skipped, err, sizeof(err))))
 			log_error("%s", err);
 		if (rc)
 			goto fail;
@@ -758,8 +784,7 @@ int report_open(struct report *r, const struct report_opts *o, const char *dir,
 	rc = report_filter_samples(r);
 	if (!rc)
 		rc = pick_metrics(r);
-	if (!rc && (view->flags & (VIEW_TREE | VIEW_RECURSION)) &&
-	    (rc = derive_tree(r)) == -ENOMEM)
+	if (!rc && (view->flags & (VIEW_TREE | VIEW_RECURSION)) && (rc = derive_tree(r)) == -ENOMEM)
 		log_error("cannot group the call tree of '%s': %s", dir, strerror(ENOMEM));
 	else if (rc == -ENOMEM)
 		log_error("cannot filter the samples of '%s': %s", dir, strerror(ENOMEM));
@@ -792,14 +817,17 @@ static int check_view_options(const struct report_opts *o, const struct report_v
 {
 	if (o->group_by && !(v->flags & (VIEW_TREE | VIEW_FLAT_GROUPS)))
 		return report_usage_error("the %s view takes no -group-by (the hotspots, top-down, "
-					  "bottom-up and callstacks views do)", v->name);
+					  "bottom-up and callstacks views do)",
+					  v->name);
 	if (o->function && !(v->flags & VIEW_FUNCTION))
 		return report_usage_error("the %s view takes no -function (the hotspots and "
 					  "caller-callee views do; the source view takes "
-					  "-source-object function=NAME)", v->name);
+					  "-source-object function=NAME)",
+					  v->name);
 	if (o->source_object && !(v->flags & VIEW_SOURCE_OBJECT))
 		return report_usage_error("option '-source-object' is for the source view: "
-					  "-view source -source-object %s", o->source_object);
+					  "-view source -source-object %s",
+					  o->source_object);
 	if (o->collapse_recursion && !(v->flags & (VIEW_TREE | VIEW_RECURSION)))
 		return report_usage_error("option '-recursion-mode' applies to the top-down, "
 					  "bottom-up, callstacks and caller-callee views");
@@ -816,8 +844,7 @@ static int terminal_width(FILE *f)
 	return 100;
 }
 
-static int render(const struct report_opts *o, struct report *r, const struct table *t,
-		  FILE *f)
+static int render(const struct report_opts *o, struct report *r, const struct table *t, FILE *f)
 {
 	/* Nothing is cut on the way to a file or a pipe; a terminal gets its width. */
 	int width = o->width ? o->width : isatty(fileno(f)) ? terminal_width(f) : 0;
@@ -838,8 +865,10 @@ static void common_notes(struct report *r, struct table *t)
 
 	for (k = 0; k < r->m.nmetrics; k++)
 		if (r->skipped[k])
-			table_add_note(t, "metric '%s' is not shown: it aggregates as a peak, which "
-				       "-time-filter cannot compute", r->m.metrics[k].name);
+			table_add_note(t,
+				       "metric '%s' is not shown: it aggregates as a peak, which "
+				       "-time-filter cannot compute",
+				       r->m.metrics[k].name);
 }
 
 int report_run(const struct report_opts *o)
@@ -870,9 +899,10 @@ int report_run(const struct report_opts *o)
 		return report_usage_error(o->nresults ? "give at most two results (-r A -r B)"
 						      : "no result given: use -r DIR");
 	if (o->nresults == 2 && !v->diff)
-		return report_usage_error("the difference of two results is shown by the hotspots, "
-					  "top-down, bottom-up and caller-callee views, not by '%s'",
-					  v->name);
+		return report_usage_error(
+			"the difference of two results is shown by the hotspots, "
+			"top-down, bottom-up and caller-callee views, not by '%s'",
+			v->name);
 	if ((rc = check_view_options(o, v)))
 		return rc;
 	for (i = 0; i < o->nresults; i++) {

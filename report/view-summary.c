@@ -18,8 +18,8 @@ struct summary {
 	int cpu; /* the CPU Time metric, -1 when the result has none */
 };
 
-static size_t row_add(struct summary *s, const char *section, const char *metric,
-		      const char *value, const char *unit)
+static size_t row_add(struct summary *s, const char *section, const char *metric, const char *value,
+		      const char *unit)
 {
 	size_t row = table_add_row(s->t, 0);
 
@@ -49,8 +49,8 @@ static void row_time(struct summary *s, const char *section, const char *metric,
 }
 
 /* A value of metric k in its unit; with pct, its share of the report's total of k. */
-static void row_value(struct summary *s, const char *section, const char *name, int k,
-		      int64_t v, bool pct)
+static void row_value(struct summary *s, const char *section, const char *name, int k, int64_t v,
+		      bool pct)
 {
 	const struct model_metric *mt = &s->r->m.metrics[k];
 	char buf[32];
@@ -67,8 +67,7 @@ static void row_value(struct summary *s, const char *section, const char *name, 
 		table_set_pct(s->t, row, s->pct, report_pct(s->r, k, v));
 }
 
-static void row_meta(struct summary *s, const char *section, const char *metric,
-		     const char *key)
+static void row_meta(struct summary *s, const char *section, const char *metric, const char *key)
 {
 	const char *v = model_meta_get(&s->r->m, key);
 
@@ -203,15 +202,16 @@ static void section_collection(struct summary *s)
 		row_add(s, "Collection", "Sampling Interval", buf, "ms");
 	}
 	if (s->cpu >= 0) {
-		row_int(s, "Collection", "Samples", model_meta_int(&r->m, "samples_total",
-								   r->count[s->cpu]), NULL);
+		row_int(s, "Collection", "Samples",
+			model_meta_int(&r->m, "samples_total", r->count[s->cpu]), NULL);
 		row_int(s, "Collection", "Samples Shown", r->count[s->cpu], NULL);
 	}
 	if (query_ints(r, "SELECT coalesce(sum(count), 0) FROM lost", v, 1)) {
 		row_int(s, "Collection", "Lost Samples", v[0], NULL);
-		if (v[0] && sqlite3_prepare_v2(r->m.db, "SELECT reason, sum(count) FROM lost "
-					       "GROUP BY reason ORDER BY reason", -1, &st,
-					       NULL) == SQLITE_OK) {
+		if (v[0] && sqlite3_prepare_v2(r->m.db,
+					       "SELECT reason, sum(count) FROM lost "
+					       "GROUP BY reason ORDER BY reason",
+					       -1, &st, NULL) == SQLITE_OK) {
 			while (sqlite3_step(st) == SQLITE_ROW) {
 				char metric[128];
 
@@ -228,8 +228,11 @@ static void section_collection(struct summary *s)
 	 * The CPU time the threads measured at their end against what their samples account
 	 * for: a shortfall means timer signals came late (docs/pcollect.md, LIMITS).
 	 */
-	if (query_ints(r, "SELECT coalesce(sum(cpu_ns), 0), coalesce(sum(time_ns), 0) "
-			  "FROM threads WHERE cpu_ns > 0", v, 2) && v[0] > 0) {
+	if (query_ints(r,
+		       "SELECT coalesce(sum(cpu_ns), 0), coalesce(sum(time_ns), 0) "
+		       "FROM threads WHERE cpu_ns > 0",
+		       v, 2) &&
+	    v[0] > 0) {
 		row_time(s, "Collection", "CPU Time Measured by Threads", v[0]);
 		snprintf(buf, sizeof(buf), "%.1f", 100.0 * (double)v[1] / (double)v[0]);
 		row_add(s, "Collection", "CPU Time Sampled", buf, "%");
@@ -303,8 +306,10 @@ static void section_finalization(struct summary *s, int64_t resolved)
 	snprintf(metric, sizeof(metric), "%s In Resolved Functions",
 		 r->m.metrics[r->sort_metric].name);
 	row_add(s, "Finalization", metric, buf, "%");
-	if (query_ints(r, "SELECT count(*), coalesce(sum(bytes), 0), coalesce(sum(bytes_skipped), 0), "
-			  "coalesce(sum(chunks_damaged), 0) FROM streams", v, 4)) {
+	if (query_ints(r,
+		       "SELECT count(*), coalesce(sum(bytes), 0), coalesce(sum(bytes_skipped), 0), "
+		       "coalesce(sum(chunks_damaged), 0) FROM streams",
+		       v, 4)) {
 		row_int(s, "Finalization", "Raw Streams", v[0], NULL);
 		row_int(s, "Finalization", "Raw Bytes", v[1], "bytes");
 		row_int(s, "Finalization", "Raw Bytes Skipped", v[2], "bytes");

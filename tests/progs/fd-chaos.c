@@ -29,9 +29,9 @@
  * fd-chaos nofile-hard: the same with the hard limit lowered too.
  */
 
-#define NFILES	  6
+#define NFILES    6
 #define FILE_SIZE (48 * 1024)
-#define BLOCK	  4096
+#define BLOCK     4096
 
 static __attribute__((noinline, noclone)) void fill_work(void)
 {

@@ -38,7 +38,7 @@
  */
 
 #define INTERVAL_NS 1000000ll /* 1 ms */
-#define MS	    1000000ll
+#define MS          1000000ll
 
 pthread_mutex_t synth_lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_cond_t synth_conds[2] = { PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER };
@@ -49,12 +49,12 @@ static __attribute__((noinline)) uint64_t here(void)
 	return (uint64_t)(uintptr_t)__builtin_return_address(0);
 }
 
-#define CALL_SITE(fn)                                            \
-	static __attribute__((noinline)) uint64_t fn(void)       \
-	{                                                        \
-		uint64_t ra = here();                            \
-		__asm__ volatile("" ::: "memory");               \
-		return ra;                                       \
+#define CALL_SITE(fn)                                                                              \
+	static __attribute__((noinline)) uint64_t fn(void)                                         \
+	{                                                                                          \
+		uint64_t ra = here();                                                              \
+		__asm__ volatile("" ::: "memory");                                                 \
+		return ra;                                                                         \
 	}
 CALL_SITE(synth_sleeper)
 CALL_SITE(synth_locker)
@@ -112,9 +112,11 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
 			s->prot = ph->p_flags;
 		}
 		if (ph->p_type == PT_NOTE && !m->build_id_len)
-			m->build_id_len = (uint32_t)elf_note_build_id(
-				(const void *)(info->dlpi_addr + ph->p_vaddr), ph->p_memsz,
-				ph->p_align, m->build_id, sizeof(m->build_id));
+			m->build_id_len =
+				(uint32_t)elf_note_build_id((const void *)(info->dlpi_addr +
+									   ph->p_vaddr),
+							    ph->p_memsz, ph->p_align, m->build_id,
+							    sizeof(m->build_id));
 	}
 	nmods++;
 	return 0;
@@ -232,8 +234,14 @@ static void put_process(struct out *o, int pid, int ppid, uint32_t origin, const
 {
 	const char *argv[] = { exe, NULL };
 	struct raw_process p = {
-		.pid = pid, .ppid = ppid, .origin = origin, .parent_pid = ppid, .exe = exe,
-		.exe_len = (uint32_t)strlen(exe), .argc = 1, .argv = argv,
+		.pid = pid,
+		.ppid = ppid,
+		.origin = origin,
+		.parent_pid = ppid,
+		.exe = exe,
+		.exe_len = (uint32_t)strlen(exe),
+		.argc = 1,
+		.argv = argv,
 	};
 
 	check(raw_writer_process(&o->w, &p), "process");
@@ -276,9 +284,9 @@ static void plan(const char *thread, const char *function, const char *kind, uin
 {
 	printf("%s\n    {\"thread\": \"%s\", \"function\": \"%s\", \"kind\": \"%s\", \"object\": "
 	       "%" PRIu64 ", \"name\": %s%s%s, \"count\": %" PRIu64 ", \"ns\": %" PRIu64
-	       ", \"summed\": %s}", nplan++ ? "," : "", thread, function, kind, object,
-	       name ? "\"" : "", name ? name : "null", name ? "\"" : "", count, ns,
-	       summed ? "true" : "false");
+	       ", \"summed\": %s}",
+	       nplan++ ? "," : "", thread, function, kind, object, name ? "\"" : "",
+	       name ? name : "null", name ? "\"" : "", count, ns, summed ? "true" : "false");
 }
 
 int main(int argc, char **argv)
@@ -318,9 +326,11 @@ int main(int argc, char **argv)
 	result_path(path, sizeof(path), dir, RESULT_PATH_META, pid, 0, NULL, NULL);
 	if (!(m = fopen(path, "w")))
 		die(path);
-	fprintf(m, "analysis=threading\nstart_monotonic_ns=%" PRIu64 "\ninterval_ns=%lld\n"
-		   "elapsed_ns=%lld\nwait_time=1\nwait_threshold_ns=100000\ncommand_line="
-		   "wait-synth\ncpu_count=2\n", origin_ns, INTERVAL_NS, 1200 * MS);
+	fprintf(m,
+		"analysis=threading\nstart_monotonic_ns=%" PRIu64 "\ninterval_ns=%lld\n"
+		"elapsed_ns=%lld\nwait_time=1\nwait_threshold_ns=100000\ncommand_line="
+		"wait-synth\ncpu_count=2\n",
+		origin_ns, INTERVAL_NS, 1200 * MS);
 	fclose(m);
 
 	/* The process: modules, metrics (CPU Time, the waits', one of its own), an fd's name. */
@@ -328,9 +338,11 @@ int main(int argc, char **argv)
 	put_process(&proc, pid, getppid(), RAW_PROCESS_START, mods[0].path);
 	put_modules(&proc);
 	check(raw_writer_metric(&proc.w, RAW_METRIC_CPU_TIME, RAW_METRIC_CPU_TIME_NAME, RAW_UNIT_NS,
-				RAW_AGG_SUM, RAW_METRIC_KIND_CPU_SAMPLE), "metric");
+				RAW_AGG_SUM, RAW_METRIC_KIND_CPU_SAMPLE),
+	      "metric");
 	check(raw_writer_metric(&proc.w, 1, "Wait Time", RAW_UNIT_NS, RAW_AGG_SUM, 2), "metric");
-	check(raw_writer_metric(&proc.w, 2, "Wait Count", RAW_UNIT_COUNT, RAW_AGG_SUM, 2), "metric");
+	check(raw_writer_metric(&proc.w, 2, "Wait Count", RAW_UNIT_COUNT, RAW_AGG_SUM, 2),
+	      "metric");
 	check(raw_writer_metric(&proc.w, 7, "Widgets", RAW_UNIT_COUNT, RAW_AGG_SUM, 3), "metric");
 	put_object(&proc, 9, 5, "pipe:[4242]");
 	out_close(&proc);
@@ -341,10 +353,10 @@ int main(int argc, char **argv)
 	       "\"cpu_ns\": %lld, \"samples\": 400}, \"B\": {\"tid\": %d, \"start_ns\": %lld, "
 	       "\"end_ns\": %lld, \"cpu_ns\": %lld, \"samples\": %d}},\n"
 	       " \"values\": {\"metric\": \"Widgets\", \"function\": \"synth_burn\", \"total\": 7, "
-	       "\"count\": 2},\n \"spin_ns\": %lld,\n \"waits\": [", pid, tid, tid + 1, child,
-	       mods[0].path, INTERVAL_NS, cond_off, tid, 1200 * MS, 400 * MS, tid + 1, 100 * MS,
-	       900 * MS, omp_pc ? 130 * MS : 100 * MS, omp_pc ? 130 : 100,
-	       omp_pc ? 30 * MS : 0ll);
+	       "\"count\": 2},\n \"spin_ns\": %lld,\n \"waits\": [",
+	       pid, tid, tid + 1, child, mods[0].path, INTERVAL_NS, cond_off, tid, 1200 * MS,
+	       400 * MS, tid + 1, 100 * MS, 900 * MS, omp_pc ? 130 * MS : 100 * MS,
+	       omp_pc ? 130 : 100, omp_pc ? 30 * MS : 0ll);
 
 	/* Thread A: CPU in synth_burn, then its waits one after the other. */
 	out_open(&ta, dir, pid, tid, false);
@@ -384,7 +396,8 @@ int main(int argc, char **argv)
 		put_stack(&tb, 6, omp_pc, synth_omp_region(), ra_main);
 		for (i = 0; i < 30; i++)
 			check(raw_writer_sample(&tb.w, 200 * MS + (int64_t)(i + 1) * INTERVAL_NS, 6,
-						1), "sample");
+						1),
+			      "sample");
 	}
 	put_wait(&tb, 240 * MS, 2, 250 * MS, 4, 0x1234);
 	plan("B", "synth_joiner", "join", 0x1234, NULL, 1, 250 * MS, false);
@@ -394,7 +407,8 @@ int main(int argc, char **argv)
 	put_wait(&tb, 600 * MS, 999, 10 * MS, 7, 0); /* stack 999 was never written */
 	plan("B", "[damaged stack]", "sleep", 0, NULL, 1, 10 * MS, false);
 	check(raw_writer_thread_end(&tb.w, (uint32_t)tid + 1, 900 * MS,
-				    omp_pc ? 130 * MS : 100 * MS), "end");
+				    omp_pc ? 130 * MS : 100 * MS),
+	      "end");
 	out_close(&tb);
 	printf("]}\n");
 
