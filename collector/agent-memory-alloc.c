@@ -76,7 +76,7 @@ static void *boot_alloc(size_t n, size_t align)
 
 static _Atomic int resolving;
 
-#define NEXT(name, fallback) \
+#define NEXT(name, fallback)                                                                       \
 	(real.name = dlsym(RTLD_NEXT, #name), real.name ? real.name : (real.name = fallback))
 
 void mem_resolve(void)
@@ -233,16 +233,16 @@ AGENT_EXPORT void *reallocarray(void *old, size_t nelem, size_t elsize)
 }
 
 /* The aligned family: aligned blocks, recorded at the size asked for. */
-#define ALIGNED_BODY(call, size)                                            \
-	struct mem_tls *m = &mem_tls;                                       \
-	void *p;                                                            \
-	if (!mem_wanted(m) || mem_unsampled(m, size))                               \
-		return call;                                                \
-	m->busy++;                                                          \
-	p = call;                                                           \
-	if (p)                                                              \
-		mem_note_alloc(m, (uintptr_t)p, size, MEM_CALL());        \
-	m->busy--;                                                          \
+#define ALIGNED_BODY(call, size)                                                                   \
+	struct mem_tls *m = &mem_tls;                                                              \
+	void *p;                                                                                   \
+	if (!mem_wanted(m) || mem_unsampled(m, size))                                              \
+		return call;                                                                       \
+	m->busy++;                                                                                 \
+	p = call;                                                                                  \
+	if (p)                                                                                     \
+		mem_note_alloc(m, (uintptr_t)p, size, MEM_CALL());                                 \
+	m->busy--;                                                                                 \
 	return p
 
 AGENT_EXPORT void *memalign(size_t align, size_t n)
@@ -345,8 +345,8 @@ AGENT_EXPORT void *mremap(void *old, size_t old_len, size_t len, int flags, ...)
 	if (!ready() || !real.mremap)
 		return (void *)syscall(SYS_mremap, old, old_len, len, flags, want);
 	p = real.mremap(old, old_len, len, flags, want);
-	if (p == MAP_FAILED || m->busy || !atomic_load_explicit(&mem.free_on, memory_order_relaxed) ||
-	    !mem.regions.n)
+	if (p == MAP_FAILED || m->busy ||
+	    !atomic_load_explicit(&mem.free_on, memory_order_relaxed) || !mem.regions.n)
 		return p;
 	/* Like realloc: the old range freed, the new one allocated here, if it was recorded. */
 	m->busy++;
@@ -387,29 +387,6 @@ static void san_free(const volatile void *p)
 	m->busy--;
 }
 
-/* The text of the object holding addr: frames there are skipped when unwinding. */
-static int find_object(struct dl_phdr_info *info, size_t size, void *ctx)
-{
-	uintptr_t addr = (uintptr_t)ctx, lo = UINTPTR_MAX, hi = 0;
-	int i;
-
-	(void)size;
-	for (i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
-
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
-			continue;
-		lo = a < lo ? a : lo;
-		hi = a + ph->p_memsz > hi ? a + ph->p_memsz : hi;
-	}
-	if (addr < lo || addr >= hi)
-		return 0;
-	mem.skip_lo = lo;
-	mem.skip_hi = hi;
-	return 1;
-}
-
 /*
  * AddressSanitizer (and the other sanitizers with an allocator) replace malloc ahead of us,
  * and call hooks a tool may install on every allocation and free: we record through those.
@@ -420,11 +397,11 @@ bool mem_sanitizer_hooks(void)
 {
 	int (*install)(void (*)(const volatile void *, size_t), void (*)(const volatile void *));
 
-	install = (int (*)(void (*)(const volatile void *, size_t),
-			   void (*)(const volatile void *)))dlsym(
-		RTLD_DEFAULT, "__sanitizer_install_malloc_and_free_hooks");
+	install =
+		(int (*)(void (*)(const volatile void *, size_t), void (*)(const volatile void *)))
+			dlsym(RTLD_DEFAULT, "__sanitizer_install_malloc_and_free_hooks");
 	if (!install)
 		return false;
-	dl_iterate_phdr(find_object, (void *)(uintptr_t)install);
+	mem_text_of((uintptr_t)install, &mem.skip_lo, &mem.skip_hi);
 	return install(san_malloc, san_free) != 0;
 }

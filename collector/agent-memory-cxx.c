@@ -43,36 +43,35 @@ static void guard_release(struct mem_tls **m)
 }
 
 /* The body of a new: call, then record size bytes. */
-#define NEW_BODY(call, size)                                                       \
-	do {                                                                       \
-		struct mem_tls *m = &mem_tls;                                      \
-		void *p;                                                           \
-		if (!mem_wanted(m) || mem_unsampled(m, size))                      \
-			return call;                                               \
-		{                                                                  \
-			struct mem_tls *g __attribute__((cleanup(guard_release))) = m; \
-			g->busy++;                                                 \
-			p = call;                                                  \
-			if (p)                                                     \
-				mem_note_alloc(m, (uintptr_t)p, size, MEM_CALL()); \
-		}                                                                  \
-		return p;                                                          \
+#define NEW_BODY(call, size)                                                                       \
+	do {                                                                                       \
+		struct mem_tls *m = &mem_tls;                                                      \
+		void *p;                                                                           \
+		if (!mem_wanted(m) || mem_unsampled(m, size))                                      \
+			return call;                                                               \
+		{                                                                                  \
+			struct mem_tls *g __attribute__((cleanup(guard_release))) = m;             \
+			g->busy++;                                                                 \
+			p = call;                                                                  \
+			if (p)                                                                     \
+				mem_note_alloc(m, (uintptr_t)p, size, MEM_CALL());                 \
+		}                                                                                  \
+		return p;                                                                          \
 	} while (0)
 
 /* The body of a delete: forget p, then call. */
-#define DELETE_BODY(call)                                                             \
-	do {                                                                          \
-		struct mem_tls *m = &mem_tls;                                         \
-		if (p && !m->busy &&                                                  \
-		    atomic_load_explicit(&mem.free_on, memory_order_relaxed) &&       \
-		    (!mem.sampled || mem.filter[mem_filter_index((uintptr_t)p)])) {   \
-			struct mem_tls *g __attribute__((cleanup(guard_release))) = m; \
-			g->busy++;                                                    \
-			mem_note_free(m, (uintptr_t)p);                             \
-			call;                                                         \
-			return;                                                       \
-		}                                                                     \
-		call;                                                                 \
+#define DELETE_BODY(call)                                                                          \
+	do {                                                                                       \
+		struct mem_tls *m = &mem_tls;                                                      \
+		if (p && !m->busy && atomic_load_explicit(&mem.free_on, memory_order_relaxed) &&   \
+		    (!mem.sampled || mem.filter[mem_filter_index((uintptr_t)p)])) {                \
+			struct mem_tls *g __attribute__((cleanup(guard_release))) = m;             \
+			g->busy++;                                                                 \
+			mem_note_free(m, (uintptr_t)p);                                            \
+			call;                                                                      \
+			return;                                                                    \
+		}                                                                                  \
+		call;                                                                              \
 	} while (0)
 
 /* Without a C++ runtime after us (none loaded?), new is malloc and delete free. */
@@ -85,72 +84,72 @@ static void *fallback_new(size_t n, size_t align)
 	return posix_memalign(&p, align, n ? n : 1) ? NULL : p;
 }
 
-#define NEW1(sym)                                                                  \
-	AGENT_EXPORT void *sym(size_t n);                                                 \
-	AGENT_EXPORT void *sym(size_t n)                                           \
-	{                                                                          \
-		static void *_Atomic real;                                         \
-		new1_fn f = (new1_fn)next(&real, #sym);                            \
-		if (!f)                                                            \
-			return fallback_new(n, 0);                                 \
-		NEW_BODY(f(n), n);                                                 \
+#define NEW1(sym)                                                                                  \
+	AGENT_EXPORT void *sym(size_t n);                                                          \
+	AGENT_EXPORT void *sym(size_t n)                                                           \
+	{                                                                                          \
+		static void *_Atomic real;                                                         \
+		new1_fn f = (new1_fn)next(&real, #sym);                                            \
+		if (!f)                                                                            \
+			return fallback_new(n, 0);                                                 \
+		NEW_BODY(f(n), n);                                                                 \
 	}
 /* a: the alignment when aligned (else the nothrow tag, ignored) */
-#define NEW2(sym, aligned)                                                         \
-	AGENT_EXPORT void *sym(size_t n, uintptr_t a);                                    \
-	AGENT_EXPORT void *sym(size_t n, uintptr_t a)                              \
-	{                                                                          \
-		static void *_Atomic real;                                         \
-		new2_fn f = (new2_fn)next(&real, #sym);                            \
-		if (!f)                                                            \
-			return fallback_new(n, aligned ? a : 0);                   \
-		NEW_BODY(f(n, a), n);                                              \
+#define NEW2(sym, aligned)                                                                         \
+	AGENT_EXPORT void *sym(size_t n, uintptr_t a);                                             \
+	AGENT_EXPORT void *sym(size_t n, uintptr_t a)                                              \
+	{                                                                                          \
+		static void *_Atomic real;                                                         \
+		new2_fn f = (new2_fn)next(&real, #sym);                                            \
+		if (!f)                                                                            \
+			return fallback_new(n, aligned ? a : 0);                                   \
+		NEW_BODY(f(n, a), n);                                                              \
 	}
-#define NEW3(sym)                                                                  \
-	AGENT_EXPORT void *sym(size_t n, uintptr_t a, uintptr_t nothrow);                 \
-	AGENT_EXPORT void *sym(size_t n, uintptr_t a, uintptr_t nothrow)           \
-	{                                                                          \
-		static void *_Atomic real;                                         \
-		new3_fn f = (new3_fn)next(&real, #sym);                            \
-		if (!f)                                                            \
-			return fallback_new(n, a);                                 \
-		NEW_BODY(f(n, a, nothrow), n);                                     \
+#define NEW3(sym)                                                                                  \
+	AGENT_EXPORT void *sym(size_t n, uintptr_t a, uintptr_t nothrow);                          \
+	AGENT_EXPORT void *sym(size_t n, uintptr_t a, uintptr_t nothrow)                           \
+	{                                                                                          \
+		static void *_Atomic real;                                                         \
+		new3_fn f = (new3_fn)next(&real, #sym);                                            \
+		if (!f)                                                                            \
+			return fallback_new(n, a);                                                 \
+		NEW_BODY(f(n, a, nothrow), n);                                                     \
 	}
-#define DEL1(sym)                                                                  \
-	AGENT_EXPORT void sym(void *p);                                                   \
-	AGENT_EXPORT void sym(void *p)                                             \
-	{                                                                          \
-		static void *_Atomic real;                                         \
-		del1_fn f = (del1_fn)next(&real, #sym);                            \
-		if (!f) {                                                          \
-			free(p);                                                   \
-			return;                                                    \
-		}                                                                  \
-		DELETE_BODY(f(p));                                                 \
+#define DEL1(sym)                                                                                  \
+	AGENT_EXPORT void sym(void *p);                                                            \
+	AGENT_EXPORT void sym(void *p)                                                             \
+	{                                                                                          \
+		static void *_Atomic real;                                                         \
+		del1_fn f = (del1_fn)next(&real, #sym);                                            \
+		if (!f) {                                                                          \
+			free(p);                                                                   \
+			return;                                                                    \
+		}                                                                                  \
+		DELETE_BODY(f(p));                                                                 \
 	}
-#define DEL2(sym)                                                                  \
-	AGENT_EXPORT void sym(void *p, uintptr_t a);                                      \
-	AGENT_EXPORT void sym(void *p, uintptr_t a)                                \
-	{                                                                          \
-		static void *_Atomic real;                                         \
-		del2_fn f = (del2_fn)next(&real, #sym);                            \
-		if (!f) {                                                          \
-			free(p);                                                   \
-			return;                                                    \
-		}                                                                  \
-		DELETE_BODY(f(p, a));                                              \
+#define DEL2(sym)                                                                                  \
+	AGENT_EXPORT void sym(void *p, uintptr_t a);                                               \
+	AGENT_EXPORT void sym(void *p, uintptr_t a)                                                \
+	{                                                                                          \
+		static void *_Atomic real;                                                         \
+		del2_fn f = (del2_fn)next(&real, #sym);                                            \
+		if (!f) {                                                                          \
+			free(p);                                                                   \
+			return;                                                                    \
+		}                                                                                  \
+		DELETE_BODY(f(p, a));                                                              \
 	}
-#define DEL3(sym)                                                                  \
-	AGENT_EXPORT void sym(void *p, uintptr_t a, uintptr_t b);                         \
-	AGENT_EXPORT void sym(void *p, uintptr_t a, uintptr_t b)                   \
-	{                                                                          \
-		static void *_Atomic real;                                         \
-		del3_fn f = (del3_fn)next(&real, #sym);                            \
-		if (!f) {                                                          \
-			free(p);                                                   \
-			return;                                                    \
-		}                                                                  \
-		DELETE_BODY(f(p, a, b));                                           \
+#define DEL3(sym)                                                                                  \
+	AGENT_EXPORT void sym(void *p, uintptr_t a, uintptr_t b);                                  \
+	AGENT_EXPORT void sym(void *p, uintptr_t a, uintptr_t b)                                   \
+	{                                                                                          \
+		static void *_Atomic real;                                                         \
+		del3_fn f = (del3_fn)next(&real, #sym);                                            \
+		if (!f) {                                                                          \
+			free(p);                                                                   \
+			return;                                                                    \
+		}                                                                                  \
+		DELETE_BODY(f(p, a, b));                                                           \
 	}
 
 /* operator new(size_t), new[](size_t) */

@@ -20,29 +20,9 @@
  * reserves, maps and closes. The file is never cut: entries past nentries are zeros.
  */
 
-#define MEM_FILE_RESERVE (1ull << 30)	/* address space for the file: 14 million entries */
-#define MEM_FILE_FIRST	 (64u << 10)	/* bytes mapped at first */
-#define MEM_FILE_STEP	 (16u << 20)	/* growth at most this much at a time */
-
-static int reserve_blocks(int fd, uint64_t off, uint64_t len)
-{
-	static const uint8_t zeros[4096];
-	uint64_t at;
-
-	if (!fallocate(fd, 0, (off_t)off, (off_t)len))
-		return 0;
-	if (errno != EOPNOTSUPP && errno != ENOSYS)
-		return -errno;
-	for (at = off; at < off + len;) {
-		size_t n = off + len - at < sizeof(zeros) ? (size_t)(off + len - at) : sizeof(zeros);
-		ssize_t w = pwrite(fd, zeros, n, (off_t)at);
-
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		at += (uint64_t)w;
-	}
-	return 0;
-}
+#define MEM_FILE_RESERVE (1ull << 30) /* address space for the file: 14 million entries */
+#define MEM_FILE_FIRST   (64u << 10)  /* bytes mapped at first */
+#define MEM_FILE_STEP    (16u << 20)  /* growth at most this much at a time */
 
 /* Map [old, size) of the file into the reservation. 0 or -errno. */
 static int map_more(uint64_t old, uint64_t size)
@@ -58,7 +38,7 @@ static int map_more(uint64_t old, uint64_t size)
 	fd = raw_window_open(mem.path, O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0);
 	if (fd < 0)
 		return -errno;
-	ret = reserve_blocks(fd, old, size - old);
+	ret = raw_window_reserve(fd, old, size - old);
 	if (!ret) {
 		p = mmap(mem.reserve + old, (size_t)(size - old), PROT_READ | PROT_WRITE,
 			 MAP_SHARED | MAP_FIXED, fd, (off_t)old);
@@ -143,8 +123,10 @@ uint32_t mem_file_entry_new(pid_t tid, uint64_t stack)
 			static bool told;
 
 			if (!told)
-				agent_log("memory: cannot grow '%s' (%s): new call stacks are counted "
-					  "without their stack", mem.path, strerror(-ret));
+				agent_log(
+					"memory: cannot grow '%s' (%s): new call stacks are counted "
+					"without their stack",
+					mem.path, strerror(-ret));
 			told = true;
 			return MEM_NO_ENTRY;
 		}

@@ -27,23 +27,23 @@
  * Nothing here calls the allocator: tables are mapped, the aggregate file is mapped.
  */
 
-#define MEM_CACHE_SLOTS 4096  /* call-site cache entries per thread (direct mapped) */
-#define MEM_EMAP_SLOTS	16384 /* stack id -> entry per thread, cleared when full */
-#define MEM_MAX_LEVELS	8     /* frames a call-site key may grow by after collisions */
-#define MEM_VERIFY_MAX	16384 /* at most this many cache hits between two checks of a key */
-#define MEM_TICK_OPS	1024  /* a thread reads the clock every so many operations */
-#define MEM_NO_ENTRY	UINT32_MAX     /* counted, not attributed */
-#define MEM_OURS	(UINT32_MAX - 1) /* the agent's own allocation: not counted */
-#define MEM_MAX_PY	64 /* Python frames hashed into a key */
+#define MEM_CACHE_SLOTS 4096       /* call-site cache entries per thread (direct mapped) */
+#define MEM_EMAP_SLOTS  16384      /* stack id -> entry per thread, cleared when full */
+#define MEM_MAX_LEVELS  8          /* frames a call-site key may grow by after collisions */
+#define MEM_VERIFY_MAX  16384      /* at most this many cache hits between two checks of a key */
+#define MEM_TICK_OPS    1024       /* a thread reads the clock every so many operations */
+#define MEM_NO_ENTRY    UINT32_MAX /* counted, not attributed */
+#define MEM_OURS        (UINT32_MAX - 1) /* the agent's own allocation: not counted */
+#define MEM_MAX_PY      64               /* Python frames hashed into a key */
 
 /* One call-site key and what it named when it was unwound. */
 struct mem_slot {
-	uint64_t ra;	    /* return address into the allocating function (0: empty) */
-	uint64_t sp;	    /* that function's stack pointer at the call */
-	uint64_t h;	    /* Python frames, then the frames the key grew by (0: none) */
-	uint64_t stack;	    /* the stack id it names in the thread's stream */
-	uint32_t entry;	    /* its aggregate entry */
-	uint32_t deep;	    /* 0; else a collision was seen here: the frame size of the
+	uint64_t ra;        /* return address into the allocating function (0: empty) */
+	uint64_t sp;        /* that function's stack pointer at the call */
+	uint64_t h;         /* Python frames, then the frames the key grew by (0: none) */
+	uint64_t stack;     /* the stack id it names in the thread's stream */
+	uint32_t entry;     /* its aggregate entry */
+	uint32_t deep;      /* 0; else a collision was seen here: the frame size of the
 			       function holding the last return address of the key, to read
 			       the next one and look again one level deeper */
 	uint32_t countdown; /* hits before the next check */
@@ -65,15 +65,15 @@ struct mem_thread {
 
 /* Per-thread fast state (initial-exec TLS: a few instructions from every wrapper). */
 struct mem_tls {
-	int busy;	     /* recursion guard: >0 while the agent works or the real
-				allocator runs; nested calls pass through */
-	bool owner;	     /* the thread allowed to skip the lock while it is alone */
-	bool looked_up;	     /* mt looked for (a thread the agent found at start) */
+	int busy;              /* recursion guard: >0 while the agent works or the real
+				  allocator runs; nested calls pass through */
+	bool owner;            /* the thread allowed to skip the lock while it is alone */
+	bool looked_up;        /* mt looked for (a thread the agent found at start) */
 	struct mem_thread *mt; /* NULL: this thread's allocations are counted, not attributed */
-	uintptr_t last_alloc; /* this thread's last allocation: temporaries */
-	int64_t countdown;    /* sampled: bytes to the next sample point */
-	uint32_t ops;	      /* operations, for the clock */
-	uint64_t rng;	      /* xorshift state (sampled) */
+	uintptr_t last_alloc;  /* this thread's last allocation: temporaries */
+	int64_t countdown;     /* sampled: bytes to the next sample point */
+	uint32_t ops;          /* operations, for the clock */
+	uint64_t rng;          /* xorshift state (sampled) */
 };
 extern __thread struct mem_tls mem_tls AGENT_TLS;
 
@@ -82,39 +82,40 @@ struct mem_call {
 	uintptr_t ra;
 	uintptr_t cfa;
 };
-#define MEM_CALL() ((struct mem_call){ (uintptr_t)__builtin_return_address(0), \
-				       (uintptr_t)__builtin_dwarf_cfa() })
+#define MEM_CALL()                                                                                 \
+	((struct mem_call){ (uintptr_t)__builtin_return_address(0),                                \
+			    (uintptr_t)__builtin_dwarf_cfa() })
 
 /* How a block was made, for the table (mmap regions are apart). */
 struct mem_state {
 	/* read by every wrapper */
-	_Atomic int alloc_on;  /* record allocations */
-	_Atomic int free_on;   /* account frees of recorded blocks (on after the agent ends) */
-	_Atomic int threaded;  /* more than the owner thread allocates: take the lock */
+	_Atomic int alloc_on;   /* record allocations */
+	_Atomic int free_on;    /* account frees of recorded blocks (on after the agent ends) */
+	_Atomic int threaded;   /* more than the owner thread allocates: take the lock */
 	volatile int solo_busy; /* the owner is updating without the lock */
 	_Atomic int lock;
 	_Atomic int py_pending; /* an interpreter to hook once it is initialized */
-	int slow;		/* nonzero: every allocation takes the slow path (sampled, hooks,
+	int slow;               /* nonzero: every allocation takes the slow path (sampled, hooks,
 				   an interpreter: its frames in the key) */
 	bool sampled;
-	bool hooks;		/* sanitizer allocator hooks, not our wrappers */
+	bool hooks; /* sanitizer allocator hooks, not our wrappers */
 	uint64_t sample_bytes;
 	uintptr_t agent_lo, agent_hi; /* our own code: calls from it are not the program's */
 	uintptr_t skip_lo, skip_hi;   /* frames to skip when unwinding (the sanitizer's) */
-	uint8_t *filter;	      /* sampled: per hash of a block address, sampled blocks */
+	uint8_t *filter;              /* sampled: per hash of a block address, sampled blocks */
 	/* under the lock */
 	struct mem_blocks blocks;
 	struct mem_regions regions;
 	struct raw_mem_header *hdr; /* the aggregate file's header, or NULL (not open) */
 	struct raw_mem_entry *entries;
-	uint64_t entries_cap;	    /* entries mapped */
-	uint64_t reserve_len;	    /* address space reserved for the file */
+	uint64_t entries_cap; /* entries mapped */
+	uint64_t reserve_len; /* address space reserved for the file */
 	uint8_t *reserve;
 	char path[PATH_MAX];
 	uint64_t early_allocs, early_bytes; /* before the file existed */
-	uint64_t agent_static;	    /* bytes mapped outside the tables (caches, file) */
-	_Atomic int64_t last_tick_ns; /* the timeline's last point */
-	int64_t tick_ns;	      /* between two points */
+	uint64_t agent_static;              /* bytes mapped outside the tables (caches, file) */
+	_Atomic int64_t last_tick_ns;       /* the timeline's last point */
+	int64_t tick_ns;                    /* between two points */
 	bool log_cfa_once;
 };
 extern struct mem_state mem;
@@ -144,8 +145,8 @@ void mem_record_free_block(struct mem_tls *m, const struct mem_block *blk, bool 
 void mem_record_map(struct mem_tls *m, uintptr_t p, uint64_t len, struct mem_call c);
 void mem_record_unmap(struct mem_tls *m, uintptr_t p, uint64_t len);
 /* mremap moved or resized [old, old + old_len) to [p, p + len): recorded when old was. */
-void mem_record_remap(struct mem_tls *m, uintptr_t old, uint64_t old_len, uintptr_t p,
-		      uint64_t len, struct mem_call c);
+void mem_record_remap(struct mem_tls *m, uintptr_t old, uint64_t old_len, uintptr_t p, uint64_t len,
+		      struct mem_call c);
 
 /* Sampled: does an allocation of size bytes fall on a sample point? Its weight when so. */
 bool mem_sample(struct mem_tls *m, uint64_t size, double *weight);
@@ -156,6 +157,9 @@ void mem_peak_reached(struct raw_mem_header *h);
 void mem_put_odd(uint32_t count, const struct mem_block *old, int r);
 /* Every MEM_TICK_OPS operations of a thread: a timeline point when the interval passed. */
 void mem_tick(struct mem_tls *m);
+
+/* The executable segments [*lo, *hi) of the loaded object holding addr (0, 0: none). */
+void mem_text_of(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
 
 /* agent-memory-stack.c: the aggregate entry of the calling stack */
 uint32_t mem_callsite(struct mem_tls *m, struct mem_call c);
@@ -263,8 +267,7 @@ static inline void mem_account_alloc(uint32_t idx, uint64_t bytes, uint64_t coun
 		mem_peak_reached(h);
 }
 
-static inline void mem_account_free(uint32_t idx, uint64_t bytes, uint64_t count,
-				    bool temporary)
+static inline void mem_account_free(uint32_t idx, uint64_t bytes, uint64_t count, bool temporary)
 {
 	struct raw_mem_header *h = mem.hdr;
 	struct raw_mem_entry *e = &mem.entries[idx];
@@ -309,8 +312,8 @@ _Static_assert(MEM_CACHE_SLOTS == 1 << 12, "mem_slot_of() takes 12 bits");
  * An allocation of size bytes at p: the common case inline (exact mode, a native key found in
  * the cache with no check due), the rest through mem_record_alloc().
  */
-static inline __attribute__((always_inline)) void mem_note_alloc(struct mem_tls *m, uintptr_t p, uint64_t size,
-				  struct mem_call c)
+static inline __attribute__((always_inline)) void mem_note_alloc(struct mem_tls *m, uintptr_t p,
+								 uint64_t size, struct mem_call c)
 {
 	struct mem_thread *mt = m->mt;
 	struct mem_slot *s;

@@ -166,8 +166,10 @@ void mem_python_resolve(void)
 	if (handle && agent_real.dlclose)
 		agent_real.dlclose(handle);
 	if (!py.is_initialized || !py.gil_check || !py.get || !py.set) {
-		agent_log("memory: python in '%s' has no PyMem_SetAllocator: its small objects show "
-			  "as pymalloc's arenas", path);
+		agent_log(
+			"memory: python in '%s' has no PyMem_SetAllocator: its small objects show "
+			"as pymalloc's arenas",
+			path);
 		return;
 	}
 	atomic_store(&mem.py_pending, 1);
@@ -185,10 +187,10 @@ void mem_python_try_hook(void)
 	}
 	py.get(PY_DOMAIN_MEM, &py.prev_mem);
 	py.get(PY_DOMAIN_OBJ, &py.prev_obj);
-	py.hook_mem = (py_allocator){ &py.prev_mem, hook_malloc, hook_calloc, hook_realloc,
-				      hook_free };
-	py.hook_obj = (py_allocator){ &py.prev_obj, hook_malloc, hook_calloc, hook_realloc,
-				      hook_free };
+	py.hook_mem =
+		(py_allocator){ &py.prev_mem, hook_malloc, hook_calloc, hook_realloc, hook_free };
+	py.hook_obj =
+		(py_allocator){ &py.prev_obj, hook_malloc, hook_calloc, hook_realloc, hook_free };
 	py.set(PY_DOMAIN_MEM, &py.hook_mem);
 	py.set(PY_DOMAIN_OBJ, &py.hook_obj);
 	atomic_store(&mem.py_pending, 0);

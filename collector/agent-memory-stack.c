@@ -31,8 +31,7 @@
  */
 
 /* The slot of a key: direct mapped. */
-static inline struct mem_slot *slot_of(struct mem_thread *mt, uint64_t ra, uint64_t sp,
-				       uint64_t h)
+static inline struct mem_slot *slot_of(struct mem_thread *mt, uint64_t ra, uint64_t sp, uint64_t h)
 {
 	uint64_t x = (ra ^ (sp * 0x9e3779b97f4a7c15ull) ^ h) * 0xff51afd7ed558ccdull;
 
@@ -168,8 +167,8 @@ static bool writer_take(struct agent_thread *t)
 }
 
 /* The stack ips[0..n) (with Python frames when the thread runs Python): its id and hash. */
-static uint64_t stack_of(struct agent_thread *t, const uint64_t *ips, uint32_t n,
-			 uint32_t flags, uint64_t *hash)
+static uint64_t stack_of(struct agent_thread *t, const uint64_t *ips, uint32_t n, uint32_t flags,
+			 uint64_t *hash)
 {
 	uint64_t id = 0;
 
@@ -244,8 +243,8 @@ static uint32_t check(struct mem_tls *m, struct mem_thread *mt, struct mem_slot 
 	}
 	__atomic_add_fetch(&mem.hdr->mismatches, 1, __ATOMIC_RELAXED);
 	/* frame 0 is the caller (ra = c.ra, sp = c.cfa); level L's return address is frame L */
-	if (level + 1 >= MEM_MAX_LEVELS || (uint32_t)level + 1 >= u.n ||
-	    mt->ips[0] != c.ra || mt->sps[0] != c.cfa) {
+	if (level + 1 >= MEM_MAX_LEVELS || (uint32_t)level + 1 >= u.n || mt->ips[0] != c.ra ||
+	    mt->sps[0] != c.cfa) {
 		/* cannot grow: name the last stack seen, check often */
 		s->stack = u.hash;
 		s->entry = u.entry;

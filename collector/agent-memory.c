@@ -228,8 +228,8 @@ void mem_put_odd(uint32_t count, const struct mem_block *old, int r)
 		mem.hdr->untracked_allocs += count; /* stays counted, as if never freed */
 }
 
-static void record(struct mem_tls *m, uintptr_t p, uint64_t size, uint64_t bytes,
-		   uint64_t count, struct mem_call c)
+static void record(struct mem_tls *m, uintptr_t p, uint64_t size, uint64_t bytes, uint64_t count,
+		   struct mem_call c)
 {
 	uint32_t e, n = (uint32_t)(count > UINT32_MAX ? UINT32_MAX : count);
 	bool locked;
@@ -304,7 +304,7 @@ static void unmap_piece(void *ctx, const struct mem_region *piece)
 {
 	(void)ctx;
 	mem_account_free(piece->entry, (uint64_t)((double)(piece->hi - piece->lo) * piece->scale),
-		     piece->count, false);
+			 piece->count, false);
 }
 
 void mem_record_map(struct mem_tls *m, uintptr_t p, uint64_t len, struct mem_call c)
@@ -347,8 +347,8 @@ void mem_record_unmap(struct mem_tls *m, uintptr_t p, uint64_t len)
 	mem_leave(locked);
 }
 
-void mem_record_remap(struct mem_tls *m, uintptr_t old, uint64_t old_len, uintptr_t p,
-		      uint64_t len, struct mem_call c)
+void mem_record_remap(struct mem_tls *m, uintptr_t old, uint64_t old_len, uintptr_t p, uint64_t len,
+		      struct mem_call c)
 {
 	bool locked = mem_enter(m), had = false;
 
@@ -363,10 +363,14 @@ void mem_record_remap(struct mem_tls *m, uintptr_t old, uint64_t old_len, uintpt
 
 /* ---- lifecycle --------------------------------------------------------------------------- */
 
-/* Our own code's range: allocations it makes directly are not the program's. */
-static int find_self(struct dl_phdr_info *info, size_t size, void *ctx)
+struct text_range {
+	uintptr_t addr, lo, hi;
+};
+
+static int find_text(struct dl_phdr_info *info, size_t size, void *ctx)
 {
-	uintptr_t self = (uintptr_t)ctx, lo = UINTPTR_MAX, hi = 0;
+	struct text_range *r = ctx;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
 	int i;
 
 	(void)size;
@@ -376,16 +380,23 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *ctx)
 
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
 			continue;
-		if (a < lo)
-			lo = a;
-		if (a + ph->p_memsz > hi)
-			hi = a + ph->p_memsz;
+		lo = a < lo ? a : lo;
+		hi = a + ph->p_memsz > hi ? a + ph->p_memsz : hi;
 	}
-	if (self < lo || self >= hi)
+	if (r->addr < lo || r->addr >= hi)
 		return 0;
-	mem.agent_lo = lo;
-	mem.agent_hi = hi;
+	r->lo = lo;
+	r->hi = hi;
 	return 1;
+}
+
+void mem_text_of(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
+{
+	struct text_range r = { addr, 0, 0 };
+
+	dl_iterate_phdr(find_text, &r);
+	*lo = r.lo;
+	*hi = r.hi;
 }
 
 static int tables_init(void)
@@ -410,17 +421,20 @@ void mem_start(void)
 	mem.slow = mem.sampled;
 	mem.sample_bytes = agent.cfg.mem_sample_bytes;
 	mem.tick_ns = (int64_t)agent.cfg.interval_ns;
-	dl_iterate_phdr(find_self, (void *)(uintptr_t)mem_start);
+	/* our own code: allocations it makes directly are not the program's */
+	mem_text_of((uintptr_t)mem_start, &mem.agent_lo, &mem.agent_hi);
 	mem_resolve();
 	if (!mem_malloc_is_ours()) {
 		if (mem_sanitizer_hooks()) {
 			mem.hooks = true;
 			mem.slow = 1;
-			agent_log("memory: the program's malloc is a sanitizer's: allocations recorded "
-				  "through its allocator hooks, each one unwound");
+			agent_log(
+				"memory: the program's malloc is a sanitizer's: allocations recorded "
+				"through its allocator hooks, each one unwound");
 		} else {
-			agent_log("memory: the program's malloc is not the C library's and has no "
-				  "hooks: its allocations are not recorded (new/delete and mmap are)");
+			agent_log(
+				"memory: the program's malloc is not the C library's and has no "
+				"hooks: its allocations are not recorded (new/delete and mmap are)");
 		}
 	}
 	lock_mode_init();
@@ -475,7 +489,8 @@ void mem_thread_begin(struct agent_thread *t)
 			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (mt == MAP_FAILED) {
 			agent_log("memory: thread %d: no memory for its call-site cache: its "
-				  "allocations are counted, not attributed", (int)t->tid);
+				  "allocations are counted, not attributed",
+				  (int)t->tid);
 			return;
 		}
 		mt->map_len = thread_map_len();

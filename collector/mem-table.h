@@ -17,18 +17,18 @@
  * hot path.
  */
 struct mem_block {
-	uint64_t addr;	 /* 0: empty slot */
-	uint64_t size;	 /* bytes accounted to the stack (an estimate when sampled) */
-	uint32_t entry;	 /* the aggregate entry (struct raw_mem_entry index) */
-	uint32_t count;	 /* allocations it stands for (1; more when sampled) */
+	uint64_t addr;  /* 0: empty slot */
+	uint64_t size;  /* bytes accounted to the stack (an estimate when sampled) */
+	uint32_t entry; /* the aggregate entry (struct raw_mem_entry index) */
+	uint32_t count; /* allocations it stands for (1; more when sampled) */
 };
 
 struct mem_blocks {
 	struct mem_block *slots;
-	uint64_t mask;	    /* slots - 1 */
-	uint32_t shift;	    /* 64 - log2(slots): the hash's top bits index the table */
+	uint64_t mask;  /* slots - 1 */
+	uint32_t shift; /* 64 - log2(slots): the hash's top bits index the table */
 	uint64_t used;
-	uint64_t mapped;    /* bytes mapped */
+	uint64_t mapped; /* bytes mapped */
 };
 
 /* Map an empty table. 0 or -errno. */
@@ -126,7 +126,7 @@ struct mem_region {
 	uint32_t entry;
 	uint32_t count; /* allocations it stands for (1, more when sampled); when a region is
 			   cut in two, the upper part gets 0, so its frees add up to its count */
-	double scale;	/* bytes accounted per byte mapped (1, more when sampled) */
+	double scale;   /* bytes accounted per byte mapped (1, more when sampled) */
 };
 
 struct mem_regions {

@@ -20,15 +20,15 @@
 
 #include "common/raw-stream.h"
 
-#define RAW_MEM_MAGIC	    "PCMEM\r\n\032" /* 8 bytes, no NUL */
-#define RAW_MEM_VERSION	    1
-#define RAW_MEM_HEADER_SIZE 4096u	/* bytes before the first entry */
+#define RAW_MEM_MAGIC       "PCMEM\r\n\032" /* 8 bytes, no NUL */
+#define RAW_MEM_VERSION     1
+#define RAW_MEM_HEADER_SIZE 4096u /* bytes before the first entry */
 
 /* raw_mem_header.flags */
 enum raw_mem_flags {
 	RAW_MEM_SAMPLED = 1 << 0, /* -knob sampling=bytes:N: counters are unbiased estimates */
-	RAW_MEM_HOOKS = 1 << 1,	  /* allocations seen through a sanitizer's allocator hooks */
-	RAW_MEM_ENDED = 1 << 2,	  /* the process ended normally (exit, exec): not killed */
+	RAW_MEM_HOOKS = 1 << 1,   /* allocations seen through a sanitizer's allocator hooks */
+	RAW_MEM_ENDED = 1 << 2,   /* the process ended normally (exit, exec): not killed */
 };
 
 /*
@@ -37,35 +37,35 @@ enum raw_mem_flags {
  * process's file may see the last operation half applied. Times are CLOCK_MONOTONIC ns.
  */
 struct raw_mem_header {
-	char magic[8];		/* RAW_MEM_MAGIC, stored last when the file is made */
-	uint32_t byte_order;	/* RAW_BYTE_ORDER_MARK */
-	uint16_t version;	/* RAW_MEM_VERSION */
-	uint16_t header_size;	/* RAW_MEM_HEADER_SIZE */
+	char magic[8];        /* RAW_MEM_MAGIC, stored last when the file is made */
+	uint32_t byte_order;  /* RAW_BYTE_ORDER_MARK */
+	uint16_t version;     /* RAW_MEM_VERSION */
+	uint16_t header_size; /* RAW_MEM_HEADER_SIZE */
 	int32_t pid;
-	uint32_t generation;	/* execs before this image, as in the stream headers */
-	uint32_t entry_size;	/* sizeof(struct raw_mem_entry) */
-	uint32_t flags;		/* enum raw_mem_flags */
-	uint64_t origin_ns;	/* CLOCK_MONOTONIC when the file was made */
-	uint64_t sample_bytes;	/* mean bytes between two sampled allocations; 0: exact */
-	uint64_t nentries;	/* entries reserved; one whose tid is 0 is not (yet) in use */
+	uint32_t generation;   /* execs before this image, as in the stream headers */
+	uint32_t entry_size;   /* sizeof(struct raw_mem_entry) */
+	uint32_t flags;        /* enum raw_mem_flags */
+	uint64_t origin_ns;    /* CLOCK_MONOTONIC when the file was made */
+	uint64_t sample_bytes; /* mean bytes between two sampled allocations; 0: exact */
+	uint64_t nentries;     /* entries reserved; one whose tid is 0 is not (yet) in use */
 	/* The process's live bytes and their peak (estimates when sampled); the other totals
 	   are the sums of the entries. */
-	uint64_t live_bytes;	/* recorded and not freed: leaked at the end */
-	uint64_t peak_bytes;	/* the largest live_bytes */
-	uint64_t peak_ns;	/* when live_bytes last reached peak_bytes (0: unknown) */
-	uint64_t epoch;		/* peaks reached: see struct raw_mem_entry */
+	uint64_t live_bytes; /* recorded and not freed: leaked at the end */
+	uint64_t peak_bytes; /* the largest live_bytes */
+	uint64_t peak_ns;    /* when live_bytes last reached peak_bytes (0: unknown) */
+	uint64_t epoch;      /* peaks reached: see struct raw_mem_entry */
 	/* What was not attributed to a stack. */
 	uint64_t untracked_allocs; /* before the agent started, on a thread without a stream, ... */
 	uint64_t untracked_bytes;
-	uint64_t unknown_frees;	   /* frees of blocks never recorded (passed through) */
+	uint64_t unknown_frees; /* frees of blocks never recorded (passed through) */
 	/* The agent's own cost and its stack cache (docs/pcollect.md). */
-	uint64_t agent_bytes;	   /* memory the analysis mapped for itself, now */
+	uint64_t agent_bytes;      /* memory the analysis mapped for itself, now */
 	uint64_t agent_peak_bytes; /* the most it had mapped */
-	uint64_t cache_misses;	   /* allocations that were unwound */
-	uint64_t verifications;	   /* cache hits unwound anyway to check the cache */
-	uint64_t mismatches;	   /* of which the cache named another stack (a collision) */
-	uint64_t escalations;	   /* call sites whose key was made longer after a collision */
-	uint64_t ended_ns;	   /* when the process ended (RAW_MEM_ENDED), else 0 */
+	uint64_t cache_misses;     /* allocations that were unwound */
+	uint64_t verifications;    /* cache hits unwound anyway to check the cache */
+	uint64_t mismatches;       /* of which the cache named another stack (a collision) */
+	uint64_t escalations;      /* call sites whose key was made longer after a collision */
+	uint64_t ended_ns;         /* when the process ended (RAW_MEM_ENDED), else 0 */
 	uint64_t sampled_allocs;   /* allocations sampled (RAW_MEM_SAMPLED), real count */
 };
 
@@ -75,12 +75,12 @@ struct raw_mem_header {
  * since the last peak and kept its value then); otherwise live (unchanged since).
  */
 struct raw_mem_entry {
-	uint32_t tid;	      /* the thread whose stream defines the stack; 0: not in use */
+	uint32_t tid; /* the thread whose stream defines the stack; 0: not in use */
 	uint32_t reserved;
-	uint64_t stack;	      /* STACK or PY_STACK id in that thread's stream */
+	uint64_t stack;       /* STACK or PY_STACK id in that thread's stream */
 	uint64_t allocs;      /* allocations made at this stack by this thread */
 	uint64_t alloc_bytes; /* bytes */
-	uint64_t frees;	      /* of those blocks, by any thread */
+	uint64_t frees;       /* of those blocks, by any thread */
 	uint64_t freed_bytes;
 	uint64_t temporaries; /* of those blocks, freed as temporaries */
 	uint64_t peak_epoch;  /* header.epoch when peak_live was taken */

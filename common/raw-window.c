@@ -63,8 +63,7 @@ int raw_window_open(const char *path, int flags, mode_t mode)
 	return fd;
 }
 
-/* Reserve the disk blocks of [off, off + len): a store into the mapping then cannot fail. */
-static int reserve(int fd, uint64_t off, uint64_t len)
+int raw_window_reserve(int fd, uint64_t off, uint64_t len)
 {
 	static const uint8_t zeros[4096];
 	uint64_t at;
@@ -140,7 +139,7 @@ int raw_window_next(void *ctx, uint64_t off, size_t min, uint8_t **base, size_t 
 	fd = raw_window_open(f->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0);
 	if (fd < 0)
 		return fail(f, "open", errno);
-	ret = reserve(fd, off, want);
+	ret = raw_window_reserve(fd, off, want);
 	if (ret) {
 		close(fd);
 		return fail(f, "reserve", -ret);
@@ -181,7 +180,7 @@ int raw_window_regrow(struct raw_window_file *f)
 	fd = raw_window_open(f->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0);
 	if (fd < 0)
 		return fail(f, "open", errno);
-	ret = reserve(fd, f->map_off, f->map_size);
+	ret = raw_window_reserve(fd, f->map_off, f->map_size);
 	close(fd);
 	return ret ? fail(f, "reserve", -ret) : 0;
 }

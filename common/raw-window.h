@@ -39,6 +39,13 @@ struct raw_window_file {
  */
 int raw_window_open(const char *path, int flags, mode_t mode);
 
+/*
+ * Reserve the disk blocks of [off, off + len) of the file open on fd (fallocate, or zeros
+ * written where the file system has none): a store into a mapping of them then cannot fail
+ * for want of space. 0 or -errno.
+ */
+int raw_window_reserve(int fd, uint64_t off, uint64_t len);
+
 /* Create the file (O_EXCL, mode exactly, whatever the umask); no window yet. 0 or -errno. */
 int raw_window_create(struct raw_window_file *f, const char *path, mode_t mode, size_t window);
 

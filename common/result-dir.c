@@ -131,17 +131,8 @@ int result_path(char *buf, size_t size, const char *dir, enum result_path_kind k
 		pathbuf_add(&p, ".praw");
 		break;
 	case RESULT_PATH_RAW_PROC:
-		if (name && !is_component(name))
-			goto invalid;
-		pathbuf_add(&p, "raw/");
-		pathbuf_add_int(&p, pid);
-		if (name) {
-			pathbuf_add(&p, ".");
-			pathbuf_add(&p, name);
-		}
-		pathbuf_add(&p, ".proc.praw");
-		break;
 	case RESULT_PATH_RAW_MEM:
+		/* a process image's files: <pid>[.xN].proc.praw, <pid>[.xN].pmem */
 		if (name && !is_component(name))
 			goto invalid;
 		pathbuf_add(&p, "raw/");
@@ -150,7 +141,7 @@ int result_path(char *buf, size_t size, const char *dir, enum result_path_kind k
 			pathbuf_add(&p, ".");
 			pathbuf_add(&p, name);
 		}
-		pathbuf_add(&p, ".pmem");
+		pathbuf_add(&p, kind == RESULT_PATH_RAW_PROC ? ".proc.praw" : ".pmem");
 		break;
 	case RESULT_PATH_LOG_DIR:
 		pathbuf_add(&p, "log");

@@ -74,7 +74,8 @@ uint64_t pyagent_key(int max)
 		if (L->minor == 10) {
 			int32_t lasti;
 
-			memcpy(&lasti, (const void *)(frame + (uintptr_t)L->fr_instr), sizeof(lasti));
+			memcpy(&lasti, (const void *)(frame + (uintptr_t)L->fr_instr),
+			       sizeof(lasti));
 			instr = word(frame + (uintptr_t)L->fr_code) ^ (uint64_t)(uint32_t)lasti;
 		} else {
 			instr = word(frame + (uintptr_t)L->fr_instr);
