@@ -498,6 +498,8 @@ static int write_functions(struct db *d, const struct fin *f)
 static int write_metrics(struct db *d, const struct fin *f)
 {
 	struct fin_metric *ms = calloc(f->nmetrics + 1, sizeof(*ms));
+	const char *analysis = meta_get(&f->meta, "analysis");
+	bool memory = analysis && !strcmp(analysis, "memory-consumption");
 	size_t n, i;
 	int ret;
 
@@ -509,6 +511,11 @@ static int write_metrics(struct db *d, const struct fin *f)
 	if (!ret && (!n || strcmp(ms[0].name, FIN_METRIC_CPU_NAME)))
 		BUG("metric 0 is not '%s'", FIN_METRIC_CPU_NAME);
 	for (i = 0; i < n && !ret; i++) {
+		/* A memory-consumption result takes no CPU samples: it has no CPU Time. */
+		if (i == 0 && memory && !f->samples_total)
+			continue;
+		if (memory)
+			ms[i].main = !strcmp(ms[i].name, RAW_METRIC_MEM_ALLOCATED_NAME);
 		b_int(d, 1, (int64_t)i + 1);
 		b_text(d, 2, ms[i].name);
 		b_text(d, 3, ms[i].unit);
@@ -800,6 +807,61 @@ int fin_db_write_symbols(struct fin_db *x, const struct fin *f)
 	return ret;
 }
 
+/* memory-consumption: the counters over time and each process's figures (docs/schema.md). */
+static int write_memory(struct db *d, const struct fin *f)
+{
+	size_t i;
+	int ret = 0;
+
+	if (f->ncounters)
+		ret = prep(d, "INSERT INTO counters (time_ns, process_id, name, value)"
+			      " VALUES (?,?,?,?)");
+	for (i = 0; i < f->ncounters && !ret; i++) {
+		const struct counter_row *c = &f->counters[i];
+
+		b_int(d, 1, c->time_ns);
+		b_int(d, 2, (int64_t)c->image + 1);
+		b_text(d, 3, c->name);
+		b_int(d, 4, c->value);
+		ret = step(d);
+	}
+	if (!ret && f->nmems)
+		ret = prep(d, "INSERT OR REPLACE INTO process_memory (process_id, peak_bytes, "
+			      "peak_ns, leaked_bytes, ended, untracked_allocs, untracked_bytes, "
+			      "unknown_frees, agent_bytes, agent_peak_bytes, sample_bytes, hooks, "
+			      "sampled_allocs, cache_misses, cache_checks, cache_collisions, "
+			      "cache_escalations) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+	for (i = 0; i < f->nmems && !ret; i++) {
+		const struct mem_file *m = &f->mems[i];
+		const struct raw_mem_header *h = &m->hdr;
+
+		if (m->image < 0)
+			continue;
+		b_int(d, 1, m->image + 1);
+		b_int(d, 2, (int64_t)h->peak_bytes);
+		if (h->peak_ns)
+			b_int(d, 3, (int64_t)h->peak_ns - f->start_mono_ns);
+		else
+			sqlite3_bind_null(d->st, 3);
+		b_int(d, 4, (int64_t)h->live_bytes);
+		b_int(d, 5, (h->flags & RAW_MEM_ENDED) != 0);
+		b_int(d, 6, (int64_t)h->untracked_allocs);
+		b_int(d, 7, (int64_t)h->untracked_bytes);
+		b_int(d, 8, (int64_t)h->unknown_frees);
+		b_int(d, 9, (int64_t)h->agent_bytes);
+		b_int(d, 10, (int64_t)h->agent_peak_bytes);
+		b_int(d, 11, (int64_t)h->sample_bytes);
+		b_int(d, 12, (h->flags & RAW_MEM_HOOKS) != 0);
+		b_int(d, 13, (int64_t)h->sampled_allocs);
+		b_int(d, 14, (int64_t)h->cache_misses);
+		b_int(d, 15, (int64_t)h->verifications);
+		b_int(d, 16, (int64_t)h->mismatches);
+		b_int(d, 17, (int64_t)h->escalations);
+		ret = step(d);
+	}
+	return ret;
+}
+
 int fin_db_write_samples(struct fin_db *x, const struct fin *f)
 {
 	int ret = write_meta(&x->d, f);
@@ -810,6 +872,7 @@ int fin_db_write_samples(struct fin_db *x, const struct fin *f)
 	ret = ret ? ret : write_contexts(&x->d, f);
 	ret = ret ? ret : write_tree(&x->d, f);
 	ret = ret ? ret : write_python_notes(&x->d, f);
+	ret = ret ? ret : write_memory(&x->d, f);
 	return ret ? ret : write_streams(&x->d, f);
 }
 

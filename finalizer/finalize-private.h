@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "common/meta.h"
+#include "common/raw-memory.h"
 #include "common/raw-stream.h"
 #include "common/result-dir.h"
 #include "finalizer/finalize.h"
@@ -129,6 +130,30 @@ struct event_rec {
 	bool timed;       /* one event at time_ns: a timeline row (a sum of several is not) */
 };
 
+/* RAW_REC_MEM_COUNTERS: the live heap and RSS of the process at a time (thread streams). */
+struct mem_counters_rec {
+	int64_t time_ns; /* stream time */
+	uint64_t live, rss;
+};
+
+/* One raw/<pid>.pmem (finalizer/memory.c): a process image's allocation aggregates. */
+struct mem_file {
+	char *path;
+	struct raw_mem_header hdr;     /* as read */
+	struct raw_mem_entry *entries; /* those in use, by tid */
+	size_t nentries;
+	int64_t image;              /* index into images, -1 when no stream of its pid was read */
+	uint64_t entries_unmatched; /* entries whose thread stream was not read */
+};
+
+/* One row of the counters table: a process's live heap or RSS at a time. */
+struct counter_row {
+	int64_t time_ns; /* collection time */
+	uint32_t image;
+	const char *name; /* "Live Heap", "RSS" */
+	int64_t value;
+};
+
 /* RAW_REC_NOTE: what happened to a thread's sampling (process streams). */
 struct note_rec {
 	uint32_t tid;
@@ -178,6 +203,8 @@ struct stream {
 	size_t nnotes, notes_cap;
 	struct wait_rec *waits;
 	size_t nwaits, waits_cap;
+	struct mem_counters_rec *mem_counters;
+	size_t nmem_counters, mem_counters_cap;
 	struct object_rec *objects;
 	size_t nobjects, objects_cap;
 	struct event_rec *events; /* in stream order (fin_build_events) */
@@ -365,6 +392,10 @@ struct fin {
 	struct context *contexts;
 	size_t ncontexts, contexts_cap;
 	struct hash_index context_index;
+	struct mem_file *mems; /* memory-consumption's aggregate files */
+	size_t nmems;
+	struct counter_row *counters; /* by time */
+	size_t ncounters, counters_cap;
 
 	/* Summary figures. */
 	uint64_t streams_duplicate; /* copies ignored */
@@ -392,6 +423,11 @@ void stream_problem(struct stream *s, bool force, const char *fmt, ...)
  * stream whose weights cannot be true is not counted. Problems go to each stream.
  */
 void fin_check_streams(struct fin *f);
+
+/* finalize.c: names in dir ending with suffix, sorted (caller frees with fin_free_list).
+   Returns how many, or -errno. */
+long fin_list_dir(const char *dir, const char *suffix, char ***out);
+void fin_free_list(char **v, long n);
 
 /* image-map.c */
 int fin_build_images(struct fin *f);
@@ -448,6 +484,22 @@ int fin_name_contexts(struct fin *f);
  */
 int wait_take(struct stream *s, const struct raw_record *rec);
 int waits_to_events(struct fin *f, struct stream *s);
+/*
+ * memory.c: memory-consumption. fin_load_memory() reads every raw/<pid>.pmem (a file that is
+ * not one is reported and left out); mem_take() keeps a stream's counters records;
+ * mems_to_events() turns the aggregates of s's thread into events of the allocation metrics
+ * (Allocated Bytes, Allocations, Freed Bytes, Leaked Bytes, Peak Bytes, Temporary
+ * Allocations) and its counters into counter rows. fin_memory_done() sorts the counters once
+ * every stream is through. 0 or -ENOMEM.
+ */
+int fin_load_memory(struct fin *f);
+int mem_take(struct stream *s, const struct raw_record *rec);
+int mems_to_events(struct fin *f, struct stream *s);
+int fin_memory_done(struct fin *f);
+void fin_memory_release(struct fin *f);
+/* The image's metric declared under id (a METRIC record), -1 when none. */
+int64_t fin_image_metric(const struct image *im, uint64_t id);
+
 /* The name contexts.wait_kind holds for kind ("mutex"), "other" for an unknown one. */
 const char *wait_kind_name(uint32_t kind);
 /* The object_type of kind's objects ("mutex", "fd", "pid"), NULL when it has none (sleep). */

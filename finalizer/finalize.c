@@ -32,8 +32,7 @@ static int str_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Names in dir ending with suffix, sorted. Returns how many, or -errno. */
-static long list_dir(const char *dir, const char *suffix, char ***out)
+long fin_list_dir(const char *dir, const char *suffix, char ***out)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -64,7 +63,7 @@ static long list_dir(const char *dir, const char *suffix, char ***out)
 	return (long)n;
 }
 
-static void free_list(char **v, long n)
+void fin_free_list(char **v, long n)
 {
 	while (n > 0)
 		free(v[--n]);
@@ -81,7 +80,7 @@ static int read_meta(struct fin *f)
 	f->start_mono_ns = -1;
 	f->end_mono_ns = -1;
 	result_path(dir, sizeof(dir), f->dir, RESULT_PATH_META_DIR, 0, 0, NULL, NULL);
-	n = list_dir(dir, ".meta", &names);
+	n = fin_list_dir(dir, ".meta", &names);
 	if (n < 0)
 		return n == -ENOMEM ? -ENOMEM : 0;
 	for (i = 0; i < n; i++) {
@@ -93,7 +92,7 @@ static int read_meta(struct fin *f)
 		meta_init(&one);
 		ret = meta_read_file(&one, path);
 		if (ret == -ENOMEM) {
-			free_list(names, n);
+			fin_free_list(names, n);
 			return ret;
 		}
 		if (ret) {
@@ -122,13 +121,13 @@ static int read_meta(struct fin *f)
 				if (!meta_get(&f->meta, one.entries[k].key) &&
 				    meta_set(&f->meta, one.entries[k].key, one.entries[k].value)) {
 					meta_release(&one);
-					free_list(names, n);
+					fin_free_list(names, n);
 					return -ENOMEM;
 				}
 		}
 		meta_release(&one);
 	}
-	free_list(names, n);
+	fin_free_list(names, n);
 	return 0;
 }
 
@@ -146,12 +145,12 @@ static int load_streams(struct fin *f, int jobs)
 	long n, i;
 
 	result_path(dir, sizeof(dir), f->dir, RESULT_PATH_RAW_DIR, 0, 0, NULL, NULL);
-	n = list_dir(dir, ".praw", &names);
+	n = fin_list_dir(dir, ".praw", &names);
 	if (n == -ENOENT || n == 0) {
 		log_error("no raw data in '%s': nothing to finalize (the collection recorded no "
 			  "stream; see the agent logs in '%s/log')",
 			  dir, f->dir);
-		free_list(names, n > 0 ? n : 0);
+		fin_free_list(names, n > 0 ? n : 0);
 		return -ENODATA;
 	}
 	if (n < 0) {
@@ -160,7 +159,7 @@ static int load_streams(struct fin *f, int jobs)
 	}
 	f->streams = calloc((size_t)n, sizeof(*f->streams));
 	if (!f->streams) {
-		free_list(names, n);
+		fin_free_list(names, n);
 		return -ENOMEM;
 	}
 	f->nstreams = (size_t)n;
@@ -170,12 +169,12 @@ static int load_streams(struct fin *f, int jobs)
 
 		f->streams[i].path = malloc(len);
 		if (!f->streams[i].path) {
-			free_list(names, n);
+			fin_free_list(names, n);
 			return -ENOMEM;
 		}
 		snprintf(f->streams[i].path, len, "%s/%s", dir, names[i]);
 	}
-	free_list(names, n);
+	fin_free_list(names, n);
 	return parallel_for(f->nstreams, jobs, load_one, f);
 }
 
@@ -427,6 +426,7 @@ static void fin_release(struct fin *f)
 	free(f->node_spin);
 	free(f->contexts);
 	hash_index_release(&f->context_index);
+	fin_memory_release(f);
 	meta_release(&f->meta);
 }
 
@@ -483,6 +483,9 @@ int finalize_run(const struct finalize_opts *o)
 			f->start_mono_ns = 0;
 	}
 	fin_check_streams(f);
+	ret = fin_load_memory(f);
+	if (ret)
+		goto out;
 	for (i = 0; i < f->nstreams; i++) {
 		const struct stream *s = &f->streams[i];
 
@@ -501,6 +504,7 @@ int finalize_run(const struct finalize_opts *o)
 	f->t_load = t - t0;
 	ret = fin_build_images(f);
 	ret = ret ? ret : fin_build_events(f);
+	ret = ret ? ret : fin_memory_done(f);
 	ret = ret ? ret : fin_locate_stacks(f);
 	if (ret)
 		goto out;

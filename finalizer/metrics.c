@@ -7,6 +7,7 @@
 
 #include "common/log.h"
 #include "finalizer/finalize-private.h"
+#include "common/raw-memory.h"
 #include "finalizer/metrics.h"
 
 /*
@@ -25,6 +26,18 @@ static const struct fin_metric known[] = {
 	  false, 3 },
 	{ FIN_METRIC_WAIT_COUNT_NAME, "count", "sum", "wait", "blocking calls: waits of any length",
 	  false, 4 },
+	/* memory-consumption (common/raw-memory.h), per allocating stack */
+	{ RAW_METRIC_MEM_ALLOCATED_NAME, "bytes", "sum", "alloc",
+	  "bytes allocated (malloc, new, mmap... each realloc too), as asked for", false, 5 },
+	{ RAW_METRIC_MEM_ALLOCS_NAME, "count", "sum", "alloc", "allocations made", false, 6 },
+	{ RAW_METRIC_MEM_FREED_NAME, "bytes", "sum", "alloc",
+	  "bytes of these allocations freed, by any thread", false, 7 },
+	{ RAW_METRIC_MEM_LEAKED_NAME, "bytes", "sum", "alloc",
+	  "bytes of these allocations still live when the process ended: leaked", false, 8 },
+	{ RAW_METRIC_MEM_PEAK_NAME, "bytes", "peak", "alloc",
+	  "bytes of these allocations live at the moment of the process's peak", false, 9 },
+	{ RAW_METRIC_MEM_TEMPORARY_NAME, "count", "sum", "alloc",
+	  "allocations freed with no other allocation in between on their thread", false, 10 },
 };
 #define NKNOWN (sizeof(known) / sizeof(known[0]))
 

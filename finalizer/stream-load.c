@@ -453,6 +453,7 @@ void stream_drop_records(struct stream *s)
 	free(s->values);
 	free(s->notes);
 	free(s->waits);
+	free(s->mem_counters);
 	free(s->objects);
 	free(s->events);
 	free(s->process.exe);
@@ -470,6 +471,7 @@ void stream_drop_records(struct stream *s)
 	s->values = NULL;
 	s->notes = NULL;
 	s->waits = NULL;
+	s->mem_counters = NULL;
 	s->objects = NULL;
 	s->events = NULL;
 	s->py_frame_ids = NULL;
@@ -479,6 +481,7 @@ void stream_drop_records(struct stream *s)
 	s->nmetrics = s->metrics_cap = s->nvalues = s->values_cap = 0;
 	s->nnotes = s->notes_cap = 0;
 	s->nwaits = s->waits_cap = s->nobjects = s->objects_cap = 0;
+	s->nmem_counters = s->mem_counters_cap = 0;
 	s->nevents = s->events_cap = 0;
 	s->samples_bad_stack = s->events_bad_stack = 0;
 	s->weight_total = 0;

@@ -176,6 +176,32 @@ static void print_streams(FILE *o, const struct fin *f)
 	}
 }
 
+/* memory-consumption: what was allocated, the peak, what leaked, per process file. */
+static void print_memory(FILE *o, const struct fin *f)
+{
+	uint64_t allocs = 0, bytes = 0, peak = 0, leaked = 0, killed = 0;
+	size_t i, k;
+
+	for (i = 0; i < f->nmems; i++) {
+		const struct mem_file *m = &f->mems[i];
+
+		if (m->image < 0)
+			continue;
+		for (k = 0; k < m->nentries; k++) {
+			allocs = sat_add(allocs, m->entries[k].allocs);
+			bytes = sat_add(bytes, m->entries[k].alloc_bytes);
+		}
+		peak = sat_add(peak, m->hdr.peak_bytes);
+		leaked = sat_add(leaked, m->hdr.live_bytes);
+		killed += !(m->hdr.flags & RAW_MEM_ENDED);
+	}
+	fprintf(o,
+		"  memory:    %" PRIu64 " allocations of %" PRIu64 " bytes, peak %" PRIu64
+		" bytes live, %" PRIu64 " leaked%s\n",
+		allocs, bytes, peak, leaked,
+		killed ? " (a process was killed: what it held then)" : "");
+}
+
 void fin_print_summary(const struct fin *f)
 {
 	size_t i, nproc = 0, nthr = 0, nmod_used = 0;
@@ -199,9 +225,16 @@ void fin_print_summary(const struct fin *f)
 		f->samples_total, f->weight_total, nthr, nthr == 1 ? "" : "s", nproc,
 		nproc == 1 ? "" : "es", f->nstreams, f->nstreams == 1 ? "" : "s");
 	fprintf(o, "  modules:   %zu loaded, %zu in stacks\n", f->nmodules, nmod_used);
-	fprintf(o, "  resolved:  %.1f%% of samples to a function, %.1f%% to a source line\n",
-		pct(f->samples_func, f->samples_total), pct(f->samples_line, f->samples_total));
-	print_coverage(o, f);
+	if (f->nmems) {
+		/* no CPU samples: the threads' CPU time is not a measure of coverage here */
+		print_memory(o, f);
+	} else {
+		fprintf(o,
+			"  resolved:  %.1f%% of samples to a function, %.1f%% to a source line\n",
+			pct(f->samples_func, f->samples_total),
+			pct(f->samples_line, f->samples_total));
+		print_coverage(o, f);
+	}
 	if (f->samples_python)
 		fprintf(o, "  python:    %.1f%% of samples with Python frames\n",
 			pct(f->samples_python, f->samples_total));

@@ -39,6 +39,7 @@ enum report_view_flags {
 	VIEW_SORT_TOTAL = 1 << 5,    /* sorted by total; a metric named alone means its total */
 	VIEW_SELF_ONLY = 1 << 6,     /* sorted by a metric's self only */
 	VIEW_NO_SORT = 1 << 7,       /* rows in an order of their own: -sort-desc refused */
+	VIEW_FRAME_LINES = 1 << 9,   /* reads the frames' lines (the summary's call sites) */
 };
 
 struct report_view {
@@ -120,6 +121,14 @@ static inline const char *report_function_name(const struct report *r, int func)
 const char *report_module_name(const struct report *r, int func);
 const char *report_file_path(const struct report *r, int file);
 const char *report_basename(const char *path);
+
+/*
+ * view-summary-memory.c: the sections of memory-consumption results (Memory, Top Allocating
+ * Call Sites, Top Leaking Call Sites), each row given to add (pct < 0: none). 0 or -ENOMEM.
+ */
+typedef void (*summary_add_fn)(void *ctx, const char *section, const char *metric,
+			       const char *value, const char *unit, double pct);
+int summary_memory(struct report *r, summary_add_fn add, void *ctx);
 
 /* The label of a group node of tree ("app (TID 1234)"), in buf. */
 const char *report_group_label(const struct report *r, const struct cct *tree, int node, char *buf,

@@ -742,7 +742,9 @@ int report_open(struct report *r, const struct report_opts *o, const char *dir,
 	/* With a time filter the samples come from the timeline: the samples table is not read. */
 	rc = model_load(&r->m, db,
 			(o->time_filter ? MODEL_NO_SAMPLES : 0) |
-				(flags & CCT_LINES ? MODEL_FRAME_LINES : 0),
+				(flags & CCT_LINES || view->flags & VIEW_FRAME_LINES
+					 ? MODEL_FRAME_LINES
+					 : 0),
 			err, sizeof(err));
 	if (rc) {
 		log_error("%s", err);

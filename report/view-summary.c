@@ -317,6 +317,17 @@ static void section_finalization(struct summary *s, int64_t resolved)
 	}
 }
 
+/* A row of another file's section (summary_add_fn). */
+static void add_row(void *ctx, const char *section, const char *metric, const char *value,
+		    const char *unit, double pct)
+{
+	struct summary *s = ctx;
+	size_t row = row_add(s, section, metric, value, unit);
+
+	if (pct >= 0)
+		table_set_pct(s->t, row, s->pct, pct);
+}
+
 int view_summary(struct report *r, struct table *t)
 {
 	struct summary s = { .r = r, .t = t, .cpu = model_find_metric(&r->m, "CPU Time") };
@@ -330,7 +341,8 @@ int view_summary(struct report *r, struct table *t)
 	s.pct = table_add_col(t, "Percent", TABLE_PCT, 0);
 	section_time(&s);
 	section_metrics(&s);
-	rc = section_hotspots(&s, &resolved);
+	rc = summary_memory(r, add_row, &s);
+	rc = rc ? rc : section_hotspots(&s, &resolved);
 	if (rc)
 		return rc;
 	section_collection(&s);

@@ -10,7 +10,7 @@
  * table renderer).
  */
 #define VIEWS(X)                                                                                   \
-	X("summary", view_summary, NULL, view_summary_text, VIEW_SELF_ONLY)                        \
+	X("summary", view_summary, NULL, view_summary_text, VIEW_SELF_ONLY | VIEW_FRAME_LINES)     \
 	X("hotspots", view_hotspots, view_hotspots_diff, NULL, VIEW_FLAT_GROUPS | VIEW_FUNCTION)   \
 	X("top-down", view_topdown, view_topdown_diff, NULL, VIEW_TREE | VIEW_SORT_TOTAL)          \
 	X("bottom-up", view_bottomup, view_bottomup_diff, NULL, VIEW_TREE | VIEW_SELF_ONLY)        \
