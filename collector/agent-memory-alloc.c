@@ -25,6 +25,14 @@
  * thread cannot be handed its address and record it while we still hold the old one.
  */
 
+static void *malloc_early(size_t n);
+static void free_early(void *p);
+
+/*
+ * The next definitions. malloc and free start as the functions that resolve them (the hot
+ * wrappers then jump through the pointer with no test of their own); the others are NULL
+ * until resolved (ready()).
+ */
 static struct {
 	void *(*malloc)(size_t);
 	void (*free)(void *);
@@ -38,7 +46,8 @@ static struct {
 	void *(*pvalloc)(size_t);
 	int (*munmap)(void *, size_t);
 	void *(*mremap)(void *, size_t, size_t, int, ...);
-} real;
+} real = { .malloc = malloc_early, .free = free_early };
+static _Atomic int resolved;
 
 /* glibc's own names: the fallback when dlsym cannot give the next definition. */
 extern void *__libc_malloc(size_t);
@@ -71,6 +80,7 @@ static void *boot_alloc(size_t n, size_t align)
 		return NULL;
 	p = ((uintptr_t)boot + off + 16 + a - 1) / a * a;
 	((size_t *)p)[-1] = n;
+	mem_filter[mem_filter_index(p)] = 255; /* never the real free's (free()) */
 	return (void *)p; /* static memory: zero already, as calloc wants */
 }
 
@@ -81,9 +91,13 @@ static _Atomic int resolving;
 
 void mem_resolve(void)
 {
-	if (real.free || atomic_exchange(&resolving, 1))
+	void *(*m)(size_t);
+	void (*f)(void *);
+
+	if (atomic_load(&resolved) || atomic_exchange(&resolving, 1))
 		return; /* done, or being done: the caller uses the arena meanwhile */
-	NEXT(malloc, __libc_malloc);
+	m = (void *(*)(size_t))dlsym(RTLD_NEXT, "malloc");
+	f = (void (*)(void *))dlsym(RTLD_NEXT, "free");
 	NEXT(calloc, __libc_calloc);
 	NEXT(realloc, __libc_realloc);
 	NEXT(memalign, __libc_memalign);
@@ -94,50 +108,84 @@ void mem_resolve(void)
 	real.aligned_alloc = dlsym(RTLD_NEXT, "aligned_alloc");
 	real.munmap = dlsym(RTLD_NEXT, "munmap");
 	real.mremap = dlsym(RTLD_NEXT, "mremap");
-	NEXT(free, __libc_free);
+	real.malloc = m ? m : __libc_malloc;
+	real.free = f ? f : __libc_free;
+	atomic_store(&resolved, 1);
 }
 
 static inline bool ready(void)
 {
-	if (__builtin_expect(real.free != NULL, 1))
+	if (__builtin_expect(atomic_load_explicit(&resolved, memory_order_relaxed), 1))
 		return true;
 	mem_resolve();
-	return real.free != NULL;
+	return atomic_load(&resolved);
 }
 
 /* ---- the wrappers ------------------------------------------------------------------------- */
 
-AGENT_EXPORT void *malloc(size_t n)
+/*
+ * malloc and free are the hot pair: their wrappers only test and jump, a tail call to the real
+ * function when there is nothing to record, to the recording path (which needs the registers
+ * and the frame) otherwise. The caller's return address and stack pointer go with it.
+ */
+__attribute__((noinline)) static void *malloc_record(size_t n, void *ra, void *cfa)
 {
 	struct mem_tls *m = &mem_tls;
 	void *p;
 
-	if (!ready())
-		return boot_alloc(n, 16);
-	if (!mem_wanted(m) || mem_unsampled(m, n))
-		return real.malloc(n);
 	m->busy++;
 	p = real.malloc(n);
 	if (p)
-		mem_note_alloc(m, (uintptr_t)p, n, MEM_CALL());
+		mem_note_alloc(m, (uintptr_t)p, n,
+			       (struct mem_call){ (uintptr_t)ra, (uintptr_t)cfa });
 	m->busy--;
 	return p;
+}
+
+static void *malloc_early(size_t n)
+{
+	if (!ready())
+		return boot_alloc(n, 16);
+	return real.malloc(n);
+}
+
+/* Nothing to record: off, or (sampled) no sample point in these n bytes, or our own call. */
+static inline bool pass_malloc(struct mem_tls *m, size_t n)
+{
+	int mode = atomic_load_explicit(&mem.alloc_on, memory_order_relaxed);
+
+	if (mode == MEM_SAMPLED)
+		return (m->countdown -= (int64_t)n) > 0 || m->busy;
+	return !mode || m->busy;
+}
+
+AGENT_EXPORT void *malloc(size_t n)
+{
+	struct mem_tls *m = &mem_tls;
+
+	if (pass_malloc(m, n))
+		return real.malloc(n);
+	return malloc_record(n, __builtin_return_address(0), __builtin_dwarf_cfa());
 }
 
 /* Our malloc's own address (the name "malloc" here is the program's first definition). */
 extern __typeof(malloc) mem_malloc_self
 	__attribute__((alias("malloc"), copy(malloc), visibility("hidden")));
 
-AGENT_EXPORT void free(void *p)
+static void free_early(void *p)
+{
+	/* before the real free is known only the arena's blocks exist */
+	if (ready() && p && !is_boot(p))
+		real.free(p);
+}
+
+__attribute__((noinline)) static void free_record(void *p, int mode)
 {
 	struct mem_tls *m = &mem_tls;
 
-	if (__builtin_expect(is_boot(p), 0) || !p)
+	if (is_boot(p) || !p)
 		return;
-	if (!ready())
-		return; /* cannot happen: only the arena's blocks exist before */
-	if (m->busy || !atomic_load_explicit(&mem.free_on, memory_order_relaxed) ||
-	    (mem.sampled && !mem.filter[mem_filter_index((uintptr_t)p)])) {
+	if (!mode || m->busy) {
 		real.free(p);
 		return;
 	}
@@ -145,6 +193,21 @@ AGENT_EXPORT void free(void *p)
 	mem_note_free(m, (uintptr_t)p);
 	real.free(p);
 	m->busy--;
+}
+
+AGENT_EXPORT void free(void *p)
+{
+	int mode = atomic_load_explicit(&mem.free_on, memory_order_relaxed);
+
+	/*
+	 * Sampled: a block whose filter slot is 0 was not sampled (the arena's blocks have
+	 * theirs set for good, so they never reach the real free from here).
+	 */
+	if (mode == MEM_SAMPLED && !mem_filter[mem_filter_index((uintptr_t)p)]) {
+		real.free(p);
+		return;
+	}
+	free_record(p, mode);
 }
 
 AGENT_EXPORT void *calloc(size_t nelem, size_t elsize)
@@ -380,7 +443,7 @@ static void san_free(const volatile void *p)
 
 	if (m->busy || !atomic_load_explicit(&mem.free_on, memory_order_relaxed))
 		return;
-	if (mem.sampled && !mem.filter[mem_filter_index((uintptr_t)p)])
+	if (mem.sampled && !mem_filter[mem_filter_index((uintptr_t)p)])
 		return;
 	m->busy++;
 	mem_note_free(m, (uintptr_t)p);

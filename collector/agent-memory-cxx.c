@@ -64,7 +64,7 @@ static void guard_release(struct mem_tls **m)
 	do {                                                                                       \
 		struct mem_tls *m = &mem_tls;                                                      \
 		if (p && !m->busy && atomic_load_explicit(&mem.free_on, memory_order_relaxed) &&   \
-		    (!mem.sampled || mem.filter[mem_filter_index((uintptr_t)p)])) {                \
+		    (!mem.sampled || mem_filter[mem_filter_index((uintptr_t)p)])) {                \
 			struct mem_tls *g __attribute__((cleanup(guard_release))) = m;             \
 			g->busy++;                                                                 \
 			mem_note_free(m, (uintptr_t)p);                                            \

@@ -51,7 +51,7 @@ static int map_more(uint64_t old, uint64_t size)
 
 static uint64_t mapped_bytes(void)
 {
-	return RAW_MEM_HEADER_SIZE + mem.entries_cap * sizeof(struct raw_mem_entry);
+	return mem.file_size;
 }
 
 int mem_file_open(void)
@@ -81,6 +81,7 @@ int mem_file_open(void)
 	ret = map_more(0, size);
 	if (ret)
 		goto fail;
+	mem.file_size = size;
 	h = (struct raw_mem_header *)mem.reserve;
 	mem.entries = (struct raw_mem_entry *)(mem.reserve + RAW_MEM_HEADER_SIZE);
 	mem.entries_cap = (size - RAW_MEM_HEADER_SIZE) / sizeof(struct raw_mem_entry);
@@ -130,7 +131,8 @@ uint32_t mem_file_entry_new(pid_t tid, uint64_t stack)
 			told = true;
 			return MEM_NO_ENTRY;
 		}
-		mem.entries_cap = (old + more - RAW_MEM_HEADER_SIZE) / sizeof(*e);
+		mem.file_size = old + more;
+		mem.entries_cap = (mem.file_size - RAW_MEM_HEADER_SIZE) / sizeof(*e);
 		mem_file_account();
 	}
 	e = &mem.entries[idx];
@@ -149,6 +151,7 @@ void mem_file_drop(void)
 	mem.hdr = NULL;
 	mem.entries = NULL;
 	mem.entries_cap = 0;
+	mem.file_size = 0;
 }
 
 void mem_file_account(void)
@@ -158,7 +161,7 @@ void mem_file_account(void)
 	if (!mem.hdr)
 		return;
 	n = mapped_bytes() + mem.blocks.mapped + mem.regions.mapped +
-	    (mem.filter ? 1u << MEM_FILTER_BITS : 0) +
+	    (mem.sampled ? sizeof(mem_filter) : 0) +
 	    __atomic_load_n(&mem.agent_static, __ATOMIC_RELAXED);
 	mem.hdr->agent_bytes = n;
 	if (n > mem.hdr->agent_peak_bytes)

@@ -32,6 +32,8 @@
 #define MEM_MAX_LEVELS  8          /* frames a call-site key may grow by after collisions */
 #define MEM_VERIFY_MAX  16384      /* at most this many cache hits between two checks of a key */
 #define MEM_TICK_OPS    1024       /* a thread reads the clock every so many operations */
+#define MEM_EXACT	1 /* mem.alloc_on, free_on: every allocation */
+#define MEM_SAMPLED	2 /* a Poisson sample by bytes */
 #define MEM_NO_ENTRY    UINT32_MAX /* counted, not attributed */
 #define MEM_OURS        (UINT32_MAX - 1) /* the agent's own allocation: not counted */
 #define MEM_MAX_PY      64               /* Python frames hashed into a key */
@@ -41,7 +43,7 @@ struct mem_slot {
 	uint64_t ra;        /* return address into the allocating function (0: empty) */
 	uint64_t sp;        /* that function's stack pointer at the call */
 	uint64_t h;         /* Python frames, then the frames the key grew by (0: none) */
-	uint64_t stack;     /* the stack id it names in the thread's stream */
+	uint64_t stack;     /* the hash of the native frames of the stack it names */
 	uint32_t entry;     /* its aggregate entry */
 	uint32_t deep;      /* 0; else a collision was seen here: the frame size of the
 			       function holding the last return address of the key, to read
@@ -102,13 +104,13 @@ struct mem_state {
 	uint64_t sample_bytes;
 	uintptr_t agent_lo, agent_hi; /* our own code: calls from it are not the program's */
 	uintptr_t skip_lo, skip_hi;   /* frames to skip when unwinding (the sanitizer's) */
-	uint8_t *filter;              /* sampled: per hash of a block address, sampled blocks */
 	/* under the lock */
 	struct mem_blocks blocks;
 	struct mem_regions regions;
 	struct raw_mem_header *hdr; /* the aggregate file's header, or NULL (not open) */
 	struct raw_mem_entry *entries;
 	uint64_t entries_cap; /* entries mapped */
+	uint64_t file_size;	    /* bytes of the file mapped (whole pages) */
 	uint64_t reserve_len; /* address space reserved for the file */
 	uint8_t *reserve;
 	char path[PATH_MAX];
@@ -120,7 +122,14 @@ struct mem_state {
 };
 extern struct mem_state mem;
 
+/*
+ * Sampled mode: per hash of a block's address, how many sampled blocks live there (255
+ * sticks). A free whose slot is 0 cannot be of a sampled block: it goes straight to the real
+ * free. Static (.bss): its address is a constant of the code, and untouched pages cost
+ * nothing.
+ */
 #define MEM_FILTER_BITS 16
+extern uint8_t mem_filter[1u << MEM_FILTER_BITS];
 
 static inline uint32_t mem_filter_index(uintptr_t p)
 {
@@ -288,8 +297,8 @@ static inline void mem_put(uint64_t addr, uint64_t size, uint32_t entry, uint32_
 
 	if (__builtin_expect(r != 0, 0))
 		mem_put_odd(count, &old, r);
-	if (mem.sampled && r >= 0 && mem.filter[mem_filter_index(addr)] < 255)
-		mem.filter[mem_filter_index(addr)]++;
+	if (mem.sampled && r >= 0 && mem_filter[mem_filter_index(addr)] < 255)
+		mem_filter[mem_filter_index(addr)]++;
 }
 
 static inline void mem_count_op(struct mem_tls *m)
@@ -355,8 +364,8 @@ static inline __attribute__((always_inline)) bool mem_note_free(struct mem_tls *
 	if (found) {
 		temporary = m->last_alloc == p;
 		mem_account_free(blk.entry, blk.size, blk.count, temporary);
-		if (mem.sampled && mem.filter[mem_filter_index(p)] < 255)
-			mem.filter[mem_filter_index(p)]--;
+		if (mem.sampled && mem_filter[mem_filter_index(p)] < 255)
+			mem_filter[mem_filter_index(p)]--;
 	} else if (mem.hdr && !mem.sampled) {
 		mem.hdr->unknown_frees++;
 	}

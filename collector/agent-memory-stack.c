@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* memory-consumption: the stack of an allocation, from the call-site cache or by unwinding. */
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
-
 #include <string.h>
+#include <unwind.h>
 
 #include "collector/agent-memory-private.h"
 #include "common/hash.h"
@@ -100,6 +98,51 @@ static uint32_t entry_of(struct mem_tls *m, struct mem_thread *mt, uint64_t stac
 /* ---- unwinding ---------------------------------------------------------------------------- */
 
 /*
+ * Unwinding: the C runtime's unwinder (libgcc's _Unwind_Backtrace), not libunwind as the
+ * sampling handler does. An allocation is not a signal: the thread is at a call, where
+ * libgcc's unwinder is safe, and it finds each frame's FDE through glibc's
+ * _dl_find_object() (no lock, no signal mask changed), with the CFA of every frame at hand.
+ * libunwind cost a few hundred sigprocmask() calls an unwind here.
+ */
+struct walk {
+	struct mem_thread *mt;
+	uint32_t n, max, flags;
+	uintptr_t cfa;	/* the previous frame's: this frame's stack pointer */
+	enum { OURS, SANITIZER, PROGRAM } phase;
+	bool own;
+};
+
+static _Unwind_Reason_Code walk_frame(struct _Unwind_Context *ctx, void *arg)
+{
+	struct walk *w = arg;
+	uintptr_t ip = (uintptr_t)_Unwind_GetIP(ctx), sp = w->cfa;
+
+	w->cfa = (uintptr_t)_Unwind_GetCFA(ctx);
+	if (!ip)
+		return _URC_END_OF_STACK;
+	if (w->phase != PROGRAM) {
+		if (mem_from_agent(ip) && w->phase == SANITIZER) {
+			w->own = true;
+			return _URC_END_OF_STACK;
+		}
+		if (ip - mem.skip_lo < mem.skip_hi - mem.skip_lo)
+			w->phase = SANITIZER;
+		else if (!mem_from_agent(ip))
+			w->phase = PROGRAM;
+	}
+	if (w->phase != PROGRAM)
+		return _URC_NO_REASON;
+	if (w->n >= w->max) {
+		w->flags |= RAW_STACK_TRUNCATED;
+		return _URC_END_OF_STACK;
+	}
+	w->mt->ips[w->n] = ip;
+	w->mt->sps[w->n] = sp;
+	w->n++;
+	return _URC_NO_REASON;
+}
+
+/*
  * Unwind the calling thread into mt->ips and mt->sps (each frame's stack pointer) from the
  * first frame that is not ours: the allocation's caller, whose ip is c.ra. Returns the
  * frames, with *flags the stack's flags; 0 when nothing could be taken. Under a sanitizer's
@@ -108,53 +151,14 @@ static uint32_t entry_of(struct mem_tls *m, struct mem_thread *mt, uint64_t stac
  */
 static uint32_t unwind(struct mem_thread *mt, uint32_t *flags, bool *own)
 {
-	unw_context_t uc;
-	unw_cursor_t c;
-	uint32_t n = 0, max = agent.cfg.stack_depth;
-	enum { OURS, SANITIZER, PROGRAM } phase = OURS;
+	struct walk w = { .mt = mt, .max = agent.cfg.stack_depth, .phase = OURS };
+	_Unwind_Reason_Code r = _Unwind_Backtrace(walk_frame, &w);
 
-	*flags = 0;
-	*own = false;
-	agent_in_unwind++;
-	if (unw_getcontext(&uc) || unw_init_local(&c, &uc)) {
-		agent_in_unwind--;
-		return 0;
-	}
-	for (;;) {
-		unw_word_t ip, sp;
-		int r;
-
-		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || ip == 0)
-			break;
-		if (phase != PROGRAM) {
-			if (mem_from_agent((uintptr_t)ip) && phase == SANITIZER) {
-				*own = true;
-				break;
-			}
-			if (ip - mem.skip_lo < mem.skip_hi - mem.skip_lo)
-				phase = SANITIZER;
-			else if (!mem_from_agent((uintptr_t)ip))
-				phase = PROGRAM;
-		}
-		if (phase == PROGRAM) {
-			unw_get_reg(&c, UNW_REG_SP, &sp);
-			mt->ips[n] = ip;
-			mt->sps[n] = sp;
-			n++;
-		}
-		r = unw_step(&c);
-		if (r <= 0) {
-			if (r < 0)
-				*flags |= RAW_STACK_UNWIND_ERROR;
-			break;
-		}
-		if (n >= max) {
-			*flags |= RAW_STACK_TRUNCATED;
-			break;
-		}
-	}
-	agent_in_unwind--;
-	return n;
+	if (r != _URC_END_OF_STACK && r != _URC_NO_REASON && w.n)
+		w.flags |= RAW_STACK_UNWIND_ERROR;
+	*flags = w.flags;
+	*own = w.own;
+	return w.own ? 0 : w.n;
 }
 
 /* Take t's writer (the thread may be ending: another thread holds it then). */
@@ -182,7 +186,8 @@ static uint64_t stack_of(struct agent_thread *t, const uint64_t *ips, uint32_t n
 struct unwound {
 	uint32_t n; /* frames */
 	bool own;   /* the agent's own allocation */
-	uint64_t stack, hash;
+	uint64_t stack;	 /* its id in the thread's stream */
+	uint64_t hash;	 /* of its native frames */
 	uint32_t entry;
 };
 
@@ -196,7 +201,13 @@ static bool unwind_entry(struct mem_tls *m, struct mem_thread *mt, struct unwoun
 	u->n = unwind(mt, &flags, &u->own);
 	if (!u->n || !writer_take(t))
 		return false;
-	u->stack = stack_of(t, mt->ips, u->n, flags, &u->hash);
+	/*
+	 * What a check compares is the native part: the Python part is in the key itself (every
+	 * frame's address and instruction), and the mixed stack's id may change without the stack
+	 * changing (code ids are given again when a thread's table of them is full).
+	 */
+	u->hash = stack_table_hash(mt->ips, u->n, flags);
+	u->stack = stack_of(t, mt->ips, u->n, flags, NULL);
 	agent_account(t);
 	atomic_store(&t->busy, 0);
 	ok = u->stack != 0;

@@ -30,6 +30,7 @@
 
 __thread struct mem_tls mem_tls AGENT_TLS;
 struct mem_state mem;
+uint8_t mem_filter[1u << MEM_FILTER_BITS];
 
 /* ---- the lock --------------------------------------------------------------------------- */
 
@@ -278,12 +279,12 @@ bool mem_record_take(struct mem_tls *m, uintptr_t p, struct mem_block *out)
 {
 	bool locked, found;
 
-	if (mem.sampled && !mem.filter[mem_filter_index(p)])
+	if (mem.sampled && !mem_filter[mem_filter_index(p)])
 		return false;
 	locked = mem_enter(m);
 	found = mem.hdr && mem_blocks_remove(&mem.blocks, p, out);
-	if (found && mem.sampled && mem.filter[mem_filter_index(p)] < 255)
-		mem.filter[mem_filter_index(p)]--;
+	if (found && mem.sampled && mem_filter[mem_filter_index(p)] < 255)
+		mem_filter[mem_filter_index(p)]--;
 	if (!found && mem.hdr && !mem.sampled)
 		mem.hdr->unknown_frees++;
 	mem_leave(locked);
@@ -404,14 +405,6 @@ static int tables_init(void)
 	if (mem_blocks_init(&mem.blocks))
 		return -ENOMEM;
 	mem_regions_init(&mem.regions);
-	if (mem.sampled) {
-		void *f = mmap(NULL, 1u << MEM_FILTER_BITS, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-
-		if (f == MAP_FAILED)
-			return -ENOMEM;
-		mem.filter = f;
-	}
 	return 0;
 }
 
@@ -446,8 +439,8 @@ void mem_start(void)
 	mem.hdr->untracked_bytes += mem.early_bytes;
 	mem.hdr->flags |= mem.hooks ? RAW_MEM_HOOKS : 0;
 	atomic_store(&mem.last_tick_ns, (int64_t)now_mono());
-	atomic_store(&mem.free_on, 1);
-	atomic_store(&mem.alloc_on, 1);
+	atomic_store(&mem.free_on, mem.sampled ? MEM_SAMPLED : MEM_EXACT);
+	atomic_store(&mem.alloc_on, mem.sampled ? MEM_SAMPLED : MEM_EXACT);
 }
 
 void mem_agent_enter(void)
@@ -546,8 +539,7 @@ void mem_fork_child(void)
 	mem_file_drop();
 	mem_blocks_clear(&mem.blocks);
 	mem_regions_clear(&mem.regions);
-	if (mem.filter)
-		memset(mem.filter, 0, 1u << MEM_FILTER_BITS);
+	/* mem_filter is kept: it marks the arena's blocks, and a stale slot costs a lookup */
 	mem.early_allocs = mem.early_bytes = 0;
 	mem_tls.last_alloc = 0;
 	if (mem_tls.mt)
@@ -558,8 +550,8 @@ void mem_fork_child(void)
 		return;
 	}
 	mem.hdr->flags |= mem.hooks ? RAW_MEM_HOOKS : 0;
-	atomic_store(&mem.free_on, 1);
-	atomic_store(&mem.alloc_on, 1);
+	atomic_store(&mem.free_on, mem.sampled ? MEM_SAMPLED : MEM_EXACT);
+	atomic_store(&mem.alloc_on, mem.sampled ? MEM_SAMPLED : MEM_EXACT);
 }
 
 void mem_image_end(void)
@@ -581,5 +573,5 @@ void mem_image_resume(void)
 		return;
 	mem.hdr->flags &= ~(uint32_t)RAW_MEM_ENDED;
 	mem.hdr->ended_ns = 0;
-	atomic_store(&mem.alloc_on, 1);
+	atomic_store(&mem.alloc_on, mem.sampled ? MEM_SAMPLED : MEM_EXACT);
 }
