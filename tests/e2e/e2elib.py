@@ -249,10 +249,10 @@ def run(argv, cwd=None, env=None, timeout=120, stdin=None):
 
 
 def pcollect(target, result=None, options=(), cwd=None, env=None, timeout=120,
-             finalization="none", quiet=True):
-    """Run pcollect -collect hotspots on target (a list). Returns a Run (result: the
-    directory path, or None when -r was not given)."""
-    argv = [tool("pcollect"), "-collect", "hotspots"]
+             finalization="none", quiet=True, analysis="hotspots"):
+    """Run pcollect -collect ANALYSIS (hotspots) on target (a list). Returns a Run (result:
+    the directory path, or None when -r was not given)."""
+    argv = [tool("pcollect"), "-collect", analysis]
     if result:
         argv += ["-r", result]
     if finalization:
