@@ -81,7 +81,7 @@ static void *boot_alloc(size_t n, size_t align)
 	p = ((uintptr_t)boot + off + 16 + a - 1) / a * a;
 	((size_t *)p)[-1] = n;
 	mem_filter[mem_filter_index(p)] = 255; /* never the real free's (free()) */
-	return (void *)p; /* static memory: zero already, as calloc wants */
+	return (void *)p;                      /* static memory: zero already, as calloc wants */
 }
 
 static _Atomic int resolving;

@@ -32,8 +32,8 @@
 #define MEM_MAX_LEVELS  8          /* frames a call-site key may grow by after collisions */
 #define MEM_VERIFY_MAX  16384      /* at most this many cache hits between two checks of a key */
 #define MEM_TICK_OPS    1024       /* a thread reads the clock every so many operations */
-#define MEM_EXACT	1 /* mem.alloc_on, free_on: every allocation */
-#define MEM_SAMPLED	2 /* a Poisson sample by bytes */
+#define MEM_EXACT       1          /* mem.alloc_on, free_on: every allocation */
+#define MEM_SAMPLED     2          /* a Poisson sample by bytes */
 #define MEM_NO_ENTRY    UINT32_MAX /* counted, not attributed */
 #define MEM_OURS        (UINT32_MAX - 1) /* the agent's own allocation: not counted */
 #define MEM_MAX_PY      64               /* Python frames hashed into a key */
@@ -110,7 +110,7 @@ struct mem_state {
 	struct raw_mem_header *hdr; /* the aggregate file's header, or NULL (not open) */
 	struct raw_mem_entry *entries;
 	uint64_t entries_cap; /* entries mapped */
-	uint64_t file_size;	    /* bytes of the file mapped (whole pages) */
+	uint64_t file_size;   /* bytes of the file mapped (whole pages) */
 	uint64_t reserve_len; /* address space reserved for the file */
 	uint8_t *reserve;
 	char path[PATH_MAX];

@@ -107,7 +107,7 @@ static uint32_t entry_of(struct mem_tls *m, struct mem_thread *mt, uint64_t stac
 struct walk {
 	struct mem_thread *mt;
 	uint32_t n, max, flags;
-	uintptr_t cfa;	/* the previous frame's: this frame's stack pointer */
+	uintptr_t cfa; /* the previous frame's: this frame's stack pointer */
 	enum { OURS, SANITIZER, PROGRAM } phase;
 	bool own;
 };
@@ -184,10 +184,10 @@ static uint64_t stack_of(struct agent_thread *t, const uint64_t *ips, uint32_t n
 }
 
 struct unwound {
-	uint32_t n; /* frames */
-	bool own;   /* the agent's own allocation */
-	uint64_t stack;	 /* its id in the thread's stream */
-	uint64_t hash;	 /* of its native frames */
+	uint32_t n;     /* frames */
+	bool own;       /* the agent's own allocation */
+	uint64_t stack; /* its id in the thread's stream */
+	uint64_t hash;  /* of its native frames */
 	uint32_t entry;
 };
 

@@ -238,8 +238,8 @@ int mems_to_events(struct fin *f, struct stream *s)
 	if (!m)
 		return 0;
 	for (k = 0; k < 6; k++) {
-		metric[k] = metric_of(f, im, def[k].id, def[k].name, def[k].unit,
-				      def[k].aggregation);
+		metric[k] =
+			metric_of(f, im, def[k].id, def[k].name, def[k].unit, def[k].aggregation);
 		if (metric[k] < 0)
 			return (int)metric[k];
 	}
@@ -300,7 +300,8 @@ int fin_memory_done(struct fin *f)
 
 		if (m->image < 0) {
 			log_warn("'%s': no stream of process %d was read: its allocations are left "
-				 "out", m->path, m->hdr.pid);
+				 "out",
+				 m->path, m->hdr.pid);
 			continue;
 		}
 		/* an entry whose thread has no stream: its bytes cannot be placed */

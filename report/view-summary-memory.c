@@ -20,8 +20,8 @@
  */
 static bool runtime_module(const struct model *m, int module)
 {
-	static const char *const prefixes[] = { "libc.so",  "libstdc++.so", "libgcc_s.so",
-						"ld-linux", "libm.so",	    "libc++.so",
+	static const char *const prefixes[] = { "libc.so",     "libstdc++.so", "libgcc_s.so",
+						"ld-linux",    "libm.so",      "libc++.so",
 						"libc++abi.so" };
 	const char *name;
 	size_t i;
@@ -126,7 +126,8 @@ static int top_sites(struct report *r, summary_add_fn add, void *ctx, const char
 		total += v[i].value;
 	for (i = 0; i < n && i < TOP_SITES; i++) {
 		if (v[i].file >= 0 && v[i].line > 0)
-			snprintf(name, sizeof(name), "%s (%s:%d)", report_function_name(r, v[i].func),
+			snprintf(name, sizeof(name), "%s (%s:%d)",
+				 report_function_name(r, v[i].func),
 				 report_basename(m->files[v[i].file]), v[i].line);
 		else
 			snprintf(name, sizeof(name), "%s", report_function_name(r, v[i].func));
@@ -138,8 +139,7 @@ static int top_sites(struct report *r, summary_add_fn add, void *ctx, const char
 	return 0;
 }
 
-static void row_int(summary_add_fn add, void *ctx, const char *metric, int64_t v,
-		    const char *unit)
+static void row_int(summary_add_fn add, void *ctx, const char *metric, int64_t v, const char *unit)
 {
 	char buf[32];
 
@@ -155,12 +155,13 @@ static void section_memory(struct report *r, summary_add_fn add, void *ctx)
 	int64_t nproc = 0, killed = 0, hooks = 0, sample_bytes = 0;
 	char buf[128];
 
-	if (sqlite3_prepare_v2(r->m.db,
-			       "SELECT peak_bytes, peak_ns, ended, untracked_allocs, untracked_bytes,"
-			       " unknown_frees, agent_peak_bytes, sample_bytes, hooks, cache_misses,"
-			       " cache_checks, cache_collisions, cache_escalations, sampled_allocs"
-			       " FROM process_memory",
-			       -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(
+		    r->m.db,
+		    "SELECT peak_bytes, peak_ns, ended, untracked_allocs, untracked_bytes,"
+		    " unknown_frees, agent_peak_bytes, sample_bytes, hooks, cache_misses,"
+		    " cache_checks, cache_collisions, cache_escalations, sampled_allocs"
+		    " FROM process_memory",
+		    -1, &st, NULL) != SQLITE_OK)
 		return;
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		int64_t p = sqlite3_column_int64(st, 0);
@@ -185,13 +186,14 @@ static void section_memory(struct report *r, summary_add_fn add, void *ctx)
 	sqlite3_finalize(st);
 	if (!nproc)
 		return;
-	row_int(add, ctx, nproc > 1 ? "Peak Live Bytes (sum of the processes' peaks)"
-				    : "Peak Live Bytes",
+	row_int(add, ctx,
+		nproc > 1 ? "Peak Live Bytes (sum of the processes' peaks)" : "Peak Live Bytes",
 		peak, "bytes");
 	if (peak_ns >= 0) {
 		snprintf(buf, sizeof(buf), "%.3f", (double)peak_ns / 1e9);
-		add(ctx, "Memory", nproc > 1 ? "Peak Reached At (largest process)" : "Peak Reached At",
-		    buf, "s", -1);
+		add(ctx, "Memory",
+		    nproc > 1 ? "Peak Reached At (largest process)" : "Peak Reached At", buf, "s",
+		    -1);
 	}
 	if (killed)
 		row_int(add, ctx, "Processes Killed Before Their End", killed, NULL);
@@ -201,8 +203,9 @@ static void section_memory(struct report *r, summary_add_fn add, void *ctx)
 	}
 	row_int(add, ctx, "Frees Of Blocks Not Recorded", v[2], NULL);
 	if (sample_bytes) {
-		snprintf(buf, sizeof(buf), "one per %" PRId64 " bytes (Poisson), %" PRId64
-			 " allocations sampled", sample_bytes, v[8]);
+		snprintf(buf, sizeof(buf),
+			 "one per %" PRId64 " bytes (Poisson), %" PRId64 " allocations sampled",
+			 sample_bytes, v[8]);
 		add(ctx, "Memory", "Sampling", buf, NULL, -1);
 	} else {
 		add(ctx, "Memory", "Sampling", "exact (every allocation)", NULL, -1);
