@@ -107,7 +107,6 @@ static uint32_t entry_of(struct mem_tls *m, struct mem_thread *mt, uint64_t stac
 struct walk {
 	struct mem_thread *mt;
 	uint32_t n, max, flags;
-	uintptr_t cfa; /* the previous frame's: this frame's stack pointer */
 	enum { OURS, SANITIZER, PROGRAM } phase;
 	bool own;
 };
@@ -115,9 +114,11 @@ struct walk {
 static _Unwind_Reason_Code walk_frame(struct _Unwind_Context *ctx, void *arg)
 {
 	struct walk *w = arg;
-	uintptr_t ip = (uintptr_t)_Unwind_GetIP(ctx), sp = w->cfa;
-
-	w->cfa = (uintptr_t)_Unwind_GetCFA(ctx);
+	/*
+	 * libgcc's context at a callback: the return address into this frame and the CFA of the
+	 * frame it returns from, which is this frame's stack pointer at that call (the key's sp).
+	 */
+	uintptr_t ip = (uintptr_t)_Unwind_GetIP(ctx), sp = (uintptr_t)_Unwind_GetCFA(ctx);
 	if (!ip)
 		return _URC_END_OF_STACK;
 	if (w->phase != PROGRAM) {
