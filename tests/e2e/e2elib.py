@@ -477,8 +477,7 @@ GROUP BY f.name, fr.inline_depth, fr.line, pf.name, pfr.line
 
 
 def db_leaf_weights(result):
-    """CPU Time sample weight (intervals) of a finalized result by the name of the sampled
-    (innermost) function (leaf_weights() does the same for raw samples)."""
+    """CPU Time sample weight (intervals) by the name of the sampled (innermost) function."""
     return dict(db_rows(result, "SELECT f.name, SUM(s.value) / %s FROM samples s"
                         " JOIN stacks st ON st.id = s.stack_id JOIN frames fr ON fr.id = "
                         "st.frame_id JOIN functions f ON f.id = fr.function_id"
