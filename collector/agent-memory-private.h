@@ -174,6 +174,8 @@ void mem_text_of(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
 uint32_t mem_callsite(struct mem_tls *m, struct mem_call c);
 /* Clear a thread's cache (fork child: its entries named the parent's file). */
 void mem_thread_cache_clear(struct mem_thread *mt);
+/* Bind the unwinder to libgcc's (before the first allocation is recorded). */
+void mem_unwind_init(void);
 
 /* agent-memory-file.c: the aggregate file */
 int mem_file_open(void);

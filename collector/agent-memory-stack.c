@@ -104,6 +104,37 @@ static uint32_t entry_of(struct mem_tls *m, struct mem_thread *mt, uint64_t stac
  * _dl_find_object() (no lock, no signal mask changed), with the CFA of every frame at hand.
  * libunwind cost a few hundred sigprocmask() calls an unwind here.
  */
+/*
+ * libgcc's functions, taken from its own handle: libunwind (the sampling handler's unwinder,
+ * also a dependency of the agent, and loaded before libgcc_s) exports the same _Unwind_* names,
+ * so the linked names would be its compatibility layer, which locks with two sigprocmask()
+ * calls a frame: 7.5 million of them for the ~145,000 unwinds of `import numpy`. A context of
+ * one implementation is read only by the same implementation: all three come from one place.
+ */
+static struct {
+	_Unwind_Reason_Code (*backtrace)(_Unwind_Trace_Fn, void *);
+	_Unwind_Ptr (*get_ip)(struct _Unwind_Context *);
+	_Unwind_Word (*get_cfa)(struct _Unwind_Context *);
+} gcc = { _Unwind_Backtrace, _Unwind_GetIP, _Unwind_GetCFA };
+
+void mem_unwind_init(void)
+{
+	void *h = agent_real.dlopen ? agent_real.dlopen("libgcc_s.so.1", RTLD_LAZY | RTLD_NOLOAD)
+				    : NULL;
+	void *b, *ip, *cfa;
+
+	if (!h)
+		return; /* keep the linked names */
+	b = dlsym(h, "_Unwind_Backtrace");
+	ip = dlsym(h, "_Unwind_GetIP");
+	cfa = dlsym(h, "_Unwind_GetCFA");
+	if (!b || !ip || !cfa)
+		return;
+	gcc.backtrace = (_Unwind_Reason_Code(*)(_Unwind_Trace_Fn, void *))b;
+	gcc.get_ip = (_Unwind_Ptr(*)(struct _Unwind_Context *))ip;
+	gcc.get_cfa = (_Unwind_Word(*)(struct _Unwind_Context *))cfa;
+}
+
 struct walk {
 	struct mem_thread *mt;
 	uint32_t n, max, flags;
@@ -118,7 +149,7 @@ static _Unwind_Reason_Code walk_frame(struct _Unwind_Context *ctx, void *arg)
 	 * libgcc's context at a callback: the return address into this frame and the CFA of the
 	 * frame it returns from, which is this frame's stack pointer at that call (the key's sp).
 	 */
-	uintptr_t ip = (uintptr_t)_Unwind_GetIP(ctx), sp = (uintptr_t)_Unwind_GetCFA(ctx);
+	uintptr_t ip = (uintptr_t)gcc.get_ip(ctx), sp = (uintptr_t)gcc.get_cfa(ctx);
 	if (!ip)
 		return _URC_END_OF_STACK;
 	if (w->phase != PROGRAM) {
@@ -153,7 +184,7 @@ static _Unwind_Reason_Code walk_frame(struct _Unwind_Context *ctx, void *arg)
 static uint32_t unwind(struct mem_thread *mt, uint32_t *flags, bool *own)
 {
 	struct walk w = { .mt = mt, .max = agent.cfg.stack_depth, .phase = OURS };
-	_Unwind_Reason_Code r = _Unwind_Backtrace(walk_frame, &w);
+	_Unwind_Reason_Code r = gcc.backtrace(walk_frame, &w);
 
 	if (r != _URC_END_OF_STACK && r != _URC_NO_REASON && w.n)
 		w.flags |= RAW_STACK_UNWIND_ERROR;

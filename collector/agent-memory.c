@@ -417,6 +417,7 @@ void mem_start(void)
 	/* our own code: allocations it makes directly are not the program's */
 	mem_text_of((uintptr_t)mem_start, &mem.agent_lo, &mem.agent_hi);
 	mem_resolve();
+	mem_unwind_init();
 	if (!mem_malloc_is_ours()) {
 		if (mem_sanitizer_hooks()) {
 			mem.hooks = true;
