@@ -67,7 +67,7 @@ def one(w, mode, clock, nat, nd, hard=False):
             "-finalization-mode=none", "-knob", "sampling-clock=" + clock, "--",
             e.prog("fd-chaos"), mode, pd]
     r = subprocess.run(argv, preexec_fn=hard_nofile if hard else None, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, text=True, timeout=120)
+                       stderr=subprocess.PIPE, text=True, timeout=120, env=e.tool_environ())
     e.check(r.returncode == nat.returncode and r.stdout == nat.stdout,
             "%s: exit code and stdout as without the collector (%d %r; %d %r)"
             % (tag, r.returncode, r.stdout, nat.returncode, nat.stdout))

@@ -21,7 +21,7 @@ def limited():
 def run_limited(argv):
     import subprocess
     return subprocess.run(argv, preexec_fn=limited, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True, timeout=120)
+                          stderr=subprocess.PIPE, text=True, timeout=120, env=e.tool_environ())
 
 
 with e.Workdir("fsize") as w:

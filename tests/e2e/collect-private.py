@@ -22,7 +22,8 @@ def collect(w, tag, umask, options, program):
     else:
         argv += [e.prog("fd-chaos"), "nofile"]
     r = subprocess.run(argv, preexec_fn=lambda: os.umask(umask), stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, text=True, timeout=120)
+                       stderr=subprocess.PIPE, text=True, timeout=120,
+                       env=e.tool_environ())
     e.check(r.returncode == 0, "%s: pcollect exits 0 (%s)" % (tag, r.stderr.strip()))
     return res, out
 

@@ -17,11 +17,7 @@ PREPORT = e2elib.tool("preport")
 
 def run(argv, code=0, env=None):
     """Run argv; fail unless it exits with code. Returns the CompletedProcess."""
-    e = dict(os.environ)
-    if env:
-        e.update(env)
-    cp = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                        timeout=120, env=e)
+    cp = e2elib.run(argv, env=env)
     if cp.returncode != code:
         e2elib.fail("%s: exit %d, expected %d\n%s%s" % (" ".join(argv), cp.returncode, code,
                                                          cp.stdout, cp.stderr))

@@ -2,6 +2,7 @@
 /* Dies after a known amount of CPU: abort(), a SIGSEGV, or SIGKILL while main waits in join. */
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +59,9 @@ static __attribute__((noinline, noclone)) void *worker_one(void *arg)
 
 int main(int argc, char **argv)
 {
-	volatile int *nowhere = NULL;
+	/* The first page is never mapped; not NULL, so that UBSan's null check leaves the
+	 * fault to the kernel in a sanitizer build. */
+	volatile int *nowhere = (volatile int *)(uintptr_t)64;
 
 	if (argc != 3)
 		return 2;
