@@ -336,7 +336,7 @@ def main():
         r = e2elib.pcollect([sys.executable, os.path.join(e2elib.SOURCE, "tests", "progs",
                                                           "python", "native.py"),
                              os.path.join(e2elib.BUILD, "tests", "progs", "libpyburn.so"),
-                             "20000000", "300000"], result=py, finalization="full",
+                             "60", "30"], result=py, finalization="full",
                             options=["-knob", "sampling-interval=2"])
         if r.returncode:
             e2elib.fail("pcollect native.py: exit %d\n%s" % (r.returncode, r.stderr))
