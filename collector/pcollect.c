@@ -316,7 +316,9 @@ int main(int argc, char **argv)
 	}
 	if (enable_wait >= 0 && strcmp(o.analysis, "hotspots")) {
 		snprintf(err, sizeof(err), "knob 'enable-wait-time' is for -collect hotspots: "
-			 "-collect %s always records waits", o.analysis);
+			 "-collect %s %s", o.analysis,
+			 o.memory ? "takes no CPU samples and records no waits"
+				  : "always records waits");
 		usage_error(err);
 	}
 	if (enable_wait > 0)
