@@ -98,8 +98,8 @@ static uint32_t unwind(void *uc, uint64_t *ips, uint32_t max, uint32_t *flags)
 	return n;
 }
 
-uint64_t agent_stack_id_of(struct agent_thread *t, const uint64_t *ips, uint32_t n,
-			   uint32_t flags, uint64_t *hashp)
+uint64_t agent_stack_id_of(struct agent_thread *t, const uint64_t *ips, uint32_t n, uint32_t flags,
+			   uint64_t *hashp)
 {
 	uint64_t hash = stack_table_hash(ips, n, flags);
 	uint64_t id = stack_table_find(&t->stacks, hash, ips, n);

@@ -134,7 +134,8 @@ static int top_sites(struct summary *s, const char *section, const char *metric)
 			snprintf(name, sizeof(name), "%s", report_function_name(r, v[i].func));
 		row = summary_row_int(s, section, name, v[i].value, "bytes");
 		if (total)
-			table_set_pct(s->t, row, s->pct, 100.0 * (double)v[i].value / (double)total);
+			table_set_pct(s->t, row, s->pct,
+				      100.0 * (double)v[i].value / (double)total);
 	}
 	free(v);
 	return 0;
@@ -181,11 +182,14 @@ static void section_memory(struct summary *s)
 	sqlite3_finalize(st);
 	if (!nproc)
 		return;
-	summary_row_int(s, "Memory", nproc > 1 ? "Peak Live Bytes (sum of the processes' peaks)" : "Peak Live Bytes",
-		peak, "bytes");
+	summary_row_int(s, "Memory",
+			nproc > 1 ? "Peak Live Bytes (sum of the processes' peaks)"
+				  : "Peak Live Bytes",
+			peak, "bytes");
 	if (peak_ns >= 0) {
 		summary_row_time(s, "Memory",
-				 nproc > 1 ? "Peak Reached At (largest process)" : "Peak Reached At",
+				 nproc > 1 ? "Peak Reached At (largest process)"
+					   : "Peak Reached At",
 				 peak_ns);
 	}
 	if (killed)
