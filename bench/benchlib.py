@@ -4,6 +4,7 @@ C, ...), so that load from other jobs on a shared machine, and its drift during 
 every variant alike; each variant's time is also divided by the baseline's in the same round
 (a paired ratio), whose median holds when the machine's speed drifts."""
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -52,3 +53,13 @@ def print_table(times, names, base="plain"):
             name, min(w), min(w) / min(bw), statistics.median(w),
             statistics.median(w) / statistics.median(bw), statistics.median(c),
             statistics.median(c) / statistics.median(bc), paired))
+
+
+def fresh(work, name):
+    """work/name, with whatever a previous round left there removed (a recording's output
+    must not exist before it runs)."""
+    path = os.path.join(work, name)
+    shutil.rmtree(path, ignore_errors=True)
+    if os.path.exists(path):
+        os.unlink(path)
+    return path

@@ -38,20 +38,13 @@ def main():
         sys.exit("%s: perf not installed (apt-get install linux-perf)" % WHO)
     work = tempfile.mkdtemp(prefix="collector-overhead.")
 
-    def fresh(name):
-        path = os.path.join(work, name)
-        shutil.rmtree(path, ignore_errors=True)
-        if os.path.exists(path):
-            os.unlink(path)
-        return path
-
     def pc(name, *knobs):
         return lambda: [pcollect, "-collect", "hotspots", "-quiet", "-finalization-mode=none",
-                        *knobs, "-r", fresh(name), "--", *prog]
+                        *knobs, "-r", benchlib.fresh(work, name), "--", *prog]
 
     def perf(name, freq):
-        return lambda: ["perf", "record", "-q", "-F", freq, "-g", "-o", fresh(name), "--",
-                        *prog]
+        return lambda: ["perf", "record", "-q", "-F", freq, "-g", "-o",
+                        benchlib.fresh(work, name), "--", *prog]
 
     variants = [
         ("plain", lambda: prog),

@@ -23,6 +23,9 @@
 /* Record waits (-collect threading): those at least this long (ns) get their own stack. Not
    set: no waits recorded. */
 #define AGENT_ENV_WAIT_THRESHOLD "PCOLLECT_WAIT_THRESHOLD_NS"
+/* memory-consumption: "exact", or "bytes:N" (a Poisson sample, one per N bytes on average).
+   Not set: no allocation recorded, CPU sampling instead. */
+#define AGENT_ENV_MEMORY "PCOLLECT_MEMORY"
 
 #include <stdint.h>
 

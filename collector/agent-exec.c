@@ -66,8 +66,7 @@ static int env_build(struct env_buf *b, char *const envp[], const char *exec_var
 		   strlen(c->mpi_shims) + 1024 +
 		   (preload ? strlen(preload) : 0) + (exec_var ? strlen(exec_var) : 0);
 	b->map_len = (n + 16) * sizeof(char *) + strings;
-	b->map = mmap(NULL, b->map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-		      -1, 0);
+	b->map = mmap(NULL, b->map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (b->map == MAP_FAILED) {
 		b->map = NULL;
 		return -ENOMEM;
@@ -90,10 +89,10 @@ static int env_build(struct env_buf *b, char *const envp[], const char *exec_var
 		return -ENAMETOOLONG;
 	}
 	p += len + 1;
-#define VAR(...)                                                                           \
-	do {                                                                               \
-		*out++ = p;                                                                \
-		p += snprintf(p, (size_t)(end - p), __VA_ARGS__) + 1;                      \
+#define VAR(...)                                                                                   \
+	do {                                                                                       \
+		*out++ = p;                                                                        \
+		p += snprintf(p, (size_t)(end - p), __VA_ARGS__) + 1;                              \
 	} while (0)
 	VAR("%s=%s", AGENT_ENV_RESULT_DIR, c->result_dir);
 	VAR("%s=%llu", AGENT_ENV_INTERVAL_NS, (unsigned long long)c->interval_ns);
@@ -113,6 +112,10 @@ static int env_build(struct env_buf *b, char *const envp[], const char *exec_var
 	VAR("%s=%s", AGENT_ENV_SAMPLING_CLOCK, c->task_clock ? "task-clock" : "timer");
 	if (c->waits)
 		VAR("%s=%llu", AGENT_ENV_WAIT_THRESHOLD, (unsigned long long)c->wait_threshold_ns);
+	if (c->memory && c->mem_sample_bytes)
+		VAR("%s=bytes:%llu", AGENT_ENV_MEMORY, (unsigned long long)c->mem_sample_bytes);
+	else if (c->memory)
+		VAR("%s=exact", AGENT_ENV_MEMORY);
 	if (exec_var)
 		VAR("%s", exec_var);
 #undef VAR
@@ -140,6 +143,7 @@ static void exec_prepare(void)
 	sigset_t mask, old;
 	size_t i, n = atomic_load(&agent.nthreads);
 
+	mem_image_end();
 	for (i = 0; i < n; i++)
 		if (agent.threads[i])
 			agent_thread_suspend(agent.threads[i]);
@@ -160,6 +164,7 @@ static void exec_failed(void)
 	for (i = 0; i < n; i++)
 		if (agent.threads[i])
 			agent_thread_resume(agent.threads[i]);
+	mem_image_resume();
 }
 
 /* How each exec call goes: the environment for the new image, streams finished, undo on failure. */
@@ -241,22 +246,22 @@ AGENT_EXPORT int execvp(const char *file, char *const argv[])
 }
 
 /* The execl family: argv from the variable arguments, on the stack (vfork-safe). */
-#define ARGS_FROM_VA(first, argv, envp_out, with_env)                                      \
-	do {                                                                               \
-		va_list ap;                                                                \
-		size_t n_ = 1;                                                             \
-		va_start(ap, first);                                                       \
-		while (va_arg(ap, char *))                                                 \
-			n_++;                                                              \
-		va_end(ap);                                                                \
-		argv = alloca((n_ + 1) * sizeof(char *));                                  \
-		argv[0] = (char *)first;                                                   \
-		va_start(ap, first);                                                       \
-		for (size_t i_ = 1; i_ <= n_; i_++)                                        \
-			argv[i_] = va_arg(ap, char *);                                     \
-		if (with_env)                                                              \
-			envp_out = va_arg(ap, char **);                                    \
-		va_end(ap);                                                                \
+#define ARGS_FROM_VA(first, argv, envp_out, with_env)                                              \
+	do {                                                                                       \
+		va_list ap;                                                                        \
+		size_t n_ = 1;                                                                     \
+		va_start(ap, first);                                                               \
+		while (va_arg(ap, char *))                                                         \
+			n_++;                                                                      \
+		va_end(ap);                                                                        \
+		argv = alloca((n_ + 1) * sizeof(char *));                                          \
+		argv[0] = (char *)first;                                                           \
+		va_start(ap, first);                                                               \
+		for (size_t i_ = 1; i_ <= n_; i_++)                                                \
+			argv[i_] = va_arg(ap, char *);                                             \
+		if (with_env)                                                                      \
+			envp_out = va_arg(ap, char **);                                            \
+		va_end(ap);                                                                        \
 	} while (0)
 
 AGENT_EXPORT int execl(const char *path, const char *arg, ...)
@@ -288,8 +293,7 @@ AGENT_EXPORT int execle(const char *path, const char *arg, ...)
  * environment of its own (children are profiled only with -follow-child).
  */
 AGENT_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
-			     const posix_spawnattr_t *attr, char *const argv[],
-			     char *const envp[])
+			     const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
 	struct env_buf b;
 	int ret;
@@ -304,8 +308,7 @@ AGENT_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_fil
 }
 
 AGENT_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
-			      const posix_spawnattr_t *attr, char *const argv[],
-			      char *const envp[])
+			      const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
 	struct env_buf b;
 	int ret;

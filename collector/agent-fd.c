@@ -42,7 +42,7 @@ static _Atomic uint8_t fds_ever[FD_BITS / 8]; /* ours at some time: signals name
 static _Atomic uint8_t fds_held[FD_BITS / 8]; /* ours now */
 static _Atomic int nheld;
 static _Atomic int unwinder_pipe[2] = { -1, -1 }; /* libunwind's pipe, when ours */
-static _Atomic int stale_pipe[2] = { -1, -1 };	   /* its numbers after the program took one */
+static _Atomic int stale_pipe[2] = { -1, -1 };    /* its numbers after the program took one */
 
 static void bit_set(_Atomic uint8_t *set, int fd)
 {

@@ -85,9 +85,11 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
 			if (vdso && s->start == vdso)
 				m->kind = RAW_MODULE_VDSO;
 		} else if (ph->p_type == PT_NOTE && !m->build_id_len) {
-			m->build_id_len = (uint32_t)elf_note_build_id(
-				(const void *)(info->dlpi_addr + ph->p_vaddr), ph->p_memsz,
-				ph->p_align, m->build_id, sizeof(m->build_id));
+			m->build_id_len =
+				(uint32_t)elf_note_build_id((const void *)(info->dlpi_addr +
+									   ph->p_vaddr),
+							    ph->p_memsz, ph->p_align, m->build_id,
+							    sizeof(m->build_id));
 		}
 	}
 	if (m->kind == RAW_MODULE_VDSO)
@@ -226,8 +228,8 @@ void agent_modules_scan(void)
 	}
 	for (j = 0; w && j < known.n; j++)
 		if (!seen[j])
-			raw_writer_module_unload(w, raw_header_now(&agent.proc.hdr), known.v[j].base,
-						 known.v[j].path);
+			raw_writer_module_unload(w, raw_header_now(&agent.proc.hdr),
+						 known.v[j].base, known.v[j].path);
 	agent_proc_end(&old);
 	list_release(&known);
 	known = now;
@@ -239,6 +241,8 @@ out:
 	list_release(&now);
 	pthread_mutex_unlock(&agent.lock);
 	agent_restore_mask(&outer);
+	if (agent.cfg.memory)
+		mem_python_resolve();
 }
 
 /* ---- interposed loader functions ------------------------------------------------------ */
@@ -289,7 +293,7 @@ AGENT_EXPORT int dlclose(void *handle)
 }
 
 AGENT_EXPORT AGENT_EARLY int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *),
-					    void *data)
+					     void *data)
 {
 	int ret;
 
@@ -311,16 +315,39 @@ static void exec_memory_changed(int prot)
 		agent_modules_scan();
 }
 
-AGENT_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+/*
+ * The build sets _FILE_OFFSET_BITS=64, under which <sys/mman.h> renames mmap to mmap64: the
+ * wrappers are given their symbol names explicitly, so that both are interposed (a program
+ * built without large-file offsets calls mmap, one built with them mmap64).
+ */
+static void *mapped(void *p, size_t len, int prot, int flags, void *ra, void *cfa)
 {
-	void *p;
+	if (p != MAP_FAILED) {
+		exec_memory_changed(prot);
+		mem_mapped_at(p, len, prot, flags, ra, cfa);
+	}
+	return p;
+}
 
+AGENT_EXPORT void *agent_mmap(void *addr, size_t len, int prot, int flags, int fd,
+			      off_t off) __asm__("mmap");
+AGENT_EXPORT void *agent_mmap64(void *addr, size_t len, int prot, int flags, int fd,
+				off_t off) __asm__("mmap64");
+
+void *agent_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
 	if (!agent_real.mmap)
 		agent_resolve();
-	p = agent_real.mmap(addr, len, prot, flags, fd, off);
-	if (p != MAP_FAILED)
-		exec_memory_changed(prot);
-	return p;
+	return mapped(agent_real.mmap(addr, len, prot, flags, fd, off), len, prot, flags,
+		      __builtin_return_address(0), __builtin_dwarf_cfa());
+}
+
+void *agent_mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	if (!agent_real.mmap)
+		agent_resolve();
+	return mapped(agent_real.mmap(addr, len, prot, flags, fd, off), len, prot, flags,
+		      __builtin_return_address(0), __builtin_dwarf_cfa());
 }
 
 AGENT_EXPORT int mprotect(void *addr, size_t len, int prot)

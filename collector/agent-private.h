@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "collector/agent-env.h"
+#include "collector/agent-memory.h"
 #include "collector/python/python.h"
 #include "collector/stack-table.h"
 #include "common/raw-python.h"
@@ -43,11 +44,12 @@
 _Static_assert(AGENT_DATA_LIMIT_MIN >= AGENT_CHUNK_MAX, "-data-limit under one chunk");
 #define AGENT_RESERVE	   4096		/* bytes each window keeps for a stream's closing records
 					   (lost counts, Python notes, thread end) */
-#define AGENT_STACK_SLOTS  8192	       /* distinct stacks per thread before a table reset */
+#define AGENT_STACK_SLOTS  8192         /* distinct stacks per thread before a table reset */
 #define AGENT_STACK_FRAMES (256u << 10) /* frames of distinct stacks per thread */
-#define AGENT_MAX_THREADS  16384       /* thread slots per process, reused after exit */
-#define AGENT_FLUSH_NS	   1000000000ll /* the handler closes (checksums) a chunk at least this
-					   often */
+#define AGENT_MAX_THREADS  16384        /* thread slots per process, reused after exit */
+#define AGENT_FLUSH_NS                                                                             \
+	1000000000ll /* the handler closes (checksums) a chunk at least this                       \
+			often */
 
 struct agent_config {
 	char result_dir[PATH_MAX];
@@ -58,17 +60,19 @@ struct agent_config {
 	char host[64];
 	uint64_t interval_ns;
 	uint32_t stack_depth;
-	uint64_t duration_ns;	      /* 0: no limit */
-	uint64_t start_monotonic_ns;  /* the launcher's CLOCK_MONOTONIC at launch */
-	uint64_t data_limit_bytes;    /* 0: unlimited */
+	uint64_t duration_ns;        /* 0: no limit */
+	uint64_t start_monotonic_ns; /* the launcher's CLOCK_MONOTONIC at launch */
+	uint64_t data_limit_bytes;   /* 0: unlimited */
 	bool follow_child;
 	int rank;
 	int signo;
 	bool task_clock;	      /* -knob sampling-clock=task-clock */
 	bool waits;		      /* record waits (-collect threading) */
 	uint64_t wait_threshold_ns;   /* waits this long get their own stack */
+	bool memory;		      /* memory-consumption: allocations recorded, no CPU samples */
+	uint64_t mem_sample_bytes;    /* -knob sampling=bytes:N; 0: every allocation */
 	pid_t launcher_pid;
-	mode_t file_mode;	      /* of the files we create: result_file_mode() */
+	mode_t file_mode; /* of the files we create: result_file_mode() */
 };
 
 enum agent_thread_state {
@@ -160,37 +164,39 @@ struct agent_wait_thread {
 	struct agent_omp_thread omp;
 };
 
+struct mem_thread;
+
 /* Per-thread recording state. Slots are never freed, only reused, so the handler may read
  * any slot's tid and state without a lock. */
 struct agent_thread {
-	_Atomic int state;    /* enum agent_thread_state */
-	_Atomic int busy;     /* 1 while someone uses the writer: handler or thread code */
+	_Atomic int state; /* enum agent_thread_state */
+	_Atomic int busy;  /* 1 while someone uses the writer: handler or thread code */
 	pid_t tid;
 	pthread_t pthread;
-	bool external;	      /* existed before the agent started: no code of ours runs in it */
+	bool external; /* existed before the agent started: no code of ours runs in it */
 	bool has_timer;
 	timer_t timer;
 	/* With -knob sampling-clock=task-clock: the thread's perf task-clock event, or -1 (the
 	   timer then), its count at the last sample, and the part of an interval carried over. */
 	int perf_fd;
-	int perf_fd_prev;     /* the number perf_fd had before it was moved (agent-fd.c) */
+	int perf_fd_prev; /* the number perf_fd had before it was moved (agent-fd.c) */
 	uint64_t perf_last;
 	int64_t perf_carry;
-	clockid_t cpu_clock;  /* the thread's CPU-time clock */
-	uint64_t cpu_start_ns; /* its value when this stream began */
+	clockid_t cpu_clock;        /* the thread's CPU-time clock */
+	uint64_t cpu_start_ns;      /* its value when this stream began */
 	struct raw_window_file win; /* the stream's file and its mapped window */
 	struct raw_file_header hdr;
 	struct raw_writer w;
-	bool write_stopped;    /* no window could be had: sampling of this thread stopped */
-	uint64_t *ips;	       /* stack_depth + extra frames */
+	bool write_stopped; /* no window could be had: sampling of this thread stopped */
+	uint64_t *ips;      /* stack_depth + extra frames */
 	struct stack_table stacks;
 	int64_t last_flush_ns;
-	uint64_t accounted;    /* w.bytes_written already added to the data counter */
+	uint64_t accounted; /* w.bytes_written already added to the data counter */
 	/* Samples not recorded, by enum raw_lost_reason; written as LOST records. */
 	uint64_t lost_count[8];
 	uint64_t lost_weight[8];
 	uint64_t samples;
-	bool suspended;	       /* streams finished for an exec that may still fail */
+	bool suspended; /* streams finished for an exec that may still fail */
 	/* Python frames, once an interpreter is found; set outside the handler, freed by the
 	   thread itself (or a fork child), read by its handler. */
 	struct agent_py *_Atomic py;
@@ -199,6 +205,8 @@ struct agent_thread {
 	struct agent_mpi *mpi;
 	/* Waits (-collect threading), or NULL; only the thread itself and its end use it. */
 	struct agent_wait_thread *wait;
+	/* memory-consumption: the thread's call-site cache (agent-memory.c), or NULL */
+	struct mem_thread *mem;
 };
 
 /*
@@ -218,16 +226,16 @@ struct agent_proc {
 /* The process-wide state. */
 struct agent_state {
 	struct agent_config cfg;
-	bool active;	       /* recording in this process */
-	_Atomic int stopped;   /* sampling stopped (duration, data limit, exit, trouble) */
-	pid_t pid;	       /* getpid() of the image, updated after fork */
-	uint32_t generation;   /* execs this pid went through before this image */
-	uint32_t origin;       /* enum raw_process_origin */
+	bool active;         /* recording in this process */
+	_Atomic int stopped; /* sampling stopped (duration, data limit, exit, trouble) */
+	pid_t pid;           /* getpid() of the image, updated after fork */
+	uint32_t generation; /* execs this pid went through before this image */
+	uint32_t origin;     /* enum raw_process_origin */
 	pid_t parent_pid;
-	pthread_mutex_t lock;  /* thread slots (allocation), the module list, the process stream */
-	pthread_key_t key;     /* per-thread destructor: ends the thread's stream */
+	pthread_mutex_t lock; /* thread slots (allocation), the module list, the process stream */
+	pthread_key_t key;    /* per-thread destructor: ends the thread's stream */
 	struct agent_thread *threads[AGENT_MAX_THREADS];
-	_Atomic size_t nthreads; /* slots ever used */
+	_Atomic size_t nthreads;         /* slots ever used */
 	struct agent_data_counter *data; /* shared counter, or NULL */
 	struct agent_proc proc;
 	char exe[PATH_MAX];
@@ -340,6 +348,13 @@ struct agent_thread *agent_thread_find_tid(pid_t tid);
 pid_t agent_gettid(void);
 
 /* agent-sample.c: the handler and the signal interposers */
+/*
+ * The id of the native stack ips[0..n) with flags in t's stream, writing its STACK record the
+ * first time; 0 when it cannot be recorded. *hash (may be NULL) gets its stack table hash.
+ * Takes nothing: the caller holds t's writer.
+ */
+uint64_t agent_stack_id_of(struct agent_thread *t, const uint64_t *ips, uint32_t n,
+			   uint32_t flags, uint64_t *hash);
 int agent_signal_install(void);
 /* The id of the native stack t->ips[0..n) in t's stream, written when new; 0: not recorded.
    t's writer held. */
@@ -393,6 +408,13 @@ uint64_t agent_python_sample(struct agent_thread *t, uint32_t n, uint32_t flags)
  */
 uint64_t agent_python_capture(struct agent_thread *t);
 uint64_t agent_python_stack_id(struct agent_thread *t, uint32_t n, uint32_t flags);
+/*
+ * A mixed stack for any native stack ips[0..n) of t's thread, taken outside the handler (an
+ * allocation): the Python frames are the calling thread's. *hash (may be NULL) gets the stack
+ * table's hash of the whole mixed stack.
+ */
+uint64_t agent_python_stack(struct agent_thread *t, const uint64_t *ips, uint32_t n, uint32_t flags,
+			    uint64_t *hash);
 
 /* agent-mpi.c: MPI calls from the shims (collector/mpi/, -trace-mpi) */
 /* Before THREAD_END (writer held): the sums of t's short calls. */

@@ -10,6 +10,7 @@
 
 #include "collector/agent-private.h"
 #include "common/grow.h"
+#include "common/raw-memory.h"
 #include "common/result-dir.h"
 
 /*
@@ -77,6 +78,30 @@ static void write_process(struct agent_proc *p)
 	free(buf);
 }
 
+/* memory-consumption's metrics: their values come from the aggregate file (raw-memory.h). */
+static void declare_memory_metrics(struct raw_writer *w)
+{
+	static const struct {
+		uint64_t id;
+		const char *name;
+		uint32_t unit, aggregation;
+	} m[] = {
+		{ RAW_METRIC_MEM_ALLOCATED, RAW_METRIC_MEM_ALLOCATED_NAME, RAW_UNIT_BYTES,
+		  RAW_AGG_SUM },
+		{ RAW_METRIC_MEM_ALLOCS, RAW_METRIC_MEM_ALLOCS_NAME, RAW_UNIT_COUNT, RAW_AGG_SUM },
+		{ RAW_METRIC_MEM_FREED, RAW_METRIC_MEM_FREED_NAME, RAW_UNIT_BYTES, RAW_AGG_SUM },
+		{ RAW_METRIC_MEM_LEAKED, RAW_METRIC_MEM_LEAKED_NAME, RAW_UNIT_BYTES, RAW_AGG_SUM },
+		{ RAW_METRIC_MEM_PEAK, RAW_METRIC_MEM_PEAK_NAME, RAW_UNIT_BYTES, RAW_AGG_PEAK },
+		{ RAW_METRIC_MEM_TEMPORARY, RAW_METRIC_MEM_TEMPORARY_NAME, RAW_UNIT_COUNT,
+		  RAW_AGG_SUM },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		raw_writer_metric(w, m[i].id, m[i].name, m[i].unit, m[i].aggregation,
+				  RAW_METRIC_KIND_ALLOC);
+}
+
 int agent_proc_open(void)
 {
 	AGENT_BUSY;
@@ -120,6 +145,8 @@ int agent_proc_open(void)
 		raw_writer_metric(&p->w, RAW_METRIC_WAIT_COUNT, RAW_METRIC_WAIT_COUNT_NAME,
 				  RAW_UNIT_COUNT, RAW_AGG_SUM, RAW_METRIC_KIND_WAIT);
 	}
+	if (agent.cfg.memory)
+		declare_memory_metrics(&p->w);
 	raw_writer_flush(&p->w);
 	agent_account_bytes(&p->accounted, p->w.bytes_written);
 	agent_restore_mask(&old);
@@ -142,8 +169,8 @@ void agent_proc_end(const sigset_t *old)
 		if (p->w.full && !p->failed_logged) {
 			p->failed_logged = true;
 			agent_log("the process stream stopped: %s (%s); later module records are "
-				  "lost", strerror(-p->w.error),
-				  p->win.error_op ? p->win.error_op : "map");
+				  "lost",
+				  strerror(-p->w.error), p->win.error_op ? p->win.error_op : "map");
 		}
 	}
 	agent_restore_mask(old);

@@ -81,6 +81,8 @@ void agent_python_module(const char *path, uint64_t base)
 	if (pyagent_active())
 		return;
 	r = pyagent_on_module(path, (uintptr_t)base);
+	if (r == PYAGENT_FOUND || r == PYAGENT_UNSUPPORTED)
+		mem_python_found(path);
 	if (r == PYAGENT_FOUND)
 		agent_log("python 3.%u found in '%s'", (pyagent_version() >> 16) & 0xff, path);
 	else if (r == PYAGENT_UNSUPPORTED)
@@ -106,19 +108,21 @@ void agent_python_modules_done(void)
 }
 
 /* The id of the mixed stack in t's stream, writing its record the first time; 0: none. */
-static uint64_t py_stack_id(struct agent_thread *t, struct agent_py *py, uint32_t n,
-			    uint32_t flags, uint32_t npy)
+static uint64_t py_stack_id(struct agent_thread *t, struct agent_py *py, const uint64_t *ips,
+			    uint32_t n, uint32_t flags, uint32_t npy, uint64_t *hashp)
 {
 	uint32_t depth = n + 1 + 2 * npy, i;
 	uint64_t hash, id;
 
-	memcpy(py->key, t->ips, n * sizeof(uint64_t));
+	memcpy(py->key, ips, n * sizeof(uint64_t));
 	py->key[n] = PY_KEY_SEPARATOR | (uint64_t)(flags & 0xffff) << 16 | (n & 0xffff);
 	for (i = 0; i < npy; i++) {
 		py->key[n + 1 + 2 * i] = py->frames[i].code_id;
 		py->key[n + 2 + 2 * i] = (uint64_t)py->frames[i].flags << 32 | py->frames[i].offset;
 	}
 	hash = stack_table_hash(py->key, depth, flags);
+	if (hashp)
+		*hashp = hash;
 	id = stack_table_find(&t->stacks, hash, py->key, depth);
 	if (id)
 		return id;
@@ -129,7 +133,7 @@ static uint64_t py_stack_id(struct agent_thread *t, struct agent_py *py, uint32_
 		if (!id)
 			return 0;
 	}
-	if (raw_py_write_stack(&t->w, id, flags, t->ips, n, py->frames, npy, py->scratch,
+	if (raw_py_write_stack(&t->w, id, flags, ips, n, py->frames, npy, py->scratch,
 			       sizeof(py->scratch))) {
 		stack_table_reset(&t->stacks);
 		return 0;
@@ -155,7 +159,9 @@ uint64_t agent_python_capture(struct agent_thread *t)
 	return py->npy > 0 ? h | 1 : 0;
 }
 
-uint64_t agent_python_stack_id(struct agent_thread *t, uint32_t n, uint32_t flags)
+/* The mixed stack of native ips[0..n) and the frames agent_python_capture() took. */
+static uint64_t py_stack_captured(struct agent_thread *t, const uint64_t *ips, uint32_t n,
+				  uint32_t flags, uint64_t *hashp)
 {
 	struct agent_py *py = atomic_load_explicit(&t->py, memory_order_acquire);
 
@@ -163,7 +169,12 @@ uint64_t agent_python_stack_id(struct agent_thread *t, uint32_t n, uint32_t flag
 		return 0; /* no Python frames; a reason, if any, is counted for the notes */
 	if (py->cut)
 		flags |= RAW_PY_STACK_PY_TRUNCATED;
-	return py_stack_id(t, py, n, flags, (uint32_t)py->npy);
+	return py_stack_id(t, py, ips, n, flags, (uint32_t)py->npy, hashp);
+}
+
+uint64_t agent_python_stack_id(struct agent_thread *t, uint32_t n, uint32_t flags)
+{
+	return py_stack_captured(t, t->ips, n, flags, NULL);
 }
 
 uint64_t agent_python_sample(struct agent_thread *t, uint32_t n, uint32_t flags)
@@ -171,4 +182,12 @@ uint64_t agent_python_sample(struct agent_thread *t, uint32_t n, uint32_t flags)
 	if (!agent_python_capture(t))
 		return 0;
 	return agent_python_stack_id(t, n, flags);
+}
+
+uint64_t agent_python_stack(struct agent_thread *t, const uint64_t *ips, uint32_t n, uint32_t flags,
+			    uint64_t *hashp)
+{
+	if (!agent_python_capture(t))
+		return 0;
+	return py_stack_captured(t, ips, n, flags, hashp);
 }

@@ -98,28 +98,35 @@ static uint32_t unwind(void *uc, uint64_t *ips, uint32_t max, uint32_t *flags)
 	return n;
 }
 
-/* The stack's id in t's stream, writing its definition the first time. 0: not recorded. */
-uint64_t agent_stack_id(struct agent_thread *t, uint32_t n, uint32_t flags)
+uint64_t agent_stack_id_of(struct agent_thread *t, const uint64_t *ips, uint32_t n, uint32_t flags,
+			   uint64_t *hashp)
 {
-	uint64_t hash = stack_table_hash(t->ips, n, flags);
-	uint64_t id = stack_table_find(&t->stacks, hash, t->ips, n);
+	uint64_t hash = stack_table_hash(ips, n, flags);
+	uint64_t id = stack_table_find(&t->stacks, hash, ips, n);
 
+	if (hashp)
+		*hashp = hash;
 	if (id)
 		return id;
-	id = stack_table_add(&t->stacks, hash, t->ips, n);
+	id = stack_table_add(&t->stacks, hash, ips, n);
 	if (!id) {
 		/* Full: start over; ids keep growing so old ones are never reused. */
 		stack_table_reset(&t->stacks);
-		id = stack_table_add(&t->stacks, hash, t->ips, n);
+		id = stack_table_add(&t->stacks, hash, ips, n);
 		if (!id)
 			return 0;
 	}
-	if (raw_writer_stack(&t->w, id, flags, t->ips, n)) {
+	if (raw_writer_stack(&t->w, id, flags, ips, n)) {
 		/* The table must not name a stack the stream lacks. */
 		stack_table_reset(&t->stacks);
 		return 0;
 	}
 	return id;
+}
+
+uint64_t agent_stack_id(struct agent_thread *t, uint32_t n, uint32_t flags)
+{
+	return agent_stack_id_of(t, t->ips, n, flags, NULL);
 }
 
 uint64_t agent_stack_record(struct agent_thread *t, uint32_t n, uint32_t flags)

@@ -218,6 +218,7 @@ struct agent_thread *agent_thread_begin(pid_t tid, bool external)
 		pthread_setspecific(agent.key, t);
 	}
 	agent_python_thread_begin(t);
+	mem_thread_begin(t);
 	return t;
 }
 
@@ -291,6 +292,8 @@ void agent_thread_arm(struct agent_thread *t)
 	struct itimerspec its;
 	struct sigevent sev;
 
+	if (agent.cfg.memory)
+		return; /* memory-consumption takes no CPU samples */
 	if (agent.cfg.task_clock && !t->has_timer && (t->perf_fd >= 0 || perf_open(t))) {
 		if (!ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1))
 			return;
@@ -393,8 +396,7 @@ static void stream_finish(struct agent_thread *t)
 	agent_thread_write_lost(t);
 	agent_mpi_thread_finish(t);
 	agent_python_thread_finish(t);
-	raw_writer_thread_end(&t->w, (uint32_t)t->tid, raw_header_now(&t->hdr),
-			      thread_cpu_used(t));
+	raw_writer_thread_end(&t->w, (uint32_t)t->tid, raw_header_now(&t->hdr), thread_cpu_used(t));
 	raw_writer_flush(&t->w);
 	agent_account(t);
 }
@@ -446,6 +448,7 @@ void agent_thread_end(struct agent_thread *t, bool own)
 	raw_window_close(&t->win, raw_writer_file_size(&t->w));
 	if (!own)
 		return;
+	mem_thread_end(t, true);
 	free(t->ips);
 	t->ips = NULL;
 	stack_table_release(&t->stacks);

@@ -134,7 +134,7 @@ bool agent_sampling_stopped(void)
 static int config_read(struct agent_config *c)
 {
 	const char *dir = getenv(AGENT_ENV_RESULT_DIR);
-	const char *agent_path = getenv(AGENT_ENV_AGENT);
+	const char *agent_path = getenv(AGENT_ENV_AGENT), *s;
 	uint64_t v;
 
 	memset(c, 0, sizeof(*c));
@@ -163,8 +163,8 @@ static int config_read(struct agent_config *c)
 		c->start_monotonic_ns = v;
 	if (!env_u64(AGENT_ENV_DATA_LIMIT, &v))
 		c->data_limit_bytes = v;
-	c->follow_child = !(getenv(AGENT_ENV_FOLLOW_CHILD) &&
-			    !strcmp(getenv(AGENT_ENV_FOLLOW_CHILD), "0"));
+	c->follow_child =
+		!(getenv(AGENT_ENV_FOLLOW_CHILD) && !strcmp(getenv(AGENT_ENV_FOLLOW_CHILD), "0"));
 	c->rank = -1;
 	if (getenv(AGENT_ENV_RANK))
 		c->rank = atoi(getenv(AGENT_ENV_RANK));
@@ -173,6 +173,16 @@ static int config_read(struct agent_config *c)
 	if (!env_u64(AGENT_ENV_WAIT_THRESHOLD, &v)) {
 		c->waits = true;
 		c->wait_threshold_ns = v;
+	}
+	s = getenv(AGENT_ENV_MEMORY);
+#ifndef AGENT_MEMORY
+	s = NULL; /* the hotspots agent has no allocation wrappers */
+#endif
+	if (s && !strcmp(s, "exact")) {
+		c->memory = true;
+	} else if (s && !strncmp(s, "bytes:", 6)) {
+		c->memory = true;
+		c->mem_sample_bytes = strtoull(s + 6, NULL, 10);
 	}
 	c->signo = SIGRTMAX - 7;
 	if (!env_u64(AGENT_ENV_SIGNAL, &v) && (int)v >= SIGRTMIN && (int)v <= SIGRTMAX)
@@ -249,6 +259,7 @@ static void fork_child(void)
 	agent.pid = getpid();
 	if (!agent.active)
 		return;
+	mem_agent_enter();
 	n = atomic_load(&agent.nthreads);
 	for (i = 0; i < n; i++) {
 		struct agent_thread *t = agent.threads[i];
@@ -262,6 +273,7 @@ static void fork_child(void)
 		agent_thread_drop_stream(t);
 		if (t == self)
 			continue;
+		mem_thread_drop(t);
 		free(t->ips);
 		t->ips = NULL;
 		stack_table_release(&t->stacks);
@@ -276,6 +288,8 @@ static void fork_child(void)
 		agent.active = false;
 		agent_wait_stop();
 		atomic_store(&agent.stopped, 1);
+		mem_fork_child(); /* nothing recorded: the parent's file let go */
+		mem_agent_leave();
 		return;
 	}
 	agent.origin = RAW_PROCESS_FORK;
@@ -283,6 +297,7 @@ static void fork_child(void)
 	agent.generation = 0;
 	agent_modules_reset();
 	agent_proc_open();
+	mem_fork_child();
 	if (self) {
 		/* The old stream and its stack ids belong to the parent. */
 		self->tid = agent_gettid();
@@ -291,28 +306,28 @@ static void fork_child(void)
 			atomic_store(&self->state, AGENT_THREAD_ENDED);
 			agent_self = NULL;
 			agent_modules_scan();
+			mem_agent_leave();
 			return;
 		}
 		/* Code ids are per stream: the child describes its code objects again. */
 		agent_python_thread_restart(self);
+		mem_thread_begin(self);
 	} else {
 		self = agent_thread_begin(agent_gettid(), false);
 	}
 	agent_modules_scan();
 	if (self)
 		agent_thread_arm(self);
+	mem_agent_leave();
 }
 
-__attribute__((constructor)) static void agent_init(void)
+/* The constructor's work once the configuration says we profile this process. */
+static void agent_init_active(void)
 {
 	AGENT_BUSY;
 	struct agent_thread *t;
 	sigset_t mask;
 
-	agent_resolve();
-	agent.pid = getpid();
-	if (config_read(&agent.cfg))
-		return; /* not started by pcollect: stay out of the way */
 	origin_read();
 	/*
 	 * Without -follow-child only the launcher's own child (and the images it execs) is
@@ -342,6 +357,8 @@ __attribute__((constructor)) static void agent_init(void)
 		agent.active = false;
 		return;
 	}
+	if (agent.cfg.memory)
+		mem_start();
 	/* Without a stream (noted in the process stream) other threads may still be sampled. */
 	t = agent_thread_begin(agent_gettid(), false);
 	agent_modules_scan();
@@ -356,6 +373,17 @@ __attribute__((constructor)) static void agent_init(void)
 		agent_thread_arm(t);
 }
 
+__attribute__((constructor)) static void agent_init(void)
+{
+	agent_resolve();
+	agent.pid = getpid();
+	if (config_read(&agent.cfg))
+		return; /* not started by pcollect: stay out of the way */
+	mem_agent_enter();
+	agent_init_active();
+	mem_agent_leave();
+}
+
 /* At exit: stop every timer and finish every stream, this thread's and the others'. */
 static void agent_shutdown(void)
 {
@@ -365,6 +393,7 @@ static void agent_shutdown(void)
 	if (!agent.active || agent_in_vfork_child())
 		return;
 	agent_wait_stop();
+	mem_image_end();
 	atomic_store(&agent.stopped, 1);
 	n = atomic_load(&agent.nthreads);
 	for (i = 0; i < n; i++) {

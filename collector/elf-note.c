@@ -10,8 +10,7 @@ static size_t align_up(size_t v, size_t a)
 	return (v + a - 1) & ~(a - 1);
 }
 
-size_t elf_note_build_id(const void *notes, size_t len, size_t align, uint8_t *out,
-			 size_t out_size)
+size_t elf_note_build_id(const void *notes, size_t len, size_t align, uint8_t *out, size_t out_size)
 {
 	const uint8_t *p = notes;
 	size_t off = 0;

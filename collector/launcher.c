@@ -30,6 +30,7 @@
 #define PCOLLECT_LIBDIR "lib"
 #endif
 #define AGENT_NAME "libpcollect-agent.so"
+#define AGENT_MEM_NAME "libpcollect-agent-mem.so" /* with the allocator wrappers */
 /* -trace-mpi: the shims built (one per MPI ABI whose headers were there), beside the agent. */
 static const char *const mpi_shim_names[] = { "libpcollect-mpi-openmpi.so",
 					      "libpcollect-mpi-mpich.so" };
@@ -50,7 +51,7 @@ static uint64_t now_ns(clockid_t c)
  * The agent beside the launcher (build tree: build/collector/), or in the install tree's
  * library directory (bin/pcollect, <libdir>/pcollect/libpcollect-agent.so).
  */
-static int find_agent(char *buf, size_t size)
+static int find_agent(const char *name, char *buf, size_t size)
 {
 	char exe[PATH_MAX], cand[PATH_MAX + 64];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -66,14 +67,14 @@ static int find_agent(char *buf, size_t size)
 	*slash = '\0';
 	for (i = 0; i < 3; i++) {
 		if (i == 0)
-			snprintf(cand, sizeof(cand), "%s/%s", exe, AGENT_NAME);
+			snprintf(cand, sizeof(cand), "%s/%s", exe, name);
 		else if (i == 1 && PCOLLECT_LIBDIR[0] == '/')
-			snprintf(cand, sizeof(cand), "%s/pcollect/%s", PCOLLECT_LIBDIR, AGENT_NAME);
+			snprintf(cand, sizeof(cand), "%s/pcollect/%s", PCOLLECT_LIBDIR, name);
 		else if (i == 1)
 			snprintf(cand, sizeof(cand), "%s/../%s/pcollect/%s", exe, PCOLLECT_LIBDIR,
-				 AGENT_NAME);
+				 name);
 		else
-			snprintf(cand, sizeof(cand), "%s/../lib/pcollect/%s", exe, AGENT_NAME);
+			snprintf(cand, sizeof(cand), "%s/../lib/pcollect/%s", exe, name);
 		if (access(cand, R_OK)) {
 			log_debug("no agent at '%s': %s", cand, strerror(errno));
 			continue;
@@ -125,10 +126,10 @@ static void quote_arg(char *out, size_t size, size_t *len, const char *a)
 			    "-_./=:,+@%",
 			    *p))
 			plain = false;
-#define PUT(c)                                     \
-	do {                                       \
-		if (*len + 1 < size)               \
-			out[(*len)++] = (c);       \
+#define PUT(c)                                                                                     \
+	do {                                                                                       \
+		if (*len + 1 < size)                                                               \
+			out[(*len)++] = (c);                                                       \
 	} while (0)
 	if (plain) {
 		for (p = a; *p; p++)
@@ -213,6 +214,9 @@ static void meta_fill_start(struct meta *m, const struct collect_opts *o, const 
 	if (o->waits)
 		meta_setf(m, "wait_threshold_ns", "%llu",
 			  (unsigned long long)o->wait_threshold_ns);
+	if (o->memory)
+		meta_setf(m, "memory_sample_bytes", "%llu",
+			  (unsigned long long)o->mem_sample_bytes);
 	meta_setf(m, "duration_ns", "%llu", (unsigned long long)o->duration_ns);
 	meta_set(m, "collector_version", PCOLLECT_VERSION);
 	meta_setf(m, "data_limit_mb", "%g", o->data_limit_mb);
@@ -275,10 +279,10 @@ static void child_exec(const struct collect_opts *o, const char *path, const cha
 	}
 	setenv(AGENT_ENV_RESULT_DIR, dir, 1);
 	setenv(AGENT_ENV_AGENT, agent_path, 1);
-#define SETNUM(name, fmt, v)                          \
-	do {                                          \
-		snprintf(buf, sizeof(buf), fmt, v);   \
-		setenv(name, buf, 1);                 \
+#define SETNUM(name, fmt, v)                                                                       \
+	do {                                                                                       \
+		snprintf(buf, sizeof(buf), fmt, v);                                                \
+		setenv(name, buf, 1);                                                              \
 	} while (0)
 	SETNUM(AGENT_ENV_INTERVAL_NS, "%llu", (unsigned long long)o->interval_ns);
 	SETNUM(AGENT_ENV_STACK_DEPTH, "%u", o->stack_depth);
@@ -287,10 +291,15 @@ static void child_exec(const struct collect_opts *o, const char *path, const cha
 		SETNUM(AGENT_ENV_WAIT_THRESHOLD, "%llu", (unsigned long long)o->wait_threshold_ns);
 	else
 		unsetenv(AGENT_ENV_WAIT_THRESHOLD);
+	if (!o->memory)
+		unsetenv(AGENT_ENV_MEMORY);
+	else if (o->mem_sample_bytes)
+		SETNUM(AGENT_ENV_MEMORY, "bytes:%llu", (unsigned long long)o->mem_sample_bytes);
+	else
+		setenv(AGENT_ENV_MEMORY, "exact", 1);
 	SETNUM(AGENT_ENV_DURATION_NS, "%llu", (unsigned long long)o->duration_ns);
 	SETNUM(AGENT_ENV_START_NS, "%llu", (unsigned long long)start_mono);
-	SETNUM(AGENT_ENV_DATA_LIMIT, "%llu",
-	       (unsigned long long)(o->data_limit_mb * 1048576.0));
+	SETNUM(AGENT_ENV_DATA_LIMIT, "%llu", (unsigned long long)(o->data_limit_mb * 1048576.0));
 	SETNUM(AGENT_ENV_FOLLOW_CHILD, "%d", o->follow_child ? 1 : 0);
 	SETNUM(AGENT_ENV_RANK, "%d", rank);
 	SETNUM(AGENT_ENV_LAUNCHER_PID, "%d", (int)getppid());
@@ -351,9 +360,9 @@ int collect_run(const struct collect_opts *o)
 		log_error("%s", err);
 		return EXIT_USAGE;
 	}
-	if (find_agent(agent_path, sizeof(agent_path))) {
+	if (find_agent(o->memory ? AGENT_MEM_NAME : AGENT_NAME, agent_path, sizeof(agent_path))) {
 		log_error("cannot find the agent '%s' beside '%s' or in its library directory",
-			  AGENT_NAME, "/proc/self/exe");
+			  o->memory ? AGENT_MEM_NAME : AGENT_NAME, "/proc/self/exe");
 		return EXIT_RUNTIME;
 	}
 	if (o->trace_mpi && !find_mpi_shims(agent_path, mpi_shims, sizeof(mpi_shims))) {
@@ -379,7 +388,7 @@ int collect_run(const struct collect_opts *o)
 		/* The directory named is in the way (it holds data, it is a file, the name is
 		   too long): the user picks another. Other refusals are the system's. */
 		return rc == -EEXIST || rc == -ENOTDIR || rc == -ENAMETOOLONG ? EXIT_USAGE
-									  : EXIT_RUNTIME;
+									      : EXIT_RUNTIME;
 	}
 	if (!realpath(name, dir)) {
 		log_error("cannot resolve result directory '%s': %s", name, strerror(errno));

@@ -20,7 +20,7 @@ enum collect_finalization {
 #define COLLECT_WAIT_THRESHOLD_NS 100000u
 
 struct collect_opts {
-	const char *analysis;	   /* "hotspots" or "threading" */
+	const char *analysis;	   /* "hotspots", "threading" or "memory-consumption" */
 	const char *result_dir;	   /* -r, or NULL for r000hs naming */
 	uint64_t interval_ns;
 	uint32_t stack_depth;
@@ -29,6 +29,8 @@ struct collect_opts {
 	uint64_t mpi_threshold_ns; /* -knob mpi-threshold: a call this long gets its stack */
 	bool waits;		   /* threading, or hotspots with -knob enable-wait-time=true */
 	uint64_t wait_threshold_ns; /* -knob wait-threshold */
+	bool memory;		   /* memory-consumption: allocations, no CPU samples */
+	uint64_t mem_sample_bytes; /* -knob sampling=bytes:N; 0: every allocation (exact) */
 	uint64_t duration_ns;	   /* 0: the whole run */
 	double data_limit_mb;	   /* MiB, fractions allowed; 0: unlimited */
 	bool follow_child;
@@ -40,9 +42,9 @@ struct collect_opts {
 	size_t nsearch_dirs;
 	const char *const *source_dirs; /* src:= search dirs, recorded for preport */
 	size_t nsource_dirs;
-	int argc;		   /* the target command */
+	int argc; /* the target command */
 	char **argv;
-	const char *command_line;  /* pcollect's own command line, for the metadata */
+	const char *command_line; /* pcollect's own command line, for the metadata */
 };
 
 /*

@@ -12,19 +12,21 @@
 #include "finalizer/finalize.h"
 #include "report/report.h"
 
-static const char *const analyses[] = { "hotspots", "threading", "locksandwaits", NULL };
+static const char *const analyses[] = { "hotspots", "threading", "locksandwaits",
+					   "memory-consumption", NULL };
 static const char *const finalization_modes[] = { "full", "fast", "deferred", "none", NULL };
 static const char *const result_modes[] = { "private", "group", NULL };
 
 static const struct option_spec specs[] = {
 	{ "collect", "c", OPTION_VALUE, "ANALYSIS",
-	  "analysis to run: hotspots (where the CPU time goes, with call stacks) or threading "
+	  "analysis to run: hotspots (where the CPU time goes, with call stacks), threading "
 	  "(the same and where the threads wait: locks, conditions, sleeps, I/O, joins, the GIL, "
-	  "OpenMP; locksandwaits is its older name)",
+	  "OpenMP; locksandwaits is its older name) or memory-consumption (every allocation and "
+	  "free: allocated, peak, leaked bytes per call stack)",
 	  "pcollect -collect threading -r res -- ./app args", analyses },
 	{ "result-dir", "r", OPTION_VALUE, "DIR",
 	  "result directory to create (default: the next free r000hs, r001hs, ..., r000tr for "
-	  "threading)", NULL, NULL },
+	  "threading, r000mc for memory-consumption)", NULL, NULL },
 	{ "knob", NULL, OPTION_LIST, "NAME=VALUE", "set an analysis knob (see Knobs below)",
 	  "pcollect -collect hotspots -knob sampling-interval=1 -- ./app", NULL },
 	{ "duration", "d", OPTION_VALUE, "SEC",
@@ -55,16 +57,16 @@ static const struct option_spec specs[] = {
 	  "pcollect -collect hotspots -search-dir bin:=./build -- ./build/app", NULL },
 	{ "finalize", NULL, OPTION_FLAG, NULL,
 	  "finalize a result instead of collecting: pcollect -finalize -r DIR [pfinalize's "
-	  "options] runs pfinalize", "pcollect -finalize -r r000hs.nid00058", NULL },
+	  "options] runs pfinalize",
+	  "pcollect -finalize -r r000hs.nid00058", NULL },
 	{ "report", NULL, OPTION_VALUE, "NAME",
 	  "report a result instead of collecting: pcollect -report hotspots -r DIR [preport's "
 	  "options] runs preport -view hotspots (VTune's names: summary, hotspots, top-down, "
-	  "bottom-up, callstacks, caller-callee, gprof-cc)", "pcollect -report hotspots -r r000hs",
-	  NULL },
+	  "bottom-up, callstacks, caller-callee, gprof-cc)",
+	  "pcollect -report hotspots -r r000hs", NULL },
 	{ "quiet", "q", OPTION_FLAG, NULL, "print only errors", NULL, NULL },
 	{ "verbose", "v", OPTION_FLAG, NULL,
-	  "debug lines: the agent and result directory, then as pfinalize -verbose", NULL,
-	  NULL },
+	  "debug lines: the agent and result directory, then as pfinalize -verbose", NULL, NULL },
 	{ "help", "h", OPTION_FLAG, NULL, "show this help", NULL, NULL },
 	{ "version", NULL, OPTION_FLAG, NULL, "show the version", NULL, NULL },
 	{ NULL, NULL, 0, NULL, NULL, NULL, NULL },
@@ -72,7 +74,8 @@ static const struct option_spec specs[] = {
 
 static const struct knob_spec knobs[] = {
 	{ "sampling-interval", "MS",
-	  "CPU time between samples of a thread, 1 to 1000 ms, fractions allowed (default 10)" },
+	  "CPU time between samples of a thread, 1 to 1000 ms, fractions allowed (default 10); "
+	  "memory-consumption: wall time between two points of the live heap timeline" },
 	{ "stack-depth", "N", "frames kept per call stack, 1 to 2048 (default 256)" },
 	{ "sampling-clock", "timer|task-clock",
 	  "per-thread CPU-time timer, fires at kernel ticks (default), or perf task-clock event" },
@@ -84,15 +87,19 @@ static const struct knob_spec knobs[] = {
 	{ "wait-threshold", "US",
 	  "waits at least this long get their own call stack; shorter ones are summed per call "
 	  "site, 0 to 1000000 us, fractions allowed (default 100)" },
+	{ "sampling", "exact|bytes:N",
+	  "memory-consumption: every allocation (exact, the default), or a Poisson sample of one "
+	  "per N bytes allocated on average, 1 to 2^31, with unbiased totals" },
 	{ NULL, NULL, NULL },
 };
 
 static const char synopsis[] =
-	"pcollect -collect hotspots|threading [options] [--] program [args...]";
+	"pcollect -collect hotspots|threading|memory-consumption [options] [--] program [args...]";
 static const char description[] =
 	"Run a program and record where each of its threads and child processes spends its CPU\n"
-	"time, with full call stacks, and with -collect threading where they wait. pfinalize\n"
-	"turns the result into a database; preport shows it.";
+	"time, with full call stacks, and with -collect threading where they wait, or with\n"
+	"-collect memory-consumption what it allocates and frees. pfinalize turns the result\n"
+	"into a database; preport shows it.";
 
 static _Noreturn void usage_error(const char *msg)
 {
@@ -229,6 +236,7 @@ int main(int argc, char **argv)
 	if (!strcmp(o.analysis, "locksandwaits"))
 		o.analysis = "threading";
 	o.waits = !strcmp(o.analysis, "threading");
+	o.memory = !strcmp(o.analysis, "memory-consumption");
 	o.result_dir = options_get_str(&r, "result-dir");
 	v = options_get(&r, "knob");
 	for (i = 0; v && i < v->nvalues; i++) {
@@ -239,8 +247,8 @@ int main(int argc, char **argv)
 		if (!strcmp(name, "sampling-interval")) {
 			double ms;
 
-			if (options_parse_double("knob 'sampling-interval'", value, 1, 1000, &ms, err,
-						 sizeof(err)))
+			if (options_parse_double("knob 'sampling-interval'", value, 1, 1000, &ms,
+						 err, sizeof(err)))
 				usage_error(err);
 			o.interval_ns = (uint64_t)(ms * 1e6 + 0.5);
 		} else if (!strcmp(name, "stack-depth")) {
@@ -251,9 +259,14 @@ int main(int argc, char **argv)
 				usage_error(err);
 			o.stack_depth = (uint32_t)depth;
 		} else if (!strcmp(name, "sampling-clock")) {
+			if (o.memory)
+				usage_error("knob 'sampling-clock' is for -collect hotspots: "
+					    "memory-consumption takes no CPU samples");
 			if (strcmp(value, "timer") && strcmp(value, "task-clock")) {
-				snprintf(err, sizeof(err), "knob 'sampling-clock': '%s' is not one "
-					 "of: timer, task-clock", value);
+				snprintf(err, sizeof(err),
+					 "knob 'sampling-clock': '%s' is not one "
+					 "of: timer, task-clock",
+					 value);
 				usage_error(err);
 			}
 			o.task_clock = !strcmp(value, "task-clock");
@@ -279,11 +292,33 @@ int main(int argc, char **argv)
 				usage_error(err);
 			o.wait_threshold_ns = (uint64_t)(us * 1e3 + 0.5);
 			threshold_given = true;
+		} else if (!strcmp(name, "sampling")) {
+			long n;
+
+			if (!o.memory)
+				usage_error("knob 'sampling' is for -collect memory-consumption");
+			if (!strcmp(value, "exact")) {
+				o.mem_sample_bytes = 0;
+				continue;
+			}
+			if (strncmp(value, "bytes:", 6)) {
+				snprintf(err, sizeof(err),
+					 "knob 'sampling': '%s' is not 'exact' or "
+					 "'bytes:N'",
+					 value);
+				usage_error(err);
+			}
+			if (options_parse_long("knob 'sampling'", value + 6, 1, 1l << 31, &n, err,
+					       sizeof(err)))
+				usage_error(err);
+			o.mem_sample_bytes = (uint64_t)n;
 		}
 	}
 	if (enable_wait >= 0 && strcmp(o.analysis, "hotspots")) {
 		snprintf(err, sizeof(err), "knob 'enable-wait-time' is for -collect hotspots: "
-			 "-collect %s always records waits", o.analysis);
+			 "-collect %s %s", o.analysis,
+			 o.memory ? "takes no CPU samples and records no waits"
+				  : "always records waits");
 		usage_error(err);
 	}
 	if (enable_wait > 0)
@@ -302,8 +337,7 @@ int main(int argc, char **argv)
 	if ((s = options_get_str(&r, "data-limit"))) {
 		double mb;
 
-		if (options_parse_double("option '-data-limit'", s, 0, 1e9, &mb, err,
-					 sizeof(err)))
+		if (options_parse_double("option '-data-limit'", s, 0, 1e9, &mb, err, sizeof(err)))
 			usage_error(err);
 		/* Not silently no limit: a limit under one chunk would stop before any sample. */
 		if (mb > 0 && mb * 1048576.0 < AGENT_DATA_LIMIT_MIN) {

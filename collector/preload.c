@@ -7,8 +7,8 @@
 
 /* Runtimes that refuse to start unless they come first in the initial library list. */
 static const char *const first_runtimes[] = {
-	"libasan.", "libhwasan.", "libtsan.", "libclang_rt.asan", "libclang_rt.hwasan",
-	"libclang_rt.tsan",
+	"libasan.",         "libhwasan.",         "libtsan.",
+	"libclang_rt.asan", "libclang_rt.hwasan", "libclang_rt.tsan",
 };
 
 static bool is_first_runtime(const char *entry, size_t len)

@@ -12,9 +12,9 @@ struct proc_map {
 	uint64_t start, end; /* runtime addresses, end exclusive */
 	uint64_t offset;     /* bytes into the file */
 	uint64_t inode;
-	uint32_t prot;	     /* PF_R | PF_W | PF_X */
-	bool shared;	     /* 's' rather than 'p' */
-	const char *path;    /* points into the line: "", "[vdso]", "[heap]", a file... */
+	uint32_t prot;    /* PF_R | PF_W | PF_X */
+	bool shared;      /* 's' rather than 'p' */
+	const char *path; /* points into the line: "", "[vdso]", "[heap]", a file... */
 };
 
 /*

@@ -76,15 +76,13 @@ uint64_t stack_table_find(const struct stack_table *t, uint64_t hash, const uint
 	}
 }
 
-uint64_t stack_table_add(struct stack_table *t, uint64_t hash, const uint64_t *ips,
-			 uint32_t depth)
+uint64_t stack_table_add(struct stack_table *t, uint64_t hash, const uint64_t *ips, uint32_t depth)
 {
 	size_t mask = t->nslots - 1;
 	size_t i = (size_t)hash & mask;
 	struct stack_table_slot *s;
 
-	if (!t->slots || (t->used + 1) * 4 > t->nslots * 3 ||
-	    depth > t->pool_cap - t->pool_used)
+	if (!t->slots || (t->used + 1) * 4 > t->nslots * 3 || depth > t->pool_cap - t->pool_used)
 		return 0;
 	while (t->slots[i].hash != 0)
 		i = (i + 1) & mask;

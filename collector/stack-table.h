@@ -17,21 +17,21 @@
  * in the stream). Not thread-safe: one table per thread.
  */
 struct stack_table_slot {
-	uint64_t hash;	/* 0: empty */
-	uint64_t id;	/* id given to the stack, from 1 */
+	uint64_t hash;  /* 0: empty */
+	uint64_t id;    /* id given to the stack, from 1 */
 	uint32_t start; /* first frame in the pool */
 	uint32_t depth; /* frames */
 };
 
 struct stack_table {
 	struct stack_table_slot *slots;
-	size_t nslots;	   /* power of two */
-	size_t used;	   /* slots in use */
-	uint64_t *pool;	   /* frames of all stacks, back to back */
-	size_t pool_cap;   /* frames */
-	size_t pool_used;  /* frames */
-	uint64_t next_id;  /* id of the next stack added */
-	size_t map_len;	   /* bytes mapped (slots and pool) */
+	size_t nslots;    /* power of two */
+	size_t used;      /* slots in use */
+	uint64_t *pool;   /* frames of all stacks, back to back */
+	size_t pool_cap;  /* frames */
+	size_t pool_used; /* frames */
+	uint64_t next_id; /* id of the next stack added */
+	size_t map_len;   /* bytes mapped (slots and pool) */
 };
 
 /*
@@ -52,8 +52,7 @@ uint64_t stack_table_find(const struct stack_table *t, uint64_t hash, const uint
  * Add a stack known not to be in the table; returns its new id, or 0 when the table is full
  * (more than 3/4 of the slots used, or the pool cannot take the frames).
  */
-uint64_t stack_table_add(struct stack_table *t, uint64_t hash, const uint64_t *ips,
-			 uint32_t depth);
+uint64_t stack_table_add(struct stack_table *t, uint64_t hash, const uint64_t *ips, uint32_t depth);
 
 /* Forget every stack; ids continue from where they were. */
 void stack_table_reset(struct stack_table *t);

@@ -14,8 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-__attribute__((format(printf, 3, 4)))
-static int fail(char *err, size_t size, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t size, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -79,7 +78,8 @@ static bool is_dynamic_loader(int fd, const Elf64_Ehdr *eh)
 	int i;
 
 	for (i = 0; i < eh->e_phnum; i++)
-		if (!read_at(fd, &ph, sizeof(ph), (off_t)(eh->e_phoff + (uint64_t)i * eh->e_phentsize)) &&
+		if (!read_at(fd, &ph, sizeof(ph),
+			     (off_t)(eh->e_phoff + (uint64_t)i * eh->e_phentsize)) &&
 		    ph.p_type == PT_DYNAMIC)
 			dyn = ph;
 	for (off = 0; dyn.p_filesz && off + sizeof(d) <= dyn.p_filesz; off += sizeof(d)) {
@@ -94,8 +94,10 @@ static bool is_dynamic_loader(int fd, const Elf64_Ehdr *eh)
 		return false;
 	/* DT_STRTAB is an address: its file offset is that of the PT_LOAD holding it */
 	for (i = 0; i < eh->e_phnum; i++) {
-		if (read_at(fd, &ph, sizeof(ph), (off_t)(eh->e_phoff + (uint64_t)i * eh->e_phentsize)) ||
-		    ph.p_type != PT_LOAD || strtab < ph.p_vaddr || strtab >= ph.p_vaddr + ph.p_filesz)
+		if (read_at(fd, &ph, sizeof(ph),
+			    (off_t)(eh->e_phoff + (uint64_t)i * eh->e_phentsize)) ||
+		    ph.p_type != PT_LOAD || strtab < ph.p_vaddr ||
+		    strtab >= ph.p_vaddr + ph.p_filesz)
 			continue;
 		if (read_at(fd, name, sizeof(name) - 1,
 			    (off_t)(ph.p_offset + (strtab - ph.p_vaddr) + soname)))
@@ -107,8 +109,7 @@ static bool is_dynamic_loader(int fd, const Elf64_Ehdr *eh)
 }
 
 /* A dynamically linked ELF of our class, or a script; recurses once into an interpreter. */
-static int check_file(const char *shown, const char *path, int depth, char *err,
-		      size_t err_size)
+static int check_file(const char *shown, const char *path, int depth, char *err, size_t err_size)
 {
 	unsigned char head[256];
 	struct stat st;
@@ -178,10 +179,11 @@ static int check_file(const char *shown, const char *path, int depth, char *err,
 		if (!interp && eh.e_type == ET_DYN && is_dynamic_loader(fd, &eh))
 			interp = true;
 		if (!interp)
-			ret = fail(err, err_size,
-				   "cannot profile '%s': statically linked programs cannot load the "
-				   "agent (link it dynamically)",
-				   shown);
+			ret = fail(
+				err, err_size,
+				"cannot profile '%s': statically linked programs cannot load the "
+				"agent (link it dynamically)",
+				shown);
 	}
 	/* Anything else is run by /bin/sh as execvp() would: the shell is checked then. */
 out:

@@ -36,8 +36,8 @@ int log_level(void)
  * Format the whole line first and write it with one call, so that lines of concurrent
  * processes (ranks sharing a terminal) do not interleave mid-line.
  */
-__attribute__((format(printf, 2, 0)))
-static void log_emit(const char *prefix, const char *fmt, va_list ap, int err)
+__attribute__((format(printf, 2, 0))) static void log_emit(const char *prefix, const char *fmt,
+							   va_list ap, int err)
 {
 	char small[1024];
 	char *msg = small;

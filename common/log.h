@@ -59,7 +59,7 @@ _Noreturn void log_bug(const char *file, int line, const char *fmt, ...)
 enum log_exit {
 	EXIT_OK = 0,
 	EXIT_RUNTIME = 1, /* the work failed */
-	EXIT_USAGE = 2,	  /* bad options or input named by the user */
+	EXIT_USAGE = 2,   /* bad options or input named by the user */
 };
 
 /*

@@ -18,8 +18,8 @@
 /* Longer words get no suggestion: the distance table lives on the stack. */
 #define NEAREST_MAX_LEN 128
 
-__attribute__((format(printf, 3, 4)))
-static void set_error(char *err, size_t size, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void set_error(char *err, size_t size, const char *fmt,
+							    ...)
 {
 	va_list ap;
 
@@ -114,8 +114,7 @@ static size_t specs_count(const struct option_spec *specs)
 }
 
 /* Index of the spec called name (len bytes, not terminated) or by that alias, or -1. */
-static long specs_find(const struct option_spec *specs, size_t nspecs, const char *name,
-		       size_t len)
+static long specs_find(const struct option_spec *specs, size_t nspecs, const char *name, size_t len)
 {
 	size_t i;
 
@@ -131,8 +130,7 @@ static long specs_find(const struct option_spec *specs, size_t nspecs, const cha
 }
 
 /* The nearest option name or alias to word, or NULL. */
-static const char *specs_nearest(const struct option_spec *specs, size_t nspecs,
-				 const char *word)
+static const char *specs_nearest(const struct option_spec *specs, size_t nspecs, const char *word)
 {
 	const char *stack_names[64] = { NULL };
 	const char **names = stack_names;
@@ -164,8 +162,8 @@ static size_t choices_count(const char *const *choices)
 	return n;
 }
 
-static int check_choice(struct options_result *r, const struct option_spec *spec,
-			const char *shown, const char *value)
+static int check_choice(struct options_result *r, const struct option_spec *spec, const char *shown,
+			const char *value)
 {
 	const char *const *c;
 	const char *near;
@@ -187,7 +185,10 @@ static int check_choice(struct options_result *r, const struct option_spec *spec
 	for (c = spec->choices; *c; c++) {
 		len = strlen(r->error);
 		set_error(r->error + len, sizeof(r->error) - len, "%s%s",
-			  c == spec->choices ? "" : c[1] ? ", " : " or ", *c);
+			  c == spec->choices ? ""
+			  : c[1]             ? ", "
+					     : " or ",
+			  *c);
 	}
 	return -EINVAL;
 }
@@ -281,8 +282,8 @@ static bool is_option_word(const char *arg)
 	return arg[0] == '-' && arg[1] != '\0';
 }
 
-int options_parse(struct options_result *r, const struct option_spec *specs, int argc,
-		  char **argv, bool stop_at_nonoption)
+int options_parse(struct options_result *r, const struct option_spec *specs, int argc, char **argv,
+		  bool stop_at_nonoption)
 {
 	size_t i;
 	int k, rc = 0;
@@ -616,8 +617,8 @@ bad:
 	return -EINVAL;
 }
 
-int options_parse_long(const char *what, const char *s, long min, long max, long *out,
-		       char *err, size_t err_size)
+int options_parse_long(const char *what, const char *s, long min, long max, long *out, char *err,
+		       size_t err_size)
 {
 	char expected[128];
 	char *end;
@@ -664,8 +665,8 @@ int options_check_dir(const char *option, const char *dir, char *err, size_t err
 	return 0;
 }
 
-int options_search_dir(const char *option, const char *value, const char *next,
-		       unsigned *kinds, const char **dir, char *err, size_t err_size)
+int options_search_dir(const char *option, const char *value, const char *next, unsigned *kinds,
+		       const char **dir, char *err, size_t err_size)
 {
 	static const struct {
 		const char *type;
@@ -690,23 +691,27 @@ int options_search_dir(const char *option, const char *value, const char *next,
 			if (!strcmp(types[i].type, type))
 				break;
 		if (i == sizeof(types) / sizeof(types[0])) {
-			snprintf(err, err_size, "unknown search directory type '%s:' in '%s %s': "
-				 "expected bin:, sym:, src: or all: (as in %s bin:=DIR)", type,
-				 option, value, option);
+			snprintf(err, err_size,
+				 "unknown search directory type '%s:' in '%s %s': "
+				 "expected bin:, sym:, src: or all: (as in %s bin:=DIR)",
+				 type, option, value, option);
 			return -EINVAL;
 		}
 		*kinds = types[i].kinds;
 		*dir = eq + 1;
 		if (!**dir) {
 			if (next)
-				snprintf(err, err_size, "option '%s %s' names no directory: write it "
-					 "right after the '=' with no space, %s %sDIR ('%s', after the "
-					 "space, was taken as the program to run)", option, value, option,
-					 value, next);
+				snprintf(
+					err, err_size,
+					"option '%s %s' names no directory: write it "
+					"right after the '=' with no space, %s %sDIR ('%s', after the "
+					"space, was taken as the program to run)",
+					option, value, option, value, next);
 			else
-				snprintf(err, err_size, "option '%s %s' names no directory: write it "
-					 "right after the '=' with no space, %s %sDIR", option, value,
-					 option, value);
+				snprintf(err, err_size,
+					 "option '%s %s' names no directory: write it "
+					 "right after the '=' with no space, %s %sDIR",
+					 option, value, option, value);
 			return -EINVAL;
 		}
 	}

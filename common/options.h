@@ -15,18 +15,18 @@
  * back, for each option seen, its values in command-line order.
  */
 enum option_kind {
-	OPTION_FLAG,	/* no value: -quiet */
-	OPTION_VALUE,	/* one value; given twice, the last wins: -r res */
-	OPTION_LIST,	/* repeatable, each value kept: -search-dir a -search-dir b */
+	OPTION_FLAG,  /* no value: -quiet */
+	OPTION_VALUE, /* one value; given twice, the last wins: -r res */
+	OPTION_LIST,  /* repeatable, each value kept: -search-dir a -search-dir b */
 };
 
 struct option_spec {
-	const char *name;     /* "collect", without dashes */
-	const char *alias;    /* another spelling ("r" for "result-dir"), or NULL */
+	const char *name;  /* "collect", without dashes */
+	const char *alias; /* another spelling ("r" for "result-dir"), or NULL */
 	enum option_kind kind;
-	const char *metavar;  /* "DIR", shown in -help; NULL for flags */
-	const char *help;     /* one line */
-	const char *example;  /* a whole example command line, shown in -help; may be NULL */
+	const char *metavar; /* "DIR", shown in -help; NULL for flags */
+	const char *help;    /* one line */
+	const char *example; /* a whole example command line, shown in -help; may be NULL */
 	/* With a non-NULL choices list (NULL-terminated), the value must be one of them. */
 	const char *const *choices;
 };
@@ -42,9 +42,9 @@ struct option_value {
 struct options_result {
 	struct option_value *values; /* one per spec, in table order */
 	size_t nspecs;
-	int rest_argc;		     /* what follows "--" (or the first non-option word) */
-	char **rest_argv;	     /* points into the caller's argv */
-	char error[512];	     /* after a failure: the message, without the tool's name */
+	int rest_argc;    /* what follows "--" (or the first non-option word) */
+	char **rest_argv; /* points into the caller's argv */
+	char error[512];  /* after a failure: the message, without the tool's name */
 };
 
 /*
@@ -60,8 +60,8 @@ struct options_result {
  *   invalid value 'hotspot' for option '-collect' (did you mean 'hotspots'?)
  * The caller frees with options_release(), which is safe after a failure and when repeated.
  */
-int options_parse(struct options_result *r, const struct option_spec *specs, int argc,
-		  char **argv, bool stop_at_nonoption);
+int options_parse(struct options_result *r, const struct option_spec *specs, int argc, char **argv,
+		  bool stop_at_nonoption);
 void options_release(struct options_result *r);
 
 /* The parsed value of the option named name (or its alias). */
@@ -118,8 +118,8 @@ const char *options_nearest(const char *word, const char *const *candidates, siz
  */
 int options_parse_double(const char *what, const char *s, double min, double max, double *out,
 			 char *err, size_t err_size);
-int options_parse_long(const char *what, const char *s, long min, long max, long *out,
-		       char *err, size_t err_size);
+int options_parse_long(const char *what, const char *s, long min, long max, long *out, char *err,
+		       size_t err_size);
 
 /*
  * What a -search-dir directory is searched for. VTune's typed form names it: "bin:=DIR"
@@ -141,8 +141,8 @@ enum search_dir_kind {
  * Returns 0, or -EINVAL with err set: "option '-search-dir': no directory after 'bin:=' ...",
  * "search directory 'x' does not exist", "unknown search directory type 'bn:' ...".
  */
-int options_search_dir(const char *option, const char *value, const char *next,
-		       unsigned *kinds, const char **dir, char *err, size_t err_size);
+int options_search_dir(const char *option, const char *value, const char *next, unsigned *kinds,
+		       const char **dir, char *err, size_t err_size);
 
 /* Check that dir exists and is a directory; err: "search directory 'x' does not exist". */
 int options_check_dir(const char *option, const char *dir, char *err, size_t err_size);

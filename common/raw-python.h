@@ -22,12 +22,12 @@ enum raw_python_type {
 	RAW_REC_PY_NOTE = 18,  /* why samples of this stream degraded to native-only */
 };
 _Static_assert((int)RAW_REC_PY_CODE >= (int)RAW_REC_PYTHON_FIRST &&
-	       (int)RAW_REC_PY_NOTE < (int)RAW_REC_ALLOC_FIRST,
+		       (int)RAW_REC_PY_NOTE < (int)RAW_REC_ALLOC_FIRST,
 	       "python records left their reserved range");
 
 /* Limits a reader enforces; the agent never writes more. */
-#define RAW_PY_MAX_STRING    1024	 /* bytes of a file name or qualified name */
-#define RAW_PY_MAX_LINETABLE (64u << 10) /* bytes of a line table */
+#define RAW_PY_MAX_STRING    1024          /* bytes of a file name or qualified name */
+#define RAW_PY_MAX_LINETABLE (64u << 10)   /* bytes of a line table */
 #define RAW_PY_MAX_FRAMES    RAW_MAX_DEPTH /* Python frames in one stack */
 
 /* Interpreter version in records: 0x030A0000 for 3.10, as PY_VERSION_HEX without patch. */
@@ -39,7 +39,7 @@ enum raw_py_code_flags {
 	RAW_PY_CODE_NAME_TRUNCATED = 1 << 1,   /* name or filename was cut at RAW_PY_MAX_STRING */
 	RAW_PY_CODE_LINETABLE_TRUNCATED = 1 << 2, /* the line table was cut: later offsets
 						     decode to no line */
-	RAW_PY_CODE_UNREADABLE = 1 << 3, /* a string could not be read: it is empty */
+	RAW_PY_CODE_UNREADABLE = 1 << 3,          /* a string could not be read: it is empty */
 };
 
 /*
@@ -51,14 +51,14 @@ enum raw_py_code_flags {
  * size of the bytecode (instruction offsets are below it).
  */
 struct raw_py_code {
-	uint64_t id;	       /* per stream, from 1 */
-	uint64_t addr;	       /* the code object's address when first seen (diagnostics) */
-	uint32_t version;      /* RAW_PY_VERSION(3, minor) */
-	uint32_t flags;	       /* enum raw_py_code_flags */
-	int32_t firstlineno;   /* co_firstlineno */
-	uint32_t code_size;    /* bytes of bytecode */
+	uint64_t id;                /* per stream, from 1 */
+	uint64_t addr;              /* the code object's address when first seen (diagnostics) */
+	uint32_t version;           /* RAW_PY_VERSION(3, minor) */
+	uint32_t flags;             /* enum raw_py_code_flags */
+	int32_t firstlineno;        /* co_firstlineno */
+	uint32_t code_size;         /* bytes of bytecode */
 	struct raw_string filename; /* UTF-8 */
-	struct raw_string name;	    /* UTF-8: co_qualname (3.11+) or co_name (3.10) */
+	struct raw_string name;     /* UTF-8: co_qualname (3.11+) or co_name (3.10) */
 	struct raw_string linetable;
 };
 
@@ -66,7 +66,7 @@ struct raw_py_code {
 struct raw_py_frame {
 	uint64_t code_id; /* a RAW_REC_PY_CODE id of the same stream */
 	uint32_t offset;  /* bytes into the bytecode of the instruction being run */
-	uint32_t flags;	  /* enum raw_py_frame_flags */
+	uint32_t flags;   /* enum raw_py_frame_flags */
 };
 
 enum raw_py_frame_flags {
@@ -101,10 +101,10 @@ struct raw_py_stack {
 enum raw_py_note_kind {
 	RAW_PY_NOTE_NO_THREAD_STATE = 1, /* the thread has no Python thread state */
 	RAW_PY_NOTE_UNKNOWN_VERSION = 2, /* an interpreter of a version pyagent does not know */
-	RAW_PY_NOTE_SUBINTERPRETER = 3,	 /* sub-interpreters exist: Python frames not taken */
-	RAW_PY_NOTE_READ_FAILED = 4,	 /* a frame or code object could not be read (torn) */
-	RAW_PY_NOTE_NO_READER = 5,	 /* process_vm_readv is not permitted here */
-	RAW_PY_NOTE_FREE_THREADED = 6,	 /* a free-threaded build (3.13t, 3.14t): not walked */
+	RAW_PY_NOTE_SUBINTERPRETER = 3,  /* sub-interpreters exist: Python frames not taken */
+	RAW_PY_NOTE_READ_FAILED = 4,     /* a frame or code object could not be read (torn) */
+	RAW_PY_NOTE_NO_READER = 5,       /* process_vm_readv is not permitted here */
+	RAW_PY_NOTE_FREE_THREADED = 6,   /* a free-threaded build (3.13t, 3.14t): not walked */
 	RAW_PY_NOTE_KIND_MAX = 6,
 };
 
@@ -123,8 +123,8 @@ struct raw_py_note {
 };
 
 /* Scratch bytes that always hold a RAW_REC_PY_STACK payload of n ips and npy frames. */
-#define RAW_PY_STACK_SCRATCH(n, npy) ((size_t)(3 + (n)) * RAW_VARINT_MAX + \
-				      (size_t)(1 + 3 * (npy)) * RAW_VARINT_MAX)
+#define RAW_PY_STACK_SCRATCH(n, npy)                                                               \
+	((size_t)(3 + (n)) * RAW_VARINT_MAX + (size_t)(1 + 3 * (npy)) * RAW_VARINT_MAX)
 /* Scratch bytes that always hold a RAW_REC_PY_CODE payload. */
 #define RAW_PY_CODE_SCRATCH (9 * RAW_VARINT_MAX + 2 * RAW_PY_MAX_STRING + RAW_PY_MAX_LINETABLE)
 

@@ -24,12 +24,12 @@ struct raw_reader {
 	bool mapped;
 	struct raw_file_header header;
 	struct raw_reader_stats stats;
-	size_t pos;		   /* next chunk header (or padding) */
+	size_t pos;                   /* next chunk header (or padding) */
 	const uint8_t *rec, *rec_end; /* records left in the current chunk */
-	bool open;		   /* the current chunk is open: it ends at a zero type byte */
-	bool have_seq;		   /* a chunk was read: last_seq is its seq */
+	bool open;                    /* the current chunk is open: it ends at a zero type byte */
+	bool have_seq;                /* a chunk was read: last_seq is its seq */
 	uint32_t last_seq;
-	int64_t last_ns;	   /* sample time base in the current chunk */
+	int64_t last_ns; /* sample time base in the current chunk */
 	uint64_t ips[RAW_MAX_DEPTH];
 	struct raw_segment segs[RAW_MAX_SEGMENTS];
 	struct raw_string args[RAW_MAX_ARGS];
@@ -67,7 +67,7 @@ int64_t raw_dec_svarint(struct raw_dec *d)
 
 struct raw_string raw_dec_string(struct raw_dec *d)
 {
-	struct raw_string s = {"", 0};
+	struct raw_string s = { "", 0 };
 	uint64_t len = raw_dec_varint(d);
 
 	if (d->error)
@@ -269,8 +269,10 @@ static bool seq_duplicate(struct raw_reader *r, const struct raw_chunk_header *c
 	if (r->have_seq && ch->seq <= r->last_seq) {
 		r->stats.chunks_duplicate++;
 		r->stats.bytes_skipped += len;
-		problem(r, "chunk %u at offset %zu repeats or precedes chunk %u: skipped as a "
-			   "duplicate", ch->seq, r->pos, r->last_seq);
+		problem(r,
+			"chunk %u at offset %zu repeats or precedes chunk %u: skipped as a "
+			"duplicate",
+			ch->seq, r->pos, r->last_seq);
 		return true;
 	}
 	r->have_seq = true;
@@ -491,7 +493,7 @@ static int64_t time_after(int64_t t, int64_t dt)
 /* Decode a core record's payload into rec. Returns false when it is malformed. */
 static bool decode(struct raw_reader *r, struct raw_record *rec)
 {
-	struct raw_dec d = {rec->payload, rec->payload + rec->payload_len, false};
+	struct raw_dec d = { rec->payload, rec->payload + rec->payload_len, false };
 
 	rec->decoded = true;
 	switch (rec->type) {
@@ -609,7 +611,8 @@ int raw_reader_next(struct raw_reader *r, struct raw_record *rec)
 		}
 		if (rec->type == 0 || rec->type > RAW_REC_MAX ||
 		    raw_varint_get(&p, r->rec_end, &len) || len > (uint64_t)(r->rec_end - p)) {
-			/* The framing itself is broken: nothing after it in this chunk can be found. */
+			/* The framing itself is broken: nothing after it in this chunk can be
+			 * found. */
 			r->stats.records_malformed++;
 			problem(r, "bad record framing at offset %zu", (size_t)(start - r->data));
 			if (r->open) {

@@ -33,34 +33,34 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RAW_MAGIC	    "PCRAW\r\n\032" /* 8 bytes, no NUL: catches text-mode mangling */
-#define RAW_VERSION	    2	   /* what the writer writes */
-#define RAW_VERSION_MIN	    1	   /* the oldest version the reader reads */
-#define RAW_BYTE_ORDER_MARK 0x01020304u /* as written by the writer, in its native order */
-#define RAW_CHUNK_MAGIC	    0x4b484350u /* "PCHK" read as a little-endian u32 */
-#define RAW_CHUNK_OPEN	    0xffffffffu /* chunk_header.size of a chunk still being filled */
+#define RAW_MAGIC           "PCRAW\r\n\032" /* 8 bytes, no NUL: catches text-mode mangling */
+#define RAW_VERSION         2               /* what the writer writes */
+#define RAW_VERSION_MIN     1               /* the oldest version the reader reads */
+#define RAW_BYTE_ORDER_MARK 0x01020304u     /* as written by the writer, in its native order */
+#define RAW_CHUNK_MAGIC     0x4b484350u     /* "PCHK" read as a little-endian u32 */
+#define RAW_CHUNK_OPEN      0xffffffffu     /* chunk_header.size of a chunk still being filled */
 
 /* Limits a reader enforces; a writer never produces more. */
-#define RAW_MAX_CHUNK	   (16u << 20) /* bytes of records in one chunk */
-#define RAW_MAX_DEPTH	   2048	       /* frames in one stack */
-#define RAW_MAX_SEGMENTS   64	       /* segments in one module record */
-#define RAW_MAX_ARGS	   4096	       /* argv entries in one process record */
-#define RAW_MAX_BUILD_ID   64	       /* bytes */
-#define RAW_MIN_BUFFER	   4096	       /* smallest writer buffer or window */
-#define RAW_MAX_WEIGHT	   (1u << 24)  /* sampling intervals one sample may stand for */
-#define RAW_MIN_INTERVAL_NS 1000ull	       /* header.interval_ns a reader accepts: 1 us.. */
-#define RAW_MAX_INTERVAL_NS 10000000000ull   /* ..10 s */
+#define RAW_MAX_CHUNK       (16u << 20)    /* bytes of records in one chunk */
+#define RAW_MAX_DEPTH       2048           /* frames in one stack */
+#define RAW_MAX_SEGMENTS    64             /* segments in one module record */
+#define RAW_MAX_ARGS        4096           /* argv entries in one process record */
+#define RAW_MAX_BUILD_ID    64             /* bytes */
+#define RAW_MIN_BUFFER      4096           /* smallest writer buffer or window */
+#define RAW_MAX_WEIGHT      (1u << 24)     /* sampling intervals one sample may stand for */
+#define RAW_MIN_INTERVAL_NS 1000ull        /* header.interval_ns a reader accepts: 1 us.. */
+#define RAW_MAX_INTERVAL_NS 10000000000ull /* ..10 s */
 
 /* What the header's clock and the samples measure. */
 enum raw_sample_clock {
-	RAW_SAMPLE_NONE = 0,	   /* the stream carries no samples */
+	RAW_SAMPLE_NONE = 0,       /* the stream carries no samples */
 	RAW_SAMPLE_THREAD_CPU = 1, /* one sample weight unit = interval_ns of thread CPU time */
-	RAW_SAMPLE_WALL = 2,	   /* one sample weight unit = interval_ns of wall time */
+	RAW_SAMPLE_WALL = 2,       /* one sample weight unit = interval_ns of wall time */
 };
 
 /* What a stream holds. */
 enum raw_stream_kind {
-	RAW_STREAM_THREAD = 1,	/* one thread: samples, stacks, thread and lost records */
+	RAW_STREAM_THREAD = 1,  /* one thread: samples, stacks, thread and lost records */
 	RAW_STREAM_PROCESS = 2, /* one process image: process and module records (tid: the
 				   thread that created it) */
 };
@@ -71,25 +71,25 @@ enum raw_stream_kind {
  * RAW_STREAM_THREAD.
  */
 struct raw_file_header {
-	char magic[8];		     /* RAW_MAGIC */
-	uint32_t byte_order;	     /* RAW_BYTE_ORDER_MARK */
-	uint16_t version;	     /* RAW_VERSION */
-	uint16_t header_size;	     /* bytes: sizeof(struct raw_file_header) */
-	int32_t pid;		     /* process that wrote the stream */
-	int32_t tid;		     /* thread that wrote the stream */
-	int32_t rank;		     /* MPI rank, or -1 outside a parallel job */
-	uint32_t clock_id;	     /* clockid_t of all record times: CLOCK_MONOTONIC (1) */
-	uint64_t origin_ns;	     /* ns: clock_id's value when the stream began */
+	char magic[8];               /* RAW_MAGIC */
+	uint32_t byte_order;         /* RAW_BYTE_ORDER_MARK */
+	uint16_t version;            /* RAW_VERSION */
+	uint16_t header_size;        /* bytes: sizeof(struct raw_file_header) */
+	int32_t pid;                 /* process that wrote the stream */
+	int32_t tid;                 /* thread that wrote the stream */
+	int32_t rank;                /* MPI rank, or -1 outside a parallel job */
+	uint32_t clock_id;           /* clockid_t of all record times: CLOCK_MONOTONIC (1) */
+	uint64_t origin_ns;          /* ns: clock_id's value when the stream began */
 	uint64_t origin_realtime_ns; /* ns since the Unix epoch at the same instant */
-	uint64_t interval_ns;	     /* ns: one sample weight unit; 0 without samples */
-	uint32_t sample_clock;	     /* enum raw_sample_clock */
-	uint32_t generation;	     /* execs the process went through before this image */
-	char host[64];		     /* short host name, NUL padded */
+	uint64_t interval_ns;        /* ns: one sample weight unit; 0 without samples */
+	uint32_t sample_clock;       /* enum raw_sample_clock */
+	uint32_t generation;         /* execs the process went through before this image */
+	char host[64];               /* short host name, NUL padded */
 	/* version 2 */
-	uint64_t stream_id;	     /* random: tells a copied stream from another one */
-	uint32_t kind;		     /* enum raw_stream_kind */
-	uint32_t header_crc;	     /* CRC-32 of the header_size header bytes, this field
-					counted as 0 */
+	uint64_t stream_id;  /* random: tells a copied stream from another one */
+	uint32_t kind;       /* enum raw_stream_kind */
+	uint32_t header_crc; /* CRC-32 of the header_size header bytes, this field
+				counted as 0 */
 };
 _Static_assert(sizeof(struct raw_file_header) == 144, "raw_file_header changed size");
 #define RAW_HEADER_V1_SIZE 128u
@@ -100,11 +100,11 @@ _Static_assert(sizeof(struct raw_file_header) == 144, "raw_file_header changed s
  * A mapped writer starts each chunk on an 8-byte boundary of the file.
  */
 struct raw_chunk_header {
-	uint32_t magic;	  /* RAW_CHUNK_MAGIC */
-	uint32_t size;	  /* bytes of records after this header; RAW_CHUNK_OPEN while open */
-	uint32_t crc;	  /* CRC-32 (IEEE, reflected); 0 while open */
-	uint32_t seq;	  /* chunk number in this stream, from 0, always increasing */
-	int64_t base_ns;  /* ns since origin: the time sample deltas in this chunk start from */
+	uint32_t magic;  /* RAW_CHUNK_MAGIC */
+	uint32_t size;   /* bytes of records after this header; RAW_CHUNK_OPEN while open */
+	uint32_t crc;    /* CRC-32 (IEEE, reflected); 0 while open */
+	uint32_t seq;    /* chunk number in this stream, from 0, always increasing */
+	int64_t base_ns; /* ns since origin: the time sample deltas in this chunk start from */
 };
 _Static_assert(sizeof(struct raw_chunk_header) == 24, "raw_chunk_header changed size");
 
@@ -116,19 +116,19 @@ uint32_t raw_chunk_crc(const struct raw_chunk_header *ch, const void *records);
  * does not decode with only their payload, and skips them by length.
  */
 enum raw_type {
-	RAW_REC_SAMPLE = 1,	    /* dt:svarint stack:varint weight:varint */
-	RAW_REC_STACK = 2,	    /* id:varint flags:varint n:varint ip[n]:svarint (delta) */
-	RAW_REC_THREAD_START = 3,   /* tid:varint time:svarint name:string */
-	RAW_REC_THREAD_END = 4,	    /* tid:varint time:svarint cpu_ns:varint */
-	RAW_REC_THREAD_NAME = 5,    /* tid:varint time:svarint name:string */
-	RAW_REC_PROCESS = 6,	    /* see struct raw_process */
-	RAW_REC_MODULE_LOAD = 7,    /* see struct raw_module */
-	RAW_REC_MODULE_UNLOAD = 8,  /* time:svarint base:varint path:string */
-	RAW_REC_LOST = 9,	    /* time:svarint reason:varint count:varint weight:varint */
-	RAW_REC_METRIC = 10,	    /* id:varint name:string unit:varint aggregation:varint
-				       kind:varint */
-	RAW_REC_VALUE = 11,	    /* dt:svarint stack:varint metric:varint value:svarint */
-	RAW_REC_NOTE = 12,	    /* time:svarint tid:varint kind:varint detail:string */
+	RAW_REC_SAMPLE = 1,        /* dt:svarint stack:varint weight:varint */
+	RAW_REC_STACK = 2,         /* id:varint flags:varint n:varint ip[n]:svarint (delta) */
+	RAW_REC_THREAD_START = 3,  /* tid:varint time:svarint name:string */
+	RAW_REC_THREAD_END = 4,    /* tid:varint time:svarint cpu_ns:varint */
+	RAW_REC_THREAD_NAME = 5,   /* tid:varint time:svarint name:string */
+	RAW_REC_PROCESS = 6,       /* see struct raw_process */
+	RAW_REC_MODULE_LOAD = 7,   /* see struct raw_module */
+	RAW_REC_MODULE_UNLOAD = 8, /* time:svarint base:varint path:string */
+	RAW_REC_LOST = 9,          /* time:svarint reason:varint count:varint weight:varint */
+	RAW_REC_METRIC = 10,       /* id:varint name:string unit:varint aggregation:varint
+				      kind:varint */
+	RAW_REC_VALUE = 11,        /* dt:svarint stack:varint metric:varint value:svarint */
+	RAW_REC_NOTE = 12,         /* time:svarint tid:varint kind:varint detail:string */
 	RAW_REC_CORE_LAST = 15,
 	/* Reserved ranges for later analyses; payloads documented with them. */
 	RAW_REC_PYTHON_FIRST = 16,  /* 16-31: Python code objects and frames */
@@ -146,9 +146,9 @@ enum raw_type {
 
 /* RAW_REC_STACK flags. */
 enum raw_stack_flags {
-	RAW_STACK_TRUNCATED = 1 << 0, /* the unwinder stopped at the depth limit */
+	RAW_STACK_TRUNCATED = 1 << 0,    /* the unwinder stopped at the depth limit */
 	RAW_STACK_UNWIND_ERROR = 1 << 1, /* the unwinder stopped on an error, not at the root */
-	RAW_STACK_FIRST_IS_PC = 1 << 2,	 /* ip[0] is the interrupted pc (exact), the rest are
+	RAW_STACK_FIRST_IS_PC = 1 << 2,  /* ip[0] is the interrupted pc (exact), the rest are
 					    return addresses (look up at ip - 1) */
 };
 
@@ -186,7 +186,7 @@ const char *raw_lost_reason_name(uint32_t reason);
 /* RAW_REC_NOTE kinds: what happened to a thread's sampling (in the process stream). */
 enum raw_note_kind {
 	RAW_NOTE_TIMER_FALLBACK = 1, /* sampled with the CPU-time timer: no task-clock event */
-	RAW_NOTE_NO_STREAM = 2,	     /* not sampled: its stream could not be created */
+	RAW_NOTE_NO_STREAM = 2,      /* not sampled: its stream could not be created */
 	RAW_NOTE_STREAM_STOPPED = 3, /* its stream stopped early (detail: why) */
 	RAW_NOTE_KIND_MAX = 3,
 };
@@ -211,7 +211,7 @@ enum raw_metric_kind {
 };
 
 /* The metric every process stream declares: samples carry it implicitly. */
-#define RAW_METRIC_CPU_TIME	 0
+#define RAW_METRIC_CPU_TIME      0
 #define RAW_METRIC_CPU_TIME_NAME "CPU Time"
 /* Declared by a process whose threads record waits (-collect threading). */
 #define RAW_METRIC_WAIT_TIME       1
@@ -261,10 +261,10 @@ struct raw_string {
 
 /* One mapped segment of a module: [start, start + size) maps file_offset. */
 struct raw_segment {
-	uint64_t start;	      /* runtime address */
-	uint64_t size;	      /* bytes */
+	uint64_t start;       /* runtime address */
+	uint64_t size;        /* bytes */
 	uint64_t file_offset; /* bytes into the file */
-	uint32_t prot;	      /* PF_R | PF_W | PF_X, as in ELF program headers */
+	uint32_t prot;        /* PF_R | PF_W | PF_X, as in ELF program headers */
 };
 
 /*
@@ -395,28 +395,27 @@ uint32_t raw_crc32(uint32_t crc, const void *data, size_t len);
  * at file offset off, at least min bytes, page aligned, zero where not yet written. Returns 0
  * with *base and *size set, or a negative errno. Async-signal-safe.
  */
-typedef int (*raw_window_fn)(void *ctx, uint64_t off, size_t min, uint8_t **base,
-			     size_t *size);
+typedef int (*raw_window_fn)(void *ctx, uint64_t off, size_t min, uint8_t **base, size_t *size);
 
 struct raw_writer {
-	int fd;		       /* buffered: not owned; mapped: -1 */
-	uint8_t *buf;	       /* buffered: the caller's buffer; mapped: the current window */
-	size_t cap;	       /* bytes of buf */
-	size_t len;	       /* bytes of buf used */
-	size_t chunk;	       /* offset in buf of the open chunk's header; SIZE_MAX: none */
-	size_t chunk_max;      /* a chunk is closed once its records pass this many bytes */
-	size_t reserve;	       /* mapped: bytes at the end of a window for the closing records */
-	bool finishing;	       /* the closing records are being written: the reserve is theirs */
-	bool full;	       /* mapped: no next window could be had */
-	raw_window_fn window;  /* mapped */
+	int fd;               /* buffered: not owned; mapped: -1 */
+	uint8_t *buf;         /* buffered: the caller's buffer; mapped: the current window */
+	size_t cap;           /* bytes of buf */
+	size_t len;           /* bytes of buf used */
+	size_t chunk;         /* offset in buf of the open chunk's header; SIZE_MAX: none */
+	size_t chunk_max;     /* a chunk is closed once its records pass this many bytes */
+	size_t reserve;       /* mapped: bytes at the end of a window for the closing records */
+	bool finishing;       /* the closing records are being written: the reserve is theirs */
+	bool full;            /* mapped: no next window could be had */
+	raw_window_fn window; /* mapped */
 	void *window_ctx;
-	uint64_t window_off;   /* mapped: file offset of buf */
-	int64_t chunk_base_ns; /* base_ns of the open chunk */
-	int64_t last_ns;       /* time of the last sample or value: deltas are taken from it */
-	uint32_t seq;	       /* number of the next chunk */
-	uint64_t bytes_written;	  /* bytes of the stream so far, header included */
+	uint64_t window_off;      /* mapped: file offset of buf */
+	int64_t chunk_base_ns;    /* base_ns of the open chunk */
+	int64_t last_ns;          /* time of the last sample or value: deltas are taken from it */
+	uint32_t seq;             /* number of the next chunk */
+	uint64_t bytes_written;   /* bytes of the stream so far, header included */
 	uint64_t dropped_records; /* records that could not be kept */
-	int error;		  /* last write or window error (negative errno), 0 if none */
+	int error;                /* last write or window error (negative errno), 0 if none */
 };
 
 /*
@@ -459,11 +458,9 @@ int raw_writer_init_mapped(struct raw_writer *w, raw_window_fn fn, void *ctx, si
 int raw_writer_sample(struct raw_writer *w, int64_t time_ns, uint64_t stack_id, uint64_t weight);
 int raw_writer_stack(struct raw_writer *w, uint64_t id, uint32_t flags, const uint64_t *ips,
 		     uint32_t n);
-int raw_writer_thread_start(struct raw_writer *w, uint32_t tid, int64_t time_ns,
-			    const char *name);
+int raw_writer_thread_start(struct raw_writer *w, uint32_t tid, int64_t time_ns, const char *name);
 int raw_writer_thread_end(struct raw_writer *w, uint32_t tid, int64_t time_ns, uint64_t cpu_ns);
-int raw_writer_thread_name(struct raw_writer *w, uint32_t tid, int64_t time_ns,
-			   const char *name);
+int raw_writer_thread_name(struct raw_writer *w, uint32_t tid, int64_t time_ns, const char *name);
 int raw_writer_process(struct raw_writer *w, const struct raw_process *p);
 int raw_writer_module_load(struct raw_writer *w, const struct raw_module *m);
 int raw_writer_module_unload(struct raw_writer *w, int64_t time_ns, uint64_t base,
@@ -507,34 +504,34 @@ struct raw_enc {
 void raw_enc_varint(struct raw_enc *e, uint64_t v);
 void raw_enc_svarint(struct raw_enc *e, int64_t v);
 void raw_enc_bytes(struct raw_enc *e, const void *data, size_t len); /* len:varint + bytes */
-void raw_enc_string(struct raw_enc *e, const char *s);		     /* NULL writes "" */
+void raw_enc_string(struct raw_enc *e, const char *s);               /* NULL writes "" */
 
 /* ---- reader ------------------------------------------------------------------------------ */
 
 /* What a reader met on its way: everything skipped is counted with its reason. */
 struct raw_reader_stats {
-	uint64_t bytes_total;	     /* file size */
-	uint64_t bytes_skipped;	     /* bytes not decoded, all reasons but padding */
-	uint64_t bytes_padding;	     /* zero bytes between and after chunks (not damage) */
-	uint64_t chunks;	     /* good chunks, open ones included */
-	uint64_t chunks_open;	     /* of which open: the writer was stopped before closing */
-	uint64_t chunks_bad_magic;   /* resynchronisations after garbage */
-	uint64_t chunks_bad_crc;     /* chunks whose checksum did not match */
-	uint64_t chunks_truncated;   /* chunks cut by the end of the file */
-	uint64_t chunks_duplicate;   /* chunks whose seq repeated or went back: skipped */
-	uint64_t records;	     /* records returned */
-	uint64_t records_malformed;  /* records that did not decode (rest of chunk skipped) */
-	bool header_crc_bad;	     /* version 2 header whose checksum does not match */
-	char first_problem[160];     /* the first problem met, "" if none */
+	uint64_t bytes_total;       /* file size */
+	uint64_t bytes_skipped;     /* bytes not decoded, all reasons but padding */
+	uint64_t bytes_padding;     /* zero bytes between and after chunks (not damage) */
+	uint64_t chunks;            /* good chunks, open ones included */
+	uint64_t chunks_open;       /* of which open: the writer was stopped before closing */
+	uint64_t chunks_bad_magic;  /* resynchronisations after garbage */
+	uint64_t chunks_bad_crc;    /* chunks whose checksum did not match */
+	uint64_t chunks_truncated;  /* chunks cut by the end of the file */
+	uint64_t chunks_duplicate;  /* chunks whose seq repeated or went back: skipped */
+	uint64_t records;           /* records returned */
+	uint64_t records_malformed; /* records that did not decode (rest of chunk skipped) */
+	bool header_crc_bad;        /* version 2 header whose checksum does not match */
+	char first_problem[160];    /* the first problem met, "" if none */
 };
 
 /* A decoded record. Pointers point into the reader and stay valid until the next call. */
 struct raw_record {
-	uint8_t type;		/* enum raw_type, or any other value 1-127 */
-	bool decoded;		/* false: a type this reader does not decode; use payload */
+	uint8_t type;           /* enum raw_type, or any other value 1-127 */
+	bool decoded;           /* false: a type this reader does not decode; use payload */
 	const uint8_t *payload; /* the record's payload, always set */
 	size_t payload_len;
-	int64_t time_ns;	/* for records that carry a time (samples: absolute, deltas applied) */
+	int64_t time_ns; /* for records that carry a time (samples: absolute, deltas applied) */
 	union {
 		struct {
 			uint64_t stack_id;
@@ -568,9 +565,9 @@ struct raw_record {
 		struct {
 			uint64_t id;
 			struct raw_string name;
-			uint32_t unit;	      /* enum raw_metric_unit */
+			uint32_t unit;        /* enum raw_metric_unit */
 			uint32_t aggregation; /* enum raw_metric_aggregation */
-			uint32_t kind;	      /* enum raw_metric_kind */
+			uint32_t kind;        /* enum raw_metric_kind */
 		} metric;
 		struct {
 			uint64_t stack_id;

@@ -124,7 +124,8 @@ int raw_window_reserve(int fd, uint64_t off, uint64_t len)
 		return -errno;
 	/* A file system without fallocate (some network ones): write the zeros. */
 	for (at = off; at < off + len;) {
-		size_t n = off + len - at < sizeof(zeros) ? (size_t)(off + len - at) : sizeof(zeros);
+		size_t n =
+			off + len - at < sizeof(zeros) ? (size_t)(off + len - at) : sizeof(zeros);
 		ssize_t w = pwrite(fd, zeros, n, (off_t)at);
 
 		if (w < 0) {

@@ -22,11 +22,11 @@
  */
 struct raw_window_file {
 	char path[PATH_MAX];
-	size_t window;	    /* bytes of a window, page aligned */
-	uint8_t *map;	    /* the current window, or NULL */
+	size_t window; /* bytes of a window, page aligned */
+	uint8_t *map;  /* the current window, or NULL */
 	size_t map_size;
-	uint64_t map_off;   /* file offset of map */
-	int error;	    /* errno of the last failure */
+	uint64_t map_off;     /* file offset of map */
+	int error;            /* errno of the last failure */
 	const char *error_op; /* what failed: "create", "open", "reserve", "map", "truncate" */
 };
 

@@ -350,8 +350,8 @@ static int record_begin(struct raw_writer *w, size_t max_payload, struct raw_enc
 		w->dropped_records++;
 		return -E2BIG;
 	}
-	if (w->chunk != NO_CHUNK && raw_writer_pending(w) && raw_writer_pending(w) + need >
-								      w->chunk_max) {
+	if (w->chunk != NO_CHUNK && raw_writer_pending(w) &&
+	    raw_writer_pending(w) + need > w->chunk_max) {
 		ret = raw_writer_flush(w);
 		if (ret && !is_mapped(w)) {
 			w->dropped_records++;
@@ -572,14 +572,12 @@ static int thread_named(struct raw_writer *w, uint8_t type, uint32_t tid, int64_
 	return record_end(w, type, &e, lb);
 }
 
-int raw_writer_thread_start(struct raw_writer *w, uint32_t tid, int64_t time_ns,
-			    const char *name)
+int raw_writer_thread_start(struct raw_writer *w, uint32_t tid, int64_t time_ns, const char *name)
 {
 	return thread_named(w, RAW_REC_THREAD_START, tid, time_ns, name);
 }
 
-int raw_writer_thread_name(struct raw_writer *w, uint32_t tid, int64_t time_ns,
-			   const char *name)
+int raw_writer_thread_name(struct raw_writer *w, uint32_t tid, int64_t time_ns, const char *name)
 {
 	return thread_named(w, RAW_REC_THREAD_NAME, tid, time_ns, name);
 }
@@ -663,8 +661,7 @@ int raw_writer_module_load(struct raw_writer *w, const struct raw_module *m)
 	return record_end(w, RAW_REC_MODULE_LOAD, &e, lb);
 }
 
-int raw_writer_module_unload(struct raw_writer *w, int64_t time_ns, uint64_t base,
-			     const char *path)
+int raw_writer_module_unload(struct raw_writer *w, int64_t time_ns, uint64_t base, const char *path)
 {
 	struct raw_enc e;
 	size_t lb;

@@ -131,6 +131,8 @@ int result_path(char *buf, size_t size, const char *dir, enum result_path_kind k
 		pathbuf_add(&p, ".praw");
 		break;
 	case RESULT_PATH_RAW_PROC:
+	case RESULT_PATH_RAW_MEM:
+		/* a process image's files: <pid>[.xN].proc.praw, <pid>[.xN].pmem */
 		if (name && !is_component(name))
 			goto invalid;
 		pathbuf_add(&p, "raw/");
@@ -139,7 +141,7 @@ int result_path(char *buf, size_t size, const char *dir, enum result_path_kind k
 			pathbuf_add(&p, ".");
 			pathbuf_add(&p, name);
 		}
-		pathbuf_add(&p, ".proc.praw");
+		pathbuf_add(&p, kind == RESULT_PATH_RAW_PROC ? ".proc.praw" : ".pmem");
 		break;
 	case RESULT_PATH_LOG_DIR:
 		pathbuf_add(&p, "log");
@@ -391,8 +393,7 @@ bool result_in_parallel_job(int *rank)
 	return false;
 }
 
-static void job_id_append(char *buf, size_t size, const char *kind, const char *a,
-			  const char *b)
+static void job_id_append(char *buf, size_t size, const char *kind, const char *a, const char *b)
 {
 	size_t len = strlen(buf);
 
@@ -769,8 +770,8 @@ static void sleep_ns(long ns)
 		;
 }
 
-__attribute__((format(printf, 3, 4)))
-static void dir_error(char *err, size_t size, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void dir_error(char *err, size_t size, const char *fmt,
+							    ...)
 {
 	va_list ap;
 
@@ -790,7 +791,8 @@ static int refuse_existing(const char *dir, char *err, size_t err_size)
 			  dir);
 	else
 		dir_error(err, err_size,
-			  "result directory '%s' is not empty; choose another -r or remove it", dir);
+			  "result directory '%s' is not empty; choose another -r or remove it",
+			  dir);
 	return -EEXIST;
 }
 
@@ -883,8 +885,8 @@ int result_dir_create_timed(const char *dir, enum result_mode mode, long long wa
 		dir_error(err, err_size, "cannot create result directory '': %s", strerror(EINVAL));
 		return -EINVAL;
 	}
-	if (result_path(path, sizeof(path), dir, RESULT_PATH_RAW, INT_MAX, INT_MAX, NULL,
-			NULL) < 0) {
+	if (result_path(path, sizeof(path), dir, RESULT_PATH_RAW, INT_MAX, INT_MAX, NULL, NULL) <
+	    0) {
 		dir_error(err, err_size, "cannot create result directory '%s': %s", dir,
 			  strerror(ENAMETOOLONG));
 		return -ENAMETOOLONG;
@@ -924,9 +926,11 @@ int result_dir_create_timed(const char *dir, enum result_mode mode, long long wa
 				  strerror(-rc));
 			return rc;
 		}
-		/* The directory's own mode (a joined rank did not choose it), whatever the umask. */
+		/* The directory's own mode (a joined rank did not choose it), whatever the umask.
+		 */
 		if (!stat(dir, &st) && (!stat(path, &sub) || errno == ENOENT) &&
-		    ((sub.st_mode & 0777) == (st.st_mode & 0777) || !chmod(path, st.st_mode & 0777)))
+		    ((sub.st_mode & 0777) == (st.st_mode & 0777) ||
+		     !chmod(path, st.st_mode & 0777)))
 			continue;
 		rc = -errno;
 		dir_error(err, err_size, "cannot create result directory '%s': %s", path,
@@ -989,8 +993,8 @@ void result_dir_remove_empty(const char *dir)
 
 int result_open_file(const char *path, bool nofollow, uint64_t max_size, struct stat *st)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY |
-				    (nofollow ? O_NOFOLLOW : 0));
+	int fd = open(path,
+		      O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (nofollow ? O_NOFOLLOW : 0));
 	int errsv;
 
 	if (fd < 0)

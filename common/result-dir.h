@@ -21,30 +21,33 @@
  *                            "x1", "x2", ...) since the pid and main tid survive exec
  *   DIR/raw/<pid>.proc.praw  the process stream of a process image: its process and module
  *                            records; <pid>.<name>.proc.praw after an exec
- *   DIR/log/agent.<pid>.log  messages of the agent inside process <pid>
- *   DIR/log/.data-used       the raw-byte counter all processes share (-data-limit)
- *   DIR/archive/<build-id>/<file name>  binaries copied by -archive
- *   DIR/result.db            the SQLite database written by pfinalize
- *   DIR/.result.db.tmp.<pid> a database being written, renamed over result.db when complete
- *   DIR/source-cache/        reserved
+ *   DIR/raw/<pid>.pmem       memory-consumption's aggregates of a process image
+ * (common/raw-memory.h); <pid>.<name>.pmem after an exec DIR/log/agent.<pid>.log  messages of the
+ * agent inside process <pid> DIR/log/.data-used       the raw-byte counter all processes share
+ * (-data-limit) DIR/archive/<build-id>/<file name>  binaries copied by -archive DIR/result.db the
+ * SQLite database written by pfinalize DIR/.result.db.tmp.<pid> a database being written, renamed
+ * over result.db when complete DIR/source-cache/        reserved
  */
 enum result_path_kind {
-	RESULT_PATH_DIR,	/* DIR itself */
-	RESULT_PATH_JOB,	/* DIR/pcollect.job */
-	RESULT_PATH_META_DIR,	/* DIR/meta */
-	RESULT_PATH_META,	/* DIR/meta/<pid>.meta */
-	RESULT_PATH_RAW_DIR,	/* DIR/raw */
-	RESULT_PATH_RAW,	/* DIR/raw/<pid>.<tid>.praw, or <pid>.<tid>.<name>.praw when name != NULL */
-	RESULT_PATH_RAW_PROC,	/* DIR/raw/<pid>.proc.praw, or <pid>.<name>.proc.praw when name != NULL */
-	RESULT_PATH_LOG_DIR,	/* DIR/log */
-	RESULT_PATH_LOG,	/* DIR/log/agent.<pid>.log */
-	RESULT_PATH_ARCHIVE_DIR,/* DIR/archive */
-	RESULT_PATH_ARCHIVE,	/* DIR/archive/<build-id>/<name>; name in the name argument */
-	RESULT_PATH_DB,		/* DIR/result.db */
-	RESULT_PATH_DB_TMP,	/* DIR/.result.db.tmp.<pid> */
-	RESULT_PATH_JOB_TMP,	/* DIR/.pcollect.job.<pid>, linked to pcollect.job when whole */
-	RESULT_PATH_DATA_USED,	/* DIR/log/.data-used: raw bytes written by all processes, shared
-				   through mmap for -data-limit */
+	RESULT_PATH_DIR,      /* DIR itself */
+	RESULT_PATH_JOB,      /* DIR/pcollect.job */
+	RESULT_PATH_META_DIR, /* DIR/meta */
+	RESULT_PATH_META,     /* DIR/meta/<pid>.meta */
+	RESULT_PATH_RAW_DIR,  /* DIR/raw */
+	RESULT_PATH_RAW, /* DIR/raw/<pid>.<tid>.praw, or <pid>.<tid>.<name>.praw when name != NULL
+			  */
+	RESULT_PATH_RAW_PROC,    /* DIR/raw/<pid>.proc.praw, or <pid>.<name>.proc.praw when name !=
+				    NULL */
+	RESULT_PATH_RAW_MEM,     /* DIR/raw/<pid>.pmem, or <pid>.<name>.pmem when name != NULL */
+	RESULT_PATH_LOG_DIR,     /* DIR/log */
+	RESULT_PATH_LOG,         /* DIR/log/agent.<pid>.log */
+	RESULT_PATH_ARCHIVE_DIR, /* DIR/archive */
+	RESULT_PATH_ARCHIVE,     /* DIR/archive/<build-id>/<name>; name in the name argument */
+	RESULT_PATH_DB,          /* DIR/result.db */
+	RESULT_PATH_DB_TMP,      /* DIR/.result.db.tmp.<pid> */
+	RESULT_PATH_JOB_TMP,     /* DIR/.pcollect.job.<pid>, linked to pcollect.job when whole */
+	RESULT_PATH_DATA_USED,   /* DIR/log/.data-used: raw bytes written by all processes, shared
+				    through mmap for -data-limit */
 };
 
 /*
@@ -63,9 +66,9 @@ int result_path(char *buf, size_t size, const char *dir, enum result_path_kind k
 /* What a raw stream's file name says (result_raw_name_parse()). */
 struct result_raw_name {
 	pid_t pid;
-	pid_t tid;	     /* 0 for a process stream */
+	pid_t tid;           /* 0 for a process stream */
 	uint32_t generation; /* the exec generation: N of "xN", 0 without */
-	bool process;	     /* <pid>[.xN].proc.praw */
+	bool process;        /* <pid>[.xN].proc.praw */
 };
 
 /*
@@ -154,8 +157,7 @@ int result_dir_create(const char *dir, enum result_mode mode, bool *created, cha
 
 /* result_dir_create() with that wait (ns) given: the unit tests wait less. */
 int result_dir_create_timed(const char *dir, enum result_mode mode, long long wait_ns,
-			    bool *created, char *err,
-			    size_t err_size);
+			    bool *created, char *err, size_t err_size);
 
 /* True when dir looks like a result directory (has raw/ or result.db). */
 bool result_dir_is_result(const char *dir);

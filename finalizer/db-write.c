@@ -251,9 +251,20 @@ static int write_python_meta(struct db *d, const struct fin *f)
 static int write_meta(struct db *d, const struct fin *f)
 {
 	static const char *const copied[] = {
-		"analysis", "start_realtime_ns", "end_realtime_ns", "elapsed_ns",
-		"command_line", "cwd", "host", "user", "kernel", "cpu_count",
-		"collector_version", "data_limit_hit", "sampling_clock", NULL,
+		"analysis",
+		"start_realtime_ns",
+		"end_realtime_ns",
+		"elapsed_ns",
+		"command_line",
+		"cwd",
+		"host",
+		"user",
+		"kernel",
+		"cpu_count",
+		"collector_version",
+		"data_limit_hit",
+		"sampling_clock",
+		NULL,
 	};
 	struct timespec now;
 	char key[256], *sd, *ssd;
@@ -285,8 +296,9 @@ static int write_meta(struct db *d, const struct fin *f)
 	ret = ret ? ret : meta_put_int(d, "interval_ns", (int64_t)f->interval_ns);
 	ret = ret ? ret : meta_put_int(d, "start_monotonic_ns", f->start_mono_ns);
 	ret = ret ? ret : meta_put(d, "finalizer_version", PCOLLECT_VERSION);
-	ret = ret ? ret : meta_put_int(d, "finalized_realtime_ns",
-				       (int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
+	ret = ret ? ret
+		  : meta_put_int(d, "finalized_realtime_ns",
+				 (int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
 	ret = ret ? ret : meta_put(d, "finalization_mode", f->o->fast ? "fast" : "full");
 	ret = ret ? ret : meta_put(d, "search_dirs", sd);
 	ret = ret ? ret : meta_put(d, "source_search_dirs", ssd);
@@ -325,7 +337,8 @@ static int64_t parent_image(const struct fin *f, const struct image *im)
 		    o->generation + 1 == im->generation)
 			return (int64_t)i + 1;
 		if (p->origin != RAW_PROCESS_EXEC && o->pid == p->parent_pid &&
-		    strcmp(o->host, im->host) == 0 && (!best || o->generation > f->images[best - 1].generation))
+		    strcmp(o->host, im->host) == 0 &&
+		    (!best || o->generation > f->images[best - 1].generation))
 			best = (int64_t)i + 1;
 	}
 	return best;
@@ -464,8 +477,10 @@ static int write_functions(struct db *d, const struct fin *f)
 	}
 	if ((ret = batch_end(&b, ret)))
 		return ret;
-	ret = batch_begin(d, &b, "INSERT INTO frames (id, function_id, module_id, address,"
-			  " inline_depth, source_file_id, line) VALUES", 7);
+	ret = batch_begin(d, &b,
+			  "INSERT INTO frames (id, function_id, module_id, address,"
+			  " inline_depth, source_file_id, line) VALUES",
+			  7);
 	for (i = 0; i < f->nframes && !ret; i++) {
 		const struct frame *fr = &f->frames[i];
 
@@ -488,6 +503,8 @@ static int write_functions(struct db *d, const struct fin *f)
 static int write_metrics(struct db *d, const struct fin *f)
 {
 	struct fin_metric *ms = calloc(f->nmetrics + 1, sizeof(*ms));
+	const char *analysis = meta_get(&f->meta, "analysis");
+	bool memory = analysis && !strcmp(analysis, "memory-consumption");
 	size_t n, i;
 	int ret;
 
@@ -499,6 +516,11 @@ static int write_metrics(struct db *d, const struct fin *f)
 	if (!ret && (!n || strcmp(ms[0].name, FIN_METRIC_CPU_NAME)))
 		BUG("metric 0 is not '%s'", FIN_METRIC_CPU_NAME);
 	for (i = 0; i < n && !ret; i++) {
+		/* A memory-consumption result takes no CPU samples: it has no CPU Time. */
+		if (i == 0 && memory && !f->samples_total)
+			continue;
+		if (memory)
+			ms[i].main = !strcmp(ms[i].name, RAW_METRIC_MEM_ALLOCATED_NAME);
 		b_int(d, 1, (int64_t)i + 1);
 		b_text(d, 2, ms[i].name);
 		b_text(d, 3, ms[i].unit);
@@ -613,8 +635,8 @@ static int write_tree(struct db *d, const struct fin *f)
 {
 	struct batch b;
 	size_t i;
-	int ret = batch_begin(d, &b, "INSERT INTO stacks (id, parent_id, frame_id, depth) VALUES",
-			      4);
+	int ret =
+		batch_begin(d, &b, "INSERT INTO stacks (id, parent_id, frame_id, depth) VALUES", 4);
 
 	for (i = 0; i < f->nnodes && !ret; i++) {
 		const struct node *n = &f->nodes[i];
@@ -628,8 +650,10 @@ static int write_tree(struct db *d, const struct fin *f)
 	if ((ret = batch_end(&b, ret)))
 		return ret;
 	/* The CPU samples are CPU Time: value = weight x interval, in ns. */
-	ret = batch_begin(d, &b, "INSERT INTO samples (thread_id, stack_id, metric_id, context_id,"
-			  " count, value) VALUES", 6);
+	ret = batch_begin(d, &b,
+			  "INSERT INTO samples (thread_id, stack_id, metric_id, context_id,"
+			  " count, value) VALUES",
+			  6);
 	for (i = 0; i < f->naggs && !ret; i++) {
 		const struct agg *a = &f->aggs[i];
 
@@ -644,8 +668,10 @@ static int write_tree(struct db *d, const struct fin *f)
 	if ((ret = batch_end(&b, ret)))
 		return ret;
 	/* In key order, so every insert appends to the table's b-tree. */
-	ret = batch_begin(d, &b, "INSERT INTO timeline (time_ns, thread_id, metric_id, stack_id,"
-			  " context_id, value) VALUES", 6);
+	ret = batch_begin(d, &b,
+			  "INSERT INTO timeline (time_ns, thread_id, metric_id, stack_id,"
+			  " context_id, value) VALUES",
+			  6);
 	for (i = 0; i < f->ntimeline && !ret; i++) {
 		const struct timeline_row *r = &f->timeline[i];
 		uint32_t node = f->streams[r->stream].stacks[r->stack].node;
@@ -847,10 +873,66 @@ int fin_db_write_symbols(struct fin_db *x, const struct fin *f)
 
 	ret = ret ? ret : write_modules(&x->d, f);
 	ret = ret ? ret : write_functions(&x->d, f);
-	if (!ret && sqlite3_exec(x->d.h, fin_schema_symbol_indexes, NULL, NULL, &msg) != SQLITE_OK) {
+	if (!ret &&
+	    sqlite3_exec(x->d.h, fin_schema_symbol_indexes, NULL, NULL, &msg) != SQLITE_OK) {
 		log_error("cannot index '%s': %s", x->path, msg ? msg : "");
 		sqlite3_free(msg);
 		ret = -EIO;
+	}
+	return ret;
+}
+
+/* memory-consumption: the counters over time and each process's figures (docs/schema.md). */
+static int write_memory(struct db *d, const struct fin *f)
+{
+	size_t i;
+	int ret = 0;
+
+	if (f->ncounters)
+		ret = prep(d, "INSERT INTO counters (time_ns, process_id, name, value)"
+			      " VALUES (?,?,?,?)");
+	for (i = 0; i < f->ncounters && !ret; i++) {
+		const struct counter_row *c = &f->counters[i];
+
+		b_int(d, 1, c->time_ns);
+		b_int(d, 2, (int64_t)c->image + 1);
+		b_text(d, 3, c->name);
+		b_int(d, 4, c->value);
+		ret = step(d);
+	}
+	if (!ret && f->nmems)
+		ret = prep(d, "INSERT OR REPLACE INTO process_memory (process_id, peak_bytes, "
+			      "peak_ns, leaked_bytes, ended, untracked_allocs, untracked_bytes, "
+			      "unknown_frees, agent_bytes, agent_peak_bytes, sample_bytes, hooks, "
+			      "sampled_allocs, cache_misses, cache_checks, cache_collisions, "
+			      "cache_escalations) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+	for (i = 0; i < f->nmems && !ret; i++) {
+		const struct mem_file *m = &f->mems[i];
+		const struct raw_mem_header *h = &m->hdr;
+
+		if (m->image < 0)
+			continue;
+		b_int(d, 1, m->image + 1);
+		b_int(d, 2, (int64_t)h->peak_bytes);
+		if (h->peak_ns)
+			b_int(d, 3, (int64_t)h->peak_ns - f->start_mono_ns);
+		else
+			sqlite3_bind_null(d->st, 3);
+		b_int(d, 4, (int64_t)h->live_bytes);
+		b_int(d, 5, (h->flags & RAW_MEM_ENDED) != 0);
+		b_int(d, 6, (int64_t)h->untracked_allocs);
+		b_int(d, 7, (int64_t)h->untracked_bytes);
+		b_int(d, 8, (int64_t)h->unknown_frees);
+		b_int(d, 9, (int64_t)h->agent_bytes);
+		b_int(d, 10, (int64_t)h->agent_peak_bytes);
+		b_int(d, 11, (int64_t)h->sample_bytes);
+		b_int(d, 12, (h->flags & RAW_MEM_HOOKS) != 0);
+		b_int(d, 13, (int64_t)h->sampled_allocs);
+		b_int(d, 14, (int64_t)h->cache_misses);
+		b_int(d, 15, (int64_t)h->verifications);
+		b_int(d, 16, (int64_t)h->mismatches);
+		b_int(d, 17, (int64_t)h->escalations);
+		ret = step(d);
 	}
 	return ret;
 }
@@ -867,6 +949,7 @@ int fin_db_write_samples(struct fin_db *x, const struct fin *f)
 	ret = ret ? ret : write_notes(&x->d, f);
 	ret = ret ? ret : write_python_notes(&x->d, f);
 	ret = ret ? ret : write_regions(&x->d, f);
+	ret = ret ? ret : write_memory(&x->d, f);
 	return ret ? ret : write_streams(&x->d, f);
 }
 
@@ -876,8 +959,9 @@ int fin_db_close(struct fin_db *x, int ret)
 
 	if (x->d.st)
 		sqlite3_finalize(x->d.st);
-	if (!ret && (sqlite3_exec(x->d.h, fin_schema_sample_indexes, NULL, NULL, &msg) != SQLITE_OK ||
-		     sqlite3_exec(x->d.h, "COMMIT;", NULL, NULL, &msg) != SQLITE_OK)) {
+	if (!ret &&
+	    (sqlite3_exec(x->d.h, fin_schema_sample_indexes, NULL, NULL, &msg) != SQLITE_OK ||
+	     sqlite3_exec(x->d.h, "COMMIT;", NULL, NULL, &msg) != SQLITE_OK)) {
 		log_error("cannot index '%s': %s", x->path, msg ? msg : "");
 		sqlite3_free(msg);
 		ret = -EIO;

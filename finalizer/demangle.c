@@ -14,7 +14,8 @@ char *demangle(const char *name)
 	int status = 0;
 	char *out;
 
-	/* Only Itanium names: "_Z..." (also Rust's legacy scheme); plain C names stay as they are. */
+	/* Only Itanium names: "_Z..." (also Rust's legacy scheme); plain C names stay as they are.
+	 */
 	if (!name || strncmp(name, "_Z", 2))
 		return NULL;
 	out = __cxa_demangle(name, NULL, NULL, &status);

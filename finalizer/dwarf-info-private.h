@@ -48,7 +48,7 @@ struct cu_ctx {
 	Dwarf_Half version;
 	Dwarf_Off cu_start, cu_end; /* global offsets of this unit: decl_file is only
 				       meaningful for DIEs inside it */
-	uint64_t base;		    /* the unit's base address (DWARF 2-4 ranges) */
+	uint64_t base;              /* the unit's base address (DWARF 2-4 ranges) */
 	/* The unit's line table: read here (lt), else through libdwarf (lc). */
 	const struct line_sections *sections;
 	struct line_table lt;
@@ -57,13 +57,13 @@ struct cu_ctx {
 	Dwarf_Line_Context lc;
 	Dwarf_Unsigned line_version;
 	Dwarf_Signed file_base, file_end; /* valid file numbers: [file_base, file_end) */
-	const char **files;		  /* full paths by number - file_base, when asked */
+	const char **files;               /* full paths by number - file_base, when asked */
 	bool inline_chains;
 	struct str_pool *pool;
 	const uint64_t *addrs; /* all addresses */
 	struct scope *scopes;
 	size_t nscopes, cap;
-	int32_t *best; /* per address (global index): deepest scope, -1 none */
+	int32_t *best;               /* per address (global index): deepest scope, -1 none */
 	struct dwarf_frame **frames; /* where chains go: this worker's array */
 	size_t *nframes, *fcap;
 	int err;
@@ -76,7 +76,7 @@ struct cu_unit {
 	Dwarf_Half version;
 	uint64_t base;
 	size_t idx_off, k; /* its addresses: cu_units.idx[idx_off .. + k) */
-	int worker;	   /* which worker read it */
+	int worker;        /* which worker read it */
 };
 
 /* Free libdwarf's error, if any, and clear it. */

@@ -35,8 +35,8 @@ int dbg_open(const char *path, Dwarf_Debug *dbg, char *err, size_t errsize)
 
 	pthread_once(&init_once, init_libdwarf);
 	pthread_mutex_lock(&init_lock);
-	res = dwarf_init_path(path, NULL, 0, DW_DLC_READ, DW_GROUPNUMBER_ANY, NULL, NULL, dbg,
-			      NULL, 0, NULL, &e);
+	res = dwarf_init_path(path, NULL, 0, DW_DLC_READ, DW_GROUPNUMBER_ANY, NULL, NULL, dbg, NULL,
+			      0, NULL, &e);
 	pthread_mutex_unlock(&init_lock);
 	if (res == DW_DLV_OK)
 		return 0;

@@ -15,8 +15,8 @@ struct dwarf_frame {
 	const char *mangled;   /* linkage name, NULL if none */
 	const char *decl_file; /* where the function is defined, NULL if unknown */
 	uint32_t decl_line;
-	const char *file;      /* this frame's source position: the call site of the next */
-	uint32_t line;	       /* frame, or the line-table position for the innermost */
+	const char *file; /* this frame's source position: the call site of the next */
+	uint32_t line;    /* frame, or the line-table position for the innermost */
 };
 
 /*
@@ -31,8 +31,8 @@ struct dwarf_lookup {
 	uint32_t *leaf_line;
 	struct dwarf_frame *frames;
 	size_t nframes, cap;
-	size_t n;	     /* addresses */
-	uint64_t cus;	     /* compilation units in the file */
+	size_t n;            /* addresses */
+	uint64_t cus;        /* compilation units in the file */
 	uint64_t cus_parsed; /* units that held one of the addresses and were read in full */
 	/* Strings of the frames read by helper threads (the others are in the caller's pool):
 	   they must live as long as the frames; take them over or release them here. */

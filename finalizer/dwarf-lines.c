@@ -31,7 +31,8 @@ static bool file_entry(struct cu_ctx *c, Dwarf_Signed i, const char **name, cons
 		return true;
 	}
 	if (dwarf_srclines_files_data_b(c->lc, i, name, &dirno, &mtime, &len, &md5, &e) !=
-		    DW_DLV_OK || !*name) {
+		    DW_DLV_OK ||
+	    !*name) {
 		dbg_drop_error(c->dbg, &e);
 		return false;
 	}
@@ -109,7 +110,7 @@ struct rows {
 	const uint64_t *addrs;
 	const uint32_t *idx;
 	size_t n;
-	uint64_t *best_lo;	/* per wanted address: start of its range, UINT64_MAX none */
+	uint64_t *best_lo; /* per wanted address: start of its range, UINT64_MAX none */
 	uint64_t *fileno, *line;
 	uint64_t prev_lo, prev_file, prev_line;
 	bool have_prev;
@@ -257,7 +258,8 @@ void cu_lines_open(struct cu_ctx *c, Dwarf_Die cu_die)
 	}
 	if (off >= 0 && c->sections)
 		log_debug("unit at 0x%llx: its line table is read through libdwarf (the direct "
-			  "reader refused it)", (unsigned long long)c->cu_start);
+			  "reader refused it)",
+			  (unsigned long long)c->cu_start);
 	if (off < 0 ||
 	    dwarf_srclines_b(cu_die, &c->line_version, &tables, &c->lc, &e) != DW_DLV_OK) {
 		dbg_drop_error(c->dbg, &e);
@@ -271,8 +273,8 @@ void cu_lines_open(struct cu_ctx *c, Dwarf_Die cu_die)
 		if (dwarf_srclines_comp_dir(c->lc, &cd, &e) == DW_DLV_OK && cd)
 			c->comp_dir = cd;
 		dbg_drop_error(c->dbg, &e);
-		if (dwarf_srclines_files_indexes(c->lc, &c->file_base, &count, &c->file_end,
-						 &e) != DW_DLV_OK)
+		if (dwarf_srclines_files_indexes(c->lc, &c->file_base, &count, &c->file_end, &e) !=
+		    DW_DLV_OK)
 			c->file_base = c->file_end = 0;
 		dbg_drop_error(c->dbg, &e);
 	}
@@ -289,4 +291,3 @@ void cu_lines_close(struct cu_ctx *c)
 		dwarf_srclines_dealloc_b(c->lc);
 	c->lc = NULL;
 }
-

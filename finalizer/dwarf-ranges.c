@@ -147,4 +147,3 @@ bool range_set_contains(const struct range_set *s, uint64_t addr)
 			return true;
 	return false;
 }
-

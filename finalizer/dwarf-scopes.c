@@ -299,4 +299,3 @@ int cu_chain_emit(struct cu_ctx *c, struct dwarf_lookup *out, uint32_t i)
 	}
 	return 0;
 }
-

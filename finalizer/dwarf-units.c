@@ -218,7 +218,7 @@ static int rangeless_resolve(struct cu_ctx *c, const struct cu_unit *v, size_t n
  */
 #define ADDRS_PER_THREAD 2048
 #define UNITS_PER_THREAD 2
-#define MAX_THREADS 4
+#define MAX_THREADS      4
 
 static int threads_for(int jobs, size_t naddrs, size_t nunits)
 {
@@ -263,8 +263,9 @@ int cu_units_scan(struct cu_units *u, struct cu_ctx *c, struct dwarf_lookup *out
 			break;
 		if (res != DW_DLV_OK) {
 			snprintf(err, errsize, "%s", dwarf_errmsg(e));
-			log_debug("unit header %llu unreadable (%s): the units after it are not read",
-				  (unsigned long long)out->cus + 1, err);
+			log_debug(
+				"unit header %llu unreadable (%s): the units after it are not read",
+				(unsigned long long)out->cus + 1, err);
 			dbg_drop_error(dbg, &e);
 			break; /* keep what the earlier units gave */
 		}
@@ -284,8 +285,11 @@ int cu_units_scan(struct cu_units *u, struct cu_ctx *c, struct dwarf_lookup *out
 		if (dwarf_lowpc(cu_die, &low, &e) != DW_DLV_OK)
 			low = 0;
 		dbg_drop_error(dbg, &e);
-		v = (struct cu_unit){ .die = die_off, .start = cu_start, .end = cu_end,
-					 .version = version, .base = low };
+		v = (struct cu_unit){ .die = die_off,
+				      .start = cu_start,
+				      .end = cu_end,
+				      .version = version,
+				      .base = low };
 		c->version = version;
 		c->base = low;
 		if (cu_die_ranges(c, cu_die, &rs)) {
@@ -319,7 +323,8 @@ int cu_units_resolve(struct cu_units *u, const char *path, struct cu_ctx *c, int
 
 	out->cus_parsed = u->n;
 	log_debug("'%s': %zu addresses in %zu units with ranges, %zu units without; read on %d "
-		  "threads", path, out->n, u->n, u->nrangeless, threads_for(jobs, out->n, u->n));
+		  "threads",
+		  path, out->n, u->n, u->nrangeless, threads_for(jobs, out->n, u->n));
 	ret = units_read(u, path, c, threads_for(jobs, out->n, u->n), out);
 	if (ret)
 		return ret;

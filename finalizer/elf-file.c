@@ -43,8 +43,8 @@ static bool note_find_build_id(struct elf_file *f, Elf_Data *data)
 
 	while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
 		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-		    !memcmp((const char *)data->d_buf + name_off, "GNU", 4) &&
-		    nh.n_descsz > 0 && nh.n_descsz <= ELF_FILE_MAX_BUILD_ID) {
+		    !memcmp((const char *)data->d_buf + name_off, "GNU", 4) && nh.n_descsz > 0 &&
+		    nh.n_descsz <= ELF_FILE_MAX_BUILD_ID) {
 			memcpy(f->build_id, (const char *)data->d_buf + desc_off, nh.n_descsz);
 			f->build_id_len = nh.n_descsz;
 			return true;
@@ -82,8 +82,7 @@ static void read_sections(struct elf_file *f)
 		if (!strcmp(name, ".gnu_debuglink") && sh.sh_type != SHT_NOBITS && !f->debuglink) {
 			data = elf_getdata(scn, NULL);
 			/* File name, NUL, padding, CRC-32. */
-			if (data && data->d_size > 4 &&
-			    memchr(data->d_buf, '\0', data->d_size - 4))
+			if (data && data->d_size > 4 && memchr(data->d_buf, '\0', data->d_size - 4))
 				f->debuglink = strdup(data->d_buf);
 		}
 	}

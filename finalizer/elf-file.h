@@ -14,12 +14,12 @@
 struct elf_file {
 	int fd;
 	Elf *elf;
-	char *path;			 /* owned */
+	char *path; /* owned */
 	uint8_t build_id[ELF_FILE_MAX_BUILD_ID];
-	size_t build_id_len;		 /* 0: the file has no build-id note */
-	char *debuglink;		 /* .gnu_debuglink file name, owned; NULL if none */
-	bool has_debug_info;		 /* a non-empty .debug_info (not NOBITS) */
-	bool has_symtab;		 /* .symtab present */
+	size_t build_id_len; /* 0: the file has no build-id note */
+	char *debuglink;     /* .gnu_debuglink file name, owned; NULL if none */
+	bool has_debug_info; /* a non-empty .debug_info (not NOBITS) */
+	bool has_symtab;     /* .symtab present */
 };
 
 /*

@@ -22,6 +22,7 @@ static const struct event_decoder {
 	int (*take)(struct stream *s, const struct raw_record *rec);
 	int (*to_events)(struct fin *f, struct stream *s);
 } decoders[] = {
+	{ RAW_REC_ALLOC_FIRST, RAW_REC_ALLOC_FIRST + 15, mem_take, mems_to_events },
 	{ RAW_REC_WAIT_FIRST, RAW_REC_WAIT_FIRST + 15, wait_take, waits_to_events },
 	{ RAW_REC_MPI_FIRST, RAW_REC_MPI_FIRST + 15, mpi_take, mpis_to_events },
 };
@@ -57,7 +58,9 @@ static const char *unit_name(uint32_t u)
 
 static const char *kind_name(uint32_t k)
 {
-	return k == RAW_METRIC_KIND_CPU_SAMPLE ? "cpu" : "other";
+	return k == RAW_METRIC_KIND_CPU_SAMPLE ? "cpu"
+	       : k == RAW_METRIC_KIND_ALLOC    ? "alloc"
+					       : "other";
 }
 
 /* Image im's METRIC id → the result's metric (UINT32_MAX: left out). -ENOMEM. */
@@ -74,7 +77,7 @@ static int image_metric_put(struct image *im, uint64_t id, uint32_t metric)
 	return 0;
 }
 
-static int64_t image_metric(const struct image *im, uint64_t id)
+int64_t fin_image_metric(const struct image *im, uint64_t id)
 {
 	size_t i;
 
@@ -122,7 +125,7 @@ static int values_to_events(struct fin *f, struct stream *s)
 
 	for (i = 0; i < s->nvalues; i++) {
 		const struct value_rec *v = &s->values[i];
-		int64_t m = image_metric(im, v->metric);
+		int64_t m = fin_image_metric(im, v->metric);
 
 		if (m < 0 || m == UINT32_MAX) {
 			s->values_unknown_metric++;

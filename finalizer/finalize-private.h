@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "common/meta.h"
+#include "common/raw-memory.h"
 #include "common/raw-stream.h"
 #include "common/result-dir.h"
 #include "finalizer/finalize.h"
@@ -48,15 +49,15 @@
 
 /* A raw stack as read: ips[off .. off + depth), innermost first. */
 struct stack_rec {
-	uint64_t id;	/* the stream's id */
+	uint64_t id;    /* the stream's id */
 	uint32_t flags; /* enum raw_stack_flags */
 	uint32_t depth;
-	size_t off;	/* into stream.ips */
-	size_t loc;	/* into stream.locs once located, SIZE_MAX before */
-	uint32_t node;	/* leaf of the calling-context tree, once built */
+	size_t off;               /* into stream.ips */
+	size_t loc;               /* into stream.locs once located, SIZE_MAX before */
+	uint32_t node;            /* leaf of the calling-context tree, once built */
 	uint64_t samples, weight; /* of the samples naming it, counted when located */
-	size_t py_off;	/* a RAW_REC_PY_STACK's Python frames: stream.py.frames[py_off ..] */
-	uint32_t npy;	/* how many (0: a native stack) */
+	size_t py_off; /* a RAW_REC_PY_STACK's Python frames: stream.py.frames[py_off ..] */
+	uint32_t npy;  /* how many (0: a native stack) */
 };
 
 /* Where one ip of a stack is: a module and the module-relative address looked up. */
@@ -69,17 +70,17 @@ struct loc {
 #define NO_STACK UINT64_MAX
 
 struct sample_rec {
-	int64_t time_ns;    /* stream time (since header.origin_ns) */
-	uint64_t stack;	    /* the stream's stack id; once located the index into stacks,
-			       or NO_STACK */
+	int64_t time_ns; /* stream time (since header.origin_ns) */
+	uint64_t stack;  /* the stream's stack id; once located the index into stacks,
+			    or NO_STACK */
 	uint64_t weight;
 };
 
 struct module_event {
-	int64_t time_ns;     /* stream time */
+	int64_t time_ns; /* stream time */
 	bool unload;
 	struct raw_module rm; /* path, build_id and segs owned (unload: path and base only) */
-	uint32_t module;     /* index into fin.modules, loads only, set by fin_build_images */
+	uint32_t module;      /* index into fin.modules, loads only, set by fin_build_images */
 };
 
 struct thread_event {
@@ -87,7 +88,7 @@ struct thread_event {
 	uint32_t tid;
 	int64_t time_ns; /* stream time */
 	uint64_t cpu_ns;
-	char *name;	 /* owned */
+	char *name; /* owned */
 };
 
 struct lost_rec {
@@ -105,7 +106,7 @@ struct metric_decl {
 /* RAW_REC_VALUE: a metric value attributed to a stack at a time (thread streams). */
 struct value_rec {
 	int64_t time_ns; /* stream time */
-	uint64_t stack; /* the stream's stack id */
+	uint64_t stack;  /* the stream's stack id */
 	uint64_t metric;
 	int64_t value;
 };
@@ -165,6 +166,30 @@ struct event_rec {
 	bool timed;       /* one event at time_ns: a timeline row (a sum of several is not) */
 };
 
+/* RAW_REC_MEM_COUNTERS: the live heap and RSS of the process at a time (thread streams). */
+struct mem_counters_rec {
+	int64_t time_ns; /* stream time */
+	uint64_t live, rss;
+};
+
+/* One raw/<pid>.pmem (finalizer/memory.c): a process image's allocation aggregates. */
+struct mem_file {
+	char *path;
+	struct raw_mem_header hdr;     /* as read */
+	struct raw_mem_entry *entries; /* those in use, by tid */
+	size_t nentries;
+	int64_t image;              /* index into images, -1 when no stream of its pid was read */
+	uint64_t entries_unmatched; /* entries whose thread stream was not read */
+};
+
+/* One row of the counters table: a process's live heap or RSS at a time. */
+struct counter_row {
+	int64_t time_ns; /* collection time */
+	uint32_t image;
+	const char *name; /* "Live Heap", "RSS" */
+	int64_t value;
+};
+
 /* RAW_REC_NOTE: what happened to a thread's sampling (process streams). */
 struct note_rec {
 	uint32_t tid;
@@ -177,8 +202,8 @@ struct process_rec {
 	int32_t pid, ppid, parent_pid;
 	int64_t time_ns; /* stream time, then collection time in images */
 	uint32_t origin, generation;
-	char *exe;	      /* owned */
-	char *command_line;   /* owned, shell-quoted argv */
+	char *exe;          /* owned */
+	char *command_line; /* owned, shell-quoted argv */
 };
 
 /* One raw stream file and everything read from it. */
@@ -205,8 +230,8 @@ struct stream {
 	struct lost_rec *lost;
 	size_t nlost, lost_cap;
 	struct process_rec process;
-	struct pystream py;	   /* code objects, Python frames of mixed stacks, notes */
-	uint32_t *py_frame_ids;	   /* per py.frames entry of a sampled stack: index into frames */
+	struct pystream py;     /* code objects, Python frames of mixed stacks, notes */
+	uint32_t *py_frame_ids; /* per py.frames entry of a sampled stack: index into frames */
 	struct metric_decl *metrics;
 	size_t nmetrics, metrics_cap;
 	struct value_rec *values;
@@ -215,6 +240,8 @@ struct stream {
 	size_t nnotes, notes_cap;
 	struct wait_rec *waits;
 	size_t nwaits, waits_cap;
+	struct mem_counters_rec *mem_counters;
+	size_t nmem_counters, mem_counters_cap;
 	struct object_rec *objects;
 	size_t nobjects, objects_cap;
 	struct mpi_rec *mpis;
@@ -229,18 +256,18 @@ struct stream {
 				       FIN_DAMAGED_STACK_ID */
 	uint64_t samples_bad_stack; /* samples whose stack was never defined (lost to damage):
 				       kept under FIN_DAMAGED_STACK_ID */
-	uint64_t weight_total;	   /* of its samples (saturating) */
+	uint64_t weight_total;      /* of its samples (saturating) */
 	uint64_t unknown_records;
 	uint64_t records_malformed;     /* analysis records that did not decode (added to stats) */
 	uint64_t values_unknown_metric; /* VALUE records of a metric the image did not declare */
-	struct result_raw_name name; /* what the file name says, when name_ok */
+	struct result_raw_name name;    /* what the file name says, when name_ok */
 	bool name_ok;
 	int64_t duplicate_of;	   /* index of the stream this one is a copy of, or -1 */
 	bool header_distrusted;	   /* header fields taken from the name and meta/, not the file */
 	bool weights_scaled;       /* its samples stood for more CPU time than its thread used */
 
 	int64_t offset_ns; /* add to a stream time to get collection time */
-	uint32_t image;	   /* index into images */
+	uint32_t image;    /* index into images */
 	uint32_t thread;   /* index into threads */
 };
 
@@ -250,7 +277,7 @@ struct mapping {
 	uint64_t base; /* load bias */
 	uint32_t module;
 	int64_t load_ns, unload_ns; /* collection time; INT64_MAX while loaded */
-	uint64_t max_hi; /* the largest hi of this and the mappings before it */
+	uint64_t max_hi;            /* the largest hi of this and the mappings before it */
 };
 
 /* A metric a process image declared (RAW_REC_METRIC id) and the result's metric for it. */
@@ -273,7 +300,7 @@ struct image {
 	size_t nmetric_ids, metric_ids_cap;
 	struct process_rec process;
 	int64_t start_ns, end_ns; /* collection time, from its streams */
-	int64_t fork_parent;	  /* image this one forked from, -1: none (its maps apply too) */
+	int64_t fork_parent;      /* image this one forked from, -1: none (its maps apply too) */
 	int64_t db_id;
 };
 
@@ -292,9 +319,9 @@ struct thread {
 
 /* Global tables, as written to the database (ids are index + 1). */
 struct function {
-	uint32_t module; /* NO_MODULE for [unknown] */
+	uint32_t module;            /* NO_MODULE for [unknown] */
 	const char *name, *mangled; /* interned in fin.strings */
-	int64_t file;	 /* source_files id, 0 if none */
+	int64_t file;               /* source_files id, 0 if none */
 	uint32_t line;
 	bool resolved;
 	bool range;	 /* unnamed, known by its FDE range: "func@0x<start>" (sym_frame.range) */
@@ -369,7 +396,7 @@ struct fin {
 	char dir[4096];
 	struct meta meta;
 	int64_t start_mono_ns;
-	int64_t end_mono_ns;	 /* the latest end in meta/, -1 when none says */
+	int64_t end_mono_ns; /* the latest end in meta/, -1 when none says */
 	uint64_t interval_ns;
 	bool interval_from_meta; /* interval_ns is the launcher's, not a stream header's */
 	long collecting_pid;     /* a launcher still collecting the result, or 0 */
@@ -385,16 +412,16 @@ struct fin {
 	struct hash_index module_index;
 
 	struct str_pool strings; /* names of functions */
-	struct str_pool files;	 /* source_files: id = index + 1 */
+	struct str_pool files;   /* source_files: id = index + 1 */
 	struct function *functions;
 	size_t nfunctions, functions_cap;
 	struct hash_index function_index;
 	struct frame *frames;
 	size_t nframes, frames_cap;
 	uint32_t **module_frames; /* per module, per address: first frame index */
-	uint32_t unknown_frame;	  /* UINT32_MAX until needed */
-	bool frames_final;	  /* frames and functions complete: the tree only reads them */
-	struct hash_index unknown_index; /* absolute address -> frame, for NO_MODULE */
+	uint32_t unknown_frame;   /* UINT32_MAX until needed */
+	bool frames_final;        /* frames and functions complete: the tree only reads them */
+	struct hash_index unknown_index;      /* absolute address -> frame, for NO_MODULE */
 	struct hash_index python_frame_index; /* (function, offset, line) -> Python frame */
 	uint64_t samples_python;  /* samples whose stack has Python frames */
 	uint64_t samples_truncated; /* samples whose stack was cut at the depth limit */
@@ -416,6 +443,10 @@ struct fin {
 	struct context *contexts;
 	size_t ncontexts, contexts_cap;
 	struct hash_index context_index;
+	struct mem_file *mems; /* memory-consumption's aggregate files */
+	size_t nmems;
+	struct counter_row *counters; /* by time */
+	size_t ncounters, counters_cap;
 
 	/* Summary figures. */
 	uint64_t streams_duplicate; /* copies ignored */
@@ -453,6 +484,11 @@ void fin_check_streams(struct fin *f);
  * scaled down to that time, and their streams say so.
  */
 void fin_check_thread_times(struct fin *f);
+
+/* finalize.c: names in dir ending with suffix, sorted (caller frees with fin_free_list).
+   Returns how many, or -errno. */
+long fin_list_dir(const char *dir, const char *suffix, char ***out);
+void fin_free_list(char **v, long n);
 
 /* image-map.c */
 int fin_build_images(struct fin *f);
@@ -510,6 +546,22 @@ int fin_name_contexts(struct fin *f);
  */
 int wait_take(struct stream *s, const struct raw_record *rec);
 int waits_to_events(struct fin *f, struct stream *s);
+/*
+ * memory.c: memory-consumption. fin_load_memory() reads every raw/<pid>.pmem (a file that is
+ * not one is reported and left out); mem_take() keeps a stream's counters records;
+ * mems_to_events() turns the aggregates of s's thread into events of the allocation metrics
+ * (Allocated Bytes, Allocations, Freed Bytes, Leaked Bytes, Peak Bytes, Temporary
+ * Allocations) and its counters into counter rows. fin_memory_done() sorts the counters once
+ * every stream is through. 0 or -ENOMEM.
+ */
+int fin_load_memory(struct fin *f);
+int mem_take(struct stream *s, const struct raw_record *rec);
+int mems_to_events(struct fin *f, struct stream *s);
+int fin_memory_done(struct fin *f);
+void fin_memory_release(struct fin *f);
+/* The image's metric declared under id (a METRIC record), -1 when none. */
+int64_t fin_image_metric(const struct image *im, uint64_t id);
+
 /* The name contexts.wait_kind holds for kind ("mutex"), "other" for an unknown one. */
 const char *wait_kind_name(uint32_t kind);
 /* The object_type of kind's objects ("mutex", "fd", "pid"), NULL when it has none (sleep). */

@@ -34,8 +34,7 @@ static int str_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Names in dir ending with suffix, sorted. Returns how many, or -errno. */
-static long list_dir(const char *dir, const char *suffix, char ***out)
+long fin_list_dir(const char *dir, const char *suffix, char ***out)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -66,7 +65,7 @@ static long list_dir(const char *dir, const char *suffix, char ***out)
 	return (long)n;
 }
 
-static void free_list(char **v, long n)
+void fin_free_list(char **v, long n)
 {
 	while (n > 0)
 		free(v[--n]);
@@ -83,7 +82,7 @@ static int read_meta(struct fin *f)
 	f->start_mono_ns = -1;
 	f->end_mono_ns = -1;
 	result_path(dir, sizeof(dir), f->dir, RESULT_PATH_META_DIR, 0, 0, NULL, NULL);
-	n = list_dir(dir, ".meta", &names);
+	n = fin_list_dir(dir, ".meta", &names);
 	if (n < 0)
 		return n == -ENOMEM ? -ENOMEM : 0;
 	for (i = 0; i < n; i++) {
@@ -95,13 +94,14 @@ static int read_meta(struct fin *f)
 		meta_init(&one);
 		ret = meta_read_file(&one, path);
 		if (ret == -ENOMEM) {
-			free_list(names, n);
+			fin_free_list(names, n);
 			return ret;
 		}
 		if (ret) {
 			log_warn("cannot read collection metadata '%s': %s", path,
-				 ret == -EINVAL ? "malformed" : ret == -E2BIG ? "a line too long"
-							     : result_strerror(-ret));
+				 ret == -EINVAL  ? "malformed"
+				 : ret == -E2BIG ? "a line too long"
+						 : result_strerror(-ret));
 		} else {
 			size_t k;
 
@@ -123,13 +123,13 @@ static int read_meta(struct fin *f)
 				if (!meta_get(&f->meta, one.entries[k].key) &&
 				    meta_set(&f->meta, one.entries[k].key, one.entries[k].value)) {
 					meta_release(&one);
-					free_list(names, n);
+					fin_free_list(names, n);
 					return -ENOMEM;
 				}
 		}
 		meta_release(&one);
 	}
-	free_list(names, n);
+	fin_free_list(names, n);
 	return 0;
 }
 
@@ -181,11 +181,12 @@ static int load_streams(struct fin *f, int jobs)
 	long n, i;
 
 	result_path(dir, sizeof(dir), f->dir, RESULT_PATH_RAW_DIR, 0, 0, NULL, NULL);
-	n = list_dir(dir, ".praw", &names);
+	n = fin_list_dir(dir, ".praw", &names);
 	if (n == -ENOENT || n == 0) {
 		log_error("no raw data in '%s': nothing to finalize (the collection recorded no "
-			  "stream; see the agent logs in '%s/log')", dir, f->dir);
-		free_list(names, n > 0 ? n : 0);
+			  "stream; see the agent logs in '%s/log')",
+			  dir, f->dir);
+		fin_free_list(names, n > 0 ? n : 0);
 		return -ENODATA;
 	}
 	if (n < 0) {
@@ -194,7 +195,7 @@ static int load_streams(struct fin *f, int jobs)
 	}
 	f->streams = calloc((size_t)n, sizeof(*f->streams));
 	if (!f->streams) {
-		free_list(names, n);
+		fin_free_list(names, n);
 		return -ENOMEM;
 	}
 	f->nstreams = (size_t)n;
@@ -204,12 +205,12 @@ static int load_streams(struct fin *f, int jobs)
 
 		f->streams[i].path = malloc(len);
 		if (!f->streams[i].path) {
-			free_list(names, n);
+			fin_free_list(names, n);
 			return -ENOMEM;
 		}
 		snprintf(f->streams[i].path, len, "%s/%s", dir, names[i]);
 	}
-	free_list(names, n);
+	fin_free_list(names, n);
 	return parallel_for(f->nstreams, jobs, load_one, f);
 }
 
@@ -354,7 +355,8 @@ static int tree_and_db(struct fin *f)
 	if (ret)
 		return ret;
 	unlink(tmp);
-	/* SQLite creates with 0644 minus the umask: the result's own mode instead (0600 or 0640). */
+	/* SQLite creates with 0644 minus the umask: the result's own mode instead (0600 or 0640).
+	 */
 	ret = result_create_file(tmp, result_file_mode(f->dir));
 	if (ret < 0) {
 		log_error("cannot create '%s': %s", tmp, strerror(-ret));
@@ -402,11 +404,13 @@ static void warn_modules(const struct fin *f)
 		if (!strcmp(m->status, "build-id-mismatch"))
 			log_warn("'%s' is not the binary that was profiled (its build-id differs "
 				 "from %s): its frames are reported unknown; pass -search-dir with "
-				 "the original", m->mismatch_path, m->build_id_hex);
+				 "the original",
+				 m->mismatch_path, m->build_id_hex);
 		else if (!strcmp(m->status, "missing") && m->kind == RAW_MODULE_FILE &&
 			 m->path[0] == '/')
 			log_warn("cannot find module '%s': its frames are unresolved; pass "
-				 "-search-dir with a copy", m->path);
+				 "-search-dir with a copy",
+				 m->path);
 		if (m->dwarf_error)
 			log_warn("cannot read all debug information of '%s': %s",
 				 m->debug_path ? m->debug_path : m->resolved_path, m->dwarf_error);
@@ -455,6 +459,7 @@ static void fin_release(struct fin *f)
 	free(f->node_spin);
 	free(f->contexts);
 	hash_index_release(&f->context_index);
+	fin_memory_release(f);
 	meta_release(&f->meta);
 }
 
@@ -471,7 +476,8 @@ int finalize_run(const struct finalize_opts *o)
 	if (stat(o->result_dir, &st)) {
 		ret = errno;
 		log_error("cannot open result directory '%s': %s", o->result_dir, strerror(ret));
-		/* A name that leads nowhere is the user's to fix; a refusal of the system is not. */
+		/* A name that leads nowhere is the user's to fix; a refusal of the system is not.
+		 */
 		return ret == ENOENT || ret == ENOTDIR ? -ERR_USAGE : -ret;
 	}
 	if (!S_ISDIR(st.st_mode) || !result_dir_is_result(o->result_dir)) {
@@ -512,6 +518,9 @@ int finalize_run(const struct finalize_opts *o)
 			f->start_mono_ns = 0;
 	}
 	fin_check_streams(f);
+	ret = fin_load_memory(f);
+	if (ret)
+		goto out;
 	for (i = 0; i < f->nstreams; i++) {
 		const struct stream *s = &f->streams[i];
 
@@ -532,6 +541,7 @@ int finalize_run(const struct finalize_opts *o)
 	if (!ret)
 		fin_check_thread_times(f);
 	ret = ret ? ret : fin_build_events(f);
+	ret = ret ? ret : fin_memory_done(f);
 	ret = ret ? ret : fin_locate_stacks(f);
 	if (ret)
 		goto out;

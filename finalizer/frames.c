@@ -17,7 +17,7 @@ struct function_key {
 	const char *name; /* interned: compared by pointer */
 	const char *mangled;
 	int64_t file;
-	bool python;	  /* Python functions are also told apart by their first line */
+	bool python; /* Python functions are also told apart by their first line */
 	uint32_t line;
 	bool resolved;
 	bool range;
@@ -77,16 +77,20 @@ static int64_t native_function(struct fin *f, uint32_t module, const struct sym_
 	k.file = file_id(f, sf->decl_file);
 	if (!k.name || (sf->mangled && !k.mangled) || k.file < 0)
 		return -ENOMEM;
-	return function_get(f, &k, hash_combine(hash_combine(hash_mix(module),
-							     (uint64_t)(uintptr_t)k.name),
-						(uint64_t)k.file));
+	return function_get(f, &k,
+			    hash_combine(hash_combine(hash_mix(module),
+						      (uint64_t)(uintptr_t)k.name),
+					 (uint64_t)k.file));
 }
 
 /* The Python function (name, file, first line). Index or -ENOMEM. */
 static int64_t python_function(struct fin *f, const struct pyframe_info *pi)
 {
-	struct function_key k = { .f = f, .module = NO_MODULE, .python = true,
-				  .line = (uint32_t)pi->firstlineno, .resolved = pi->known };
+	struct function_key k = { .f = f,
+				  .module = NO_MODULE,
+				  .python = true,
+				  .line = (uint32_t)pi->firstlineno,
+				  .resolved = pi->known };
 
 	k.name = str_pool_get(&f->strings, pi->name);
 	k.file = file_id(f, pi->file);
@@ -125,7 +129,7 @@ static int frame_add(struct fin *f, uint32_t function, uint32_t module, uint64_t
  */
 struct ptr_entry {
 	const void *a, *b; /* name and definition file, or a source file and NULL */
-	int64_t value;	   /* function index or source file id */
+	int64_t value;     /* function index or source file id */
 };
 
 struct ptr_cache {
@@ -158,8 +162,9 @@ static int ptr_make(const void *ctx, void *elem)
 static struct ptr_entry *ptr_cache_get(struct ptr_cache *c, const void *a, const void *b)
 {
 	struct ptr_key k = { c, a, b };
-	int64_t i = HASH_INDEX_GET(&c->index, hash_combine(hash_mix((uint64_t)(uintptr_t)a),
-							    (uint64_t)(uintptr_t)b),
+	int64_t i = HASH_INDEX_GET(&c->index,
+				   hash_combine(hash_mix((uint64_t)(uintptr_t)a),
+						(uint64_t)(uintptr_t)b),
 				   ptr_eq, ptr_make, &k, c->v, c->n, c->cap);
 
 	return i < 0 ? NULL : &c->v[i];
@@ -337,9 +342,9 @@ static int python_frames_create(struct fin *f)
 			for (k = 0; k < st->npy; k++) {
 				const struct raw_py_frame *p = &s->py.frames[st->py_off + k];
 				struct pyseen_key sk = { s, p };
-				uint64_t h = hash_combine(hash_combine(hash_mix(p->code_id),
-								       p->offset),
-							  p->flags & RAW_PY_FRAME_BAD_OFFSET);
+				uint64_t h =
+					hash_combine(hash_combine(hash_mix(p->code_id), p->offset),
+						     p->flags & RAW_PY_FRAME_BAD_OFFSET);
 				int64_t at = hash_index_find(&seen, h, pyseen_eq, &sk), fr;
 
 				/* The frames of one stream are not copied: only indexed. */
@@ -348,7 +353,8 @@ static int python_frames_create(struct fin *f)
 					continue;
 				}
 				fr = python_frame(f, s, p);
-				if (fr < 0 || hash_index_add(&seen, h, (uint32_t)(st->py_off + k))) {
+				if (fr < 0 ||
+				    hash_index_add(&seen, h, (uint32_t)(st->py_off + k))) {
 					ret = -ENOMEM;
 					break;
 				}
@@ -412,7 +418,8 @@ uint32_t fin_unknown_frame(const struct fin *f, uint64_t addr)
 
 	if (idx < 0)
 		BUG("no frame for the address 0x%" PRIx64 " outside every module: "
-		    "fin_build_frames() makes one for each address of a sampled stack", addr);
+		    "fin_build_frames() makes one for each address of a sampled stack",
+		    addr);
 	return (uint32_t)idx;
 }
 

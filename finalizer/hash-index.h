@@ -51,7 +51,7 @@ int64_t hash_index_get(struct hash_index *h, uint64_t hash, hash_eq_fn eq, hash_
 		       const void *ctx, void *arr, size_t *n, size_t *cap, size_t el);
 
 /* hash_index_get() on an array variable with its count and capacity variables. */
-#define HASH_INDEX_GET(h, hash, eq, make, ctx, arr, n, cap) \
+#define HASH_INDEX_GET(h, hash, eq, make, ctx, arr, n, cap)                                        \
 	hash_index_get((h), (hash), (eq), (make), (ctx), &(arr), &(n), &(cap), sizeof(*(arr)))
 
 #endif

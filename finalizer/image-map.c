@@ -121,8 +121,7 @@ static int mapping_add(struct mapping **maps, size_t *n, size_t *cap, uint32_t m
  * The code segments of a load go to maps (where stacks are located); the others of an ELF
  * file (data, bss) to data, where the address of a sync object names its variable.
  */
-static int add_mapping(struct image *im, uint32_t module, const struct raw_module *rm,
-		       int64_t t)
+static int add_mapping(struct image *im, uint32_t module, const struct raw_module *rm, int64_t t)
 {
 	uint32_t i;
 	bool any_exec = false;

@@ -19,10 +19,20 @@ static const char *section_str(const uint8_t *sec, size_t size, uint64_t off)
 
 /* DWARF 5 forms a line table header may use. */
 enum {
-	FORM_block = 0x09, FORM_block1 = 0x0a, FORM_data1 = 0x0b, FORM_data2 = 0x05,
-	FORM_data4 = 0x06, FORM_data8 = 0x07, FORM_data16 = 0x1e, FORM_string = 0x08,
-	FORM_strp = 0x0e, FORM_line_strp = 0x1f, FORM_udata = 0x0f, FORM_sdata = 0x0d,
-	LNCT_path = 0x1, LNCT_directory_index = 0x2,
+	FORM_block = 0x09,
+	FORM_block1 = 0x0a,
+	FORM_data1 = 0x0b,
+	FORM_data2 = 0x05,
+	FORM_data4 = 0x06,
+	FORM_data8 = 0x07,
+	FORM_data16 = 0x1e,
+	FORM_string = 0x08,
+	FORM_strp = 0x0e,
+	FORM_line_strp = 0x1f,
+	FORM_udata = 0x0f,
+	FORM_sdata = 0x0d,
+	LNCT_path = 0x1,
+	LNCT_directory_index = 0x2,
 };
 
 /* Read one attribute of an entry; *str or *num get its value. False: a form not handled. */
@@ -260,11 +270,11 @@ int line_table_run(const struct line_table *t, line_row_fn fn, void *ctx)
 	uint64_t addr = 0, file = 1, line = 1, op_index = 0;
 
 	/* Advance by a number of operations (VLIW op_index; 1 op per instruction elsewhere). */
-#define ADVANCE(n)                                                                   \
-	do {                                                                         \
-		uint64_t adv_ = (n);                                                 \
-		addr += (uint64_t)t->min_inst * ((op_index + adv_) / t->max_ops);     \
-		op_index = (op_index + adv_) % t->max_ops;                           \
+#define ADVANCE(n)                                                                                 \
+	do {                                                                                       \
+		uint64_t adv_ = (n);                                                               \
+		addr += (uint64_t)t->min_inst * ((op_index + adv_) / t->max_ops);                  \
+		op_index = (op_index + adv_) % t->max_ops;                                         \
 	} while (0)
 
 	while (r.p < r.end && !r.bad) {

@@ -22,7 +22,7 @@ struct line_sections {
 
 struct line_file {
 	const char *name; /* as in the table: relative or absolute */
-	uint64_t dir;	  /* directory number */
+	uint64_t dir;     /* directory number */
 };
 
 struct line_table {
@@ -32,12 +32,12 @@ struct line_table {
 	uint8_t min_inst, max_ops, default_is_stmt, line_range, opcode_base;
 	int8_t line_base;
 	const uint8_t *std_lengths; /* operand counts of the standard opcodes 1..base-1 */
-	const char **dirs;	    /* directory number -> name (DWARF 5: 0 is the
+	const char **dirs;          /* directory number -> name (DWARF 5: 0 is the
 				       compilation directory; before: 0 is implicit) */
 	size_t ndirs;
-	struct line_file *files;    /* file number - file_base -> entry */
+	struct line_file *files; /* file number - file_base -> entry */
 	size_t nfiles;
-	unsigned file_base;	    /* 0 in DWARF 5, 1 before */
+	unsigned file_base; /* 0 in DWARF 5, 1 before */
 };
 
 /* Parse the table at offset of s->line; addr_size is the unit's. 0, -EINVAL or -ENOMEM. */

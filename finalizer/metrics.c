@@ -7,11 +7,13 @@
 
 #include "common/log.h"
 #include "finalizer/finalize-private.h"
+#include "common/raw-memory.h"
 #include "finalizer/metrics.h"
 
 /*
  * The metrics the finalizer defines, in the order reports show them: CPU Time and its part
- * Spin Time, then the waits. A stream declaring one of these names gets this definition.
+ * Spin Time, then the waits, MPI's and memory-consumption's. A stream declaring one of these
+ * names gets this definition.
  */
 static const struct fin_metric known[] = {
 	{ FIN_METRIC_CPU_NAME, "ns", "sum", "cpu",
@@ -33,6 +35,18 @@ static const struct fin_metric known[] = {
 	  "bytes the MPI calls sent: counts x datatype sizes of the send buffers", false, 7 },
 	{ FIN_METRIC_MPI_RECV_NAME, "bytes", "sum", "mpi",
 	  "bytes the MPI calls received, as the receive statuses say", false, 8 },
+	/* memory-consumption (common/raw-memory.h), per allocating stack */
+	{ RAW_METRIC_MEM_ALLOCATED_NAME, "bytes", "sum", "alloc",
+	  "bytes allocated (malloc, new, mmap... each realloc too), as asked for", false, 9 },
+	{ RAW_METRIC_MEM_ALLOCS_NAME, "count", "sum", "alloc", "allocations made", false, 10 },
+	{ RAW_METRIC_MEM_FREED_NAME, "bytes", "sum", "alloc",
+	  "bytes of these allocations freed, by any thread", false, 11 },
+	{ RAW_METRIC_MEM_LEAKED_NAME, "bytes", "sum", "alloc",
+	  "bytes of these allocations still live when the process ended: leaked", false, 12 },
+	{ RAW_METRIC_MEM_PEAK_NAME, "bytes", "peak", "alloc",
+	  "bytes of these allocations live at the moment of the process's peak", false, 13 },
+	{ RAW_METRIC_MEM_TEMPORARY_NAME, "count", "sum", "alloc",
+	  "allocations freed with no other allocation in between on their thread", false, 14 },
 };
 #define NKNOWN (sizeof(known) / sizeof(known[0]))
 

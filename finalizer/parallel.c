@@ -38,8 +38,7 @@ static void *worker_run(void *arg)
 	return NULL;
 }
 
-int parallel_for_worker(size_t n, int jobs, int (*fn)(void *ctx, int worker, size_t i),
-			void *ctx)
+int parallel_for_worker(size_t n, int jobs, int (*fn)(void *ctx, int worker, size_t i), void *ctx)
 {
 	struct loop l = { .n = n, .fn = fn, .ctx = ctx };
 	struct worker *w;

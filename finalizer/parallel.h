@@ -13,8 +13,7 @@
  * on the calling thread if need be). After an error no new i is started. Returns 0 or the
  * first error fn returned (or -ENOMEM).
  */
-int parallel_for_worker(size_t n, int jobs, int (*fn)(void *ctx, int worker, size_t i),
-			void *ctx);
+int parallel_for_worker(size_t n, int jobs, int (*fn)(void *ctx, int worker, size_t i), void *ctx);
 
 /* parallel_for_worker() for a loop that keeps no state per worker: fn(ctx, i). */
 int parallel_for(size_t n, int jobs, int (*fn)(void *ctx, size_t i), void *ctx);

@@ -68,6 +68,17 @@ CREATE TABLE streams (path TEXT, process_id INTEGER REFERENCES processes(id),
 -- timer instead of task-clock): one row per note.
 CREATE TABLE notes (process_id INTEGER REFERENCES processes(id), tid INTEGER, kind TEXT,
   detail TEXT);
+-- memory-consumption: values over time per process ('Live Heap', 'RSS', in bytes).
+CREATE TABLE counters (time_ns INTEGER NOT NULL, process_id INTEGER REFERENCES processes(id),
+  name TEXT NOT NULL, value INTEGER,
+  PRIMARY KEY (name, process_id, time_ns)) WITHOUT ROWID;
+-- memory-consumption: each process's totals and the agent's own figures (docs/schema.md).
+CREATE TABLE process_memory (process_id INTEGER PRIMARY KEY REFERENCES processes(id),
+  peak_bytes INTEGER, peak_ns INTEGER, leaked_bytes INTEGER, ended INTEGER,
+  untracked_allocs INTEGER, untracked_bytes INTEGER, unknown_frees INTEGER,
+  agent_bytes INTEGER, agent_peak_bytes INTEGER, sample_bytes INTEGER, hooks INTEGER,
+  sampled_allocs INTEGER, cache_misses INTEGER, cache_checks INTEGER,
+  cache_collisions INTEGER, cache_escalations INTEGER);
 CREATE TABLE python_notes (process_id INTEGER REFERENCES processes(id),
   thread_id INTEGER REFERENCES threads(id), kind TEXT, count INTEGER, detail TEXT);
 -- Instances of OpenMP parallel regions: their context is their implicit barrier's waits'.

@@ -7,9 +7,9 @@
 
 struct search_entry {
 	const char *base; /* points into path */
-	char *path;	  /* owned */
-	unsigned dir;	  /* which -search-dir, in command-line order */
-	unsigned depth;	  /* 0: directly in the directory */
+	char *path;       /* owned */
+	unsigned dir;     /* which -search-dir, in command-line order */
+	unsigned depth;   /* 0: directly in the directory */
 };
 
 struct search_index {

@@ -58,7 +58,7 @@ static int64_t id_map_find(struct id_query *q, uint64_t id)
 {
 	if (q->map.direct)
 		return id < q->map.ndirect && q->map.direct[id] ? (int64_t)q->map.direct[id] - 1
-								 : -1;
+								: -1;
 	q->id = id;
 	return hash_index_find(&q->map.hash, hash_mix(id), stack_id_eq, q);
 }

@@ -90,10 +90,12 @@ static bool header_from_name(struct stream *s, bool crc_bad)
 	if (!crc_bad && name_agrees(s))
 		return true;
 	if (crc_bad)
-		stream_problem(s, false, "file header damaged (checksum mismatch): pid, tid and "
+		stream_problem(s, false,
+			       "file header damaged (checksum mismatch): pid, tid and "
 			       "generation taken from the file name");
 	else
-		stream_problem(s, false, "the file name says pid %d tid %d generation %u, the "
+		stream_problem(s, false,
+			       "the file name says pid %d tid %d generation %u, the "
 			       "header pid %d tid %d generation %u: the file name is believed",
 			       (int)s->name.pid, (int)s->name.tid, s->name.generation, h->pid,
 			       h->tid, h->generation);
@@ -114,17 +116,20 @@ static bool check_interval(struct fin *f, struct stream *s)
 		return true;
 	if (f->interval_from_meta) {
 		if (iv != f->interval_ns) {
-			stream_problem(s, false, "interval_ns %llu in its header, %llu in meta/: "
-				       "meta/'s is used", (unsigned long long)iv,
-				       (unsigned long long)f->interval_ns);
+			stream_problem(s, false,
+				       "interval_ns %llu in its header, %llu in meta/: "
+				       "meta/'s is used",
+				       (unsigned long long)iv, (unsigned long long)f->interval_ns);
 			s->hdr.interval_ns = f->interval_ns;
 		}
 		return true;
 	}
 	if (iv >= RAW_MIN_INTERVAL_NS && iv <= RAW_MAX_INTERVAL_NS && !s->header_distrusted)
 		return true;
-	stream_problem(s, true, "interval_ns %llu cannot be trusted and meta/ has none: its "
-		       "samples are not counted", (unsigned long long)iv);
+	stream_problem(s, true,
+		       "interval_ns %llu cannot be trusted and meta/ has none: its "
+		       "samples are not counted",
+		       (unsigned long long)iv);
 	return false;
 }
 
@@ -137,8 +142,10 @@ static void check_origin(struct fin *f, struct stream *s)
 
 	if (f->start_mono_ns <= 0 || (s->hdr.origin_ns <= INT64_MAX && o >= lo && o <= hi))
 		return;
-	stream_problem(s, false, "its start (origin_ns %llu) lies outside the collection: its "
-		       "times are approximate", (unsigned long long)s->hdr.origin_ns);
+	stream_problem(s, false,
+		       "its start (origin_ns %llu) lies outside the collection: its "
+		       "times are approximate",
+		       (unsigned long long)s->hdr.origin_ns);
 	s->hdr.origin_ns = (uint64_t)f->start_mono_ns;
 }
 
@@ -149,8 +156,10 @@ static bool check_weights(struct stream *s)
 
 	if (!iv || s->weight_total <= (uint64_t)FIN_MAX_STREAM_NS / iv)
 		return true;
-	stream_problem(s, true, "its sample weights add up to more than %lld s of CPU time: "
-		       "damaged, not counted", FIN_MAX_STREAM_NS / 1000000000ll);
+	stream_problem(s, true,
+		       "its sample weights add up to more than %lld s of CPU time: "
+		       "damaged, not counted",
+		       FIN_MAX_STREAM_NS / 1000000000ll);
 	return false;
 }
 
@@ -225,7 +234,8 @@ void fin_check_streams(struct fin *f)
 		if (!header_from_name(s, crc_bad)) {
 			/* Whose stream is this? Nothing in it can be placed. */
 			stream_drop_records(s);
-			stream_problem(s, true, "file header damaged (checksum mismatch) and the "
+			stream_problem(s, true,
+				       "file header damaged (checksum mismatch) and the "
 				       "file name does not say whose stream it is: ignored");
 			s->has_header = false;
 			continue;

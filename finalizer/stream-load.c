@@ -495,6 +495,7 @@ void stream_drop_records(struct stream *s)
 	free(s->values);
 	free(s->notes);
 	free(s->waits);
+	free(s->mem_counters);
 	free(s->objects);
 	free(s->mpis);
 	free(s->regions);
@@ -514,6 +515,7 @@ void stream_drop_records(struct stream *s)
 	s->values = NULL;
 	s->notes = NULL;
 	s->waits = NULL;
+	s->mem_counters = NULL;
 	s->objects = NULL;
 	s->mpis = NULL;
 	s->regions = NULL;
@@ -528,6 +530,7 @@ void stream_drop_records(struct stream *s)
 	s->nmpis = s->mpis_cap = 0;
 	s->has_mpi_rank = false;
 	s->nregions = s->regions_cap = 0;
+	s->nmem_counters = s->mem_counters_cap = 0;
 	s->nevents = s->events_cap = 0;
 	s->samples_bad_stack = s->events_bad_stack = 0;
 	s->weight_total = 0;

@@ -262,8 +262,8 @@ static void print_notes(FILE *o, const struct fin *f)
 				for (l = j == i ? k : 0; l < f->streams[j].nnotes; l++)
 					n += f->streams[j].notes[l].kind == nk->kind &&
 					     !strcmp(f->streams[j].notes[l].detail, nk->detail);
-			fprintf(o, "  note:      %zu thread%s %s (first: pid %d thread %u): %s\n", n,
-				n == 1 ? "" : "s",
+			fprintf(o, "  note:      %zu thread%s %s (first: pid %d thread %u): %s\n",
+				n, n == 1 ? "" : "s",
 				nk->kind <= RAW_NOTE_KIND_MAX && what[nk->kind] ? what[nk->kind]
 										: "noted",
 				f->streams[i].hdr.pid, nk->tid, nk->detail);
@@ -289,19 +289,47 @@ static void print_streams(FILE *o, const struct fin *f)
 		} else if (s->duplicate_of >= 0 || !s->has_header) {
 			fprintf(o, "  ignored:   '%s': %s\n", s->path, st->first_problem);
 		} else if (st->bytes_skipped || s->samples_bad_stack) {
-			fprintf(o, "  damaged:   '%s': %" PRIu64 " of %" PRIu64 " bytes skipped "
+			fprintf(o,
+				"  damaged:   '%s': %" PRIu64 " of %" PRIu64 " bytes skipped "
 				"(%" PRIu64 " bad checksum, %" PRIu64 " cut, %" PRIu64
 				" resynchronised, %" PRIu64 " duplicate chunks, %" PRIu64
-				" malformed records); %" PRIu64 " samples kept without their stack, "
-				"as %s%s%s\n", s->path, st->bytes_skipped, st->bytes_total,
-				st->chunks_bad_crc, st->chunks_truncated, st->chunks_bad_magic,
-				st->chunks_duplicate, st->records_malformed, s->samples_bad_stack,
-				FIN_DAMAGED_STACK_NAME, st->first_problem[0] ? ": " : "",
-				st->first_problem);
+				" malformed records); %" PRIu64
+				" samples kept without their stack, "
+				"as %s%s%s\n",
+				s->path, st->bytes_skipped, st->bytes_total, st->chunks_bad_crc,
+				st->chunks_truncated, st->chunks_bad_magic, st->chunks_duplicate,
+				st->records_malformed, s->samples_bad_stack, FIN_DAMAGED_STACK_NAME,
+				st->first_problem[0] ? ": " : "", st->first_problem);
 		} else if (s->header_distrusted || st->first_problem[0]) {
 			fprintf(o, "  damaged:   '%s': %s\n", s->path, st->first_problem);
 		}
 	}
+}
+
+/* memory-consumption: what was allocated, the peak, what leaked, per process file. */
+static void print_memory(FILE *o, const struct fin *f)
+{
+	uint64_t allocs = 0, bytes = 0, peak = 0, leaked = 0, killed = 0;
+	size_t i, k;
+
+	for (i = 0; i < f->nmems; i++) {
+		const struct mem_file *m = &f->mems[i];
+
+		if (m->image < 0)
+			continue;
+		for (k = 0; k < m->nentries; k++) {
+			allocs = sat_add_u64(allocs, m->entries[k].allocs);
+			bytes = sat_add_u64(bytes, m->entries[k].alloc_bytes);
+		}
+		peak = sat_add_u64(peak, m->hdr.peak_bytes);
+		leaked = sat_add_u64(leaked, m->hdr.live_bytes);
+		killed += !(m->hdr.flags & RAW_MEM_ENDED);
+	}
+	fprintf(o,
+		"  memory:    %" PRIu64 " allocations of %" PRIu64 " bytes, peak %" PRIu64
+		" bytes live, %" PRIu64 " leaked%s\n",
+		allocs, bytes, peak, leaked,
+		killed ? " (a process was killed: what it held then)" : "");
 }
 
 void fin_print_summary(const struct fin *f)
@@ -316,23 +344,33 @@ void fin_print_summary(const struct fin *f)
 	for (i = 0; i < f->nmodules; i++)
 		if (f->modules[i].naddrs)
 			nmod_used++;
-	fprintf(o, "%s: finalized '%s' in %.2f s (read %.2f, symbols %.2f, tree %.2f, "
-		"database %.2f)\n", log_tool(), f->dir,
-		f->t_load + f->t_resolve + f->t_tree + f->t_write, f->t_load, f->t_resolve,
-		f->t_tree, f->t_write);
-	fprintf(o, "  samples:   %" PRIu64 " (weight %" PRIu64 ") in %zu thread%s of %zu "
-		"process%s, %zu stream%s\n", f->samples_total, f->weight_total, nthr,
-		nthr == 1 ? "" : "s", nproc, nproc == 1 ? "" : "es", f->nstreams,
-		f->nstreams == 1 ? "" : "s");
+	fprintf(o,
+		"%s: finalized '%s' in %.2f s (read %.2f, symbols %.2f, tree %.2f, "
+		"database %.2f)\n",
+		log_tool(), f->dir, f->t_load + f->t_resolve + f->t_tree + f->t_write, f->t_load,
+		f->t_resolve, f->t_tree, f->t_write);
+	fprintf(o,
+		"  samples:   %" PRIu64 " (weight %" PRIu64 ") in %zu thread%s of %zu "
+		"process%s, %zu stream%s\n",
+		f->samples_total, f->weight_total, nthr, nthr == 1 ? "" : "s", nproc,
+		nproc == 1 ? "" : "es", f->nstreams, f->nstreams == 1 ? "" : "s");
 	fprintf(o, "  modules:   %zu loaded, %zu in stacks\n", f->nmodules, nmod_used);
-	fprintf(o, "  resolved:  %.1f%% of samples to a named function, %.1f%% to a source line\n",
-		pct(f->samples_func, f->samples_total), pct(f->samples_line, f->samples_total));
-	if (f->samples_func < f->samples_total)
-		fprintf(o, "  unnamed:   %.1f%% of samples in functions known by their range "
-			"(func@0x...), %.1f%% at addresses outside any\n",
-			pct(f->samples_range, f->samples_total),
-			pct(f->samples_total - f->samples_func - f->samples_range, f->samples_total));
-	print_coverage(o, f);
+	if (f->nmems) {
+		/* no CPU samples: the threads' CPU time is not a measure of coverage here */
+		print_memory(o, f);
+	} else {
+		fprintf(o,
+			"  resolved:  %.1f%% of samples to a named function, %.1f%% to a source "
+			"line\n",
+			pct(f->samples_func, f->samples_total), pct(f->samples_line, f->samples_total));
+		if (f->samples_func < f->samples_total)
+			fprintf(o, "  unnamed:   %.1f%% of samples in functions known by their range "
+				"(func@0x...), %.1f%% at addresses outside any\n",
+				pct(f->samples_range, f->samples_total),
+				pct(f->samples_total - f->samples_func - f->samples_range,
+				    f->samples_total));
+		print_coverage(o, f);
+	}
 	fin_print_fetches(o, f);
 	print_stopped(o, f);
 	print_truncated(o, f);
@@ -350,21 +388,25 @@ void fin_print_summary(const struct fin *f)
 
 		if (!m->naddrs || m->kind != RAW_MODULE_FILE)
 			continue;
-		if (m->found_in && (!strcmp(m->found_in, "search-dir") ||
-				    !strcmp(m->found_in, "archive")))
+		if (m->found_in &&
+		    (!strcmp(m->found_in, "search-dir") || !strcmp(m->found_in, "archive")))
 			fprintf(o, "  symbols of %s from %s '%s'\n", m->name,
 				!strcmp(m->found_in, "archive") ? "the archive" : "-search-dir",
 				m->resolved_path);
 		if (!strcmp(m->status, "missing"))
-			fprintf(o, "  not found: '%s' (%.1f%% of samples): frames unresolved; pass "
-				"-search-dir with a copy\n", m->path, pct(m->leaf_samples,
-									 f->samples_total));
+			fprintf(o,
+				"  not found: '%s' (%.1f%% of samples): frames unresolved; pass "
+				"-search-dir with a copy\n",
+				m->path, pct(m->leaf_samples, f->samples_total));
 		else if (!strcmp(m->status, "build-id-mismatch"))
-			fprintf(o, "  wrong build-id: '%s' (%.1f%% of samples): frames unresolved\n",
+			fprintf(o,
+				"  wrong build-id: '%s' (%.1f%% of samples): frames unresolved\n",
 				m->mismatch_path, pct(m->leaf_samples, f->samples_total));
 		else if (strcmp(m->symbols, "dwarf") && m->leaf_samples)
-			fprintf(o, "  no debug information: %s (%.1f%% of samples, names from %s): "
-				"%s\n", m->name, pct(m->leaf_samples, f->samples_total), m->symbols,
+			fprintf(o,
+				"  no debug information: %s (%.1f%% of samples, names from %s): "
+				"%s\n",
+				m->name, pct(m->leaf_samples, f->samples_total), m->symbols,
 				debug_hint(m));
 	}
 	print_notes(o, f);

@@ -64,7 +64,8 @@ static void native_frames(const struct fin *f, const struct stream *s, const str
 	ai = module_addr_index(m, l->addr);
 	if (ai < 0)
 		BUG("address 0x%" PRIx64 " of module '%s' was not resolved: stack_locate() asks "
-		    "for every address of a sampled stack", l->addr, m->path);
+		    "for every address of a sampled stack",
+		    l->addr, m->path);
 	*first = f->module_frames[l->module][ai];
 	*count = m->count[ai];
 }

@@ -144,7 +144,8 @@ static int pass_tree(struct cct_walk *w, const int *leaves, size_t nleaves, cons
 				touch(w, k);
 				add_vec(&w->self[(size_t)k * nm], &vals[(size_t)c * nm], nm);
 				if (!w->active[k]++)
-					add_vec(&w->total[(size_t)k * nm], &w->sub[(size_t)c * nm], nm);
+					add_vec(&w->total[(size_t)k * nm], &w->sub[(size_t)c * nm],
+						nm);
 			}
 			w->visit[sp++] = (struct cct_walk_visit){ c, w->kid_off[c] };
 		} else {

@@ -14,9 +14,22 @@
  * user's code, and the signal trampoline a sample may be taken through.
  */
 static const char *const runtime_functions[] = {
-	"_start", "__libc_start_main", "__libc_start_main_impl", "__libc_start_main_alias_2",
-	"__libc_start_call_main", "_dl_start", "_dl_start_user", "clone", "clone3", "__clone",
-	"__clone3", "__clone_internal", "start_thread", "__restore_rt", "__sigreturn", NULL,
+	"_start",
+	"__libc_start_main",
+	"__libc_start_main_impl",
+	"__libc_start_main_alias_2",
+	"__libc_start_call_main",
+	"_dl_start",
+	"_dl_start_user",
+	"clone",
+	"clone3",
+	"__clone",
+	"__clone3",
+	"__clone_internal",
+	"start_thread",
+	"__restore_rt",
+	"__sigreturn",
+	NULL,
 };
 
 bool cct_function_is_runtime(const struct model *m, int func)
@@ -212,8 +225,8 @@ static void pyview_release(struct pyview *v)
 bool cct_module_is_c_runtime(const char *name)
 {
 	static const char *const prefixes[] = {
-		"libc.so", "ld-linux", "ld64.so", "libm.so", "libpthread.so", "libdl.so",
-		"librt.so", "libgcc_s.so", "[vdso]", NULL,
+		"libc.so",  "ld-linux", "ld64.so",     "libm.so", "libpthread.so",
+		"libdl.so", "librt.so", "libgcc_s.so", "[vdso]",  NULL,
 	};
 	const char *const *p;
 
@@ -292,8 +305,7 @@ int cct_build(struct cct *t, const struct model *m, unsigned flags)
 		goto nomem;
 	/* At most one node per stack, plus the root: allocated once, touched as used. */
 	if (!t->inner || !t->leaf || !t->hidden || !t->frame_loc ||
-	    nodes_grow(t, m->nstacks + 1024) ||
-	    node_new(t, -1, -1, -1) < 0 || children_index(t, 0))
+	    nodes_grow(t, m->nstacks + 1024) || node_new(t, -1, -1, -1) < 0 || children_index(t, 0))
 		goto nomem;
 	if (!(flags & CCT_ALL_FRAMES))
 		for (i = 0; i < m->nfunctions; i++)
@@ -359,8 +371,7 @@ int cct_leaf(struct cct *t, int stack)
 		return t->leaf[stack] = t->leaf[s];
 	/* A hidden frame where the sample was taken: it keeps its time. */
 	node = node_child(t, m->stacks[s].parent >= 0 ? t->inner[m->stacks[s].parent] : 0,
-			  m->frames[m->stacks[s].frame].function,
-			  t->frame_loc[m->stacks[s].frame]);
+			  m->frames[m->stacks[s].frame].function, t->frame_loc[m->stacks[s].frame]);
 	if (node < 0)
 		return -1;
 	t->leaf[s] = node;
@@ -448,7 +459,7 @@ int cct_derive_init(struct cct *dst, const struct cct *src)
 
 /* Keys of cct.derived: group subjects have the top bit set, mapped nodes do not. */
 #define GROUP_KEY(kind, item) ((uint64_t)1 << 63 | (uint64_t)(kind) << 32 | (uint32_t)((item) + 1))
-#define NODE_KEY(top, node) ((uint64_t)(uint32_t)(top) << 32 | (uint32_t)(node))
+#define NODE_KEY(top, node)   ((uint64_t)(uint32_t)(top) << 32 | (uint32_t)(node))
 
 int cct_derive_group(struct cct *dst, int parent, enum cct_group_kind kind, int item)
 {

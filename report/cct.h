@@ -12,9 +12,10 @@
 #include "report/model.h"
 
 enum cct_flags {
-	CCT_INLINE = 1 << 0,	 /* inlined functions are nodes of their own (-inline-mode on) */
-	CCT_ALL_FRAMES = 1 << 1, /* keep start-up, thread and signal frames (-call-stack-mode all) */
-	CCT_LINES = 1 << 2,	 /* one node per function and source line, not per function */
+	CCT_INLINE = 1 << 0, /* inlined functions are nodes of their own (-inline-mode on) */
+	CCT_ALL_FRAMES =
+		1 << 1,     /* keep start-up, thread and signal frames (-call-stack-mode all) */
+	CCT_LINES = 1 << 2, /* one node per function and source line, not per function */
 	CCT_PYTHON_ONLY = 1 << 3, /* only Python frames where a stack has some
 				     (-call-stack-mode python-only) */
 };
@@ -77,27 +78,27 @@ static inline int cct_group_of(const struct cct_node *n)
 struct cct {
 	const struct model *m;
 	unsigned flags;
-	size_t nm;	/* metrics per node */
+	size_t nm; /* metrics per node */
 	struct cct_node *nodes;
 	size_t n, cap;
-	int64_t *self;	/* per node and metric: the values of the samples counted at the node */
+	int64_t *self;  /* per node and metric: the values of the samples counted at the node */
 	int64_t *count; /* per node and metric: the events counted in self */
 	int64_t *total; /* per node and metric, after cct_sum(): self plus the children's totals */
 	unsigned char *nkids; /* per node: children, counted up to 9 (wide: in slots) */
-	int *inner;	/* per stack: the node its callees hang under */
-	int *leaf;	/* per stack: the node of samples taken there; -1 until cct_leaf() */
-	bool *hidden;	/* per function */
-	int *frame_loc; /* per frame: index into locs (CCT_LINES only) */
+	int *inner;           /* per stack: the node its callees hang under */
+	int *leaf;            /* per stack: the node of samples taken there; -1 until cct_leaf() */
+	bool *hidden;         /* per function */
+	int *frame_loc;       /* per frame: index into locs (CCT_LINES only) */
 	struct cct_loc *locs;
 	size_t nlocs, loccap;
-	int *slots;	/* children of wide nodes: open addressing, -1 empty */
-	size_t nslots;	/* a power of two, at least twice nindexed */
+	int *slots;    /* children of wide nodes: open addressing, -1 empty */
+	size_t nslots; /* a power of two, at least twice nindexed */
 	size_t nindexed;
 	struct keymap locmap;
 	struct cct_group *groups; /* group nodes' subjects (cct_derive only) */
 	size_t ngroups, groupcap;
-	struct keymap derived;	  /* cct_derive: (group node, source node) -> node */
-	int *dstack;		  /* cct_derive: the source path being mapped */
+	struct keymap derived; /* cct_derive: (group node, source node) -> node */
+	int *dstack;           /* cct_derive: the source path being mapped */
 	size_t dstackcap;
 };
 
@@ -176,16 +177,20 @@ struct cct_walk {
 	const struct cct *t;
 	size_t nkeys, nm;
 	int64_t *self, *total; /* per key and metric (nkeys * nm): the sums of the passes */
-	int *touched;	       /* keys a pass gave a value to, ascending */
+	int *touched;          /* keys a pass gave a value to, ascending */
 	size_t ntouched;
 	/* private */
-	struct cct_walk_link { int parent, key; } *link; /* per node */
+	struct cct_walk_link {
+		int parent, key;
+	} * link; /* per node */
 	bool *is_touched;
 	uint32_t *stamp, round;
 	int64_t *sub;
 	bool *live;
 	int *active, *kid_off, *kids;
-	struct cct_walk_visit { int node, next; } *visit;
+	struct cct_walk_visit {
+		int node, next;
+	} * visit;
 };
 
 /* Prepare a walk of t with key[node] for every node (copied). Returns 0 or -ENOMEM. */

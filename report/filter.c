@@ -131,9 +131,10 @@ static int mark(struct report *r, int key, const char *value, bool *set)
 
 			if (p < 0)
 				continue;
-			if (is_number(value) ? m->processes[p].pid == atoll(value)
-					     : !strcmp(m->processes[p].exe, value) ||
-						       !strcmp(report_basename(m->processes[p].exe), value))
+			if (is_number(value)
+				    ? m->processes[p].pid == atoll(value)
+				    : !strcmp(m->processes[p].exe, value) ||
+					      !strcmp(report_basename(m->processes[p].exe), value))
 				set[i] = true, hits++;
 		}
 		n = m->nprocesses;
@@ -207,7 +208,8 @@ static int mark(struct report *r, int key, const char *value, bool *set)
 		rc = report_usage_error("no %s '%s' in result '%s' (did you mean '%s'?)",
 					filter_keys[key], value, r->dir, near);
 	else
-		rc = report_usage_error("no %s '%s' in result '%s'", filter_keys[key], value, r->dir);
+		rc = report_usage_error("no %s '%s' in result '%s'", filter_keys[key], value,
+					r->dir);
 	free(names);
 	return rc;
 }
@@ -248,8 +250,10 @@ static int sets_parse(struct report *r, struct filter_sets *fs)
 			snprintf(word, sizeof(word), "%.*s", (int)klen, f);
 			near = options_nearest(word, filter_keys, NKEYS);
 			if (near)
-				return report_usage_error("unknown filter '%s' (did you mean '%s'?); "
-							  "use -filter KEY=VALUE or KEY!=VALUE", word, near);
+				return report_usage_error(
+					"unknown filter '%s' (did you mean '%s'?); "
+					"use -filter KEY=VALUE or KEY!=VALUE",
+					word, near);
 			return report_usage_error("unknown filter '%s'; keys are module, thread, "
 						  "process, function, language, wait-kind, "
 						  "sync-object, rank, node", word);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* preport's command line: views as text, CSV or JSON, exports, the HTML report (pcollect -report). */
+/* preport's command line: views as text, CSV or JSON, exports, the HTML report (pcollect -report).
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,8 +111,10 @@ static char parse_delimiter(const char *s)
 		return ' ';
 	if (strlen(s) == 1 && s[0] != '"' && s[0] != '\n' && s[0] != '\r')
 		return s[0];
-	die(EXIT_USAGE, "invalid value '%s' for option '-csv-delimiter': expected one character "
-	    "or comma, tab, semicolon, space", s);
+	die(EXIT_USAGE,
+	    "invalid value '%s' for option '-csv-delimiter': expected one character "
+	    "or comma, tab, semicolon, space",
+	    s);
 }
 
 static long number(const char *opt, const char *s, long min, long max)
@@ -213,9 +216,10 @@ int report_main(int argc, char **argv, const char *tool)
 				 ? (int)number("time-buckets", s, 1, 10000)
 				 : 0;
 	s = options_get_str(&res, "format");
-	o.format = !s || !strcmp(s, "text") ? REPORT_TEXT : !strcmp(s, "csv") ? REPORT_CSV
-			 : !strcmp(s, "json")				       ? REPORT_JSON
-									       : REPORT_EXPORT;
+	o.format = !s || !strcmp(s, "text") ? REPORT_TEXT
+		   : !strcmp(s, "csv")      ? REPORT_CSV
+		   : !strcmp(s, "json")     ? REPORT_JSON
+					    : REPORT_EXPORT;
 	o.export_format = o.format == REPORT_EXPORT ? s : NULL;
 	o.csv_delimiter = parse_delimiter(options_get_str(&res, "csv-delimiter"));
 	o.output = options_get_str(&res, "report-output");

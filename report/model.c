@@ -64,11 +64,11 @@ const char *model_strdup(struct model *m, const char *s)
  * pfinalize they are also dense (row i has id first + i), and then no id is stored at all.
  */
 struct idmap {
-	int64_t *ids;	/* per row, filled only once the ids stop being dense */
+	int64_t *ids; /* per row, filled only once the ids stop being dense */
 	size_t n;
-	int64_t base;	/* the first row's id */
+	int64_t base; /* the first row's id */
 	bool sparse;
-	int *direct;	/* sparse: id -> index when the ids are close enough, else NULL */
+	int *direct; /* sparse: id -> index when the ids are close enough, else NULL */
 	int64_t max;
 };
 
@@ -154,8 +154,7 @@ struct loader {
 	size_t err_size;
 };
 
-__attribute__((format(printf, 2, 3)))
-static int load_error(struct loader *l, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static int load_error(struct loader *l, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -212,9 +211,12 @@ static int column_ref(sqlite3_stmt *st, int col, const struct idmap *map)
 }
 
 /* Step through every row; returns 0 at the end or an error. */
-#define FOR_EACH_ROW(l, st, rc)                                                    \
-	for (; ((rc) = sqlite3_step(st)) == SQLITE_ROW || ((rc) = ((rc) == SQLITE_DONE \
-			? 0 : load_error(l, "cannot read database '%s'", (l)->m->db_path)), 0);)
+#define FOR_EACH_ROW(l, st, rc)                                                                    \
+	for (; ((rc) = sqlite3_step(st)) == SQLITE_ROW ||                                          \
+	       ((rc) = ((rc) == SQLITE_DONE                                                        \
+				? 0                                                                \
+				: load_error(l, "cannot read database '%s'", (l)->m->db_path)),    \
+	       0);)
 
 static int load_meta(struct loader *l)
 {
@@ -230,7 +232,8 @@ static int load_meta(struct loader *l)
 		return -ENOMEM;
 	if ((rc = prepare(l, "SELECT key, value FROM meta", &st)))
 		return rc;
-	FOR_EACH_ROW(l, st, rc) {
+	FOR_EACH_ROW(l, st, rc)
+	{
 		if (i == n)
 			break;
 		m->meta[i].key = column_str(m, st, 0);
@@ -266,13 +269,17 @@ static int load_modules(struct loader *l)
 	m->modules = alloc_rows(n, sizeof(*m->modules));
 	if (!m->modules || idmap_alloc(&l->modules, n))
 		return -ENOMEM;
-	rc = prepare(l, has_column(l, "SELECT role FROM modules LIMIT 0")
+	rc = prepare(
+		l,
+		has_column(l, "SELECT role FROM modules LIMIT 0")
 			? "SELECT id, name, path, status, symbols, role = 'interpreter' FROM modules "
 			  "ORDER BY id"
-			: "SELECT id, name, path, status, symbols, 0 FROM modules ORDER BY id", &st);
+			: "SELECT id, name, path, status, symbols, 0 FROM modules ORDER BY id",
+		&st);
 	if (rc)
 		return rc;
-	FOR_EACH_ROW(l, st, rc) {
+	FOR_EACH_ROW(l, st, rc)
+	{
 		struct model_module *mod = &m->modules[i];
 
 		if (i == n)
@@ -306,7 +313,8 @@ static int load_files(struct loader *l)
 		return -ENOMEM;
 	if ((rc = prepare(l, "SELECT id, path FROM source_files ORDER BY id", &st)))
 		return rc;
-	FOR_EACH_ROW(l, st, rc) {
+	FOR_EACH_ROW(l, st, rc)
+	{
 		if (i == n)
 			break;
 		idmap_set(&l->files, i, sqlite3_column_int64(st, 0));
@@ -340,7 +348,8 @@ static int load_functions(struct loader *l)
 		     &st);
 	if (rc)
 		return rc;
-	FOR_EACH_ROW(l, st, rc) {
+	FOR_EACH_ROW(l, st, rc)
+	{
 		struct model_function *f = &m->functions[i];
 
 		if (i == n)
@@ -352,7 +361,8 @@ static int load_functions(struct loader *l)
 		f->module = column_ref(st, 2, &l->modules);
 		f->file = column_ref(st, 3, &l->files);
 		f->line = sqlite3_column_int(st, 4);
-		f->resolved = sqlite3_column_type(st, 5) == SQLITE_NULL || sqlite3_column_int(st, 5);
+		f->resolved =
+			sqlite3_column_type(st, 5) == SQLITE_NULL || sqlite3_column_int(st, 5);
 		f->python = sqlite3_column_int(st, 6) == 1;
 		f->range = sqlite3_column_int(st, 7) == 1;
 		i++;
@@ -377,11 +387,14 @@ static int load_pynotes(struct loader *l)
 	m->pynotes = alloc_rows(n, sizeof(*m->pynotes));
 	if (!m->pynotes)
 		return -ENOMEM;
-	rc = prepare(l, "SELECT kind, max(detail), sum(count) FROM python_notes GROUP BY kind "
-			"ORDER BY sum(count) DESC, kind", &st);
+	rc = prepare(l,
+		     "SELECT kind, max(detail), sum(count) FROM python_notes GROUP BY kind "
+		     "ORDER BY sum(count) DESC, kind",
+		     &st);
 	if (rc)
 		return rc;
-	FOR_EACH_ROW(l, st, rc) {
+	FOR_EACH_ROW(l, st, rc)
+	{
 		struct model_pynote *p = &m->pynotes[i];
 
 		if (i == n)
@@ -419,8 +432,12 @@ static int metrics_schema1(struct loader *l)
 	if (!m->metrics || !l->metric_ids)
 		return -ENOMEM;
 	m->metrics[0] = (struct model_metric){
-		.name = "CPU Time", .unit_name = "ns", .kind = "cpu", .unit = MODEL_UNIT_NS,
-		.aggregation = MODEL_AGG_SUM, .main = true,
+		.name = "CPU Time",
+		.unit_name = "ns",
+		.kind = "cpu",
+		.unit = MODEL_UNIT_NS,
+		.aggregation = MODEL_AGG_SUM,
+		.main = true,
 	};
 	m->nmetrics = 1;
 	return 0;
@@ -441,11 +458,14 @@ static int load_metrics(struct loader *l)
 	l->metric_ids = alloc_rows(n, sizeof(*l->metric_ids));
 	if (!m->metrics || !l->metric_ids)
 		return -ENOMEM;
-	rc = prepare(l, "SELECT id, name, unit, aggregation, kind, description, main "
-			"FROM metrics ORDER BY coalesce(display_order, id), id", &st);
+	rc = prepare(l,
+		     "SELECT id, name, unit, aggregation, kind, description, main "
+		     "FROM metrics ORDER BY coalesce(display_order, id), id",
+		     &st);
 	if (rc)
 		return rc;
-	FOR_EACH_ROW(l, st, rc) {
+	FOR_EACH_ROW(l, st, rc)
+	{
 		struct model_metric *mt = &m->metrics[i];
 		const char *agg;
 
@@ -467,8 +487,10 @@ static int load_metrics(struct loader *l)
 	sqlite3_finalize(st);
 	m->nmetrics = i;
 	if (!rc && !i) {
-		snprintf(l->err, l->err_size, "database '%s' declares no metric (table metrics is "
-			 "empty)", m->db_path);
+		snprintf(l->err, l->err_size,
+			 "database '%s' declares no metric (table metrics is "
+			 "empty)",
+			 m->db_path);
 		rc = -EIO;
 	}
 	return rc;
@@ -565,7 +587,8 @@ static int load_processes(struct loader *l)
 		     &st);
 	if (rc)
 		return rc;
-	FOR_EACH_ROW(l, st, rc) {
+	FOR_EACH_ROW(l, st, rc)
+	{
 		struct model_process *p = &m->processes[i];
 
 		if (i == n)
@@ -575,7 +598,8 @@ static int load_processes(struct loader *l)
 		p->exe = column_str(m, st, 2);
 		p->command_line = column_str(m, st, 3);
 		p->host = column_str(m, st, 4);
-		p->rank = sqlite3_column_type(st, 5) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 5);
+		p->rank = sqlite3_column_type(st, 5) == SQLITE_NULL ? -1
+								    : sqlite3_column_int64(st, 5);
 		if (!p->exe)
 			p->exe = "[unknown]";
 		i++;
@@ -603,7 +627,8 @@ static int load_threads(struct loader *l)
 		     &st);
 	if (rc)
 		return rc;
-	FOR_EACH_ROW(l, st, rc) {
+	FOR_EACH_ROW(l, st, rc)
+	{
 		struct model_thread *t = &m->threads[i];
 
 		if (i == n)
@@ -817,13 +842,16 @@ static int load_frames(struct loader *l, bool lines)
 	if (!m->frames || idmap_alloc(&l->frames, n))
 		return -ENOMEM;
 	/* Only views by source line need the positions: two columns fewer for the others. */
-	rc = prepare(l, lines ? "SELECT id, function_id, module_id, inline_depth, source_file_id, "
-				"line FROM frames ORDER BY id"
-			      : "SELECT id, function_id, module_id, inline_depth FROM frames ORDER BY id",
-		     &st);
+	rc = prepare(
+		l,
+		lines ? "SELECT id, function_id, module_id, inline_depth, source_file_id, "
+			"line FROM frames ORDER BY id"
+		      : "SELECT id, function_id, module_id, inline_depth FROM frames ORDER BY id",
+		&st);
 	if (rc)
 		return rc;
-	FOR_EACH_ROW(l, st, rc) {
+	FOR_EACH_ROW(l, st, rc)
+	{
 		struct model_frame *fr = &m->frames[i];
 
 		if (i == n)
@@ -867,7 +895,8 @@ static int load_stacks(struct loader *l)
 		free(parents);
 		return rc;
 	}
-	FOR_EACH_ROW(l, st, rc) {
+	FOR_EACH_ROW(l, st, rc)
+	{
 		if (i == n)
 			break;
 		m->stacks[i].frame = column_ref(st, 2, &l->frames);
@@ -920,10 +949,12 @@ static int samples_run(struct scan_job *job, sqlite3 *db)
 	if (!m->samples || !sj->stack_ids)
 		return -ENOMEM;
 	/* Schema 1: CPU time alone, in samples.time_ns. */
-	if (sqlite3_prepare_v2(db, v1 ? "SELECT thread_id, stack_id, 0, 0, count, time_ns "
-					"FROM samples"
-				      : "SELECT thread_id, stack_id, metric_id, context_id, count, "
-					"value FROM samples", -1, &st, NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v2(db,
+			       v1 ? "SELECT thread_id, stack_id, 0, 0, count, time_ns "
+				    "FROM samples"
+				  : "SELECT thread_id, stack_id, metric_id, context_id, count, "
+				    "value FROM samples",
+			       -1, &st, NULL) != SQLITE_OK) {
 		st = NULL;
 		goto out;
 	}
@@ -1021,7 +1052,8 @@ static int check_schema(struct loader *l)
 	if (!s)
 		v = 1;
 	if (v > MODEL_SCHEMA_MAX) {
-		snprintf(l->err, l->err_size, "database '%s' has schema version %lld, newer than "
+		snprintf(l->err, l->err_size,
+			 "database '%s' has schema version %lld, newer than "
 			 "this preport reads (%d): use the preport of the pfinalize that wrote it",
 			 m->db_path, (long long)v, MODEL_SCHEMA_MAX);
 		return -EPROTO;
@@ -1037,8 +1069,7 @@ struct model_ids {
 	int64_t *metric_ids;
 };
 
-int model_load(struct model *m, const char *db_path, unsigned flags, char *err,
-	       size_t err_size)
+int model_load(struct model *m, const char *db_path, unsigned flags, char *err, size_t err_size)
 {
 	struct loader l = { .m = m, .err = err, .err_size = err_size };
 	struct samples_job sj = { .job.run = samples_run, .l = &l };
@@ -1060,7 +1091,8 @@ int model_load(struct model *m, const char *db_path, unsigned flags, char *err,
 		goto out;
 	}
 	close(rc);
-	if (sqlite3_open_v2(db_path, &m->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+	if (sqlite3_open_v2(db_path, &m->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
+	    SQLITE_OK) {
 		rc = load_error(&l, "cannot open database '%s'", db_path);
 		goto out;
 	}
@@ -1171,8 +1203,10 @@ static bool time_range(struct loader *l, int64_t *lo, int64_t *hi)
 	sqlite3_stmt *st;
 	bool ok = false;
 
-	if (prepare(l, "SELECT (SELECT min(time_ns) FROM timeline), "
-		       "(SELECT max(time_ns) FROM timeline)", &st))
+	if (prepare(l,
+		    "SELECT (SELECT min(time_ns) FROM timeline), "
+		    "(SELECT max(time_ns) FROM timeline)",
+		    &st))
 		return false;
 	if (sqlite3_step(st) == SQLITE_ROW) {
 		*lo = sqlite3_column_int64(st, 0);
@@ -1245,7 +1279,8 @@ static int aggregate_timeline(struct model *m, const struct scan *sc)
 				q = slots[q].next;
 			if (q < 0) {
 				q = (int)nslots++;
-				slots[q] = (struct slot){ thread, metric, context, head[stack], 0, 0 };
+				slots[q] =
+					(struct slot){ thread, metric, context, head[stack], 0, 0 };
 				head[stack] = q;
 				pos[(size_t)metric * nt + (size_t)(thread + 1) + 1]++;
 			}
@@ -1284,19 +1319,20 @@ out:
 	return rc;
 }
 
-int model_load_time_range(struct model *m, int64_t from_ns, int64_t to_ns, bool *skipped,
-			  char *err, size_t err_size)
+int model_load_time_range(struct model *m, int64_t from_ns, int64_t to_ns, bool *skipped, char *err,
+			  size_t err_size)
 {
 	struct loader l = { .m = m, .err = err, .err_size = err_size };
 	struct scan sc[PIECES];
 	struct scan_job *jobs[PIECES];
 	struct scan_jobs set = { .jobs = jobs, .n = PIECES, .db_path = m->db_path };
 	int64_t lo, hi, total = model_meta_int(m, "samples_total", 0);
-	const char *sql = m->schema_version < 2
-		? "SELECT thread_id, stack_id, 0, 0, weight FROM timeline "
-		  "WHERE time_ns BETWEEN ?1 AND ?2"
-		: "SELECT thread_id, stack_id, metric_id, context_id, value FROM timeline "
-		  "WHERE time_ns BETWEEN ?1 AND ?2";
+	const char *sql =
+		m->schema_version < 2
+			? "SELECT thread_id, stack_id, 0, 0, weight FROM timeline "
+			  "WHERE time_ns BETWEEN ?1 AND ?2"
+			: "SELECT thread_id, stack_id, metric_id, context_id, value FROM timeline "
+			  "WHERE time_ns BETWEEN ?1 AND ?2";
 	uint64_t step;
 	size_t expect = 0, k;
 	int rc;
@@ -1375,10 +1411,12 @@ int model_load_events(struct model *m, int64_t from_ns, int64_t to_ns, struct mo
 		return rc;
 	sqlite3_bind_int64(st, 1, from_ns);
 	sqlite3_bind_int64(st, 2, to_ns);
-	FOR_EACH_ROW(&l, st, rc) {
+	FOR_EACH_ROW(&l, st, rc)
+	{
 		int stack = column_ref(st, 2, &m->ids->stacks);
-		int metric = m->schema_version < 2 ? 0
-			     : metric_find(&l, sqlite3_column_int64(st, 3), &last);
+		int metric = m->schema_version < 2
+				     ? 0
+				     : metric_find(&l, sqlite3_column_int64(st, 3), &last);
 
 		if (stack < 0 || metric < 0)
 			continue;

@@ -15,18 +15,18 @@ struct sqlite3;
  * valid until model_free().
  */
 struct model_module {
-	const char *name;   /* "libm.so.6" */
+	const char *name; /* "libm.so.6" */
 	const char *path;
 	const char *status; /* "ok", "missing", "build-id-mismatch" */
 	const char *symbols;
-	bool interpreter;   /* runs Python code (modules.role 'interpreter') */
+	bool interpreter; /* runs Python code (modules.role 'interpreter') */
 };
 
 struct model_function {
 	const char *name;
-	int module;	/* index into modules, -1 for Python */
-	int file;	/* index into files, -1 when unknown */
-	int line;	/* first line of the definition, 0 when unknown */
+	int module; /* index into modules, -1 for Python */
+	int file;   /* index into files, -1 when unknown */
+	int line;   /* first line of the definition, 0 when unknown */
 	bool resolved;
 	bool range;	/* functions.kind 'range': unnamed, known by its FDE range (func@0x...) */
 	bool python;	/* functions.language 'python' */
@@ -99,13 +99,13 @@ enum model_aggregation {
 };
 
 struct model_metric {
-	const char *name;	 /* "CPU Time" */
-	const char *unit_name;	 /* as stored: "ns", "bytes", "count" */
-	const char *kind;	 /* the sample kind that carries it: "cpu", ... */
+	const char *name;        /* "CPU Time" */
+	const char *unit_name;   /* as stored: "ns", "bytes", "count" */
+	const char *kind;        /* the sample kind that carries it: "cpu", ... */
 	const char *description; /* may be NULL */
 	enum model_unit unit;
 	enum model_aggregation aggregation;
-	bool main;		 /* the analysis's main metric */
+	bool main; /* the analysis's main metric */
 };
 
 /*
@@ -170,7 +170,7 @@ struct model {
 	const char **nodes; /* the processes' distinct hosts, in order of appearance */
 	size_t nnodes;
 
-	int64_t interval_ns;	/* meta.interval_ns */
+	int64_t interval_ns; /* meta.interval_ns */
 	struct model_arena *arena;
 	struct model_ids *ids;	/* database ids of stacks and threads */
 	/* A parallel job (model_load_job()): its node results' models, db NULL. */
@@ -182,7 +182,7 @@ struct model {
 #define MODEL_SCHEMA_MAX 2
 
 enum model_load_flags {
-	MODEL_NO_SAMPLES = 1 << 0, /* leave samples empty: model_load_time_range() fills them */
+	MODEL_NO_SAMPLES = 1 << 0,  /* leave samples empty: model_load_time_range() fills them */
 	MODEL_FRAME_LINES = 1 << 1, /* read frames' source positions (else file -1, line 0) */
 };
 
@@ -193,8 +193,7 @@ enum model_load_flags {
  * ("cannot open database 'x': ..."); -EPROTO for a schema newer than this preport reads.
  * On failure m is released.
  */
-int model_load(struct model *m, const char *db_path, unsigned flags, char *err,
-	       size_t err_size);
+int model_load(struct model *m, const char *db_path, unsigned flags, char *err, size_t err_size);
 
 /*
  * A parallel job as one model: the databases dbs[0..n) of its node results (DIR.<host>),
@@ -223,16 +222,16 @@ bool model_has_samples(struct model *m);
  * is marked in skipped (model.nmetrics entries, may be NULL). Returns 0 or a negative errno
  * with err set.
  */
-int model_load_time_range(struct model *m, int64_t from_ns, int64_t to_ns, bool *skipped,
-			  char *err, size_t err_size);
+int model_load_time_range(struct model *m, int64_t from_ns, int64_t to_ns, bool *skipped, char *err,
+			  size_t err_size);
 
 /* One row of the timeline: an event of a metric in a thread, at a stack. */
 struct model_event {
 	int64_t time_ns; /* from collection start */
-	int64_t value;	 /* in the metric's unit */
-	int thread;	 /* index into threads, -1 when unknown */
-	int stack;	 /* index into stacks */
-	int metric;	 /* index into metrics */
+	int64_t value;   /* in the metric's unit */
+	int thread;      /* index into threads, -1 when unknown */
+	int stack;       /* index into stacks */
+	int metric;      /* index into metrics */
 };
 
 /*

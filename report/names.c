@@ -11,8 +11,8 @@
 /* Trailing qualifiers of a member function, after its parameter list. */
 static size_t strip_qualifiers(const char *s, size_t n)
 {
-	static const char *const quals[] = { " const", " volatile", " &&", " &", " noexcept",
-					     "&&", "&", NULL };
+	static const char *const quals[] = { " const",    " volatile", " &&", " &",
+					     " noexcept", "&&",        "&",   NULL };
 	bool again = true;
 
 	while (again) {
@@ -82,8 +82,8 @@ static bool suffix_at_boundary(const char *s, size_t n, const char *typed)
 	if (!tl || tl > n || strncmp(s + n - tl, typed, tl))
 		return false;
 	start = s + n - tl;
-	return start == s || start[-1] == '.' || (start - s >= 2 && start[-1] == ':' &&
-						    start[-2] == ':');
+	return start == s || start[-1] == '.' ||
+	       (start - s >= 2 && start[-1] == ':' && start[-2] == ':');
 }
 
 bool names_match(const char *full, const char *typed)
@@ -145,7 +145,8 @@ static int no_match(const struct report *r, const char *name, const char *what)
 		near = options_nearest(name, names, n);
 	if (near)
 		rc = report_usage_error("no function '%s' in result '%s' for %s (did you mean "
-					"'%s'?)", name, r->dir, what, near);
+					"'%s'?)",
+					name, r->dir, what, near);
 	else
 		rc = report_usage_error("no function '%s' in result '%s' for %s", name, r->dir,
 					what);
@@ -157,8 +158,8 @@ static int no_match(const struct report *r, const char *name, const char *what)
 }
 
 /* Several functions of different names match: a usage error listing them (at most 10). */
-static int ambiguous(const struct report *r, const char *name, const char *what,
-		     const int *funcs, size_t n)
+static int ambiguous(const struct report *r, const char *name, const char *what, const int *funcs,
+		     size_t n)
 {
 	char list[2048];
 	size_t i, len = 0, shown = 0;
@@ -177,12 +178,12 @@ static int ambiguous(const struct report *r, const char *name, const char *what,
 		shown++;
 	}
 	return report_usage_error("function name '%s' for %s is ambiguous in result '%s': give "
-				  "more of the name of one of these%s%s", name, what, r->dir, list,
-				  i < n ? "\n  ..." : "");
+				  "more of the name of one of these%s%s",
+				  name, what, r->dir, list, i < n ? "\n  ..." : "");
 }
 
-int report_find_functions(const struct report *r, const char *name, bool single,
-			  const char *what, int **out, size_t *n)
+int report_find_functions(const struct report *r, const char *name, bool single, const char *what,
+			  int **out, size_t *n)
 {
 	const struct model *m = &r->m;
 	size_t i, k;
@@ -222,7 +223,8 @@ bool report_has_function(const struct report *r, const char *name)
 	size_t i;
 
 	for (i = 0; i < r->m.nfunctions; i++)
-		if (!strcmp(r->m.functions[i].name, name) || names_match(r->m.functions[i].name, name))
+		if (!strcmp(r->m.functions[i].name, name) ||
+		    names_match(r->m.functions[i].name, name))
 			return true;
 	return false;
 }

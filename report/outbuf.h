@@ -16,8 +16,8 @@ struct outbuf {
 	char *data;
 	size_t len, cap;
 	size_t line_start; /* where the current line begins, for outbuf_newline() */
-	FILE *sink;	   /* where outbuf_spill() and outbuf_finish() write */
-	bool failed;	   /* an allocation failed: the output is incomplete */
+	FILE *sink;        /* where outbuf_spill() and outbuf_finish() write */
+	bool failed;       /* an allocation failed: the output is incomplete */
 	bool write_failed;
 };
 

@@ -8,7 +8,7 @@
 #include "report/table.h"
 
 #define MAX_HEADER_LINES 4
-#define GAP 2
+#define GAP              2
 
 struct text_col {
 	int col;
@@ -61,7 +61,8 @@ static void fit_width(struct text_col *cols, size_t n, size_t width)
 		struct text_col *widest = NULL;
 
 		for (i = 0; i < n; i++)
-			if (cols[i].width > cols[i].minw && (!widest || cols[i].width > widest->width))
+			if (cols[i].width > cols[i].minw &&
+			    (!widest || cols[i].width > widest->width))
 				widest = &cols[i];
 		if (!widest)
 			break;
@@ -219,8 +220,8 @@ static bool layout(const struct table *t, const size_t *widest, const bool *drop
 			/* Enough of a qualified name's end to tell rows apart. */
 			if (c->minw < 30)
 				c->minw = 30;
-		} else if (t->cols[i].flags & (TABLE_SHRINK | TABLE_CUT_END | TABLE_KEEP_END |
-						TABLE_NAME)) {
+		} else if (t->cols[i].flags &
+			   (TABLE_SHRINK | TABLE_CUT_END | TABLE_KEEP_END | TABLE_NAME)) {
 			if (c->minw < 10)
 				c->minw = 10;
 		} else {

@@ -41,6 +41,7 @@ enum report_view_flags {
 	VIEW_SELF_ONLY = 1 << 6,     /* sorted by a metric's self only */
 	VIEW_NO_SORT = 1 << 7,       /* rows in an order of their own: -sort-desc refused */
 	VIEW_TIME = 1 << 9,          /* rows per time bucket: takes -time-buckets */
+	VIEW_FRAME_LINES = 1 << 10,  /* reads the frames' lines (the summary's call sites) */
 };
 
 /*
@@ -73,17 +74,17 @@ struct report {
 	struct cct tree;
 	struct record *recs;
 	size_t nrecs;
-	int64_t *total;	   /* per metric: over the kept samples */
-	int64_t *count;	   /* per metric: the events kept */
-	int64_t *min;	   /* per metric: the -threshold share of total (INT64_MAX: not judged) */
+	int64_t *total; /* per metric: over the kept samples */
+	int64_t *count; /* per metric: the events kept */
+	int64_t *min;   /* per metric: the -threshold share of total (INT64_MAX: not judged) */
 	int shown[REPORT_MAX_METRICS]; /* the metrics shown: -metric order, else display order */
 	size_t nshown;
-	int sort_metric;   /* the metric trees are sorted by (-sort-desc, else the main one) */
+	int sort_metric; /* the metric trees are sorted by (-sort-desc, else the main one) */
 	enum report_side sort_side;
-	bool sort_given;   /* -sort-desc named a metric (or a metric's column) */
+	bool sort_given;         /* -sort-desc named a metric (or a metric's column) */
 	const char *sort_column; /* flat tables: the column -sort-desc names, NULL: default */
-	bool *skipped;	   /* per metric: left out by -time-filter (peak metrics) */
-	const char **fnames; /* per function: the name shown (-name-style) */
+	bool *skipped;           /* per metric: left out by -time-filter (peak metrics) */
+	const char **fnames;     /* per function: the name shown (-name-style) */
 	enum cct_group_kind levels[REPORT_MAX_LEVELS]; /* -group-by of tree views */
 	size_t nlevels;
 };
@@ -117,8 +118,8 @@ double report_pct(const struct report *r, int metric, int64_t v);
  * full names are a usage error listing them; no match is one naming the nearest. what
  * names the option in messages ("-function"). *out is allocated, caller frees.
  */
-int report_find_functions(const struct report *r, const char *name, bool single,
-			  const char *what, int **out, size_t *n);
+int report_find_functions(const struct report *r, const char *name, bool single, const char *what,
+			  int **out, size_t *n);
 
 /* True when name names a function of r (as report_find_functions() matches), quietly. */
 bool report_has_function(const struct report *r, const char *name);

@@ -74,8 +74,8 @@ const char *report_group_kind(const struct cct *tree, int node)
 	return g >= 0 ? kinds[tree->groups[g].kind] : "";
 }
 
-const char *report_group_label(const struct report *r, const struct cct *tree, int node,
-			       char *buf, size_t size)
+const char *report_group_label(const struct report *r, const struct cct *tree, int node, char *buf,
+			       size_t size)
 {
 	int g = cct_group_of(&tree->nodes[node]), item;
 
@@ -86,8 +86,9 @@ const char *report_group_label(const struct report *r, const struct cct *tree, i
 	case CCT_GROUP_THREAD:
 		if (item < 0)
 			return "[unknown thread]";
-		snprintf(buf, size, "%s (TID %lld)", *r->m.threads[item].name ?
-			 r->m.threads[item].name : "[thread]", (long long)r->m.threads[item].tid);
+		snprintf(buf, size, "%s (TID %lld)",
+			 *r->m.threads[item].name ? r->m.threads[item].name : "[thread]",
+			 (long long)r->m.threads[item].tid);
 		return buf;
 	case CCT_GROUP_PROCESS:
 		if (item < 0)
@@ -218,17 +219,23 @@ bool report_any_shown(const struct report *r, const int64_t *v)
 
 void report_note_pruned(const struct report *r, struct table *t, size_t n, const char *what)
 {
-	const char *by = r->o->threshold_metric ? r->m.metrics[model_find_metric(&r->m,
-						   r->o->threshold_metric)].name : NULL;
+	const char *by =
+		r->o->threshold_metric
+			? r->m.metrics[model_find_metric(&r->m, r->o->threshold_metric)].name
+			: NULL;
 
 	if (!n)
 		return;
 	if (by)
-		table_add_note(t, "%zu %s below %.3g%% of the total %s not shown (-threshold 0 "
-			       "shows all)", n, what, r->o->threshold, by);
+		table_add_note(t,
+			       "%zu %s below %.3g%% of the total %s not shown (-threshold 0 "
+			       "shows all)",
+			       n, what, r->o->threshold, by);
 	else
-		table_add_note(t, "%zu %s below %.3g%% of the total not shown (-threshold 0 shows "
-			       "all)", n, what, r->o->threshold);
+		table_add_note(t,
+			       "%zu %s below %.3g%% of the total not shown (-threshold 0 shows "
+			       "all)",
+			       n, what, r->o->threshold);
 }
 
 struct child_order {
@@ -288,10 +295,11 @@ static int unknown_column(const struct table *t, const char *name, const char *v
 		near = options_nearest(name, names, t->ncols);
 	if (near)
 		rc = report_usage_error("unknown column '%s' for -sort-desc in the %s view "
-					"(did you mean '%s'?)", name, view, near);
+					"(did you mean '%s'?)",
+					name, view, near);
 	else
-		rc = report_usage_error("unknown column '%s' for -sort-desc in the %s view",
-					name, view);
+		rc = report_usage_error("unknown column '%s' for -sort-desc in the %s view", name,
+					view);
 	free(names);
 	return rc;
 }
@@ -339,8 +347,7 @@ static int parse_metric_side(const struct model *m, const char *spec, int *metri
 	char name[256], rest[64];
 	size_t i = 0, j;
 
-	snprintf(name, sizeof(name), "%.*s", colon ? (int)(colon - spec) : (int)strlen(spec),
-		 spec);
+	snprintf(name, sizeof(name), "%.*s", colon ? (int)(colon - spec) : (int)strlen(spec), spec);
 	*metric = model_find_metric(m, name);
 	*side = -1;
 	if (*metric < 0)
@@ -409,7 +416,8 @@ static int check_sort(const struct report *r)
 					  v->name);
 	if (!r->sort_given)
 		return report_usage_error("the %s view sorts by a metric ('%s' or '%s:%s'), not "
-					  "'%s'", v->name, r->m.metrics[r->sort_metric].name,
+					  "'%s'",
+					  v->name, r->m.metrics[r->sort_metric].name,
 					  r->m.metrics[r->sort_metric].name, side, s);
 	if ((v->flags & VIEW_SELF_ONLY) && r->sort_side == REPORT_TOTAL)
 		return report_usage_error("the %s view sorts by a metric's Self only: '%s:Self'",
@@ -449,12 +457,14 @@ static int pick_metrics(struct report *r)
 			r->shown[r->nshown++] = (int)i;
 	if (!r->nshown)
 		return report_usage_error("no metric of result '%s' can be shown with "
-					  "-time-filter", r->dir);
+					  "-time-filter",
+					  r->dir);
 	for (i = 0; i < r->nshown; i++)
 		if (r->skipped[r->shown[i]])
 			return report_usage_error("metric '%s' aggregates as a peak, which "
 						  "-time-filter cannot compute; leave it out of "
-						  "-metric", r->m.metrics[r->shown[i]].name);
+						  "-metric",
+						  r->m.metrics[r->shown[i]].name);
 	/* The default sort: the main metric when shown, else the first shown. */
 	r->sort_metric = r->shown[0];
 	for (i = 0; i < r->nshown; i++)
@@ -523,7 +533,8 @@ int report_parse_time_filter(const char *s, int64_t *from, int64_t *to)
 	*to = INT64_MAX;
 	if (!colon || (size_t)(colon - s) >= sizeof(a))
 		return report_usage_error("invalid value '%s' for option '-time-filter': expected "
-					  "START:END in seconds, e.g. 0.5:2", s);
+					  "START:END in seconds, e.g. 0.5:2",
+					  s);
 	snprintf(a, sizeof(a), "%.*s", (int)(colon - s), s);
 	if (*a) {
 		if (options_parse_double("option '-time-filter'", a, 0, 1e9, &x, err, sizeof(err)))
@@ -538,7 +549,8 @@ int report_parse_time_filter(const char *s, int64_t *from, int64_t *to)
 	}
 	if (*to <= *from)
 		return report_usage_error("invalid value '%s' for option '-time-filter': the end "
-					  "must come after the start", s);
+					  "must come after the start",
+					  s);
 	return 0;
 }
 
@@ -558,7 +570,8 @@ static int finalize_first(const struct report_opts *o, const char *dir)
 	rc = finalize_run(&fo);
 	if (rc < 0) {
 		log_error("cannot finalize result '%s'; finalize it with 'pfinalize -r %s', "
-			  "then run preport again", dir, dir);
+			  "then run preport again",
+			  dir, dir);
 		return rc;
 	}
 	return 0;
@@ -699,7 +712,8 @@ static int tree_levels(struct report *r)
 			if (*p)
 				return report_usage_error("in the %s view, function comes last in "
 							  "-group-by (the call tree itself): e.g. "
-							  "-group-by thread,function", r->view->name);
+							  "-group-by thread,function",
+							  r->view->name);
 			break;
 		}
 		for (l = 0; l < r->nlevels; l++)
@@ -739,8 +753,7 @@ int report_sample_sync_object(const struct report *r, const struct model_sample 
 }
 
 /* The subject of group level kind for a record. */
-static int level_item(const struct report *r, enum cct_group_kind kind,
-		      const struct record *rec)
+static int level_item(const struct report *r, enum cct_group_kind kind, const struct record *rec)
 {
 	const struct model_sample *s = report_sample(r, rec);
 	const struct model_function *f;
@@ -785,10 +798,11 @@ static int derive_tree(struct report *r)
 		int top = 0, node;
 
 		for (l = 0; l < r->nlevels && top >= 0; l++)
-			top = cct_derive_group(&dst, top, r->levels[l], level_item(r, r->levels[l],
-										    rec));
-		node = top < 0 ? top : cct_derive_node(&dst, &r->tree, top, rec->node,
-						       r->o->collapse_recursion);
+			top = cct_derive_group(&dst, top, r->levels[l],
+					       level_item(r, r->levels[l], rec));
+		node = top < 0 ? top
+			       : cct_derive_node(&dst, &r->tree, top, rec->node,
+						 r->o->collapse_recursion);
 		if (node < 0) {
 			rc = node;
 			break;
@@ -833,7 +847,7 @@ int report_open(struct report *r, const struct report_opts *o, const char *dir,
 	if ((view->flags & VIEW_TREE) && (rc = tree_levels(r)))
 		return rc;
 	mflags = (o->time_filter ? MODEL_NO_SAMPLES : 0) |
-		 (flags & CCT_LINES ? MODEL_FRAME_LINES : 0);
+		 (flags & CCT_LINES || view->flags & VIEW_FRAME_LINES ? MODEL_FRAME_LINES : 0);
 	if (stat(dir, &st) < 0) {
 		int err_stat = errno;
 
@@ -845,10 +859,13 @@ int report_open(struct report *r, const struct report_opts *o, const char *dir,
 		goto loaded;
 	}
 	if (!S_ISDIR(st.st_mode) || !result_dir_is_result(dir))
-		return report_usage_error("'%s' is not a result directory (it has neither result.db "
-					  "nor raw/); give the directory pcollect -r wrote", dir);
+		return report_usage_error(
+			"'%s' is not a result directory (it has neither result.db "
+			"nor raw/); give the directory pcollect -r wrote",
+			dir);
 	if (result_path(db, sizeof(db), dir, RESULT_PATH_DB, 0, 0, NULL, NULL) < 0)
-		return report_usage_error("cannot open result '%s': %s", dir, strerror(ENAMETOOLONG));
+		return report_usage_error("cannot open result '%s': %s", dir,
+					  strerror(ENAMETOOLONG));
 	if (stat(db, &st) < 0) {
 		long pid = result_dir_collecting(dir);
 
@@ -912,8 +929,7 @@ loaded:
 	rc = report_filter_samples(r);
 	if (!rc)
 		rc = pick_metrics(r);
-	if (!rc && (view->flags & (VIEW_TREE | VIEW_RECURSION)) &&
-	    (rc = derive_tree(r)) == -ENOMEM)
+	if (!rc && (view->flags & (VIEW_TREE | VIEW_RECURSION)) && (rc = derive_tree(r)) == -ENOMEM)
 		log_error("cannot group the call tree of '%s': %s", dir, strerror(ENOMEM));
 	else if (rc == -ENOMEM)
 		log_error("cannot filter the samples of '%s': %s", dir, strerror(ENOMEM));
@@ -946,14 +962,17 @@ static int check_view_options(const struct report_opts *o, const struct report_v
 {
 	if (o->group_by && !(v->flags & (VIEW_TREE | VIEW_FLAT_GROUPS)))
 		return report_usage_error("the %s view takes no -group-by (the hotspots, top-down, "
-					  "bottom-up and callstacks views do)", v->name);
+					  "bottom-up and callstacks views do)",
+					  v->name);
 	if (o->function && !(v->flags & VIEW_FUNCTION))
 		return report_usage_error("the %s view takes no -function (the hotspots and "
 					  "caller-callee views do; the source view takes "
-					  "-source-object function=NAME)", v->name);
+					  "-source-object function=NAME)",
+					  v->name);
 	if (o->source_object && !(v->flags & VIEW_SOURCE_OBJECT))
 		return report_usage_error("option '-source-object' is for the source view: "
-					  "-view source -source-object %s", o->source_object);
+					  "-view source -source-object %s",
+					  o->source_object);
 	if (o->collapse_recursion && !(v->flags & (VIEW_TREE | VIEW_RECURSION)))
 		return report_usage_error("option '-recursion-mode' applies to the top-down, "
 					  "bottom-up, callstacks and caller-callee views");
@@ -974,8 +993,7 @@ static int terminal_width(FILE *f)
 	return 100;
 }
 
-static int render(const struct report_opts *o, struct report *r, const struct table *t,
-		  FILE *f)
+static int render(const struct report_opts *o, struct report *r, const struct table *t, FILE *f)
 {
 	/* Nothing is cut on the way to a file or a pipe; a terminal gets its width. */
 	int width = o->width ? o->width : isatty(fileno(f)) ? terminal_width(f) : 0;
@@ -996,8 +1014,10 @@ static void common_notes(struct report *r, struct table *t)
 
 	for (k = 0; k < r->m.nmetrics; k++)
 		if (r->skipped[k])
-			table_add_note(t, "metric '%s' is not shown: it aggregates as a peak, which "
-				       "-time-filter cannot compute", r->m.metrics[k].name);
+			table_add_note(t,
+				       "metric '%s' is not shown: it aggregates as a peak, which "
+				       "-time-filter cannot compute",
+				       r->m.metrics[k].name);
 }
 
 /* -report-output must not name a file of a result it reads (item 10 of issue 10). */

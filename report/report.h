@@ -16,24 +16,24 @@ enum report_format {
 struct report_opts {
 	const char *const *results; /* -r, one or two result directories */
 	size_t nresults;
-	const char *view;	    /* summary, hotspots, top-down, ... (NULL: summary; an
+	const char *view;           /* summary, hotspots, top-down, ... (NULL: summary; an
 				       export takes none) */
-	const char *group_by;	    /* "function", "thread,function", ...; NULL: the view's own */
+	const char *group_by;       /* "function", "thread,function", ...; NULL: the view's own */
 	const char *const *filters; /* "module=libm.so.6", "thread!=1234", ... */
 	size_t nfilters;
-	long limit;		    /* rows; 0: no limit */
-	const char *sort_desc;	    /* column or metric name, or NULL for the view's default */
-	double threshold;	    /* percent of the total below which tree nodes are pruned */
+	long limit;                   /* rows; 0: no limit */
+	const char *sort_desc;        /* column or metric name, or NULL for the view's default */
+	double threshold;             /* percent of the total below which tree nodes are pruned */
 	const char *threshold_metric; /* the metric -threshold judges by; NULL: any shown */
-	const char *const *metrics; /* -metric: the metrics to show, in order; none: all */
+	const char *const *metrics;   /* -metric: the metrics to show, in order; none: all */
 	size_t nmetrics;
-	bool collapse_recursion;    /* -recursion-mode collapse */
-	bool short_names;	    /* -name-style short: C++ parameter lists dropped */
-	bool inline_on;		    /* -inline-mode on */
-	bool all_frames;	    /* -call-stack-mode all */
-	bool python_only;	    /* -call-stack-mode python-only */
+	bool collapse_recursion; /* -recursion-mode collapse */
+	bool short_names;        /* -name-style short: C++ parameter lists dropped */
+	bool inline_on;          /* -inline-mode on */
+	bool all_frames;         /* -call-stack-mode all */
+	bool python_only;        /* -call-stack-mode python-only */
 	enum report_format format;
-	const char *export_format;  /* REPORT_EXPORT: pstats, callgrind, folded, ... (exports.c) */
+	const char *export_format; /* REPORT_EXPORT: pstats, callgrind, folded, ... (exports.c) */
 	char csv_delimiter;
 	const char *output;	    /* -report-output FILE, or NULL for stdout */
 	const char *time_filter;    /* "A:B" in seconds from the start, either side optional */
@@ -42,8 +42,8 @@ struct report_opts {
 	const char *source_object;  /* "function=NAME" or "file=PATH" (source) */
 	const char *const *source_dirs; /* -source-search-dir */
 	size_t nsource_dirs;
-	int width;		    /* text width, columns; 0: the terminal's, unlimited when
-				       the output is not a terminal */
+	int width; /* text width, columns; 0: the terminal's, unlimited when
+		      the output is not a terminal */
 	bool quiet;
 };
 

@@ -31,8 +31,8 @@ static void *helper_main(void *arg)
 	struct scan_jobs *set = arg;
 	sqlite3 *db;
 
-	if (sqlite3_open_v2(set->db_path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
-			    NULL) == SQLITE_OK) {
+	if (sqlite3_open_v2(set->db_path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) ==
+	    SQLITE_OK) {
 		scan_tune(db);
 		jobs_work(set, db);
 	}
@@ -109,8 +109,8 @@ static int scan_run(struct scan_job *job, sqlite3 *db)
 	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
-void scan_init(struct scan *s, const char *sql, int ncols, unsigned nulls, int64_t lo,
-	       int64_t hi, size_t expect)
+void scan_init(struct scan *s, const char *sql, int ncols, unsigned nulls, int64_t lo, int64_t hi,
+	       size_t expect)
 {
 	memset(s, 0, sizeof(*s));
 	s->job.run = scan_run;

@@ -53,13 +53,13 @@ struct scan {
 	int64_t lo, hi;
 	int ncols;
 	unsigned nulls; /* bit c: column c tells NULL (SCAN_NULL) from 0 */
-	size_t expect;	/* rows expected, to allocate once (the array grows past it) */
-	int64_t *rows;	/* n rows of ncols values, in the query's order */
+	size_t expect;  /* rows expected, to allocate once (the array grows past it) */
+	int64_t *rows;  /* n rows of ncols values, in the query's order */
 	size_t n, cap;
 };
 
-void scan_init(struct scan *s, const char *sql, int ncols, unsigned nulls, int64_t lo,
-	       int64_t hi, size_t expect);
+void scan_init(struct scan *s, const char *sql, int ncols, unsigned nulls, int64_t lo, int64_t hi,
+	       size_t expect);
 void scan_release(struct scan *s);
 
 #endif

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The summary view's rows, shared by its sections (view-summary.c, view-summary-waits.c). */
+/* The summary view's rows, shared by its sections (view-summary.c, view-summary-waits.c,
+   view-summary-memory.c). */
 #ifndef PCOLLECT_REPORT_SUMMARY_PRIVATE_H
 #define PCOLLECT_REPORT_SUMMARY_PRIVATE_H
 
@@ -33,5 +34,10 @@ void summary_row_value(struct summary *s, const char *section, const char *name,
  */
 int summary_waits(struct summary *s);
 int summary_openmp(struct summary *s);
+/*
+ * view-summary-memory.c: the sections of memory-consumption results (Memory, Top Allocating
+ * Call Sites, Top Leaking Call Sites). 0 or -ENOMEM.
+ */
+int summary_memory(struct summary *s);
 
 #endif

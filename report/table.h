@@ -17,16 +17,16 @@ enum table_type {
 };
 
 enum table_col_flags {
-	TABLE_TREE = 1 << 0,	  /* text: indented by the row's depth */
-	TABLE_SHRINK = 1 << 1,	  /* text: shortened in the middle to fit the width */
-	TABLE_CUT_END = 1 << 2,	  /* text: cut at the end to fit the width (source lines) */
-	TABLE_MACHINE = 1 << 3,	  /* CSV and JSON only */
+	TABLE_TREE = 1 << 0,      /* text: indented by the row's depth */
+	TABLE_SHRINK = 1 << 1,    /* text: shortened in the middle to fit the width */
+	TABLE_CUT_END = 1 << 2,   /* text: cut at the end to fit the width (source lines) */
+	TABLE_MACHINE = 1 << 3,   /* CSV and JSON only */
 	TABLE_TEXT_ONLY = 1 << 4, /* text only */
 	TABLE_KEEP_END = 1 << 5,  /* text: shortened from the left, "...dir/file.c" (paths) */
 	TABLE_OPTIONAL = 1 << 6,  /* text: left out first when the width cannot hold every
 				     column (percentages) */
-	TABLE_DETAIL = 1 << 7,	  /* text: left out next (a function's module, file, line) */
-	TABLE_NAME = 1 << 8,	  /* text: a qualified name, shortened keeping its end,
+	TABLE_DETAIL = 1 << 7,    /* text: left out next (a function's module, file, line) */
+	TABLE_NAME = 1 << 8,      /* text: a qualified name, shortened keeping its end,
 				     "...Grid<double>::relax(int)", to no fewer than 30 columns */
 };
 
@@ -54,7 +54,7 @@ struct table {
 	struct table_col *cols;
 	size_t ncols;
 	struct table_cell *cells; /* nrows * ncols */
-	int *depth;		  /* per row */
+	int *depth;               /* per row */
 	unsigned char *rowflags;  /* per row */
 	size_t nrows, cap;
 	char **notes; /* lines printed after the table in text */

@@ -148,8 +148,8 @@ static int hotspots(struct bottomup *b, struct entry *e, size_t n, int depth, si
 	int rc = make_runs(b, e, n, &runs, &nruns, &vals);
 
 	for (i = 0; !rc && i < nruns; i++) {
-		if (!report_passes(r, runs[i].v) || (r->o->limit > 0 &&
-						     *shown >= (size_t)r->o->limit)) {
+		if (!report_passes(r, runs[i].v) ||
+		    (r->o->limit > 0 && *shown >= (size_t)r->o->limit)) {
 			b->pruned += report_any_shown(r, runs[i].v);
 			continue;
 		}
@@ -164,8 +164,8 @@ static int hotspots(struct bottomup *b, struct entry *e, size_t n, int depth, si
  * With -group-by: a row per group node (its values are the group's total), then under the
  * groups of the last level their hotspots. top[node] is the node's group of that level.
  */
-static int groups(struct bottomup *b, int g, int depth, struct entry *e, size_t n,
-		  const int *top, size_t *shown)
+static int groups(struct bottomup *b, int g, int depth, struct entry *e, size_t n, const int *top,
+		  size_t *shown)
 {
 	const struct cct *tree = b->tree;
 	int *kids, rc = 0;

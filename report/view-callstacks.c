@@ -9,7 +9,7 @@
 struct leaf_order {
 	const struct cct *tree;
 	size_t k;
-	const int *top; /* per node: its group of the last level, NULL without groups */
+	const int *top;  /* per node: its group of the last level, NULL without groups */
 	const int *rank; /* per group node: its place among the groups */
 };
 
@@ -76,8 +76,8 @@ static void group_rows(struct report *r, struct table *t, int name, int group,
 		if (prev > 0 && u == path[d])
 			continue;
 		row = table_add_row(t, d);
-		table_set_text(t, row, name, report_group_label(r, &r->tree, path[d], label,
-								sizeof(label)));
+		table_set_text(t, row, name,
+			       report_group_label(r, &r->tree, path[d], label, sizeof(label)));
 		table_set_text_ref(t, row, group, report_group_kind(&r->tree, path[d]));
 		report_set_metric_cols(r, t, row, mc, cct_total(&r->tree, path[d]), NULL);
 		prev = 0;
@@ -161,8 +161,8 @@ int view_callstacks(struct report *r, struct table *t)
 		row = table_add_row(t, base);
 		table_set_int(t, row, stack_col, (int64_t)shown);
 		report_set_metric_cols(r, t, row, &mc, self, NULL);
-		table_set_int(t, row, samples, tree->count[(size_t)leaves[i] * tree->nm +
-							   (size_t)r->sort_metric]);
+		table_set_int(t, row, samples,
+			      tree->count[(size_t)leaves[i] * tree->nm + (size_t)r->sort_metric]);
 		table_set_text_ref(t, row, func, report_function_name(r, leaf->func));
 		table_set_text_ref(t, row, module, report_module_name(r, leaf->func));
 		fold = folded(r, leaves[i]);
@@ -186,7 +186,9 @@ out:
 	if (!rc && !r->nrecs)
 		table_add_note(t, "no samples match the filters");
 	else if (!rc && pruned)
-		table_add_note(t, "%zu stacks not shown (below %.3g%% of the total or past -limit; "
-			       "-threshold 0 shows all)", pruned, r->o->threshold);
+		table_add_note(t,
+			       "%zu stacks not shown (below %.3g%% of the total or past -limit; "
+			       "-threshold 0 shows all)",
+			       pruned, r->o->threshold);
 	return rc;
 }

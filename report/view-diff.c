@@ -24,8 +24,8 @@ struct names {
 
 static int names_id(struct names *ns, const char *name, const char *module)
 {
-	uint64_t h = hash_combine(hash_bytes(name, strlen(name)),
-				  hash_bytes(module, strlen(module)));
+	uint64_t h =
+		hash_combine(hash_bytes(name, strlen(name)), hash_bytes(module, strlen(module)));
 	int id;
 
 	for (;; h++) {
@@ -110,15 +110,16 @@ static void add_diff_cols(const struct report *a, const struct report *b, struct
 
 				snprintf(name, sizeof(name), "%s:%s:%s", mt->name, which[side],
 					 part[p]);
-				c->v[i][side][p] = table_add_col(t, name, report_metric_type(mt), 0);
+				c->v[i][side][p] =
+					table_add_col(t, name, report_metric_type(mt), 0);
 			}
 		}
 	}
 }
 
 /* Values va (per metric of a) and vb (of b; NULL: none) on side (0 self, 1 total). */
-static void set_diff(const struct report *a, struct table *t, size_t row,
-		     const struct diff_cols *c, int side, const int64_t *va, const int64_t *vb)
+static void set_diff(const struct report *a, struct table *t, size_t row, const struct diff_cols *c,
+		     int side, const int64_t *va, const int64_t *vb)
 {
 	size_t i;
 
@@ -340,8 +341,8 @@ static int merge_node(struct merge *mg, int na, int nb, int depth)
 			for (side = 0; side < 2; side++)
 				if (kids[j].node[side] >= 0)
 					kids[m].node[side] = kids[j].node[side];
-		kids[m].weight = sort_value(mg, 0, kids[m].node[0]) +
-				 sort_value(mg, 1, kids[m].node[1]);
+		kids[m].weight =
+			sort_value(mg, 0, kids[m].node[0]) + sort_value(mg, 1, kids[m].node[1]);
 		m++;
 	}
 	qsort(kids, m, sizeof(*kids), pair_heavier);
@@ -362,7 +363,8 @@ static int merge_node(struct merge *mg, int na, int nb, int depth)
 		func = tree->nodes[p->node[side]].func;
 		table_set_text_ref(mg->t, row, mg->cname, report_function_name(mg->r[side], func));
 		if (mg->sides & MC_TOTAL)
-			set_diff(mg->r[0], mg->t, row, &mg->dc, 1, node_vals(mg, 0, p->node[0], true),
+			set_diff(mg->r[0], mg->t, row, &mg->dc, 1,
+				 node_vals(mg, 0, p->node[0], true),
 				 node_vals(mg, 1, p->node[1], true));
 		if (mg->sides & MC_SELF)
 			set_diff(mg->r[0], mg->t, row, &mg->dc, 0,
@@ -413,8 +415,10 @@ static int merge_trees(struct report *a, struct report *b, const struct cct *ta,
 		rc = merge_node(&mg, 0, 0, sides & MC_TOTAL ? 1 : 0);
 	if (!rc) {
 		if (mg.pruned)
-			table_add_note(t, "%zu %s below %.3g%% of both totals not shown "
-				       "(-threshold 0 shows all)", mg.pruned, what, a->o->threshold);
+			table_add_note(t,
+				       "%zu %s below %.3g%% of both totals not shown "
+				       "(-threshold 0 shows all)",
+				       mg.pruned, what, a->o->threshold);
 		if (mg.cut)
 			table_add_note(t, "call paths deeper than %d frames are cut", MAX_DEPTH);
 		note_results(t, a, b);
@@ -477,15 +481,17 @@ static int index_edges(struct callers_diff *d, int side)
 
 	keymap_init(&d->edge[side]);
 	for (e = 0; e < c->nedges; e++)
-		if (keymap_put(&d->edge[side], edge_key(d->gid[side][c->edges[e].caller],
-						       d->gid[side][c->edges[e].callee]), (int)e))
+		if (keymap_put(&d->edge[side],
+			       edge_key(d->gid[side][c->edges[e].caller],
+					d->gid[side][c->edges[e].callee]),
+			       (int)e))
 			return -ENOMEM;
 	return 0;
 }
 
 /* A row of values of both sides: function id g's (e < 0) or edge (g1, g2)'s. */
-static void diff_row(struct callers_diff *d, int depth, const char *rel, int name_gid,
-		     int caller, int callee, int index)
+static void diff_row(struct callers_diff *d, int depth, const char *rel, int name_gid, int caller,
+		     int callee, int index)
 {
 	const int64_t *v[2][2] = { { NULL, NULL }, { NULL, NULL } };
 	size_t row;
@@ -500,8 +506,8 @@ static void diff_row(struct callers_diff *d, int depth, const char *rel, int nam
 			int f;
 
 			/* The function of this side with that common id, if any. */
-			for (f = 0; f < (int)d->r[side]->m.nfunctions && d->gid[side][f] != name_gid;
-			     f++)
+			for (f = 0;
+			     f < (int)d->r[side]->m.nfunctions && d->gid[side][f] != name_gid; f++)
 				;
 			if (f == (int)d->r[side]->m.nfunctions || !c->funcs.is_touched[f])
 				continue;
@@ -536,8 +542,8 @@ static int neighbours(struct callers_diff *d, int g, bool callees, int **out, si
 			int from = d->gid[side][callees ? c->edges[e].caller : c->edges[e].callee];
 			int to = d->gid[side][callees ? c->edges[e].callee : c->edges[e].caller];
 
-			if (from != g || !report_any_shown(d->r[side],
-							   &c->ewalk.total[e * c->ewalk.nm]))
+			if (from != g ||
+			    !report_any_shown(d->r[side], &c->ewalk.total[e * c->ewalk.nm]))
 				continue;
 			for (k = 0; k < *n && (*out)[k] != to; k++)
 				;
@@ -574,8 +580,8 @@ int view_callers_diff(struct report *a, struct report *b, struct table *t)
 	   either result that pass the threshold in it, by the first result's order. */
 	if (!rc && a->o->function && !report_has_function(a, a->o->function) &&
 	    !report_has_function(b, a->o->function))
-		rc = report_usage_error("no function '%s' in results '%s' and '%s'",
-					a->o->function, a->dir, b->dir);
+		rc = report_usage_error("no function '%s' in results '%s' and '%s'", a->o->function,
+					a->dir, b->dir);
 	for (side = 0; !rc && side < 2; side++) {
 		int *f = NULL;
 		size_t n = 0;
@@ -585,7 +591,8 @@ int view_callers_diff(struct report *a, struct report *b, struct table *t)
 		rc = callers_functions(&d.c[side], &f, &n);
 		for (i = 0; !rc && i < n; i++) {
 			int g = d.gid[side][f[i]];
-			const int64_t *tot = &d.c[side].funcs.total[(size_t)f[i] * d.c[side].funcs.nm];
+			const int64_t *tot =
+				&d.c[side].funcs.total[(size_t)f[i] * d.c[side].funcs.nm];
 
 			if (!a->o->function && !report_passes(d.r[side], tot))
 				continue;

@@ -94,7 +94,7 @@ struct hotspots {
 	struct grouping g;
 	struct path_key *keys;
 	size_t nkeys;
-	int *key;	 /* per tree node */
+	int *key; /* per tree node */
 	struct group *groups;
 	size_t ngroups, cap;
 	int64_t *vals;
@@ -120,8 +120,10 @@ static int intern_keys(struct hotspots *h)
 	if (!h->key || !h->keys)
 		return -ENOMEM;
 	if (!h->g.has[DIM_LINE] || !by_first) {
-		ndirect = (h->g.has[DIM_LINE] ? t->nlocs
-			   : h->g.has[DIM_FUNCTION] ? h->r->m.nfunctions : h->r->m.nmodules) + 1;
+		ndirect = (h->g.has[DIM_LINE]       ? t->nlocs
+			   : h->g.has[DIM_FUNCTION] ? h->r->m.nfunctions
+						    : h->r->m.nmodules) +
+			  1;
 		direct = big_malloc(ndirect * sizeof(*direct));
 		if (!direct)
 			return -ENOMEM;
@@ -170,7 +172,8 @@ static int collect(struct hotspots *h, int ck)
 
 	for (i = 0; i < h->w.ntouched; i++) {
 		int k = h->w.touched[i];
-		const int64_t *self = &h->w.self[(size_t)k * nm], *total = &h->w.total[(size_t)k * nm];
+		const int64_t *self = &h->w.self[(size_t)k * nm],
+			      *total = &h->w.total[(size_t)k * nm];
 
 		if (h->want && !h->want[h->keys[k].first])
 			continue;
@@ -369,8 +372,7 @@ static void set_thread(struct report *r, struct table *t, size_t row, int cname,
 		table_set_int(t, row, cid, th->tid);
 }
 
-static void set_process(struct report *r, struct table *t, size_t row, int cname, int cid,
-			int proc)
+static void set_process(struct report *r, struct table *t, size_t row, int cname, int cid, int proc)
 {
 	const struct model_process *p = proc >= 0 ? &r->m.processes[proc] : NULL;
 
@@ -470,7 +472,8 @@ static void fill(struct hotspots *h, struct table *t)
 						   report_module_name(r, n->func));
 				break;
 			case DIM_LINE: {
-				const struct cct_loc *l = n->loc >= 0 ? &r->tree.locs[n->loc] : NULL;
+				const struct cct_loc *l =
+					n->loc >= 0 ? &r->tree.locs[n->loc] : NULL;
 				const char *path = l ? report_file_path(r, l->file) : NULL;
 
 				table_set_text_ref(t, row, col[dim][0], path ? path : "[unknown]");
@@ -553,10 +556,12 @@ static int want_function(struct hotspots *h)
 	if (!r->o->function)
 		return 0;
 	if (!h->g.has[DIM_FUNCTION])
-		return report_usage_error("option '-function' in the hotspots view needs function "
-					  "in -group-by (e.g. -group-by thread,function); the lines "
-					  "of a function are in -view source -source-object "
-					  "function=%s", r->o->function);
+		return report_usage_error(
+			"option '-function' in the hotspots view needs function "
+			"in -group-by (e.g. -group-by thread,function); the lines "
+			"of a function are in -view source -source-object "
+			"function=%s",
+			r->o->function);
 	rc = report_find_functions(r, r->o->function, true, "-function", &funcs, &n);
 	if (rc)
 		return rc;

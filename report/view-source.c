@@ -15,9 +15,9 @@
 
 struct source {
 	struct report *r;
-	int file;	/* index into model.files */
-	bool *want;	/* per function, in function mode; NULL in file mode */
-	int first_def;	/* the function's first line, 0 in file mode */
+	int file;      /* index into model.files */
+	bool *want;    /* per function, in function mode; NULL in file mode */
+	int first_def; /* the function's first line, 0 in file mode */
 	int maxline;
 	struct cct_walk w; /* key: the line, for the nodes that count */
 };
@@ -322,8 +322,10 @@ int view_source(struct report *r, struct table *t)
 					  "-source-object file=PATH");
 	eq = strchr(obj, '=');
 	if (!eq || !eq[1]) {
-		return report_usage_error("invalid value '%s' for option '-source-object': expected "
-					  "function=NAME or file=PATH", obj);
+		return report_usage_error(
+			"invalid value '%s' for option '-source-object': expected "
+			"function=NAME or file=PATH",
+			obj);
 	}
 	if (!strncmp(obj, "function=", 9)) {
 		rc = report_find_functions(r, eq + 1, true, "-source-object function=", &funcs, &n);
@@ -340,8 +342,10 @@ int view_source(struct report *r, struct table *t)
 		free(funcs);
 		if (s.file < 0) {
 			free(s.want);
-			return report_usage_error("function '%s' has no source position in result '%s' "
-						  "(built without -g?)", eq + 1, r->dir);
+			return report_usage_error(
+				"function '%s' has no source position in result '%s' "
+				"(built without -g?)",
+				eq + 1, r->dir);
 		}
 	} else if (!strncmp(obj, "file=", 5)) {
 		rc = pick_file(r, eq + 1, &s.file);
@@ -354,8 +358,9 @@ int view_source(struct report *r, struct table *t)
 		snprintf(word, sizeof(word), "%.*s", (int)(eq - obj), obj);
 		near = options_nearest(word, keys, 2);
 		return report_usage_error("unknown source object '%s'%s%s%s; use function=NAME or "
-					  "file=PATH", word, near ? " (did you mean '" : "",
-					  near ? near : "", near ? "'?)" : "");
+					  "file=PATH",
+					  word, near ? " (did you mean '" : "", near ? near : "",
+					  near ? "'?)" : "");
 	}
 	rc = compute(&s);
 	if (!rc)

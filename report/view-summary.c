@@ -62,8 +62,7 @@ void summary_row_value(struct summary *s, const char *section, const char *name,
 		table_set_pct(s->t, row, s->pct, report_pct(s->r, k, v));
 }
 
-static void row_meta(struct summary *s, const char *section, const char *metric,
-		     const char *key)
+static void row_meta(struct summary *s, const char *section, const char *metric, const char *key)
 {
 	const char *v = model_meta_get(&s->r->m, key);
 
@@ -450,6 +449,8 @@ int view_summary(struct report *r, struct table *t)
 	rc = summary_waits(&s);
 	if (!rc)
 		rc = summary_openmp(&s);
+	if (!rc)
+		rc = summary_memory(&s);
 	if (!rc)
 		rc = section_hotspots(&s, &resolved, &ranged);
 	if (!rc)

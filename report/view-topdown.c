@@ -52,7 +52,8 @@ int view_topdown(struct report *r, struct table *t)
 				report_set_function_cols(r, t, row, &fc, n->func);
 			} else {
 				table_set_text(t, row, name,
-					       report_group_label(r, tree, u, label, sizeof(label)));
+					       report_group_label(r, tree, u, label,
+								  sizeof(label)));
 				table_set_text_ref(t, row, group, report_group_kind(tree, u));
 			}
 			report_set_metric_cols(r, t, row, &mc, cct_self(tree, u), total);

@@ -10,7 +10,7 @@
  * table renderer).
  */
 #define VIEWS(X)                                                                                   \
-	X("summary", view_summary, NULL, view_summary_text, VIEW_SELF_ONLY)                        \
+	X("summary", view_summary, NULL, view_summary_text, VIEW_SELF_ONLY | VIEW_FRAME_LINES)     \
 	X("hotspots", view_hotspots, view_hotspots_diff, NULL, VIEW_FLAT_GROUPS | VIEW_FUNCTION)   \
 	X("top-down", view_topdown, view_topdown_diff, NULL, VIEW_TREE | VIEW_SORT_TOTAL)          \
 	X("bottom-up", view_bottomup, view_bottomup_diff, NULL, VIEW_TREE | VIEW_SELF_ONLY)        \
@@ -22,7 +22,7 @@
 	X("mpi", view_mpi, NULL, NULL, VIEW_FLAT_GROUPS)
 
 #define VIEW_ENTRY(name, run, diff, text, flags) { name, run, diff, text, flags },
-#define VIEW_NAME(name, run, diff, text, flags) name,
+#define VIEW_NAME(name, run, diff, text, flags)  name,
 
 static const struct report_view views[] = { VIEWS(VIEW_ENTRY) };
 
@@ -42,14 +42,10 @@ const struct report_view *report_view_find(const char *name)
 static const struct {
 	const char *vtune, *view;
 } vtune_names[] = {
-	{ "summary", "summary" },
-	{ "hotspots", "hotspots" },
-	{ "top-down", "top-down" },
-	{ "bottom-up", "bottom-up" },
-	{ "callstacks", "callstacks" },
-	{ "caller-callee", "caller-callee" },
-	{ "gprof-cc", "caller-callee" },
-	{ "source", "source" },
+	{ "summary", "summary" },        { "hotspots", "hotspots" },
+	{ "top-down", "top-down" },      { "bottom-up", "bottom-up" },
+	{ "callstacks", "callstacks" },  { "caller-callee", "caller-callee" },
+	{ "gprof-cc", "caller-callee" }, { "source", "source" },
 };
 
 const char *report_vtune_view(const char *name)

@@ -57,8 +57,8 @@ uintptr_t pycodes_name_addr(const uint8_t *code)
  * names of the sample), or NULL when they could not be read at once: a short name at the
  * very end of a mapping, whose header alone is then read here.
  */
-static uint64_t code_signature(const struct pylayout *L, const uint8_t *code,
-			       const uint8_t *name, int pid)
+static uint64_t code_signature(const struct pylayout *L, const uint8_t *code, const uint8_t *name,
+			       int pid)
 {
 	uint64_t h = 0x6a09e667f3bcc908ull;
 	uint8_t s[128];
@@ -163,9 +163,10 @@ static int read_str(const struct pylayout *L, int pid, uintptr_t addr, char *out
 	if (pyread(pid, raw, addr + (uintptr_t)L->str_compact_size, bytes) < 0)
 		return -1;
 	for (i = 0; i < bytes; i += kind) {
-		uint32_t c = kind == 1 ? raw[i] : kind == 2 ? (uint32_t)(raw[i] | raw[i + 1] << 8) :
-			(uint32_t)(raw[i] | raw[i + 1] << 8 | raw[i + 2] << 16 |
-				   (uint32_t)raw[i + 3] << 24);
+		uint32_t c = kind == 1   ? raw[i]
+			     : kind == 2 ? (uint32_t)(raw[i] | raw[i + 1] << 8)
+					 : (uint32_t)(raw[i] | raw[i + 1] << 8 | raw[i + 2] << 16 |
+						      (uint32_t)raw[i + 3] << 24);
 		size_t k = put_utf8(out, at, cap, c);
 
 		if (!k) {
@@ -181,8 +182,8 @@ static int read_str(const struct pylayout *L, int pid, uintptr_t addr, char *out
 }
 
 /* The bytes of the bytes object at addr: 0 with *len set (cut at cap), or -1. */
-static int read_bytes(const struct pylayout *L, int pid, uintptr_t addr, uint8_t *out,
-		      size_t cap, uint32_t *len, bool *trunc)
+static int read_bytes(const struct pylayout *L, int pid, uintptr_t addr, uint8_t *out, size_t cap,
+		      uint32_t *len, bool *trunc)
 {
 	uint64_t n;
 
@@ -239,8 +240,8 @@ static int write_code(struct pyagent_thread *t, struct raw_writer *w, uintptr_t 
 
 static struct pyagent_code_slot *slot_of(const struct pyagent_thread *t, uintptr_t addr)
 {
-	return (struct pyagent_code_slot *)&t->slots[hash_combine(0, addr) &
-						     (PYAGENT_CODE_SLOTS - 1)];
+	return (struct pyagent_code_slot *)&t
+		->slots[hash_combine(0, addr) & (PYAGENT_CODE_SLOTS - 1)];
 }
 
 uintptr_t pycodes_cached_name(const struct pyagent_thread *t, uintptr_t addr)

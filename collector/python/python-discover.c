@@ -33,8 +33,8 @@ static int32_t max32(int32_t a, int32_t b)
 static void set_spans(struct pyagent_runtime *rt)
 {
 	const struct pylayout *L = &rt->L;
-	int32_t lo = L->rt_autotss >= 0 && L->rt_autotss < L->rt_interp_head ? L->rt_autotss :
-									       L->rt_interp_head;
+	int32_t lo = L->rt_autotss >= 0 && L->rt_autotss < L->rt_interp_head ? L->rt_autotss
+									     : L->rt_interp_head;
 	int32_t hi = max32(L->rt_interp_main, L->rt_autotss) + 8;
 	int32_t ts = max32(max32(L->ts_interp, L->ts_thread_id), max32(L->ts_frame, L->ts_cframe));
 
@@ -65,7 +65,8 @@ int pyagent_on_module(const char *path, uintptr_t bias)
 		{ .name = "PyCode_Type" },
 		{ .name = "PyFrame_Type" },
 	};
-	static uint8_t block[PYDEBUG_MAX_BYTES]; /* only outside the handler, one caller at a time */
+	static uint8_t
+		block[PYDEBUG_MAX_BYTES]; /* only outside the handler, one caller at a time */
 	struct pyagent_runtime rt;
 	const struct pylayout *L;
 	uint32_t hex = 0;
@@ -124,8 +125,8 @@ int pyagent_on_module(const char *path, uintptr_t bias)
 	}
 	if (rt.minor >= 13) {
 		/* the file's copy: the image need not be initialised, nor mapped where told */
-		int r = syms[0].copy_len ? pydebug_apply_copy(&rt.L, block, syms[0].copy_len, hex) :
-					   pydebug_apply(&rt.L, rt.runtime, hex);
+		int r = syms[0].copy_len ? pydebug_apply_copy(&rt.L, block, syms[0].copy_len, hex)
+					 : pydebug_apply(&rt.L, rt.runtime, hex);
 
 		if (r == PYDEBUG_FREE_THREADED) {
 			rt.note = RAW_PY_NOTE_FREE_THREADED;

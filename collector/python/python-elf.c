@@ -75,7 +75,8 @@ static void scan_symbols(const uint8_t *base, size_t size, const Elf64_Shdr *shd
 		for (k = 0; k < nsyms; k++) {
 			size_t len = strlen(syms[k].name);
 
-			if (!syms[k].found && len < maxlen && memcmp(name, syms[k].name, len + 1) == 0) {
+			if (!syms[k].found && len < maxlen &&
+			    memcmp(name, syms[k].name, len + 1) == 0) {
 				syms[k].found = true;
 				syms[k].value = s->st_value;
 				syms[k].size = s->st_size;
@@ -142,10 +143,11 @@ int pyelf_scan(const char *path, struct pyelf_sym *syms, size_t nsyms, int *roda
 				     &sh[sh[i].sh_link], syms, nsyms);
 		/* Read-only, allocated, not executable data: .rodata */
 		if (rodata_minor && *rodata_minor < 0 && sh[i].sh_type == SHT_PROGBITS &&
-		    (sh[i].sh_flags & SHF_ALLOC) && !(sh[i].sh_flags & (SHF_WRITE | SHF_EXECINSTR)) &&
+		    (sh[i].sh_flags & SHF_ALLOC) &&
+		    !(sh[i].sh_flags & (SHF_WRITE | SHF_EXECINSTR)) &&
 		    in_file((size_t)st.st_size, sh[i].sh_offset, sh[i].sh_size))
-			*rodata_minor = scan_version_string(base + sh[i].sh_offset,
-							    (size_t)sh[i].sh_size);
+			*rodata_minor =
+				scan_version_string(base + sh[i].sh_offset, (size_t)sh[i].sh_size);
 	}
 	ret = 0;
 out:

@@ -437,7 +437,10 @@ const struct pydebug_map *pydebug_map_find(int minor)
 	return &debug_maps[COUNT(debug_maps) - 1];
 }
 
-#define F(name) { #name, offsetof(struct pylayout, name) }
+#define F(name)                                                                                    \
+	{                                                                                          \
+#name, offsetof(struct pylayout, name)                                             \
+	}
 const struct pylayout_field pylayout_fields[] = {
 	F(minor),
 	F(rt_autotss),
@@ -490,7 +493,10 @@ const struct pylayout_field pylayout_fields[] = {
 #undef F
 
 /* Named as python-probe.c prints them: "dbg_" + the field. */
-#define F(name) { "dbg_" #name, offsetof(struct pydebug_map, name) }
+#define F(name)                                                                                    \
+	{                                                                                          \
+		"dbg_" #name, offsetof(struct pydebug_map, name)                                   \
+	}
 const struct pylayout_field pydebug_map_fields[] = {
 	F(version),
 	F(free_threaded),

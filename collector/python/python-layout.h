@@ -13,46 +13,46 @@
  * tests/unit/test-python-layout.c checks it again wherever the headers are installed.
  */
 struct pylayout {
-	int32_t minor;		   /* 3.minor */
-	int32_t rt_autotss;	   /* _PyRuntime: the Py_tss_t of PyGILState's thread states */
-	int32_t rt_interp_head;	   /* _PyRuntime.interpreters.head */
-	int32_t rt_interp_main;	   /* _PyRuntime.interpreters.main */
-	int32_t tss_key;	   /* Py_tss_t._key (a pthread_key_t) */
-	int32_t is_next;	   /* PyInterpreterState.next */
+	int32_t minor;             /* 3.minor */
+	int32_t rt_autotss;        /* _PyRuntime: the Py_tss_t of PyGILState's thread states */
+	int32_t rt_interp_head;    /* _PyRuntime.interpreters.head */
+	int32_t rt_interp_main;    /* _PyRuntime.interpreters.main */
+	int32_t tss_key;           /* Py_tss_t._key (a pthread_key_t) */
+	int32_t is_next;           /* PyInterpreterState.next */
 	int32_t is_threads_head;   /* PyInterpreterState.threads.head (3.10: tstate_head) */
-	int32_t ts_interp;	   /* PyThreadState.interp */
-	int32_t ts_thread_id;	   /* PyThreadState.thread_id (pthread_self()) */
-	int32_t ts_next;	   /* PyThreadState.next */
-	int32_t ts_status;	   /* 3.12+ PyThreadState._status (bit fields, PYLAYOUT_TS_*) */
+	int32_t ts_interp;         /* PyThreadState.interp */
+	int32_t ts_thread_id;      /* PyThreadState.thread_id (pthread_self()) */
+	int32_t ts_next;           /* PyThreadState.next */
+	int32_t ts_status;         /* 3.12+ PyThreadState._status (bit fields, PYLAYOUT_TS_*) */
 	int32_t rt_tstate_current; /* 3.10, 3.11: _PyRuntime.gilstate.tstate_current */
-	int32_t ts_frame;	   /* 3.10 frame, 3.13 current_frame */
-	int32_t ts_cframe;	   /* 3.11, 3.12: cframe */
+	int32_t ts_frame;          /* 3.10 frame, 3.13 current_frame */
+	int32_t ts_cframe;         /* 3.11, 3.12: cframe */
 	int32_t cf_current_frame;  /* 3.11, 3.12: _PyCFrame.current_frame */
-	int32_t fr_previous;	   /* f_back / previous */
-	int32_t fr_code;	   /* f_code / f_executable */
-	int32_t fr_instr;	   /* 3.10 f_lasti (int, code units), prev_instr, instr_ptr */
-	int32_t fr_owner;	   /* 3.11+ owner (char) */
-	int32_t fr_is_entry;	   /* 3.11 is_entry (bool) */
-	int32_t fr_size;	   /* bytes of a frame to copy: all the fields above */
-	int32_t fr_code_tag;	   /* 3.14+: tag bits of f_executable (a _PyStackRef) */
+	int32_t fr_previous;       /* f_back / previous */
+	int32_t fr_code;           /* f_code / f_executable */
+	int32_t fr_instr;          /* 3.10 f_lasti (int, code units), prev_instr, instr_ptr */
+	int32_t fr_owner;          /* 3.11+ owner (char) */
+	int32_t fr_is_entry;       /* 3.11 is_entry (bool) */
+	int32_t fr_size;           /* bytes of a frame to copy: all the fields above */
+	int32_t fr_code_tag;       /* 3.14+: tag bits of f_executable (a _PyStackRef) */
 	int32_t co_filename;
 	int32_t co_name;
-	int32_t co_qualname;	   /* 3.11+ */
-	int32_t co_code;	   /* 3.10 co_code (bytes object), 3.11+ co_code_adaptive (inline) */
+	int32_t co_qualname; /* 3.11+ */
+	int32_t co_code;     /* 3.10 co_code (bytes object), 3.11+ co_code_adaptive (inline) */
 	int32_t co_firsttraceable; /* 3.11+ */
-	int32_t co_size;	   /* bytes of a code object to copy: all the fields above */
-	int32_t co_version;	   /* 3.12+: unique per code object created */
+	int32_t co_size;           /* bytes of a code object to copy: all the fields above */
+	int32_t co_version;        /* 3.12+: unique per code object created */
 	int32_t co_firstlineno;
 	int32_t co_linetable;
-	int32_t var_size;	   /* PyVarObject.ob_size (code units of 3.11+ code) */
-	int32_t bytes_sval;	   /* PyBytesObject.ob_sval */
-	int32_t str_length;	   /* PyASCIIObject.length (code points) */
+	int32_t var_size;   /* PyVarObject.ob_size (code units of 3.11+ code) */
+	int32_t bytes_sval; /* PyBytesObject.ob_sval */
+	int32_t str_length; /* PyASCIIObject.length (code points) */
 	int32_t str_hash;
 	int32_t str_state;
-	int32_t str_kind_shift;	   /* bit of state.kind (3 bits) */
+	int32_t str_kind_shift;    /* bit of state.kind (3 bits) */
 	int32_t str_compact_shift; /* bit of state.compact */
 	int32_t str_ascii_shift;   /* bit of state.ascii */
-	int32_t str_ascii_size;	   /* sizeof(PyASCIIObject): compact ASCII data follows */
+	int32_t str_ascii_size;    /* sizeof(PyASCIIObject): compact ASCII data follows */
 	int32_t str_compact_size;  /* sizeof(PyCompactUnicodeObject): other compact data follows */
 	int32_t gil;		   /* the GIL (struct _gil_runtime_state): 3.10, 3.11 in
 				      _PyRuntime (ceval.gil), 3.12+ in PyInterpreterState (_gil) */

@@ -11,30 +11,30 @@
 
 /* The interpreter pyagent walks; written by pyagent_on_module() before sampling starts. */
 struct pyagent_runtime {
-	int state;	    /* enum pyagent_module of the interpreter found, 0 = none */
-	int minor;	    /* 3.minor, -1 unknown */
-	uint32_t version;   /* RAW_PY_VERSION(3, minor) */
-	int note;	    /* PYAGENT_UNSUPPORTED: the enum raw_py_note_kind samples get */
-	const char *why;    /* PYAGENT_UNSUPPORTED: why, for the agent's log */
-	bool later;	    /* a release newer than the built-in tables (python-debug.c) */
-	struct pylayout L;  /* offsets (3.13+: refreshed from _Py_DebugOffsets) */
-	uintptr_t runtime;  /* &_PyRuntime */
+	int state;            /* enum pyagent_module of the interpreter found, 0 = none */
+	int minor;            /* 3.minor, -1 unknown */
+	uint32_t version;     /* RAW_PY_VERSION(3, minor) */
+	int note;             /* PYAGENT_UNSUPPORTED: the enum raw_py_note_kind samples get */
+	const char *why;      /* PYAGENT_UNSUPPORTED: why, for the agent's log */
+	bool later;           /* a release newer than the built-in tables (python-debug.c) */
+	struct pylayout L;    /* offsets (3.13+: refreshed from _Py_DebugOffsets) */
+	uintptr_t runtime;    /* &_PyRuntime */
 	uintptr_t code_type;  /* &PyCode_Type */
 	uintptr_t frame_type; /* &PyFrame_Type (3.10 frames are objects) */
 	size_t rt_lo, rt_len; /* the span of _PyRuntime one sample copies */
-	size_t ts_len;	      /* bytes of a PyThreadState one sample copies */
-	char path[256];	      /* the module that holds it (diagnostics) */
+	size_t ts_len;        /* bytes of a PyThreadState one sample copies */
+	char path[256];       /* the module that holds it (diagnostics) */
 };
 extern struct pyagent_runtime pyagent_rt;
 
 struct pyelf_sym {
 	const char *name; /* in */
-	bool found;	  /* out */
-	uint64_t value;	  /* out: st_value (add the load bias) */
-	uint64_t size;	  /* out: st_size */
-	bool has_data;	  /* out: data holds the first bytes of its initial value */
+	bool found;       /* out */
+	uint64_t value;   /* out: st_value (add the load bias) */
+	uint64_t size;    /* out: st_size */
+	bool has_data;    /* out: data holds the first bytes of its initial value */
 	uint8_t data[8];  /* out: from the file's section (.rodata, .data) */
-	void *copy;	  /* in: where to copy more of its initial value (or NULL) */
+	void *copy;       /* in: where to copy more of its initial value (or NULL) */
 	size_t copy_len;  /* in: bytes wanted there; out: bytes copied (0: none) */
 };
 
@@ -48,8 +48,8 @@ int pyelf_scan(const char *path, struct pyelf_sym *syms, size_t nsyms, int *roda
 /* Results of pydebug_apply(). */
 enum pydebug_result {
 	PYDEBUG_OK = 0,
-	PYDEBUG_ABSENT = -1,	    /* no _Py_DebugOffsets block where it should be */
-	PYDEBUG_INVALID = -2,	    /* a block of another version, or offsets that make no sense */
+	PYDEBUG_ABSENT = -1,        /* no _Py_DebugOffsets block where it should be */
+	PYDEBUG_INVALID = -2,       /* a block of another version, or offsets that make no sense */
 	PYDEBUG_FREE_THREADED = -3, /* a free-threaded build (3.13t, 3.14t) */
 };
 

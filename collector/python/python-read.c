@@ -120,8 +120,8 @@ static const struct pymem_run *find(const struct pymem *m, uintptr_t addr, size_
  * page by page (downwards when dir < 0, upwards otherwise). Returns the run, or NULL when
  * [addr, end) itself is not readable.
  */
-static const struct pymem_run *fetch(struct pymem *m, uintptr_t addr, uintptr_t end,
-				     uintptr_t lo, uintptr_t hi, int dir)
+static const struct pymem_run *fetch(struct pymem *m, uintptr_t addr, uintptr_t end, uintptr_t lo,
+				     uintptr_t hi, int dir)
 {
 	struct iovec local[PYMEM_PIECES], remote[PYMEM_PIECES];
 	struct pymem_run *r = &m->run[m->nruns];

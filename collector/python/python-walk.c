@@ -26,9 +26,9 @@
  */
 
 #define C_STACK_SPAN (8ul << 20) /* above our own stack pointer: the interrupted C stack */
-#define C_STACK_READ 4096	 /* bytes copied above an entry frame on the C stack */
-#define WINDOW_FIRST 4096	 /* frame stack copied below the first frame of a thread */
-#define WINDOW_SLACK 1024	 /* copied beyond what the last walk used */
+#define C_STACK_READ 4096        /* bytes copied above an entry frame on the C stack */
+#define WINDOW_FIRST 4096        /* frame stack copied below the first frame of a thread */
+#define WINDOW_SLACK 1024        /* copied beyond what the last walk used */
 
 static uint64_t field(const uint8_t *obj, int32_t off)
 {
@@ -135,8 +135,9 @@ static int walk_frames(struct pyagent_thread *t, uintptr_t frame, int max, bool 
 	{
 		uint64_t span = first - lowest + WINDOW_SLACK;
 
-		t->window = (uint32_t)(span < WINDOW_FIRST ? WINDOW_FIRST :
-				       span > PYAGENT_WINDOW ? PYAGENT_WINDOW : span);
+		t->window = (uint32_t)(span < WINDOW_FIRST     ? WINDOW_FIRST
+				       : span > PYAGENT_WINDOW ? PYAGENT_WINDOW
+							       : span);
 	}
 	return n;
 }
@@ -196,7 +197,8 @@ static unsigned read_codes(struct pyagent_thread *t, int n, struct pyread_req *r
 		name_ok[i] = 0;
 		if (!real)
 			continue;
-		req[PYAGENT_MEMO + nmiss] = (struct pyread_req){ real, name_len, t->names[i], false };
+		req[PYAGENT_MEMO + nmiss] =
+			(struct pyread_req){ real, name_len, t->names[i], false };
 		of[nmiss++] = (uint8_t)i;
 	}
 	pymem_batch(&t->mem, req + PYAGENT_MEMO, nmiss);

@@ -25,17 +25,17 @@
 #include "common/raw-python.h"
 #include "common/raw-stream.h"
 
-#define PYAGENT_MAX_FRAMES 256	/* Python frames walked per sample */
-#define PYAGENT_CODE_SLOTS 1024 /* code objects remembered per thread (a power of two) */
-#define PYAGENT_MEMO	   64	/* distinct code objects read in one batch per sample */
-#define PYAGENT_CODE_BYTES 256	/* bytes of a code object copied (its fixed fields) */
-#define PYAGENT_NAME_BYTES 128	/* bytes of a name string copied (3.10/3.11 identity) */
-#define PYAGENT_WINDOW	   (16u << 10) /* most bytes of the frame stack copied in one call */
+#define PYAGENT_MAX_FRAMES 256         /* Python frames walked per sample */
+#define PYAGENT_CODE_SLOTS 1024        /* code objects remembered per thread (a power of two) */
+#define PYAGENT_MEMO       64          /* distinct code objects read in one batch per sample */
+#define PYAGENT_CODE_BYTES 256         /* bytes of a code object copied (its fixed fields) */
+#define PYAGENT_NAME_BYTES 128         /* bytes of a name string copied (3.10/3.11 identity) */
+#define PYAGENT_WINDOW     (16u << 10) /* most bytes of the frame stack copied in one call */
 
 /* Return values of pyagent_on_module(). */
 enum pyagent_module {
 	PYAGENT_NOT_PYTHON = 0, /* no interpreter in this module */
-	PYAGENT_FOUND = 1,	/* an interpreter pyagent can walk: pyagent_active() is true */
+	PYAGENT_FOUND = 1,      /* an interpreter pyagent can walk: pyagent_active() is true */
 	PYAGENT_UNSUPPORTED = 2 /* an interpreter of another version: samples get a note */
 };
 
@@ -69,8 +69,8 @@ bool pyagent_is_gil(uintptr_t addr);
 
 struct pyagent_code_slot {
 	uintptr_t addr; /* code object address, 0 = free */
-	uint64_t sig;	/* hash of what identifies the object at addr (python-codes.c) */
-	uint64_t id;	/* RAW_REC_PY_CODE id written for it */
+	uint64_t sig;   /* hash of what identifies the object at addr (python-codes.c) */
+	uint64_t id;    /* RAW_REC_PY_CODE id written for it */
 	uintptr_t name; /* its name string's address (3.10/3.11: read with it next time) */
 };
 
@@ -85,7 +85,7 @@ struct pymem_run {
 struct pymem {
 	int pid;
 	unsigned nruns;
-	size_t used;   /* bytes of buf taken */
+	size_t used;    /* bytes of buf taken */
 	unsigned calls; /* system calls made (tests, benchmarks) */
 	struct pymem_run run[PYMEM_RUNS];
 	uint8_t buf[PYMEM_BYTES];
@@ -101,21 +101,21 @@ struct pyread_req {
 
 /* What one frame of a sample gives before its code object is read (python-walk.c). */
 struct pyagent_pending {
-	uintptr_t code;	 /* address of the code object */
+	uintptr_t code;  /* address of the code object */
 	uintptr_t instr; /* instruction pointer (3.11+) or f_lasti (3.10) */
-	uint32_t flags;	 /* enum raw_py_frame_flags known from the frame */
-	uint32_t slot;	 /* index of its code in the sample's batch */
+	uint32_t flags;  /* enum raw_py_frame_flags known from the frame */
+	uint32_t slot;   /* index of its code in the sample's batch */
 };
 
 /* Per-thread state; owned by the agent, only used by that thread. */
 struct pyagent_thread {
-	uintptr_t tstate;	/* 3.15+: this thread's PyThreadState found last time, 0 none */
-	uint32_t window;	/* bytes of frame stack the last walk used below its first frame */
-	uint32_t calls;		/* system calls the last capture made (tests, benchmarks) */
-	uint64_t next_id;		    /* next code id of this stream */
+	uintptr_t tstate; /* 3.15+: this thread's PyThreadState found last time, 0 none */
+	uint32_t window;  /* bytes of frame stack the last walk used below its first frame */
+	uint32_t calls;   /* system calls the last capture made (tests, benchmarks) */
+	uint64_t next_id; /* next code id of this stream */
 	uint64_t notes[RAW_PY_NOTE_KIND_MAX + 1]; /* samples degraded, per enum raw_py_note_kind */
-	uint64_t codes_written;		    /* RAW_REC_PY_CODE records written */
-	uint64_t codes_failed;		    /* code records that could not be written */
+	uint64_t codes_written;                   /* RAW_REC_PY_CODE records written */
+	uint64_t codes_failed;                    /* code records that could not be written */
 	struct pyagent_code_slot slots[PYAGENT_CODE_SLOTS];
 	char filename[RAW_PY_MAX_STRING];
 	char name[RAW_PY_MAX_STRING];
@@ -158,6 +158,17 @@ int pyagent_stack_key(struct pyagent_thread *t, uint64_t *key);
 
 /* Write one RAW_REC_PY_NOTE per kind met in this stream. Outside the handler. */
 int pyagent_thread_finish(struct pyagent_thread *t, struct raw_writer *w, int64_t time_ns);
+
+/*
+ * The calling thread's Python frames (at most max, innermost first) as one hash, read in
+ * place, without guarded reads: only for a thread inside a call of its own (an allocation),
+ * whose frames cannot change meanwhile. 0 when it runs no Python (or the interpreter is not
+ * one pyagent walks). A few ns per frame: memory-consumption's call-site key.
+ */
+uint64_t pyagent_key(int max);
+/* Where the interpreter keeps no PyGILState key (3.15+): its accessor of the calling thread's
+   attached state (PyThreadState_GetUnchecked), for pyagent_key(). */
+void pyagent_key_tstate_fn(uintptr_t (*fn)(void));
 
 /*
  * Guarded copy of len bytes at src into dst: 0, or -1 when any byte is not readable (no

@@ -36,8 +36,7 @@ static void put_group(const uint32_t *pyflags, size_t npy, size_t *j, struct pym
 }
 
 size_t pymerge_stack(const uint32_t *native, size_t n, const uint32_t *pyflags, size_t npy,
-		     enum pymerge_mode mode, struct pymerge_item *out, size_t cap,
-		     uint32_t *result)
+		     enum pymerge_mode mode, struct pymerge_item *out, size_t cap, uint32_t *result)
 {
 	size_t i, j = 0, len = 0;
 	uint32_t res = 0;

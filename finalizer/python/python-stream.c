@@ -99,8 +99,8 @@ void pystream_frame_info(const struct pystream *ps, const struct raw_py_frame *f
 	out->file = c->filename[0] ? c->filename : NULL;
 	out->firstlineno = c->firstlineno > 0 ? c->firstlineno : 0;
 	/* an instruction pointer outside the code: the frame is on its first line */
-	out->line = (f->flags & RAW_PY_FRAME_BAD_OFFSET) ? out->firstlineno
-							 : pycode_line(c, f->offset);
+	out->line =
+		(f->flags & RAW_PY_FRAME_BAD_OFFSET) ? out->firstlineno : pycode_line(c, f->offset);
 }
 
 const char *pynote_kind_name(unsigned kind)

@@ -46,11 +46,11 @@ int pyline_ranges(uint32_t version, const uint8_t *table, size_t len, int firstl
 struct pycode {
 	uint64_t id;
 	uint32_t version;
-	uint32_t flags;	   /* enum raw_py_code_flags */
+	uint32_t flags; /* enum raw_py_code_flags */
 	int firstlineno;
-	uint32_t code_size;	/* bytes */
-	char *filename;	   /* NUL-terminated UTF-8, owned by the table */
-	char *name;	   /* qualified name (3.11+) or name (3.10) */
+	uint32_t code_size; /* bytes */
+	char *filename;     /* NUL-terminated UTF-8, owned by the table */
+	char *name;         /* qualified name (3.11+) or name (3.10) */
 	uint8_t *linetable;
 	size_t linetable_len;
 };
@@ -81,10 +81,10 @@ struct pystream {
 	struct pycode_table codes;
 	struct raw_py_frame *frames;
 	size_t nframes, frames_cap;
-	uint64_t notes[RAW_PY_NOTE_KIND_MAX + 1]; /* last count of each kind */
+	uint64_t notes[RAW_PY_NOTE_KIND_MAX + 1];    /* last count of each kind */
 	char *note_detail[RAW_PY_NOTE_KIND_MAX + 1]; /* its detail text, NULL if none */
-	uint32_t version;	 /* RAW_PY_VERSION of the code records, 0 if none */
-	uint64_t rejected;	 /* Python records that did not decode */
+	uint32_t version;  /* RAW_PY_VERSION of the code records, 0 if none */
+	uint64_t rejected; /* Python records that did not decode */
 };
 
 void pystream_init(struct pystream *ps);
@@ -102,11 +102,11 @@ int pystream_take(struct pystream *ps, unsigned type, const uint8_t *payload, si
 
 /* What the report shows for one Python frame. */
 struct pyframe_info {
-	const char *name;  /* qualified name (3.10: name); "[python]" for unknown code */
-	const char *file;  /* co_filename, NULL for unknown code */
-	int firstlineno;   /* of the definition, 0 when unknown */
-	int line;	   /* of the instruction, -1 when unknown */
-	bool known;	   /* the code object was described */
+	const char *name; /* qualified name (3.10: name); "[python]" for unknown code */
+	const char *file; /* co_filename, NULL for unknown code */
+	int firstlineno;  /* of the definition, 0 when unknown */
+	int line;         /* of the instruction, -1 when unknown */
+	bool known;       /* the code object was described */
 };
 
 /* Describe frame f of stream ps (strings owned by ps). */
@@ -122,26 +122,26 @@ const char *pynote_kind_name(unsigned kind);
 bool pymerge_is_eval(const char *function_name);
 
 enum pymerge_mode {
-	PYMERGE_USER_ONLY = 0, /* Python frames replace the eval loop; once a stack has Python
-				  frames, the interpreter's own native frames are hidden */
-	PYMERGE_ALL = 1,       /* everything: each eval frame stays, outside its Python frames */
+	PYMERGE_USER_ONLY = 0,   /* Python frames replace the eval loop; once a stack has Python
+				    frames, the interpreter's own native frames are hidden */
+	PYMERGE_ALL = 1,         /* everything: each eval frame stays, outside its Python frames */
 	PYMERGE_PYTHON_ONLY = 2, /* only Python frames (stacks without any keep their native) */
 };
 
 struct pymerge_item {
-	bool python;	/* true: py[index], false: native[index] */
+	bool python; /* true: py[index], false: native[index] */
 	uint32_t index;
 };
 
 /* Native frame kinds, one per native frame (innermost first). */
 enum pymerge_native_flags {
-	PYMERGE_NATIVE_EVAL = 1 << 0,	/* _PyEval_EvalFrameDefault (pymerge_is_eval) */
+	PYMERGE_NATIVE_EVAL = 1 << 0,   /* _PyEval_EvalFrameDefault (pymerge_is_eval) */
 	PYMERGE_NATIVE_INTERP = 1 << 1, /* a function of the interpreter's module (libpython or
 					   the python executable) */
 };
 
 enum pymerge_result_flags {
-	PYMERGE_UNMATCHED_PY = 1 << 0,	 /* more Python entry groups than eval frames: the extra
+	PYMERGE_UNMATCHED_PY = 1 << 0,   /* more Python entry groups than eval frames: the extra
 					    (outer) ones were put at the outer end */
 	PYMERGE_UNMATCHED_EVAL = 1 << 1, /* more eval frames than Python groups */
 };

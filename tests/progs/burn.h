@@ -10,14 +10,14 @@
  * sets the speed. About 80 million iterations per 100 ms here.
  */
 static volatile unsigned long burn_sink;
-#define BURN(n)                                                     \
-	do {                                                        \
-		unsigned long x_ = 1;                               \
-		for (long i_ = 0; i_ < (long)(n); i_++) {           \
-			x_ = x_ * 6364136223846793005ul + 1;        \
-			__asm__ volatile("" : "+r"(x_)::"memory");  \
-		}                                                   \
-		burn_sink = x_;                                     \
+#define BURN(n)                                                                                    \
+	do {                                                                                       \
+		unsigned long x_ = 1;                                                              \
+		for (long i_ = 0; i_ < (long)(n); i_++) {                                          \
+			x_ = x_ * 6364136223846793005ul + 1;                                       \
+			__asm__ volatile("" : "+r"(x_)::"memory");                                 \
+		}                                                                                  \
+		burn_sink = x_;                                                                    \
 	} while (0)
 
 #define BURN_100MS 80000000L
@@ -50,11 +50,11 @@ static inline long long burn_cpu_ns(void)
  * (4 ms here) late: make phases tens of milliseconds long.
  */
 #define BURN_CHUNK 80000L
-#define BURN_CPU_MS(ms)                                                         \
-	do {                                                                    \
-		long long end_ = burn_cpu_ns() + (long long)(1000000.0 * (ms)); \
-		while (burn_cpu_ns() < end_)                                    \
-			BURN(BURN_CHUNK);                                       \
+#define BURN_CPU_MS(ms)                                                                            \
+	do {                                                                                       \
+		long long end_ = burn_cpu_ns() + (long long)(1000000.0 * (ms));                    \
+		while (burn_cpu_ns() < end_)                                                       \
+			BURN(BURN_CHUNK);                                                          \
 	} while (0)
 
 #endif

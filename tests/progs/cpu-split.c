@@ -22,13 +22,13 @@
 static double unit = 40;
 static int fixed;
 
-#define PHASE(units)                                                        \
-	do {                                                                \
-		double ms_ = unit * (units);                                \
-		if (fixed)                                                  \
-			BURN((long)(ms_ * (BURN_100MS / 100.0)));           \
-		else                                                        \
-			BURN_CPU_MS(ms_);                                   \
+#define PHASE(units)                                                                               \
+	do {                                                                                       \
+		double ms_ = unit * (units);                                                       \
+		if (fixed)                                                                         \
+			BURN((long)(ms_ * (BURN_100MS / 100.0)));                                  \
+		else                                                                               \
+			BURN_CPU_MS(ms_);                                                          \
 	} while (0)
 
 static __attribute__((noinline, noclone)) void work_sixty(void)

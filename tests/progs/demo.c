@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#define N 160
+#define N    160
 #define GRID 256
 
 static double a[N][N], b[N][N], c[N][N];
@@ -32,8 +32,9 @@ static __attribute__((noinline)) double stencil(int sweeps)
 	for (int s = 0; s < sweeps; s++) {
 		for (int i = 1; i < GRID - 1; i++)
 			for (int j = 1; j < GRID - 1; j++)
-				grid[!cur][i][j] = 0.25 * (grid[cur][i - 1][j] + grid[cur][i + 1][j] +
-							   grid[cur][i][j - 1] + grid[cur][i][j + 1]);
+				grid[!cur][i][j] =
+					0.25 * (grid[cur][i - 1][j] + grid[cur][i + 1][j] +
+						grid[cur][i][j - 1] + grid[cur][i][j + 1]);
 		cur = !cur;
 	}
 	return grid[cur][GRID / 2][GRID / 2];

@@ -32,9 +32,9 @@
  *                started at once: their streams are made and cut together, each at the limit.
  */
 
-#define NFILES	  6
+#define NFILES    6
 #define FILE_SIZE (48 * 1024)
-#define BLOCK	  4096
+#define BLOCK     4096
 
 static __attribute__((noinline, noclone)) void fill_work(void)
 {

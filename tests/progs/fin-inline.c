@@ -43,7 +43,7 @@ __attribute__((noinline)) double driver(double ms)
 	double s = 0;
 
 	s += hot_three(ms); /* CALL-THREE */
-	s += hot_one(ms); /* CALL-ONE */
+	s += hot_one(ms);   /* CALL-ONE */
 	__asm__ volatile("" ::: "memory");
 	return s;
 }

@@ -10,8 +10,8 @@
 int main(void)
 {
 	/* mov rcx, imm64; loop: dec rcx; jnz loop; ret  (x86-64) */
-	static const unsigned char code[] = { 0x48, 0xb9, 0, 0, 0, 0, 0, 0, 0, 0,
-					      0x48, 0xff, 0xc9, 0x75, 0xfb, 0xc3 };
+	static const unsigned char code[] = { 0x48, 0xb9, 0,    0,    0,    0,    0,    0,
+					      0,    0,    0x48, 0xff, 0xc9, 0x75, 0xfb, 0xc3 };
 	unsigned long long n = 300000; /* about 0.1 ms a call */
 	long long end;
 	void (*fn)(void);

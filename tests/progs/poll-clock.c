@@ -14,7 +14,7 @@
 
 #include "burn.h"
 
-#define THREADS 3
+#define THREADS   3
 #define BUDGET_NS 300000000ll
 
 static long long thread_clock_ns(void)

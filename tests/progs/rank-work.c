@@ -13,7 +13,8 @@ static __attribute__((noinline)) void rank_work(int units)
 
 int main(void)
 {
-	static const char *vars[] = {"PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"};
+	static const char *vars[] = { "PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK",
+				      "SLURM_PROCID" };
 	int rank = 0;
 
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)

@@ -108,8 +108,8 @@ static void dump_record(const struct raw_record *r)
 		       r->time_ns, r->u.sample.stack_id, r->u.sample.weight);
 		break;
 	case RAW_REC_STACK:
-		printf("{\"type\":\"stack\",\"id\":%" PRIu64 ",\"flags\":%u,\"ips\":[", r->u.stack.id,
-		       r->u.stack.flags);
+		printf("{\"type\":\"stack\",\"id\":%" PRIu64 ",\"flags\":%u,\"ips\":[",
+		       r->u.stack.id, r->u.stack.flags);
 		for (i = 0; i < r->u.stack.depth; i++)
 			printf("%s%" PRIu64, i ? "," : "", r->u.stack.ips[i]);
 		printf("]}\n");
@@ -123,8 +123,8 @@ static void dump_record(const struct raw_record *r)
 		printf("}\n");
 		break;
 	case RAW_REC_THREAD_END:
-		printf("{\"type\":\"thread_end\",\"tid\":%u,\"time\":%" PRId64 ",\"cpu_ns\":%" PRIu64
-		       "}\n",
+		printf("{\"type\":\"thread_end\",\"tid\":%u,\"time\":%" PRId64
+		       ",\"cpu_ns\":%" PRIu64 "}\n",
 		       r->u.thread_end.tid, r->time_ns, r->u.thread_end.cpu_ns);
 		break;
 	case RAW_REC_PROCESS: {
@@ -146,8 +146,8 @@ static void dump_record(const struct raw_record *r)
 	case RAW_REC_MODULE_LOAD: {
 		const struct raw_module *m = &r->u.module;
 
-		printf("{\"type\":\"module_load\",\"time\":%" PRId64 ",\"kind\":%u,\"base\":%" PRIu64
-		       ",\"path\":",
+		printf("{\"type\":\"module_load\",\"time\":%" PRId64
+		       ",\"kind\":%u,\"base\":%" PRIu64 ",\"path\":",
 		       m->time_ns, m->kind, m->base);
 		put_str(m->path, m->path_len);
 		printf(",\"build_id\":\"");
@@ -170,7 +170,8 @@ static void dump_record(const struct raw_record *r)
 		break;
 	case RAW_REC_NOTE:
 		printf("{\"type\":\"note\",\"time\":%" PRId64 ",\"tid\":%u,\"kind\":%u,"
-		       "\"detail\":", r->time_ns, r->u.note.tid, r->u.note.kind);
+		       "\"detail\":",
+		       r->time_ns, r->u.note.tid, r->u.note.kind);
 		put_str(r->u.note.detail.s, r->u.note.detail.len);
 		printf("}\n");
 		break;
@@ -257,9 +258,8 @@ static int dump(const char *path)
 	       ",\"records\":%" PRIu64 ",\"records_malformed\":%" PRIu64
 	       ",\"header_crc_bad\":%s,\"first_problem\":",
 	       st->bytes_total, st->bytes_skipped, st->bytes_padding, st->chunks, st->chunks_open,
-	       st->chunks_bad_magic, st->chunks_bad_crc, st->chunks_truncated,
-	       st->chunks_duplicate, st->records, st->records_malformed,
-	       st->header_crc_bad ? "true" : "false");
+	       st->chunks_bad_magic, st->chunks_bad_crc, st->chunks_truncated, st->chunks_duplicate,
+	       st->records, st->records_malformed, st->header_crc_bad ? "true" : "false");
 	put_cstr(st->first_problem);
 	printf("}\n");
 	raw_reader_free(r);

@@ -29,18 +29,24 @@ static uint8_t *seed_stream(size_t *len)
 	struct raw_file_header h;
 	struct raw_writer w;
 	uint64_t ips[64];
-	uint8_t bid[20] = {1, 2, 3};
-	struct raw_segment seg = {0x400000, 0x1000, 0, 5};
-	const char *argv[] = {"prog", "-x", "arg"};
+	uint8_t bid[20] = { 1, 2, 3 };
+	struct raw_segment seg = { 0x400000, 0x1000, 0, 5 };
+	const char *argv[] = { "prog", "-x", "arg" };
 	int fd = memfd_create("fuzz-seed", 0);
 	int i;
 
 	CU_ASSERT_FATAL(fd >= 0);
 	raw_header_init(&h, 10, 11, 0, "host", 1000000, RAW_SAMPLE_THREAD_CPU);
 	CU_ASSERT_FATAL(raw_writer_init(&w, fd, buf, sizeof(buf), &h) == 0);
-	struct raw_process p = {.pid = 10, .ppid = 1, .exe = "/bin/prog", .argc = 3, .argv = argv};
-	struct raw_module m = {.path = "/bin/prog", .base = 0x400000, .build_id = bid,
-			       .build_id_len = 20, .nsegs = 1, .segs = &seg};
+	struct raw_process p = {
+		.pid = 10, .ppid = 1, .exe = "/bin/prog", .argc = 3, .argv = argv
+	};
+	struct raw_module m = { .path = "/bin/prog",
+				.base = 0x400000,
+				.build_id = bid,
+				.build_id_len = 20,
+				.nsegs = 1,
+				.segs = &seg };
 	raw_writer_process(&w, &p);
 	raw_writer_module_load(&w, &m);
 	raw_writer_thread_start(&w, 11, 5, "main");
@@ -194,8 +200,10 @@ static void fuzz_mutations(uint8_t *seed, size_t seed_len, size_t n)
 				break;
 			case 5: /* an interesting 32-bit value, e.g. over a chunk size */
 				if (at + 4 <= len) {
-					static const uint32_t vals[] = {0, 1, 0xffffffff, 0x7fffffff,
-									RAW_CHUNK_MAGIC, 24, 4096};
+					static const uint32_t vals[] = {
+						0,  1,   0xffffffff, 0x7fffffff, RAW_CHUNK_MAGIC,
+						24, 4096
+					};
 					uint32_t v = vals[rng() % 7];
 					memcpy(buf + at, &v, 4);
 				}
@@ -212,8 +220,9 @@ static void fuzz_mutations(uint8_t *seed, size_t seed_len, size_t n)
 				break;
 			case 6: /* a valid-looking chunk header with a wrong checksum */
 				if (at + 24 <= len) {
-					struct raw_chunk_header ch = {RAW_CHUNK_MAGIC,
-								      (uint32_t)(rng() % 64), 0, 0, 0};
+					struct raw_chunk_header ch = { RAW_CHUNK_MAGIC,
+								       (uint32_t)(rng() % 64), 0, 0,
+								       0 };
 					memcpy(buf + at, &ch, sizeof(ch));
 				}
 				break;
@@ -242,8 +251,8 @@ static void test_fuzz_random(void)
 			buf[j] = (uint8_t)rng();
 		if (len > HDR + 24 && rng() % 2) {
 			/* A well-formed chunk of random records: exercises the record decoders. */
-			struct raw_chunk_header ch = {RAW_CHUNK_MAGIC, (uint32_t)(len - HDR - 24), 0,
-						      0, 0};
+			struct raw_chunk_header ch = { RAW_CHUNK_MAGIC, (uint32_t)(len - HDR - 24),
+						       0, 0, 0 };
 			for (j = HDR + 24; j < len; j += 1 + rng() % 12)
 				buf[j] = (uint8_t)(1 + rng() % 12); /* core types more often */
 			if (rng() % 4 == 0)

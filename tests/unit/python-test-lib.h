@@ -17,13 +17,13 @@
  */
 struct pytest_python {
 	int minor, micro;
-	bool shared; /* runs from libpython3.N.so (libpython) */
-	bool distro; /* the distribution's build (prefix /usr) */
-	char exe[PATH_MAX]; /* what to run: the interpreter or a wrapper that starts it */
+	bool shared;           /* runs from libpython3.N.so (libpython) */
+	bool distro;           /* the distribution's build (prefix /usr) */
+	char exe[PATH_MAX];    /* what to run: the interpreter or a wrapper that starts it */
 	char binary[PATH_MAX]; /* the interpreter's executable file (sys.executable) */
 	char prefix[PATH_MAX];
 	char libpython[PATH_MAX]; /* "" when the interpreter is linked into binary */
-	char include[PATH_MAX]; /* its headers' directory (may not exist) */
+	char include[PATH_MAX];   /* its headers' directory (may not exist) */
 };
 
 /* Copy the next tab-separated field of *s into out (cap bytes); advances *s. */
@@ -39,8 +39,7 @@ static inline void pytest_field(char **s, char *out, size_t cap)
  * Fill out (cap entries) with the interpreters found by root/tests/pythons.py, run by the
  * python3 on PATH. Returns how many; 0 when none is found or the script cannot run.
  */
-static inline size_t pytest_find_pythons(const char *root, struct pytest_python *out,
-					 size_t cap)
+static inline size_t pytest_find_pythons(const char *root, struct pytest_python *out, size_t cap)
 {
 	char cmd[PATH_MAX + 64], *line = NULL, num[32];
 	size_t linecap = 0, n = 0;

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-
 #include "collector/elf-note.h"
 #include "tests/unit/unit.h"
 
@@ -30,8 +29,8 @@ static void put_note(uint8_t *buf, size_t *off, size_t align, uint32_t type, con
 static void test_elf_note_build_id_after_other_notes(void)
 {
 	uint8_t buf[256] = { 0 }, out[64];
-	const uint8_t id[20] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6,
-				 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
+	const uint8_t id[20] = { 0xde, 0xad, 0xbe, 0xef, 1,  2,  3,  4,  5,  6,
+				 7,    8,    9,    10,   11, 12, 13, 14, 15, 16 };
 	const uint32_t abi[4] = { 0, 3, 2, 0 };
 	char hex[41];
 	size_t off = 0;

@@ -149,8 +149,10 @@ static void stream_open(struct stream_w *s, const char *dir, int pid, int tid)
 	result_path(path, sizeof(path), dir, RESULT_PATH_META, pid, 0, NULL, NULL);
 	m = fopen(path, "w");
 	CU_ASSERT_FATAL(m != NULL);
-	fprintf(m, "analysis=hotspots\nstart_monotonic_ns=%llu\ninterval_ns=10000000\n"
-		   "command_line=unit test\n", (unsigned long long)s->h.origin_ns);
+	fprintf(m,
+		"analysis=hotspots\nstart_monotonic_ns=%llu\ninterval_ns=10000000\n"
+		"command_line=unit test\n",
+		(unsigned long long)s->h.origin_ns);
 	fclose(m);
 }
 
@@ -198,8 +200,11 @@ static void samples(struct stream_w *s, uint64_t stack, int n, int64_t *t)
 
 static int finalize_jobs(const char *dir, const char *const *search, size_t nsearch, int jobs)
 {
-	struct finalize_opts o = { .result_dir = dir, .search_dirs = search,
-				   .nsearch_dirs = nsearch, .jobs = jobs, .quiet = true };
+	struct finalize_opts o = { .result_dir = dir,
+				   .search_dirs = search,
+				   .nsearch_dirs = nsearch,
+				   .jobs = jobs,
+				   .quiet = true };
 
 	return finalize_run(&o);
 }
@@ -264,7 +269,8 @@ static char *leaf_chain(sqlite3 *db, const char *where)
 		 " JOIN stacks p ON p.id = w.parent_id)"
 		 " SELECT group_concat(x, ' <- ') FROM (SELECT f.name || '@' || fr.inline_depth ||"
 		 " ':' || ifnull(fr.line, '?') AS x FROM w JOIN frames fr ON fr.id = w.frame_id"
-		 " JOIN functions f ON f.id = fr.function_id ORDER BY w.lvl)", where);
+		 " JOIN functions f ON f.id = fr.function_id ORDER BY w.lvl)",
+		 where);
 	return q_str(db, sql);
 }
 
@@ -356,8 +362,8 @@ static void test_finalize_counts_and_tree(void)
 	/* Roots are depth 0 with no parent, and depth grows by one. */
 	CU_ASSERT(q_int(db, "SELECT COUNT(*) FROM stacks c JOIN stacks p ON p.id = c.parent_id"
 			    " WHERE c.depth != p.depth + 1") == 0);
-	CU_ASSERT(q_int(db, "SELECT COUNT(*) FROM stacks WHERE parent_id IS NULL AND depth != 0")
-		  == 0);
+	CU_ASSERT(q_int(db, "SELECT COUNT(*) FROM stacks WHERE parent_id IS NULL AND depth != 0") ==
+		  0);
 	CU_ASSERT(q_int(db, "SELECT MAX(time_ns) FROM timeline") > 0);
 	sqlite3_close(db);
 }
@@ -422,8 +428,8 @@ static void test_finalize_cpu_coverage(void)
 	CU_ASSERT_FATAL(raw_writer_thread_end(&b.w, 201, tb + 1000, 500000000) == 0);
 	stream_close(&b);
 	text = finalize_summary(dir);
-	CU_ASSERT(strstr(text, "cpu time:  0.500 s sampled of 1.500 s the threads used (33.3%)")
-		  != NULL);
+	CU_ASSERT(strstr(text, "cpu time:  0.500 s sampled of 1.500 s the threads used (33.3%)") !=
+		  NULL);
 	CU_ASSERT(strstr(text, "undersampled: thread 200 'late': 0.300 s sampled of 1.000 s used; "
 			       "timer signals came late") != NULL);
 	CU_ASSERT(strstr(text, "thread 201") == NULL);
@@ -560,7 +566,8 @@ static void test_finalize_damaged_stream(void)
 	db = db_open(dir);
 	CU_ASSERT(q_int(db, "SELECT SUM(count) FROM samples") == 40);
 	CU_ASSERT(q_int(db, "SELECT COUNT(*) FROM streams") == 2);
-	CU_ASSERT(q_int(db, "SELECT chunks_damaged FROM streams WHERE process_id IS NOT NULL") == 1);
+	CU_ASSERT(q_int(db, "SELECT chunks_damaged FROM streams WHERE process_id IS NOT NULL") ==
+		  1);
 	CU_ASSERT(q_int(db, "SELECT bytes_skipped FROM streams WHERE process_id IS NOT NULL") > 0);
 	CU_ASSERT(q_int(db, "SELECT COUNT(*) FROM streams WHERE problem IS NOT NULL") == 2);
 	sqlite3_close(db);
@@ -697,10 +704,11 @@ static void test_finalize_timeline(void)
 			    " metrics WHERE name = 'CPU Time')") == 0);
 	CU_ASSERT(q_int(db, "SELECT value FROM meta WHERE key = 'schema_version'") == 2);
 	/* A time range is a range of the table's key, not a scan of every sample. */
-	CU_ASSERT_FATAL(sqlite3_prepare_v2(db, "EXPLAIN QUERY PLAN SELECT thread_id, stack_id,"
-					       " COUNT(*) FROM timeline WHERE time_ns >= 1 AND"
-					       " time_ns < 2 GROUP BY 1, 2", -1, &st,
-					   NULL) == SQLITE_OK);
+	CU_ASSERT_FATAL(sqlite3_prepare_v2(db,
+					   "EXPLAIN QUERY PLAN SELECT thread_id, stack_id,"
+					   " COUNT(*) FROM timeline WHERE time_ns >= 1 AND"
+					   " time_ns < 2 GROUP BY 1, 2",
+					   -1, &st, NULL) == SQLITE_OK);
 	while (sqlite3_step(st) == SQLITE_ROW)
 		if (!strncmp((const char *)sqlite3_column_text(st, 3), "SCAN timeline", 13))
 			scans++;
@@ -761,8 +769,9 @@ static void test_finalize_parallel_dwarf(void)
 	/* Real answers, not placeholders everywhere. */
 	CU_ASSERT(q_int(db, "SELECT COUNT(DISTINCT address) FROM frames") >= 4096);
 	CU_ASSERT(q_int(db, "SELECT COUNT(*) FROM frames fr JOIN functions f ON"
-			    " f.id = fr.function_id WHERE fr.inline_depth = 0 AND f.resolved = 1")
-		  * 10 >= q_int(db, "SELECT COUNT(DISTINCT address) FROM frames") * 9);
+			    " f.id = fr.function_id WHERE fr.inline_depth = 0 AND f.resolved = 1") *
+			  10 >=
+		  q_int(db, "SELECT COUNT(DISTINCT address) FROM frames") * 9);
 	CU_ASSERT(q_int(db, "SELECT COUNT(*) FROM frames WHERE inline_depth > 0") > 0);
 	sqlite3_close(db);
 	CU_ASSERT_FATAL(finalize_jobs(dir, NULL, 0, 4) == 0);
@@ -798,13 +807,13 @@ static void lt_take(void *ctx, uint64_t addr, uint64_t file, uint64_t line, bool
    register's initial value, 1 (DWARF 5 6.2.2), not the primary source file. */
 static const uint8_t lt_program[] = {
 	0x00, 0x09, 0x02, 0x00, 0x10, 0, 0, 0, 0, 0, 0, /* DW_LNE_set_address 0x1000 */
-	26,					   /* special: line += 8, a row */
-	0x02, 0x04,				   /* DW_LNS_advance_pc 4 */
-	0x04, 0x02,				   /* DW_LNS_set_file 2 */
-	0x03, 0x05,				   /* DW_LNS_advance_line 5 */
-	0x01,					   /* DW_LNS_copy */
-	0x02, 0x08,				   /* DW_LNS_advance_pc 8 */
-	0x00, 0x01, 0x01,			   /* DW_LNE_end_sequence */
+	26,                                             /* special: line += 8, a row */
+	0x02, 0x04,                                     /* DW_LNS_advance_pc 4 */
+	0x04, 0x02,                                     /* DW_LNS_set_file 2 */
+	0x03, 0x05,                                     /* DW_LNS_advance_line 5 */
+	0x01,                                           /* DW_LNS_copy */
+	0x02, 0x08,                                     /* DW_LNS_advance_pc 8 */
+	0x00, 0x01, 0x01,                               /* DW_LNE_end_sequence */
 };
 
 /* Assemble a line table: unit length, version, header (after its length field), program. */
@@ -835,21 +844,21 @@ static size_t lt_build(uint8_t *out, unsigned version, const uint8_t *hdr, size_
 static void test_finalize_line_table(void)
 {
 	/* min_inst 1, max_ops 1, is_stmt 1, line_base -5, line_range 14, opcode_base 13. */
-	static const uint8_t common[] = { 1, 1, 1, 0xfb, 14, 13, 0, 1, 1, 1, 1, 0, 0, 0, 1, 0,
-					  0, 1 };
-	static const uint8_t v5_tables[] = {
-		1, 0x01, 0x08,				/* directories: path as a string */
-		2, '/', 's', 'r', 'c', 0, 'i', 'n', 'c', 0,
-		2, 0x01, 0x08, 0x02, 0x0f,		/* files: path, directory number */
-		3, 'm', 'a', 'i', 'n', '.', 'c', 0, 0,
-		'u', 't', 'i', 'l', '.', 'h', 0, 1,
-		'm', 'a', 'i', 'n', '.', 'c', 0, 0,
+	static const uint8_t common[] = {
+		1, 1, 1, 0xfb, 14, 13, 0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1
 	};
+	static const uint8_t
+		v5_tables[] = {
+			1,    0x01, 0x08, /* directories: path as a string */
+			2,    '/',  's',  'r', 'c', 0,   'i', 'n', 'c', 0,   2,   0x01, 0x08,
+			0x02, 0x0f, /* files: path, directory number */
+			3,    'm',  'a',  'i', 'n', '.', 'c', 0,   0,   'u', 't', 'i',  'l',
+			'.',  'h',  0,    1,   'm', 'a', 'i', 'n', '.', 'c', 0,   0,
+		};
 	static const uint8_t v4_tables[] = {
-		'i', 'n', 'c', 0, 0,			/* include directories */
+		'i', 'n', 'c', 0,   0,                    /* include directories */
 		'm', 'a', 'i', 'n', '.', 'c', 0, 0, 0, 0, /* files: name, dir, time, size */
-		'u', 't', 'i', 'l', '.', 'h', 0, 1, 0, 0,
-		0,
+		'u', 't', 'i', 'l', '.', 'h', 0, 1, 0, 0, 0,
 	};
 	uint8_t hdr[128], sec[256];
 	struct line_sections ls = { .line = sec };

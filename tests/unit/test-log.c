@@ -9,7 +9,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-
 #include "common/log.h"
 #include "tests/unit/unit.h"
 
@@ -73,8 +72,8 @@ static void test_log_error_format(void)
 	capture_begin();
 	log_error("cannot create result directory '%s': %s", "res", strerror(EACCES));
 	capture_end(out, sizeof(out));
-	CU_ASSERT_STRING_EQUAL(out,
-			       "pcollect: cannot create result directory 'res': Permission denied\n");
+	CU_ASSERT_STRING_EQUAL(
+		out, "pcollect: cannot create result directory 'res': Permission denied\n");
 }
 
 static void test_log_warn_info_debug_format(void)
@@ -106,8 +105,9 @@ static void test_log_debug_domain(void)
 	log_debug_in("module", "'%s': tried '%s'", "libm.so.6", "/lib/libm.so.6");
 	log_debug_in(NULL, "no domain");
 	capture_end(out, sizeof(out));
-	CU_ASSERT_STRING_EQUAL(out, "pfinalize: debug: module: 'libm.so.6': tried '/lib/libm.so.6'\n"
-				    "pfinalize: debug: no domain\n");
+	CU_ASSERT_STRING_EQUAL(out,
+			       "pfinalize: debug: module: 'libm.so.6': tried '/lib/libm.so.6'\n"
+			       "pfinalize: debug: no domain\n");
 	log_set_level(0);
 	CU_ASSERT(!log_debug_on());
 }
@@ -245,7 +245,8 @@ static void test_log_bug_names_invariant_and_aborts(void)
 	CU_ASSERT_EQUAL(run_child(child_bug, out, sizeof(out)), -1);
 	/* The file is named from the source tree, without the build directory's "../". */
 	CU_ASSERT_EQUAL(sscanf(out, "pfinalize: BUG: tests/unit/test-log.c:%d: %255[^\n]", &line,
-			       rest), 2);
+			       rest),
+			2);
 	CU_ASSERT(line > 0);
 	CU_ASSERT_STRING_EQUAL(rest, "every address was resolved (3 left)");
 }

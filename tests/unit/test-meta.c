@@ -9,7 +9,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-
 #include "common/meta.h"
 #include "common/result-dir.h"
 #include "tests/unit/unit.h"
@@ -218,15 +217,9 @@ static void test_meta_read_malformed(void)
 		const char *text;
 		size_t len;
 	} bad[] = {
-		{ "a=1\nnovalue\n", 12 },
-		{ "=x\n", 3 },
-		{ "Bad=1\n", 6 },
-		{ "a b=1\n", 6 },
-		{ "a=\\x\n", 5 },
-		{ "a=end\\\n", 7 },
-		{ "a=end\\", 6 },
-		{ "a=nul\0byte\n", 11 },
-		{ "a=1\n\\n=2\n", 9 },
+		{ "a=1\nnovalue\n", 12 }, { "=x\n", 3 },           { "Bad=1\n", 6 },
+		{ "a b=1\n", 6 },         { "a=\\x\n", 5 },        { "a=end\\\n", 7 },
+		{ "a=end\\", 6 },         { "a=nul\0byte\n", 11 }, { "a=1\n\\n=2\n", 9 },
 	};
 	struct meta m;
 	size_t i;

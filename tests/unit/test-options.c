@@ -10,7 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 
-
 #include "common/options.h"
 #include "tests/unit/unit.h"
 
@@ -102,8 +101,8 @@ static void test_options_values_point_into_argv(void)
 static void test_options_alias(void)
 {
 	const char *forms[][2] = {
-		{ "-r", "res" }, { "-result-dir", "res" }, { "--r", "res" }, { "-r=res", NULL },
-		{ "--result-dir=res", NULL },
+		{ "-r", "res" },    { "-result-dir", "res" },     { "--r", "res" },
+		{ "-r=res", NULL }, { "--result-dir=res", NULL },
 	};
 	size_t i;
 
@@ -157,8 +156,7 @@ static void test_options_list_repeated(void)
 	const struct option_value *v;
 
 	CU_ASSERT_EQUAL_FATAL(parse(false, "-knob", "sampling-interval=5", "-search-dir", "a",
-				    "--knob=filter=x", "--search-dir=b", "-search-dir", "c",
-				    NULL),
+				    "--knob=filter=x", "--search-dir=b", "-search-dir", "c", NULL),
 			      0);
 	v = options_get(&res, "knob");
 	CU_ASSERT_EQUAL_FATAL(v->nvalues, 2);
@@ -176,8 +174,7 @@ static void test_options_list_repeated(void)
 
 static void test_options_double_dash_ends_options(void)
 {
-	CU_ASSERT_EQUAL_FATAL(parse(false, "-collect", "hotspots", "--", "./app", "-r", "x",
-				    NULL),
+	CU_ASSERT_EQUAL_FATAL(parse(false, "-collect", "hotspots", "--", "./app", "-r", "x", NULL),
 			      0);
 	CU_ASSERT_EQUAL_FATAL(res.rest_argc, 3);
 	CU_ASSERT_PTR_EQUAL(res.rest_argv, arena + 4);
@@ -194,8 +191,7 @@ static void test_options_double_dash_ends_options(void)
 
 static void test_options_stop_at_nonoption(void)
 {
-	CU_ASSERT_EQUAL_FATAL(parse(true, "-collect", "hotspots", "./app", "arg", "-r", "x",
-				    NULL),
+	CU_ASSERT_EQUAL_FATAL(parse(true, "-collect", "hotspots", "./app", "arg", "-r", "x", NULL),
 			      0);
 	CU_ASSERT_STRING_EQUAL(options_get_str(&res, "collect"), "hotspots");
 	CU_ASSERT_EQUAL_FATAL(res.rest_argc, 4);
@@ -219,7 +215,8 @@ static void test_options_nonoption_refused(void)
 	CU_ASSERT_EQUAL(parse(false, "-collect", "hotspots", "./app", NULL), -EINVAL);
 	CU_ASSERT_STRING_EQUAL(res.error, "unexpected argument './app'");
 	CU_ASSERT_EQUAL(parse(false, "collect", "hotspots", NULL), -EINVAL);
-	CU_ASSERT_STRING_EQUAL(res.error, "unexpected argument 'collect' (did you mean '-collect'?)");
+	CU_ASSERT_STRING_EQUAL(res.error,
+			       "unexpected argument 'collect' (did you mean '-collect'?)");
 }
 
 static void test_options_unknown_suggests(void)
@@ -317,8 +314,8 @@ static void test_options_empty_table(void)
 
 static void test_options_nearest(void)
 {
-	static const char *const words[] = { "collect", "result-dir", "r", "knob", "search-dir",
-					     "quiet" };
+	static const char *const words[] = { "collect", "result-dir", "r",
+					     "knob",    "search-dir", "quiet" };
 	static const char *const two[] = { "abcdefxyz", "abcdwxyz" };
 	static const char *const prefixes[] = { "search-dir", "search-path" };
 	size_t n = sizeof(words) / sizeof(words[0]);
@@ -366,47 +363,43 @@ static void test_options_knob_parse_errors(void)
 	CU_ASSERT_EQUAL(knob_parse(knobs, "sampling-intervl=10", name, sizeof(name), &value, err,
 				   sizeof(err)),
 			-EINVAL);
-	CU_ASSERT_STRING_EQUAL(err,
-			       "unknown knob 'sampling-intervl' (did you mean 'sampling-interval'?)");
+	CU_ASSERT_STRING_EQUAL(
+		err, "unknown knob 'sampling-intervl' (did you mean 'sampling-interval'?)");
 	CU_ASSERT_PTR_NULL(value);
 	CU_ASSERT_EQUAL(knob_parse(knobs, "enable-stack=true", name, sizeof(name), &value, err,
 				   sizeof(err)),
 			-EINVAL);
 	CU_ASSERT_STRING_EQUAL(
 		err, "unknown knob 'enable-stack' (did you mean 'enable-stack-collection'?)");
-	CU_ASSERT_EQUAL(knob_parse(knobs, "bogus=1", name, sizeof(name), &value, err,
-				   sizeof(err)),
+	CU_ASSERT_EQUAL(knob_parse(knobs, "bogus=1", name, sizeof(name), &value, err, sizeof(err)),
 			-EINVAL);
 	CU_ASSERT_STRING_EQUAL(err, "unknown knob 'bogus'");
 	CU_ASSERT_EQUAL(knob_parse(knobs, "sampling-interval", name, sizeof(name), &value, err,
 				   sizeof(err)),
 			-EINVAL);
-	CU_ASSERT_STRING_EQUAL(err,
-			       "knob 'sampling-interval' needs a value: -knob sampling-interval=MS");
-	CU_ASSERT_EQUAL(knob_parse(knobs, "filter=", name, sizeof(name), &value, err,
-				   sizeof(err)),
+	CU_ASSERT_STRING_EQUAL(
+		err, "knob 'sampling-interval' needs a value: -knob sampling-interval=MS");
+	CU_ASSERT_EQUAL(knob_parse(knobs, "filter=", name, sizeof(name), &value, err, sizeof(err)),
 			-EINVAL);
 	CU_ASSERT_STRING_EQUAL(err, "knob 'filter' needs a value: -knob filter=EXPR");
 	CU_ASSERT_EQUAL(knob_parse(knobs, "=5", name, sizeof(name), &value, err, sizeof(err)),
 			-EINVAL);
 	CU_ASSERT_STRING_EQUAL(err, "invalid knob '=5': expected -knob name=value");
-	CU_ASSERT_EQUAL(knob_parse(knobs, "filter=1", name, 6, &value, err, sizeof(err)),
-			-EINVAL);
-	CU_ASSERT_EQUAL(knob_parse(none, "filter=1", name, sizeof(name), &value, err,
-				   sizeof(err)),
+	CU_ASSERT_EQUAL(knob_parse(knobs, "filter=1", name, 6, &value, err, sizeof(err)), -EINVAL);
+	CU_ASSERT_EQUAL(knob_parse(none, "filter=1", name, sizeof(name), &value, err, sizeof(err)),
 			-EINVAL);
 	CU_ASSERT_STRING_EQUAL(err, "unknown knob 'filter': this analysis has no knobs");
 	/* A small error buffer truncates, never overflows. */
-	CU_ASSERT_EQUAL(knob_parse(knobs, "bogus=1", name, sizeof(name), &value, err, 8),
-			-EINVAL);
+	CU_ASSERT_EQUAL(knob_parse(knobs, "bogus=1", name, sizeof(name), &value, err, 8), -EINVAL);
 	CU_ASSERT_STRING_EQUAL(err, "unknown");
 }
 
 static void test_options_parse_double(void)
 {
 	static const char *const bad[] = {
-		"abc", "10ms", "nan", "NaN", "inf", "-inf", "infinity", "", " 5", "5 ", "0x10",
-		"1e999", "-1e999", "1e", ".", "-", "+", "e5", "1..2", "--5", "1e5e5",
+		"abc", "10ms", "nan", "NaN",  "inf",   "-inf",   "infinity",
+		"",    " 5",   "5 ",  "0x10", "1e999", "-1e999", "1e",
+		".",   "-",    "+",   "e5",   "1..2",  "--5",    "1e5e5",
 	};
 	char err[256];
 	double v = 0;
@@ -416,15 +409,12 @@ static void test_options_parse_double(void)
 	CU_ASSERT_DOUBLE_EQUAL(v, 0.5, 1e-12);
 	CU_ASSERT_EQUAL(options_parse_double("knob 'x'", ".25", 0, 1, &v, err, sizeof(err)), 0);
 	CU_ASSERT_DOUBLE_EQUAL(v, 0.25, 1e-12);
-	CU_ASSERT_EQUAL(options_parse_double("knob 'x'", "1e2", 0, 1000, &v, err, sizeof(err)),
-			0);
+	CU_ASSERT_EQUAL(options_parse_double("knob 'x'", "1e2", 0, 1000, &v, err, sizeof(err)), 0);
 	CU_ASSERT_DOUBLE_EQUAL(v, 100, 1e-9);
-	CU_ASSERT_EQUAL(options_parse_double("knob 'x'", "-2.5", -3, 0, &v, err, sizeof(err)),
-			0);
+	CU_ASSERT_EQUAL(options_parse_double("knob 'x'", "-2.5", -3, 0, &v, err, sizeof(err)), 0);
 	CU_ASSERT_DOUBLE_EQUAL(v, -2.5, 1e-12);
 	CU_ASSERT_EQUAL(options_parse_double("knob 'x'", "1", 1, 1000, &v, err, sizeof(err)), 0);
-	CU_ASSERT_EQUAL(options_parse_double("knob 'x'", "1000", 1, 1000, &v, err, sizeof(err)),
-			0);
+	CU_ASSERT_EQUAL(options_parse_double("knob 'x'", "1000", 1, 1000, &v, err, sizeof(err)), 0);
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		v = 42;
@@ -444,19 +434,18 @@ static void test_options_parse_double(void)
 			-EINVAL);
 	CU_ASSERT_STRING_EQUAL(err, "invalid value '0.5' for knob 'sampling-interval': expected a "
 				    "number from 1 to 1000");
-	CU_ASSERT_EQUAL(options_parse_double("knob 'sampling-interval'", "1000.5", 1, 1000, &v,
-					     err, sizeof(err)),
+	CU_ASSERT_EQUAL(options_parse_double("knob 'sampling-interval'", "1000.5", 1, 1000, &v, err,
+					     sizeof(err)),
 			-EINVAL);
 	CU_ASSERT_EQUAL(options_parse_double("duration", "x", 0.5, 1e6, &v, err, sizeof(err)),
 			-EINVAL);
 	CU_ASSERT_STRING_EQUAL(err,
 			       "invalid value 'x' for 'duration': expected a number from 0.5 to "
 			       "1000000");
-	CU_ASSERT_EQUAL(options_parse_double("option '-d'", "x", 0, DBL_MAX, &v, err,
-					     sizeof(err)),
+	CU_ASSERT_EQUAL(options_parse_double("option '-d'", "x", 0, DBL_MAX, &v, err, sizeof(err)),
 			-EINVAL);
-	CU_ASSERT_STRING_EQUAL(err,
-			       "invalid value 'x' for option '-d': expected a number of at least 0");
+	CU_ASSERT_STRING_EQUAL(
+		err, "invalid value 'x' for option '-d': expected a number of at least 0");
 	CU_ASSERT_EQUAL(options_parse_double("option '-d'", "x", -DBL_MAX, DBL_MAX, &v, err,
 					     sizeof(err)),
 			-EINVAL);
@@ -469,8 +458,18 @@ static void test_options_parse_double(void)
 static void test_options_parse_long(void)
 {
 	static const char *const bad[] = {
-		"4.2", "12abc", "", " 1", "1 ", "abc", "99999999999999999999",
-		"-99999999999999999999", "0x10", "+", "-", "1e3",
+		"4.2",
+		"12abc",
+		"",
+		" 1",
+		"1 ",
+		"abc",
+		"99999999999999999999",
+		"-99999999999999999999",
+		"0x10",
+		"+",
+		"-",
+		"1e3",
 	};
 	char err[256];
 	long v = 0;
@@ -499,8 +498,8 @@ static void test_options_parse_long(void)
 				    "1000");
 	CU_ASSERT_EQUAL(options_parse_long("option '-n'", "x", 1, LONG_MAX, &v, err, sizeof(err)),
 			-EINVAL);
-	CU_ASSERT_STRING_EQUAL(err,
-			       "invalid value 'x' for option '-n': expected an integer of at least 1");
+	CU_ASSERT_STRING_EQUAL(
+		err, "invalid value 'x' for option '-n': expected an integer of at least 1");
 }
 
 /* Run fn with stdout in a file and return what it printed. */
@@ -540,14 +539,17 @@ static void test_options_print_help(void)
 	capture_stdout(print_help, out, sizeof(out));
 	CU_ASSERT_EQUAL(strncmp(out, "Usage: pcollect [options] [--] <target> [args]\n", 47), 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\nRun a program and sample it.\n"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\n  -collect ANALYSIS           the analysis to run\n"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\n  -result-dir, -r DIR         where the result goes\n"));
+	CU_ASSERT_PTR_NOT_NULL(
+		strstr(out, "\n  -collect ANALYSIS           the analysis to run\n"));
+	CU_ASSERT_PTR_NOT_NULL(
+		strstr(out, "\n  -result-dir, -r DIR         where the result goes\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\n  -quiet, -q                  errors only\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "e.g. pcollect -collect hotspots -- ./app\n"));
 	CU_ASSERT_PTR_NOT_NULL(
 		strstr(out, "one of: hotspots, memory-consumption, threading, locksandwaits\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "Knobs (-knob name=value):\n"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\n  sampling-interval=MS        time between samples\n"));
+	CU_ASSERT_PTR_NOT_NULL(
+		strstr(out, "\n  sampling-interval=MS        time between samples\n"));
 	/* A name too long for the column puts its help on the next line. */
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\n  enable-stack-collection=BOOL\n"));
 }
@@ -562,32 +564,39 @@ static void test_options_search_dir(void)
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(tmp));
 	CU_ASSERT_EQUAL(options_search_dir("-search-dir", tmp, NULL, &kinds, &dir, err,
-					   sizeof(err)), 0);
+					   sizeof(err)),
+			0);
 	CU_ASSERT_STRING_EQUAL(dir, tmp);
 	CU_ASSERT_EQUAL(kinds, SEARCH_DIR_BINARIES);
 	snprintf(value, sizeof(value), "src:=%s", tmp);
 	CU_ASSERT_EQUAL(options_search_dir("-search-dir", value, NULL, &kinds, &dir, err,
-					   sizeof(err)), 0);
+					   sizeof(err)),
+			0);
 	CU_ASSERT_STRING_EQUAL(dir, tmp);
 	CU_ASSERT_EQUAL(kinds, SEARCH_DIR_SOURCES);
 	snprintf(value, sizeof(value), "all:rp=%s", tmp);
 	CU_ASSERT_EQUAL(options_search_dir("-search-dir", value, NULL, &kinds, &dir, err,
-					   sizeof(err)), 0);
+					   sizeof(err)),
+			0);
 	CU_ASSERT_EQUAL(kinds, SEARCH_DIR_BINARIES | SEARCH_DIR_SOURCES);
 	snprintf(value, sizeof(value), "sym:=%s", tmp);
 	CU_ASSERT_EQUAL(options_search_dir("-search-dir", value, NULL, &kinds, &dir, err,
-					   sizeof(err)), 0);
+					   sizeof(err)),
+			0);
 	CU_ASSERT_EQUAL(kinds, SEARCH_DIR_BINARIES);
 	/* "bin:= ./app": the space took the directory away */
 	CU_ASSERT_EQUAL(options_search_dir("-search-dir", "bin:=", "./app", &kinds, &dir, err,
-					   sizeof(err)), -EINVAL);
+					   sizeof(err)),
+			-EINVAL);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "-search-dir bin:=DIR"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "'./app'"));
 	CU_ASSERT_EQUAL(options_search_dir("-search-dir", "bn:=/tmp", NULL, &kinds, &dir, err,
-					   sizeof(err)), -EINVAL);
+					   sizeof(err)),
+			-EINVAL);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown search directory type 'bn:'"));
 	CU_ASSERT_EQUAL(options_search_dir("-search-dir", "/nonexistent/dir", NULL, &kinds, &dir,
-					   err, sizeof(err)), -EINVAL);
+					   err, sizeof(err)),
+			-EINVAL);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "'/nonexistent/dir' does not exist"));
 	snprintf(file, sizeof(file), "%s/f", tmp);
 	f = fopen(file, "w");

@@ -109,7 +109,7 @@ static const struct {
 	{ "", "x.c", "x.c" },
 	{ "a", "", "a/" },
 	{ "build", "../src/x.c", "build/../src/x.c" }, /* joined, not cleaned */
-	{ "a//", "b", "a//b" },			      /* only the last '/' counts */
+	{ "a//", "b", "a//b" },                        /* only the last '/' counts */
 };
 
 static void test_path_join_table(void)

@@ -5,7 +5,6 @@
 #include <string.h>
 #include <sys/mman.h>
 
-
 #include "collector/proc-maps.h"
 #include "tests/unit/unit.h"
 

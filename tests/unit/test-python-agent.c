@@ -79,8 +79,8 @@ static void test_python_agent_guarded_read(void)
 	t1 = now_ns();
 	for (i = 0; i < rounds; i++)
 		pyagent_read(buf, (uintptr_t)buf + 128, 128);
-	printf("\n    guarded read: %.0f ns for 8 bytes, %.0f ns for 128 bytes",
-	       (t1 - t0) / rounds, (now_ns() - t1) / rounds);
+	printf("\n    guarded read: %.0f ns for 8 bytes, %.0f ns for 128 bytes", (t1 - t0) / rounds,
+	       (now_ns() - t1) / rounds);
 }
 
 /*
@@ -108,9 +108,9 @@ static void test_python_agent_batched_reads(void)
 
 		req[i] = (struct pyread_req){ (uintptr_t)(m + word * 8), 8, &got[i], false };
 	}
-	req[30].addr = 0;				 /* invalid */
-	req[70].addr = (uintptr_t)(m + page + 64);	 /* in the hole */
-	req[140].addr = (uintptr_t)(m + page - 4);	 /* runs into the hole */
+	req[30].addr = 0;                          /* invalid */
+	req[70].addr = (uintptr_t)(m + page + 64); /* in the hole */
+	req[140].addr = (uintptr_t)(m + page - 4); /* runs into the hole */
 	ok = pymem_batch(mem, req, 150);
 	CU_ASSERT(ok == 147);
 	for (i = 0; i < 150; i++) {

@@ -56,9 +56,11 @@ static int check_headers(const struct pytest_python *py)
 		return 0;
 	}
 	snprintf(exe, sizeof(exe), "/tmp/pcollect-probe-%d-%d", (int)getpid(), py->minor);
-	snprintf(cmd, sizeof(cmd),
-		 "${CC:-cc} -DPy_BUILD_CORE -I'%s' -I'%s/internal' '%s/collector/python/python-probe.c'"
-		 " -o '%s' && '%s'", inc, inc, root, exe, exe);
+	snprintf(
+		cmd, sizeof(cmd),
+		"${CC:-cc} -DPy_BUILD_CORE -I'%s' -I'%s/internal' '%s/collector/python/python-probe.c'"
+		" -o '%s' && '%s'",
+		inc, inc, root, exe, exe);
 	p = popen(cmd, "r");
 	CU_ASSERT_FATAL(p != NULL);
 	while (fgets(line, sizeof(line), p)) {
@@ -115,8 +117,8 @@ static void test_python_layout_table_complete(void)
 		CU_ASSERT((L->ts_frame >= 0) != (L->ts_cframe >= 0));
 		CU_ASSERT(L->fr_size > L->fr_instr);
 		/* PyGILState's key, or the thread list (3.15+) */
-		CU_ASSERT(L->rt_autotss >= 0 || (minor >= 15 && L->is_threads_head > 0 &&
-						 L->ts_status >= 0));
+		CU_ASSERT(L->rt_autotss >= 0 ||
+			  (minor >= 15 && L->is_threads_head > 0 && L->ts_status >= 0));
 		CU_ASSERT((m != NULL) == (minor >= 13));
 		if (!m)
 			continue;

@@ -67,8 +67,8 @@ static int joined(struct pyline_range *a, size_t na, const struct pyline_range *
 	return diff;
 }
 
-static void check_code(uint32_t version, int first, uint32_t size, const uint8_t *table,
-		       size_t len, const struct expect *e, struct totals *t)
+static void check_code(uint32_t version, int first, uint32_t size, const uint8_t *table, size_t len,
+		       const struct expect *e, struct totals *t)
 {
 	static struct pyline_range got[1 << 16];
 	uint32_t off;
@@ -198,11 +198,19 @@ static void test_python_linetable_known_rules(void)
 	static const uint8_t t310[] = { 6, 1, 0, 2, 4, 0x80, 2, 0xff };
 	/* 3.11: short form 2 units (line +0), one-line +2 1 unit, no location 1 unit,
 	   no-columns 1 unit with svarint -3 (uval 7), long form 1 unit line +1 */
-	static const uint8_t t311[] = { 0x80 | (0 << 3) | 1, 0x05,
-					0x80 | (12 << 3) | 0, 0x03, 0x07,
+	static const uint8_t t311[] = { 0x80 | (0 << 3) | 1,
+					0x05,
+					0x80 | (12 << 3) | 0,
+					0x03,
+					0x07,
 					0x80 | (15 << 3) | 0,
-					0x80 | (13 << 3) | 0, 0x07,
-					0x80 | (14 << 3) | 0, 0x02, 0x00, 0x01, 0x02 };
+					0x80 | (13 << 3) | 0,
+					0x07,
+					0x80 | (14 << 3) | 0,
+					0x02,
+					0x00,
+					0x01,
+					0x02 };
 	uint32_t v10 = RAW_PY_VERSION(3, 10), v11 = RAW_PY_VERSION(3, 11);
 	struct pyline_range r[8];
 
@@ -240,7 +248,8 @@ int main(void)
 	rc = unit_run("python-linetable", tests, NULL, NULL);
 	if (rc == 0 && nknown == 0) {
 		printf("skipped: no CPython 3.10+ found (tests/pythons.py, %zu interpreters): only "
-		       "hand-made tables checked\n", npythons);
+		       "hand-made tables checked\n",
+		       npythons);
 		return 77;
 	}
 	return rc;

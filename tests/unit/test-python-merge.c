@@ -25,8 +25,11 @@ static void test_python_merge_records_round_trip(void)
 	uint64_t ips[3] = { 0x7f0000001000ull, 0x7f0000000800ull, 0x401000 }, gips[RAW_MAX_DEPTH];
 	struct raw_py_frame py[2] = { { 1, 6, 0 }, { 2, 0, RAW_PY_FRAME_ENTRY } };
 	struct raw_py_frame gpy[RAW_PY_MAX_FRAMES];
-	struct raw_py_code c = { .id = 1, .addr = 0x7f00deadbeef, .version = RAW_PY_VERSION(3, 12),
-				 .flags = RAW_PY_CODE_NAME_IS_QUALNAME, .firstlineno = 7,
+	struct raw_py_code c = { .id = 1,
+				 .addr = 0x7f00deadbeef,
+				 .version = RAW_PY_VERSION(3, 12),
+				 .flags = RAW_PY_CODE_NAME_IS_QUALNAME,
+				 .firstlineno = 7,
 				 .code_size = 16 };
 	struct raw_py_note note = { .time_ns = -5, .kind = RAW_PY_NOTE_SUBINTERPRETER, .count = 9 };
 	struct raw_file_header h;
@@ -71,9 +74,11 @@ static void test_python_merge_records_round_trip(void)
 	while (raw_reader_next(r, &rec) == 1) {
 		if (rec.type == RAW_REC_PY_CODE) {
 			CU_ASSERT(raw_py_read_code(rec.payload, rec.payload_len, &gc) == 0);
-			CU_ASSERT(gc.addr == c.addr && gc.version == c.version && gc.flags == c.flags);
+			CU_ASSERT(gc.addr == c.addr && gc.version == c.version &&
+				  gc.flags == c.flags);
 			CU_ASSERT(gc.code_size == 16 && gc.linetable.len == sizeof(lt));
-			CU_ASSERT(gc.name.len == c.name.len && !memcmp(gc.name.s, c.name.s, c.name.len));
+			CU_ASSERT(gc.name.len == c.name.len &&
+				  !memcmp(gc.name.s, c.name.s, c.name.len));
 			CU_ASSERT(pycode_table_add_record(&tab, rec.payload, rec.payload_len) == 0);
 			/* an id is defined once */
 			CU_ASSERT(pycode_table_add_record(&tab, rec.payload, rec.payload_len) ==
@@ -83,7 +88,8 @@ static void test_python_merge_records_round_trip(void)
 				CU_ASSERT(raw_py_read_code(rec.payload, k, &gc) == -EINVAL);
 			seen++;
 		} else if (rec.type == RAW_REC_PY_STACK) {
-			CU_ASSERT(raw_py_read_stack(rec.payload, rec.payload_len, &st, gips, gpy) == 0);
+			CU_ASSERT(raw_py_read_stack(rec.payload, rec.payload_len, &st, gips, gpy) ==
+				  0);
 			CU_ASSERT(st.id == 77 && st.flags == RAW_STACK_FIRST_IS_PC);
 			CU_ASSERT(st.n == 3 && !memcmp(gips, ips, sizeof(ips)));
 			CU_ASSERT(st.npy == 2 && !memcmp(gpy, py, sizeof(py)));
@@ -114,9 +120,11 @@ static void test_python_merge_pystream(void)
 	static const uint8_t lt[] = { 0x80 | (13 << 3) | 3, 0x02 };
 	uint8_t buf[512];
 	struct raw_enc e;
-	struct raw_py_code c = { .id = 1, .version = RAW_PY_VERSION(3, 12), .firstlineno = 7,
-				 .code_size = 16 };
-	struct raw_py_frame py[3] = { { 1, 6, 0 }, { 1, 0, RAW_PY_FRAME_BAD_OFFSET },
+	struct raw_py_code c = {
+		.id = 1, .version = RAW_PY_VERSION(3, 12), .firstlineno = 7, .code_size = 16
+	};
+	struct raw_py_frame py[3] = { { 1, 6, 0 },
+				      { 1, 0, RAW_PY_FRAME_BAD_OFFSET },
 				      { 9, 2, RAW_PY_FRAME_ENTRY } };
 	struct raw_py_note note = { .kind = RAW_PY_NOTE_NO_THREAD_STATE, .count = 3 };
 	uint64_t ips[2] = { 0x1000, 0x2000 }, gips[RAW_MAX_DEPTH];
@@ -161,8 +169,8 @@ static void test_python_merge_pystream(void)
 	CU_ASSERT_FATAL(r != NULL);
 	pystream_init(&ps);
 	while (raw_reader_next(r, &rec) == 1) {
-		int ret = pystream_take(&ps, rec.type, rec.payload, rec.payload_len, &st, gips,
-					&off);
+		int ret =
+			pystream_take(&ps, rec.type, rec.payload, rec.payload_len, &st, gips, &off);
 
 		if (ret == 1) {
 			CU_ASSERT(st.id == 5 && st.n == 2 && st.npy == 3 && off == 0);

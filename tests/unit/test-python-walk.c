@@ -68,24 +68,24 @@ static double bench_ns[2];
 static int bench_frames[2], bench_calls[2], nbench;
 static int failures;
 
-#define CHECK(cond, ...)                                                                   \
-	do {                                                                               \
-		if (!(cond)) {                                                             \
-			failures++;                                                        \
-			if (failures < 30) {                                               \
-				fprintf(stderr, "  %s:%d: ", __FILE__, __LINE__);          \
-				fprintf(stderr, __VA_ARGS__);                              \
-				fputc('\n', stderr);                                       \
-			}                                                                  \
-		}                                                                          \
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			failures++;                                                                \
+			if (failures < 30) {                                                       \
+				fprintf(stderr, "  %s:%d: ", __FILE__, __LINE__);                  \
+				fprintf(stderr, __VA_ARGS__);                                      \
+				fputc('\n', stderr);                                               \
+			}                                                                          \
+		}                                                                                  \
 	} while (0)
 
 static pyobj capture_cb(pyobj self, pyobj unused)
 {
 	int k = ncaptures < MAX_CAPTURES ? ncaptures++ : MAX_CAPTURES - 1;
 
-	captured_n[k] = pyagent_capture(&agent_thread, &writer, captured[k], MAX_DEPTH,
-					&captured_cut[k]);
+	captured_n[k] =
+		pyagent_capture(&agent_thread, &writer, captured[k], MAX_DEPTH, &captured_cut[k]);
 	return api.long_from(k);
 }
 
@@ -296,13 +296,13 @@ static int find_bias(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-#define SYM(field, name)                                                                   \
-	do {                                                                               \
-		*(void **)&api.field = dlsym(h, name);                                     \
-		if (!api.field) {                                                          \
-			fprintf(stderr, "  no %s\n", name);                                \
-			return 1;                                                          \
-		}                                                                          \
+#define SYM(field, name)                                                                           \
+	do {                                                                                       \
+		*(void **)&api.field = dlsym(h, name);                                             \
+		if (!api.field) {                                                                  \
+			fprintf(stderr, "  no %s\n", name);                                        \
+			return 1;                                                                  \
+		}                                                                                  \
 	} while (0)
 
 /* The child: one interpreter. Returns the number of failed checks (1 for setup errors). */
@@ -395,11 +395,12 @@ static int run_version(const struct pytest_python *py)
 	load_codes(fd, &codes, &reused);
 	check_captures(expect_path, &codes);
 	printf("    %d captures, %llu code records, %d addresses described again (reuse), "
-	       "%d failed code reads\n", ncaptures, (unsigned long long)agent_thread.codes_written,
-	       reused, (int)agent_thread.codes_failed);
+	       "%d failed code reads\n",
+	       ncaptures, (unsigned long long)agent_thread.codes_written, reused,
+	       (int)agent_thread.codes_failed);
 	for (i = 0; i < 2; i++)
-		printf("    capture cost: %.0f ns CPU for %d frames, %d system calls\n", bench_ns[i],
-		       bench_frames[i], bench_calls[i]);
+		printf("    capture cost: %.0f ns CPU for %d frames, %d system calls\n",
+		       bench_ns[i], bench_frames[i], bench_calls[i]);
 	CHECK(bench_frames[0] >= 8, "bench saw %d frames", bench_frames[0]);
 	CHECK(bench_frames[1] == 20, "deep bench saw %d frames", bench_frames[1]);
 	/* 3000 functions made and dropped: their memory is reused, and must not confuse us */
@@ -444,7 +445,8 @@ static void interpreter_loader(const struct pytest_python *py, char *loader, siz
 
 	loader[0] = 0;
 	snprintf(cmd, sizeof(cmd),
-		 "'%s' -c \"import os; print(os.readlink('/proc/self/exe'))\" 2>/dev/null", py->exe);
+		 "'%s' -c \"import os; print(os.readlink('/proc/self/exe'))\" 2>/dev/null",
+		 py->exe);
 	p = popen(cmd, "r");
 	if (!p)
 		return;

@@ -43,8 +43,12 @@ static bool str_eq(struct raw_string s, const char *want)
 
 static void test_raw_varint_edges(void)
 {
-	static const uint64_t values[] = {0, 1, 127, 128, 255, 16383, 16384, (1ull << 32) - 1,
-					  1ull << 32, (1ull << 63) - 1, 1ull << 63, UINT64_MAX};
+	static const uint64_t values[] = { 0,          1,
+					   127,        128,
+					   255,        16383,
+					   16384,      (1ull << 32) - 1,
+					   1ull << 32, (1ull << 63) - 1,
+					   1ull << 63, UINT64_MAX };
 	uint8_t buf[RAW_VARINT_MAX + 2];
 	size_t i;
 
@@ -83,7 +87,7 @@ static void test_raw_varint_edges(void)
 	}
 	/* Non-canonical (padded) encodings decode to the same value. */
 	{
-		uint8_t pad[3] = {0x85, 0x80, 0x00};
+		uint8_t pad[3] = { 0x85, 0x80, 0x00 };
 		const uint8_t *p = pad;
 		uint64_t out;
 
@@ -93,7 +97,7 @@ static void test_raw_varint_edges(void)
 
 static void test_raw_zigzag(void)
 {
-	static const int64_t values[] = {0, -1, 1, -2, 63, -64, INT64_MAX, INT64_MIN};
+	static const int64_t values[] = { 0, -1, 1, -2, 63, -64, INT64_MAX, INT64_MIN };
 	size_t i;
 
 	for (i = 0; i < sizeof(values) / sizeof(values[0]); i++)
@@ -112,8 +116,9 @@ static void test_raw_header_fields(void)
 {
 	struct raw_file_header h;
 
-	raw_header_init(&h, 42, 43, -1, "a-very-long-host-name-that-goes-past-sixty-four-bytes-"
-				       "for-sure-really",
+	raw_header_init(&h, 42, 43, -1,
+			"a-very-long-host-name-that-goes-past-sixty-four-bytes-"
+			"for-sure-really",
 			1000000, RAW_SAMPLE_WALL);
 	CU_ASSERT(memcmp(h.magic, RAW_MAGIC, 8) == 0);
 	CU_ASSERT(h.version == RAW_VERSION && h.header_size == sizeof(h) && sizeof(h) == 144);
@@ -133,10 +138,11 @@ static void test_raw_roundtrip_every_type(void)
 	struct raw_reader *r;
 	uint64_t ips[300];
 	uint8_t bid[20];
-	struct raw_segment segs[3] = {
-		{0x400000, 0x1000, 0, 4}, {0x401000, 0x5000, 0x1000, 5}, {0x7f0000, 0x20, 0x6000, 6}};
-	const char *argv[] = {"./app", "--size", "", "α β"};
-	uint8_t ext[5] = {1, 2, 3, 4, 5};
+	struct raw_segment segs[3] = { { 0x400000, 0x1000, 0, 4 },
+				       { 0x401000, 0x5000, 0x1000, 5 },
+				       { 0x7f0000, 0x20, 0x6000, 6 } };
+	const char *argv[] = { "./app", "--size", "", "α β" };
+	uint8_t ext[5] = { 1, 2, 3, 4, 5 };
 	size_t len, i;
 	uint8_t *data;
 	int fd, err;
@@ -147,12 +153,23 @@ static void test_raw_roundtrip_every_type(void)
 		bid[i] = (uint8_t)(i * 13);
 	fd = open_stream(&w, &h, sizeof(wbuf));
 
-	struct raw_process p = {.pid = 1234, .ppid = 1, .time_ns = -5, .origin = RAW_PROCESS_FORK,
-				.parent_pid = 1000, .generation = 2, .exe = "/bin/app",
-				.argc = 4, .argv = argv};
-	struct raw_module m = {.time_ns = 99, .kind = RAW_MODULE_FILE, .base = 0x7f0000000000ull,
-			       .path = "/lib/libx.so", .build_id = bid, .build_id_len = 20,
-			       .nsegs = 3, .segs = segs};
+	struct raw_process p = { .pid = 1234,
+				 .ppid = 1,
+				 .time_ns = -5,
+				 .origin = RAW_PROCESS_FORK,
+				 .parent_pid = 1000,
+				 .generation = 2,
+				 .exe = "/bin/app",
+				 .argc = 4,
+				 .argv = argv };
+	struct raw_module m = { .time_ns = 99,
+				.kind = RAW_MODULE_FILE,
+				.base = 0x7f0000000000ull,
+				.path = "/lib/libx.so",
+				.build_id = bid,
+				.build_id_len = 20,
+				.nsegs = 3,
+				.segs = segs };
 
 	CU_ASSERT(raw_writer_process(&w, &p) == 0);
 	CU_ASSERT(raw_writer_module_load(&w, &m) == 0);
@@ -164,7 +181,8 @@ static void test_raw_roundtrip_every_type(void)
 	CU_ASSERT(raw_writer_flush(&w) == 0); /* the next sample's delta crosses a chunk */
 	CU_ASSERT(raw_writer_sample(&w, 21000000, 1, 1) == 0);
 	CU_ASSERT(raw_writer_lost(&w, 22000000, RAW_LOST_UNWIND, 2, 5) == 0);
-	CU_ASSERT(raw_writer_metric(&w, 3, "Bytes Allocated", RAW_UNIT_BYTES, RAW_AGG_PEAK, 1) == 0);
+	CU_ASSERT(raw_writer_metric(&w, 3, "Bytes Allocated", RAW_UNIT_BYTES, RAW_AGG_PEAK, 1) ==
+		  0);
 	CU_ASSERT(raw_writer_value(&w, 21500000, 1, 3, -4096) == 0);
 	CU_ASSERT(raw_writer_record(&w, 40, ext, sizeof(ext)) == 0);
 	CU_ASSERT(raw_writer_module_unload(&w, 23000000, 0x7f0000000000ull, "/lib/libx.so") == 0);
@@ -427,7 +445,6 @@ static void test_raw_writer_limits(void)
 	close(fd);
 }
 
-
 /* ---- mapped windows (in memory): what a killed writer leaves behind -------------------- */
 
 #define MEM_WINDOW 8192
@@ -435,14 +452,14 @@ static uint8_t mem_file[64 * MEM_WINDOW] __attribute__((aligned(4096)));
 
 struct mem_ctx {
 	size_t windows_left; /* windows handed out before -EFBIG */
-	size_t end;	     /* bytes of mem_file the windows cover */
+	size_t end;          /* bytes of mem_file the windows cover */
 };
 
 static int mem_window(void *ctx, uint64_t off, size_t min, uint8_t **base, size_t *size)
 {
 	struct mem_ctx *c = ctx;
-	size_t want = min > MEM_WINDOW ? (min + MEM_WINDOW - 1) / MEM_WINDOW * MEM_WINDOW
-				       : MEM_WINDOW;
+	size_t want =
+		min > MEM_WINDOW ? (min + MEM_WINDOW - 1) / MEM_WINDOW * MEM_WINDOW : MEM_WINDOW;
 
 	if (!c->windows_left || off + want > sizeof(mem_file))
 		return -EFBIG;
@@ -456,11 +473,11 @@ static int mem_window(void *ctx, uint64_t off, size_t min, uint8_t **base, size_
 /* Records of every kind, in a fixed order; returns 0 or the writer's error. */
 static int write_one(struct raw_writer *w, unsigned i)
 {
-	static const uint64_t ips[4] = {0x401000, 0x401100, 0x402000, 0x7f0000001000ull};
-	const char *argv[] = {"prog", "arg"};
-	struct raw_process p = {.pid = 5, .ppid = 1, .exe = "/bin/prog", .argc = 2, .argv = argv};
-	struct raw_segment seg = {0x400000, 0x1000, 0, 5};
-	struct raw_module m = {.path = "/bin/prog", .base = 0x400000, .nsegs = 1, .segs = &seg};
+	static const uint64_t ips[4] = { 0x401000, 0x401100, 0x402000, 0x7f0000001000ull };
+	const char *argv[] = { "prog", "arg" };
+	struct raw_process p = { .pid = 5, .ppid = 1, .exe = "/bin/prog", .argc = 2, .argv = argv };
+	struct raw_segment seg = { 0x400000, 0x1000, 0, 5 };
+	struct raw_module m = { .path = "/bin/prog", .base = 0x400000, .nsegs = 1, .segs = &seg };
 
 	switch (i % 8) {
 	case 0:
@@ -502,7 +519,7 @@ static unsigned count_records(size_t len, struct raw_reader_stats *st)
  */
 static void test_raw_mapped_visible(void)
 {
-	struct mem_ctx c = {64, 0};
+	struct mem_ctx c = { 64, 0 };
 	struct raw_file_header h;
 	struct raw_reader_stats st;
 	struct raw_writer w;
@@ -534,7 +551,8 @@ static void test_raw_mapped_visible(void)
 					keep = mem_file[rec];
 					mem_file[rec] = 0;
 					CU_ASSERT(count_records(c.end, &st) == i);
-					CU_ASSERT(st.bytes_skipped == 0 && st.records_malformed == 0);
+					CU_ASSERT(st.bytes_skipped == 0 &&
+						  st.records_malformed == 0);
 					mem_file[rec] = keep;
 				}
 			}
@@ -555,7 +573,7 @@ static void test_raw_mapped_visible(void)
 /* No next window (RLIMIT_FSIZE): records fail, the reserve takes the closing records. */
 static void test_raw_mapped_full(void)
 {
-	struct mem_ctx c = {2, 0};
+	struct mem_ctx c = { 2, 0 };
 	struct raw_file_header h;
 	struct raw_reader_stats st;
 	struct raw_record rec;
@@ -567,7 +585,7 @@ static void test_raw_mapped_full(void)
 	memset(mem_file, 0, sizeof(mem_file));
 	raw_header_init(&h, 5, 6, -1, "host", 1000000, RAW_SAMPLE_THREAD_CPU);
 	CU_ASSERT_FATAL(raw_writer_init_mapped(&w, mem_window, &c, 1024, 512, &h) == 0);
-	CU_ASSERT(raw_writer_stack(&w, 1, 0, (const uint64_t[]){0x401000}, 1) == 0);
+	CU_ASSERT(raw_writer_stack(&w, 1, 0, (const uint64_t[]){ 0x401000 }, 1) == 0);
 	for (i = 0; i < 10000 && !ret; i++) {
 		ret = raw_writer_sample(&w, (int64_t)i, 1, 1);
 		ok += !ret;

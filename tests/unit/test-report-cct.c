@@ -8,7 +8,7 @@
 #include "tests/unit/unit.h"
 
 #define NFUNC 7
-#define NM 2
+#define NM    2
 
 /* A model of random stacks over NFUNC functions (recursion included): frame i is function i. */
 struct fixture {
@@ -58,8 +58,9 @@ static void fixture_make(struct fixture *f, size_t npaths, int maxdepth)
 	f->order = calloc(npaths * (size_t)maxdepth + 1, sizeof(*f->order));
 	for (i = 0; i < NFUNC; i++) {
 		snprintf(names[i], sizeof(names[i]), "f%d", i);
-		f->funcs[i] = (struct model_function){ .name = names[i], .module = -1, .file = -1,
-						       .resolved = true };
+		f->funcs[i] = (struct model_function){
+			.name = names[i], .module = -1, .file = -1, .resolved = true
+		};
 		f->frames[i] = (struct model_frame){ .function = i, .module = -1, .file = -1 };
 	}
 	for (p = 0; p < npaths; p++) {
@@ -101,8 +102,7 @@ static void tree_make(struct cct *t, struct fixture *f, size_t nsamples)
 }
 
 /* Self and total per key by the rule itself: every value once per distinct key on its path. */
-static void brute(const struct cct *t, const int *key, size_t nkeys, int64_t *self,
-		  int64_t *total)
+static void brute(const struct cct *t, const int *key, size_t nkeys, int64_t *self, int64_t *total)
 {
 	size_t x, k;
 	int u;
@@ -145,7 +145,8 @@ static void test_report_cct_walk_matches_rule(void)
 		leaves = malloc(t.n * sizeof(*leaves));
 		CU_ASSERT_PTR_NOT_NULL_FATAL(key);
 		CU_ASSERT_PTR_NOT_NULL_FATAL(leaves);
-		/* Keys: the function, or (odd rounds off) functions folded onto 3 keys, some none. */
+		/* Keys: the function, or (odd rounds off) functions folded onto 3 keys, some none.
+		 */
 		key[0] = -1;
 		for (i = 1; i < t.n; i++) {
 			key[i] = nkeys == NFUNC ? t.nodes[i].func : t.nodes[i].func % 4 - 1;

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #include "report/bigmem.h"
 #include "report/keymap.h"
 #include "report/outbuf.h"
@@ -48,8 +47,9 @@ static void fill(struct table *t)
 	table_set_time(t, r, self, 1234567890);
 	table_set_pct(t, r, pct, 12.345);
 	r = table_add_row(t, 0);
-	table_set_text(t, r, name, "a_very_long_function_name_with_\"quotes\",commas_and_more_and_more_"
-				   "and_more_text_to_exceed_the_width");
+	table_set_text(t, r, name,
+		       "a_very_long_function_name_with_\"quotes\",commas_and_more_and_more_"
+		       "and_more_text_to_exceed_the_width");
 	table_set_time(t, r, self, 2000000000);
 	table_set_pct(t, r, pct, 50.0);
 }
@@ -113,11 +113,11 @@ static void test_report_table_csv_complete(void)
 
 	fill(&t);
 	out = render(&t, 1, 40);
-	CU_ASSERT_STRING_EQUAL(out,
-			       "Function,CPU Time:Self,CPU Time:Self %\n"
-			       "short,1.235,12.3\n"
-			       "\"a_very_long_function_name_with_\"\"quotes\"\",commas_and_more_and_"
-			       "more_and_more_text_to_exceed_the_width\",2.000,50.0\n");
+	CU_ASSERT_STRING_EQUAL(
+		out, "Function,CPU Time:Self,CPU Time:Self %\n"
+		     "short,1.235,12.3\n"
+		     "\"a_very_long_function_name_with_\"\"quotes\"\",commas_and_more_and_"
+		     "more_and_more_text_to_exceed_the_width\",2.000,50.0\n");
 	free(out);
 	out = render(&t, 2, 40);
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"Function\": \"short\", \"CPU Time:Self\": 1.235"));
@@ -168,8 +168,9 @@ static void test_report_table_keymap_round_trip(void)
 /* Numbers are formatted (and measured) by hand: exactly as printf would print them. */
 static void test_report_table_numbers_match_printf(void)
 {
-	static const double special[] = { 0, -0.0, 0.05, 0.25, 0.35, 0.45, 12.345, 99.95, 100,
-					  -0.04, -12.25, 1e8 + 0.05, 1e300, NAN, INFINITY };
+	static const double special[] = { 0,      -0.0,       0.05,  0.25, 0.35,
+					  0.45,   12.345,     99.95, 100,  -0.04,
+					  -12.25, 1e8 + 0.05, 1e300, NAN,  INFINITY };
 	struct table t;
 	char got[TABLE_NUM_MAX], want[TABLE_NUM_MAX];
 	unsigned seed = 12345;
@@ -190,9 +191,9 @@ static void test_report_table_numbers_match_printf(void)
 		if (k >= 200000)
 			d = special[k - 200000];
 		else if (k % 3 == 0)
-			d = (double)(seed >> 8) / (1 << 24) * 100.0;	/* any percentage */
+			d = (double)(seed >> 8) / (1 << 24) * 100.0; /* any percentage */
 		else if (k % 3 == 1)
-			d = (double)(seed % 20000) * 0.005;		/* on and near halves */
+			d = (double)(seed % 20000) * 0.005; /* on and near halves */
 		else
 			d = -(double)(seed % 100000) / 1000.0;
 		table_set_pct(&t, r, pct, d);
@@ -422,9 +423,10 @@ static void test_report_table_bytes_format(void)
 		int64_t v;
 		const char *text;
 	} cases[] = {
-		{ 0, "0 B" }, { 512, "512 B" }, { 1023, "1023 B" }, { 1024, "1.0 KB" },
-		{ 1536, "1.5 KB" }, { 3145728, "3.0 MB" }, { 1048575, "1.0 MB" },
-		{ 5LL << 30, "5.0 GB" }, { -1536, "-1.5 KB" }, { -5, "-5 B" },
+		{ 0, "0 B" },          { 512, "512 B" },        { 1023, "1023 B" },
+		{ 1024, "1.0 KB" },    { 1536, "1.5 KB" },      { 3145728, "3.0 MB" },
+		{ 1048575, "1.0 MB" }, { 5LL << 30, "5.0 GB" }, { -1536, "-1.5 KB" },
+		{ -5, "-5 B" },
 	};
 	struct table t;
 	char buf[64];

@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <string.h>
 
-
 #include "collector/stack-table.h"
 #include "tests/unit/unit.h"
 

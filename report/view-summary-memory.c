@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+/* The summary of memory-consumption results: peak, leaks, the agent's cost, top call sites. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "report/report-private.h"
+#include "report/summary-private.h"
+
+#define TOP_SITES 5
+
+/*
+ * A call site is where the program asked for the memory: the innermost Python frame of a
+ * stack that has some (the line that made the object), else the innermost frame outside the
+ * C and C++ runtimes (strdup, fopen's buffer, std::vector's growth are charged to their
+ * caller). Sites are (function, file, line) over every sample of the result.
+ */
+static bool runtime_module(const struct model *m, int module)
+{
+	static const char *const prefixes[] = { "libc.so",     "libstdc++.so", "libgcc_s.so",
+						"ld-linux",    "libm.so",      "libc++.so",
+						"libc++abi.so" };
+	const char *name;
+	size_t i;
+
+	if (module < 0 || (size_t)module >= m->nmodules || !(name = m->modules[module].name))
+		return false;
+	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+struct site {
+	int func, file, line;
+	int64_t value;
+};
+
+static int site_of(const struct model *m, int stack, struct site *out)
+{
+	int st, native = -1;
+
+	for (st = stack; st >= 0; st = m->stacks[st].parent) {
+		const struct model_frame *fr = &m->frames[m->stacks[st].frame];
+
+		if (m->functions[fr->function].python) {
+			native = st;
+			break;
+		}
+		if (native < 0 && !runtime_module(m, fr->module) && !fr->inline_depth)
+			native = st;
+	}
+	if (native < 0)
+		native = stack;
+	{
+		const struct model_frame *fr = &m->frames[m->stacks[native].frame];
+
+		*out = (struct site){ fr->function, fr->file, fr->line, 0 };
+	}
+	return 0;
+}
+
+static int site_cmp(const void *a, const void *b)
+{
+	const struct site *x = a, *y = b;
+
+	if (x->func != y->func)
+		return x->func < y->func ? -1 : 1;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	const struct site *x = a, *y = b;
+
+	return x->value > y->value ? -1 : x->value < y->value;
+}
+
+/* The sites of metric k's samples, largest first: *n of them, caller frees. */
+static struct site *sites_of(const struct model *m, int k, size_t *n)
+{
+	struct site *v = calloc(m->nsamples + 1, sizeof(*v));
+	size_t i, used = 0, out = 0;
+
+	*n = 0;
+	if (!v)
+		return NULL;
+	for (i = 0; i < m->nsamples; i++) {
+		if (m->samples[i].metric != k || m->samples[i].value <= 0)
+			continue;
+		site_of(m, m->samples[i].stack, &v[used]);
+		v[used++].value = m->samples[i].value;
+	}
+	qsort(v, used, sizeof(*v), site_cmp);
+	for (i = 0; i < used; i++) {
+		if (out && !site_cmp(&v[out - 1], &v[i]))
+			v[out - 1].value += v[i].value;
+		else
+			v[out++] = v[i];
+	}
+	qsort(v, out, sizeof(*v), by_value);
+	*n = out;
+	return v;
+}
+
+static int top_sites(struct summary *s, const char *section, const char *metric)
+{
+	struct report *r = s->r;
+	const struct model *m = &r->m;
+	int k = model_find_metric(m, metric);
+	struct site *v;
+	size_t n, i, row;
+	char name[1024];
+	int64_t total = 0;
+
+	if (k < 0)
+		return 0;
+	if (!(v = sites_of(m, k, &n)))
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		total += v[i].value;
+	for (i = 0; i < n && i < TOP_SITES; i++) {
+		if (v[i].file >= 0 && v[i].line > 0)
+			snprintf(name, sizeof(name), "%s (%s:%d)",
+				 report_function_name(r, v[i].func),
+				 report_basename(m->files[v[i].file]), v[i].line);
+		else
+			snprintf(name, sizeof(name), "%s", report_function_name(r, v[i].func));
+		row = summary_row_int(s, section, name, v[i].value, "bytes");
+		if (total)
+			table_set_pct(s->t, row, s->pct,
+				      100.0 * (double)v[i].value / (double)total);
+	}
+	free(v);
+	return 0;
+}
+
+/* The Memory section from the processes' figures (table process_memory). */
+static void section_memory(struct summary *s)
+{
+	struct report *r = s->r;
+	sqlite3_stmt *st;
+	int64_t peak = 0, peak_ns = -1, top = -1, v[11] = { 0 };
+	int64_t nproc = 0, killed = 0, hooks = 0, sample_bytes = 0;
+	char buf[128];
+	size_t row;
+
+	if (sqlite3_prepare_v2(
+		    r->m.db,
+		    "SELECT peak_bytes, peak_ns, ended, untracked_allocs, untracked_bytes,"
+		    " unknown_frees, agent_peak_bytes, sample_bytes, hooks, cache_misses,"
+		    " cache_checks, cache_collisions, cache_escalations, sampled_allocs"
+		    " FROM process_memory",
+		    -1, &st, NULL) != SQLITE_OK)
+		return;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int64_t p = sqlite3_column_int64(st, 0);
+		int i;
+
+		nproc++;
+		peak += p;
+		if (p > top) {
+			top = p;
+			peak_ns = sqlite3_column_type(st, 1) == SQLITE_NULL
+					  ? -1
+					  : sqlite3_column_int64(st, 1);
+		}
+		killed += !sqlite3_column_int64(st, 2);
+		for (i = 0; i < 4; i++)
+			v[i] += sqlite3_column_int64(st, 3 + i);
+		sample_bytes = sqlite3_column_int64(st, 7);
+		hooks += sqlite3_column_int64(st, 8);
+		for (i = 4; i < 9; i++)
+			v[i] += sqlite3_column_int64(st, 5 + i);
+	}
+	sqlite3_finalize(st);
+	if (!nproc)
+		return;
+	summary_row_int(s, "Memory",
+			nproc > 1 ? "Peak Live Bytes (sum of the processes' peaks)"
+				  : "Peak Live Bytes",
+			peak, "bytes");
+	if (peak_ns >= 0) {
+		summary_row_time(s, "Memory",
+				 nproc > 1 ? "Peak Reached At (largest process)"
+					   : "Peak Reached At",
+				 peak_ns);
+	}
+	if (killed)
+		summary_row_int(s, "Memory", "Processes Killed Before Their End", killed, NULL);
+	if (v[0]) {
+		summary_row_int(s, "Memory", "Allocations Without Their Stack", v[0], NULL);
+		summary_row_int(s, "Memory", "Bytes Without Their Stack", v[1], "bytes");
+	}
+	summary_row_int(s, "Memory", "Frees Of Blocks Not Recorded", v[2], NULL);
+	if (sample_bytes) {
+		snprintf(buf, sizeof(buf),
+			 "one per %" PRId64 " bytes (Poisson), %" PRId64 " allocations sampled",
+			 sample_bytes, v[8]);
+		summary_row_add(s, "Memory", "Sampling", buf, NULL);
+	} else {
+		summary_row_add(s, "Memory", "Sampling", "exact (every allocation)", NULL);
+	}
+	if (hooks)
+		summary_row_add(s, "Memory", "Allocations Seen Through",
+				"the sanitizer's allocator hooks", NULL);
+	summary_row_int(s, "Memory", "Agent Memory", v[3], "bytes");
+	summary_row_int(s, "Memory", "Stacks Unwound", v[4], NULL);
+	summary_row_int(s, "Memory", "Call-Site Cache Checks", v[5], NULL);
+	row = summary_row_int(s, "Memory", "Call-Site Cache Collisions", v[6], NULL);
+	if (v[5])
+		table_set_pct(s->t, row, s->pct, 100.0 * (double)v[6] / (double)v[5]);
+	if (v[7])
+		summary_row_int(s, "Memory", "Call-Site Keys Lengthened", v[7], NULL);
+}
+
+int summary_memory(struct summary *s)
+{
+	int rc;
+
+	if (model_find_metric(&s->r->m, "Allocated Bytes") < 0)
+		return 0;
+	section_memory(s);
+	rc = top_sites(s, "Top Allocating Call Sites", "Allocated Bytes");
+	return rc ? rc : top_sites(s, "Top Leaking Call Sites", "Leaked Bytes");
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/* Holds known allocations until killed with SIGKILL (tests/e2e/mem-known.py). */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/*
+ *   hold_site   5 blocks of 1000000 bytes, held until the kill: 5000000 allocated and leaked
+ *   churn_site  1000 malloc(64)/free pairs: 64000 bytes, all freed
+ * Then the program writes its pid to the file argv[1] (renamed into place whole) and waits
+ * for its end.
+ */
+
+#define KEEP(p) __asm__ volatile("" : : "r"(p) : "memory")
+#define SITE    __attribute__((noinline)) static void
+
+static void *held[5];
+
+SITE hold_site(void)
+{
+	int i;
+
+	for (i = 0; i < 5; i++) {
+		held[i] = malloc(1000000);
+		KEEP(held[i]);
+		memset(held[i], 1, 1000000);
+	}
+}
+
+SITE churn_site(void)
+{
+	int i;
+
+	for (i = 0; i < 1000; i++) {
+		void *p = malloc(64);
+
+		KEEP(p);
+		free(p);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	char tmp[4096], pid[32];
+	int fd, n;
+
+	if (argc != 2)
+		return 2;
+	hold_site();
+	churn_site();
+	snprintf(tmp, sizeof(tmp), "%s.tmp", argv[1]);
+	n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || write(fd, pid, (size_t)n) != n || close(fd) || rename(tmp, argv[1]))
+		return 3;
+	for (;;)
+		pause();
+}
