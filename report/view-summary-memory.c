@@ -8,6 +8,7 @@
 
 #include <sqlite3.h>
 
+#include "common/sat.h"
 #include "report/report-private.h"
 #include "report/summary-private.h"
 
@@ -100,7 +101,7 @@ static struct site *sites_of(const struct model *m, int k, size_t *n)
 	qsort(v, used, sizeof(*v), site_cmp);
 	for (i = 0; i < used; i++) {
 		if (out && !site_cmp(&v[out - 1], &v[i]))
-			v[out - 1].value += v[i].value;
+			v[out - 1].value = sat_add_i64(v[out - 1].value, v[i].value);
 		else
 			v[out++] = v[i];
 	}
@@ -124,7 +125,7 @@ static int top_sites(struct summary *s, const char *section, const char *metric)
 	if (!(v = sites_of(m, k, &n)))
 		return -ENOMEM;
 	for (i = 0; i < n; i++)
-		total += v[i].value;
+		total = sat_add_i64(total, v[i].value);
 	for (i = 0; i < n && i < TOP_SITES; i++) {
 		if (v[i].file >= 0 && v[i].line > 0)
 			snprintf(name, sizeof(name), "%s (%s:%d)",
@@ -133,9 +134,10 @@ static int top_sites(struct summary *s, const char *section, const char *metric)
 		else
 			snprintf(name, sizeof(name), "%s", report_function_name(r, v[i].func));
 		row = summary_row_int(s, section, name, v[i].value, "bytes");
-		if (total)
+		if (total > 0) /* sums saturate: a share of a damaged total stays within 100% */
 			table_set_pct(s->t, row, s->pct,
-				      100.0 * (double)v[i].value / (double)total);
+				      v[i].value >= total ? 100.0
+							  : 100.0 * (double)v[i].value / (double)total);
 	}
 	free(v);
 	return 0;
@@ -164,7 +166,7 @@ static void section_memory(struct summary *s)
 		int i;
 
 		nproc++;
-		peak += p;
+		peak = sat_add_i64(peak, p);
 		if (p > top) {
 			top = p;
 			peak_ns = sqlite3_column_type(st, 1) == SQLITE_NULL
@@ -173,11 +175,11 @@ static void section_memory(struct summary *s)
 		}
 		killed += !sqlite3_column_int64(st, 2);
 		for (i = 0; i < 4; i++)
-			v[i] += sqlite3_column_int64(st, 3 + i);
+			v[i] = sat_add_i64(v[i], sqlite3_column_int64(st, 3 + i));
 		sample_bytes = sqlite3_column_int64(st, 7);
-		hooks += sqlite3_column_int64(st, 8);
+		hooks = sat_add_i64(hooks, sqlite3_column_int64(st, 8));
 		for (i = 4; i < 9; i++)
-			v[i] += sqlite3_column_int64(st, 5 + i);
+			v[i] = sat_add_i64(v[i], sqlite3_column_int64(st, 5 + i));
 	}
 	sqlite3_finalize(st);
 	if (!nproc)
@@ -214,7 +216,7 @@ static void section_memory(struct summary *s)
 	summary_row_int(s, "Memory", "Stacks Unwound", v[4], NULL);
 	summary_row_int(s, "Memory", "Call-Site Cache Checks", v[5], NULL);
 	row = summary_row_int(s, "Memory", "Call-Site Cache Collisions", v[6], NULL);
-	if (v[5])
+	if (v[5] > 0 && v[6] >= 0 && v[6] <= v[5])
 		table_set_pct(s->t, row, s->pct, 100.0 * (double)v[6] / (double)v[5]);
 	if (v[7])
 		summary_row_int(s, "Memory", "Call-Site Keys Lengthened", v[7], NULL);
