@@ -408,7 +408,7 @@ def named_samples(streams, sym=None):
     return out
 
 
-def leaf_weights(samples, names):
+def leaf_weights_raw(samples, names):
     """Weight of samples whose leaf function is each of names, and the total weight."""
     w = {n: 0 for n in names}
     total = 0
@@ -476,8 +476,11 @@ GROUP BY f.name, fr.inline_depth, fr.line, pf.name, pfr.line
 """ % (INTERVAL_NS, CPU_METRIC)
 
 
-def leaf_weights(result):
-    """CPU Time sample weight (intervals) by the name of the sampled (innermost) function."""
+def leaf_weights(result, names=None):
+    """CPU Time sample weight (intervals) by the name of the sampled (innermost) function of a
+    finalized result; with names, of named_samples() rows: leaf_weights_raw()."""
+    if names is not None:
+        return leaf_weights_raw(result, names)
     return dict(db_rows(result, "SELECT f.name, SUM(s.value) / %s FROM samples s"
                         " JOIN stacks st ON st.id = s.stack_id JOIN frames fr ON fr.id = "
                         "st.frame_id JOIN functions f ON f.id = fr.function_id"
