@@ -86,11 +86,13 @@ static int64_t duration_left_ns(void)
 
 void agent_control_apply(void)
 {
-	uint32_t w;
+	uint32_t w, seq = agent.data ? __atomic_load_n(&agent.data->control_seq, __ATOMIC_ACQUIRE)
+				     : 0;
 
 	pthread_mutex_lock(&agent.control_lock);
 	if (!agent.active || agent_in_vfork_child())
 		goto out;
+	/* The word after the sequence: it is at least as new as the change seq counts. */
 	w = agent_control_word();
 	if (w & AGENT_CONTROL_DETACH) {
 		agent_detach();
@@ -107,6 +109,9 @@ void agent_control_apply(void)
 	}
 	set_paused(w & AGENT_CONTROL_PAUSED);
 out:
+	/* pcollect -command returns once every process says it obeyed. */
+	if (agent.data && agent.active)
+		data_counter_applied(agent.data, agent.member, agent.pid, seq);
 	pthread_mutex_unlock(&agent.control_lock);
 }
 

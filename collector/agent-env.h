@@ -29,8 +29,8 @@ enum agent_control_flags {
 
 /* A process of the collection, so that pcollect -target-pid knows when all have let go. */
 struct agent_member {
-	int32_t pid; /* 0: a free entry */
-	uint32_t pad;
+	int32_t pid;	      /* 0: a free entry */
+	uint32_t applied;     /* the control sequence it last obeyed */
 	uint64_t start_ticks; /* its start time (/proc/PID/stat field 22): a reused pid differs */
 };
 #define AGENT_MAX_MEMBERS 256

@@ -154,6 +154,7 @@ struct agent_state {
 	uint32_t local_control; /* the control word when no shared page could be mapped */
 	bool attached;          /* loaded into a running process by pcollect -target-pid */
 	bool control_thread;    /* the control thread runs (agent-control.c) */
+	int member;		/* this process's entry in the shared page's member table */
 	pthread_key_t key;     /* per-thread destructor: ends the thread's stream */
 	struct agent_thread *threads[AGENT_MAX_THREADS];
 	_Atomic size_t nthreads; /* slots ever used */

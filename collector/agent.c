@@ -314,7 +314,7 @@ static void fork_child(void)
 	}
 	agent_modules_scan();
 	if (agent.data)
-		data_counter_join(agent.data, agent.pid);
+		agent.member = data_counter_join(agent.data, agent.pid);
 	if (self)
 		agent_thread_arm(self);
 	agent_control_start();
@@ -367,7 +367,7 @@ static int agent_start(void)
 		return ret;
 	}
 	if (agent.data)
-		data_counter_join(agent.data, agent.pid);
+		agent.member = data_counter_join(agent.data, agent.pid);
 	/* Without a stream (noted in the process stream) other threads may still be sampled. */
 	t = agent_thread_begin(agent_gettid(), false);
 	/* The scan takes the loader's lock: never under the control lock (agent-attach.c). */

@@ -17,6 +17,8 @@
 #include "common/meta.h"
 #include "common/result-dir.h"
 
+#define OBEY_WAIT_NS 5000000000ll /* ns: how long -command waits for every process to obey */
+
 /* True when a launcher of dir says it runs and is alive (meta/<pid>.meta, status running). */
 static bool collection_running(const char *dir)
 {
@@ -59,6 +61,8 @@ int collect_command(const char *result_dir, const char *command, bool quiet)
 	};
 	struct agent_data_counter *c;
 	struct stat st;
+	uint32_t seq;
+	int behind;
 	size_t i;
 
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
@@ -91,8 +95,14 @@ int collect_command(const char *result_dir, const char *command, bool quiet)
 			  result_dir, strerror(errno));
 		return EXIT_RUNTIME;
 	}
-	data_counter_command(c, commands[i].set, commands[i].clear);
+	seq = data_counter_command(c, commands[i].set, commands[i].clear);
+	/* Return once every process of the collection obeyed: sampling is paused now. */
+	behind = data_counter_wait_applied(c, seq, OBEY_WAIT_NS);
 	munmap(c, sizeof(*c));
+	if (behind)
+		log_warn("%d process(es) of collection '%s' did not answer within %lld s: they "
+			 "obey when their control thread runs",
+			 behind, result_dir, OBEY_WAIT_NS / 1000000000);
 	if (!quiet)
 		log_info("collection '%s' %s", result_dir, commands[i].done);
 	return EXIT_OK;

@@ -54,16 +54,16 @@ struct agent_data_counter *data_counter_map(const char *dir, int create)
 
 uint32_t data_counter_command(struct agent_data_counter *c, uint32_t set, uint32_t clear)
 {
-	uint32_t old = __atomic_load_n(&c->control, __ATOMIC_RELAXED), want;
+	uint32_t old = __atomic_load_n(&c->control, __ATOMIC_RELAXED), want, seq;
 
 	do
 		want = (old | set) & ~clear;
 	while (!__atomic_compare_exchange_n(&c->control, &old, want, false, __ATOMIC_SEQ_CST,
 					    __ATOMIC_RELAXED));
-	__atomic_add_fetch(&c->control_seq, 1, __ATOMIC_SEQ_CST);
+	seq = __atomic_add_fetch(&c->control_seq, 1, __ATOMIC_SEQ_CST);
 	/* A shared (not private) futex: the waiters are other processes mapping the same file. */
 	syscall(SYS_futex, &c->control_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-	return want;
+	return seq;
 }
 
 void data_counter_wait(struct agent_data_counter *c, uint32_t seq, int64_t timeout_ns)
@@ -115,7 +115,7 @@ int data_counter_join(struct agent_data_counter *c, pid_t pid)
 		if (__atomic_load_n(&c->members[i].pid, __ATOMIC_RELAXED) == pid) {
 			/* An exec keeps the pid: the entry stays this process's. */
 			__atomic_store_n(&c->members[i].start_ticks, ticks, __ATOMIC_RELAXED);
-			return 0;
+			return (int)i;
 		}
 	for (i = 0; i < AGENT_MAX_MEMBERS; i++) {
 		int32_t free_pid = 0;
@@ -126,8 +126,10 @@ int data_counter_join(struct agent_data_counter *c, pid_t pid)
 		    !__atomic_compare_exchange_n(&c->members[i].pid, &free_pid, pid, false,
 						 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
 			continue;
+		__atomic_store_n(&c->members[i].applied,
+				 __atomic_load_n(&c->control_seq, __ATOMIC_SEQ_CST), __ATOMIC_SEQ_CST);
 		__atomic_store_n(&c->members[i].start_ticks, ticks, __ATOMIC_SEQ_CST);
-		return 0;
+		return (int)i;
 	}
 	return -ENOSPC;
 }
@@ -164,4 +166,38 @@ int data_counter_members_alive(struct agent_data_counter *c)
 						    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
 	}
 	return alive;
+}
+
+void data_counter_applied(struct agent_data_counter *c, int index, pid_t pid, uint32_t seq)
+{
+	if (index >= 0 && index < AGENT_MAX_MEMBERS &&
+	    __atomic_load_n(&c->members[index].pid, __ATOMIC_RELAXED) == pid)
+		__atomic_store_n(&c->members[index].applied, seq, __ATOMIC_RELEASE);
+}
+
+int data_counter_wait_applied(struct agent_data_counter *c, uint32_t seq, int64_t timeout_ns)
+{
+	struct timespec ts = { 0, 2000000 };
+	int64_t waited = 0;
+	int behind;
+
+	for (;;) {
+		size_t i;
+
+		behind = 0;
+		data_counter_members_alive(c); /* the entries of the dead cleared */
+		for (i = 0; i < AGENT_MAX_MEMBERS; i++) {
+			uint32_t applied;
+
+			if (!__atomic_load_n(&c->members[i].pid, __ATOMIC_ACQUIRE))
+				continue;
+			applied = __atomic_load_n(&c->members[i].applied, __ATOMIC_ACQUIRE);
+			if ((int32_t)(applied - seq) < 0)
+				behind++;
+		}
+		if (!behind || waited >= timeout_ns)
+			return behind;
+		nanosleep(&ts, NULL);
+		waited += ts.tv_nsec;
+	}
 }

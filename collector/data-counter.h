@@ -30,7 +30,7 @@ struct agent_data_counter *data_counter_map(const char *dir, int create);
 
 /*
  * Set the flags set and clear the flags clear of the control word, then wake every agent
- * waiting on it. Returns the new control word.
+ * waiting on it. Returns the control sequence of the change (data_counter_wait_applied()).
  */
 uint32_t data_counter_command(struct agent_data_counter *c, uint32_t set, uint32_t clear);
 
@@ -43,8 +43,15 @@ void data_counter_wait(struct agent_data_counter *c, uint32_t seq, int64_t timeo
 /* The start time of pid in clock ticks since boot (/proc/PID/stat field 22), or 0. */
 uint64_t data_counter_start_ticks(pid_t pid);
 
-/* Enter pid in the member table (once per pid); -ENOSPC when it is full. */
+/* Enter pid in the member table (once per pid): its index, or -ENOSPC when it is full. */
 int data_counter_join(struct agent_data_counter *c, pid_t pid);
+/* Member index (of pid) obeyed the control word as of sequence seq. */
+void data_counter_applied(struct agent_data_counter *c, int index, pid_t pid, uint32_t seq);
+/*
+ * Wait until every live member obeyed sequence seq, at most timeout_ns. Returns the number
+ * of members that had not.
+ */
+int data_counter_wait_applied(struct agent_data_counter *c, uint32_t seq, int64_t timeout_ns);
 /* Take pid out of the member table. */
 void data_counter_leave(struct agent_data_counter *c, pid_t pid);
 /*
