@@ -138,6 +138,8 @@ static int64_t wait_ns(void)
 
 static void *control_main(void *arg)
 {
+	AGENT_BUSY; /* its futex waits and locks are not the program's waits */
+
 	(void)arg;
 	prctl(PR_SET_NAME, "pcollect-ctl", 0, 0, 0);
 	while (!atomic_load(&quit) && agent.active) {
@@ -214,6 +216,8 @@ void agent_control_quit(void)
 /* The API's one entry point (common/agent-api.h): libpcollect and the Python module. */
 AGENT_EXPORT int pcollect_agent_call(int op, const char *arg)
 {
+	AGENT_BUSY;
+
 	if (!agent.active || agent_in_vfork_child())
 		return -1;
 	switch (op) {

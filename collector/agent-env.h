@@ -17,6 +17,9 @@
 #define AGENT_ENV_EXEC		 "PCOLLECT_EXEC"	     /* "pid:generation", set at exec */
 #define AGENT_ENV_SIGNAL	 "PCOLLECT_SIGNAL"	     /* sampling signal number (optional) */
 #define AGENT_ENV_SAMPLING_CLOCK "PCOLLECT_SAMPLING_CLOCK"   /* "timer" or "task-clock" */
+/* Record waits (-collect threading): those at least this long (ns) get their own stack. Not
+   set: no waits recorded. */
+#define AGENT_ENV_WAIT_THRESHOLD "PCOLLECT_WAIT_THRESHOLD_NS"
 
 #include <stdint.h>
 

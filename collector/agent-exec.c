@@ -105,6 +105,9 @@ static int env_build(struct env_buf *b, char *const envp[], const char *exec_var
 	VAR("%s=%s", AGENT_ENV_AGENT, c->agent_path);
 	VAR("%s=%d", AGENT_ENV_LAUNCHER_PID, (int)c->launcher_pid);
 	VAR("%s=%d", AGENT_ENV_SIGNAL, c->signo);
+	VAR("%s=%s", AGENT_ENV_SAMPLING_CLOCK, c->task_clock ? "task-clock" : "timer");
+	if (c->waits)
+		VAR("%s=%llu", AGENT_ENV_WAIT_THRESHOLD, (unsigned long long)c->wait_threshold_ns);
 	if (exec_var)
 		VAR("%s", exec_var);
 #undef VAR
@@ -127,6 +130,7 @@ static void env_release(struct env_buf *b)
  */
 static void exec_prepare(void)
 {
+	AGENT_BUSY;
 	struct timespec zero = { 0, 0 };
 	sigset_t mask, old;
 	size_t i, n = atomic_load(&agent.nthreads);

@@ -294,6 +294,9 @@ AGENT_EXPORT int pipe(int fds[2])
 
 AGENT_EXPORT ssize_t read(int fd, void *buf, size_t len)
 {
+	struct agent_wait_call c;
+	ssize_t r;
+
 	if (!agent_real.read)
 		agent_resolve();
 	/* libunwind reading its old pipe number, the program's now: refused, it makes a pipe. */
@@ -301,7 +304,12 @@ AGENT_EXPORT ssize_t read(int fd, void *buf, size_t len)
 		errno = EBADF;
 		return -1;
 	}
-	return agent_real.read(fd, buf, len);
+	/* A read that blocks is a wait (agent-wait-io.c has the other I/O calls). */
+	if (!agent_wait_enter(&c, AGENT_WAIT_SITE, AGENT_WAIT_SP))
+		return agent_real.read(fd, buf, len);
+	r = agent_real.read(fd, buf, len);
+	agent_wait_leave_io(&c, RAW_WAIT_READ, fd);
+	return r;
 }
 
 AGENT_EXPORT int close(int fd)

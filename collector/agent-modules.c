@@ -187,6 +187,7 @@ static void write_load(struct raw_writer *w, const struct module *m)
  */
 void agent_modules_scan(void)
 {
+	AGENT_BUSY;
 	struct module_list now = { 0 };
 	struct raw_writer *w;
 	bool *seen = NULL;

@@ -61,6 +61,8 @@ struct agent_config {
 	int rank;
 	int signo;
 	bool task_clock;	      /* -knob sampling-clock=task-clock */
+	bool waits;		      /* record waits (-collect threading) */
+	uint64_t wait_threshold_ns;   /* waits this long get their own stack */
 	pid_t launcher_pid;
 	mode_t file_mode;	      /* of the files we create: result_file_mode() */
 };
@@ -74,9 +76,60 @@ enum agent_thread_state {
 /* A thread's Python walker and the buffers of its mixed stacks (agent-python.c). */
 struct agent_py {
 	struct pyagent_thread pt;
+	int npy;  /* frames of the last capture in frames[] (0 or less: none) */
+	bool cut; /* that capture stopped short */
 	struct raw_py_frame frames[PYAGENT_MAX_FRAMES];
 	uint64_t key[RAW_MAX_DEPTH + 64 + 1 + 2 * PYAGENT_MAX_FRAMES]; /* stack table key */
 	uint8_t scratch[RAW_PY_STACK_SCRATCH(RAW_MAX_DEPTH + 64, PYAGENT_MAX_FRAMES)];
+};
+
+/*
+ * Waits (-collect threading, agent-wait.c): the call sites of a thread's short waits, each
+ * with the stack taken at its first wait and the waits counted since the last WAIT_SUM.
+ */
+#define AGENT_WAIT_SITES    512	 /* call sites per thread before the table is written out */
+#define AGENT_WAIT_NAMED    32	 /* descriptors a thread has named (OBJECT records) */
+#define AGENT_WAIT_FLUSH_NS 1000000000ll /* short waits are written out at least this often
+					    while a thread waits */
+/*
+ * A read, write, accept or connect shorter than this cannot have blocked (a sleep and a
+ * wake-up cost more): it is no wait, and longer ones below the threshold are short waits
+ * only on descriptors that can block (pipes, sockets, terminals...).
+ */
+#define AGENT_WAIT_IO_FLOOR_NS 5000
+
+struct agent_wait_site {
+	uint64_t key;	   /* 0: free */
+	uint64_t stack_id; /* the stack of the site's first wait */
+	uint64_t object;
+	uint32_t kind;	   /* enum raw_wait_kind */
+	uint32_t count;	   /* waits since the last WAIT_SUM */
+	uint64_t total_ns;
+};
+
+struct agent_omp_region;
+
+/* An OpenMP implicit barrier a thread reached, written when the region's end is known. */
+struct agent_omp_pending {
+	struct agent_omp_region *region; /* NULL: none */
+	uint64_t arrived_ns;		 /* CLOCK_MONOTONIC */
+	uint64_t stack_id;
+	uint64_t key;			 /* its call site, for a short wait */
+};
+
+struct agent_wait_thread {
+	_Atomic int lock; /* the table: its thread, or the thread that ends it at exit */
+	uint32_t used;
+	uint64_t last_flush_ns; /* CLOCK_MONOTONIC of the last WAIT_SUM batch */
+	uint64_t lost;		/* waits not recorded (writer in use, stream full) */
+	struct agent_wait_site sites[AGENT_WAIT_SITES];
+	struct {
+		int fd;
+		uint64_t hash; /* of the name last written for it */
+	} named[AGENT_WAIT_NAMED];
+	uint32_t nnamed;
+	struct agent_omp_pending omp;
+	uint32_t omp_depth; /* OpenMP calls of ours under way (nested regions, barriers) */
 };
 
 /* Per-thread recording state. Slots are never freed, only reused, so the handler may read
@@ -121,6 +174,8 @@ struct agent_thread {
 	/* Python frames, once an interpreter is found; set outside the handler, freed by the
 	   thread itself (or a fork child), read by its handler. */
 	struct agent_py *_Atomic py;
+	/* Waits (-collect threading), or NULL; only the thread itself and its end use it. */
+	struct agent_wait_thread *wait;
 };
 
 /*
@@ -168,6 +223,24 @@ extern __thread struct agent_thread *agent_self AGENT_TLS;
 extern __thread int agent_in_dl AGENT_TLS;
 /* Set while the agent runs libunwind: the unwinder gets no descriptor (agent-fd.c). */
 extern __thread int agent_in_unwind AGENT_TLS;
+/* Our sampling signals this thread took: a call they interrupted is resumed (agent-wait.c). */
+extern __thread unsigned agent_sig_count AGENT_TLS;
+/*
+ * Set while the agent's own code runs in this thread (recording a wait, a sample, writing
+ * the process stream or the log...): what it calls meanwhile is no wait of the program's.
+ * Calls from the agent's code are told by their return address too, but not when a
+ * sanitizer's interceptor stands between (a sanitizer build), so the agent's entry points
+ * mark themselves with AGENT_BUSY.
+ */
+extern __thread int agent_in_agent AGENT_TLS;
+static inline void agent_busy_end(int *unused)
+{
+	(void)unused;
+	agent_in_agent--;
+}
+#define AGENT_BUSY                                                                         \
+	int agent_busy_ __attribute__((cleanup(agent_busy_end), unused)) = agent_in_agent++
+
 /* The value our timers carry in si_value; the same in every image, so a signal of ours
  * still pending across exec is recognised as ours. */
 #define AGENT_COOKIE ((void *)(uintptr_t)0x50434f4c4c4543ull)
@@ -262,6 +335,9 @@ pid_t agent_gettid(void);
 int agent_signal_install(void);
 /* Detach: the program's disposition of our signal back, none of ours left pending. */
 void agent_signal_restore(void);
+/* The id of the native stack t->ips[0..n) in t's stream, written when new; 0: not recorded.
+   t's writer held. */
+uint64_t agent_stack_id(struct agent_thread *t, uint32_t n, uint32_t flags);
 void agent_block_sampling(sigset_t *old);
 void agent_restore_mask(const sigset_t *old);
 
@@ -304,6 +380,13 @@ void agent_python_thread_free(struct agent_thread *t);
  * (written when new), or 0 when the sample has no Python frames (write the native stack).
  */
 uint64_t agent_python_sample(struct agent_thread *t, uint32_t n, uint32_t flags);
+/*
+ * The same in two steps, for waits (agent-wait.c): take the Python frames (writing the code
+ * records they need) and return a hash of them, 0 when there are none; then the id of the
+ * stack made of t->ips[0..n) and those frames (0: none).
+ */
+uint64_t agent_python_capture(struct agent_thread *t);
+uint64_t agent_python_stack_id(struct agent_thread *t, uint32_t n, uint32_t flags);
 
 /* agent-thread.c: pause and resume one thread (agent.control_lock held) */
 void agent_thread_pause(struct agent_thread *t);
@@ -351,6 +434,81 @@ void agent_got_restore(void);
 
 /* agent-exec.c */
 bool agent_in_vfork_child(void);
+
+/* agent-wait.c: where the threads wait (-collect threading) */
+/* Whether waits are recorded in this process: set once the agent is active. */
+extern bool agent_waits_on;
+/* The address range of the agent's code: calls from it are the agent's own. */
+extern uintptr_t agent_text_lo, agent_text_hi;
+/* Start recording waits (after the agent is active), or stop for good (exit). */
+void agent_wait_init(void);
+void agent_wait_stop(void);
+/* A thread's wait state for a new stream (allocated on first use), freed at its end. */
+void agent_wait_thread_begin(struct agent_thread *t);
+void agent_wait_thread_free(struct agent_thread *t);
+/* Before the stream's last records: the short waits and a pending OpenMP barrier written.
+   t's writer held. */
+void agent_wait_thread_finish(struct agent_thread *t);
+
+/* One blocking call being measured. */
+struct agent_wait_call {
+	uint64_t start_ns; /* CLOCK_MONOTONIC */
+	uintptr_t site;	   /* the return address into the caller */
+	uintptr_t sp;	   /* the interposer's frame: tells call paths apart */
+	unsigned sigs;	   /* agent_sig_count at the start */
+};
+
+/*
+ * Whether a call from site is to be measured: waits on, the thread recorded, not the agent's
+ * own call. Then its start is taken. Cheap: TLS and globals, one clock read when true.
+ */
+static inline bool agent_wait_enter(struct agent_wait_call *c, uintptr_t site, uintptr_t sp)
+{
+	struct timespec ts;
+
+	if (!agent_waits_on || !agent_self || !agent_self->wait || agent_in_agent ||
+	    agent_in_unwind || (site >= agent_text_lo && site < agent_text_hi))
+		return false;
+	c->site = site;
+	c->sp = sp;
+	c->sigs = agent_sig_count;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	c->start_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return true;
+}
+
+/* The call returned: record it as a wait of kind on object. Keeps errno. */
+void agent_wait_leave(const struct agent_wait_call *c, uint32_t kind, uint64_t object);
+/* The same for I/O on descriptor fd: no wait under AGENT_WAIT_IO_FLOOR_NS, and below the
+   threshold only on a descriptor that can block. */
+void agent_wait_leave_io(const struct agent_wait_call *c, uint32_t kind, int fd);
+/*
+ * A wait from start_ns to end_ns measured elsewhere, with its stack taken before (OpenMP's
+ * implicit barriers, agent-omp.c): written as a WAIT, or counted under the call site key.
+ * writer_held: t's writer is held by the caller (the stream's end).
+ */
+void agent_wait_record_at(struct agent_thread *t, uint64_t start_ns, uint64_t end_ns,
+			  uint64_t key, uint64_t stack_id, uint32_t kind, uint64_t object,
+			  bool writer_held);
+/*
+ * The stack where the calling thread is, its leading agent frames dropped but for the last
+ * one, with pc (exact, when not 0) in front: for a wait recorded later (OpenMP). Returns its
+ * id, 0 when none; t's writer is taken and given back, our signal blocked meanwhile.
+ */
+uint64_t agent_wait_stack_here(struct agent_thread *t, uintptr_t pc);
+
+/* The next definitions of the wait interposers (agent-wait-*.c), resolved with the rest. */
+void agent_wait_pthread_resolve(void);
+void agent_wait_sleep_resolve(void);
+void agent_wait_io_resolve(void);
+
+/* agent-omp.c: OpenMP (libgomp's entry points, libomp's OMPT) */
+/* A thread's stream ends: its last implicit barrier written (t's writer held). */
+void agent_omp_thread_finish(struct agent_thread *t);
+
+/* The macros interposers measure with: the caller's return address and our frame. */
+#define AGENT_WAIT_SITE ((uintptr_t)__builtin_return_address(0))
+#define AGENT_WAIT_SP	((uintptr_t)__builtin_frame_address(0))
 
 /* agent-fd.c: the task-clock descriptors, kept high and guarded from the program's close() */
 /* Move fd to a high number (downwards from the soft RLIMIT_NOFILE); returns it, or -errno. */

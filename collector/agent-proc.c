@@ -79,6 +79,7 @@ static void write_process(struct agent_proc *p)
 
 int agent_proc_open(void)
 {
+	AGENT_BUSY;
 	struct agent_proc *p = &agent.proc;
 	char path[PATH_MAX], gen[16];
 	sigset_t old;
@@ -112,6 +113,13 @@ int agent_proc_open(void)
 	/* Samples carry CPU time implicitly (weight x interval_ns); later metrics add values. */
 	raw_writer_metric(&p->w, RAW_METRIC_CPU_TIME, RAW_METRIC_CPU_TIME_NAME, RAW_UNIT_NS,
 			  RAW_AGG_SUM, RAW_METRIC_KIND_CPU_SAMPLE);
+	/* The threads' WAIT and WAIT_SUM records carry these (agent-wait.c). */
+	if (agent.cfg.waits) {
+		raw_writer_metric(&p->w, RAW_METRIC_WAIT_TIME, RAW_METRIC_WAIT_TIME_NAME,
+				  RAW_UNIT_NS, RAW_AGG_SUM, RAW_METRIC_KIND_WAIT);
+		raw_writer_metric(&p->w, RAW_METRIC_WAIT_COUNT, RAW_METRIC_WAIT_COUNT_NAME,
+				  RAW_UNIT_COUNT, RAW_AGG_SUM, RAW_METRIC_KIND_WAIT);
+	}
 	raw_writer_flush(&p->w);
 	agent_account_bytes(&p->accounted, p->w.bytes_written);
 	agent_restore_mask(&old);
@@ -143,6 +151,7 @@ void agent_proc_end(const sigset_t *old)
 
 void agent_proc_note(pid_t tid, uint32_t kind, const char *detail)
 {
+	AGENT_BUSY;
 	struct raw_writer *w;
 	sigset_t old;
 
@@ -174,6 +183,7 @@ static bool lock_briefly(void)
 /* The last chunk closed, the file cut to its length; the window let go of when unmap. */
 static void proc_finish(bool unmap)
 {
+	AGENT_BUSY;
 	struct agent_proc *p = &agent.proc;
 	sigset_t old;
 

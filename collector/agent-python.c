@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "collector/agent-private.h"
+#include "common/hash.h"
 
 /*
  * pyagent (collector/python/) does the walking; this file ties it to the agent's threads.
@@ -74,6 +75,7 @@ void agent_python_thread_finish(struct agent_thread *t)
 
 void agent_python_module(const char *path, uint64_t base)
 {
+	AGENT_BUSY;
 	int r;
 
 	if (pyagent_active())
@@ -135,19 +137,38 @@ static uint64_t py_stack_id(struct agent_thread *t, struct agent_py *py, uint32_
 	return id;
 }
 
-uint64_t agent_python_sample(struct agent_thread *t, uint32_t n, uint32_t flags)
+uint64_t agent_python_capture(struct agent_thread *t)
 {
 	struct agent_py *py = atomic_load_explicit(&t->py, memory_order_acquire);
-	bool cut = false;
-	int npy;
+	uint64_t h = 0;
+	int i;
 
 	if (!py || !pyagent_active())
 		return 0;
+	py->cut = false;
 	/* Writes the code records its frames need, so it runs before the stack record. */
-	npy = pyagent_capture(&py->pt, &t->w, py->frames, PYAGENT_MAX_FRAMES, &cut);
-	if (npy <= 0)
+	py->npy = pyagent_capture(&py->pt, &t->w, py->frames, PYAGENT_MAX_FRAMES, &py->cut);
+	for (i = 0; i < py->npy; i++)
+		h = hash_combine(h, hash_combine(py->frames[i].code_id,
+						 (uint64_t)py->frames[i].flags << 32 |
+							 py->frames[i].offset));
+	return py->npy > 0 ? h | 1 : 0;
+}
+
+uint64_t agent_python_stack_id(struct agent_thread *t, uint32_t n, uint32_t flags)
+{
+	struct agent_py *py = atomic_load_explicit(&t->py, memory_order_acquire);
+
+	if (!py || py->npy <= 0)
 		return 0; /* no Python frames; a reason, if any, is counted for the notes */
-	if (cut)
+	if (py->cut)
 		flags |= RAW_PY_STACK_PY_TRUNCATED;
-	return py_stack_id(t, py, n, flags, (uint32_t)npy);
+	return py_stack_id(t, py, n, flags, (uint32_t)py->npy);
+}
+
+uint64_t agent_python_sample(struct agent_thread *t, uint32_t n, uint32_t flags)
+{
+	if (!agent_python_capture(t))
+		return 0;
+	return agent_python_stack_id(t, n, flags);
 }

@@ -80,6 +80,10 @@ AGENT_EARLY void agent_resolve(void)
 	RESOLVE(read);
 #undef RESOLVE
 	agent_real.exit_ = (void (*)(int))next_fn("_exit");
+	/* Before any handler runs: syscall() is one of them, and the handler calls it. */
+	agent_wait_pthread_resolve();
+	agent_wait_sleep_resolve();
+	agent_wait_io_resolve();
 }
 
 static void lost(struct agent_thread *t, unsigned reason, uint64_t weight)
@@ -119,7 +123,7 @@ static uint32_t unwind(void *uc, uint64_t *ips, uint32_t max, uint32_t *flags)
 }
 
 /* The stack's id in t's stream, writing its definition the first time. 0: not recorded. */
-static uint64_t stack_id(struct agent_thread *t, uint32_t n, uint32_t flags)
+uint64_t agent_stack_id(struct agent_thread *t, uint32_t n, uint32_t flags)
 {
 	uint64_t hash = stack_table_hash(t->ips, n, flags);
 	uint64_t id = stack_table_find(&t->stacks, hash, t->ips, n);
@@ -153,6 +157,7 @@ static void write_failed(struct agent_thread *t, uint64_t weight)
 
 static void sample(struct agent_thread *t, uint64_t weight, void *uc)
 {
+	AGENT_BUSY;
 	int expected = 0;
 	uint32_t n, flags;
 	uint64_t id;
@@ -194,7 +199,7 @@ static void sample(struct agent_thread *t, uint64_t weight, void *uc)
 	/* A stack with Python frames is recorded as one mixed stack (agent-python.c). */
 	id = agent_python_sample(t, n, flags);
 	if (!id)
-		id = stack_id(t, n, flags);
+		id = agent_stack_id(t, n, flags);
 	if (!id || raw_writer_sample(&t->w, now, id, weight)) {
 		write_failed(t, weight);
 		goto out;
@@ -287,6 +292,8 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 		errno = saved;
 		return;
 	}
+	/* A blocking call this interrupted is resumed by its interposer (agent-wait.c). */
+	agent_sig_count++;
 	t = agent_self;
 	if (!t || atomic_load_explicit(&t->state, memory_order_relaxed) != AGENT_THREAD_LIVE) {
 		/* A thread that existed before the agent: its slot was made with its tid (a

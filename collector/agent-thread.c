@@ -85,6 +85,7 @@ struct agent_thread *agent_thread_find_tid(pid_t tid)
 /* A free slot, marked ENDED (reserved) until its stream is open. */
 static struct agent_thread *slot_take(void)
 {
+	AGENT_BUSY;
 	struct agent_thread *t = NULL;
 	size_t i, n;
 
@@ -140,6 +141,7 @@ static void thread_name(pid_t tid, bool self, char *name, size_t size)
 
 int agent_thread_open_stream(struct agent_thread *t)
 {
+	AGENT_BUSY;
 	char path[PATH_MAX], gen[16], name[32], why[160];
 	int ret;
 
@@ -180,6 +182,7 @@ int agent_thread_open_stream(struct agent_thread *t)
 	raw_writer_thread_start(&t->w, (uint32_t)t->tid, raw_header_now(&t->hdr), name);
 	raw_writer_flush(&t->w);
 	agent_account(t);
+	agent_wait_thread_begin(t);
 	atomic_store(&t->busy, 0);
 	atomic_store(&t->state, AGENT_THREAD_LIVE);
 	return 0;
@@ -191,6 +194,7 @@ void agent_thread_release(struct agent_thread *t)
 	t->ips = NULL;
 	stack_table_release(&t->stacks);
 	agent_python_thread_free(t);
+	agent_wait_thread_free(t);
 	agent_region_free(t);
 }
 
@@ -215,6 +219,7 @@ static struct agent_thread *take_over(struct agent_thread *t)
 
 static struct agent_thread *thread_begin_locked(pid_t tid, bool external)
 {
+	AGENT_BUSY;
 	struct agent_thread *t;
 
 	if (!agent.active)
@@ -442,9 +447,12 @@ void agent_thread_write_failed(struct agent_thread *t, uint64_t weight)
 	raw_writer_flush(&t->w);
 }
 
-/* The stream's last records: lost counts, Python notes, THREAD_END; the chunk closed. */
+/* The stream's last records: short waits, lost counts, Python notes, THREAD_END; the chunk
+   closed. */
 static void stream_finish(struct agent_thread *t)
 {
+	/* The short waits may be many records: before the reserve is all that is left. */
+	agent_wait_thread_finish(t);
 	raw_writer_finishing(&t->w);
 	agent_thread_write_lost(t);
 	agent_python_thread_finish(t);
@@ -479,6 +487,7 @@ static void stream_report_stop(struct agent_thread *t)
  */
 bool agent_thread_end(struct agent_thread *t, bool own)
 {
+	AGENT_BUSY;
 	int expected = AGENT_THREAD_LIVE;
 	sigset_t old;
 
@@ -522,6 +531,7 @@ void agent_thread_key_destructor(void *p)
  */
 void agent_threads_adopt_existing(void)
 {
+	AGENT_BUSY;
 	pid_t self = agent_gettid();
 	struct dirent *e;
 	DIR *d = opendir("/proc/self/task");
@@ -588,6 +598,7 @@ AGENT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 
 AGENT_EXPORT int pthread_setname_np(pthread_t thread, const char *name)
 {
+	AGENT_BUSY;
 	struct agent_thread *target = NULL;
 	struct raw_writer *w;
 	sigset_t old;
@@ -629,6 +640,7 @@ AGENT_EXPORT int pthread_setname_np(pthread_t thread, const char *name)
  */
 void agent_thread_suspend(struct agent_thread *t)
 {
+	AGENT_BUSY;
 	t->suspended = false;
 	if (atomic_load(&t->state) != AGENT_THREAD_LIVE)
 		return;
@@ -642,6 +654,7 @@ void agent_thread_suspend(struct agent_thread *t)
 
 void agent_thread_resume(struct agent_thread *t)
 {
+	AGENT_BUSY;
 	char name[32];
 
 	if (!t->suspended)

@@ -69,6 +69,7 @@ uint64_t agent_now_mono(void)
  */
 void agent_log(const char *fmt, ...)
 {
+	AGENT_BUSY;
 	char buf[512], path[PATH_MAX];
 	struct rlimit rl;
 	struct stat st;
@@ -180,6 +181,10 @@ static int config_read(struct agent_config *c, config_lookup_fn get, void *ctx)
 		c->rank = atoi(s);
 	s = get(AGENT_ENV_SAMPLING_CLOCK, ctx);
 	c->task_clock = s && !strcmp(s, "task-clock");
+	if (!env_u64(get, ctx, AGENT_ENV_WAIT_THRESHOLD, &v)) {
+		c->waits = true;
+		c->wait_threshold_ns = v;
+	}
 	c->signo = SIGRTMAX - 7;
 	if (!env_u64(get, ctx, AGENT_ENV_SIGNAL, &v) && (int)v >= SIGRTMIN && (int)v <= SIGRTMAX)
 		c->signo = (int)v;
@@ -228,6 +233,7 @@ static void unwinder_prepare(void)
 /* The control lock first, as everywhere: the child must find neither held mid-change. */
 static void fork_prepare(void)
 {
+	AGENT_BUSY;
 	pthread_mutex_lock(&agent.control_lock);
 	pthread_mutex_lock(&agent.lock);
 }
@@ -258,6 +264,7 @@ static void control_lock_init(void)
  */
 static void fork_child(void)
 {
+	AGENT_BUSY;
 	struct agent_thread *self = agent_self;
 	pid_t parent = agent.pid;
 	size_t i, n;
@@ -288,6 +295,7 @@ static void fork_child(void)
 	agent_proc_drop();
 	if (!agent.cfg.follow_child) {
 		agent.active = false;
+		agent_wait_stop();
 		atomic_store(&agent.stopped, 1);
 		return;
 	}
@@ -327,6 +335,7 @@ static void fork_child(void)
  */
 static int agent_start(void)
 {
+	AGENT_BUSY;
 	static bool once;
 	struct agent_thread *t;
 	sigset_t mask;
@@ -381,6 +390,8 @@ static int agent_start(void)
 	sigemptyset(&mask);
 	sigaddset(&mask, agent.cfg.signo);
 	agent_real.pthread_sigmask(SIG_UNBLOCK, &mask, NULL);
+	/* Waits are recorded from here on, when asked for: the streams exist. */
+	agent_wait_init();
 	if (t)
 		agent_thread_arm(t);
 	agent_control_start();
@@ -407,6 +418,8 @@ static bool preloaded(void)
 
 __attribute__((constructor)) static void agent_init(void)
 {
+	AGENT_BUSY;
+
 	agent_resolve();
 	agent.pid = getpid();
 	if (!preloaded() || config_read(&agent.cfg, env_lookup, NULL))
@@ -453,6 +466,7 @@ static const char *string_lookup(const char *name, void *ctx)
  */
 AGENT_EXPORT int pcollect_attach(const char *config)
 {
+	AGENT_BUSY;
 	struct agent_config c;
 	int ret;
 
@@ -480,11 +494,13 @@ AGENT_EXPORT int pcollect_attach(const char *config)
 /* At exit: stop every timer and finish every stream, this thread's and the others'. */
 static void agent_shutdown(void)
 {
+	AGENT_BUSY;
 	size_t i, n;
 
 	if (!agent.active || agent_in_vfork_child())
 		return;
 	agent_control_quit();
+	agent_wait_stop();
 	atomic_store(&agent.stopped, 1);
 	n = atomic_load(&agent.nthreads);
 	for (i = 0; i < n; i++) {

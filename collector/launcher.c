@@ -221,6 +221,10 @@ static void meta_fill_start(struct meta *m, const struct collect_opts *o, const 
 	meta_setf(m, "interval_ns", "%llu", (unsigned long long)o->interval_ns);
 	meta_setf(m, "stack_depth", "%u", o->stack_depth);
 	meta_set(m, "sampling_clock", o->task_clock ? "task-clock" : "timer");
+	meta_set(m, "wait_time", o->waits ? "1" : "0");
+	if (o->waits)
+		meta_setf(m, "wait_threshold_ns", "%llu",
+			  (unsigned long long)o->wait_threshold_ns);
 	meta_setf(m, "duration_ns", "%llu", (unsigned long long)o->duration_ns);
 	meta_set(m, "collector_version", PCOLLECT_VERSION);
 	meta_setf(m, "data_limit_mb", "%g", o->data_limit_mb);
@@ -304,6 +308,10 @@ static void child_exec(const struct collect_opts *o, const char *path, const cha
 	SETNUM(AGENT_ENV_INTERVAL_NS, "%llu", (unsigned long long)o->interval_ns);
 	SETNUM(AGENT_ENV_STACK_DEPTH, "%u", o->stack_depth);
 	setenv(AGENT_ENV_SAMPLING_CLOCK, o->task_clock ? "task-clock" : "timer", 1);
+	if (o->waits)
+		SETNUM(AGENT_ENV_WAIT_THRESHOLD, "%llu", (unsigned long long)o->wait_threshold_ns);
+	else
+		unsetenv(AGENT_ENV_WAIT_THRESHOLD);
 	SETNUM(AGENT_ENV_DURATION_NS, "%llu", (unsigned long long)o->duration_ns);
 	SETNUM(AGENT_ENV_START_NS, "%llu", (unsigned long long)start_mono);
 	SETNUM(AGENT_ENV_DATA_LIMIT, "%llu",

@@ -17,12 +17,17 @@ enum collect_finalization {
 	COLLECT_FINALIZE_NONE,
 };
 
+/* -knob wait-threshold's default: waits this long get their own stack (ns). */
+#define COLLECT_WAIT_THRESHOLD_NS 100000u
+
 struct collect_opts {
-	const char *analysis;	   /* "hotspots" */
+	const char *analysis;	   /* "hotspots" or "threading" */
 	const char *result_dir;	   /* -r, or NULL for r000hs naming */
 	uint64_t interval_ns;
 	uint32_t stack_depth;
 	bool task_clock;	   /* -knob sampling-clock=task-clock */
+	bool waits;		   /* threading, or hotspots with -knob enable-wait-time=true */
+	uint64_t wait_threshold_ns; /* -knob wait-threshold */
 	uint64_t duration_ns;	   /* 0: the whole run */
 	double data_limit_mb;	   /* MiB, fractions allowed; 0: unlimited */
 	bool follow_child;

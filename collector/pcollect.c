@@ -12,17 +12,20 @@
 #include "finalizer/finalize.h"
 #include "report/report.h"
 
-static const char *const analyses[] = { "hotspots", NULL };
+static const char *const analyses[] = { "hotspots", "threading", "locksandwaits", NULL };
 static const char *const finalization_modes[] = { "full", "fast", "deferred", "none", NULL };
 static const char *const result_modes[] = { "private", "group", NULL };
 static const char *const commands[] = { "pause", "resume", "stop", NULL };
 
 static const struct option_spec specs[] = {
 	{ "collect", "c", OPTION_VALUE, "ANALYSIS",
-	  "analysis to run: hotspots (where the CPU time goes, with call stacks)",
-	  "pcollect -collect hotspots -r res -- ./app args", analyses },
+	  "analysis to run: hotspots (where the CPU time goes, with call stacks) or threading "
+	  "(the same and where the threads wait: locks, conditions, sleeps, I/O, joins, the GIL, "
+	  "OpenMP; locksandwaits is its older name)",
+	  "pcollect -collect threading -r res -- ./app args", analyses },
 	{ "result-dir", "r", OPTION_VALUE, "DIR",
-	  "result directory to create (default: the next free r000hs, r001hs, ...)", NULL, NULL },
+	  "result directory to create (default: the next free r000hs, r001hs, ..., r000tr for "
+	  "threading)", NULL, NULL },
 	{ "knob", NULL, OPTION_LIST, "NAME=VALUE", "set an analysis knob (see Knobs below)",
 	  "pcollect -collect hotspots -knob sampling-interval=1 -- ./app", NULL },
 	{ "duration", "d", OPTION_VALUE, "SEC",
@@ -89,16 +92,22 @@ static const struct knob_spec knobs[] = {
 	{ "stack-depth", "N", "frames kept per call stack, 1 to 2048 (default 256)" },
 	{ "sampling-clock", "timer|task-clock",
 	  "per-thread CPU-time timer, fires at kernel ticks (default), or perf task-clock event" },
+	{ "enable-wait-time", "true|false",
+	  "hotspots: also record where the threads wait, as -collect threading (default false)" },
+	{ "wait-threshold", "US",
+	  "waits at least this long get their own call stack; shorter ones are summed per call "
+	  "site, 0 to 1000000 us, fractions allowed (default 100)" },
 	{ NULL, NULL, NULL },
 };
 
-static const char synopsis[] = "pcollect -collect hotspots [options] [--] program [args...]\n"
-			       "       pcollect -collect hotspots [options] -target-pid PID\n"
-			       "       pcollect -r DIR -command pause|resume|stop";
+static const char synopsis[] =
+	"pcollect -collect hotspots|threading [options] [--] program [args...]\n"
+	"       pcollect -collect hotspots|threading [options] -target-pid PID\n"
+	"       pcollect -r DIR -command pause|resume|stop";
 static const char description[] =
 	"Run a program and record where each of its threads and child processes spends its CPU\n"
-	"time, with full call stacks. pfinalize turns the result into a database; preport\n"
-	"shows it.";
+	"time, with full call stacks, and with -collect threading where they wait. pfinalize\n"
+	"turns the result into a database; preport shows it.";
 
 static _Noreturn void usage_error(const char *msg)
 {
@@ -223,7 +232,10 @@ int main(int argc, char **argv)
 		.data_limit_mb = 1000,
 		.follow_child = true,
 		.finalization = COLLECT_FINALIZE_FULL,
+		.wait_threshold_ns = COLLECT_WAIT_THRESHOLD_NS,
 	};
+	int enable_wait = -1; /* -knob enable-wait-time: -1 not given */
+	bool threshold_given = false;
 	struct options_result r;
 	const struct option_value *v;
 	char err[4096], name[64], *cmdline;
@@ -260,6 +272,10 @@ int main(int argc, char **argv)
 	o.analysis = options_get_str(&r, "collect");
 	if (!o.analysis)
 		usage_error("option '-collect' is required: -collect hotspots");
+	/* VTune's older name of the threading analysis. */
+	if (!strcmp(o.analysis, "locksandwaits"))
+		o.analysis = "threading";
+	o.waits = !strcmp(o.analysis, "threading");
 	if ((s = options_get_str(&r, "target-pid"))) {
 		long pid;
 
@@ -302,8 +318,33 @@ int main(int argc, char **argv)
 				usage_error(err);
 			}
 			o.task_clock = !strcmp(value, "task-clock");
+		} else if (!strcmp(name, "enable-wait-time")) {
+			if (strcmp(value, "true") && strcmp(value, "false")) {
+				snprintf(err, sizeof(err), "knob 'enable-wait-time': '%s' is not one "
+					 "of: true, false", value);
+				usage_error(err);
+			}
+			enable_wait = !strcmp(value, "true");
+		} else if (!strcmp(name, "wait-threshold")) {
+			double us;
+
+			if (options_parse_double("knob 'wait-threshold'", value, 0, 1e6, &us, err,
+						 sizeof(err)))
+				usage_error(err);
+			o.wait_threshold_ns = (uint64_t)(us * 1e3 + 0.5);
+			threshold_given = true;
 		}
 	}
+	if (enable_wait >= 0 && strcmp(o.analysis, "hotspots")) {
+		snprintf(err, sizeof(err), "knob 'enable-wait-time' is for -collect hotspots: "
+			 "-collect %s always records waits", o.analysis);
+		usage_error(err);
+	}
+	if (enable_wait > 0)
+		o.waits = true;
+	if (threshold_given && !o.waits)
+		usage_error("knob 'wait-threshold' needs waits recorded: -collect threading, or "
+			    "-collect hotspots -knob enable-wait-time=true");
 	seconds_option(&r, "duration", 0.001, &o.duration_ns);
 	if ((s = options_get_str(&r, "data-limit"))) {
 		double mb;

@@ -29,6 +29,11 @@ static bool is_first_runtime(const char *entry, size_t len)
 	return false;
 }
 
+bool preload_is_sanitizer(const char *path)
+{
+	return is_first_runtime(path, strlen(path));
+}
+
 struct out {
 	char *p;
 	size_t size, len;

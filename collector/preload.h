@@ -3,6 +3,7 @@
 #ifndef PCOLLECT_COLLECTOR_PRELOAD_H
 #define PCOLLECT_COLLECTOR_PRELOAD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /*
@@ -17,5 +18,9 @@
  * it does not fit.
  */
 int preload_compose(char *out, size_t size, const char *agent, const char *old);
+
+/* Whether path names one of those sanitizer runtimes (their interceptors wrap the calls the
+   agent measures: agent-wait.c leaves their frames out of a wait's stack). */
+bool preload_is_sanitizer(const char *path);
 
 #endif

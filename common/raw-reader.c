@@ -96,6 +96,32 @@ const char *raw_lost_reason_name(uint32_t reason)
 	return reason <= RAW_LOST_REASON_MAX && names[reason] ? names[reason] : "other";
 }
 
+const char *raw_wait_kind_name(uint32_t kind)
+{
+	static const char *const names[RAW_WAIT_KIND_MAX + 1] = {
+		[RAW_WAIT_MUTEX] = "mutex",
+		[RAW_WAIT_RWLOCK] = "rwlock",
+		[RAW_WAIT_COND] = "cond",
+		[RAW_WAIT_JOIN] = "join",
+		[RAW_WAIT_BARRIER] = "barrier",
+		[RAW_WAIT_SEMAPHORE] = "semaphore",
+		[RAW_WAIT_SLEEP] = "sleep",
+		[RAW_WAIT_POLL] = "poll",
+		[RAW_WAIT_READ] = "read",
+		[RAW_WAIT_WRITE] = "write",
+		[RAW_WAIT_ACCEPT] = "accept",
+		[RAW_WAIT_CONNECT] = "connect",
+		[RAW_WAIT_CHILD] = "child",
+		[RAW_WAIT_FUTEX] = "futex",
+		[RAW_WAIT_GIL] = "gil",
+		[RAW_WAIT_OMP_BARRIER] = "openmp-barrier",
+		[RAW_WAIT_OMP_LOCK] = "openmp-lock",
+		[RAW_WAIT_OMP_OTHER] = "openmp-other",
+	};
+
+	return kind <= RAW_WAIT_KIND_MAX && names[kind] ? names[kind] : "other";
+}
+
 /* The checksum a version 2 header of header_size bytes at data must carry. */
 static uint32_t header_crc_of(const uint8_t *data, size_t header_size)
 {
@@ -445,6 +471,16 @@ static bool decode_module(struct raw_reader *r, struct raw_dec *d, struct raw_re
 	return !d->error;
 }
 
+/* A varint that must fit 32 bits (kinds, counts of threads): more is damage. */
+static uint32_t dec_u32(struct raw_dec *d)
+{
+	uint64_t v = raw_dec_varint(d);
+
+	if (v > UINT32_MAX)
+		d->error = true;
+	return (uint32_t)v;
+}
+
 /* t + dt without signed overflow: damaged deltas wrap instead of being undefined. */
 static int64_t time_after(int64_t t, int64_t dt)
 {
@@ -530,6 +566,32 @@ static bool decode(struct raw_reader *r, struct raw_record *rec)
 		rec->u.lost.reason = (uint32_t)raw_dec_varint(&d);
 		rec->u.lost.count = raw_dec_varint(&d);
 		rec->u.lost.weight = raw_dec_varint(&d);
+		return !d.error;
+	case RAW_REC_WAIT:
+		rec->time_ns = raw_dec_svarint(&d);
+		rec->u.wait.stack_id = raw_dec_varint(&d);
+		rec->u.wait.duration_ns = raw_dec_varint(&d);
+		rec->u.wait.kind = dec_u32(&d);
+		rec->u.wait.object = raw_dec_varint(&d);
+		return !d.error;
+	case RAW_REC_WAIT_SUM:
+		rec->time_ns = raw_dec_svarint(&d);
+		rec->u.wait_sum.stack_id = raw_dec_varint(&d);
+		rec->u.wait_sum.kind = dec_u32(&d);
+		rec->u.wait_sum.object = raw_dec_varint(&d);
+		rec->u.wait_sum.count = raw_dec_varint(&d);
+		rec->u.wait_sum.total_ns = raw_dec_varint(&d);
+		return !d.error;
+	case RAW_REC_OBJECT:
+		rec->u.object.kind = dec_u32(&d);
+		rec->u.object.object = raw_dec_varint(&d);
+		rec->u.object.name = raw_dec_string(&d);
+		return !d.error;
+	case RAW_REC_OMP_REGION:
+		rec->time_ns = raw_dec_svarint(&d);
+		rec->u.omp_region.duration_ns = raw_dec_varint(&d);
+		rec->u.omp_region.object = raw_dec_varint(&d);
+		rec->u.omp_region.threads = dec_u32(&d);
 		return !d.error;
 	default:
 		/* Not ours to decode: the caller gets the payload, skipped by its length. */

@@ -133,9 +133,16 @@ enum raw_type {
 	RAW_REC_REGION_END = 14,   /* time:svarint depth:varint */
 	RAW_REC_CORE_LAST = 15,
 	/* Reserved ranges for later analyses; payloads documented with them. */
-	RAW_REC_PYTHON_FIRST = 16, /* 16-31: Python code objects and frames */
-	RAW_REC_ALLOC_FIRST = 32,  /* 32-47: allocations */
-	RAW_REC_WAIT_FIRST = 48,   /* 48-63: waits and locks */
+	RAW_REC_PYTHON_FIRST = 16,  /* 16-31: Python code objects and frames */
+	RAW_REC_ALLOC_FIRST = 32,   /* 32-47: allocations */
+	RAW_REC_WAIT_FIRST = 48,    /* 48-63: waits and locks */
+	RAW_REC_WAIT = 48,         /* time:svarint stack:varint duration:varint kind:varint
+				      object:varint */
+	RAW_REC_WAIT_SUM = 49,     /* time:svarint stack:varint kind:varint object:varint
+				      count:varint total:varint */
+	RAW_REC_OBJECT = 50,       /* kind:varint object:varint name:string */
+	RAW_REC_OMP_REGION = 51,   /* time:svarint duration:varint object:varint
+				      threads:varint */
 	RAW_REC_MAX = 127,
 };
 
@@ -210,11 +217,52 @@ enum raw_metric_aggregation {
 /* RAW_REC_METRIC kind: which records carry the metric. */
 enum raw_metric_kind {
 	RAW_METRIC_KIND_CPU_SAMPLE = 1, /* SAMPLE records: weight x interval_ns */
+	RAW_METRIC_KIND_WAIT = 2,       /* WAIT and WAIT_SUM records: Wait Time is their duration
+					   and total, Wait Count 1 and count */
 };
 
 /* The metric every process stream declares: samples carry it implicitly. */
 #define RAW_METRIC_CPU_TIME	 0
 #define RAW_METRIC_CPU_TIME_NAME "CPU Time"
+/* Declared by a process whose threads record waits (-collect threading). */
+#define RAW_METRIC_WAIT_TIME       1
+#define RAW_METRIC_WAIT_TIME_NAME  "Wait Time" /* ns, sum */
+#define RAW_METRIC_WAIT_COUNT      2
+#define RAW_METRIC_WAIT_COUNT_NAME "Wait Count" /* count, sum */
+
+/*
+ * What a thread waited for: RAW_REC_WAIT and RAW_REC_WAIT_SUM kind. The names
+ * (raw_wait_kind_name()) are what result.db's contexts.wait_kind holds. The object of each:
+ * the address of the mutex, rwlock, condition, barrier or semaphore; the descriptor of I/O
+ * (the first one polled, -1 written as 0); the pid waited for (0: any child); the pthread_t
+ * of a join; 0 for sleeps; the futex word; the GIL's condition or mutex; for OpenMP, the
+ * code address of the construct (the return address into the program of the runtime call
+ * that began the parallel region or the barrier) or the lock's address.
+ */
+enum raw_wait_kind {
+	RAW_WAIT_MUTEX = 1,
+	RAW_WAIT_RWLOCK = 2,
+	RAW_WAIT_COND = 3,
+	RAW_WAIT_JOIN = 4,
+	RAW_WAIT_BARRIER = 5,
+	RAW_WAIT_SEMAPHORE = 6,
+	RAW_WAIT_SLEEP = 7,
+	RAW_WAIT_POLL = 8,   /* poll, ppoll, select, pselect, epoll_wait, epoll_pwait(2) */
+	RAW_WAIT_READ = 9,   /* read, readv, pread, recv, recvfrom, recvmsg */
+	RAW_WAIT_WRITE = 10, /* write, writev, pwrite, send, sendto, sendmsg */
+	RAW_WAIT_ACCEPT = 11,
+	RAW_WAIT_CONNECT = 12,
+	RAW_WAIT_CHILD = 13,       /* wait, waitpid, waitid, wait3, wait4 */
+	RAW_WAIT_FUTEX = 14,       /* syscall(SYS_futex, ...) */
+	RAW_WAIT_GIL = 15,         /* a CPython thread waiting for the GIL */
+	RAW_WAIT_OMP_BARRIER = 16, /* OpenMP barriers, implicit and explicit */
+	RAW_WAIT_OMP_LOCK = 17,    /* OpenMP critical sections, locks, ordered */
+	RAW_WAIT_OMP_OTHER = 18,   /* OpenMP taskwait, taskgroup, ... */
+	RAW_WAIT_KIND_MAX = 18,    /* values up to 31 are reserved for later kinds */
+};
+
+/* The name of a wait kind ("mutex", "openmp-barrier"), "other" for an unknown one. */
+const char *raw_wait_kind_name(uint32_t kind);
 
 /* A string in a record: length:varint then that many bytes, no NUL. */
 struct raw_string {
@@ -443,6 +491,14 @@ int raw_writer_value(struct raw_writer *w, int64_t time_ns, uint64_t stack_id, u
 int raw_writer_region_begin(struct raw_writer *w, int64_t time_ns, uint32_t depth,
 			    const char *name);
 int raw_writer_region_end(struct raw_writer *w, int64_t time_ns, uint32_t depth);
+/* Waits (types 48-51, docs/raw-format.md); times are ns since origin, absolute. */
+int raw_writer_wait(struct raw_writer *w, int64_t time_ns, uint64_t stack_id, uint64_t duration_ns,
+		    uint32_t kind, uint64_t object);
+int raw_writer_wait_sum(struct raw_writer *w, int64_t time_ns, uint64_t stack_id, uint32_t kind,
+			uint64_t object, uint64_t count, uint64_t total_ns);
+int raw_writer_object(struct raw_writer *w, uint32_t kind, uint64_t object, const char *name);
+int raw_writer_omp_region(struct raw_writer *w, int64_t time_ns, uint64_t duration_ns,
+			  uint64_t object, uint32_t threads);
 /* Any record type: payload is written as given (for analyses' own record types). */
 int raw_writer_record(struct raw_writer *w, uint8_t type, const void *payload, size_t len);
 
@@ -545,6 +601,29 @@ struct raw_record {
 			uint32_t depth;         /* 1 for the outermost */
 			struct raw_string name; /* REGION_BEGIN only */
 		} region;
+		struct {
+			uint64_t stack_id;
+			uint64_t duration_ns; /* time_ns is when it began */
+			uint32_t kind;        /* enum raw_wait_kind */
+			uint64_t object;
+		} wait;
+		struct {
+			uint64_t stack_id;
+			uint32_t kind; /* enum raw_wait_kind */
+			uint64_t object;
+			uint64_t count;    /* waits */
+			uint64_t total_ns; /* their time */
+		} wait_sum;                /* time_ns is when it was written */
+		struct {
+			uint32_t kind; /* enum raw_wait_kind */
+			uint64_t object;
+			struct raw_string name;
+		} object;
+		struct {
+			uint64_t duration_ns; /* time_ns is when it began */
+			uint64_t object;      /* as the region's openmp-barrier waits */
+			uint32_t threads;     /* in its team */
+		} omp_region;
 	} u;
 };
 

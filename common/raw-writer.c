@@ -727,3 +727,59 @@ int raw_writer_lost(struct raw_writer *w, int64_t time_ns, uint32_t reason, uint
 	raw_enc_varint(&e, weight);
 	return record_end(w, RAW_REC_LOST, &e, lb);
 }
+
+/* Records of varints only (the waits): the time first, as a svarint, then n varints. */
+static int varint_record(struct raw_writer *w, uint8_t type, int64_t time_ns, const uint64_t *v,
+			 size_t n)
+{
+	struct raw_enc e;
+	size_t lb, i;
+	int ret;
+
+	ret = record_begin(w, (1 + n) * RAW_VARINT_MAX, &e, &lb);
+	if (ret)
+		return ret;
+	raw_enc_svarint(&e, time_ns);
+	for (i = 0; i < n; i++)
+		raw_enc_varint(&e, v[i]);
+	return record_end(w, type, &e, lb);
+}
+
+int raw_writer_wait(struct raw_writer *w, int64_t time_ns, uint64_t stack_id, uint64_t duration_ns,
+		    uint32_t kind, uint64_t object)
+{
+	const uint64_t v[] = { stack_id, duration_ns, kind, object };
+
+	return varint_record(w, RAW_REC_WAIT, time_ns, v, 4);
+}
+
+int raw_writer_wait_sum(struct raw_writer *w, int64_t time_ns, uint64_t stack_id, uint32_t kind,
+			uint64_t object, uint64_t count, uint64_t total_ns)
+{
+	const uint64_t v[] = { stack_id, kind, object, count, total_ns };
+
+	return varint_record(w, RAW_REC_WAIT_SUM, time_ns, v, 5);
+}
+
+int raw_writer_omp_region(struct raw_writer *w, int64_t time_ns, uint64_t duration_ns,
+			  uint64_t object, uint32_t threads)
+{
+	const uint64_t v[] = { duration_ns, object, threads };
+
+	return varint_record(w, RAW_REC_OMP_REGION, time_ns, v, 3);
+}
+
+int raw_writer_object(struct raw_writer *w, uint32_t kind, uint64_t object, const char *name)
+{
+	struct raw_enc e;
+	size_t lb;
+	int ret;
+
+	ret = record_begin(w, 3 * RAW_VARINT_MAX + strlen_safe(name), &e, &lb);
+	if (ret)
+		return ret;
+	raw_enc_varint(&e, kind);
+	raw_enc_varint(&e, object);
+	raw_enc_string(&e, name);
+	return record_end(w, RAW_REC_OBJECT, &e, lb);
+}

@@ -28,7 +28,7 @@ struct db {
 	sqlite3 *h;
 	sqlite3_stmt *st;
 	int rc;
-	int64_t cpu_metric; /* metrics.id of CPU Time, once written */
+	int64_t *context_ids; /* per context index + 1: contexts.id (0: none), once written */
 };
 
 static int db_fail(struct db *d, const char *what)
@@ -474,15 +474,23 @@ static int write_functions(struct db *d, const struct fin *f)
 	return batch_end(&b, ret);
 }
 
-/* The metrics table: what fin_metrics_declare() says, ids in display order from 1. */
+/*
+ * The metrics table: what fin_metrics_declare() says, metric index i as id i + 1 (the ids
+ * the samples and the timeline carry), CPU Time first.
+ */
 static int write_metrics(struct db *d, const struct fin *f)
 {
-	struct fin_metric ms[64];
-	size_t n = fin_metrics_declare(f, ms, sizeof(ms) / sizeof(ms[0])), i;
-	int ret = prep(d, "INSERT INTO metrics (id, name, unit, aggregation, kind, description,"
-			  " main, display_order) VALUES (?,?,?,?,?,?,?,?)");
+	struct fin_metric *ms = calloc(f->nmetrics + 1, sizeof(*ms));
+	size_t n, i;
+	int ret;
 
-	d->cpu_metric = 0;
+	if (!ms)
+		return -ENOMEM;
+	n = fin_metrics_declare(f, ms, f->nmetrics);
+	ret = prep(d, "INSERT INTO metrics (id, name, unit, aggregation, kind, description,"
+		      " main, display_order) VALUES (?,?,?,?,?,?,?,?)");
+	if (!ret && (!n || strcmp(ms[0].name, FIN_METRIC_CPU_NAME)))
+		BUG("metric 0 is not '%s'", FIN_METRIC_CPU_NAME);
 	for (i = 0; i < n && !ret; i++) {
 		b_int(d, 1, (int64_t)i + 1);
 		b_text(d, 2, ms[i].name);
@@ -491,25 +499,95 @@ static int write_metrics(struct db *d, const struct fin *f)
 		b_text(d, 5, ms[i].kind);
 		b_text(d, 6, ms[i].description);
 		b_int(d, 7, ms[i].main);
-		b_int(d, 8, (int64_t)i + 1);
+		b_int(d, 8, ms[i].display_order);
 		ret = step(d);
-		if (!strcmp(ms[i].name, FIN_METRIC_CPU_NAME))
-			d->cpu_metric = (int64_t)i + 1;
 	}
-	if (!ret && !d->cpu_metric) {
-		log_error("cannot write result database: no metric '%s' declared",
-			  FIN_METRIC_CPU_NAME);
-		ret = -EINVAL;
-	}
+	free(ms);
 	return ret;
 }
 
-/* The interval a sample of stream s weighs: its header's, else the result's. */
-static uint64_t stream_interval(const struct fin *f, uint32_t stream)
+/* The metrics.id of metric index m. */
+static int64_t metric_id(uint32_t m)
 {
-	uint64_t v = f->streams[stream].hdr.interval_ns;
+	return (int64_t)m + 1;
+}
 
-	return v ? v : f->interval_ns;
+/* Contexts with the same columns are one row: the same object in processes forked apart. */
+static bool same_row(const struct context *a, const struct context *b)
+{
+	return a->kind == b->kind && a->object == b->object &&
+	       (a->name == b->name || (a->name && b->name && !strcmp(a->name, b->name)));
+}
+
+/* One row per distinct (wait_kind, object, object_type, object_name); d->context_ids. */
+static int write_contexts(struct db *d, const struct fin *f)
+{
+	int64_t *first = calloc(f->ncontexts + 1, sizeof(*first)); /* per row: its context */
+	size_t i, j, rows = 0;
+	int ret;
+
+	d->context_ids = calloc(f->ncontexts + 1, sizeof(*d->context_ids));
+	if (!first || !d->context_ids) {
+		free(first);
+		return -ENOMEM;
+	}
+	ret = prep(d, "INSERT INTO contexts (id, wait_kind, object, object_type, object_name)"
+		      " VALUES (?,?,?,?,?)");
+	for (i = 0; i < f->ncontexts && !ret; i++) {
+		const struct context *c = &f->contexts[i];
+		const char *type = wait_object_type(c->kind);
+
+		/* A handful of sync objects: a scan of the rows so far is enough. */
+		for (j = 0; j < rows && !same_row(&f->contexts[first[j]], c); j++)
+			;
+		if (j < rows) {
+			d->context_ids[i + 1] = (int64_t)j + 1;
+			continue;
+		}
+		first[rows++] = (int64_t)i;
+		d->context_ids[i + 1] = (int64_t)rows;
+		b_int(d, 1, (int64_t)rows);
+		b_text(d, 2, wait_kind_name(c->kind));
+		b_int(d, 3, (int64_t)c->object);
+		b_text(d, 4, type);
+		b_text(d, 5, c->name);
+		ret = step(d);
+	}
+	free(first);
+	return ret;
+}
+
+/* Meta keys of results with waits (docs/schema.md). */
+static int write_wait_meta(struct db *d, const struct fin *f)
+{
+	const char *threshold = meta_get(&f->meta, "wait_threshold_ns");
+	int ret = 0;
+
+	if (!f->waits_total && !threshold)
+		return 0;
+	if ((ret = prep(d, "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)")))
+		return ret;
+	ret = meta_put(d, "wait_threshold_ns", threshold);
+	ret = ret ? ret : meta_put_int(d, "waits_total", (int64_t)f->waits_total);
+	return ret ? ret : meta_put_int(d, "waits_short", (int64_t)f->waits_short);
+}
+
+/* A CPU sample at node also counts as Spin Time (fin_node_spins() decided it, in the tree). */
+static bool node_spins(const struct fin *f, uint32_t node)
+{
+	return f->spin_metric && f->spin_metric != UINT32_MAX && node < f->node_spin_cap &&
+	       f->node_spin[node] == 1;
+}
+
+static void timeline_cells(struct batch *b, const struct db *d, const struct timeline_row *r,
+			   uint32_t node, uint32_t metric)
+{
+	batch_int(b, r->time_ns);
+	batch_int(b, (int64_t)r->thread + 1);
+	batch_int(b, metric_id(metric));
+	batch_int(b, (int64_t)node + 1);
+	batch_int(b, d->context_ids[r->context]);
+	batch_int(b, r->value);
 }
 
 static int write_tree(struct db *d, const struct fin *f)
@@ -538,10 +616,10 @@ static int write_tree(struct db *d, const struct fin *f)
 
 		batch_int(&b, (int64_t)a->thread + 1);
 		batch_int(&b, (int64_t)a->node + 1);
-		batch_int(&b, d->cpu_metric);
-		batch_int(&b, 0);
+		batch_int(&b, metric_id(a->metric));
+		batch_int(&b, d->context_ids[a->context]);
 		batch_int(&b, (int64_t)a->count);
-		batch_int(&b, (int64_t)a->time_ns);
+		batch_int(&b, a->value);
 		ret = batch_row(&b);
 	}
 	if ((ret = batch_end(&b, ret)))
@@ -551,14 +629,14 @@ static int write_tree(struct db *d, const struct fin *f)
 			  " context_id, value) VALUES", 6);
 	for (i = 0; i < f->ntimeline && !ret; i++) {
 		const struct timeline_row *r = &f->timeline[i];
+		uint32_t node = f->streams[r->stream].stacks[r->stack].node;
 
-		batch_int(&b, r->time_ns);
-		batch_int(&b, (int64_t)r->thread + 1);
-		batch_int(&b, d->cpu_metric);
-		batch_int(&b, (int64_t)f->streams[r->stream].stacks[r->stack].node + 1);
-		batch_int(&b, 0);
-		batch_int(&b, (int64_t)(r->weight * stream_interval(f, r->stream)));
+		timeline_cells(&b, d, r, node, r->metric);
 		ret = batch_row(&b);
+		if (!ret && !r->metric && node_spins(f, node)) {
+			timeline_cells(&b, d, r, node, f->spin_metric);
+			ret = batch_row(&b);
+		}
 	}
 	return batch_end(&b, ret);
 }
@@ -591,6 +669,37 @@ static int write_python_notes(struct db *d, const struct fin *f)
 		}
 	}
 	return ret;
+}
+
+/* The OpenMP region instances the threads that began them recorded. */
+static int write_regions(struct db *d, const struct fin *f)
+{
+	struct batch b;
+	size_t i, j;
+	int ret;
+
+	if (!f->regions)
+		return 0;
+	ret = batch_begin(d, &b,
+			  "INSERT INTO openmp_regions (process_id, thread_id, context_id,"
+			  " start_ns, duration_ns, threads) VALUES",
+			  6);
+	for (i = 0; i < f->nstreams && !ret; i++) {
+		const struct stream *s = &f->streams[i];
+
+		for (j = 0; s->has_header && j < s->nregions && !ret; j++) {
+			const struct region_rec *g = &s->regions[j];
+
+			batch_int(&b, (int64_t)s->image + 1);
+			batch_int(&b, (int64_t)s->thread + 1);
+			batch_int(&b, d->context_ids[g->context]);
+			batch_int(&b, g->time_ns + s->offset_ns);
+			batch_int(&b, (int64_t)g->duration_ns);
+			batch_int(&b, g->threads);
+			ret = batch_row(&b);
+		}
+	}
+	return batch_end(&b, ret);
 }
 
 static int write_streams(struct db *d, const struct fin *f)
@@ -704,10 +813,13 @@ int fin_db_write_samples(struct fin_db *x, const struct fin *f)
 {
 	int ret = write_meta(&x->d, f);
 
+	ret = ret ? ret : write_wait_meta(&x->d, f);
 	ret = ret ? ret : write_threads(&x->d, f);
 	ret = ret ? ret : write_metrics(&x->d, f);
+	ret = ret ? ret : write_contexts(&x->d, f);
 	ret = ret ? ret : write_tree(&x->d, f);
 	ret = ret ? ret : write_python_notes(&x->d, f);
+	ret = ret ? ret : write_regions(&x->d, f);
 	return ret ? ret : write_streams(&x->d, f);
 }
 
@@ -727,6 +839,7 @@ int fin_db_close(struct fin_db *x, int ret)
 		log_error("cannot close '%s'", x->path);
 		ret = -EIO;
 	}
+	free(x->d.context_ids);
 	free(x);
 	return ret;
 }

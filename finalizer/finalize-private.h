@@ -94,6 +94,51 @@ struct value_rec {
 	int64_t value;
 };
 
+/* RAW_REC_WAIT, RAW_REC_WAIT_SUM: blocking calls (thread streams; finalizer/waits.c). */
+struct wait_rec {
+	int64_t time_ns;   /* stream time: when the wait began (WAIT_SUM: when written) */
+	uint64_t stack;    /* the stream's stack id */
+	uint32_t kind;     /* enum raw_wait_kind */
+	bool summed;       /* a WAIT_SUM: count short waits, not one */
+	uint64_t object;   /* address, fd, pid or 0 (docs/raw-format.md) */
+	uint64_t count;    /* waits (1 for a WAIT) */
+	uint64_t total_ns; /* their duration */
+};
+
+/* RAW_REC_OMP_REGION: one instance of an OpenMP parallel region (the stream of the thread
+   that began it). */
+struct region_rec {
+	int64_t time_ns;      /* stream time: when it began */
+	uint64_t duration_ns; /* to the end of its implicit barrier */
+	uint64_t object;      /* the construct, as its openmp-barrier waits' object */
+	uint32_t threads;     /* in its team */
+	uint32_t context;     /* index into fin.contexts + 1, once fin_build_events() ran */
+};
+
+/* RAW_REC_OBJECT: the name of a sync object (any stream of the image). */
+struct object_rec {
+	uint32_t kind;
+	uint64_t object;
+	char *name; /* owned */
+};
+
+/*
+ * One event of a metric other than the CPU samples' CPU Time: a VALUE record, or what an
+ * analysis's records decode to (a wait gives Wait Time and Wait Count). Built from the
+ * stream's records by fin_build_events(), located with the samples, aggregated per (thread,
+ * node, metric, context) and, when timed, written to the timeline.
+ */
+struct event_rec {
+	int64_t time_ns;  /* stream time */
+	uint64_t stack;   /* the stream's stack id; once located the index into stacks, or
+			     NO_STACK */
+	uint32_t metric;  /* index into fin.metrics */
+	uint32_t context; /* index into fin.contexts + 1; 0: none */
+	int64_t value;    /* in the metric's unit */
+	uint64_t count;   /* events it stands for */
+	bool timed;       /* one event at time_ns: a timeline row (a sum of several is not) */
+};
+
 /* RAW_REC_NOTE: what happened to a thread's sampling (process streams). */
 struct note_rec {
 	uint32_t tid;
@@ -141,10 +186,22 @@ struct stream {
 	size_t nvalues, values_cap;
 	struct note_rec *notes;
 	size_t nnotes, notes_cap;
+	struct wait_rec *waits;
+	size_t nwaits, waits_cap;
+	struct object_rec *objects;
+	size_t nobjects, objects_cap;
+	struct region_rec *regions;
+	size_t nregions, regions_cap;
+	struct event_rec *events; /* in stream order (fin_build_events) */
+	size_t nevents, events_cap;
+	uint64_t events_bad_stack;  /* events whose stack was never defined: kept under
+				       FIN_DAMAGED_STACK_ID */
 	uint64_t samples_bad_stack; /* samples whose stack was never defined (lost to damage):
 				       kept under FIN_DAMAGED_STACK_ID */
 	uint64_t weight_total;	   /* of its samples (saturating) */
 	uint64_t unknown_records;
+	uint64_t records_malformed;     /* analysis records that did not decode (added to stats) */
+	uint64_t values_unknown_metric; /* VALUE records of a metric the image did not declare */
 	struct result_raw_name name; /* what the file name says, when name_ok */
 	bool name_ok;
 	int64_t duplicate_of;	   /* index of the stream this one is a copy of, or -1 */
@@ -164,6 +221,12 @@ struct mapping {
 	uint64_t max_hi; /* the largest hi of this and the mappings before it */
 };
 
+/* A metric a process image declared (RAW_REC_METRIC id) and the result's metric for it. */
+struct image_metric {
+	uint64_t id;
+	uint32_t metric; /* index into fin.metrics; UINT32_MAX: not kept (a conflict) */
+};
+
 /* One process image: a pid between two execs. */
 struct image {
 	int32_t pid;
@@ -172,6 +235,10 @@ struct image {
 	char host[65];
 	struct mapping *maps; /* sorted by lo */
 	size_t nmaps, maps_cap;
+	struct mapping *data; /* the segments that hold no code, sorted by lo: sync objects */
+	size_t ndata, data_cap;
+	struct image_metric *metric_ids; /* the image's METRIC ids -> fin.metrics */
+	size_t nmetric_ids, metric_ids_cap;
 	struct process_rec process;
 	int64_t start_ns, end_ns; /* collection time, from its streams */
 	int64_t fork_parent;	  /* image this one forked from, -1: none (its maps apply too) */
@@ -186,6 +253,7 @@ struct thread {
 	bool has_start, has_end;
 	uint64_t cpu_ns;
 	uint64_t samples, weight, time_ns;
+	uint64_t wait_ns, waits, waits_short; /* its waits (saturating), for the summary */
 	int64_t db_id;
 };
 
@@ -215,17 +283,48 @@ struct node {
 	uint32_t depth;
 };
 
+/* One row of the samples table: a metric's events of one thread, tree node and context. */
 struct agg {
 	uint32_t thread, node;
-	uint64_t count, weight, time_ns;
+	uint32_t metric;  /* index into fin.metrics */
+	uint32_t context; /* index into fin.contexts + 1; 0: none */
+	uint64_t count;
+	int64_t value; /* in the metric's unit (saturating) */
 };
 
-/* One timeline row; its stack_id is streams[stream].stacks[stack].node + 1. */
+/*
+ * One timeline row; its stack_id is streams[stream].stacks[stack].node + 1. A CPU sample
+ * whose stack spins (fin_node_spins) is a Spin Time row too, written beside it.
+ */
 struct timeline_row {
 	int64_t time_ns; /* collection time */
-	uint64_t weight;
+	int64_t value;   /* in the metric's unit */
 	uint32_t thread; /* index into threads */
 	uint32_t stream, stack;
+	uint32_t metric;  /* index into fin.metrics */
+	uint32_t context; /* index into fin.contexts + 1; 0: none */
+};
+
+/* A metric of the result (docs/schema.md, table metrics): index 0 is CPU Time. */
+struct fin_metric_def {
+	char *name, *unit, *aggregation, *kind, *description; /* owned */
+	bool main;
+	uint64_t events; /* events counted (a metric declared but never seen is still kept) */
+};
+
+/*
+ * A grouping context (docs/schema.md, table contexts): a wait's kind and sync object within
+ * one process image. Contexts with the same columns are one row of the table.
+ */
+struct context {
+	uint32_t image;
+	uint32_t kind; /* enum raw_wait_kind */
+	uint64_t object;
+	int64_t time_ns;  /* collection time of its first event: where its address is looked up */
+	const char *name; /* object_name, NULL when unknown; interned in fin.strings */
+	uint32_t module;  /* the module whose data (or code) holds the object, NO_MODULE if none */
+	uint64_t addr;    /* the module-relative address of the object (code: of the call) */
+	int64_t db_id;    /* contexts.id once written */
 };
 
 struct fin {
@@ -266,8 +365,18 @@ struct fin {
 	struct agg *aggs;
 	size_t naggs, aggs_cap;
 	struct hash_index agg_index;
-	struct timeline_row *timeline; /* by (time_ns, thread), time_ns unique per thread */
+	struct timeline_row *timeline; /* by (time_ns, thread, metric), time_ns unique per
+					  thread and metric */
 	size_t ntimeline;
+	struct fin_metric_def *metrics; /* fin_metrics_add(); [0] is CPU Time */
+	size_t nmetrics, metrics_cap;
+	uint32_t spin_metric; /* index of Spin Time; 0 until a sample spins, UINT32_MAX
+				 when a stream declared the name otherwise */
+	uint8_t *node_spin;   /* per node: 0 not yet known, 1 spins, 2 does not */
+	size_t node_spin_cap;
+	struct context *contexts;
+	size_t ncontexts, contexts_cap;
+	struct hash_index context_index;
 
 	/* Summary figures. */
 	uint64_t streams_duplicate; /* copies ignored */
@@ -275,6 +384,9 @@ struct fin {
 	uint64_t samples_func, samples_line; /* leaf resolved to a function / a source line */
 	uint64_t bytes_total, bytes_skipped;
 	uint64_t streams_bad;
+	uint64_t waits_total, waits_short, wait_ns; /* of every thread (saturating) */
+	uint64_t regions;                           /* OpenMP region instances recorded */
+	uint64_t spin_samples;
 	double t_load, t_resolve, t_tree, t_write;
 };
 
@@ -298,6 +410,8 @@ void fin_check_streams(struct fin *f);
 int fin_build_images(struct fin *f);
 /* The mapping of addr in image at time t (collection time), or NULL. */
 const struct mapping *image_find(const struct image *im, uint64_t addr, int64_t t);
+/* The same among the segments without code (data, bss): where a sync object lies. */
+const struct mapping *image_find_data(const struct image *im, uint64_t addr, int64_t t);
 
 /*
  * stacks.c: each sample's stack found by its id (samples naming none counted in
@@ -315,7 +429,61 @@ int fin_build_frames(struct fin *f);
 /* The frame of addr outside every module; fin_build_frames() made it (else a BUG). */
 uint32_t fin_unknown_frame(const struct fin *f, uint64_t addr);
 
-/* tree.c: the calling-context tree and the (thread, node) aggregates. 0 or -ENOMEM. */
+/*
+ * events.c: the result's metrics and the streams' events. fin_metrics_add() finds the metric
+ * called name or adds it (the strings copied); its index, UINT32_MAX when a metric of that
+ * name has another unit or aggregation (a conflict: logged once), or -ENOMEM.
+ */
+int64_t fin_metrics_add(struct fin *f, const char *name, const char *unit, const char *aggregation,
+			const char *kind, const char *description);
+/* CPU Time, then the METRIC records of every process stream, in stream order. 0 or -ENOMEM. */
+int fin_build_metrics(struct fin *f);
+/*
+ * After fin_build_images(): every stream's VALUE records and analysis records (the decoders
+ * of events.c) become s->events, their metrics mapped by name, their contexts interned.
+ * 0 or -ENOMEM.
+ */
+int fin_build_events(struct fin *f);
+/*
+ * stream_load(): an analysis record (types 32-127) given to its decoder. 1 when a decoder
+ * took it, 0 when none knows the type, -ENOMEM.
+ */
+int fin_events_take(struct stream *s, const struct raw_record *rec);
+/* The context of (image, kind, object) at collection time t: its index + 1, or -ENOMEM. */
+int64_t fin_context_get(struct fin *f, uint32_t image, uint32_t kind, uint64_t object, int64_t t);
+/* After module_resolve(): the names of the contexts' objects. 0 or -ENOMEM. */
+int fin_name_contexts(struct fin *f);
+
+/*
+ * waits.c: the decoder of records 48-63. wait_take() keeps a WAIT, WAIT_SUM, OBJECT or
+ * OMP_REGION record of s (a malformed one is counted in s->records_malformed); 0 or
+ * -ENOMEM. waits_to_events() turns s->waits into Wait Time and Wait Count events and gives
+ * each region its context.
+ */
+int wait_take(struct stream *s, const struct raw_record *rec);
+int waits_to_events(struct fin *f, struct stream *s);
+/* The name contexts.wait_kind holds for kind ("mutex"), "other" for an unknown one. */
+const char *wait_kind_name(uint32_t kind);
+/* The object_type of kind's objects ("mutex", "fd", "pid"), NULL when it has none (sleep). */
+const char *wait_object_type(uint32_t kind);
+/* What kind's object is, which says how it is named. */
+enum wait_object {
+	WAIT_OBJECT_NONE,   /* no object (sleep), or one not told apart (the GIL) */
+	WAIT_OBJECT_DATA,   /* an address in memory: a global variable's in a module's data */
+	WAIT_OBJECT_CODE,   /* a return address into the program: an OpenMP construct */
+	WAIT_OBJECT_NUMBER, /* an fd, a pid, a pthread_t */
+};
+enum wait_object wait_object_what(uint32_t kind);
+
+/*
+ * spin.c: true when a CPU sample at tree node spins in an OpenMP runtime's wait code (the
+ * table of spin.c); memoized in f->node_spin. Needs the frames and the tree's nodes.
+ */
+bool fin_node_spins(struct fin *f, uint32_t node);
+/* Before module_resolve(): the OpenMP runtimes are asked which of their code spins. */
+void fin_mark_openmp_runtimes(struct fin *f);
+
+/* tree.c: the calling-context tree and the (thread, node, metric, context) aggregates. */
 int fin_build_tree(struct fin *f);
 
 /* timeline.c: f->timeline from the located samples (before symbols: needs no node). */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* finalize_run(): raw streams -> located stacks -> symbols (in parallel) -> tree -> result.db. */
+/* finalize_run(): raw streams -> events -> located stacks -> symbols (in parallel) -> tree ->
+   result.db. */
 #define LOG_DOMAIN "finalize"
 #include <dirent.h>
 #include <errno.h>
@@ -381,6 +382,8 @@ static void fin_release(struct fin *f)
 	free(f->streams);
 	for (i = 0; i < f->nimages; i++) {
 		free(f->images[i].maps);
+		free(f->images[i].data);
+		free(f->images[i].metric_ids);
 		free(f->images[i].process.exe);
 		free(f->images[i].process.command_line);
 	}
@@ -408,6 +411,17 @@ static void fin_release(struct fin *f)
 	free(f->aggs);
 	hash_index_release(&f->agg_index);
 	free(f->timeline);
+	for (i = 0; i < f->nmetrics; i++) {
+		free(f->metrics[i].name);
+		free(f->metrics[i].unit);
+		free(f->metrics[i].aggregation);
+		free(f->metrics[i].kind);
+		free(f->metrics[i].description);
+	}
+	free(f->metrics);
+	free(f->node_spin);
+	free(f->contexts);
+	hash_index_release(&f->context_index);
 	meta_release(&f->meta);
 }
 
@@ -480,12 +494,15 @@ int finalize_run(const struct finalize_opts *o)
 	t = now_s();
 	f->t_load = t - t0;
 	ret = fin_build_images(f);
+	ret = ret ? ret : fin_build_events(f);
 	ret = ret ? ret : fin_locate_stacks(f);
 	if (ret)
 		goto out;
 	f->t_load += now_s() - t;
 	t = now_s();
+	fin_mark_openmp_runtimes(f);
 	ret = resolve_modules(f, jobs);
+	ret = ret ? ret : fin_name_contexts(f);
 	if (ret)
 		goto out;
 	f->t_resolve = now_s() - t;

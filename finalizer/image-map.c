@@ -88,58 +88,82 @@ static int64_t thread_get(struct fin *f, uint32_t image, int32_t tid)
 	return (int64_t)f->nthreads++;
 }
 
+/* Add [lo, hi) of module to maps, unless the same load is there already (kept earliest). */
+static int mapping_add(struct mapping **maps, size_t *n, size_t *cap, uint32_t module,
+		       uint64_t base, uint64_t lo, uint64_t hi, int64_t t)
+{
+	struct mapping *mp;
+	size_t j;
+
+	/* The same load seen by several threads of the image: keep the earliest. */
+	for (j = 0; j < *n; j++) {
+		mp = &(*maps)[j];
+		if (mp->module == module && mp->base == base && mp->lo == lo && mp->hi == hi) {
+			if (t < mp->load_ns)
+				mp->load_ns = t;
+			return 0;
+		}
+	}
+	if (array_reserve(maps, cap, *n + 1, sizeof(**maps)))
+		return -ENOMEM;
+	(*maps)[(*n)++] = (struct mapping){
+		.lo = lo,
+		.hi = hi,
+		.base = base,
+		.module = module,
+		.load_ns = t,
+		.unload_ns = INT64_MAX,
+	};
+	return 0;
+}
+
+/*
+ * The code segments of a load go to maps (where stacks are located); the others of an ELF
+ * file (data, bss) to data, where the address of a sync object names its variable.
+ */
 static int add_mapping(struct image *im, uint32_t module, const struct raw_module *rm,
 		       int64_t t)
 {
 	uint32_t i;
 	bool any_exec = false;
+	int ret = 0;
 
 	for (i = 0; i < rm->nsegs; i++)
 		if (rm->segs[i].prot & PF_X)
 			any_exec = true;
-	for (i = 0; i < rm->nsegs; i++) {
+	for (i = 0; i < rm->nsegs && !ret; i++) {
 		const struct raw_segment *sg = &rm->segs[i];
-		struct mapping *mp;
-		size_t j;
 
-		if ((any_exec && !(sg->prot & PF_X)) || !sg->size)
+		if (!sg->size)
 			continue;
-		/* The same load seen by several threads of the image: keep the earliest. */
-		for (j = 0; j < im->nmaps; j++) {
-			mp = &im->maps[j];
-			if (mp->module == module && mp->base == rm->base && mp->lo == sg->start &&
-			    mp->hi == sg->start + sg->size)
-				break;
-		}
-		if (j < im->nmaps) {
-			if (t < im->maps[j].load_ns)
-				im->maps[j].load_ns = t;
-			continue;
-		}
-		if (array_reserve(&im->maps, &im->maps_cap, im->nmaps + 1, sizeof(*im->maps)))
-			return -ENOMEM;
-		mp = &im->maps[im->nmaps++];
-		mp->lo = sg->start;
-		mp->hi = sg->start + sg->size;
-		mp->base = rm->base;
-		mp->module = module;
-		mp->load_ns = t;
-		mp->unload_ns = INT64_MAX;
+		if (!any_exec || (sg->prot & PF_X))
+			ret = mapping_add(&im->maps, &im->nmaps, &im->maps_cap, module, rm->base,
+					  sg->start, sg->start + sg->size, t);
+		else if (rm->kind == RAW_MODULE_FILE)
+			ret = mapping_add(&im->data, &im->ndata, &im->data_cap, module, rm->base,
+					  sg->start, sg->start + sg->size, t);
 	}
-	return 0;
+	return ret;
 }
 
-static void apply_unload(struct fin *f, struct image *im, const struct module_event *e, int64_t t)
+static void unload_in(struct fin *f, struct mapping *maps, size_t n, const struct module_event *e,
+		      int64_t t)
 {
 	size_t j;
 
-	for (j = 0; j < im->nmaps; j++) {
-		struct mapping *mp = &im->maps[j];
+	for (j = 0; j < n; j++) {
+		struct mapping *mp = &maps[j];
 
 		if (mp->base == e->rm.base && mp->load_ns <= t && mp->unload_ns == INT64_MAX &&
 		    !strcmp(f->modules[mp->module].path, e->rm.path))
 			mp->unload_ns = t;
 	}
+}
+
+static void apply_unload(struct fin *f, struct image *im, const struct module_event *e, int64_t t)
+{
+	unload_in(f, im->maps, im->nmaps, e, t);
+	unload_in(f, im->data, im->ndata, e, t);
 }
 
 static int mapping_cmp(const void *a, const void *b)
@@ -151,21 +175,22 @@ static int mapping_cmp(const void *a, const void *b)
 	return x->load_ns < y->load_ns ? -1 : x->load_ns > y->load_ns;
 }
 
-const struct mapping *image_find(const struct image *im, uint64_t addr, int64_t t)
+static const struct mapping *maps_find(const struct mapping *maps, size_t n, uint64_t addr,
+				       int64_t t)
 {
-	size_t lo = 0, hi = im->nmaps, j;
+	size_t lo = 0, hi = n, j;
 	const struct mapping *best = NULL, *later = NULL;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (im->maps[mid].lo <= addr)
+		if (maps[mid].lo <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	for (j = lo; j-- > 0 && im->maps[j].max_hi > addr;) {
-		const struct mapping *mp = &im->maps[j];
+	for (j = lo; j-- > 0 && maps[j].max_hi > addr;) {
+		const struct mapping *mp = &maps[j];
 
 		if (addr >= mp->hi)
 			continue;
@@ -178,6 +203,31 @@ const struct mapping *image_find(const struct image *im, uint64_t addr, int64_t 
 	}
 	/* A module recorded just after the sample (the agent's clock read races the load). */
 	return best ? best : later;
+}
+
+const struct mapping *image_find(const struct image *im, uint64_t addr, int64_t t)
+{
+	return maps_find(im->maps, im->nmaps, addr, t);
+}
+
+const struct mapping *image_find_data(const struct image *im, uint64_t addr, int64_t t)
+{
+	return maps_find(im->data, im->ndata, addr, t);
+}
+
+/* Sorted by lo, each with the largest hi up to it (maps_find's stop). */
+static void maps_sort(struct mapping *maps, size_t n)
+{
+	uint64_t mx = 0;
+	size_t j;
+
+	if (n)
+		qsort(maps, n, sizeof(*maps), mapping_cmp);
+	for (j = 0; j < n; j++) {
+		if (maps[j].hi > mx)
+			mx = maps[j].hi;
+		maps[j].max_hi = mx;
+	}
 }
 
 static int thread_event_apply(struct fin *f, struct stream *s, const struct thread_event *e)
@@ -276,7 +326,6 @@ int fin_build_images(struct fin *f)
 	}
 	for (i = 0; i < f->nimages; i++) {
 		struct image *im = &f->images[i];
-		uint64_t mx = 0;
 
 		/* A forked child runs its parent's mappings until it maps its own. */
 		if (im->process.seen && im->process.origin == RAW_PROCESS_FORK)
@@ -284,14 +333,8 @@ int fin_build_images(struct fin *f)
 				if (j != i && f->images[j].pid == im->process.parent_pid &&
 				    !strcmp(f->images[j].host, im->host))
 					im->fork_parent = (int64_t)j;
-
-		if (im->nmaps)
-			qsort(im->maps, im->nmaps, sizeof(*im->maps), mapping_cmp);
-		for (j = 0; j < im->nmaps; j++) {
-			if (im->maps[j].hi > mx)
-				mx = im->maps[j].hi;
-			im->maps[j].max_hi = mx;
-		}
+		maps_sort(im->maps, im->nmaps);
+		maps_sort(im->data, im->ndata);
 	}
 	return 0;
 }

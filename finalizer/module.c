@@ -52,6 +52,9 @@ void module_release(struct module *m)
 
 	free(m->path);
 	free(m->addrs);
+	free(m->objs);
+	free(m->obj_names);
+	free(m->spin_code);
 	free(m->first);
 	free(m->count);
 	free(m->frames);
@@ -74,19 +77,40 @@ int module_want(struct module *m, uint64_t addr)
 	return 0;
 }
 
-int64_t module_addr_index(const struct module *m, uint64_t addr)
+int module_want_object(struct module *m, uint64_t addr)
 {
-	size_t lo = 0, hi = m->naddrs;
+	if (GROW(m->objs, m->nobjs + 1, m->objs_cap))
+		return -ENOMEM;
+	m->objs[m->nobjs++] = addr;
+	return 0;
+}
+
+/* Index of addr in the sorted v[0..n), or -1. */
+static int64_t sorted_find(const uint64_t *v, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (m->addrs[mid] < addr)
+		if (v[mid] < addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < m->naddrs && m->addrs[lo] == addr ? (int64_t)lo : -1;
+	return lo < n && v[lo] == addr ? (int64_t)lo : -1;
+}
+
+int64_t module_addr_index(const struct module *m, uint64_t addr)
+{
+	return sorted_find(m->addrs, m->naddrs, addr);
+}
+
+const char *module_object_name(const struct module *m, uint64_t addr)
+{
+	int64_t i = m->obj_names ? sorted_find(m->objs, m->nobjs, addr) : -1;
+
+	return i >= 0 ? m->obj_names[i] : NULL;
 }
 
 /*
@@ -566,6 +590,145 @@ out:
 	return ret;
 }
 
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Name each wanted object with the variable symbol covering it. 0 or -ENOMEM. */
+static int name_objects(struct module *m, const struct symtab *st)
+{
+	size_t i;
+
+	for (i = 0; i < m->nobjs; i++) {
+		const struct symtab_sym *s = symtab_find_addr(st, m->objs[i]);
+		char buf[1024];
+
+		if (!s || !s->size)
+			continue; /* an unsized symbol says nothing of where it ends */
+		if (m->objs[i] == s->start)
+			snprintf(buf, sizeof(buf), "%s", s->name);
+		else
+			snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, s->name, m->objs[i] - s->start);
+		if (!(m->obj_names[i] = str_pool_get(&m->pool, buf)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * The variables holding the sync objects a wait named: from the file's .symtab, else its
+ * separate debug file's, else .dynsym (exported variables only). Read apart from the
+ * functions, which may come from the symbol cache. Returns 0 (nothing found is no error) or
+ * -ENOMEM.
+ */
+static int resolve_objects(struct module *m, const struct resolve_opts *o)
+{
+	struct elf_file f, dbg;
+	struct symtab st = { 0 };
+	char *debug = NULL;
+	size_t i, k;
+	int ret;
+
+	qsort(m->objs, m->nobjs, sizeof(*m->objs), u64_cmp);
+	for (i = 0, k = 0; i < m->nobjs; i++)
+		if (!k || m->objs[k - 1] != m->objs[i])
+			m->objs[k++] = m->objs[i];
+	m->nobjs = k;
+	m->obj_names = calloc(k ? k : 1, sizeof(*m->obj_names));
+	if (!m->obj_names)
+		return -ENOMEM;
+	if (m->kind != RAW_MODULE_FILE || m->path[0] != '/' || !locate_file(m, o, &f))
+		return 0;
+	ret = symtab_load_objects(&st, f.elf);
+	if (!ret && st.source != SYMTAB_SYMTAB && (debug = find_debug_file(m, o, &f)) &&
+	    !elf_file_open(&dbg, debug)) {
+		struct symtab st2;
+
+		if (!symtab_load_objects(&st2, dbg.elf) && st2.source == SYMTAB_SYMTAB) {
+			symtab_release(&st);
+			st = st2;
+		} else {
+			symtab_release(&st2);
+		}
+		elf_file_close(&dbg);
+	}
+	if (!ret)
+		ret = name_objects(m, &st);
+	log_debug("'%s': %zu sync objects in its data, named from %s", m->path, m->nobjs,
+		  st.source == SYMTAB_SYMTAB   ? ".symtab"
+		  : st.source == SYMTAB_DYNSYM ? ".dynsym"
+					       : "nothing");
+	free(debug);
+	symtab_release(&st);
+	elf_file_close(&f);
+	return ret;
+}
+
+/* Bytes either side of an address searched for a PAUSE: a spin loop is a few instructions. */
+#define SPIN_REACH 24
+
+bool module_spin_code(const struct module *m, uint64_t addr)
+{
+	int64_t i = m->spin_code ? module_addr_index(m, addr) : -1;
+
+	return i >= 0 && m->spin_code[i];
+}
+
+/*
+ * The bytes of the file at virtual address [addr - SPIN_REACH, addr + SPIN_REACH] hold a PAUSE
+ * (F3 90). The loadable segment holding addr gives its file offset; a range it does not
+ * cover entirely is not looked at.
+ */
+static bool pause_near(Elf *elf, const uint8_t *file, size_t size, size_t nph, uint64_t addr)
+{
+	size_t i;
+
+	for (i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		uint64_t lo, hi, off, k;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    !(ph.p_flags & PF_X) || addr < ph.p_vaddr || addr >= ph.p_vaddr + ph.p_filesz)
+			continue;
+		lo = addr >= ph.p_vaddr + SPIN_REACH ? addr - SPIN_REACH : ph.p_vaddr;
+		hi = addr + SPIN_REACH + 2 <= ph.p_vaddr + ph.p_filesz ? addr + SPIN_REACH + 2
+								       : ph.p_vaddr + ph.p_filesz;
+		off = ph.p_offset + (lo - ph.p_vaddr);
+		if (off + (hi - lo) > size)
+			return false;
+		for (k = 0; k + 1 < hi - lo; k++)
+			if (file[off + k] == 0xf3 && file[off + k + 1] == 0x90)
+				return true;
+		return false;
+	}
+	return false;
+}
+
+/* Which resolved addresses of an OpenMP runtime are in spin loops. 0 or -ENOMEM. */
+static int find_spin_code(struct module *m, const struct resolve_opts *o)
+{
+	struct elf_file f;
+	const uint8_t *file;
+	size_t size = 0, nph = 0, i, n = 0;
+
+	m->spin_code = calloc(m->naddrs ? m->naddrs : 1, 1);
+	if (!m->spin_code)
+		return -ENOMEM;
+	if (m->kind != RAW_MODULE_FILE || m->path[0] != '/' || !locate_file(m, o, &f))
+		return 0;
+	file = (const uint8_t *)elf_rawfile(f.elf, &size);
+	if (file && !elf_getphdrnum(f.elf, &nph))
+		for (i = 0; i < m->naddrs; i++)
+			n += m->spin_code[i] = pause_near(f.elf, file, size, nph, m->addrs[i]);
+	log_debug("'%s': an OpenMP runtime: %zu of %zu addresses in spin loops", m->path, n,
+		  m->naddrs);
+	elf_file_close(&f);
+	return 0;
+}
+
 int module_resolve(struct module *m, const struct resolve_opts *o)
 {
 	struct timespec t0, t1;
@@ -602,6 +765,10 @@ int module_resolve(struct module *m, const struct resolve_opts *o)
 		    !strcmp(m->status, "ok"))
 			sym_cache_store(m, o); /* best effort */
 	}
+	if (!ret && m->nobjs)
+		ret = resolve_objects(m, o);
+	if (!ret && m->want_spin_code)
+		ret = find_spin_code(m, o);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	m->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	return ret;

@@ -57,6 +57,19 @@ struct module {
 	size_t addrs_with_line;
 	double seconds;	       /* spent resolving */
 
+	/* Addresses of sync objects in the module's data (module-relative) to name; sorted and
+	   made distinct by module_resolve(), which sets obj_names (NULL: no variable there). */
+	uint64_t *objs;
+	size_t nobjs, objs_cap;
+	const char **obj_names; /* in pool */
+
+	/*
+	 * An OpenMP runtime (set by the finalizer before module_resolve()): per resolved address,
+	 * whether its code lies in a spin-wait loop (module_spin_code()).
+	 */
+	bool want_spin_code;
+	uint8_t *spin_code;
+
 	/* Filled by the finalizer: sample counts whose innermost frame is here. */
 	uint64_t leaf_samples;
 	bool interpreter; /* runs Python: a sampled address is in _PyEval_EvalFrameDefault */
@@ -86,6 +99,22 @@ int module_want(struct module *m, uint64_t addr);
  * still gets placeholder frames) or -ENOMEM.
  */
 int module_resolve(struct module *m, const struct resolve_opts *o);
+
+/* Ask for the variable at addr (module-relative, in its data) to be named. 0 or -ENOMEM. */
+int module_want_object(struct module *m, uint64_t addr);
+/*
+ * After module_resolve(): the variable at addr ("lock_a", "locks+0x28" inside an array or
+ * struct), or NULL when no symbol covers it or it was not asked for.
+ */
+const char *module_object_name(const struct module *m, uint64_t addr);
+
+/*
+ * After module_resolve() of a module with want_spin_code: true when the instruction at addr
+ * (a resolved address) lies within a few bytes of a PAUSE instruction, the hint every
+ * spin-wait loop of the OpenMP runtimes executes (cpu_relax, KMP_CPU_PAUSE): the thread was
+ * spinning there. False for other modules and addresses.
+ */
+bool module_spin_code(const struct module *m, uint64_t addr);
 
 /* Index of addr among the resolved addresses, or -1. */
 int64_t module_addr_index(const struct module *m, uint64_t addr);

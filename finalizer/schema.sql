@@ -14,9 +14,13 @@ CREATE TABLE metrics (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,
   description TEXT,
   main INTEGER NOT NULL DEFAULT 0, -- 1: the analysis's main metric (the default sort)
   display_order INTEGER);
--- Grouping attributes later analyses attach to samples (wait kind, sync object, region); they
--- add the columns. Id 0 means "no context" and has no row.
-CREATE TABLE contexts (id INTEGER PRIMARY KEY);
+-- Grouping attributes analyses attach to samples (wait kind, sync object; later regions); each
+-- analysis adds its columns. Id 0 means "no context" and has no row.
+CREATE TABLE contexts (id INTEGER PRIMARY KEY,
+  wait_kind TEXT,   -- 'mutex', 'cond', 'sleep', 'read', ... (docs/schema.md)
+  object INTEGER,   -- the sync object: an address, an fd, a pid; 0 for none
+  object_type TEXT, -- 'mutex', 'fd', 'pid', ...; NULL when the wait has no object
+  object_name TEXT); -- a variable's symbol, an fd's path; NULL when unknown
 CREATE TABLE processes (id INTEGER PRIMARY KEY, pid INTEGER, ppid INTEGER,
   parent_id INTEGER REFERENCES processes(id), origin TEXT, generation INTEGER,
   host TEXT, rank INTEGER, exe TEXT, command_line TEXT, start_ns INTEGER,
@@ -58,6 +62,11 @@ CREATE TABLE streams (path TEXT, process_id INTEGER REFERENCES processes(id),
   samples_unknown_stack INTEGER);
 CREATE TABLE python_notes (process_id INTEGER REFERENCES processes(id),
   thread_id INTEGER REFERENCES threads(id), kind TEXT, count INTEGER, detail TEXT);
+-- Instances of OpenMP parallel regions: their context is their implicit barrier's waits'.
+CREATE TABLE openmp_regions (process_id INTEGER REFERENCES processes(id),
+  thread_id INTEGER REFERENCES threads(id), -- the thread that began it
+  context_id INTEGER REFERENCES contexts(id), start_ns INTEGER, duration_ns INTEGER,
+  threads INTEGER);
 
 -- section: symbol_indexes
 -- Built once their tables are full: sorting once beats inserting in order.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Locating stacks: each sample's stack found by its id, each ip of a sampled stack placed in
-   a module (a module-relative address to resolve) or left absolute. */
+/* Locating stacks: each sample's and event's stack found by its id, each ip of such a stack
+   placed in a module (a module-relative address to resolve) or left absolute. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +129,25 @@ int fin_locate_stacks(struct fin *f)
 			r->stack = (uint64_t)idx;
 			s->stacks[idx].samples++;
 			s->stacks[idx].weight += r->weight;
+			if (s->stacks[idx].loc == SIZE_MAX)
+				ret = stack_locate(f, s, &s->stacks[idx], t);
+		}
+		/* Events are located like samples, at their own time. */
+		for (j = 0; j < s->nevents && !ret; j++) {
+			struct event_rec *e = &s->events[j];
+			int64_t idx = id_map_find(&q, e->stack);
+			int64_t t = e->time_ns + s->offset_ns;
+
+			if (t < im->start_ns)
+				im->start_ns = t;
+			if (t > im->end_ns)
+				im->end_ns = t;
+			if (idx < 0) {
+				s->events_bad_stack++;
+				e->stack = NO_STACK;
+				continue;
+			}
+			e->stack = (uint64_t)idx;
 			if (s->stacks[idx].loc == SIZE_MAX)
 				ret = stack_locate(f, s, &s->stacks[idx], t);
 		}

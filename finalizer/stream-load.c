@@ -276,6 +276,12 @@ static int u64_cmp(const void *a, const void *b)
  * weight: they move to one placeholder stack (FIN_DAMAGED_STACK_ID), a single frame the tree
  * names FIN_DAMAGED_STACK_NAME. Damage then costs the stacks it touched, not the samples.
  */
+/* True when id is not among the sorted ids: the stack it names was lost. */
+static bool orphan(const uint64_t *ids, size_t n, const uint64_t *id)
+{
+	return !n || !bsearch(id, ids, n, sizeof(*ids), u64_cmp);
+}
+
 static int keep_orphans(struct stream *s)
 {
 	static const uint64_t addr = FIN_DAMAGED_STACK_ADDR;
@@ -283,7 +289,7 @@ static int keep_orphans(struct stream *s)
 	size_t i, n = 0;
 	struct raw_record rec;
 
-	if (!s->nsamples)
+	if (!s->nsamples && !s->nvalues && !s->nwaits)
 		return 0;
 	ids = malloc((s->nstacks ? s->nstacks : 1) * sizeof(*ids));
 	if (!ids)
@@ -294,13 +300,24 @@ static int keep_orphans(struct stream *s)
 	for (i = 0; i < s->nsamples; i++) {
 		struct sample_rec *r = &s->samples[i];
 
-		if (n && bsearch(&r->stack, ids, n, sizeof(*ids), u64_cmp))
+		if (!orphan(ids, n, &r->stack))
 			continue;
 		r->stack = FIN_DAMAGED_STACK_ID;
 		s->samples_bad_stack++;
 	}
+	/* The events' records too: a value or a wait keeps its amount without its stack. */
+	for (i = 0; i < s->nvalues; i++)
+		if (orphan(ids, n, &s->values[i].stack)) {
+			s->values[i].stack = FIN_DAMAGED_STACK_ID;
+			s->events_bad_stack++;
+		}
+	for (i = 0; i < s->nwaits; i++)
+		if (orphan(ids, n, &s->waits[i].stack)) {
+			s->waits[i].stack = FIN_DAMAGED_STACK_ID;
+			s->events_bad_stack++;
+		}
 	free(ids);
-	if (!s->samples_bad_stack)
+	if (!s->samples_bad_stack && !s->events_bad_stack)
 		return 0;
 	memset(&rec, 0, sizeof(rec));
 	rec.type = RAW_REC_STACK;
@@ -350,6 +367,13 @@ int stream_load(struct stream *s)
 			ret = take_python(s, &rec);
 			continue;
 		}
+		if (rec.type >= RAW_REC_ALLOC_FIRST) {
+			ret = fin_events_take(s, &rec);
+			if (ret == 0)
+				s->unknown_records++;
+			ret = ret < 0 ? ret : 0;
+			continue;
+		}
 		if (!rec.decoded) {
 			s->unknown_records++;
 			continue;
@@ -392,6 +416,12 @@ int stream_load(struct stream *s)
 	}
 	s->stats = *raw_reader_stats(r);
 	raw_reader_free(r);
+	if (s->records_malformed) {
+		s->stats.records_malformed += s->records_malformed;
+		if (!s->stats.first_problem[0])
+			stream_problem(s, false, "%llu malformed records skipped",
+				       (unsigned long long)s->records_malformed);
+	}
 	return ret ? ret : keep_orphans(s);
 }
 
@@ -410,6 +440,8 @@ void stream_drop_records(struct stream *s)
 		free(s->metrics[i].name);
 	for (i = 0; i < s->nnotes; i++)
 		free(s->notes[i].detail);
+	for (i = 0; i < s->nobjects; i++)
+		free(s->objects[i].name);
 	free(s->mods);
 	free(s->tevents);
 	free(s->stacks);
@@ -420,6 +452,10 @@ void stream_drop_records(struct stream *s)
 	free(s->metrics);
 	free(s->values);
 	free(s->notes);
+	free(s->waits);
+	free(s->objects);
+	free(s->regions);
+	free(s->events);
 	free(s->process.exe);
 	free(s->process.command_line);
 	pystream_release(&s->py);
@@ -434,13 +470,20 @@ void stream_drop_records(struct stream *s)
 	s->metrics = NULL;
 	s->values = NULL;
 	s->notes = NULL;
+	s->waits = NULL;
+	s->objects = NULL;
+	s->regions = NULL;
+	s->events = NULL;
 	s->py_frame_ids = NULL;
 	s->nmods = s->mods_cap = s->ntevents = s->tevents_cap = 0;
 	s->nstacks = s->stacks_cap = s->nips = s->ips_cap = s->nlocs = s->locs_cap = 0;
 	s->nsamples = s->samples_cap = s->nlost = s->lost_cap = 0;
 	s->nmetrics = s->metrics_cap = s->nvalues = s->values_cap = 0;
 	s->nnotes = s->notes_cap = 0;
-	s->samples_bad_stack = 0;
+	s->nwaits = s->waits_cap = s->nobjects = s->objects_cap = 0;
+	s->nregions = s->regions_cap = 0;
+	s->nevents = s->events_cap = 0;
+	s->samples_bad_stack = s->events_bad_stack = 0;
 	s->weight_total = 0;
 	memset(&s->process, 0, sizeof(s->process));
 }

@@ -105,6 +105,52 @@ static void print_coverage(FILE *o, const struct fin *f)
 	free(damaged);
 }
 
+/*
+ * Waits: how many, how many were shorter than the threshold (summed per call site, without
+ * their own stacks), and per process the threads' time that neither their CPU time nor
+ * their measured waits explain (docs/pfinalize.md): blocking the collector cannot see.
+ */
+static void print_waits(FILE *o, const struct fin *f)
+{
+	const char *threshold = meta_get(&f->meta, "wait_threshold_ns");
+	size_t i, k, shown = 0;
+
+	if (!f->waits_total && !threshold)
+		return;
+	fprintf(o,
+		"  waits:     %" PRIu64 " (%.3f s), %" PRIu64 " shorter than the threshold%s%s"
+		"%s, counted per call site\n",
+		f->waits_total, (double)f->wait_ns / 1e9, f->waits_short, threshold ? " of " : "",
+		threshold ? threshold : "", threshold ? " ns" : "");
+	for (i = 0; i < f->nimages && shown < 8; i++) {
+		const struct image *im = &f->images[i];
+		const char *exe = im->process.exe ? im->process.exe : "?";
+		uint64_t life = 0, rest = 0;
+
+		for (k = 0; k < f->nthreads; k++) {
+			const struct thread *t = &f->threads[k];
+			uint64_t cpu = t->cpu_ns ? t->cpu_ns : t->time_ns, span;
+
+			if (t->image != i || !t->has_start || !t->has_end ||
+			    t->end_ns < t->start_ns)
+				continue;
+			span = (uint64_t)(t->end_ns - t->start_ns);
+			life = sat_add(life, span);
+			if (span > sat_add(cpu, t->wait_ns))
+				rest = sat_add(rest, span - cpu - t->wait_ns);
+		}
+		if (!life)
+			continue;
+		if (strrchr(exe, '/'))
+			exe = strrchr(exe, '/') + 1;
+		fprintf(o,
+			"  unattributed: pid %d '%s': %.3f s of its threads' %.3f s (%.1f%%), "
+			"neither CPU time nor measured waits\n",
+			im->pid, exe, (double)rest / 1e9, (double)life / 1e9, pct(rest, life));
+		shown++;
+	}
+}
+
 /* What the agent noted about threads (process streams), one line per kind of note. */
 static void print_notes(FILE *o, const struct fin *f)
 {
@@ -200,6 +246,12 @@ void fin_print_summary(const struct fin *f)
 	if (f->samples_python)
 		fprintf(o, "  python:    %.1f%% of samples with Python frames\n",
 			pct(f->samples_python, f->samples_total));
+	if (f->spin_samples)
+		fprintf(o,
+			"  spinning:  %.1f%% of samples in an OpenMP runtime's wait code (Spin "
+			"Time, part of CPU Time)\n",
+			pct(f->spin_samples, f->samples_total));
+	print_waits(o, f);
 	for (i = 0; i < f->nmodules; i++) {
 		const struct module *m = &f->modules[i];
 

@@ -53,9 +53,19 @@ static int sym_rank(const GElf_Sym *s)
 	return r;
 }
 
-/* Collect the function symbols of one table. Returns how many, or -ENOMEM. */
-static long collect(Elf *elf, Elf_Scn *scn, size_t count, struct raw_sym **out, char **names,
-		    size_t *names_len)
+/* The symbols a table is made of: functions, or variables (data objects). */
+static bool wanted(const GElf_Sym *s, bool objects)
+{
+	int type = GELF_ST_TYPE(s->st_info);
+
+	if (objects)
+		return type == STT_OBJECT; /* TLS symbols hold offsets, not addresses */
+	return type == STT_FUNC || type == STT_GNU_IFUNC;
+}
+
+/* Collect the wanted symbols of one table. Returns how many, or -ENOMEM. */
+static long collect(Elf *elf, Elf_Scn *scn, size_t count, bool objects, struct raw_sym **out,
+		    char **names, size_t *names_len)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	GElf_Shdr sh;
@@ -73,13 +83,10 @@ static long collect(Elf *elf, Elf_Scn *scn, size_t count, struct raw_sym **out, 
 		GElf_Sym s;
 		const char *name;
 		size_t len;
-		int type;
 
 		if (!gelf_getsym(data, (int)i, &s))
 			continue;
-		type = GELF_ST_TYPE(s.st_info);
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
-		    !s.st_value)
+		if (!wanted(&s, objects) || s.st_shndx == SHN_UNDEF || !s.st_value)
 			continue;
 		name = elf_strptr(elf, sh.sh_link, s.st_name);
 		if (!name || !*name)
@@ -104,7 +111,7 @@ static long collect(Elf *elf, Elf_Scn *scn, size_t count, struct raw_sym **out, 
 	return (long)n;
 }
 
-int symtab_load(struct symtab *t, Elf *elf)
+static int load(struct symtab *t, Elf *elf, bool objects)
 {
 	static const Elf64_Word types[] = { SHT_SYMTAB, SHT_DYNSYM };
 	static const enum symtab_source sources[] = { SYMTAB_SYMTAB, SYMTAB_DYNSYM };
@@ -120,7 +127,7 @@ int symtab_load(struct symtab *t, Elf *elf)
 
 		if (!scn)
 			continue;
-		n = collect(elf, scn, count, &v, &blob, &blen);
+		n = collect(elf, scn, count, objects, &v, &blob, &blen);
 		if (n < 0)
 			return (int)n;
 		if (n > 0) {
@@ -152,7 +159,17 @@ int symtab_load(struct symtab *t, Elf *elf)
 	t->n = j;
 	t->names = blob;
 	free(v);
-	return t->source == SYMTAB_DYNSYM ? symtab_name_split_parts(t, elf) : 0;
+	return t->source == SYMTAB_DYNSYM && !objects ? symtab_name_split_parts(t, elf) : 0;
+}
+
+int symtab_load(struct symtab *t, Elf *elf)
+{
+	return load(t, elf, false);
+}
+
+int symtab_load_objects(struct symtab *t, Elf *elf)
+{
+	return load(t, elf, true);
 }
 
 void symtab_release(struct symtab *t)

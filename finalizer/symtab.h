@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* A module's function symbols (.symtab, else .dynsym), sorted for address lookup. */
+/* A module's function or variable symbols (.symtab, else .dynsym), sorted for address lookup. */
 #ifndef PCOLLECT_FINALIZER_SYMTAB_H
 #define PCOLLECT_FINALIZER_SYMTAB_H
 
@@ -33,6 +33,11 @@ struct symtab {
  * Returns 0 (an ELF without symbols gives an empty table) or -ENOMEM.
  */
 int symtab_load(struct symtab *t, Elf *elf);
+/*
+ * The same for the variables (STT_OBJECT symbols: globals and statics) of elf, so that the
+ * address of a sync object names it: .symtab when it has some, .dynsym otherwise.
+ */
+int symtab_load_objects(struct symtab *t, Elf *elf);
 void symtab_release(struct symtab *t);
 
 /*

@@ -1,19 +1,24 @@
 /* SPDX-License-Identifier: MIT */
-/* The timeline: every located sample of every stream merged into (time, thread) order. */
+/* The timeline: every located sample and timed event of every stream merged into (time,
+   thread, metric) order. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "finalizer/finalize-private.h"
 
-/* One stream's samples in time order: the stream itself (nearly always), or a sorted copy
-   of the order of its samples. */
+/*
+ * One stream's samples, or its timed events, in time order: the stream itself (nearly
+ * always), or a sorted copy of the order of its records.
+ */
 struct run {
 	const struct stream *s;
 	uint32_t stream;
+	bool events;           /* s->events, else s->samples */
 	const uint32_t *order; /* NULL: the stream order is the time order */
-	size_t pos, n;	       /* next position in order (or in s->samples) */
-	int64_t time_ns;       /* of the sample at pos, collection time */
+	size_t pos, n;         /* next position in order (or in the records) */
+	int64_t time_ns;       /* of the record at pos, collection time */
+	uint32_t metric;       /* of the record at pos */
 };
 
 struct order_key {
@@ -35,24 +40,44 @@ static size_t run_index(const struct run *r)
 	return r->order ? r->order[r->pos] : r->pos;
 }
 
-/* Move to the next sample with a stack (at pos or after). False at the end. */
+/* Record i of the run's kind: its time, and whether it is a timeline row. */
+static bool run_record(const struct run *r, size_t i, int64_t *time_ns)
+{
+	if (r->events) {
+		const struct event_rec *e = &r->s->events[i];
+
+		*time_ns = e->time_ns;
+		return e->timed && e->stack != NO_STACK;
+	}
+	*time_ns = r->s->samples[i].time_ns;
+	return r->s->samples[i].stack != NO_STACK;
+}
+
+/* Move to the next row (at pos or after). False at the end. */
 static bool run_settle(struct run *r)
 {
-	while (r->pos < r->n && r->s->samples[run_index(r)].stack == NO_STACK)
+	int64_t t;
+
+	while (r->pos < r->n && !run_record(r, run_index(r), &t))
 		r->pos++;
 	if (r->pos >= r->n)
 		return false;
-	r->time_ns = r->s->samples[run_index(r)].time_ns + r->s->offset_ns;
+	r->time_ns = t + r->s->offset_ns;
+	r->metric = r->events ? r->s->events[run_index(r)].metric : 0;
 	return true;
 }
 
+/* In the table's key order: time, thread, metric. */
 static bool run_less(const struct run *x, const struct run *y)
 {
-	return x->time_ns < y->time_ns ||
-	       (x->time_ns == y->time_ns && x->s->thread < y->s->thread);
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns;
+	if (x->s->thread != y->s->thread)
+		return x->s->thread < y->s->thread;
+	return x->metric < y->metric;
 }
 
-/* A min-heap of runs keyed by their next sample. */
+/* A min-heap of runs keyed by their next row. */
 static void heap_down(struct run *h, size_t n, size_t i)
 {
 	for (;;) {
@@ -72,21 +97,22 @@ static void heap_down(struct run *h, size_t n, size_t i)
 	}
 }
 
-/* The samples of s with a stack, in time order when the stream is not. NULL: -ENOMEM. */
-static uint32_t *stream_order(const struct stream *s, size_t *n)
+/* The rows of r's records in time order, when the stream has them otherwise. NULL: -ENOMEM. */
+static uint32_t *run_order(const struct run *r, size_t total, size_t *n)
 {
-	struct order_key *keys = malloc((s->nsamples ? s->nsamples : 1) * sizeof(*keys));
-	uint32_t *order = malloc((s->nsamples ? s->nsamples : 1) * sizeof(*order));
+	struct order_key *keys = malloc((total ? total : 1) * sizeof(*keys));
+	uint32_t *order = malloc((total ? total : 1) * sizeof(*order));
 	size_t i, k = 0;
+	int64_t t;
 
 	if (!keys || !order) {
 		free(keys);
 		free(order);
 		return NULL;
 	}
-	for (i = 0; i < s->nsamples; i++)
-		if (s->samples[i].stack != NO_STACK)
-			keys[k++] = (struct order_key){ s->samples[i].time_ns, (uint32_t)i };
+	for (i = 0; i < total; i++)
+		if (run_record(r, i, &t))
+			keys[k++] = (struct order_key){ t, (uint32_t)i };
 	qsort(keys, k, sizeof(*keys), order_key_cmp);
 	for (i = 0; i < k; i++)
 		order[i] = keys[i].idx;
@@ -95,41 +121,69 @@ static uint32_t *stream_order(const struct stream *s, size_t *n)
 	return order;
 }
 
+/* Start run r over its records: how many rows, and an order when they are not sorted. */
+static int run_start(struct run *r, size_t *rows)
+{
+	int64_t prev = INT64_MIN, t;
+	bool sorted = true;
+	size_t j, total = r->n;
+
+	for (j = 0; j < total; j++) {
+		if (!run_record(r, j, &t))
+			continue;
+		(*rows)++;
+		if (t < prev)
+			sorted = false;
+		prev = t;
+	}
+	if (!sorted) {
+		r->order = run_order(r, total, &r->n);
+		if (!r->order)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The value of a row: a CPU sample's is weight x interval, an event's its own. */
+static int64_t row_value(const struct fin *f, const struct run *r, size_t i)
+{
+	const struct stream *s = r->s;
+
+	if (r->events)
+		return s->events[i].value;
+	return (int64_t)(s->samples[i].weight *
+			 (s->hdr.interval_ns ? s->hdr.interval_ns : f->interval_ns));
+}
+
 int fin_build_timeline(struct fin *f)
 {
 	struct timeline_row *out = NULL;
 	struct run *heap;
-	uint32_t **orders;
+	const uint32_t **orders;
 	int64_t *last = NULL;
-	size_t total = 0, i, j, k, nruns = 0;
+	size_t total = 0, i, k, nruns = 0, nm = 1;
 	int ret = -ENOMEM;
 
-	heap = calloc(f->nstreams ? f->nstreams : 1, sizeof(*heap));
-	orders = calloc(f->nstreams ? f->nstreams : 1, sizeof(*orders));
-	last = malloc((f->nthreads ? f->nthreads : 1) * sizeof(*last));
+	/* The metrics of the events are known (fin_build_events): one last time per metric. */
+	for (i = 0; i < f->nstreams; i++)
+		for (k = 0; k < f->streams[i].nevents; k++)
+			if (f->streams[i].events[k].metric + (size_t)1 > nm)
+				nm = f->streams[i].events[k].metric + (size_t)1;
+	heap = calloc(2 * (f->nstreams ? f->nstreams : 1), sizeof(*heap));
+	orders = calloc(2 * (f->nstreams ? f->nstreams : 1), sizeof(*orders));
+	last = malloc((f->nthreads ? f->nthreads : 1) * nm * sizeof(*last));
 	if (!heap || !orders || !last)
 		goto out;
-	for (i = 0; i < f->nstreams; i++) {
-		const struct stream *s = &f->streams[i];
-		struct run r = { .s = s, .stream = (uint32_t)i, .n = s->nsamples };
-		int64_t prev = INT64_MIN;
-		bool sorted = true;
+	for (i = 0; i < 2 * f->nstreams; i++) {
+		const struct stream *s = &f->streams[i / 2];
+		struct run r = { .s = s, .stream = (uint32_t)(i / 2), .events = i % 2 };
 
 		if (!s->has_header)
 			continue;
-		for (j = 0; j < s->nsamples; j++) {
-			if (s->samples[j].stack == NO_STACK)
-				continue; /* its stack was never defined */
-			total++;
-			if (s->samples[j].time_ns < prev)
-				sorted = false;
-			prev = s->samples[j].time_ns;
-		}
-		if (!sorted) {
-			r.order = orders[i] = stream_order(s, &r.n);
-			if (!r.order)
-				goto out;
-		}
+		r.n = r.events ? s->nevents : s->nsamples;
+		if (run_start(&r, &total))
+			goto out;
+		orders[i] = r.order;
 		if (run_settle(&r))
 			heap[nruns++] = r;
 	}
@@ -140,14 +194,17 @@ int fin_build_timeline(struct fin *f)
 		heap_down(heap, nruns, i);
 	for (k = 0; nruns; k++) {
 		struct run *r = &heap[0];
-		const struct sample_rec *sr = &r->s->samples[run_index(r)];
+		size_t idx = run_index(r);
 
 		out[k] = (struct timeline_row){
 			.time_ns = r->time_ns,
-			.weight = sr->weight,
+			.value = row_value(f, r, idx),
 			.thread = r->s->thread,
 			.stream = r->stream,
-			.stack = (uint32_t)sr->stack,
+			.stack = (uint32_t)(r->events ? r->s->events[idx].stack
+						      : r->s->samples[idx].stack),
+			.metric = r->metric,
+			.context = r->events ? r->s->events[idx].context : 0,
 		};
 		r->pos++;
 		if (!run_settle(r))
@@ -155,18 +212,20 @@ int fin_build_timeline(struct fin *f)
 		heap_down(heap, nruns, 0);
 	}
 	/*
-	 * (time_ns, thread_id) is the table's key: a thread cannot be sampled twice in the same
-	 * nanosecond, but a damaged or hand-made stream may say so. Such a sample moves 1 ns
-	 * after the thread's previous one, so no sample is lost.
+	 * (time_ns, thread_id, metric_id) is the table's key: a thread cannot be sampled twice
+	 * in the same nanosecond, nor begin two waits, but a damaged or hand-made stream may
+	 * say so. Such a row moves 1 ns after the thread's previous one of its metric, so no
+	 * row is lost.
 	 */
-	for (i = 0; i < f->nthreads; i++)
+	for (i = 0; i < f->nthreads * nm; i++)
 		last[i] = INT64_MIN;
 	for (i = 0; i < k; i++) {
 		struct timeline_row *r = &out[i];
+		int64_t *l = &last[(size_t)r->thread * nm + r->metric];
 
-		if (last[r->thread] != INT64_MIN && r->time_ns <= last[r->thread])
-			r->time_ns = last[r->thread] + 1;
-		last[r->thread] = r->time_ns;
+		if (*l != INT64_MIN && r->time_ns <= *l)
+			r->time_ns = *l + 1;
+		*l = r->time_ns;
 	}
 	f->timeline = out;
 	f->ntimeline = k;
@@ -174,8 +233,8 @@ int fin_build_timeline(struct fin *f)
 	ret = 0;
 out:
 	free(out);
-	for (i = 0; orders && i < f->nstreams; i++)
-		free(orders[i]);
+	for (i = 0; orders && i < 2 * f->nstreams; i++)
+		free((void *)orders[i]);
 	free(orders);
 	free(heap);
 	free(last);

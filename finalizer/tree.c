@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The calling-context tree: every sampled stack placed as a path of nodes (one per frame), and
-   the per-(thread, node) aggregates. Reads the frames and functions, adds none. */
+   the per-(thread, node, metric, context) aggregates. Reads the frames and functions. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -8,6 +8,7 @@
 
 #include "common/log.h"
 #include "finalizer/finalize-private.h"
+#include "finalizer/metrics.h"
 
 /* ---- nodes ------------------------------------------------------------------------------- */
 
@@ -225,7 +226,7 @@ static int stack_place(struct fin *f, struct placed_set *set, struct stream *s,
 
 struct agg_key {
 	const struct fin *f;
-	uint32_t thread, node;
+	uint32_t thread, node, metric, context;
 };
 
 static bool agg_eq(const void *ctx, uint32_t idx)
@@ -233,24 +234,81 @@ static bool agg_eq(const void *ctx, uint32_t idx)
 	const struct agg_key *k = ctx;
 	const struct agg *a = &k->f->aggs[idx];
 
-	return a->thread == k->thread && a->node == k->node;
+	return a->thread == k->thread && a->node == k->node && a->metric == k->metric &&
+	       a->context == k->context;
 }
 
 static int agg_make(const void *ctx, void *elem)
 {
 	const struct agg_key *k = ctx;
 
-	*(struct agg *)elem = (struct agg){ .thread = k->thread, .node = k->node };
+	*(struct agg *)elem = (struct agg){
+		.thread = k->thread, .node = k->node, .metric = k->metric, .context = k->context
+	};
 	return 0;
 }
 
-/* The aggregate of (thread, node), zero when new. Index or -ENOMEM. */
-static int64_t agg_get(struct fin *f, uint32_t thread, uint32_t node)
+/* Add count events of value to (thread, node, metric, context). 0 or -ENOMEM. */
+static int agg_add(struct fin *f, uint32_t thread, uint32_t node, uint32_t metric, uint32_t context,
+		   uint64_t count, int64_t value)
 {
-	struct agg_key k = { f, thread, node };
+	struct agg_key k = { f, thread, node, metric, context };
+	uint64_t h = hash_combine(hash_combine(hash_mix(thread), node),
+				  (uint64_t)metric << 32 | context);
+	int64_t i = HASH_INDEX_GET(&f->agg_index, h, agg_eq, agg_make, &k, f->aggs, f->naggs,
+				   f->aggs_cap);
+	struct agg *a;
 
-	return HASH_INDEX_GET(&f->agg_index, hash_combine(hash_mix(thread), node), agg_eq,
-			      agg_make, &k, f->aggs, f->naggs, f->aggs_cap);
+	if (i < 0)
+		return (int)i;
+	a = &f->aggs[i];
+	a->count += count;
+	/* Values of damaged or hostile streams must not wrap: they stop at the bounds. */
+	if (__builtin_add_overflow(a->value, value, &a->value))
+		a->value = value > 0 ? INT64_MAX : INT64_MIN;
+	f->metrics[metric].events += count;
+	return 0;
+}
+
+/* Each sampled stack's CPU Time (and Spin Time when it spins), and the summary's counts. */
+static int add_samples(struct fin *f, struct stream *s, struct stack_rec *st)
+{
+	struct thread *t = &f->threads[s->thread];
+	uint64_t interval = s->hdr.interval_ns ? s->hdr.interval_ns : f->interval_ns;
+	const struct frame *leaf;
+	int64_t spin;
+	int ret;
+
+	ret = agg_add(f, s->thread, st->node, 0, 0, st->samples, (int64_t)(st->weight * interval));
+	if (ret)
+		return ret;
+	t->samples += st->samples;
+	t->weight += st->weight;
+	t->time_ns += st->weight * interval;
+	if (st->npy)
+		f->samples_python += st->samples;
+	f->samples_total += st->samples;
+	f->weight_total += st->weight;
+	leaf = &f->frames[f->nodes[st->node].frame];
+	if (f->functions[leaf->function].resolved)
+		f->samples_func += st->samples;
+	if (leaf->file)
+		f->samples_line += st->samples;
+	if (leaf->module != NO_MODULE)
+		f->modules[leaf->module].leaf_samples += st->samples;
+	if (!fin_node_spins(f, st->node))
+		return 0;
+	if (!f->spin_metric) {
+		spin = fin_metrics_standard(f, FIN_METRIC_SPIN_NAME);
+		if (spin < 0)
+			return (int)spin;
+		f->spin_metric = (uint32_t)spin;
+	}
+	f->spin_samples += st->samples;
+	if (f->spin_metric == UINT32_MAX)
+		return 0;
+	return agg_add(f, s->thread, st->node, f->spin_metric, 0, st->samples,
+		       (int64_t)(st->weight * interval));
 }
 
 int fin_build_tree(struct fin *f)
@@ -262,47 +320,30 @@ int fin_build_tree(struct fin *f)
 	/* Samples were counted per stack when located: aggregate stacks, not samples. */
 	for (i = 0; i < f->nstreams; i++) {
 		struct stream *s = &f->streams[i];
-		struct thread *t;
-		uint64_t interval;
 
 		if (!s->has_header)
 			continue;
-		t = &f->threads[s->thread];
-		interval = s->hdr.interval_ns ? s->hdr.interval_ns : f->interval_ns;
 		for (j = 0; j < s->nstacks; j++) {
 			struct stack_rec *st = &s->stacks[j];
-			const struct frame *leaf;
-			int64_t ai;
-			struct agg *a;
 
 			if (st->loc == SIZE_MAX)
-				continue; /* never sampled */
+				continue; /* never sampled, no event there */
 			ret = stack_place(f, &set, s, st);
+			if (!ret && st->samples)
+				ret = add_samples(f, s, st);
 			if (ret)
 				goto out;
-			ai = agg_get(f, s->thread, st->node);
-			if (ai < 0) {
-				ret = (int)ai;
+		}
+		/* Events one by one: their metrics and contexts differ on one stack. */
+		for (j = 0; j < s->nevents; j++) {
+			const struct event_rec *e = &s->events[j];
+
+			if (e->stack == NO_STACK)
+				continue;
+			ret = agg_add(f, s->thread, s->stacks[e->stack].node, e->metric, e->context,
+				      e->count, e->value);
+			if (ret)
 				goto out;
-			}
-			a = &f->aggs[ai];
-			a->count += st->samples;
-			a->weight += st->weight;
-			a->time_ns += st->weight * interval;
-			t->samples += st->samples;
-			t->weight += st->weight;
-			t->time_ns += st->weight * interval;
-			if (st->npy)
-				f->samples_python += st->samples;
-			f->samples_total += st->samples;
-			f->weight_total += st->weight;
-			leaf = &f->frames[f->nodes[st->node].frame];
-			if (f->functions[leaf->function].resolved)
-				f->samples_func += st->samples;
-			if (leaf->file)
-				f->samples_line += st->samples;
-			if (leaf->module != NO_MODULE)
-				f->modules[leaf->module].leaf_samples += st->samples;
 		}
 	}
 out:

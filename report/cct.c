@@ -208,7 +208,7 @@ static void pyview_release(struct pyview *v)
  * The C runtime: what the interpreter calls for its own work (malloc, memcpy, TLS lookups,
  * clock_gettime) is interpreter work too. Called from an extension's code it stays shown.
  */
-static bool runtime_module(const char *name)
+bool cct_module_is_c_runtime(const char *name)
 {
 	static const char *const prefixes[] = {
 		"libc.so", "ld-linux", "ld64.so", "libm.so", "libpthread.so", "libdl.so",
@@ -251,8 +251,9 @@ static int pyview_build(struct pyview *v, const struct model *m, unsigned flags)
 		if (flags & CCT_PYTHON_ONLY)
 			kind[i] = !f->python;
 		else if (f->module >= 0)
-			kind[i] = m->modules[f->module].interpreter ? 1
-				: runtime_module(m->modules[f->module].name) ? 2 : 0;
+			kind[i] = m->modules[f->module].interpreter                     ? 1
+				  : cct_module_is_c_runtime(m->modules[f->module].name) ? 2
+											: 0;
 	}
 	for (i = 0; i < m->nstacks; i++) {
 		int s = m->stack_order[i], p = m->stacks[s].parent;

@@ -29,11 +29,14 @@ enum cct_group_kind {
 	CCT_GROUP_PROCESS,
 	CCT_GROUP_THREAD,
 	CCT_GROUP_MODULE,
+	CCT_GROUP_WAIT_KIND,
+	CCT_GROUP_SYNC_OBJECT,
 };
 
 struct cct_group {
 	enum cct_group_kind kind;
-	int item; /* index into model.processes, threads or modules; -1: unknown */
+	int item; /* index into model.processes, threads, modules, wait_kinds or sync_objects;
+		     -1: unknown (or no wait) */
 };
 
 struct cct_node {
@@ -124,6 +127,12 @@ bool cct_has_self(const struct cct *t, int node);
 
 /* After every cct_add(): sum the totals up the tree. Returns 0 or -ENOMEM. */
 int cct_sum(struct cct *t);
+
+/*
+ * True for a module of the C runtime (libc, ld.so, libm, libpthread, the vdso...): what
+ * the interpreter calls for its own work, and where a program's blocking calls block.
+ */
+bool cct_module_is_c_runtime(const char *name);
 
 /* True for functions that -call-stack-mode user-only hides (see cct_build). */
 bool cct_function_is_runtime(const struct model *m, int func);

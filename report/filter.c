@@ -8,9 +8,18 @@
 #include "report/bigmem.h"
 #include "report/filter.h"
 
-static const char *const filter_keys[] = { "module", "thread", "process", "function",
-					    "language" };
-enum { KEY_MODULE, KEY_THREAD, KEY_PROCESS, KEY_FUNCTION, KEY_LANGUAGE, NKEYS };
+static const char *const filter_keys[] = { "module",   "thread",    "process",    "function",
+					   "language", "wait-kind", "sync-object" };
+enum {
+	KEY_MODULE,
+	KEY_THREAD,
+	KEY_PROCESS,
+	KEY_FUNCTION,
+	KEY_LANGUAGE,
+	KEY_WAIT_KIND,
+	KEY_SYNC_OBJECT,
+	NKEYS
+};
 /* The items of KEY_LANGUAGE: index 1 is model_function.python. */
 static const char *const languages[] = { "native", "python" };
 
@@ -29,6 +38,39 @@ static bool is_number(const char *s)
 		if (*s < '0' || *s > '9')
 			return false;
 	return true;
+}
+
+/* The name of sync object i as -filter matches it: its variable or path, else its label. */
+static const char *sync_object_name(const struct model *m, int i)
+{
+	const struct model_context *c = &m->contexts[m->sync_objects[i].context];
+	char buf[512];
+
+	return c->object_name ? c->object_name
+			      : model_strdup((struct model *)m,
+					     model_sync_object_label(m, i, buf, sizeof(buf)));
+}
+
+/* value names sync object i: its name, its label ("fd 5", "[sleep]") or its value. */
+static bool sync_object_named(const struct model *m, int i, const char *value)
+{
+	const struct model_context *c = &m->contexts[m->sync_objects[i].context];
+	char buf[512], *end;
+	long long v;
+
+	if (c->object_name && !strcmp(c->object_name, value))
+		return true;
+	if (!strcmp(model_sync_object_label(m, i, buf, sizeof(buf)), value))
+		return true;
+	if (!c->object_type)
+		return false;
+	/* Its type and value ("fd 5", "mutex 0x55d0c0a0"), or the value alone. */
+	if (!strncmp(value, c->object_type, strlen(c->object_type)) &&
+	    value[strlen(c->object_type)] == ' ')
+		value += strlen(c->object_type) + 1;
+	errno = 0;
+	v = strtoll(value, &end, 0);
+	return !errno && !*end && end != value && v == c->object;
 }
 
 /* Mark in set every item of key that value names; a usage error when none does. */
@@ -87,6 +129,18 @@ static int mark(struct report *r, int key, const char *value, bool *set)
 				set[i] = true, hits++;
 		n = 2;
 		break;
+	case KEY_WAIT_KIND:
+		for (i = 0; i < m->nwait_kinds; i++)
+			if (!strcmp(m->wait_kinds[i], value))
+				set[i] = true, hits++;
+		n = m->nwait_kinds;
+		break;
+	case KEY_SYNC_OBJECT:
+		for (i = 0; i < m->nsync_objects; i++)
+			if (sync_object_named(m, (int)i, value))
+				set[i] = true, hits++;
+		n = m->nsync_objects;
+		break;
 	}
 	if (hits)
 		return 0;
@@ -98,6 +152,12 @@ static int mark(struct report *r, int key, const char *value, bool *set)
 		case KEY_PROCESS: names[i] = report_basename(m->processes[i].exe); break;
 		case KEY_FUNCTION: names[i] = m->functions[i].name; break;
 		case KEY_LANGUAGE: names[i] = languages[i]; break;
+		case KEY_WAIT_KIND:
+			names[i] = m->wait_kinds[i];
+			break;
+		case KEY_SYNC_OBJECT:
+			names[i] = sync_object_name(m, (int)i);
+			break;
 		}
 	}
 	near = names ? options_nearest(value, names, n) : NULL;
@@ -120,6 +180,8 @@ static int sets_parse(struct report *r, struct filter_sets *fs)
 	fs->size[KEY_PROCESS] = r->m.nthreads; /* process filters mark the threads */
 	fs->size[KEY_FUNCTION] = r->m.nfunctions;
 	fs->size[KEY_LANGUAGE] = 2;
+	fs->size[KEY_WAIT_KIND] = r->m.nwait_kinds;
+	fs->size[KEY_SYNC_OBJECT] = r->m.nsync_objects;
 	for (k = 0; k < NKEYS; k++) {
 		fs->in[k] = calloc(fs->size[k] + 1, 1);
 		fs->out[k] = calloc(fs->size[k] + 1, 1);
@@ -145,7 +207,9 @@ static int sets_parse(struct report *r, struct filter_sets *fs)
 				return report_usage_error("unknown filter '%s' (did you mean '%s'?); "
 							  "use -filter KEY=VALUE or KEY!=VALUE", word, near);
 			return report_usage_error("unknown filter '%s'; keys are module, thread, "
-						  "process, function, language", word);
+						  "process, function, language, wait-kind, "
+						  "sync-object",
+						  word);
 		}
 		if (!eq || !eq[1])
 			return report_usage_error("filter '%s' needs a value: -filter %s=VALUE", f,
@@ -191,38 +255,93 @@ static bool item_kept(const struct filter_sets *fs, int key, int item)
 	return !fs->given[key] || fs->in[key][item];
 }
 
-int report_filter_samples(struct report *r)
+/* The filters of a report, parsed once, asked per sample. */
+struct report_filter {
+	struct filter_sets fs;
+	unsigned char *onstack; /* per stack: 1 a wanted function, 2 an excluded one */
+	bool by_module, by_language;
+};
+
+int report_filter_open(struct report *r, struct report_filter **out)
 {
 	const struct model *m = &r->m;
-	struct filter_sets fs;
-	unsigned char *onstack = NULL; /* per stack: 1 a wanted function, 2 an excluded one */
-	bool by_module = false, by_language;
+	struct report_filter *f = calloc(1, sizeof(*f));
 	size_t i;
 	int rc;
 
-	memset(&fs, 0, sizeof(fs));
-	rc = sets_parse(r, &fs);
+	*out = NULL;
+	if (!f)
+		return -ENOMEM;
+	rc = sets_parse(r, &f->fs);
 	if (rc)
-		goto out;
-	if (fs.given[KEY_FUNCTION] || r->o->nfilters) {
-		onstack = big_calloc(m->nstacks + 1, 1);
-		if (!onstack) {
+		goto fail;
+	if (f->fs.given[KEY_FUNCTION] || r->o->nfilters) {
+		f->onstack = big_calloc(m->nstacks + 1, 1);
+		if (!f->onstack) {
 			rc = -ENOMEM;
-			goto out;
+			goto fail;
 		}
 		for (i = 0; i < m->nstacks; i++) {
 			int s = m->stack_order[i], p = m->stacks[s].parent;
-			int f = m->frames[m->stacks[s].frame].function;
+			int fn = m->frames[m->stacks[s].frame].function;
 
-			onstack[s] = (p >= 0 ? onstack[p] : 0) | (fs.in[KEY_FUNCTION][f] ? 1 : 0) |
-				     (fs.out[KEY_FUNCTION][f] ? 2 : 0);
+			f->onstack[s] = (p >= 0 ? f->onstack[p] : 0) |
+					(f->fs.in[KEY_FUNCTION][fn] ? 1 : 0) |
+					(f->fs.out[KEY_FUNCTION][fn] ? 2 : 0);
 		}
 	}
 	/* Without a module filter, no sample's frame needs looking at (a cache miss each). */
-	for (i = 0; i < m->nmodules && !by_module; i++)
-		by_module = fs.out[KEY_MODULE][i];
-	by_module |= fs.given[KEY_MODULE];
-	by_language = fs.given[KEY_LANGUAGE] || fs.out[KEY_LANGUAGE][0] || fs.out[KEY_LANGUAGE][1];
+	for (i = 0; i < m->nmodules && !f->by_module; i++)
+		f->by_module = f->fs.out[KEY_MODULE][i];
+	f->by_module |= f->fs.given[KEY_MODULE];
+	f->by_language = f->fs.given[KEY_LANGUAGE] || f->fs.out[KEY_LANGUAGE][0] ||
+			 f->fs.out[KEY_LANGUAGE][1];
+	*out = f;
+	return 0;
+fail:
+	report_filter_close(f);
+	return rc;
+}
+
+bool report_filter_keep(const struct report *r, const struct report_filter *f,
+			const struct model_sample *s)
+{
+	const struct model *m = &r->m;
+	const struct filter_sets *fs = &f->fs;
+
+	if (!item_kept(fs, KEY_THREAD, s->thread) || !item_kept(fs, KEY_PROCESS, s->thread))
+		return false;
+	if (f->onstack && ((f->onstack[s->stack] & 2) ||
+			   (fs->given[KEY_FUNCTION] && !(f->onstack[s->stack] & 1))))
+		return false;
+	if (f->by_module && !item_kept(fs, KEY_MODULE, m->frames[m->stacks[s->stack].frame].module))
+		return false;
+	if (!item_kept(fs, KEY_WAIT_KIND, report_sample_wait_kind(r, s)) ||
+	    !item_kept(fs, KEY_SYNC_OBJECT, report_sample_sync_object(r, s)))
+		return false;
+	/* language: of the frame the sample counts in, after -call-stack-mode */
+	return !f->by_language ||
+	       item_kept(fs, KEY_LANGUAGE, m->functions[leaf_function(r, s->stack)].python);
+}
+
+void report_filter_close(struct report_filter *f)
+{
+	if (!f)
+		return;
+	free(f->onstack);
+	sets_release(&f->fs);
+	free(f);
+}
+
+int report_filter_samples(struct report *r)
+{
+	const struct model *m = &r->m;
+	struct report_filter *f;
+	size_t i;
+	int rc = report_filter_open(r, &f);
+
+	if (rc)
+		return rc;
 	r->recs = big_malloc((m->nsamples + 1) * sizeof(*r->recs));
 	if (!r->recs) {
 		rc = -ENOMEM;
@@ -234,17 +353,7 @@ int report_filter_samples(struct report *r)
 		struct record *rec;
 		int node;
 
-		if (!item_kept(&fs, KEY_THREAD, s->thread) || !item_kept(&fs, KEY_PROCESS, s->thread))
-			continue;
-		if (onstack && ((onstack[s->stack] & 2) ||
-				(fs.given[KEY_FUNCTION] && !(onstack[s->stack] & 1))))
-			continue;
-		if (by_module &&
-		    !item_kept(&fs, KEY_MODULE, m->frames[m->stacks[s->stack].frame].module))
-			continue;
-		/* language: of the frame the sample counts in, after -call-stack-mode */
-		if (by_language &&
-		    !item_kept(&fs, KEY_LANGUAGE, m->functions[leaf_function(r, s->stack)].python))
+		if (!report_filter_keep(r, f, s))
 			continue;
 		node = cct_leaf(&r->tree, s->stack);
 		if (node < 0) {
@@ -259,7 +368,6 @@ int report_filter_samples(struct report *r)
 	}
 	rc = cct_sum(&r->tree);
 out:
-	free(onstack);
-	sets_release(&fs);
+	report_filter_close(f);
 	return rc;
 }

@@ -18,16 +18,18 @@ static const char *const name_styles[] = { "full", "short", NULL };
 static const struct option_spec specs[] = {
 	{ "result-dir", "r", OPTION_LIST, "DIR",
 	  "result to read; give two for a difference report (hotspots, top-down, bottom-up, "
-	  "caller-callee)", "preport -r r000hs -view hotspots", NULL },
+	  "caller-callee)",
+	  "preport -r r000hs -view hotspots", NULL },
 	{ "view", "report", OPTION_VALUE, "NAME", "what to show (default: summary)",
 	  "preport -r r000hs -view bottom-up", report_views },
 	{ "group-by", NULL, OPTION_VALUE, "KEYS",
-	  "hotspots rows by function, module, source-line, thread, process, or several joined "
-	  "by commas; top-down, bottom-up, callstacks: thread, process, module as the tree's top "
-	  "levels", "preport -r r000hs -view top-down -group-by thread", NULL },
+	  "hotspots rows by function, module, source-line, thread, process, wait-kind, "
+	  "sync-object, or several joined by commas; top-down, bottom-up, callstacks: thread, "
+	  "process, module, wait-kind, sync-object as the tree's top levels",
+	  "preport -r r000hs -view top-down -group-by thread", NULL },
 	{ "filter", NULL, OPTION_LIST, "KEY=VALUE",
-	  "keep samples by module, thread, process, function or language (python, native); "
-	  "KEY!=VALUE excludes",
+	  "keep samples by module, thread, process, function, language (python, native), "
+	  "wait-kind or sync-object; KEY!=VALUE excludes",
 	  "preport -r r000hs -view hotspots -filter module=libm.so.6", NULL },
 	{ "limit", NULL, OPTION_VALUE, "N", "show at most N rows (hotspots, stacks, functions)",
 	  NULL, NULL },
@@ -39,20 +41,27 @@ static const struct option_spec specs[] = {
 	  "preport -r r000hs -view hotspots -sort-desc 'CPU Time:Total'", NULL },
 	{ "threshold", NULL, OPTION_VALUE, "[METRIC:]PCT",
 	  "hide tree nodes, stacks and functions below PCT percent of the total of every shown "
-	  "metric (default 1), or of METRIC's", "preport -r r000hs -view top-down -threshold "
-	  "'Wait Time:5'", NULL },
+	  "metric (default 1), or of METRIC's",
+	  "preport -r r000hs -view top-down -threshold "
+	  "'Wait Time:5'",
+	  NULL },
 	{ "inline-mode", NULL, OPTION_VALUE, "on|off",
 	  "on: inlined functions shown as their own frames (default); off: merged into their "
-	  "caller", NULL, on_off },
+	  "caller",
+	  NULL, on_off },
 	{ "call-stack-mode", NULL, OPTION_VALUE, "MODE",
 	  "user-only hides start-up, thread-entry, signal and agent frames and the Python "
 	  "interpreter's own frames (default); all keeps them; python-only keeps only Python "
-	  "frames in stacks that have some", "preport -r r000hs -view hotspots "
-	  "-call-stack-mode python-only", stack_modes },
+	  "frames in stacks that have some",
+	  "preport -r r000hs -view hotspots "
+	  "-call-stack-mode python-only",
+	  stack_modes },
 	{ "recursion-mode", NULL, OPTION_VALUE, "MODE",
 	  "expand (default) or collapse: merge a recursive call into its outermost frame "
-	  "(top-down, bottom-up, callstacks, caller-callee)", "preport -r r000hs -view top-down "
-	  "-recursion-mode collapse", recursion_modes },
+	  "(top-down, bottom-up, callstacks, caller-callee)",
+	  "preport -r r000hs -view top-down "
+	  "-recursion-mode collapse",
+	  recursion_modes },
 	{ "name-style", NULL, OPTION_VALUE, "STYLE",
 	  "full (default) or short: function names without C++ parameter lists", NULL,
 	  name_styles },
@@ -67,6 +76,9 @@ static const struct option_spec specs[] = {
 	{ "time-filter", NULL, OPTION_VALUE, "START:END",
 	  "keep samples taken between START and END seconds from the start",
 	  "preport -r r000hs -view hotspots -time-filter 1.5:3", NULL },
+	{ "time-buckets", NULL, OPTION_VALUE, "N",
+	  "timeline: cut the time into N buckets (default 20)",
+	  "preport -r r000tr -view timeline -time-buckets 50", NULL },
 	{ "format", NULL, OPTION_VALUE, "FMT", "output format (default text)", NULL, formats },
 	{ "csv-delimiter", NULL, OPTION_VALUE, "CHAR",
 	  "CSV field separator: a character, or comma, tab, semicolon (default comma)", NULL,
@@ -138,10 +150,11 @@ int report_main(int argc, char **argv, const char *tool)
 		options_release(&res);
 		return EXIT_USAGE;
 	}
-	if (options_help_or_version(&res, specs, NULL, "preport -r DIR [-view NAME] [options]",
-				    "Print a view of a result collected by pcollect: summary, "
-				    "hotspots, top-down, bottom-up,\ncaller-callee, callstacks or "
-				    "source, as text, CSV or JSON (see docs/preport.md).")) {
+	if (options_help_or_version(
+		    &res, specs, NULL, "preport -r DIR [-view NAME] [options]",
+		    "Print a view of a result collected by pcollect: summary, "
+		    "hotspots, top-down, bottom-up,\ncaller-callee, callstacks, "
+		    "source or timeline, as text, CSV or JSON (see docs/preport.md).")) {
 		options_release(&res);
 		return EXIT_OK;
 	}
@@ -195,6 +208,9 @@ int report_main(int argc, char **argv, const char *tool)
 	o.nsource_dirs = v->nvalues;
 	check_source_dirs(&o);
 	o.time_filter = options_get_str(&res, "time-filter");
+	o.time_buckets = (s = options_get_str(&res, "time-buckets"))
+				 ? (int)number("time-buckets", s, 1, 10000)
+				 : 0;
 	s = options_get_str(&res, "format");
 	o.format = !s || !strcmp(s, "text") ? REPORT_TEXT : !strcmp(s, "csv") ? REPORT_CSV
 									: REPORT_JSON;

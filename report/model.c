@@ -146,7 +146,7 @@ static void idmap_release(struct idmap *map)
 
 struct loader {
 	struct model *m;
-	struct idmap modules, files, functions, frames, stacks, processes, threads;
+	struct idmap modules, files, functions, frames, stacks, processes, threads, contexts;
 	int64_t *metric_ids; /* per metric, in display order: a few, looked up by metric_find() */
 	char *err;
 	size_t err_size;
@@ -590,7 +590,10 @@ static int load_threads(struct loader *l)
 	m->threads = alloc_rows(n, sizeof(*m->threads));
 	if (!m->threads || idmap_alloc(&l->threads, n))
 		return -ENOMEM;
-	rc = prepare(l, "SELECT id, process_id, tid, name, cpu_ns FROM threads ORDER BY id", &st);
+	rc = prepare(l,
+		     "SELECT id, process_id, tid, name, cpu_ns, coalesce(start_ns, -1), "
+		     "coalesce(end_ns, -1) FROM threads ORDER BY id",
+		     &st);
 	if (rc)
 		return rc;
 	FOR_EACH_ROW(l, st, rc) {
@@ -603,6 +606,8 @@ static int load_threads(struct loader *l)
 		t->tid = sqlite3_column_int64(st, 2);
 		t->name = column_str(m, st, 3);
 		t->cpu_ns = sqlite3_column_int64(st, 4);
+		t->start_ns = sqlite3_column_int64(st, 5);
+		t->end_ns = sqlite3_column_int64(st, 6);
 		if (!t->name)
 			t->name = "";
 		i++;
@@ -610,6 +615,153 @@ static int load_threads(struct loader *l)
 	sqlite3_finalize(st);
 	m->nthreads = l->threads.n = i;
 	return rc ? rc : idmap_finish(&l->threads);
+}
+
+static const char *or_empty(const char *s)
+{
+	return s ? s : "";
+}
+
+/* Contexts of one object: by type, value and name (and kind, for kinds without an object). */
+static int object_order(const struct model_context *a, const struct model_context *b)
+{
+	int d;
+
+	if ((d = strcmp(or_empty(a->object_type), or_empty(b->object_type))))
+		return d;
+	/* Without a type, the wait has no object told apart: one per kind ([sleep], [gil]). */
+	if (!a->object_type)
+		return strcmp(or_empty(a->wait_kind), or_empty(b->wait_kind));
+	if (a->object != b->object)
+		return a->object < b->object ? -1 : 1;
+	return strcmp(or_empty(a->object_name), or_empty(b->object_name));
+}
+
+static int object_cmp(const void *pa, const void *pb, void *arg)
+{
+	const struct model_context *c = arg;
+	int a = *(const int *)pa, b = *(const int *)pb;
+	int d = object_order(&c[a], &c[b]);
+
+	return d ? d : a - b;
+}
+
+/* Number the contexts' wait kinds (in order of appearance) and their distinct objects. */
+static int index_contexts(struct model *m)
+{
+	int *order = malloc((m->ncontexts + 1) * sizeof(int));
+	size_t i, k;
+
+	m->wait_kinds = calloc(m->ncontexts + 1, sizeof(*m->wait_kinds));
+	m->sync_objects = calloc(m->ncontexts + 1, sizeof(*m->sync_objects));
+	if (!order || !m->wait_kinds || !m->sync_objects) {
+		free(order);
+		return -ENOMEM;
+	}
+	for (i = 0; i < m->ncontexts; i++) {
+		struct model_context *c = &m->contexts[i];
+
+		c->kind = -1;
+		for (k = 0; c->wait_kind && k < m->nwait_kinds; k++)
+			if (!strcmp(m->wait_kinds[k], c->wait_kind))
+				c->kind = (int)k;
+		if (c->wait_kind && c->kind < 0) {
+			c->kind = (int)m->nwait_kinds;
+			m->wait_kinds[m->nwait_kinds++] = c->wait_kind;
+		}
+		order[i] = (int)i;
+	}
+	qsort_r(order, m->ncontexts, sizeof(int), object_cmp, m->contexts);
+	for (i = 0; i < m->ncontexts; i++) {
+		struct model_context *c = &m->contexts[order[i]];
+		const struct model_context *prev = i ? &m->contexts[order[i - 1]] : NULL;
+
+		if (!prev || object_order(prev, c))
+			m->sync_objects[m->nsync_objects++].context = order[i];
+		c->sync_object = (int)m->nsync_objects - 1;
+	}
+	free(order);
+	return 0;
+}
+
+/* The contexts table's wait columns, when the result has them (schema 2 with waits). */
+static int load_contexts(struct loader *l)
+{
+	struct model *m = l->m;
+	sqlite3_stmt *st;
+	size_t n, i = 0;
+	int rc;
+
+	if (!has_column(l, "SELECT wait_kind, object, object_type, object_name FROM contexts "
+			   "LIMIT 0"))
+		return idmap_alloc(&l->contexts, 0);
+	if ((rc = count_rows(l, "contexts", &n)))
+		return rc;
+	m->contexts = alloc_rows(n, sizeof(*m->contexts));
+	if (!m->contexts || idmap_alloc(&l->contexts, n))
+		return -ENOMEM;
+	rc = prepare(l,
+		     "SELECT id, wait_kind, object, object_type, object_name FROM contexts "
+		     "ORDER BY id",
+		     &st);
+	if (rc)
+		return rc;
+	FOR_EACH_ROW(l, st, rc)
+	{
+		struct model_context *c = &m->contexts[i];
+
+		if (i == n)
+			break;
+		idmap_set(&l->contexts, i, sqlite3_column_int64(st, 0));
+		c->wait_kind = column_str(m, st, 1);
+		c->object = sqlite3_column_int64(st, 2);
+		c->object_type = column_str(m, st, 3);
+		c->object_name = column_str(m, st, 4);
+		i++;
+	}
+	sqlite3_finalize(st);
+	m->ncontexts = l->contexts.n = i;
+	if (!rc)
+		rc = idmap_finish(&l->contexts);
+	return rc ? rc : index_contexts(m);
+}
+
+/* A sample's context_id as an index into contexts: 0 (none) and unknown ids are -1. */
+static int context_index(const struct idmap *map, int64_t id)
+{
+	return id ? idmap_find(map, id) : -1;
+}
+
+/* Address-like object types read in hex; fds and pids in decimal. */
+static bool object_is_address(const char *type)
+{
+	return strcmp(type, "fd") && strcmp(type, "pid");
+}
+
+const char *model_sync_object_label(const struct model *m, int i, char *buf, size_t size)
+{
+	const struct model_context *c;
+
+	if (i < 0 || (size_t)i >= m->nsync_objects)
+		return "[no wait]";
+	c = &m->contexts[m->sync_objects[i].context];
+	if (!c->object_type)
+		snprintf(buf, size, "[%s]", c->wait_kind ? c->wait_kind : "none");
+	else if (c->object_name && object_is_address(c->object_type))
+		snprintf(buf, size, "%s", c->object_name);
+	else if (c->object_name)
+		snprintf(buf, size, "%s (%s %lld)", c->object_name, c->object_type,
+			 (long long)c->object);
+	else if (object_is_address(c->object_type))
+		snprintf(buf, size, "%s 0x%llx", c->object_type, (unsigned long long)c->object);
+	else
+		snprintf(buf, size, "%s %lld", c->object_type, (long long)c->object);
+	return buf;
+}
+
+const char *model_wait_kind_label(const struct model *m, int i)
+{
+	return i >= 0 && (size_t)i < m->nwait_kinds ? m->wait_kinds[i] : "[no wait]";
 }
 
 static int load_frames(struct loader *l, bool lines)
@@ -745,7 +897,7 @@ static int samples_run(struct scan_job *job, sqlite3 *db)
 		if (s->metric < 0)
 			continue; /* a metric the result does not declare */
 		s->thread = column_ref(st, 0, &sj->l->threads);
-		s->context = sqlite3_column_int(st, 3);
+		s->context = context_index(&sj->l->contexts, sqlite3_column_int64(st, 3));
 		s->count = sqlite3_column_int64(st, 4);
 		s->value = sqlite3_column_int64(st, 5);
 		i++;
@@ -825,9 +977,10 @@ static int check_schema(struct loader *l)
 	return 0;
 }
 
-/* The loader keeps the id maps of stacks, threads, metrics for model_load_time_range(). */
+/* The loader keeps the id maps of stacks, threads, contexts, metrics for
+   model_load_time_range(). */
 struct model_ids {
-	struct idmap stacks, threads;
+	struct idmap stacks, threads, contexts;
 	int64_t *metric_ids;
 };
 
@@ -876,6 +1029,8 @@ int model_load(struct model *m, const char *db_path, unsigned flags, char *err,
 		rc = load_threads(&l);
 	if (!rc)
 		rc = load_pynotes(&l);
+	if (!rc)
+		rc = load_contexts(&l);
 	if (rc)
 		goto out;
 	/* The helper reads the samples while this thread reads frames and stacks. */
@@ -901,11 +1056,13 @@ out:
 	if (!rc && (ids = calloc(1, sizeof(*ids)))) {
 		ids->stacks = l.stacks;
 		ids->threads = l.threads;
+		ids->contexts = l.contexts;
 		ids->metric_ids = l.metric_ids;
 		m->ids = ids;
 	} else {
 		idmap_release(&l.stacks);
 		idmap_release(&l.threads);
+		idmap_release(&l.contexts);
 		free(l.metric_ids);
 		if (!rc)
 			rc = -ENOMEM;
@@ -913,6 +1070,11 @@ out:
 	if (rc)
 		model_free(m);
 	return rc;
+}
+
+int model_context_of_id(const struct model *m, int64_t id)
+{
+	return m->ids ? context_index(&m->ids->contexts, id) : -1;
 }
 
 bool model_has_samples(struct model *m)
@@ -990,7 +1152,8 @@ static int aggregate_timeline(struct model *m, const struct scan *sc)
 		for (j = 0; j < sc[k].n; j++) {
 			const int64_t *row = sc[k].rows + TL_COLS * j;
 			int stack = row[1] == SCAN_NULL ? -1 : idmap_find(&m->ids->stacks, row[1]);
-			int thread, metric, context = (int)row[3], q;
+			int thread, metric, q;
+			int context = context_index(&m->ids->contexts, row[3]);
 
 			if (stack < 0)
 				continue;
@@ -1115,6 +1278,47 @@ int model_load_time_range(struct model *m, int64_t from_ns, int64_t to_ns, bool 
 	return rc;
 }
 
+int model_scan_timeline(struct model *m, int64_t to_ns, model_timeline_fn fn, void *ctx, char *err,
+			size_t err_size)
+{
+	struct loader l = {
+		.m = m, .err = err, .err_size = err_size, .metric_ids = m->ids->metric_ids
+	};
+	bool v1 = m->schema_version < 2;
+	sqlite3_stmt *st;
+	int rc, last = -1;
+
+	rc = prepare(&l,
+		     v1 ? "SELECT time_ns, thread_id, stack_id, 0, 0, weight FROM timeline "
+			  "WHERE time_ns < ?1 ORDER BY time_ns"
+			: "SELECT time_ns, thread_id, stack_id, metric_id, context_id, value "
+			  "FROM timeline WHERE time_ns < ?1 ORDER BY time_ns",
+		     &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, to_ns);
+	FOR_EACH_ROW(&l, st, rc)
+	{
+		struct model_sample s = { .count = 1 };
+
+		s.stack = sqlite3_column_type(st, 2) == SQLITE_NULL
+				  ? -1
+				  : idmap_find(&m->ids->stacks, sqlite3_column_int64(st, 2));
+		s.metric = v1 ? 0 : metric_find(&l, sqlite3_column_int64(st, 3), &last);
+		if (s.stack < 0 || s.metric < 0)
+			continue;
+		s.thread = sqlite3_column_type(st, 1) == SQLITE_NULL
+				   ? -1
+				   : idmap_find(&m->ids->threads, sqlite3_column_int64(st, 1));
+		s.context = context_index(&m->ids->contexts, sqlite3_column_int64(st, 4));
+		s.value = sqlite3_column_int64(st, 5) * (v1 ? m->interval_ns : 1);
+		if ((rc = fn(ctx, &s, sqlite3_column_int64(st, 0))))
+			break;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
 void model_free(struct model *m)
 {
 	struct model_arena *a, *next;
@@ -1124,6 +1328,7 @@ void model_free(struct model *m)
 	if (m->ids) {
 		idmap_release(&m->ids->stacks);
 		idmap_release(&m->ids->threads);
+		idmap_release(&m->ids->contexts);
 		free(m->ids->metric_ids);
 		free(m->ids);
 	}
@@ -1144,5 +1349,8 @@ void model_free(struct model *m)
 	free(m->samples);
 	free(m->pynotes);
 	free(m->metrics);
+	free(m->contexts);
+	free(m->wait_kinds);
+	free(m->sync_objects);
 	memset(m, 0, sizeof(*m));
 }

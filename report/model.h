@@ -56,7 +56,29 @@ struct model_thread {
 	int process; /* index into processes, -1 when unknown */
 	int64_t tid;
 	const char *name;
-	int64_t cpu_ns;
+	int64_t cpu_ns;   /* measured by the thread at its end, 0 when unknown */
+	int64_t start_ns; /* from the collection start; -1 when unknown */
+	int64_t end_ns;   /* -1 when unknown (a thread still running when the program died) */
+};
+
+/*
+ * A grouping context (table contexts): the wait kind and sync object of wait samples.
+ * Contexts are numbered by the model (model_sample.context); kinds and objects too, for
+ * -group-by wait-kind and sync-object.
+ */
+struct model_context {
+	const char *wait_kind;   /* "mutex", "sleep", ...; NULL when the context has none */
+	int64_t object;          /* the object's value: an address, an fd, a pid, 0 */
+	const char *object_type; /* "mutex", "fd", "pid", ...; NULL for none */
+	const char *object_name; /* NULL when unknown */
+	int kind;                /* index into model.wait_kinds, -1 when none */
+	int sync_object;         /* index into model.sync_objects */
+};
+
+/* A distinct sync object: contexts of one type, value and name (the kinds without an object
+   are one "object" per kind: [sleep]). */
+struct model_sync_object {
+	int context; /* the first context of the object: its columns */
 };
 
 /* How a metric's values read: its unit (docs/schema.md, table metrics). */
@@ -90,7 +112,7 @@ struct model_sample {
 	int thread;  /* index into threads, -1 when unknown */
 	int stack;   /* index into stacks */
 	int metric;  /* index into metrics */
-	int context; /* contexts.id, 0: none */
+	int context; /* index into contexts, -1: none */
 	int64_t count; /* events aggregated */
 	int64_t value; /* in the metric's unit */
 };
@@ -135,6 +157,12 @@ struct model {
 	size_t npynotes;
 	struct model_metric *metrics; /* in display order; schema 1: CPU Time alone */
 	size_t nmetrics;
+	struct model_context *contexts; /* empty when the result has none */
+	size_t ncontexts;
+	const char **wait_kinds; /* the distinct contexts.wait_kind, in order of appearance */
+	size_t nwait_kinds;
+	struct model_sync_object *sync_objects;
+	size_t nsync_objects;
 
 	int64_t interval_ns;	/* meta.interval_ns */
 	struct model_arena *arena;
@@ -172,8 +200,27 @@ bool model_has_samples(struct model *m);
 int model_load_time_range(struct model *m, int64_t from_ns, int64_t to_ns, bool *skipped,
 			  char *err, size_t err_size);
 
+/*
+ * Every timeline row before to_ns, in time order, as a sample (count 1, its value, indexes
+ * into m's tables; rows of unknown stacks or metrics are skipped) with its time: fn returns
+ * 0 to go on. Returns 0, fn's other value, or a negative errno with err set.
+ */
+typedef int (*model_timeline_fn)(void *ctx, const struct model_sample *s, int64_t time_ns);
+int model_scan_timeline(struct model *m, int64_t to_ns, model_timeline_fn fn, void *ctx, char *err,
+			size_t err_size);
+
 /* The index of the metric called name (case-insensitive), or -1. */
 int model_find_metric(const struct model *m, const char *name);
+
+/*
+ * The label of sync object i ("lock_a", "mutex 0x55d0c0a0", "fd 5", "pipe:[4242] (fd 5)",
+ * "[sleep]") in buf; -1 (no context) is "[no wait]".
+ */
+const char *model_sync_object_label(const struct model *m, int i, char *buf, size_t size);
+/* The index into contexts of a contexts.id (of another table's row), -1 for none. */
+int model_context_of_id(const struct model *m, int64_t id);
+/* The name of wait kind i; -1 (no context) is "[no wait]". */
+const char *model_wait_kind_label(const struct model *m, int i);
 
 /* The value of meta key, or NULL. */
 const char *model_meta_get(const struct model *m, const char *key);

@@ -12,8 +12,8 @@
 
 /* Metrics a report shows at most (a result declares a handful). */
 #define REPORT_MAX_METRICS 32
-/* Levels of -group-by in tree views (process, thread, module). */
-#define REPORT_MAX_LEVELS 3
+/* Levels of -group-by in tree views (process, thread, module, wait-kind, sync-object). */
+#define REPORT_MAX_LEVELS 5
 
 /*
  * A sample kept by the filters, mapped onto the tree. Its thread, metric, context (grouping
@@ -29,16 +29,17 @@ struct report;
 
 /* One view: its name, how it runs on one result and on two, and what it accepts. */
 enum report_view_flags {
-	VIEW_LINES = 1 << 0,	     /* one tree node per function and source line */
-	VIEW_TREE = 1 << 1,	     /* -group-by thread, process, module as tree levels;
+	VIEW_LINES = 1 << 0,         /* one tree node per function and source line */
+	VIEW_TREE = 1 << 1,          /* -group-by thread, process, module as tree levels;
 					-recursion-mode */
 	VIEW_RECURSION = 1 << 8,     /* -recursion-mode only */
 	VIEW_FLAT_GROUPS = 1 << 2,   /* -group-by as the keys of flat rows (hotspots) */
-	VIEW_FUNCTION = 1 << 3,	     /* takes -function */
+	VIEW_FUNCTION = 1 << 3,      /* takes -function */
 	VIEW_SOURCE_OBJECT = 1 << 4, /* takes -source-object */
 	VIEW_SORT_TOTAL = 1 << 5,    /* sorted by total; a metric named alone means its total */
 	VIEW_SELF_ONLY = 1 << 6,     /* sorted by a metric's self only */
-	VIEW_NO_SORT = 1 << 7,	     /* rows in an order of their own: -sort-desc refused */
+	VIEW_NO_SORT = 1 << 7,       /* rows in an order of their own: -sort-desc refused */
+	VIEW_TIME = 1 << 9,          /* rows per time bucket: takes -time-buckets */
 };
 
 struct report_view {
@@ -91,6 +92,10 @@ int report_open(struct report *r, const struct report_opts *o, const char *dir,
 		const struct report_view *view);
 void report_close(struct report *r);
 
+/* -time-filter's "A:B", seconds from the start, either side optional, into ns. 0 or a usage
+   error. */
+int report_parse_time_filter(const char *s, int64_t *from, int64_t *to);
+
 /* log_error() the message and return -ERR_USAGE: preport exits with status 2. */
 int report_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -116,6 +121,11 @@ static inline const char *report_function_name(const struct report *r, int func)
 	return r->fnames[func];
 }
 
+/* The wait kind (model.wait_kinds) and sync object (model.sync_objects) of a sample, -1 for
+   a sample without a wait. */
+int report_sample_wait_kind(const struct report *r, const struct model_sample *s);
+int report_sample_sync_object(const struct report *r, const struct model_sample *s);
+
 /* Short labels. */
 const char *report_module_name(const struct report *r, int func);
 const char *report_file_path(const struct report *r, int file);
@@ -124,7 +134,8 @@ const char *report_basename(const char *path);
 /* The label of a group node of tree ("app (TID 1234)"), in buf. */
 const char *report_group_label(const struct report *r, const struct cct *tree, int node,
 			       char *buf, size_t size);
-/* The kind of a group node as the "Group" column shows it: thread, process, module. */
+/* The kind of a group node as the "Group" column shows it: thread, process, module,
+   wait-kind, sync-object. */
 const char *report_group_kind(const struct cct *tree, int node);
 
 /* The table type of a metric's values: time, bytes or a count. */
@@ -185,6 +196,7 @@ int view_bottomup(struct report *r, struct table *t);
 int view_callers(struct report *r, struct table *t);
 int view_callstacks(struct report *r, struct table *t);
 int view_source(struct report *r, struct table *t);
+int view_timeline(struct report *r, struct table *t);
 int view_hotspots_diff(struct report *a, struct report *b, struct table *t);
 int view_topdown_diff(struct report *a, struct report *b, struct table *t);
 int view_bottomup_diff(struct report *a, struct report *b, struct table *t);

@@ -67,7 +67,8 @@ const char *report_file_path(const struct report *r, int file)
 
 const char *report_group_kind(const struct cct *tree, int node)
 {
-	static const char *const kinds[] = { "process", "thread", "module" };
+	static const char *const kinds[] = { "process", "thread", "module", "wait-kind",
+					     "sync-object" };
 	int g = cct_group_of(&tree->nodes[node]);
 
 	return g >= 0 ? kinds[tree->groups[g].kind] : "";
@@ -96,6 +97,10 @@ const char *report_group_label(const struct report *r, const struct cct *tree, i
 		return buf;
 	case CCT_GROUP_MODULE:
 		return item >= 0 ? r->m.modules[item].name : item == -2 ? "[python]" : "[unknown]";
+	case CCT_GROUP_WAIT_KIND:
+		return model_wait_kind_label(&r->m, item);
+	case CCT_GROUP_SYNC_OBJECT:
+		return model_sync_object_label(&r->m, item, buf, size);
 	}
 	return "";
 }
@@ -494,8 +499,7 @@ static int name_functions(struct report *r)
 	return 0;
 }
 
-/* "A:B" seconds from the start; either side may be empty. */
-static int parse_time_filter(const char *s, int64_t *from, int64_t *to)
+int report_parse_time_filter(const char *s, int64_t *from, int64_t *to)
 {
 	char a[64], err[256];
 	const char *colon = strchr(s, ':');
@@ -562,48 +566,85 @@ static int missing_result(const char *dir, int err)
 	return -err;
 }
 
-/* The tree views' -group-by: thread, process and module as the top levels of the tree. */
+/* The tree views' -group-by keys: each a level of the tree (function ends the list). */
+static const struct {
+	const char *name;
+	enum cct_group_kind kind;
+} tree_keys[] = {
+	{ "process", CCT_GROUP_PROCESS },
+	{ "thread", CCT_GROUP_THREAD },
+	{ "module", CCT_GROUP_MODULE },
+	{ "wait-kind", CCT_GROUP_WAIT_KIND },
+	{ "sync-object", CCT_GROUP_SYNC_OBJECT },
+	{ "function", CCT_GROUP_PROCESS }, /* not a level: the call tree itself */
+};
+#define NTREE_KEYS        (sizeof(tree_keys) / sizeof(tree_keys[0]))
+#define TREE_KEY_FUNCTION (NTREE_KEYS - 1)
+
+/*
+ * The tree views' -group-by: process, thread, module, wait-kind and sync-object as the top
+ * levels of the tree.
+ */
 static int tree_levels(struct report *r)
 {
-	static const char *const keys[] = { "process", "thread", "module", "function" };
 	const char *p = r->o->group_by;
+	const char *names[NTREE_KEYS];
+	size_t k, l;
 
+	for (k = 0; k < NTREE_KEYS; k++)
+		names[k] = tree_keys[k].name;
 	r->nlevels = 0;
 	while (p && *p) {
-		size_t len = strcspn(p, ","), k;
+		size_t len = strcspn(p, ",");
 		char word[64];
 
 		snprintf(word, sizeof(word), "%.*s", (int)len, p);
-		for (k = 0; k < 4 && strcmp(word, keys[k]); k++)
+		for (k = 0; k < NTREE_KEYS && strcmp(word, names[k]); k++)
 			;
-		if (k == 4) {
-			const char *near = options_nearest(word, keys, 4);
+		if (k == NTREE_KEYS) {
+			const char *near = options_nearest(word, names, NTREE_KEYS);
 
 			if (!strcmp(word, "source-line"))
-				return report_usage_error("the %s view does not group by source-line "
-							  "(the hotspots view does); use thread, "
-							  "process or module", r->view->name);
+				return report_usage_error(
+					"the %s view does not group by source-line "
+					"(the hotspots view does); use thread, "
+					"process, module, wait-kind or sync-object",
+					r->view->name);
 			return report_usage_error("unknown grouping '%s' for -group-by in the %s "
-						  "view%s%s%s; use thread, process or module",
-						  word, r->view->name, near ? " (did you mean '" : "",
-						  near ? near : "", near ? "'?)" : "");
+						  "view%s%s%s; use thread, process, module, "
+						  "wait-kind or sync-object",
+						  word, r->view->name,
+						  near ? " (did you mean '" : "", near ? near : "",
+						  near ? "'?)" : "");
 		}
 		p += len + (p[len] == ',');
-		if (k == 3) {
+		if (k == TREE_KEY_FUNCTION) {
 			if (*p)
 				return report_usage_error("in the %s view, function comes last in "
 							  "-group-by (the call tree itself): e.g. "
 							  "-group-by thread,function", r->view->name);
 			break;
 		}
-		if (r->nlevels == REPORT_MAX_LEVELS)
-			return report_usage_error("option '-group-by' takes each of thread, "
-						  "process and module once");
-		r->levels[r->nlevels++] = (enum cct_group_kind)(k == 0 ? CCT_GROUP_PROCESS :
-								 k == 1 ? CCT_GROUP_THREAD :
-									  CCT_GROUP_MODULE);
+		for (l = 0; l < r->nlevels; l++)
+			if (r->levels[l] == tree_keys[k].kind)
+				return report_usage_error(
+					"option '-group-by' takes each of thread, "
+					"process, module, wait-kind and "
+					"sync-object once");
+		r->levels[r->nlevels++] = tree_keys[k].kind;
 	}
 	return 0;
+}
+
+/* The wait kind and the sync object of a sample: -1 (no wait) without a context. */
+int report_sample_wait_kind(const struct report *r, const struct model_sample *s)
+{
+	return s->context >= 0 ? r->m.contexts[s->context].kind : -1;
+}
+
+int report_sample_sync_object(const struct report *r, const struct model_sample *s)
+{
+	return s->context >= 0 ? r->m.contexts[s->context].sync_object : -1;
 }
 
 /* The subject of group level kind for a record. */
@@ -625,6 +666,10 @@ static int level_item(const struct report *r, enum cct_group_kind kind,
 			return -1;
 		f = &r->m.functions[func];
 		return f->module >= 0 ? f->module : f->python ? -2 : -1;
+	case CCT_GROUP_WAIT_KIND:
+		return report_sample_wait_kind(r, s);
+	case CCT_GROUP_SYNC_OBJECT:
+		return report_sample_sync_object(r, s);
 	}
 	return -1;
 }
@@ -732,7 +777,7 @@ int report_open(struct report *r, const struct report_opts *o, const char *dir,
 	if (o->time_filter) {
 		int64_t from, to;
 
-		rc = parse_time_filter(o->time_filter, &from, &to);
+		rc = report_parse_time_filter(o->time_filter, &from, &to);
 		if (!rc && (rc = model_load_time_range(&r->m, from, to, r->skipped, err,
 						       sizeof(err))))
 			log_error("%s", err);
@@ -792,6 +837,10 @@ static int check_view_options(const struct report_opts *o, const struct report_v
 	if (o->collapse_recursion && !(v->flags & (VIEW_TREE | VIEW_RECURSION)))
 		return report_usage_error("option '-recursion-mode' applies to the top-down, "
 					  "bottom-up, callstacks and caller-callee views");
+	if (o->time_buckets && !(v->flags & VIEW_TIME))
+		return report_usage_error("option '-time-buckets' is for the timeline view: "
+					  "-view timeline -time-buckets %d",
+					  o->time_buckets);
 	return 0;
 }
 

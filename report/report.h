@@ -34,6 +34,7 @@ struct report_opts {
 	char csv_delimiter;
 	const char *output;	    /* -report-output FILE, or NULL for stdout */
 	const char *time_filter;    /* "A:B" in seconds from the start, either side optional */
+	int time_buckets;           /* -time-buckets: the timeline view's buckets; 0: default */
 	const char *function;	    /* -function NAME (caller-callee) */
 	const char *source_object;  /* "function=NAME" or "file=PATH" (source) */
 	const char *const *source_dirs; /* -source-search-dir */

@@ -9,9 +9,18 @@
 #include "report/bigmem.h"
 #include "report/report-private.h"
 
-enum dim { DIM_FUNCTION, DIM_MODULE, DIM_LINE, DIM_THREAD, DIM_PROCESS, NDIMS };
+enum dim {
+	DIM_FUNCTION,
+	DIM_MODULE,
+	DIM_LINE,
+	DIM_THREAD,
+	DIM_PROCESS,
+	DIM_WAIT_KIND,
+	DIM_SYNC_OBJECT,
+	NDIMS
+};
 static const char *const dim_names[NDIMS] = {
-	"function", "module", "source-line", "thread", "process",
+	"function", "module", "source-line", "thread", "process", "wait-kind", "sync-object",
 };
 
 struct grouping {
@@ -41,7 +50,8 @@ static int grouping_parse(const char *s, struct grouping *g)
 				return report_usage_error("unknown grouping '%s' for -group-by (did "
 							  "you mean '%s'?)", word, near);
 			return report_usage_error("unknown grouping '%s' for -group-by; use "
-						  "function, module, source-line, thread or process",
+						  "function, module, source-line, thread, process, "
+						  "wait-kind or sync-object",
 						  word);
 		}
 		if (!g->has[d]) {
@@ -58,9 +68,10 @@ static int grouping_parse(const char *s, struct grouping *g)
 }
 
 /*
- * A group is (constant part, path part): the constant part (thread or process) is the same
- * for every frame of a sample, the path part (function, module, line) differs per frame.
- * Path keys are interned per node; cct_walk sums them, self and total, per constant part.
+ * A group is (constant part, path part): the constant part (thread or process, wait kind,
+ * sync object) is the same for every frame of a sample, the path part (function, module,
+ * line) differs per frame. Path keys are interned per node, constant parts per sample;
+ * cct_walk sums the path keys, self and total, per constant part.
  */
 struct path_key {
 	int first;  /* function, or module, or -1 */
@@ -68,8 +79,15 @@ struct path_key {
 	int node;   /* a node with this key, for labels */
 };
 
+/* A constant part: each -1 when not grouped by it (or unknown, or no wait). */
+struct const_key {
+	int who;         /* thread or process index */
+	int wait_kind;   /* index into model.wait_kinds */
+	int sync_object; /* index into model.sync_objects */
+};
+
 struct group {
-	int ck;	   /* thread or process index, -1 */
+	int ck;    /* index into constant parts */
 	int pk;	   /* index into path keys */
 	size_t at; /* its values: vals[at .. at + nm) self, then nm total */
 };
@@ -85,6 +103,8 @@ struct hotspots {
 	int64_t *vals;
 	size_t nvals, valcap;
 	bool *want;	 /* -function: per function, NULL: every function */
+	struct const_key *consts; /* the constant parts met */
+	size_t nconsts, constcap;
 	struct cct_walk w;
 };
 
@@ -169,13 +189,68 @@ static int collect(struct hotspots *h, int ck)
 	return 0;
 }
 
-static int const_key(const struct hotspots *h, int thread)
+static bool by_const(const struct hotspots *h)
 {
+	return h->g.has[DIM_THREAD] || h->g.has[DIM_PROCESS] || h->g.has[DIM_WAIT_KIND] ||
+	       h->g.has[DIM_SYNC_OBJECT];
+}
+
+/* The constant part of a sample, as grouped. */
+static struct const_key const_of(const struct hotspots *h, const struct model_sample *s)
+{
+	const struct report *r = h->r;
+	struct const_key k = { -1, -1, -1 };
+
 	if (h->g.has[DIM_THREAD])
-		return thread;
-	if (h->g.has[DIM_PROCESS])
-		return thread >= 0 ? h->r->m.threads[thread].process : -1;
-	return -1;
+		k.who = s->thread;
+	else if (h->g.has[DIM_PROCESS])
+		k.who = s->thread >= 0 ? r->m.threads[s->thread].process : -1;
+	if (h->g.has[DIM_WAIT_KIND])
+		k.wait_kind = report_sample_wait_kind(r, s);
+	if (h->g.has[DIM_SYNC_OBJECT])
+		k.sync_object = report_sample_sync_object(r, s);
+	return k;
+}
+
+/*
+ * Number each record's constant part (into out): the (wait kind, object) pair first, then
+ * (who, pair), each pair of 32-bit numbers a key of a map. Returns 0 or -ENOMEM.
+ */
+static int intern_consts(struct hotspots *h, int *out)
+{
+	struct report *r = h->r;
+	struct keymap pairs, keys;
+	size_t i;
+	int rc = 0, npairs = 0;
+
+	keymap_init(&pairs);
+	keymap_init(&keys);
+	for (i = 0; i < r->nrecs && !rc; i++) {
+		struct const_key k = const_of(h, report_sample(r, &r->recs[i]));
+		uint64_t pk =
+			(uint64_t)(uint32_t)(k.wait_kind + 1) << 32 | (uint32_t)(k.sync_object + 1);
+		int pair = keymap_get(&pairs, pk), c;
+
+		if (pair < 0 && !(rc = keymap_put(&pairs, pk, npairs)))
+			pair = npairs++;
+		if (rc)
+			break;
+		pk = (uint64_t)(uint32_t)(k.who + 1) << 32 | (uint32_t)pair;
+		c = keymap_get(&keys, pk);
+		if (c < 0) {
+			if (GROW(h->consts, h->nconsts + 1, h->constcap) ||
+			    (rc = keymap_put(&keys, pk, (int)h->nconsts))) {
+				rc = -ENOMEM;
+				break;
+			}
+			c = (int)h->nconsts;
+			h->consts[h->nconsts++] = k;
+		}
+		out[i] = c;
+	}
+	keymap_release(&pairs);
+	keymap_release(&keys);
+	return rc;
 }
 
 static int compute_by_const(struct hotspots *h);
@@ -190,7 +265,7 @@ static int compute(struct hotspots *h)
 
 	if ((rc = intern_keys(h)) || (rc = cct_walk_init(&h->w, t, h->key, h->nkeys)))
 		return rc;
-	if (h->g.has[DIM_THREAD] || h->g.has[DIM_PROCESS])
+	if (by_const(h))
 		return compute_by_const(h);
 	/* The tree already summed the samples per leaf. */
 	leaves = big_malloc(t->n * sizeof(*leaves));
@@ -205,32 +280,34 @@ static int compute(struct hotspots *h)
 }
 
 /*
- * With a thread or process in the grouping: samples bucketed by that (a counting sort),
- * then, per bucket, summed per tree node and walked once.
+ * With a constant part in the grouping (thread or process, wait kind, sync object): samples
+ * bucketed by it (a counting sort), then, per bucket, summed per tree node and walked once.
  */
 static int compute_by_const(struct hotspots *h)
 {
 	struct report *r = h->r;
-	size_t nck = (h->g.has[DIM_THREAD] ? r->m.nthreads : r->m.nprocesses) + 1, i, k;
+	size_t nck, i, k;
 	size_t nm = r->tree.nm;
-	size_t *off = calloc(nck + 1, sizeof(size_t));
+	int *ck = big_malloc((r->nrecs + 1) * sizeof(int));
+	size_t *off = NULL;
 	int *order = big_malloc((r->nrecs + 1) * sizeof(int));
 	int64_t *acc = big_calloc(r->tree.n * nm, sizeof(int64_t));
 	bool *seen = big_calloc(r->tree.n, sizeof(bool));
 	int *nodes = big_malloc((r->nrecs + 1) * sizeof(int));
 	int rc = 0;
 
-	if (!off || !order || !acc || !seen || !nodes) {
-		rc = -ENOMEM;
+	if (!ck || !order || !acc || !seen || !nodes || (rc = intern_consts(h, ck)) ||
+	    !(off = calloc(h->nconsts + 2, sizeof(size_t)))) {
+		rc = rc ? rc : -ENOMEM;
 		goto out;
 	}
-	/* Bucket 0 holds the unknown thread or process (-1). */
+	nck = h->nconsts;
 	for (i = 0; i < r->nrecs; i++)
-		off[const_key(h, report_sample(r, &r->recs[i])->thread) + 2]++;
-	for (k = 2; k <= nck; k++)
+		off[ck[i] + 1]++;
+	for (k = 1; k <= nck; k++)
 		off[k] += off[k - 1];
 	for (i = 0; i < r->nrecs; i++)
-		order[off[const_key(h, report_sample(r, &r->recs[i])->thread) + 1]++] = (int)i;
+		order[off[ck[i]]++] = (int)i;
 	/* off[b] is now the end of bucket b, and the start of bucket b + 1. */
 	for (k = 0; k < nck && !rc; k++) {
 		size_t start = k ? off[k - 1] : 0, n = 0, j;
@@ -248,13 +325,14 @@ static int compute_by_const(struct hotspots *h)
 		if (n)
 			rc = cct_walk_add(&h->w, nodes, n, acc);
 		if (n && !rc)
-			rc = collect(h, (int)k - 1);
+			rc = collect(h, (int)k);
 		for (j = 0; j < n; j++) {
 			seen[nodes[j]] = false;
 			memset(&acc[(size_t)nodes[j] * nm], 0, nm * sizeof(*acc));
 		}
 	}
 out:
+	free(ck);
 	free(off);
 	free(order);
 	free(acc);
@@ -281,6 +359,14 @@ static void set_process(struct report *r, struct table *t, size_t row, int cname
 	table_set_text_ref(t, row, cname, p ? report_basename(p->exe) : "[unknown]");
 	if (p)
 		table_set_int(t, row, cid, p->pid);
+}
+
+/* The Object Type column: the type, or the wait kind of the waits without an object. */
+static const char *sync_object_type(const struct report *r, int object)
+{
+	const struct model_context *c = &r->m.contexts[r->m.sync_objects[object].context];
+
+	return c->object_type ? c->object_type : "none";
 }
 
 static void fill(struct hotspots *h, struct table *t)
@@ -313,6 +399,13 @@ static void fill(struct hotspots *h, struct table *t)
 			col[dim][0] = table_add_col(t, "Process", TABLE_TEXT, TABLE_SHRINK);
 			col[dim][1] = table_add_col(t, "PID", TABLE_INT, 0);
 			break;
+		case DIM_WAIT_KIND:
+			col[dim][0] = table_add_col(t, "Wait Kind", TABLE_TEXT, 0);
+			break;
+		case DIM_SYNC_OBJECT:
+			col[dim][0] = table_add_col(t, "Sync Object", TABLE_TEXT, TABLE_SHRINK);
+			col[dim][1] = table_add_col(t, "Object Type", TABLE_TEXT, TABLE_DETAIL);
+			break;
 		}
 	}
 	report_add_metric_cols(r, t, &mc, MC_SELF | MC_TOTAL);
@@ -332,6 +425,9 @@ static void fill(struct hotspots *h, struct table *t)
 		const struct cct_node *n = &r->tree.nodes[k->node];
 		const struct model_function *f = &r->m.functions[n->func];
 		const int64_t *self = &h->vals[g->at], *total = &h->vals[g->at + nm];
+		struct const_key c =
+			g->ck >= 0 ? h->consts[g->ck] : (struct const_key){ -1, -1, -1 };
+		char label[512];
 		size_t row;
 
 		if (!report_any_shown(r, self) && !report_any_shown(r, total))
@@ -359,13 +455,26 @@ static void fill(struct hotspots *h, struct table *t)
 				break;
 			}
 			case DIM_THREAD:
-				set_thread(r, t, row, col[dim][0], col[dim][1], g->ck);
+				set_thread(r, t, row, col[dim][0], col[dim][1], c.who);
 				break;
 			case DIM_PROCESS:
 				set_process(r, t, row, col[dim][0], col[dim][1],
 					    h->g.has[DIM_THREAD]
-						    ? (g->ck >= 0 ? r->m.threads[g->ck].process : -1)
-						    : g->ck);
+						    ? (c.who >= 0 ? r->m.threads[c.who].process
+								  : -1)
+						    : c.who);
+				break;
+			case DIM_WAIT_KIND:
+				table_set_text_ref(t, row, col[dim][0],
+						   model_wait_kind_label(&r->m, c.wait_kind));
+				break;
+			case DIM_SYNC_OBJECT:
+				table_set_text(t, row, col[dim][0],
+					       model_sync_object_label(&r->m, c.sync_object, label,
+								       sizeof(label)));
+				if (c.sync_object >= 0)
+					table_set_text_ref(t, row, col[dim][1],
+							   sync_object_type(r, c.sync_object));
 				break;
 			}
 		}
@@ -387,7 +496,18 @@ static void hotspots_release(struct hotspots *h)
 	free(h->groups);
 	free(h->vals);
 	free(h->want);
+	free(h->consts);
 	cct_walk_release(&h->w);
+}
+
+static bool metric_shown(const struct report *r, int k)
+{
+	size_t i;
+
+	for (i = 0; i < r->nshown; i++)
+		if (r->shown[i] == k)
+			return true;
+	return false;
 }
 
 /* -function: the rows of that function only (by function, per thread or process). */
@@ -429,8 +549,15 @@ int view_hotspots(struct report *r, struct table *t)
 	if (!rc)
 		rc = compute(&h);
 	if (!rc) {
+		int wait = model_find_metric(&r->m, "Wait Time");
+
 		fill(&h, t);
-		snprintf(sort, sizeof(sort), "%s:Self", r->m.metrics[r->sort_metric].name);
+		/* Rows by wait kind or sync object: the heaviest waits first, unless told. */
+		if ((h.g.has[DIM_WAIT_KIND] || h.g.has[DIM_SYNC_OBJECT]) && wait >= 0 &&
+		    metric_shown(r, wait))
+			snprintf(sort, sizeof(sort), "%s:Self", r->m.metrics[wait].name);
+		else
+			snprintf(sort, sizeof(sort), "%s:Self", r->m.metrics[r->sort_metric].name);
 		rc = report_sort_limit(r, t, sort);
 	}
 	if (!rc && !r->nrecs)

@@ -8,18 +8,12 @@
 #include <sqlite3.h>
 
 #include "report/report-private.h"
+#include "report/summary-private.h"
 
 #define TOP_HOTSPOTS 5
 
-struct summary {
-	struct report *r;
-	struct table *t;
-	int section, metric, value, unit, pct;
-	int cpu; /* the CPU Time metric, -1 when the result has none */
-};
-
-static size_t row_add(struct summary *s, const char *section, const char *metric,
-		      const char *value, const char *unit)
+size_t summary_row_add(struct summary *s, const char *section, const char *metric,
+		       const char *value, const char *unit)
 {
 	size_t row = table_add_row(s->t, 0);
 
@@ -31,26 +25,25 @@ static size_t row_add(struct summary *s, const char *section, const char *metric
 	return row;
 }
 
-static void row_int(struct summary *s, const char *section, const char *metric, int64_t v,
-		    const char *unit)
+void summary_row_int(struct summary *s, const char *section, const char *metric, int64_t v,
+		     const char *unit)
 {
 	char buf[32];
 
 	snprintf(buf, sizeof(buf), "%" PRId64, v);
-	row_add(s, section, metric, buf, unit);
+	summary_row_add(s, section, metric, buf, unit);
 }
 
-static void row_time(struct summary *s, const char *section, const char *metric, int64_t ns)
+void summary_row_time(struct summary *s, const char *section, const char *metric, int64_t ns)
 {
 	char buf[32];
 
 	snprintf(buf, sizeof(buf), "%.3f", (double)ns / 1e9);
-	row_add(s, section, metric, buf, "s");
+	summary_row_add(s, section, metric, buf, "s");
 }
 
-/* A value of metric k in its unit; with pct, its share of the report's total of k. */
-static void row_value(struct summary *s, const char *section, const char *name, int k,
-		      int64_t v, bool pct)
+void summary_row_value(struct summary *s, const char *section, const char *name, int k, int64_t v,
+		       bool pct)
 {
 	const struct model_metric *mt = &s->r->m.metrics[k];
 	char buf[32];
@@ -58,10 +51,11 @@ static void row_value(struct summary *s, const char *section, const char *name, 
 
 	if (mt->unit == MODEL_UNIT_NS) {
 		snprintf(buf, sizeof(buf), "%.3f", (double)v / 1e9);
-		row = row_add(s, section, name, buf, "s");
+		row = summary_row_add(s, section, name, buf, "s");
 	} else {
 		snprintf(buf, sizeof(buf), "%" PRId64, v);
-		row = row_add(s, section, name, buf, mt->unit == MODEL_UNIT_BYTES ? "bytes" : NULL);
+		row = summary_row_add(s, section, name, buf,
+				      mt->unit == MODEL_UNIT_BYTES ? "bytes" : NULL);
 	}
 	if (pct)
 		table_set_pct(s->t, row, s->pct, report_pct(s->r, k, v));
@@ -73,7 +67,7 @@ static void row_meta(struct summary *s, const char *section, const char *metric,
 	const char *v = model_meta_get(&s->r->m, key);
 
 	if (v && *v)
-		row_add(s, section, metric, v, NULL);
+		summary_row_add(s, section, metric, v, NULL);
 }
 
 /* Run a query of one row of integers; false when the table is absent (older results). */
@@ -102,23 +96,23 @@ static void section_time(struct summary *s)
 	char buf[64];
 
 	if (elapsed > 0)
-		row_time(s, "Time", "Elapsed Time", elapsed);
+		summary_row_time(s, "Time", "Elapsed Time", elapsed);
 	if (s->cpu >= 0)
-		row_time(s, "Time", "CPU Time", r->total[s->cpu]);
+		summary_row_time(s, "Time", "CPU Time", r->total[s->cpu]);
 	if (elapsed > 0 && s->cpu >= 0) {
 		double used = (double)r->total[s->cpu] / (double)elapsed;
 
 		snprintf(buf, sizeof(buf), "%.3f", used);
-		row_add(s, "Time", "Effective CPUs Used", buf, "CPUs");
+		summary_row_add(s, "Time", "Effective CPUs Used", buf, "CPUs");
 		if (cpus > 0) {
 			snprintf(buf, sizeof(buf), "%.1f", 100.0 * used / (double)cpus);
-			row_add(s, "Time", "CPU Utilization", buf, "%");
+			summary_row_add(s, "Time", "CPU Utilization", buf, "%");
 		}
 	}
 	if (cpus > 0)
-		row_int(s, "Time", "Logical CPUs", cpus, NULL);
-	row_int(s, "Time", "Processes", (int64_t)r->m.nprocesses, NULL);
-	row_int(s, "Time", "Threads", (int64_t)r->m.nthreads, NULL);
+		summary_row_int(s, "Time", "Logical CPUs", cpus, NULL);
+	summary_row_int(s, "Time", "Processes", (int64_t)r->m.nprocesses, NULL);
+	summary_row_int(s, "Time", "Threads", (int64_t)r->m.nthreads, NULL);
 }
 
 /* The totals of the metrics shown besides CPU Time (that one is in Time). */
@@ -129,8 +123,8 @@ static void section_metrics(struct summary *s)
 
 	for (i = 0; i < r->nshown; i++)
 		if (r->shown[i] != s->cpu)
-			row_value(s, "Metrics", r->m.metrics[r->shown[i]].name, r->shown[i],
-				  r->total[r->shown[i]], false);
+			summary_row_value(s, "Metrics", r->m.metrics[r->shown[i]].name, r->shown[i],
+					  r->total[r->shown[i]], false);
 }
 
 static int heavier(const void *pa, const void *pb, void *arg)
@@ -174,8 +168,8 @@ static int section_hotspots(struct summary *s, int64_t *resolved)
 			order[n++] = (int)i;
 	qsort_r(order, n, sizeof(int), heavier, self);
 	for (i = 0; i < n && i < TOP_HOTSPOTS; i++)
-		row_value(s, "Top Hotspots", report_function_name(r, order[i]), k, self[order[i]],
-			  true);
+		summary_row_value(s, "Top Hotspots", report_function_name(r, order[i]), k,
+				  self[order[i]], true);
 	free(self);
 	free(order);
 	return 0;
@@ -188,7 +182,7 @@ static void section_collection(struct summary *s)
 	int64_t v[4];
 	sqlite3_stmt *st;
 
-	row_add(s, "Collection", "Result Directory", r->dir, NULL);
+	summary_row_add(s, "Collection", "Result Directory", r->dir, NULL);
 	row_meta(s, "Collection", "Analysis", "analysis");
 	row_meta(s, "Collection", "Command Line", "command_line");
 	row_meta(s, "Collection", "Working Directory", "cwd");
@@ -198,15 +192,15 @@ static void section_collection(struct summary *s)
 	row_meta(s, "Collection", "Sampling Clock", "sampling_clock");
 	if (r->m.interval_ns > 0) {
 		snprintf(buf, sizeof(buf), "%.3f", (double)r->m.interval_ns / 1e6);
-		row_add(s, "Collection", "Sampling Interval", buf, "ms");
+		summary_row_add(s, "Collection", "Sampling Interval", buf, "ms");
 	}
 	if (s->cpu >= 0) {
-		row_int(s, "Collection", "Samples", model_meta_int(&r->m, "samples_total",
-								   r->count[s->cpu]), NULL);
-		row_int(s, "Collection", "Samples Shown", r->count[s->cpu], NULL);
+		summary_row_int(s, "Collection", "Samples",
+				model_meta_int(&r->m, "samples_total", r->count[s->cpu]), NULL);
+		summary_row_int(s, "Collection", "Samples Shown", r->count[s->cpu], NULL);
 	}
 	if (query_ints(r, "SELECT coalesce(sum(count), 0) FROM lost", v, 1)) {
-		row_int(s, "Collection", "Lost Samples", v[0], NULL);
+		summary_row_int(s, "Collection", "Lost Samples", v[0], NULL);
 		if (v[0] && sqlite3_prepare_v2(r->m.db, "SELECT reason, sum(count) FROM lost "
 					       "GROUP BY reason ORDER BY reason", -1, &st,
 					       NULL) == SQLITE_OK) {
@@ -215,22 +209,23 @@ static void section_collection(struct summary *s)
 
 				snprintf(metric, sizeof(metric), "Lost Samples (%s)",
 					 (const char *)sqlite3_column_text(st, 0));
-				row_int(s, "Collection", metric, sqlite3_column_int64(st, 1), NULL);
+				summary_row_int(s, "Collection", metric,
+						sqlite3_column_int64(st, 1), NULL);
 			}
 			sqlite3_finalize(st);
 		}
 	}
 	if (model_meta_int(&r->m, "data_limit_hit", 0))
-		row_add(s, "Collection", "Data Limit Hit", "yes", NULL);
+		summary_row_add(s, "Collection", "Data Limit Hit", "yes", NULL);
 	/*
 	 * The CPU time the threads measured at their end against what their samples account
 	 * for: a shortfall means timer signals came late (docs/pcollect.md, LIMITS).
 	 */
 	if (query_ints(r, "SELECT coalesce(sum(cpu_ns), 0), coalesce(sum(time_ns), 0) "
 			  "FROM threads WHERE cpu_ns > 0", v, 2) && v[0] > 0) {
-		row_time(s, "Collection", "CPU Time Measured by Threads", v[0]);
+		summary_row_time(s, "Collection", "CPU Time Measured by Threads", v[0]);
 		snprintf(buf, sizeof(buf), "%.1f", 100.0 * (double)v[1] / (double)v[0]);
-		row_add(s, "Collection", "CPU Time Sampled", buf, "%");
+		summary_row_add(s, "Collection", "CPU Time Sampled", buf, "%");
 	}
 }
 
@@ -268,14 +263,14 @@ static void section_python(struct summary *s)
 	if (!version && !m->npynotes)
 		return;
 	if (version)
-		row_add(s, "Python", "Python Version", version, NULL);
+		summary_row_add(s, "Python", "Python Version", version, NULL);
 	n = s->cpu >= 0 ? python_samples(m, s->cpu) : -1;
 	if (n >= 0)
-		row_int(s, "Python", "Samples With Python Frames", n, NULL);
+		summary_row_int(s, "Python", "Samples With Python Frames", n, NULL);
 	for (i = 0; i < m->npynotes; i++) {
 		snprintf(metric, sizeof(metric), "Samples Without Python Frames (%s)",
 			 m->pynotes[i].kind);
-		row_int(s, "Python", metric, m->pynotes[i].count, NULL);
+		summary_row_int(s, "Python", metric, m->pynotes[i].count, NULL);
 	}
 }
 
@@ -294,19 +289,20 @@ static void section_finalization(struct summary *s, int64_t resolved)
 		missing += st && !strcmp(st, "missing");
 		mismatch += st && !strcmp(st, "build-id-mismatch");
 	}
-	row_int(s, "Finalization", "Modules", (int64_t)r->m.nmodules, NULL);
-	row_int(s, "Finalization", "Modules Missing", (int64_t)missing, NULL);
-	row_int(s, "Finalization", "Modules With Build-Id Mismatch", (int64_t)mismatch, NULL);
+	summary_row_int(s, "Finalization", "Modules", (int64_t)r->m.nmodules, NULL);
+	summary_row_int(s, "Finalization", "Modules Missing", (int64_t)missing, NULL);
+	summary_row_int(s, "Finalization", "Modules With Build-Id Mismatch", (int64_t)mismatch,
+			NULL);
 	snprintf(buf, sizeof(buf), "%.1f", report_pct(r, r->sort_metric, resolved));
 	snprintf(metric, sizeof(metric), "%s In Resolved Functions",
 		 r->m.metrics[r->sort_metric].name);
-	row_add(s, "Finalization", metric, buf, "%");
+	summary_row_add(s, "Finalization", metric, buf, "%");
 	if (query_ints(r, "SELECT count(*), coalesce(sum(bytes), 0), coalesce(sum(bytes_skipped), 0), "
 			  "coalesce(sum(chunks_damaged), 0) FROM streams", v, 4)) {
-		row_int(s, "Finalization", "Raw Streams", v[0], NULL);
-		row_int(s, "Finalization", "Raw Bytes", v[1], "bytes");
-		row_int(s, "Finalization", "Raw Bytes Skipped", v[2], "bytes");
-		row_int(s, "Finalization", "Damaged Chunks", v[3], NULL);
+		summary_row_int(s, "Finalization", "Raw Streams", v[0], NULL);
+		summary_row_int(s, "Finalization", "Raw Bytes", v[1], "bytes");
+		summary_row_int(s, "Finalization", "Raw Bytes Skipped", v[2], "bytes");
+		summary_row_int(s, "Finalization", "Damaged Chunks", v[3], NULL);
 	}
 }
 
@@ -323,7 +319,11 @@ int view_summary(struct report *r, struct table *t)
 	s.pct = table_add_col(t, "Percent", TABLE_PCT, 0);
 	section_time(&s);
 	section_metrics(&s);
-	rc = section_hotspots(&s, &resolved);
+	rc = summary_waits(&s);
+	if (!rc)
+		rc = summary_openmp(&s);
+	if (!rc)
+		rc = section_hotspots(&s, &resolved);
 	if (rc)
 		return rc;
 	section_collection(&s);

@@ -9,16 +9,16 @@
  * difference handler runs for "-r A -r B"; text renders the view's own text (NULL: the
  * table renderer).
  */
-#define VIEWS(X)                                                                          \
-	X("summary", view_summary, NULL, view_summary_text, VIEW_SELF_ONLY)              \
-	X("hotspots", view_hotspots, view_hotspots_diff, NULL,                          \
-	  VIEW_FLAT_GROUPS | VIEW_FUNCTION)                                               \
-	X("top-down", view_topdown, view_topdown_diff, NULL, VIEW_TREE | VIEW_SORT_TOTAL) \
-	X("bottom-up", view_bottomup, view_bottomup_diff, NULL, VIEW_TREE | VIEW_SELF_ONLY) \
-	X("caller-callee", view_callers, view_callers_diff, NULL,                        \
-	  VIEW_RECURSION | VIEW_FUNCTION | VIEW_SORT_TOTAL)                                  \
-	X("callstacks", view_callstacks, NULL, NULL, VIEW_TREE | VIEW_SELF_ONLY)          \
-	X("source", view_source, NULL, NULL, VIEW_LINES | VIEW_SOURCE_OBJECT | VIEW_NO_SORT)
+#define VIEWS(X)                                                                                   \
+	X("summary", view_summary, NULL, view_summary_text, VIEW_SELF_ONLY)                        \
+	X("hotspots", view_hotspots, view_hotspots_diff, NULL, VIEW_FLAT_GROUPS | VIEW_FUNCTION)   \
+	X("top-down", view_topdown, view_topdown_diff, NULL, VIEW_TREE | VIEW_SORT_TOTAL)          \
+	X("bottom-up", view_bottomup, view_bottomup_diff, NULL, VIEW_TREE | VIEW_SELF_ONLY)        \
+	X("caller-callee", view_callers, view_callers_diff, NULL,                                  \
+	  VIEW_RECURSION | VIEW_FUNCTION | VIEW_SORT_TOTAL)                                        \
+	X("callstacks", view_callstacks, NULL, NULL, VIEW_TREE | VIEW_SELF_ONLY)                   \
+	X("source", view_source, NULL, NULL, VIEW_LINES | VIEW_SOURCE_OBJECT | VIEW_NO_SORT)       \
+	X("timeline", view_timeline, NULL, NULL, VIEW_TIME | VIEW_NO_SORT)
 
 #define VIEW_ENTRY(name, run, diff, text, flags) { name, run, diff, text, flags },
 #define VIEW_NAME(name, run, diff, text, flags) name,

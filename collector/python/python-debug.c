@@ -116,5 +116,8 @@ int pydebug_apply_copy(struct pylayout *L, const void *block, size_t len, uint32
 	L->str_state = (int32_t)word(w, m->str_state);
 	L->str_length = (int32_t)word(w, m->str_length);
 	L->str_ascii_size = (int32_t)word(w, m->str_ascii_size);
+	/* The GIL is far into the interpreter's state: only its order of size is checked. */
+	if (word(w, m->is_gil) < (1u << 20))
+		L->gil = (int32_t)word(w, m->is_gil);
 	return PYDEBUG_OK;
 }

@@ -159,5 +159,6 @@ const char *pyagent_unsupported_why(void)
 void pyagent_reset(void)
 {
 	__atomic_store_n(&pyagent_rt.state, 0, __ATOMIC_RELEASE);
+	pyagent_gil_reset();
 	memset(&pyagent_rt, 0, sizeof(pyagent_rt));
 }

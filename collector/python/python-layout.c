@@ -54,6 +54,11 @@ static const struct pylayout layouts[] = {
 		.str_ascii_shift = 6,
 		.str_ascii_size = 48,
 		.str_compact_size = 72,
+		.gil = 352,
+		.gil_cond = 32,
+		.gil_mutex = 80,
+		.gil_switch_cond = 120,
+		.gil_switch_mutex = 168,
 	},
 	{
 		.minor = 11,
@@ -97,6 +102,11 @@ static const struct pylayout layouts[] = {
 		.str_ascii_shift = 6,
 		.str_ascii_size = 48,
 		.str_compact_size = 72,
+		.gil = 360,
+		.gil_cond = 32,
+		.gil_mutex = 80,
+		.gil_switch_cond = 120,
+		.gil_switch_mutex = 168,
 	},
 	{
 		.minor = 12,
@@ -140,6 +150,11 @@ static const struct pylayout layouts[] = {
 		.str_ascii_shift = 6,
 		.str_ascii_size = 40,
 		.str_compact_size = 56,
+		.gil = 1040,
+		.gil_cond = 32,
+		.gil_mutex = 80,
+		.gil_switch_cond = 120,
+		.gil_switch_mutex = 168,
 	},
 	{
 		.minor = 13,
@@ -183,6 +198,11 @@ static const struct pylayout layouts[] = {
 		.str_ascii_shift = 6,
 		.str_ascii_size = 40,
 		.str_compact_size = 56,
+		.gil = 7752,
+		.gil_cond = 32,
+		.gil_mutex = 80,
+		.gil_switch_cond = 120,
+		.gil_switch_mutex = 168,
 	},
 	{
 		.minor = 14,
@@ -226,6 +246,11 @@ static const struct pylayout layouts[] = {
 		.str_ascii_shift = 6,
 		.str_ascii_size = 40,
 		.str_compact_size = 56,
+		.gil = 7784,
+		.gil_cond = 32,
+		.gil_mutex = 80,
+		.gil_switch_cond = 120,
+		.gil_switch_mutex = 168,
 	},
 	{
 		.minor = 15,
@@ -269,6 +294,11 @@ static const struct pylayout layouts[] = {
 		.str_ascii_shift = 6,
 		.str_ascii_size = 40,
 		.str_compact_size = 56,
+		.gil = 7736,
+		.gil_cond = 32,
+		.gil_mutex = 80,
+		.gil_switch_cond = 120,
+		.gil_switch_mutex = 168,
 	},
 };
 
@@ -305,6 +335,7 @@ static const struct pydebug_map debug_maps[] = {
 		.str_state = 68,
 		.str_length = 69,
 		.str_ascii_size = 70,
+		.is_gil = 15,
 		.words = 71,
 	},
 	{
@@ -339,6 +370,7 @@ static const struct pydebug_map debug_maps[] = {
 		.str_state = 78,
 		.str_length = 79,
 		.str_ascii_size = 80,
+		.is_gil = 16,
 		.words = 81,
 	},
 	{
@@ -373,6 +405,7 @@ static const struct pydebug_map debug_maps[] = {
 		.str_state = 90,
 		.str_length = 91,
 		.str_ascii_size = 92,
+		.is_gil = 16,
 		.words = 93,
 	},
 };
@@ -447,6 +480,11 @@ const struct pylayout_field pylayout_fields[] = {
 	F(str_ascii_shift),
 	F(str_ascii_size),
 	F(str_compact_size),
+	F(gil),
+	F(gil_cond),
+	F(gil_mutex),
+	F(gil_switch_cond),
+	F(gil_switch_mutex),
 	{ NULL, 0 },
 };
 #undef F
@@ -484,6 +522,7 @@ const struct pylayout_field pydebug_map_fields[] = {
 	F(str_state),
 	F(str_length),
 	F(str_ascii_size),
+	F(is_gil),
 	F(words),
 	{ NULL, 0 },
 };

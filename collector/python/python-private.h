@@ -91,6 +91,9 @@ uintptr_t pycodes_name_addr(const uint8_t *code);
 /* The name string address of the code object last described at addr, or 0. */
 uintptr_t pycodes_cached_name(const struct pyagent_thread *t, uintptr_t addr);
 
+/* Forget the GIL's address (python-gil.c), with the interpreter. */
+void pyagent_gil_reset(void);
+
 /* Guarded reads (python-read.c). */
 
 /* Guarded copy with the pid already known: 0 or -1. */

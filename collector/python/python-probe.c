@@ -79,6 +79,7 @@ static void debug_offsets(void)
 	D("str_state", unicode_object.state);
 	D("str_length", unicode_object.length);
 	D("str_ascii_size", unicode_object.asciiobject_size);
+	D("is_gil", interpreter_state.gil_runtime_state);
 	P("dbg_words", offsetof(_Py_DebugOffsets, unicode_object.asciiobject_size) / 8 + 1);
 }
 #endif
@@ -184,6 +185,16 @@ int main(void)
 	P("str_ascii_shift", state_shift(2));
 	P("str_ascii_size", sizeof(PyASCIIObject));
 	P("str_compact_size", sizeof(PyCompactUnicodeObject));
+	/* The GIL: in _PyRuntime up to 3.11, in each interpreter from 3.12 (the main one's). */
+#if PY_VERSION_HEX < 0x030C0000
+	P("gil", offsetof(_PyRuntimeState, ceval.gil));
+#else
+	P("gil", offsetof(PyInterpreterState, _gil));
+#endif
+	P("gil_cond", offsetof(struct _gil_runtime_state, cond));
+	P("gil_mutex", offsetof(struct _gil_runtime_state, mutex));
+	P("gil_switch_cond", offsetof(struct _gil_runtime_state, switch_cond));
+	P("gil_switch_mutex", offsetof(struct _gil_runtime_state, switch_mutex));
 #if PY_VERSION_HEX >= 0x030D0000
 	debug_offsets();
 #endif

@@ -60,6 +60,13 @@ const char *pyagent_unsupported_why(void);
 /* Forget the interpreter (tests; the agent after the module that held it is unloaded). */
 void pyagent_reset(void);
 
+/*
+ * Whether addr is the condition or mutex of the interpreter's GIL (python-gil.c): a thread
+ * blocked on it waits for the GIL. Cheap (no system call); false until an interpreter of a
+ * known layout is found and initialised.
+ */
+bool pyagent_is_gil(uintptr_t addr);
+
 struct pyagent_code_slot {
 	uintptr_t addr; /* code object address, 0 = free */
 	uint64_t sig;	/* hash of what identifies the object at addr (python-codes.c) */

@@ -34,7 +34,7 @@ def crash(w, mode):
             "%s: samples cover %.3f s of the %.3f s of CPU used before dying"
             % (mode, got / 1e9, cpu / 1e9))
     f = e.pfinalize(res)
-    names = e.leaf_weights(res)
+    names = e.db_leaf_weights(res)
     total = sum(names.values())
     e.check(f.returncode == 0 and names.get("work", 0) >= 0.9 * total,
             "%s: finalized, the work function has the samples (%s)" % (mode, names))
@@ -61,7 +61,7 @@ def kill_in_join(w):
             % p.returncode)
     f = e.pfinalize(res)
     e.check(f.returncode == 0, "pfinalize of the killed job exits 0 (%s)" % f.stderr.strip())
-    rows = e.leaf_weights(res)
+    rows = e.db_leaf_weights(res)
     total = sum(rows.values())
     unknown = rows.get("[unknown]", 0)
     e.check(total > 0 and unknown <= 0.02 * total,

@@ -249,10 +249,10 @@ def run(argv, cwd=None, env=None, timeout=120, stdin=None):
 
 
 def pcollect(target, result=None, options=(), cwd=None, env=None, timeout=120,
-             finalization="none", quiet=True):
-    """Run pcollect -collect hotspots on target (a list). Returns a Run (result: the
-    directory path, or None when -r was not given)."""
-    argv = [tool("pcollect"), "-collect", "hotspots"]
+             finalization="none", quiet=True, analysis="hotspots"):
+    """Run pcollect -collect ANALYSIS (hotspots) on target (a list). Returns a Run (result:
+    the directory path, or None when -r was not given)."""
+    argv = [tool("pcollect"), "-collect", analysis]
     if result:
         argv += ["-r", result]
     if finalization:
@@ -408,7 +408,7 @@ def named_samples(streams, sym=None):
     return out
 
 
-def leaf_weights_raw(samples, names):
+def leaf_weights(samples, names):
     """Weight of samples whose leaf function is each of names, and the total weight."""
     w = {n: 0 for n in names}
     total = 0
@@ -476,11 +476,8 @@ GROUP BY f.name, fr.inline_depth, fr.line, pf.name, pfr.line
 """ % (INTERVAL_NS, CPU_METRIC)
 
 
-def leaf_weights(result, names=None):
-    """CPU Time sample weight (intervals) by the name of the sampled (innermost) function of a
-    finalized result; with names, of named_samples() rows: leaf_weights_raw()."""
-    if names is not None:
-        return leaf_weights_raw(result, names)
+def db_leaf_weights(result):
+    """CPU Time sample weight (intervals) by the name of the sampled (innermost) function."""
     return dict(db_rows(result, "SELECT f.name, SUM(s.value) / %s FROM samples s"
                         " JOIN stacks st ON st.id = s.stack_id JOIN frames fr ON fr.id = "
                         "st.frame_id JOIN functions f ON f.id = fr.function_id"

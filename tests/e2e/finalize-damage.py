@@ -27,7 +27,7 @@ TIMEOUT = 60
 
 def weights(res):
     """Sample weight by leaf function, and the CPU time sampled and used (ns)."""
-    rows = e.leaf_weights(res)
+    rows = e.db_leaf_weights(res)
     sampled, used = e.db_rows(res, "SELECT COALESCE(SUM(time_ns), 0), COALESCE(SUM(cpu_ns), 0)"
                                    " FROM threads")[0]
     return rows, sampled, used

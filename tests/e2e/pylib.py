@@ -47,13 +47,14 @@ def program(name):
     return path
 
 
-def collect(w, name, python, script, args=(), interval="1", options=(), timeout=120):
-    """Profile `python script args` with pcollect, finalize with pfinalize. Returns the result
-    directory and the program's stdout."""
+def collect(w, name, python, script, args=(), interval="1", options=(), timeout=120,
+            analysis="hotspots"):
+    """Profile `python script args` with pcollect -collect ANALYSIS, finalize with pfinalize.
+    Returns the result directory and the program's stdout."""
     res = w.join(name)
     opts = ["-knob", "sampling-interval=" + interval] + list(options)
     r = e.pcollect([python, program(script)] + [str(a) for a in args], result=res,
-                   options=opts, timeout=timeout)
+                   options=opts, timeout=timeout, analysis=analysis)
     if r.returncode != 0:
         e.fail("pcollect %s %s: exit %d\n%s%s" % (python, script, r.returncode, r.stdout,
                                                   r.stderr))

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/raw-python.h"
 #include "common/raw-stream.h"
 #include "common/result-dir.h"
 
@@ -30,9 +31,47 @@ static void put_cstr(const char *s)
 	put_str(s, strlen(s));
 }
 
+/* Python records (docs/raw-format-python.md): code objects and mixed stacks. */
+static bool dump_python(const struct raw_record *r)
+{
+	static uint64_t ips[RAW_MAX_DEPTH];
+	static struct raw_py_frame py[RAW_PY_MAX_FRAMES];
+	struct raw_py_stack st;
+	struct raw_py_code c;
+	uint32_t i;
+
+	if (r->type == RAW_REC_PY_CODE && !raw_py_read_code(r->payload, r->payload_len, &c)) {
+		printf("{\"type\":\"py_code\",\"id\":%" PRIu64 ",\"firstlineno\":%d,\"filename\":",
+		       c.id, c.firstlineno);
+		put_str(c.filename.s, c.filename.len);
+		printf(",\"name\":");
+		put_str(c.name.s, c.name.len);
+		printf("}\n");
+		return true;
+	}
+	if (r->type == RAW_REC_PY_STACK &&
+	    !raw_py_read_stack(r->payload, r->payload_len, &st, ips, py)) {
+		/* Read by the tests as a stack whose Python frames come with it. */
+		printf("{\"type\":\"stack\",\"id\":%" PRIu64 ",\"flags\":%u,\"ips\":[", st.id,
+		       st.flags);
+		for (i = 0; i < st.n; i++)
+			printf("%s%" PRIu64, i ? "," : "", ips[i]);
+		printf("],\"py\":[");
+		for (i = 0; i < st.npy; i++)
+			printf("%s[%" PRIu64 ",%u,%u]", i ? "," : "", py[i].code_id, py[i].offset,
+			       py[i].flags);
+		printf("]}\n");
+		return true;
+	}
+	return false;
+}
+
 static void dump_record(const struct raw_record *r)
 {
 	uint32_t i;
+
+	if (!r->decoded && dump_python(r))
+		return;
 
 	switch (r->decoded ? r->type : 0) {
 	case RAW_REC_SAMPLE:
@@ -132,6 +171,31 @@ static void dump_record(const struct raw_record *r)
 		printf("{\"type\":\"lost\",\"time\":%" PRId64 ",\"reason\":%u,\"count\":%" PRIu64
 		       ",\"weight\":%" PRIu64 "}\n",
 		       r->time_ns, r->u.lost.reason, r->u.lost.count, r->u.lost.weight);
+		break;
+	case RAW_REC_WAIT:
+		printf("{\"type\":\"wait\",\"time\":%" PRId64 ",\"stack\":%" PRIu64
+		       ",\"duration\":%" PRIu64 ",\"kind\":\"%s\",\"object\":%" PRIu64 "}\n",
+		       r->time_ns, r->u.wait.stack_id, r->u.wait.duration_ns,
+		       raw_wait_kind_name(r->u.wait.kind), r->u.wait.object);
+		break;
+	case RAW_REC_WAIT_SUM:
+		printf("{\"type\":\"wait_sum\",\"time\":%" PRId64 ",\"stack\":%" PRIu64
+		       ",\"kind\":\"%s\",\"object\":%" PRIu64 ",\"count\":%" PRIu64
+		       ",\"total\":%" PRIu64 "}\n",
+		       r->time_ns, r->u.wait_sum.stack_id, raw_wait_kind_name(r->u.wait_sum.kind),
+		       r->u.wait_sum.object, r->u.wait_sum.count, r->u.wait_sum.total_ns);
+		break;
+	case RAW_REC_OBJECT:
+		printf("{\"type\":\"object\",\"kind\":\"%s\",\"object\":%" PRIu64 ",\"name\":",
+		       raw_wait_kind_name(r->u.object.kind), r->u.object.object);
+		put_str(r->u.object.name.s, r->u.object.name.len);
+		printf("}\n");
+		break;
+	case RAW_REC_OMP_REGION:
+		printf("{\"type\":\"omp_region\",\"time\":%" PRId64 ",\"duration\":%" PRIu64
+		       ",\"object\":%" PRIu64 ",\"threads\":%u}\n",
+		       r->time_ns, r->u.omp_region.duration_ns, r->u.omp_region.object,
+		       r->u.omp_region.threads);
 		break;
 	default:
 		printf("{\"type\":\"unknown\",\"record_type\":%u,\"payload_len\":%zu}\n", r->type,

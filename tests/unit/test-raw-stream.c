@@ -710,6 +710,66 @@ static void test_raw_weight_bounds(void)
 	close(fd);
 }
 
+/* The wait records (48-51) read back field by field, the largest values included. */
+static void test_raw_wait_records(void)
+{
+	struct raw_file_header h;
+	struct raw_writer w;
+	struct raw_record rec;
+	struct raw_reader *r;
+	uint8_t bad[3 * RAW_VARINT_MAX], *data;
+	struct raw_enc e = { bad, bad + sizeof(bad), false };
+	size_t len;
+	int fd, err;
+
+	fd = open_stream(&w, &h, sizeof(wbuf));
+	CU_ASSERT(raw_writer_wait(&w, 300000000, 7, 301234567, RAW_WAIT_SLEEP, 0) == 0);
+	CU_ASSERT(raw_writer_wait(&w, -3, 1, UINT64_MAX, RAW_WAIT_MUTEX, 0x7ffd12345678ull) == 0);
+	CU_ASSERT(raw_writer_wait_sum(&w, 400000000, 9, RAW_WAIT_COND, 0x55550000ull, 1000,
+				      47000000) == 0);
+	CU_ASSERT(raw_writer_object(&w, RAW_WAIT_READ, 5, "pipe:[1234]") == 0);
+	CU_ASSERT(raw_writer_omp_region(&w, 500, 2000000, 0x401234, 4) == 0);
+	/* A kind that does not fit 32 bits is damage: the record is skipped. */
+	raw_enc_svarint(&e, 1);
+	raw_enc_varint(&e, 0x100000000ull);
+	raw_enc_varint(&e, 5);
+	CU_ASSERT(raw_writer_record(&w, RAW_REC_OBJECT, bad, (size_t)(e.p - bad)) == 0);
+	CU_ASSERT(raw_writer_flush(&w) == 0);
+	data = read_back(fd, &len);
+	r = raw_reader_open_mem(data, len, &err);
+	CU_ASSERT_FATAL(r != NULL);
+
+	CU_ASSERT_FATAL(raw_reader_next(r, &rec) == 1);
+	CU_ASSERT(rec.type == RAW_REC_WAIT && rec.decoded && rec.time_ns == 300000000);
+	CU_ASSERT(rec.u.wait.stack_id == 7 && rec.u.wait.duration_ns == 301234567);
+	CU_ASSERT(rec.u.wait.kind == RAW_WAIT_SLEEP && rec.u.wait.object == 0);
+	CU_ASSERT_FATAL(raw_reader_next(r, &rec) == 1);
+	CU_ASSERT(rec.type == RAW_REC_WAIT && rec.time_ns == -3);
+	CU_ASSERT(rec.u.wait.duration_ns == UINT64_MAX && rec.u.wait.object == 0x7ffd12345678ull);
+	CU_ASSERT_FATAL(raw_reader_next(r, &rec) == 1);
+	CU_ASSERT(rec.type == RAW_REC_WAIT_SUM && rec.time_ns == 400000000);
+	CU_ASSERT(rec.u.wait_sum.stack_id == 9 && rec.u.wait_sum.kind == RAW_WAIT_COND);
+	CU_ASSERT(rec.u.wait_sum.object == 0x55550000ull && rec.u.wait_sum.count == 1000);
+	CU_ASSERT(rec.u.wait_sum.total_ns == 47000000);
+	CU_ASSERT_FATAL(raw_reader_next(r, &rec) == 1);
+	CU_ASSERT(rec.type == RAW_REC_OBJECT && rec.u.object.kind == RAW_WAIT_READ);
+	CU_ASSERT(rec.u.object.object == 5 && str_eq(rec.u.object.name, "pipe:[1234]"));
+	CU_ASSERT_FATAL(raw_reader_next(r, &rec) == 1);
+	CU_ASSERT(rec.type == RAW_REC_OMP_REGION && rec.time_ns == 500);
+	CU_ASSERT(rec.u.omp_region.duration_ns == 2000000);
+	CU_ASSERT(rec.u.omp_region.object == 0x401234 && rec.u.omp_region.threads == 4);
+	CU_ASSERT(raw_reader_next(r, &rec) == 0);
+	CU_ASSERT(raw_reader_stats(r)->records_malformed == 1);
+
+	CU_ASSERT(strcmp(raw_wait_kind_name(RAW_WAIT_GIL), "gil") == 0);
+	CU_ASSERT(strcmp(raw_wait_kind_name(RAW_WAIT_OMP_BARRIER), "openmp-barrier") == 0);
+	CU_ASSERT(strcmp(raw_wait_kind_name(0), "other") == 0);
+	CU_ASSERT(strcmp(raw_wait_kind_name(RAW_WAIT_KIND_MAX + 1), "other") == 0);
+	raw_reader_free(r);
+	free(data);
+	close(fd);
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -728,6 +788,7 @@ int main(void)
 		{ "header and base_ns checksums", test_raw_header_and_base_checksums },
 		{ "version 1 fixture", test_raw_v1_fixture },
 		{ "weight bounds", test_raw_weight_bounds },
+		{ "wait records", test_raw_wait_records },
 		{ NULL, NULL },
 	};
 

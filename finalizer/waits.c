@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: MIT */
+/* The decoder of the waits' records (48-63): blocking calls become Wait Time and Wait Count. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "finalizer/finalize-private.h"
+#include "finalizer/metrics.h"
+
+/*
+ * Per wait kind (enum raw_wait_kind, common/raw-stream.h): contexts.object_type, and what
+ * the object is, which says how it can be named: a variable in the program's data, a place
+ * in its code (an OpenMP construct), or a number (fd, pid, pthread_t).
+ */
+static const struct {
+	const char *object_type;
+	enum wait_object what;
+} kinds[] = {
+	[RAW_WAIT_MUTEX] = { "mutex", WAIT_OBJECT_DATA },
+	[RAW_WAIT_RWLOCK] = { "rwlock", WAIT_OBJECT_DATA },
+	[RAW_WAIT_COND] = { "cond", WAIT_OBJECT_DATA },
+	[RAW_WAIT_JOIN] = { "thread", WAIT_OBJECT_NUMBER },
+	[RAW_WAIT_BARRIER] = { "barrier", WAIT_OBJECT_DATA },
+	[RAW_WAIT_SEMAPHORE] = { "semaphore", WAIT_OBJECT_DATA },
+	[RAW_WAIT_SLEEP] = { NULL, WAIT_OBJECT_NONE },
+	[RAW_WAIT_POLL] = { "fd", WAIT_OBJECT_NUMBER },
+	[RAW_WAIT_READ] = { "fd", WAIT_OBJECT_NUMBER },
+	[RAW_WAIT_WRITE] = { "fd", WAIT_OBJECT_NUMBER },
+	[RAW_WAIT_ACCEPT] = { "fd", WAIT_OBJECT_NUMBER },
+	[RAW_WAIT_CONNECT] = { "fd", WAIT_OBJECT_NUMBER },
+	[RAW_WAIT_CHILD] = { "pid", WAIT_OBJECT_NUMBER },
+	[RAW_WAIT_FUTEX] = { "futex", WAIT_OBJECT_DATA },
+	/* One lock per interpreter: the waits on it read "[gil]". */
+	[RAW_WAIT_GIL] = { NULL, WAIT_OBJECT_NONE },
+	/* The construct: the return address into the program of the runtime call. */
+	[RAW_WAIT_OMP_BARRIER] = { "code", WAIT_OBJECT_CODE },
+	[RAW_WAIT_OMP_LOCK] = { "openmp-lock", WAIT_OBJECT_DATA },
+	[RAW_WAIT_OMP_OTHER] = { NULL, WAIT_OBJECT_NONE },
+};
+#define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
+
+/* The most one record may say: more is damage (and could overflow the sums). */
+#define MAX_WAIT_COUNT (1ull << 40)
+
+const char *wait_kind_name(uint32_t kind)
+{
+	return raw_wait_kind_name(kind);
+}
+
+const char *wait_object_type(uint32_t kind)
+{
+	return kind < NKINDS ? kinds[kind].object_type : NULL;
+}
+
+enum wait_object wait_object_what(uint32_t kind)
+{
+	return kind < NKINDS ? kinds[kind].what : WAIT_OBJECT_NONE;
+}
+
+static char *dup_str(struct raw_string s)
+{
+	char *d = malloc((size_t)s.len + 1);
+
+	if (d) {
+		memcpy(d, s.s, s.len);
+		d[s.len] = '\0';
+	}
+	return d;
+}
+
+int wait_take(struct stream *s, const struct raw_record *rec)
+{
+	struct wait_rec w = { .time_ns = rec->time_ns };
+
+	if (!rec->decoded) {
+		s->unknown_records++; /* a later record of the range */
+		return 0;
+	}
+	switch (rec->type) {
+	case RAW_REC_WAIT:
+		w.stack = rec->u.wait.stack_id;
+		w.total_ns = rec->u.wait.duration_ns;
+		w.kind = rec->u.wait.kind;
+		w.object = rec->u.wait.object;
+		w.count = 1;
+		break;
+	case RAW_REC_WAIT_SUM:
+		w.stack = rec->u.wait_sum.stack_id;
+		w.kind = rec->u.wait_sum.kind;
+		w.object = rec->u.wait_sum.object;
+		w.count = rec->u.wait_sum.count;
+		w.total_ns = rec->u.wait_sum.total_ns;
+		w.summed = true;
+		break;
+	case RAW_REC_OBJECT: {
+		struct object_rec o = { rec->u.object.kind, rec->u.object.object, NULL };
+
+		if (!rec->u.object.name.len) {
+			s->records_malformed++;
+			return 0;
+		}
+		if (GROW(s->objects, s->nobjects + 1, s->objects_cap) ||
+		    !(o.name = dup_str(rec->u.object.name)))
+			return -ENOMEM;
+		s->objects[s->nobjects++] = o;
+		return 0;
+	}
+	case RAW_REC_OMP_REGION:
+		if (rec->u.omp_region.duration_ns > (uint64_t)FIN_MAX_STREAM_NS) {
+			s->records_malformed++;
+			return 0;
+		}
+		if (GROW(s->regions, s->nregions + 1, s->regions_cap))
+			return -ENOMEM;
+		s->regions[s->nregions++] = (struct region_rec){
+			.time_ns = rec->time_ns,
+			.duration_ns = rec->u.omp_region.duration_ns,
+			.object = rec->u.omp_region.object,
+			.threads = rec->u.omp_region.threads,
+		};
+		return 0;
+	default:
+		s->unknown_records++; /* a later record of the range */
+		return 0;
+	}
+	if (w.total_ns > (uint64_t)FIN_MAX_STREAM_NS || w.count > MAX_WAIT_COUNT ||
+	    (w.summed && !w.count)) {
+		s->records_malformed++;
+		return 0;
+	}
+	if (GROW(s->waits, s->nwaits + 1, s->waits_cap))
+		return -ENOMEM;
+	s->waits[s->nwaits++] = w;
+	return 0;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static int event_add(struct stream *s, const struct event_rec *e)
+{
+	if (GROW(s->events, s->nevents + 1, s->events_cap))
+		return -ENOMEM;
+	s->events[s->nevents++] = *e;
+	return 0;
+}
+
+int waits_to_events(struct fin *f, struct stream *s)
+{
+	struct thread *t = &f->threads[s->thread];
+	int64_t wt, wc;
+	size_t i;
+	int ret = 0;
+
+	/* A region is the context of its implicit barrier's waits. */
+	for (i = 0; i < s->nregions; i++) {
+		int64_t ctx =
+			fin_context_get(f, s->image, RAW_WAIT_OMP_BARRIER, s->regions[i].object,
+					s->regions[i].time_ns + s->offset_ns);
+
+		if (ctx < 0)
+			return (int)ctx;
+		s->regions[i].context = (uint32_t)ctx;
+		f->regions++;
+	}
+	if (!s->nwaits)
+		return 0;
+	wt = fin_metrics_standard(f, FIN_METRIC_WAIT_TIME_NAME);
+	wc = fin_metrics_standard(f, FIN_METRIC_WAIT_COUNT_NAME);
+	if (wt < 0 || wc < 0)
+		return -ENOMEM;
+	for (i = 0; i < s->nwaits && !ret; i++) {
+		const struct wait_rec *w = &s->waits[i];
+		int64_t ctx =
+			fin_context_get(f, s->image, w->kind, w->object, w->time_ns + s->offset_ns);
+		struct event_rec e = {
+			.time_ns = w->time_ns,
+			.stack = w->stack,
+			.context = (uint32_t)ctx,
+			.timed = !w->summed,
+		};
+
+		if (ctx < 0)
+			return (int)ctx;
+		if (wt != UINT32_MAX) {
+			e.metric = (uint32_t)wt;
+			e.value = (int64_t)w->total_ns;
+			e.count = w->count;
+			ret = event_add(s, &e);
+		}
+		if (!ret && wc != UINT32_MAX) {
+			e.metric = (uint32_t)wc;
+			e.value = (int64_t)w->count;
+			e.count = w->count;
+			ret = event_add(s, &e);
+		}
+		t->wait_ns = sat_add(t->wait_ns, w->total_ns);
+		t->waits = sat_add(t->waits, w->count);
+		f->wait_ns = sat_add(f->wait_ns, w->total_ns);
+		f->waits_total = sat_add(f->waits_total, w->count);
+		if (w->summed) {
+			t->waits_short = sat_add(t->waits_short, w->count);
+			f->waits_short = sat_add(f->waits_short, w->count);
+		}
+	}
+	return ret;
+}

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""An OpenMP region whose thread 0 works twice as long as thread 1 (tests/progs/omp-imbalance,
+built with GCC's libgomp, or with clang and LLVM's libomp: argument gomp or libomp), through
+pcollect -collect threading, pfinalize and preport, with OMP_WAIT_POLICY=active so that the
+waiting thread spins (sampled with the task-clock event: libomp's spinning thread yields the
+processor at every turn, which makes a CPU-time timer's signals come late). The summary's OpenMP region section shows each thread's busy time (its
+CPU Time in the region less its Spin Time), the imbalance (slowest - mean) / slowest, and
+the Spin Time of the waiting thread is the CPU time it measured while it waited; all within
+the sampling tolerance of e2elib.Sampled. Where the agent records the region (OMPT), the
+section comes from the records: each thread's wait at the barrier within 5% + 3 ms of what
+the program measured."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import e2elib as e  # noqa: E402
+from report_util import rows  # noqa: E402
+
+PROGS = {"gomp": "omp-imbalance", "libomp": "omp-imbalance-libomp"}
+
+
+def ns(v):
+    return round(float(v) * 1e9) if v not in ("", None) else 0
+
+
+def main():
+    if len(sys.argv) != 2 or sys.argv[1] not in PROGS:
+        e.fail("usage: omp-imbalance.py gomp|libomp")
+    runtime = sys.argv[1]
+    prog = os.path.join(e.BUILD, "tests", "progs", PROGS[runtime])
+    if not os.access(prog, os.X_OK):
+        e.skip("%s not built: %s" % (PROGS[runtime], "no OpenMP in the C compiler"
+                                     if runtime == "gomp" else "no clang with libomp"))
+    with e.Workdir("omp-" + runtime) as w:
+        res = w.join("res")
+        r = e.pcollect([prog], result=res, analysis="threading",
+                       options=["-knob", "sampling-interval=1", "-knob",
+                                "sampling-clock=task-clock"],
+                       env={"OMP_WAIT_POLICY": "active"})
+        e.check(r.returncode == 0, "%s: pcollect exits 0 (%s)" % (runtime, r.stderr.strip()))
+        k = dict((a, int(b)) for a, b in (x.split("=") for x in r.stdout.split()))
+        e.check(e.pfinalize(res).returncode == 0, "pfinalize")
+        tid = [k["thread0_tid"], k["thread1_tid"]]
+        busy = [k["thread0_busy_ns"], k["thread1_busy_ns"]]
+        stats = [e.db_sampled(res, "t.tid = ?", (t,)) for t in tid]
+        s = rows(res, "-view", "summary")
+        sections = sorted({x["Section"] for x in s if x["Section"].startswith("OpenMP Region")})
+        e.check(len(sections) == 1, "%s: the summary has one OpenMP region: %s" % (
+            runtime, sections))
+        val = {x["Metric"]: x["Value"] for x in s if x["Section"] == sections[0]}
+        names = dict(e.db_rows(res, "SELECT tid, name FROM threads"))
+        label = ["%s (TID %d)" % (names[t], t) for t in tid]
+        recorded = "Region Time" in val
+        if recorded:
+            # The agent's records: each thread's wait in the implicit barrier, measured.
+            for i in (0, 1):
+                got = ns(val["%s Waiting at the Barrier" % label[i]])
+                want = k["thread%d_wait_ns" % i]
+                e.check(abs(got - want) <= 0.05 * want + 3000000,
+                        "%s: thread %d waited %.1f ms at the barrier (program: %.1f ms)" % (
+                            runtime, i, got / 1e6, want / 1e6))
+            ww = [k["thread0_work_wall_ns"], k["thread1_work_wall_ns"]]
+            want = 100.0 * (max(ww) - sum(ww) / 2) / max(ww)
+            e.check(abs(float(val["Imbalance"]) - want) <= 5.0,
+                    "%s: imbalance %s%% (program's walls: %.1f%%)" % (runtime, val["Imbalance"],
+                                                                    want))
+        else:
+            # From the CPU samples: busy = CPU Time in the region less its Spin Time.
+            tol = []
+            for i in (0, 1):
+                got = ns(val["%s Busy Time" % label[i]])
+                e.check_time(stats[i], got, busy[i], "%s: thread %d's busy time" % (runtime, i),
+                             stretches=1)
+                tol.append(stats[i].time_tolerance_ns(busy[i], stretches=1))
+            want = 100.0 * (busy[0] - (busy[0] + busy[1]) / 2) / busy[0]
+            # imbalance = 1/2 - b1 / (2 b0): each busy time moves it by its own error
+            err = 50.0 * (tol[1] / busy[0] + busy[1] * tol[0] / busy[0] ** 2)
+            got = float(val["Imbalance"])
+            e.check(abs(got - want) <= err + 0.05, "%s: imbalance %.1f%%, the program's %.1f%% "
+                    "(+- %.1f)" % (runtime, got, want, err))
+            e.check(ns(val["%s Waiting for the Slowest" % label[1]]) > 0 and
+                    ns(val["%s Waiting for the Slowest" % label[0]]) == 0,
+                    "%s: thread 1 waits for thread 0, the slowest" % runtime)
+        # Spin Time: what the waiting thread burned while it waited, nothing for the other.
+        spin = dict(e.db_rows(res, "SELECT t.tid, sum(s.value) FROM samples s JOIN threads t ON "
+                                   "t.id = s.thread_id JOIN metrics m ON m.id = s.metric_id "
+                                   "WHERE m.name = 'Spin Time' GROUP BY t.tid"))
+        e.check_time(stats[1], spin.get(tid[1], 0), k["thread1_spin_ns"],
+                     "%s: thread 1's Spin Time" % runtime, stretches=1,
+                     extra_ns=10000000)  # spinning on until the program exits
+        e.check(spin.get(tid[0], 0) <= stats[0].quantum_ns + 10000000,
+                "%s: thread 0, the slowest, spins %.1f ms" % (runtime,
+                                                               spin.get(tid[0], 0) / 1e6))
+        cpu = dict(e.db_rows(res, "SELECT t.tid, sum(s.value) FROM samples s JOIN threads t ON "
+                                  "t.id = s.thread_id JOIN metrics m ON m.id = s.metric_id "
+                                  "WHERE m.name = 'CPU Time' GROUP BY t.tid"))
+        e.check(spin.get(tid[1], 0) <= cpu[tid[1]], "%s: Spin Time is part of CPU Time" % runtime)
+
+
+if __name__ == "__main__":
+    main()
