@@ -515,7 +515,7 @@ static int64_t metric_id(uint32_t m)
 /* Contexts with the same columns are one row: the same object in processes forked apart. */
 static bool same_row(const struct context *a, const struct context *b)
 {
-	return a->kind == b->kind && a->object == b->object &&
+	return a->kind == b->kind && a->object == b->object && a->region == b->region &&
 	       (a->name == b->name || (a->name && b->name && !strcmp(a->name, b->name)));
 }
 
@@ -531,8 +531,8 @@ static int write_contexts(struct db *d, const struct fin *f)
 		free(first);
 		return -ENOMEM;
 	}
-	ret = prep(d, "INSERT INTO contexts (id, wait_kind, object, object_type, object_name)"
-		      " VALUES (?,?,?,?,?)");
+	ret = prep(d, "INSERT INTO contexts (id, wait_kind, object, object_type, object_name,"
+		      " region) VALUES (?,?,?,?,?,?)");
 	for (i = 0; i < f->ncontexts && !ret; i++) {
 		const struct context *c = &f->contexts[i];
 		const char *type = wait_object_type(c->kind);
@@ -547,10 +547,15 @@ static int write_contexts(struct db *d, const struct fin *f)
 		first[rows++] = (int64_t)i;
 		d->context_ids[i + 1] = (int64_t)rows;
 		b_int(d, 1, (int64_t)rows);
-		b_text(d, 2, wait_kind_name(c->kind));
-		b_int(d, 3, (int64_t)c->object);
-		b_text(d, 4, type);
+		/* Kind 0: a CPU sample's region alone, no wait. */
+		b_text(d, 2, c->kind ? wait_kind_name(c->kind) : NULL);
+		if (c->kind)
+			b_int(d, 3, (int64_t)c->object);
+		else
+			b_id(d, 3, 0);
+		b_text(d, 4, c->kind ? type : NULL);
 		b_text(d, 5, c->name);
+		b_text(d, 6, c->region);
 		ret = step(d);
 	}
 	free(first);

@@ -21,6 +21,8 @@ static const struct event_decoder {
 	int (*take)(struct stream *s, const struct raw_record *rec);
 	int (*to_events)(struct fin *f, struct stream *s);
 } decoders[] = {
+	/* First: the others' events take their region from the spans it makes. */
+	{ RAW_REC_REGION_BEGIN, RAW_REC_REGION_END, region_take, regions_to_events },
 	{ RAW_REC_WAIT_FIRST, RAW_REC_WAIT_FIRST + 15, wait_take, waits_to_events },
 };
 #define NDECODERS (sizeof(decoders) / sizeof(decoders[0]))
@@ -159,6 +161,7 @@ struct context_key {
 	uint32_t image, kind;
 	uint64_t object;
 	int64_t t;
+	const char *region;
 };
 
 static bool context_eq(const void *ctx, uint32_t idx)
@@ -166,7 +169,8 @@ static bool context_eq(const void *ctx, uint32_t idx)
 	const struct context_key *k = ctx;
 	const struct context *c = &k->f->contexts[idx];
 
-	return c->image == k->image && c->kind == k->kind && c->object == k->object;
+	return c->image == k->image && c->kind == k->kind && c->object == k->object &&
+	       c->region == k->region;
 }
 
 /* The mapping of addr in image or, for a forked child, in the parents it started with. */
@@ -204,10 +208,11 @@ static int context_make(const void *ctx, void *elem)
 	*c = (struct context){ .image = k->image,
 			       .kind = k->kind,
 			       .object = k->object,
+			       .region = k->region,
 			       .time_ns = k->t,
 			       .module = NO_MODULE,
 			       .db_id = -1 };
-	if ((what != WAIT_OBJECT_DATA && !code) || !k->object)
+	if ((what != WAIT_OBJECT_DATA && !code) || !k->object || !k->kind)
 		return 0;
 	mp = find_in(f, k->image, addr, k->t, code);
 	if (!mp)
@@ -218,11 +223,14 @@ static int context_make(const void *ctx, void *elem)
 		    : module_want_object(&f->modules[mp->module], c->addr);
 }
 
-int64_t fin_context_get(struct fin *f, uint32_t image, uint32_t kind, uint64_t object, int64_t t)
+int64_t fin_context_get(struct fin *f, uint32_t image, uint32_t kind, uint64_t object, int64_t t,
+			const char *region)
 {
-	struct context_key k = { f, image, kind, object, t };
+	struct context_key k = { f, image, kind, object, t, region };
 	int64_t i = HASH_INDEX_GET(&f->context_index,
-				   hash_combine(hash_combine(hash_mix(image), kind), object),
+				   hash_combine(hash_combine(hash_combine(hash_mix(image), kind),
+							     object),
+						(uint64_t)(uintptr_t)region),
 				   context_eq, context_make, &k, f->contexts, f->ncontexts,
 				   f->contexts_cap);
 
@@ -300,6 +308,8 @@ int fin_name_contexts(struct fin *f)
 		enum wait_object what = wait_object_what(c->kind);
 		const char *name = NULL;
 
+		if (!c->kind)
+			continue; /* a region's alone: no object to name */
 		if (c->module != NO_MODULE && what == WAIT_OBJECT_CODE)
 			name = code_name(&f->modules[c->module], c->addr, buf, sizeof(buf));
 		else if (c->module != NO_MODULE)

@@ -20,7 +20,8 @@ CREATE TABLE contexts (id INTEGER PRIMARY KEY,
   wait_kind TEXT,   -- 'mutex', 'cond', 'sleep', 'read', ... (docs/schema.md)
   object INTEGER,   -- the sync object: an address, an fd, a pid; 0 for none
   object_type TEXT, -- 'mutex', 'fd', 'pid', ...; NULL when the wait has no object
-  object_name TEXT); -- a variable's symbol, an fd's path; NULL when unknown
+  object_name TEXT, -- a variable's symbol, an fd's path; NULL when unknown
+  region TEXT);     -- the regions the program named, 'outer/inner'; NULL: in none
 CREATE TABLE processes (id INTEGER PRIMARY KEY, pid INTEGER, ppid INTEGER,
   parent_id INTEGER REFERENCES processes(id), origin TEXT, generation INTEGER,
   host TEXT, rank INTEGER, exe TEXT, command_line TEXT, start_ns INTEGER,

@@ -12,8 +12,9 @@
 
 /* Metrics a report shows at most (a result declares a handful). */
 #define REPORT_MAX_METRICS 32
-/* Levels of -group-by in tree views (process, thread, module, wait-kind, sync-object). */
-#define REPORT_MAX_LEVELS 5
+/* Levels of -group-by in tree views (process, thread, module, wait-kind, sync-object,
+   region). */
+#define REPORT_MAX_LEVELS 6
 
 /*
  * A sample kept by the filters, mapped onto the tree. Its thread, metric, context (grouping
@@ -125,6 +126,8 @@ static inline const char *report_function_name(const struct report *r, int func)
    a sample without a wait. */
 int report_sample_wait_kind(const struct report *r, const struct model_sample *s);
 int report_sample_sync_object(const struct report *r, const struct model_sample *s);
+/* The region (model.regions) of a sample, -1 for none. */
+int report_sample_region(const struct report *r, const struct model_sample *s);
 
 /* Short labels. */
 const char *report_module_name(const struct report *r, int func);

@@ -17,10 +17,12 @@ enum dim {
 	DIM_PROCESS,
 	DIM_WAIT_KIND,
 	DIM_SYNC_OBJECT,
+	DIM_REGION,
 	NDIMS
 };
 static const char *const dim_names[NDIMS] = {
-	"function", "module", "source-line", "thread", "process", "wait-kind", "sync-object",
+	"function", "module",    "source-line", "thread",
+	"process",  "wait-kind", "sync-object", "region",
 };
 
 struct grouping {
@@ -51,7 +53,7 @@ static int grouping_parse(const char *s, struct grouping *g)
 							  "you mean '%s'?)", word, near);
 			return report_usage_error("unknown grouping '%s' for -group-by; use "
 						  "function, module, source-line, thread, process, "
-						  "wait-kind or sync-object",
+						  "wait-kind, sync-object or region",
 						  word);
 		}
 		if (!g->has[d]) {
@@ -84,6 +86,7 @@ struct const_key {
 	int who;         /* thread or process index */
 	int wait_kind;   /* index into model.wait_kinds */
 	int sync_object; /* index into model.sync_objects */
+	int region;      /* index into model.regions */
 };
 
 struct group {
@@ -192,14 +195,14 @@ static int collect(struct hotspots *h, int ck)
 static bool by_const(const struct hotspots *h)
 {
 	return h->g.has[DIM_THREAD] || h->g.has[DIM_PROCESS] || h->g.has[DIM_WAIT_KIND] ||
-	       h->g.has[DIM_SYNC_OBJECT];
+	       h->g.has[DIM_SYNC_OBJECT] || h->g.has[DIM_REGION];
 }
 
 /* The constant part of a sample, as grouped. */
 static struct const_key const_of(const struct hotspots *h, const struct model_sample *s)
 {
 	const struct report *r = h->r;
-	struct const_key k = { -1, -1, -1 };
+	struct const_key k = { -1, -1, -1, -1 };
 
 	if (h->g.has[DIM_THREAD])
 		k.who = s->thread;
@@ -209,12 +212,15 @@ static struct const_key const_of(const struct hotspots *h, const struct model_sa
 		k.wait_kind = report_sample_wait_kind(r, s);
 	if (h->g.has[DIM_SYNC_OBJECT])
 		k.sync_object = report_sample_sync_object(r, s);
+	if (h->g.has[DIM_REGION])
+		k.region = report_sample_region(r, s);
 	return k;
 }
 
 /*
  * Number each record's constant part (into out): the (wait kind, object) pair first, then
- * (who, pair), each pair of 32-bit numbers a key of a map. Returns 0 or -ENOMEM.
+ * (region, pair), then (who, that), each pair of 32-bit numbers a key of a map. Returns 0 or
+ * -ENOMEM.
  */
 static int intern_consts(struct hotspots *h, int *out)
 {
@@ -233,6 +239,12 @@ static int intern_consts(struct hotspots *h, int *out)
 
 		if (pair < 0 && !(rc = keymap_put(&pairs, pk, npairs)))
 			pair = npairs++;
+		/* (region, pair) among the same map's keys: the high half of a pair's is 0. */
+		pk = (uint64_t)(uint32_t)(k.region + 1) << 32 | (uint32_t)(pair + 1) | 1ull << 63;
+		if (!rc && (c = keymap_get(&pairs, pk)) < 0 &&
+		    !(rc = keymap_put(&pairs, pk, npairs)))
+			c = npairs++;
+		pair = c;
 		if (rc)
 			break;
 		pk = (uint64_t)(uint32_t)(k.who + 1) << 32 | (uint32_t)pair;
@@ -406,6 +418,9 @@ static void fill(struct hotspots *h, struct table *t)
 			col[dim][0] = table_add_col(t, "Sync Object", TABLE_TEXT, TABLE_SHRINK);
 			col[dim][1] = table_add_col(t, "Object Type", TABLE_TEXT, TABLE_DETAIL);
 			break;
+		case DIM_REGION:
+			col[dim][0] = table_add_col(t, "Region", TABLE_TEXT, TABLE_SHRINK);
+			break;
 		}
 	}
 	report_add_metric_cols(r, t, &mc, MC_SELF | MC_TOTAL);
@@ -426,7 +441,7 @@ static void fill(struct hotspots *h, struct table *t)
 		const struct model_function *f = &r->m.functions[n->func];
 		const int64_t *self = &h->vals[g->at], *total = &h->vals[g->at + nm];
 		struct const_key c =
-			g->ck >= 0 ? h->consts[g->ck] : (struct const_key){ -1, -1, -1 };
+			g->ck >= 0 ? h->consts[g->ck] : (struct const_key){ -1, -1, -1, -1 };
 		char label[512];
 		size_t row;
 
@@ -475,6 +490,10 @@ static void fill(struct hotspots *h, struct table *t)
 				if (c.sync_object >= 0)
 					table_set_text_ref(t, row, col[dim][1],
 							   sync_object_type(r, c.sync_object));
+				break;
+			case DIM_REGION:
+				table_set_text_ref(t, row, col[dim][0],
+						   model_region_label(&r->m, c.region));
 				break;
 			}
 		}

@@ -323,6 +323,8 @@ int view_summary(struct report *r, struct table *t)
 	if (!rc)
 		rc = summary_openmp(&s);
 	if (!rc)
+		rc = summary_regions(&s);
+	if (!rc)
 		rc = section_hotspots(&s, &resolved);
 	if (rc)
 		return rc;
