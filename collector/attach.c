@@ -119,14 +119,21 @@ static const char *target_kind(pid_t pid)
 	return ident[EI_CLASS] == ELFCLASS64 ? NULL : "it is a 32-bit program";
 }
 
-/* True when the process sees path as the same file as we do (no other mount namespace). */
+/*
+ * False when the process sees another file at path than we do (another mount namespace);
+ * true when the same, or when we may not look (ptrace's refusal then says why).
+ */
 static bool same_file_there(pid_t pid, const char *path)
 {
 	char there[PATH_MAX + 64];
 	struct stat a, b;
 
 	snprintf(there, sizeof(there), "/proc/%d/root%s", (int)pid, path);
-	return !stat(path, &a) && !stat(there, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+	if (stat(path, &a))
+		return true;
+	if (stat(there, &b))
+		return errno == EACCES || errno == EPERM;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
 /* What ptrace refused, and how to be let in. */
@@ -175,6 +182,17 @@ static int inject_agent(pid_t pid, const char *agent_path, const char *config, u
 	struct inject in;
 	int ret, code = 0;
 
+	/* ptrace first: where it is refused, the process's maps cannot be read either. */
+	t0 = mono_ns();
+	ret = inject_stop(&in, pid);
+	if (ret == -EPERM) {
+		refused(pid, in.err);
+		return EXIT_RUNTIME;
+	}
+	if (ret) {
+		log_error("cannot attach to process %d: %s", (int)pid, in.err);
+		return ret == -ESRCH ? EXIT_USAGE : EXIT_RUNTIME;
+	}
 	dl = inject_symbol(pid, "libc.so", "dlopen");
 	dlerr = inject_symbol(pid, "libc.so", "dlerror");
 	if (!dl) { /* C libraries before glibc 2.34 keep dlopen in libdl */
@@ -185,17 +203,8 @@ static int inject_agent(pid_t pid, const char *agent_path, const char *config, u
 		log_error("cannot attach to process %d: it has no dynamic loader to load the agent "
 			  "with (no dlopen in a C library: statically linked?)",
 			  (int)pid);
-		return EXIT_USAGE;
-	}
-	t0 = mono_ns();
-	ret = inject_stop(&in, pid);
-	if (ret == -EPERM) {
-		refused(pid, in.err);
-		return EXIT_RUNTIME;
-	}
-	if (ret) {
-		log_error("cannot attach to process %d: %s", (int)pid, in.err);
-		return ret == -ESRCH ? EXIT_USAGE : EXIT_RUNTIME;
+		code = EXIT_USAGE;
+		goto out;
 	}
 	log_debug("thread %d stopped after %d tries, %s", (int)in.tid, in.attempts,
 		  (long long)in.regs.orig_rax >= 0 ? "in a system call" : "in user code");
@@ -309,8 +318,7 @@ int attach_run(const struct collect_opts *o)
 			  "in its library directory");
 		return EXIT_RUNTIME;
 	}
-	if (access(agent_path, R_OK) == 0 && !same_file_there(pid, agent_path) &&
-	    !(kill(pid, 0) && errno == EPERM)) {
+	if (!same_file_there(pid, agent_path)) {
 		log_error("cannot attach to process %d: it does not see the agent at '%s' (another "
 			  "mount namespace, such as a container's: run pcollect inside it)",
 			  (int)pid, agent_path);
@@ -323,7 +331,7 @@ int attach_run(const struct collect_opts *o)
 	}
 	if ((code = collection_begin(&c, &ao)))
 		goto out;
-	if (!same_file_there(pid, c.dir) && !(kill(pid, 0) && errno == EPERM)) {
+	if (!same_file_there(pid, c.dir)) {
 		log_error("cannot attach to process %d: it does not see the result directory '%s' "
 			  "(another mount namespace: give -r a directory it shares)",
 			  (int)pid, c.dir);

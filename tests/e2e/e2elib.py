@@ -62,6 +62,13 @@ def tool_env(env=None):
         out["LD_PRELOAD"] = PRELOAD + (":" + old if old else "")
     return out
 
+def tool_environ(env=None):
+    """The whole environment for a subprocess that runs pcollect (os.environ, env and
+    tool_env() merged)."""
+    out = dict(os.environ)
+    out.update(tool_env(env))
+    return out
+
 # enum raw_process_origin, enum raw_module_kind, enum raw_lost_reason, raw_stack_flags
 ORIGIN_START, ORIGIN_FORK, ORIGIN_EXEC = 0, 1, 2
 MODULE_FILE, MODULE_ANON, MODULE_VDSO = 0, 1, 2
@@ -240,7 +247,11 @@ class Run:
 
 
 def run(argv, cwd=None, env=None, timeout=120, stdin=None):
+    """Run argv, capturing its output as text. pcollect gets tool_env(): in a sanitizer
+    build the programs it starts must load the sanitizer's runtime first."""
     e = dict(os.environ)
+    if os.path.basename(argv[0]) == "pcollect":
+        env = tool_env(env)
     if env:
         e.update(env)
     return subprocess.run(argv, cwd=cwd, env=e, timeout=timeout, stdin=stdin,

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "burn.h"
@@ -15,22 +17,51 @@
  * attach-target thread FILE MS: waits (sleeping) until FILE exists, then burns MS ms in a
  * thread it creates then (after the attach: a thread the agent learns of through
  * pthread_create), and MS in main meanwhile.
- * Either way it prints its pid first, and at the end what it finds of a profiler: signals
- * whose disposition is not the default, signals pending, its thread count (the agent's
- * control thread must be gone). Exit code 3.
+ * attach-target steps DIR MS: forks, and both processes burn in phase_one until DIR/paused
+ * exists, then MS ms in phase_two; the parent then writes DIR/b-done and both wait until
+ * DIR/resumed exists, then burn MS ms in phase_three (pcollect -command pause and resume
+ * from another shell, between the steps).
+ * attach-target nodump FILE: makes itself not dumpable (PR_SET_DUMPABLE 0), then waits until
+ * FILE exists (attaching is refused).
+ * Each prints its pid first, and at the end what it finds of a profiler: signals whose
+ * disposition is not the default, signals pending, its thread count (the agent's control
+ * thread must be gone after a detach). Exit code 3.
  */
 
-static __attribute__((noinline, noclone)) void phase_one(double ms)
+static __attribute__((noipa)) void phase_one(double ms)
 {
 	BURN_CPU_MS(ms);
 }
 
-static __attribute__((noinline, noclone)) void phase_two(double ms)
+static __attribute__((noipa)) void phase_two(double ms)
 {
 	BURN_CPU_MS(ms);
 }
 
-static __attribute__((noinline, noclone)) void *worker(void *arg)
+static __attribute__((noipa)) void phase_three(double ms)
+{
+	BURN_CPU_MS(ms);
+}
+
+static void wait_for(const char *dir, const char *name)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	while (access(path, F_OK))
+		usleep(2000);
+}
+
+static __attribute__((noipa)) void phase_one_until(const char *dir, const char *name)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	while (access(path, F_OK))
+		BURN_CPU_MS(5);
+}
+
+static __attribute__((noipa)) void *worker(void *arg)
 {
 	BURN_CPU_MS(*(double *)arg);
 	return NULL;
@@ -94,8 +125,46 @@ int main(int argc, char **argv)
 			return 1;
 		phase_one(ms);
 		pthread_join(t, NULL);
+	} else if (argc == 4 && !strcmp(argv[1], "steps")) {
+		double ms = atof(argv[3]);
+		int done[2], status;
+		char c = 0, path[4096];
+		pid_t child;
+		FILE *f;
+
+		printf("pid=%d\n", (int)getpid());
+		fflush(stdout);
+		if (pipe(done) || (child = fork()) < 0)
+			return 1;
+		phase_one_until(argv[2], "paused");
+		phase_two(ms);
+		/* b-done once both processes are through phase_two. */
+		if (!child) {
+			if (write(done[1], &c, 1) != 1)
+				_exit(1);
+		} else {
+			if (read(done[0], &c, 1) != 1)
+				return 1;
+			snprintf(path, sizeof(path), "%s/b-done", argv[2]);
+			f = fopen(path, "w");
+			if (f)
+				fclose(f);
+		}
+		wait_for(argv[2], "resumed");
+		phase_three(ms);
+		if (!child)
+			_exit(0);
+		if (waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
+		    WEXITSTATUS(status))
+			return 1;
+	} else if (argc == 3 && !strcmp(argv[1], "nodump")) {
+		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+		printf("pid=%d\n", (int)getpid());
+		fflush(stdout);
+		wait_for(".", argv[2]);
 	} else {
-		fprintf(stderr, "usage: attach-target phases MS1 MS2 | thread FILE MS\n");
+		fprintf(stderr, "usage: attach-target phases MS1 MS2 | thread FILE MS | steps DIR "
+			"MS | nodump FILE\n");
 		return 2;
 	}
 	report();
