@@ -345,6 +345,14 @@ int main(int argc, char **argv)
 	if (threshold_given && !o.waits)
 		usage_error("knob 'wait-threshold' needs waits recorded: -collect threading, or "
 			    "-collect hotspots -knob enable-wait-time=true");
+	/*
+	 * Waits are measured by interposing the waiting calls, which an agent loaded into a
+	 * running process cannot do for the calls already bound: refused, not left out silently.
+	 */
+	if (o.waits && o.target_pid)
+		usage_error("option '-target-pid' records CPU time only: waits cannot be measured "
+			    "in a process attached to (docs/pcollect.md, Attaching); use -collect "
+			    "hotspots, or start the program under pcollect");
 	seconds_option(&r, "duration", 0.001, &o.duration_ns);
 	if ((s = options_get_str(&r, "data-limit"))) {
 		double mb;

@@ -11,8 +11,9 @@
   changed) has its stream, its name and its samples;
 - -command pause, resume and stop on an attached collection, then Ctrl-C on another: pcollect
   lets the process go and the process runs on unchanged;
-- refusals: no such process and a bad pid (exit 2), a process that made itself not dumpable
-  (exit 1, the cause and the fix), with nothing left behind.
+- refusals: no such process and a bad pid (exit 2), waits asked of an attach (exit 2), a
+  process that made itself not dumpable (exit 1, the cause and the fix), with nothing left
+  behind.
 Sample checks use e2elib.Sampled; no wall time is judged."""
 import ctypes
 import os
@@ -233,6 +234,12 @@ def refusals(w):
     r = e.run(attach(res, "12ab"), env=e.tool_env())
     e.check(r.returncode == 2 and "-target-pid" in r.stderr,
             "a pid that is no number: exit 2 (%d: %s)" % (r.returncode, r.stderr.strip()))
+    for analysis in (["-collect", "threading"], ["-knob", "enable-wait-time=true"]):
+        r = e.run(attach(res, os.getpid()) + analysis)
+        e.check(r.returncode == 2 and "waits cannot be measured" in r.stderr and
+                not os.path.exists(res),
+                "%s with -target-pid: exit 2, why (%d: %s)"
+                % (" ".join(analysis), r.returncode, r.stderr.strip()))
     p = start(w, ["nodump", "nodump-go"])
     cp = subprocess.run(attach(res, p.pid), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                         text=True, env=dict(os.environ, **e.tool_env()),

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 """-start-paused, pause, resume and regions from the program, end to end (issue 18).
 
-Argument: "c" (tests/progs/regions, through libpcollect and pcollect.h) or an interpreter's
+Argument: "c" (tests/progs/regions, through libpcollect and pcollect.h), "fortran"
+(tests/progs/regions-fortran, the Fortran names; skipped where no Fortran compiler built it;
+its phases are the same CPU-time budgets, known rather than measured) or an interpreter's
 label (tests/progs/python/regions.py, through the pcollect module; skipped with the reason
 where that interpreter is missing). The program starts paused (setup_work), resumes, burns
 0.2 s outside every region, 0.3 s in solve/small and 0.6 s in solve/large, then pauses for
@@ -35,10 +37,18 @@ def spent(stderr):
 
 def main():
     what = pylib.label_arg()
+    known = None
     if what == "c":
         argv = [e.prog("regions")]
         out_alone = "regions done"
         options = []
+    elif what == "fortran":
+        if not os.path.exists(os.path.join(e.BUILD, "tests", "progs", "regions-fortran")):
+            e.skip("tests/progs/regions-fortran was not built (no Fortran compiler)")
+        argv = [e.prog("regions-fortran")]
+        out_alone = "regions done"
+        options = []
+        known = {"outside": 200e6, "small": 300e6, "large": 600e6}
     else:
         python = pylib.interpreter(what)
         argv = [python, pylib.program("regions.py")]
@@ -47,7 +57,7 @@ def main():
     with e.Workdir("regions") as w:
         # Alone, the program runs as it does under pcollect: the calls do nothing.
         env = {"PYTHONPATH": os.path.join(e.BUILD, "api", "python")}
-        alone = e.run(argv + ["0.05"], env=env)
+        alone = e.run(argv + ([] if known else ["0.05"]), env=env)
         e.check(alone.returncode == 0 and alone.stdout.strip() == out_alone,
                 "alone: the program runs, its calls do nothing (exit %d: %r %s)"
                 % (alone.returncode, alone.stdout, alone.stderr.strip()))
@@ -61,8 +71,8 @@ def main():
         f = e.pfinalize(res, ["-quiet"])
         if f.returncode != 0:
             e.fail("pfinalize: exit %d: %s" % (f.returncode, f.stderr.strip()))
-        ns = spent(r.stderr)
-        print("the program measured: %s" % ns)
+        ns = known or spent(r.stderr)
+        print("the phases' CPU time: %s" % ns)
         stats = e.db_sampled(res)
 
         # Nothing sampled while paused: no frame of the paused phases, and the total is the
@@ -113,7 +123,7 @@ def main():
                 "-filter region=sol: a part of a name is no region: exit 2 (%d: %s)" % (none.returncode, none.stderr.strip()))
         fn = {row["Function"]: pylib.secs(row) for row in pylib.rows(
             res, "-view", "hotspots", "-filter", "region=small")}
-        leaf = "small_work" if what == "c" else "spin"
+        leaf = {"c": "small_work", "fortran": "burn_ms_"}.get(what, "spin")
         e.check(sum(fn.values()) > 0 and fn.get(leaf, 0) == sum(fn.values()),
                 "-filter region=small: every sample in %s (%s)" % (leaf, fn))
 
