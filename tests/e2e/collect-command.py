@@ -10,6 +10,8 @@ on programs pcollect started (tests/progs/attach-target; read from the raw strea
   sampled before the pause; then "-command stop" on a running one: no sample after it;
 - -resume-after 0.5 on 1 s of phase_one then 0.5 s of phase_two: no sample earlier than
   0.5 s after the collection began, phase_two (which cannot start before 1 s) in full;
+- -collect threading -start-paused: waits while paused (a sleep, a mutex, a join) are not
+  recorded, the one sleep between the program's resume and pause is;
 - -command on a result with no collection running, or an unknown command: the cause, exit
   1 or 2.
 The program's output and exit code are its own throughout. No wall time is judged."""
@@ -122,6 +124,23 @@ def stopped(w):
             % (r.returncode, r.stderr.strip()))
 
 
+def paused_waits(w):
+    """-collect threading -start-paused: waits while paused are not recorded either."""
+    res = w.join("res-waits")
+    r = e.pcollect([e.prog("regions"), "waits"], result=res, options=["-start-paused"],
+                   analysis="threading")
+    e.check(r.returncode == 0 and r.stdout.strip() == "waits done",
+            "waits: the program's output and exit code (%d: %r %s)"
+            % (r.returncode, r.stdout, r.stderr.strip()))
+    waits = [(x["type"], x.get("kind"), x.get("duration", x.get("total")))
+             for s in e.load_streams(res) for x in s.records
+             if x["type"] in ("wait", "wait_sum")]
+    e.check(len(waits) == 1 and waits[0][:2] == ("wait", "sleep") and
+            100e6 <= waits[0][2] < 200e6,
+            "waits: only the 100 ms sleep between resume and pause is recorded, none of the "
+            "sleeps, the mutex wait and the join while paused (%s)" % waits)
+
+
 def resume_after(w):
     res = w.join("res-after")
     r = e.pcollect([e.prog("attach-target"), "phases", "1000", "500"], result=res,
@@ -146,4 +165,5 @@ def resume_after(w):
 with e.Workdir("command") as w:
     steps(w)
     stopped(w)
+    paused_waits(w)
     resume_after(w)
