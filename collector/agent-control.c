@@ -86,8 +86,8 @@ static int64_t duration_left_ns(void)
 
 void agent_control_apply(void)
 {
-	uint32_t w, seq = agent.data ? __atomic_load_n(&agent.data->control_seq, __ATOMIC_ACQUIRE)
-				     : 0;
+	uint32_t seq = agent.data ? __atomic_load_n(&agent.data->control_seq, __ATOMIC_ACQUIRE) : 0;
+	uint32_t w;
 
 	pthread_mutex_lock(&agent.control_lock);
 	if (!agent.active || agent_in_vfork_child())

@@ -127,7 +127,8 @@ int data_counter_join(struct agent_data_counter *c, pid_t pid)
 						 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
 			continue;
 		__atomic_store_n(&c->members[i].applied,
-				 __atomic_load_n(&c->control_seq, __ATOMIC_SEQ_CST), __ATOMIC_SEQ_CST);
+				 __atomic_load_n(&c->control_seq, __ATOMIC_SEQ_CST),
+				 __ATOMIC_SEQ_CST);
 		__atomic_store_n(&c->members[i].start_ticks, ticks, __ATOMIC_SEQ_CST);
 		return (int)i;
 	}

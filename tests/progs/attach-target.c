@@ -164,7 +164,7 @@ int main(int argc, char **argv)
 		wait_for(".", argv[2]);
 	} else {
 		fprintf(stderr, "usage: attach-target phases MS1 MS2 | thread FILE MS | steps DIR "
-			"MS | nodump FILE\n");
+				"MS | nodump FILE\n");
 		return 2;
 	}
 	report();
