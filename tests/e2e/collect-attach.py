@@ -8,7 +8,8 @@
   tolerance, all of it in phase_one; the program's output and exit code are intact, and after
   the detach it finds no handler, no pending signal and no thread of ours;
 - a thread created after the attach (pthread_create through the GOT entries the agent
-  changed) has its stream, its name and its samples;
+  changed) has its stream, its name and its samples; a child forked after the attach is
+  followed (its process stream, its 0.4 s of CPU sampled);
 - -command pause, resume and stop on an attached collection, then Ctrl-C on another: pcollect
   lets the process go and the process runs on unchanged;
 - refusals: no such process and a bad pid (exit 2), waits asked of an attach (exit 2), a
@@ -109,6 +110,13 @@ def ptrace_or_skip(w):
             % (r.returncode, r.stderr.strip()))
 
 
+def under(samples, fn):
+    """Weight of the samples with fn anywhere on their stack (a leaf may be the clock read
+    the burn loop makes, getrusage), and the total weight."""
+    return (sum(w for _s, w, names, _f in samples if fn in names),
+            sum(w for _s, w, _n, _f in samples))
+
+
 def phases(w):
     res = w.join("res-phases")
     p = start(w, ["phases", "3000", "3000"])
@@ -142,7 +150,8 @@ def phases(w):
             "within 10%%" % (sampled / 1e9, window / 1e9, p.pid))
     e.check_time(stats, sampled, threads[0].cpu_ns(),
                  "phases: samples against the CPU time the agent measured while attached")
-    e.check(by.get("phase_one", 0) > 0 and by.get("phase_two", 0) == 0,
+    inside, total = under(samples, "phase_one")
+    e.check(inside == total > 0 and under(samples, "phase_two")[0] == 0,
             "phases: every sample in phase_one (%s)" % by)
     f = e.pfinalize(res, ["-quiet"])
     e.check(f.returncode == 0, "phases: pfinalize takes the result (%s)" % f.stderr.strip())
@@ -175,10 +184,41 @@ def new_thread(w):
             "thread: its stream starts and ends with the thread")
     by, samples = weights([wk] + [s for s in streams if s.kind == "process"])
     stats = e.sampled_of(samples, wk.header["interval_ns"])
-    e.check(by.get("worker", 0) == sum(by.values()) and by.get("worker", 0) > 0,
-            "thread: its samples are in worker (%s)" % by)
+    inside, total = under(samples, "worker")
+    e.check(inside == total > 0, "thread: its samples are in worker (%s)" % by)
     e.check_time(stats, stats.total_ns, wk.cpu_ns(), "thread: its samples against its CPU time")
     del out
+
+
+def forked(w):
+    """A child forked after the attach is followed: its own streams, its CPU time sampled."""
+    res = w.join("res-fork")
+    p = start(w, ["fork", "fork-go", "400"])
+    c = subprocess.Popen(attach(res, p.pid, quiet=False), stderr=subprocess.PIPE, text=True,
+                         env=e.tool_environ())
+    while "attached to process" not in c.stderr.readline():
+        if c.poll() is not None:
+            e.fail("fork: pcollect did not attach: " + c.stderr.read())
+    open(w.join("fork-go"), "w").close()
+    finish(p, "fork", threads=2)  # the agent's control thread: still attached
+    _out, err = c.communicate(timeout=120)
+    e.check(c.returncode == 0, "fork: pcollect lets go when the target ends (exit %d: %s)"
+            % (c.returncode, err.strip()))
+    streams = e.load_streams(res)
+    procs = [x for s in streams if s.kind == "process" for x in s.of_type("process")]
+    kids = [x for x in procs if x["pid"] != p.pid]
+    e.check(len(kids) == 1 and kids[0]["ppid"] == p.pid and kids[0]["origin"] == e.ORIGIN_FORK,
+            "fork: the child forked after the attach has its process stream, origin fork (%s)"
+            % [(x["pid"], x["ppid"], x["origin"]) for x in procs])
+    for who, pid in (("the target", p.pid), ("its child", kids[0]["pid"])):
+        threads = [s for s in e.thread_streams(streams) if s.pid == pid]
+        by, samples = weights(threads + [s for s in streams if s.kind == "process"])
+        stats = e.sampled_of(samples, threads[0].header["interval_ns"]) if threads else None
+        inside, total = under(samples, "phase_one")
+        e.check(stats is not None and inside == total > 0,
+                "fork: %s's samples are in phase_one (%s)" % (who, by))
+        e.check_time(stats, stats.total_ns, 400e6, "fork: %s burnt 0.4 s in phase_one" % who,
+                     extra_ns=e.TICK_NS)
 
 
 def steered(w):
@@ -263,4 +303,5 @@ with e.Workdir("attach") as w:
     ptrace_or_skip(w)
     phases(w)
     new_thread(w)
+    forked(w)
     steered(w)

@@ -56,6 +56,11 @@ def finished(p, what):
             % (what, p.returncode, out.strip().splitlines()[-1:], err.strip()))
 
 
+def in_fn(samples, fn):
+    """The samples with fn on their stack (the leaf may be the burn loop's getrusage)."""
+    return [x for x in samples if fn in x[2]]
+
+
 def by_process(res):
     """{pid: ({leaf function: weight}, samples, interval_ns, [sample times, monotonic ns])}"""
     streams = e.load_streams(res)
@@ -90,10 +95,11 @@ def steps(w):
             "steps: the program and its child have samples (%s)" % sorted(procs))
     for q, (by, samples, interval, _t) in sorted(procs.items()):
         who = "steps, process %d (%s)" % (q, "the program" if q == pid else "its child")
-        e.check(by.get("phase_one_until", 0) > 0, "%s: sampled before the pause (%s)" % (who, by))
-        e.check(by.get("phase_two", 0) == 0,
+        e.check(in_fn(samples, "phase_one_until"), "%s: sampled before the pause (%s)"
+                % (who, by))
+        e.check(not in_fn(samples, "phase_two"),
                 "%s: no sample in phase_two, run while paused (%s)" % (who, by))
-        stats = e.sampled_of([x for x in samples if x[2][0] == "phase_three"], interval)
+        stats = e.sampled_of(in_fn(samples, "phase_three"), interval)
         e.check_time(stats, stats.total_ns, MS * 1e6,
                      "%s: phase_three, after the resume, in full" % who,
                      extra_ns=e.TICK_NS)
@@ -110,7 +116,7 @@ def stopped(w):
     by, samples, interval, _t = by_process(res).get(pid, ({}, [], 0, []))
     stats = e.sampled_of(samples, interval) if samples else None
     e.check(stats is not None and stats.total_ns <= cpu_at_stop + e.TICK_NS + interval and
-            by.get("phase_two", 0) == 0,
+            not in_fn(samples, "phase_two"),
             "stop: samples only before -command stop (%.3f s sampled, %.3f s of CPU used by "
             "then; %s)" % (stats.total_ns / 1e9 if stats else 0, cpu_at_stop / 1e9, by))
     r = e.run([e.tool("pcollect"), "-r", res, "-command", "resume"])
@@ -154,10 +160,10 @@ def resume_after(w):
             min(times) >= begin + 500000000,
             "-resume-after 0.5: the first sample %.3f s after the collection began"
             % ((min(times) - begin) / 1e9 if times else -1))
-    stats = e.sampled_of([x for x in samples if x[2][0] == "phase_two"], interval)
+    stats = e.sampled_of(in_fn(samples, "phase_two"), interval)
     e.check_time(stats, stats.total_ns, 500e6, "-resume-after: phase_two in full",
                  extra_ns=e.TICK_NS)
-    one = e.sampled_of([x for x in samples if x[2][0] == "phase_one"], interval)
+    one = e.sampled_of(in_fn(samples, "phase_one"), interval)
     e.check(one.total_ns < 1000e6, "-resume-after: phase_one only in part (%.3f s of 1 s)"
             % (one.total_ns / 1e9))
 

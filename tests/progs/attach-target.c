@@ -17,6 +17,8 @@
  * attach-target thread FILE MS: waits (sleeping) until FILE exists, then burns MS ms in a
  * thread it creates then (after the attach: a thread the agent learns of through
  * pthread_create), and MS in main meanwhile.
+ * attach-target fork FILE MS: waits (sleeping) until FILE exists, then forks (after the
+ * attach: a child the agent follows through pthread_atfork) and both burn MS ms in phase_one.
  * attach-target steps DIR MS: forks, and both processes burn in phase_one until DIR/paused
  * exists, then MS ms in phase_two; the parent then writes DIR/b-done and both wait until
  * DIR/resumed exists, then burn MS ms in phase_three (pcollect -command pause and resume
@@ -125,6 +127,23 @@ int main(int argc, char **argv)
 			return 1;
 		phase_one(ms);
 		pthread_join(t, NULL);
+	} else if (argc == 4 && !strcmp(argv[1], "fork")) {
+		double ms = atof(argv[3]);
+		pid_t child;
+		int status;
+
+		printf("pid=%d\n", (int)getpid());
+		fflush(stdout);
+		wait_for(".", argv[2]);
+		child = fork();
+		if (child < 0)
+			return 1;
+		phase_one(ms);
+		if (!child)
+			_exit(0);
+		if (waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
+		    WEXITSTATUS(status))
+			return 1;
 	} else if (argc == 4 && !strcmp(argv[1], "steps")) {
 		double ms = atof(argv[3]);
 		int done[2], status;
@@ -163,8 +182,8 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		wait_for(".", argv[2]);
 	} else {
-		fprintf(stderr, "usage: attach-target phases MS1 MS2 | thread FILE MS | steps DIR "
-				"MS | nodump FILE\n");
+		fprintf(stderr, "usage: attach-target phases MS1 MS2 | thread FILE MS | fork FILE "
+				"MS | steps DIR MS | nodump FILE\n");
 		return 2;
 	}
 	report();
