@@ -63,6 +63,16 @@ static __attribute__((noipa)) void phase_one_until(const char *dir, const char *
 		BURN_CPU_MS(5);
 }
 
+/* The child ends here (0); the parent reaps it: 0 when it exited with 0. */
+static int child_done(pid_t child)
+{
+	int status;
+
+	if (!child)
+		_exit(0);
+	return waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status);
+}
+
 static __attribute__((noipa)) void *worker(void *arg)
 {
 	BURN_CPU_MS(*(double *)arg);
@@ -130,7 +140,6 @@ int main(int argc, char **argv)
 	} else if (argc == 4 && !strcmp(argv[1], "fork")) {
 		double ms = atof(argv[3]);
 		pid_t child;
-		int status;
 
 		printf("pid=%d\n", (int)getpid());
 		fflush(stdout);
@@ -139,14 +148,11 @@ int main(int argc, char **argv)
 		if (child < 0)
 			return 1;
 		phase_one(ms);
-		if (!child)
-			_exit(0);
-		if (waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
-		    WEXITSTATUS(status))
+		if (child_done(child))
 			return 1;
 	} else if (argc == 4 && !strcmp(argv[1], "steps")) {
 		double ms = atof(argv[3]);
-		int done[2], status;
+		int done[2];
 		char c = 0, path[4096];
 		pid_t child;
 		FILE *f;
@@ -171,10 +177,7 @@ int main(int argc, char **argv)
 		}
 		wait_for(argv[2], "resumed");
 		phase_three(ms);
-		if (!child)
-			_exit(0);
-		if (waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
-		    WEXITSTATUS(status))
+		if (child_done(child))
 			return 1;
 	} else if (argc == 3 && !strcmp(argv[1], "nodump")) {
 		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
