@@ -28,7 +28,7 @@ struct agent_real agent_real;
 static struct sigaction app_action; /* the program's disposition of our signal */
 
 /* True when fn is a function of the agent itself. */
-static bool ours_fn(void *fn)
+AGENT_EARLY static bool ours_fn(void *fn)
 {
 	Dl_info a, b;
 
@@ -40,9 +40,10 @@ static bool ours_fn(void *fn)
  * What the program would call without us. Preloaded, the next definition after ours
  * (RTLD_NEXT). Attached (loaded last, RTLD_GLOBAL), the program's own first definition
  * (RTLD_DEFAULT): a sanitizer runtime's interceptor where one is preloaded, else the C
- * library's; never ours, should this agent have been preloaded idle.
+ * library's; never ours, should this agent have been preloaded idle. Early (not
+ * instrumented): a sanitizer runtime calls dl_iterate_phdr, ours, before it has set up.
  */
-static void *next_fn(const char *name)
+AGENT_EARLY static void *next_fn(const char *name)
 {
 	void *fn;
 
