@@ -48,9 +48,10 @@ struct agent_mpi {
 	struct mpi_site sites[MPI_SITES];
 };
 
+/* Not while paused (-start-paused, -command pause): as waits, nothing then is measured. */
 static bool recording(void)
 {
-	return agent.active && agent.cfg.mpi_shims[0] && !agent_sampling_stopped();
+	return agent.active && agent.cfg.mpi_shims[0] && !agent_paused();
 }
 
 uint32_t agent_stack_here(struct agent_thread *t, uintptr_t entry, uintptr_t ret, uint32_t *flags)

@@ -33,5 +33,7 @@ void summary_row_value(struct summary *s, const char *section, const char *name,
  */
 int summary_waits(struct summary *s);
 int summary_openmp(struct summary *s);
+/* view-summary-regions.c: the Regions section, when the program named regions. 0 or -ENOMEM. */
+int summary_regions(struct summary *s);
 
 #endif

@@ -451,6 +451,8 @@ int view_summary(struct report *r, struct table *t)
 	if (!rc)
 		rc = summary_openmp(&s);
 	if (!rc)
+		rc = summary_regions(&s);
+	if (!rc)
 		rc = section_hotspots(&s, &resolved, &ranged);
 	if (!rc)
 		rc = section_mpi(&s);
