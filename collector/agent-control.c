@@ -99,10 +99,11 @@ void agent_control_apply(void)
 		goto out;
 	}
 	/*
-	 * Stopped (or -duration, -data-limit reached): no timer fires any more. Unlike a
-	 * pause, the CPU time after it stays in THREAD_END: the profile covers the start.
+	 * Stopped (or -duration passed): no timer fires any more. Unlike a pause, the CPU time
+	 * after it stays in THREAD_END: the profile covers the start. Past -data-limit the
+	 * timers run on: sample() counts what it no longer records (agent_account_bytes()).
 	 */
-	if ((w & AGENT_CONTROL_STOPPED) || duration_left_ns() == 0 || agent_sampling_stopped()) {
+	if ((w & AGENT_CONTROL_STOPPED) || duration_left_ns() == 0) {
 		atomic_store(&agent.stopped, 1);
 		disarm_all();
 		goto out;

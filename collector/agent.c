@@ -126,11 +126,12 @@ void agent_account_bytes(uint64_t *accounted, uint64_t written)
 		return;
 	*accounted = written;
 	total = __atomic_add_fetch(&agent.data->bytes, delta, __ATOMIC_RELAXED);
-	if (agent.cfg.data_limit_bytes && total >= agent.cfg.data_limit_bytes &&
-	    !__atomic_exchange_n(&agent.data->hit, 1, __ATOMIC_RELAXED))
-		/* Every process's control thread then disarms its timers (a futex wake is
-		   async-signal-safe). */
-		data_counter_command(agent.data, AGENT_CONTROL_STOPPED, 0);
+	/*
+	 * Past the limit the timers keep firing, unlike after -command stop: each sample not
+	 * taken is counted (LOST, data-limit) so that pfinalize blames no clock for it.
+	 */
+	if (agent.cfg.data_limit_bytes && total >= agent.cfg.data_limit_bytes)
+		__atomic_store_n(&agent.data->hit, 1, __ATOMIC_RELAXED);
 }
 
 bool agent_data_limit_hit(void)
