@@ -426,6 +426,9 @@ uint64_t agent_python_stack_id(struct agent_thread *t, uint32_t n, uint32_t flag
 /* agent-mpi.c: MPI calls from the shims (collector/mpi/, -trace-mpi) */
 /* Before THREAD_END (writer held): the sums of t's short calls. */
 void agent_mpi_thread_finish(struct agent_thread *t);
+/* The sums of t's short calls written now, stamped at stream time now (writer held): before
+   a region's record, so that the calls summed count in the region they were made in. */
+void agent_mpi_thread_sums(struct agent_thread *t, int64_t now);
 void agent_mpi_thread_free(struct agent_thread *t);
 /*
  * The native stack of the calling thread from its caller's frame whose return address is

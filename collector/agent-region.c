@@ -44,6 +44,9 @@ static void write_region(struct agent_thread *t, bool begin, uint32_t depth, con
 	    atomic_compare_exchange_strong(&t->busy, &expected, 1)) {
 		int64_t now = raw_header_now(&t->hdr);
 
+		/* A sum counts in the region of its time (finalizer/regions.c): the short MPI
+		   calls made so far are written as of just before this record. */
+		agent_mpi_thread_sums(t, now - 1);
 		if (begin)
 			raw_writer_region_begin(&t->w, now, depth, name);
 		else
