@@ -29,7 +29,8 @@ static const struct option_spec specs[] = {
 	  "preport -r r000hs -view top-down -group-by thread", NULL },
 	{ "filter", NULL, OPTION_LIST, "KEY=VALUE",
 	  "keep samples by module, thread, process, function, language (python, native), "
-	  "wait-kind, sync-object or region (a name in the region path); KEY!=VALUE excludes",
+	  "wait-kind, sync-object, rank, node or region (a name in the region path); "
+	  "KEY!=VALUE excludes",
 	  "preport -r r000hs -view hotspots -filter module=libm.so.6", NULL },
 	{ "limit", NULL, OPTION_VALUE, "N", "show at most N rows (hotspots, stacks, functions)",
 	  NULL, NULL },
