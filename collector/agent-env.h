@@ -36,11 +36,32 @@
  */
 #define AGENT_DATA_LIMIT_MIN (32u << 10)
 
-/* The data counter (RESULT_PATH_DATA_USED), mapped by the launcher and every agent. */
+/* struct agent_data_counter.control: what every process of the collection is asked to do. */
+enum agent_control_flags {
+	AGENT_CONTROL_PAUSED = 1 << 0,  /* no sampling (timers disarmed) until resumed */
+	AGENT_CONTROL_STOPPED = 1 << 1, /* sampling ended for good (-command stop, detach) */
+	AGENT_CONTROL_DETACH = 1 << 2,  /* agents finish their streams and let the process go */
+};
+
+/* A process of the collection, so that pcollect -target-pid knows when all have let go. */
+struct agent_member {
+	int32_t pid;	      /* 0: a free entry */
+	uint32_t applied;     /* the control sequence it last obeyed */
+	uint64_t start_ticks; /* its start time (/proc/PID/stat field 22): a reused pid differs */
+};
+#define AGENT_MAX_MEMBERS 256
+
+/*
+ * The collection's shared page (RESULT_PATH_DATA_USED), mapped by the launcher, every agent and
+ * pcollect -command: the data counter, and the control word every agent obeys.
+ */
 struct agent_data_counter {
-	uint64_t bytes;     /* raw bytes written by all processes (atomic adds) */
-	uint32_t hit;       /* 1 once the limit was reached */
+	uint64_t bytes;	    /* raw bytes written by all processes (atomic adds) */
+	uint32_t hit;	    /* 1 once the limit was reached */
 	uint32_t disk_full; /* the errno (ENOSPC, EDQUOT) that first stopped a stream, or 0 */
+	uint32_t control_seq; /* futex word: bumped after every change of control */
+	uint32_t control;     /* enum agent_control_flags */
+	struct agent_member members[AGENT_MAX_MEMBERS];
 };
 
 #endif

@@ -48,9 +48,10 @@ struct agent_mpi {
 	struct mpi_site sites[MPI_SITES];
 };
 
+/* Not while paused (-start-paused, -command pause): as waits, nothing then is measured. */
 static bool recording(void)
 {
-	return agent.active && agent.cfg.mpi_shims[0] && !agent_sampling_stopped();
+	return agent.active && agent.cfg.mpi_shims[0] && !agent_paused();
 }
 
 uint32_t agent_stack_here(struct agent_thread *t, uintptr_t entry, uintptr_t ret, uint32_t *flags)
@@ -288,10 +289,15 @@ AGENT_EXPORT void pcollect_mpi_rank(int rank, int size)
 	pthread_mutex_unlock(&agent.lock);
 }
 
-void agent_mpi_thread_finish(struct agent_thread *t)
+void agent_mpi_thread_sums(struct agent_thread *t, int64_t now)
 {
 	if (t->mpi && t->mpi->stream_id == t->hdr.stream_id)
-		sums_write(t, t->mpi, raw_header_now(&t->hdr));
+		sums_write(t, t->mpi, now);
+}
+
+void agent_mpi_thread_finish(struct agent_thread *t)
+{
+	agent_mpi_thread_sums(t, raw_header_now(&t->hdr));
 }
 
 void agent_mpi_thread_free(struct agent_thread *t)

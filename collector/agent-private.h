@@ -196,7 +196,15 @@ struct agent_thread {
 	uint64_t lost_count[8];
 	uint64_t lost_weight[8];
 	uint64_t samples;
-	bool suspended; /* streams finished for an exec that may still fail */
+	bool suspended;	       /* streams finished for an exec that may still fail */
+	/* Paused (agent-control.c): timer disarmed, and the CPU time meanwhile is not the
+	   stream's (THREAD_END counts the CPU time sampling covered). */
+	bool paused;
+	uint64_t paused_at_ns;         /* its CPU clock when paused */
+	uint64_t cpu_paused_ns;        /* CPU time spent paused since the stream began */
+	uint64_t cpu_seen_ns;          /* CPU time used, as last seen by the attached agent's scan:
+					  the figure for an external thread found gone */
+	struct agent_regions *regions; /* open regions (agent-region.c), or NULL */
 	/* Python frames, once an interpreter is found; set outside the handler, freed by the
 	   thread itself (or a fork child), read by its handler. */
 	struct agent_py *_Atomic py;
@@ -232,8 +240,16 @@ struct agent_state {
 	uint32_t generation; /* execs this pid went through before this image */
 	uint32_t origin;     /* enum raw_process_origin */
 	pid_t parent_pid;
-	pthread_mutex_t lock; /* thread slots (allocation), the module list, the process stream */
-	pthread_key_t key;    /* per-thread destructor: ends the thread's stream */
+	pthread_mutex_t lock;  /* thread slots (allocation), the module list, the process stream */
+	/* Pause, resume, stop and detach against thread starts and arming (recursive; taken
+	   before lock, never in the handler). */
+	pthread_mutex_t control_lock;
+	_Atomic int paused;     /* applied in this process: timers disarmed */
+	uint32_t local_control; /* the control word when no shared page could be mapped */
+	bool attached;          /* loaded into a running process by pcollect -target-pid */
+	bool control_thread;    /* the control thread runs (agent-control.c) */
+	int member;		/* this process's entry in the shared page's member table */
+	pthread_key_t key;     /* per-thread destructor: ends the thread's stream */
 	struct agent_thread *threads[AGENT_MAX_THREADS];
 	_Atomic size_t nthreads;         /* slots ever used */
 	struct agent_data_counter *data; /* shared counter, or NULL */
@@ -317,10 +333,21 @@ void agent_account_bytes(uint64_t *accounted, uint64_t written);
 /* -duration passed or -data-limit reached (the latter alone: agent_data_limit_hit()). */
 bool agent_sampling_stopped(void);
 bool agent_data_limit_hit(void);
+/*
+ * True while nothing may be recorded: the collection is paused or stopped. The interposers
+ * of waits and allocations check it before they record anything.
+ */
+bool agent_paused(void);
 
 /* agent-thread.c: slots, streams, timers */
 struct agent_thread *agent_thread_begin(pid_t tid, bool external);
-void agent_thread_end(struct agent_thread *t, bool own);
+/*
+ * Finish t's stream (see agent-thread.c). own = false: returns true when t's writer is held
+ * from now on, so its handler never uses t's buffers again (agent_thread_release() may).
+ */
+bool agent_thread_end(struct agent_thread *t, bool own);
+/* Free t's buffers: unwinding, stack table, Python walker, regions. */
+void agent_thread_release(struct agent_thread *t);
 void agent_thread_arm(struct agent_thread *t);
 void agent_thread_disarm(struct agent_thread *t);
 /* Close t's task-clock event, if any (thread end, or a fork child dropping the parent's). */
@@ -356,6 +383,8 @@ pid_t agent_gettid(void);
 uint64_t agent_stack_id_of(struct agent_thread *t, const uint64_t *ips, uint32_t n,
 			   uint32_t flags, uint64_t *hash);
 int agent_signal_install(void);
+/* Detach: the program's disposition of our signal back, none of ours left pending. */
+void agent_signal_restore(void);
 /* The id of the native stack t->ips[0..n) in t's stream, written when new; 0: not recorded.
    t's writer held. */
 uint64_t agent_stack_id(struct agent_thread *t, uint32_t n, uint32_t flags);
@@ -419,6 +448,9 @@ uint64_t agent_python_stack(struct agent_thread *t, const uint64_t *ips, uint32_
 /* agent-mpi.c: MPI calls from the shims (collector/mpi/, -trace-mpi) */
 /* Before THREAD_END (writer held): the sums of t's short calls. */
 void agent_mpi_thread_finish(struct agent_thread *t);
+/* The sums of t's short calls written now, stamped at stream time now (writer held): before
+   a region's record, so that the calls summed count in the region they were made in. */
+void agent_mpi_thread_sums(struct agent_thread *t, int64_t now);
 void agent_mpi_thread_free(struct agent_thread *t);
 /*
  * The native stack of the calling thread from its caller's frame whose return address is
@@ -430,6 +462,50 @@ uint32_t agent_stack_here(struct agent_thread *t, uintptr_t entry, uintptr_t ret
 /* The id in t's stream of the stack in t->ips[0..n) (mixed with its Python frames when the
    thread runs Python), written the first time; 0 when it could not be. Writer held. */
 uint64_t agent_stack_record(struct agent_thread *t, uint32_t n, uint32_t flags);
+
+/* agent-thread.c: pause and resume one thread (agent.control_lock held) */
+void agent_thread_pause(struct agent_thread *t);
+void agent_thread_unpause(struct agent_thread *t);
+/* Its CPU time since the stream began, paused time left out. */
+uint64_t agent_thread_cpu_used(struct agent_thread *t);
+
+/* The entry points the agent exports besides its interposers. */
+/* pcollect -target-pid's call into the running program (agent.c): 0 or -errno. */
+int pcollect_attach(const char *config);
+/* The API's one call (common/agent-api.h): 0 done, -1 not profiled. */
+int pcollect_agent_call(int op, const char *arg);
+
+/* agent-control.c: the control word, the control thread, the API entry */
+/* The control word every agent obeys (the shared page's, else this process's own). */
+uint32_t agent_control_word(void);
+/* Obey the control word now: pause, resume, stop or detach this process. */
+void agent_control_apply(void);
+/* Change the control word (enum agent_control_flags) and obey it here at once. */
+void agent_control_command(uint32_t set, uint32_t clear);
+/* Start the control thread (when the shared page is mapped). 0 or -errno. */
+int agent_control_start(void);
+/* At exit: the control thread must not start anything any more. */
+void agent_control_quit(void);
+/* True while the calling thread creates the control thread (pthread_create passes it on). */
+bool agent_control_creating(void);
+
+/* agent-region.c: regions named by the program (RAW_REC_REGION_*) */
+int agent_region_begin(const char *name);
+int agent_region_end(void);
+/* A fork child's new stream: the regions open in the forking thread begin again in it. */
+void agent_region_restart(struct agent_thread *t);
+void agent_region_free(struct agent_thread *t);
+
+/* agent-attach.c: an agent loaded into a running process (pcollect -target-pid) */
+/* Every so often, from the control thread: new threads and modules, threads gone. */
+void agent_attach_poll(void);
+/* Finish every stream, give the signal back and let the process go (control_lock held). */
+void agent_detach(void);
+/* agent-got.c: the attached agent's interposition through the modules' GOT entries */
+/* Point the imports of every loaded module (but ours, libc, the loader) at our functions. */
+void agent_got_patch(void);
+/* Put back every entry we changed. */
+void agent_got_restore(void);
 
 /* agent-exec.c */
 bool agent_in_vfork_child(void);

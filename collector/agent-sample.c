@@ -27,9 +27,34 @@ struct agent_real agent_real;
 
 static struct sigaction app_action; /* the program's disposition of our signal */
 
+/* True when fn is a function of the agent itself. */
+AGENT_EARLY static bool ours_fn(void *fn)
+{
+	Dl_info a, b;
+
+	return fn && dladdr(fn, &a) && dladdr((void *)agent_resolve, &b) &&
+	       a.dli_fbase == b.dli_fbase;
+}
+
+/*
+ * What the program would call without us. Preloaded, the next definition after ours
+ * (RTLD_NEXT). Attached (loaded last, RTLD_GLOBAL), the program's own first definition
+ * (RTLD_DEFAULT): a sanitizer runtime's interceptor where one is preloaded, else the C
+ * library's; never ours, should this agent have been preloaded idle. Early (not
+ * instrumented): a sanitizer runtime calls dl_iterate_phdr, ours, before it has set up.
+ */
+AGENT_EARLY static void *next_fn(const char *name)
+{
+	void *fn;
+
+	if (agent.attached && (fn = dlsym(RTLD_DEFAULT, name)) && !ours_fn(fn))
+		return fn;
+	return dlsym(RTLD_NEXT, name);
+}
+
 AGENT_EARLY void agent_resolve(void)
 {
-#define RESOLVE(name) agent_real.name = dlsym(RTLD_NEXT, #name)
+#define RESOLVE(name) agent_real.name = next_fn(#name)
 	RESOLVE(sigaction);
 	RESOLVE(signal);
 	RESOLVE(sigprocmask);
@@ -55,7 +80,7 @@ AGENT_EARLY void agent_resolve(void)
 	RESOLVE(pipe2);
 	RESOLVE(read);
 #undef RESOLVE
-	agent_real.exit_ = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
+	agent_real.exit_ = (void (*)(int))next_fn("_exit");
 	/* Before any handler runs: syscall() is one of them, and the handler calls it. */
 	agent_wait_pthread_resolve();
 	agent_wait_sleep_resolve();
@@ -156,7 +181,8 @@ static void sample(struct agent_thread *t, uint64_t weight, void *uc)
 
 	if (atomic_load_explicit(&t->state, memory_order_acquire) != AGENT_THREAD_LIVE)
 		return;
-	if (agent_sampling_stopped()) {
+	/* A signal still pending when the collection was paused is not a sample. */
+	if (agent_paused()) {
 		/* Past -data-limit the samples not taken are counted: no clock is blamed. */
 		if (agent_data_limit_hit())
 			lost(t, RAW_LOST_DATA_LIMIT, weight);
@@ -258,8 +284,7 @@ static uint64_t task_clock_weight(struct agent_thread *t, int fd)
 	uint64_t count;
 
 	/* A signal sent before the event moved (agent-fd.c) names its old number. */
-	if (t->perf_fd < 0 || (fd != t->perf_fd && fd != t->perf_fd_prev) ||
-	    agent_sampling_stopped())
+	if (t->perf_fd < 0 || (fd != t->perf_fd && fd != t->perf_fd_prev) || agent_paused())
 		return 0;
 	fd = t->perf_fd;
 	ioctl(fd, PERF_EVENT_IOC_REFRESH, 1);
@@ -288,8 +313,9 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 	/* A blocking call this interrupted is resumed by its interposer (agent-wait.c). */
 	agent_sig_count++;
 	t = agent_self;
-	if (!t) {
-		/* A thread that existed before the agent: its slot was made with its tid. */
+	if (!t || atomic_load_explicit(&t->state, memory_order_relaxed) != AGENT_THREAD_LIVE) {
+		/* A thread that existed before the agent: its slot was made with its tid (a
+		   slot of an earlier attachment, ended, is never used again). */
 		t = agent_thread_find_tid((pid_t)syscall(SYS_gettid));
 		if (!t || !t->external)
 			goto out;
@@ -324,6 +350,22 @@ int agent_signal_install(void)
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	return agent_real.sigaction(agent.cfg.signo, &sa, NULL);
+}
+
+/*
+ * Detach: the program's own disposition of our signal back, and nothing of ours left pending.
+ * Ignoring a signal discards every pending instance of it in every thread (POSIX), whether
+ * blocked or not, and our timers and events are gone already: none can come after.
+ */
+void agent_signal_restore(void)
+{
+	struct sigaction ign;
+
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	agent_real.sigaction(agent.cfg.signo, &ign, NULL);
+	agent_real.sigaction(agent.cfg.signo, &app_action, NULL);
 }
 
 void agent_block_sampling(sigset_t *old)

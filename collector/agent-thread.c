@@ -27,9 +27,6 @@ static clockid_t thread_cpu_clock(pid_t tid)
 	return (clockid_t)((~(unsigned int)tid) << 3) | 6; /* CPUCLOCK_PERTHREAD | SCHED */
 }
 
-/* CPU time of t since its stream began; 0 when its clock is gone (a thread that ended). */
-static uint64_t thread_cpu_used(const struct agent_thread *t);
-
 static uint64_t clock_ns(clockid_t c)
 {
 	struct timespec ts;
@@ -39,11 +36,22 @@ static uint64_t clock_ns(clockid_t c)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static uint64_t thread_cpu_used(const struct agent_thread *t)
+/*
+ * CPU time of t since its stream began, the time it was paused left out. A thread that ended
+ * has no clock any more: an external one's last figure seen by the attached agent's scan.
+ */
+uint64_t agent_thread_cpu_used(struct agent_thread *t)
 {
-	uint64_t now = clock_ns(t->cpu_clock);
+	uint64_t now = clock_ns(t->cpu_clock), paused = t->cpu_paused_ns, used;
 
-	return now > t->cpu_start_ns ? now - t->cpu_start_ns : 0;
+	if (!now)
+		return t->cpu_seen_ns;
+	if (t->paused && now > t->paused_at_ns)
+		paused += now - t->paused_at_ns;
+	used = now > t->cpu_start_ns ? now - t->cpu_start_ns : 0;
+	used = used > paused ? used - paused : 0;
+	t->cpu_seen_ns = used;
+	return used;
 }
 
 /* Take a thread's writer: spin briefly when its handler (or another user) holds it. */
@@ -168,6 +176,9 @@ int agent_thread_open_stream(struct agent_thread *t)
 	t->last_flush_ns = 0;
 	t->cpu_clock = thread_cpu_clock(t->tid);
 	t->cpu_start_ns = clock_ns(t->cpu_clock);
+	t->paused = false;
+	t->cpu_paused_ns = 0;
+	t->cpu_seen_ns = 0;
 	thread_name(t->tid, !t->external, name, sizeof(name));
 	raw_writer_thread_start(&t->w, (uint32_t)t->tid, raw_header_now(&t->hdr), name);
 	raw_writer_flush(&t->w);
@@ -178,19 +189,45 @@ int agent_thread_open_stream(struct agent_thread *t)
 	return 0;
 }
 
+void agent_thread_release(struct agent_thread *t)
+{
+	free(t->ips);
+	t->ips = NULL;
+	stack_table_release(&t->stacks);
+	agent_python_thread_free(t);
+	agent_mpi_thread_free(t);
+	agent_wait_thread_free(t);
+	agent_region_free(t);
+}
+
 void agent_thread_drop_stream(struct agent_thread *t)
 {
 	raw_window_drop(&t->win);
 	memset(&t->w, 0, sizeof(t->w));
 }
 
-struct agent_thread *agent_thread_begin(pid_t tid, bool external)
+/*
+ * A thread of ours whose slot the attached agent's scan made first (external): it is ours
+ * from now on, with its stream and its timer as they are.
+ */
+static struct agent_thread *take_over(struct agent_thread *t)
+{
+	t->external = false;
+	t->pthread = pthread_self();
+	agent_self = t;
+	pthread_setspecific(agent.key, t);
+	return t;
+}
+
+static struct agent_thread *thread_begin_locked(pid_t tid, bool external)
 {
 	AGENT_BUSY;
 	struct agent_thread *t;
 
 	if (!agent.active)
 		return NULL;
+	if (!external && (t = agent_thread_find_tid(tid)))
+		return take_over(t);
 	t = slot_take();
 	if (!t) {
 		agent_log("no room for thread %d: not sampled", (int)tid);
@@ -206,9 +243,7 @@ struct agent_thread *agent_thread_begin(pid_t tid, bool external)
 	t->ips = malloc((agent.cfg.stack_depth + 64) * sizeof(uint64_t));
 	if (!t->ips || stack_table_init(&t->stacks, AGENT_STACK_SLOTS, AGENT_STACK_FRAMES) ||
 	    agent_thread_open_stream(t)) {
-		free(t->ips);
-		t->ips = NULL;
-		stack_table_release(&t->stacks);
+		agent_thread_release(t);
 		atomic_store(&t->busy, 0);
 		atomic_store(&t->state, AGENT_THREAD_FREE);
 		return NULL;
@@ -219,6 +254,17 @@ struct agent_thread *agent_thread_begin(pid_t tid, bool external)
 	}
 	agent_python_thread_begin(t);
 	mem_thread_begin(t);
+	return t;
+}
+
+/* Under the control lock: a thread never begins in the middle of a pause or a detach. */
+struct agent_thread *agent_thread_begin(pid_t tid, bool external)
+{
+	struct agent_thread *t;
+
+	pthread_mutex_lock(&agent.control_lock);
+	t = thread_begin_locked(tid, external);
+	pthread_mutex_unlock(&agent.control_lock);
 	return t;
 }
 
@@ -287,15 +333,21 @@ void agent_thread_perf_close(struct agent_thread *t)
 	t->perf_fd_prev = -1;
 }
 
-void agent_thread_arm(struct agent_thread *t)
+/* The timer (or event) of t is made, but while the collection is paused not started. */
+static void thread_arm_locked(struct agent_thread *t)
 {
+	bool hold = atomic_load(&agent.paused) || agent_sampling_stopped();
 	struct itimerspec its;
 	struct sigevent sev;
 
+	if (hold && !t->paused) {
+		t->paused = true;
+		t->paused_at_ns = clock_ns(t->cpu_clock);
+	}
 	if (agent.cfg.memory)
 		return; /* memory-consumption takes no CPU samples */
 	if (agent.cfg.task_clock && !t->has_timer && (t->perf_fd >= 0 || perf_open(t))) {
-		if (!ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1))
+		if (hold || !ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1))
 			return;
 		agent_log("cannot start the task-clock event of thread %d: %s", (int)t->tid,
 			  strerror(errno));
@@ -314,11 +366,43 @@ void agent_thread_arm(struct agent_thread *t)
 		}
 		t->has_timer = true;
 	}
+	if (hold)
+		return;
 	its.it_interval.tv_sec = (time_t)(agent.cfg.interval_ns / 1000000000u);
 	its.it_interval.tv_nsec = (long)(agent.cfg.interval_ns % 1000000000u);
 	its.it_value = its.it_interval;
 	if (timer_settime(t->timer, 0, &its, NULL))
 		agent_log("cannot arm the timer of thread %d: %s", (int)t->tid, strerror(errno));
+}
+
+void agent_thread_arm(struct agent_thread *t)
+{
+	pthread_mutex_lock(&agent.control_lock);
+	if (atomic_load(&t->state) == AGENT_THREAD_LIVE)
+		thread_arm_locked(t);
+	pthread_mutex_unlock(&agent.control_lock);
+}
+
+void agent_thread_pause(struct agent_thread *t)
+{
+	if (t->paused)
+		return;
+	t->paused = true;
+	t->paused_at_ns = clock_ns(t->cpu_clock);
+	agent_thread_disarm(t);
+}
+
+void agent_thread_unpause(struct agent_thread *t)
+{
+	uint64_t now;
+
+	if (!t->paused)
+		return;
+	now = clock_ns(t->cpu_clock);
+	if (now > t->paused_at_ns)
+		t->cpu_paused_ns += now - t->paused_at_ns;
+	t->paused = false;
+	thread_arm_locked(t);
 }
 
 void agent_thread_disarm(struct agent_thread *t)
@@ -396,7 +480,8 @@ static void stream_finish(struct agent_thread *t)
 	agent_thread_write_lost(t);
 	agent_mpi_thread_finish(t);
 	agent_python_thread_finish(t);
-	raw_writer_thread_end(&t->w, (uint32_t)t->tid, raw_header_now(&t->hdr), thread_cpu_used(t));
+	raw_writer_thread_end(&t->w, (uint32_t)t->tid, raw_header_now(&t->hdr),
+			      agent_thread_cpu_used(t));
 	raw_writer_flush(&t->w);
 	agent_account(t);
 }
@@ -424,7 +509,7 @@ static void stream_report_stop(struct agent_thread *t)
  * under a possibly running handler and the slot stays ENDED with its writer held, so that
  * thread's handler never touches it again.
  */
-void agent_thread_end(struct agent_thread *t, bool own)
+bool agent_thread_end(struct agent_thread *t, bool own)
 {
 	AGENT_BUSY;
 	int expected = AGENT_THREAD_LIVE;
@@ -433,7 +518,7 @@ void agent_thread_end(struct agent_thread *t, bool own)
 	if (own)
 		agent_block_sampling(&old);
 	if (!atomic_compare_exchange_strong(&t->state, &expected, AGENT_THREAD_ENDED))
-		return;
+		return false;
 	if (t->has_timer) {
 		timer_delete(t->timer);
 		t->has_timer = false;
@@ -441,23 +526,19 @@ void agent_thread_end(struct agent_thread *t, bool own)
 	agent_thread_perf_close(t);
 	if (!busy_acquire(t, own ? 1000 : 10000)) {
 		agent_log("thread %d: writer busy at its end: last records lost", (int)t->tid);
-		return;
+		return false;
 	}
 	stream_finish(t);
 	stream_report_stop(t);
 	raw_window_close(&t->win, raw_writer_file_size(&t->w));
 	if (!own)
-		return;
+		return true;
 	mem_thread_end(t, true);
-	free(t->ips);
-	t->ips = NULL;
-	stack_table_release(&t->stacks);
-	agent_python_thread_free(t);
-	agent_mpi_thread_free(t);
-	agent_wait_thread_free(t);
+	agent_thread_release(t);
 	agent_self = NULL;
 	atomic_store(&t->busy, 0);
 	atomic_store(&t->state, AGENT_THREAD_FREE);
+	return true;
 }
 
 void agent_thread_key_destructor(void *p)
@@ -509,9 +590,13 @@ static void *thread_trampoline(void *p)
 
 	free(p);
 	/* Set up before the first instruction of the thread's own code, timer armed last. */
-	t = agent_thread_begin(agent_gettid(), false);
-	if (t)
-		agent_thread_arm(t);
+	if (agent.active) {
+		pthread_mutex_lock(&agent.control_lock);
+		t = agent_thread_begin(agent_gettid(), false);
+		if (t)
+			agent_thread_arm(t);
+		pthread_mutex_unlock(&agent.control_lock);
+	}
 	return s.fn(s.arg);
 }
 
@@ -523,7 +608,7 @@ AGENT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 
 	if (!agent_real.pthread_create)
 		agent_resolve();
-	if (!agent.active || agent_sampling_stopped())
+	if (!agent.active || agent_sampling_stopped() || agent_control_creating())
 		return agent_real.pthread_create(thread, attr, start, arg);
 	s = malloc(sizeof(*s));
 	if (!s)

@@ -540,7 +540,7 @@ struct agent_thread *agent_wait_thread(void)
 {
 	struct agent_thread *t = agent_self;
 
-	if (!agent_waits_on || !t || !t->wait || t->write_stopped || agent_sampling_stopped() ||
+	if (!agent_waits_on || !t || !t->wait || t->write_stopped || agent_paused() ||
 	    atomic_load_explicit(&t->state, memory_order_relaxed) != AGENT_THREAD_LIVE ||
 	    agent_in_vfork_child())
 		return NULL;

@@ -22,14 +22,24 @@
 
 struct agent_state agent = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.control_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP,
 };
 __thread struct agent_thread *agent_self AGENT_TLS;
 __thread int agent_in_dl AGENT_TLS;
 __thread int agent_in_unwind AGENT_TLS;
 
-static int env_u64(const char *name, uint64_t *out)
+/* Where the configuration comes from: the environment, or pcollect_attach()'s string. */
+typedef const char *(*config_lookup_fn)(const char *name, void *ctx);
+
+static const char *env_lookup(const char *name, void *ctx)
 {
-	const char *s = getenv(name);
+	(void)ctx;
+	return getenv(name);
+}
+
+static int env_u64(config_lookup_fn get, void *ctx, const char *name, uint64_t *out)
+{
+	const char *s = get(name, ctx);
 	char *end;
 	unsigned long long v;
 
@@ -116,6 +126,10 @@ void agent_account_bytes(uint64_t *accounted, uint64_t written)
 		return;
 	*accounted = written;
 	total = __atomic_add_fetch(&agent.data->bytes, delta, __ATOMIC_RELAXED);
+	/*
+	 * Past the limit the timers keep firing, unlike after -command stop: each sample not
+	 * taken is counted (LOST, data-limit) so that pfinalize blames no clock for it.
+	 */
 	if (agent.cfg.data_limit_bytes && total >= agent.cfg.data_limit_bytes)
 		__atomic_store_n(&agent.data->hit, 1, __ATOMIC_RELAXED);
 }
@@ -131,50 +145,58 @@ bool agent_sampling_stopped(void)
 	return atomic_load_explicit(&agent.stopped, memory_order_relaxed) || agent_data_limit_hit();
 }
 
-static int config_read(struct agent_config *c)
+bool agent_paused(void)
 {
-	const char *dir = getenv(AGENT_ENV_RESULT_DIR);
-	const char *agent_path = getenv(AGENT_ENV_AGENT), *s;
+	return atomic_load_explicit(&agent.paused, memory_order_relaxed) ||
+	       agent_sampling_stopped();
+}
+
+static int config_read(struct agent_config *c, config_lookup_fn get, void *ctx)
+{
+	const char *dir = get(AGENT_ENV_RESULT_DIR, ctx), *agent_path, *s;
 	uint64_t v;
 
+	/* Each value is copied before the next is looked up (string_lookup() reuses one). */
 	memset(c, 0, sizeof(*c));
 	if (!dir || dir[0] != '/' || strlen(dir) >= sizeof(c->result_dir))
 		return -EINVAL;
 	strcpy(c->result_dir, dir);
+	agent_path = get(AGENT_ENV_AGENT, ctx);
 	if (agent_path && strlen(agent_path) < sizeof(c->agent_path))
 		strcpy(c->agent_path, agent_path);
 	/* -trace-mpi: the shims stay in LD_PRELOAD after the agent across exec and spawn. */
-	if (getenv(AGENT_ENV_MPI_SHIMS) && strlen(getenv(AGENT_ENV_MPI_SHIMS)) < sizeof(c->mpi_shims))
-		strcpy(c->mpi_shims, getenv(AGENT_ENV_MPI_SHIMS));
+	s = get(AGENT_ENV_MPI_SHIMS, ctx);
+	if (s && strlen(s) < sizeof(c->mpi_shims))
+		strcpy(c->mpi_shims, s);
 	snprintf(c->preload, sizeof(c->preload), "%s%s%s", c->agent_path,
 		 c->mpi_shims[0] ? ":" : "", c->mpi_shims);
 	c->mpi_threshold_ns = 100000;
-	if (!env_u64(AGENT_ENV_MPI_THRESHOLD, &v))
+	if (!env_u64(get, ctx, AGENT_ENV_MPI_THRESHOLD, &v))
 		c->mpi_threshold_ns = v;
 	c->interval_ns = 10000000;
-	if (!env_u64(AGENT_ENV_INTERVAL_NS, &v) && v >= 100000 && v <= 10000000000ull)
+	if (!env_u64(get, ctx, AGENT_ENV_INTERVAL_NS, &v) && v >= 100000 && v <= 10000000000ull)
 		c->interval_ns = v;
 	c->stack_depth = 256;
-	if (!env_u64(AGENT_ENV_STACK_DEPTH, &v) && v >= 1 && v <= RAW_MAX_DEPTH)
+	if (!env_u64(get, ctx, AGENT_ENV_STACK_DEPTH, &v) && v >= 1 && v <= RAW_MAX_DEPTH)
 		c->stack_depth = (uint32_t)v;
-	if (!env_u64(AGENT_ENV_DURATION_NS, &v))
+	if (!env_u64(get, ctx, AGENT_ENV_DURATION_NS, &v))
 		c->duration_ns = v;
-	if (!env_u64(AGENT_ENV_START_NS, &v))
+	if (!env_u64(get, ctx, AGENT_ENV_START_NS, &v))
 		c->start_monotonic_ns = v;
-	if (!env_u64(AGENT_ENV_DATA_LIMIT, &v))
+	if (!env_u64(get, ctx, AGENT_ENV_DATA_LIMIT, &v))
 		c->data_limit_bytes = v;
-	c->follow_child =
-		!(getenv(AGENT_ENV_FOLLOW_CHILD) && !strcmp(getenv(AGENT_ENV_FOLLOW_CHILD), "0"));
+	s = get(AGENT_ENV_FOLLOW_CHILD, ctx);
+	c->follow_child = !(s && !strcmp(s, "0"));
 	c->rank = -1;
-	if (getenv(AGENT_ENV_RANK))
-		c->rank = atoi(getenv(AGENT_ENV_RANK));
-	c->task_clock = getenv(AGENT_ENV_SAMPLING_CLOCK) &&
-			!strcmp(getenv(AGENT_ENV_SAMPLING_CLOCK), "task-clock");
-	if (!env_u64(AGENT_ENV_WAIT_THRESHOLD, &v)) {
+	if ((s = get(AGENT_ENV_RANK, ctx)))
+		c->rank = atoi(s);
+	s = get(AGENT_ENV_SAMPLING_CLOCK, ctx);
+	c->task_clock = s && !strcmp(s, "task-clock");
+	if (!env_u64(get, ctx, AGENT_ENV_WAIT_THRESHOLD, &v)) {
 		c->waits = true;
 		c->wait_threshold_ns = v;
 	}
-	s = getenv(AGENT_ENV_MEMORY);
+	s = get(AGENT_ENV_MEMORY, ctx);
 #ifndef AGENT_MEMORY
 	s = NULL; /* the hotspots agent has no allocation wrappers */
 #endif
@@ -185,9 +207,9 @@ static int config_read(struct agent_config *c)
 		c->mem_sample_bytes = strtoull(s + 6, NULL, 10);
 	}
 	c->signo = SIGRTMAX - 7;
-	if (!env_u64(AGENT_ENV_SIGNAL, &v) && (int)v >= SIGRTMIN && (int)v <= SIGRTMAX)
+	if (!env_u64(get, ctx, AGENT_ENV_SIGNAL, &v) && (int)v >= SIGRTMIN && (int)v <= SIGRTMAX)
 		c->signo = (int)v;
-	if (!env_u64(AGENT_ENV_LAUNCHER_PID, &v))
+	if (!env_u64(get, ctx, AGENT_ENV_LAUNCHER_PID, &v))
 		c->launcher_pid = (pid_t)v;
 	result_short_hostname(c->host, sizeof(c->host));
 	c->file_mode = result_file_mode(c->result_dir);
@@ -229,15 +251,28 @@ static void unwinder_prepare(void)
 	agent_in_unwind--;
 }
 
+/* The control lock first, as everywhere: the child must find neither held mid-change. */
 static void fork_prepare(void)
 {
 	AGENT_BUSY;
+	pthread_mutex_lock(&agent.control_lock);
 	pthread_mutex_lock(&agent.lock);
 }
 
 static void fork_parent(void)
 {
 	pthread_mutex_unlock(&agent.lock);
+	pthread_mutex_unlock(&agent.control_lock);
+}
+
+static void control_lock_init(void)
+{
+	pthread_mutexattr_t a;
+
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&agent.control_lock, &a);
+	pthread_mutexattr_destroy(&a);
 }
 
 /*
@@ -256,7 +291,9 @@ static void fork_child(void)
 	size_t i, n;
 
 	pthread_mutex_init(&agent.lock, NULL);
+	control_lock_init();
 	agent.pid = getpid();
+	agent.control_thread = false; /* the parent's is not in the child */
 	if (!agent.active)
 		return;
 	mem_agent_enter();
@@ -274,12 +311,7 @@ static void fork_child(void)
 		if (t == self)
 			continue;
 		mem_thread_drop(t);
-		free(t->ips);
-		t->ips = NULL;
-		stack_table_release(&t->stacks);
-		agent_python_thread_free(t);
-		agent_mpi_thread_free(t);
-		agent_wait_thread_free(t);
+		agent_thread_release(t);
 		atomic_store(&t->busy, 0);
 		atomic_store(&t->state, AGENT_THREAD_FREE);
 	}
@@ -312,56 +344,78 @@ static void fork_child(void)
 		/* Code ids are per stream: the child describes its code objects again. */
 		agent_python_thread_restart(self);
 		mem_thread_begin(self);
+		agent_region_restart(self);
 	} else {
 		self = agent_thread_begin(agent_gettid(), false);
 	}
 	agent_modules_scan();
+	if (agent.data)
+		agent.member = data_counter_join(agent.data, agent.pid);
 	if (self)
 		agent_thread_arm(self);
+	agent_control_start();
 	mem_agent_leave();
 }
 
-/* The constructor's work once the configuration says we profile this process. */
-static void agent_init_active(void)
+/*
+ * Everything after the configuration, for the preloaded agent's start and for
+ * pcollect_attach(): the signal handler, the process stream, a stream and a timer for every
+ * thread, the module list, the control thread. 0, or -errno with the agent left idle.
+ */
+static int agent_start(void)
 {
 	AGENT_BUSY;
+	static bool once;
 	struct agent_thread *t;
 	sigset_t mask;
+	int ret = 0;
 
-	origin_read();
-	/*
-	 * Without -follow-child only the launcher's own child (and the images it execs) is
-	 * profiled; its descendants load the agent but stay idle.
-	 */
-	if (!agent.cfg.follow_child && agent.origin == RAW_PROCESS_START &&
-	    agent.cfg.launcher_pid && agent.parent_pid != agent.cfg.launcher_pid)
-		return;
 	if (readlink("/proc/self/exe", agent.exe, sizeof(agent.exe) - 1) < 0)
 		agent.exe[0] = '\0';
 	/* Run through an explicit loader (ld-linux-x86-64.so.2 ./prog), /proc/self/exe is the
 	   loader: the program is the file whose headers the loader mapped (AT_PHDR). */
 	proc_maps_path_at(getauxval(AT_PHDR), agent.exe, sizeof(agent.exe));
 	agent.data = data_counter_map(agent.cfg.result_dir, 0);
-	if (pthread_key_create(&agent.key, agent_thread_key_destructor)) {
-		agent_log("cannot create a thread key: sampling disabled");
-		return;
+	if (!agent.data && agent.attached)
+		return -EIO; /* pcollect could neither control nor detach it */
+	/* A collection stopped, or let go of, before this process began: stay idle. */
+	if (agent_control_word() & (AGENT_CONTROL_STOPPED | AGENT_CONTROL_DETACH))
+		return -ECANCELED;
+	if (!once) {
+		if (pthread_key_create(&agent.key, agent_thread_key_destructor)) {
+			agent_log("cannot create a thread key: sampling disabled");
+			return -EAGAIN;
+		}
+		pthread_atfork(fork_prepare, fork_parent, fork_child);
+		once = true;
 	}
-	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	unwinder_prepare();
 	if (agent_signal_install()) {
+		ret = -errno;
 		agent_log("cannot install the signal handler: %s", strerror(errno));
-		return;
+		return ret;
 	}
+	pthread_mutex_lock(&agent.control_lock);
+	atomic_store(&agent.stopped, 0);
+	atomic_store(&agent.paused, (agent_control_word() & AGENT_CONTROL_PAUSED) != 0);
 	agent.active = true;
-	if (agent_proc_open()) {
+	if ((ret = agent_proc_open())) {
 		agent.active = false;
-		return;
+		pthread_mutex_unlock(&agent.control_lock);
+		return ret;
 	}
 	if (agent.cfg.memory)
 		mem_start();
+	if (agent.data)
+		agent.member = data_counter_join(agent.data, agent.pid);
 	/* Without a stream (noted in the process stream) other threads may still be sampled. */
 	t = agent_thread_begin(agent_gettid(), false);
+	/* The scan takes the loader's lock: never under the control lock (agent-attach.c). */
+	pthread_mutex_unlock(&agent.control_lock);
 	agent_modules_scan();
+	if (agent.attached)
+		agent_got_patch();
+	pthread_mutex_lock(&agent.control_lock);
 	agent_threads_adopt_existing();
 	/* A mask inherited across exec may block our signal: programs cannot, the agent does. */
 	sigemptyset(&mask);
@@ -371,17 +425,104 @@ static void agent_init_active(void)
 	agent_wait_init();
 	if (t)
 		agent_thread_arm(t);
+	agent_control_start();
+	pthread_mutex_unlock(&agent.control_lock);
+	return 0;
+}
+
+/*
+ * Preloaded by pcollect (LD_PRELOAD names us). Loaded with dlopen instead (pcollect
+ * -target-pid, or a program's own), the collection is begun by pcollect_attach() alone, never
+ * from PCOLLECT_* variables the process merely inherited.
+ */
+static bool preloaded(void)
+{
+	const char *p = getenv("LD_PRELOAD");
+	Dl_info info;
+	const char *name;
+
+	if (!p || !dladdr((void *)agent_start, &info) || !info.dli_fname)
+		return false;
+	name = strrchr(info.dli_fname, '/');
+	return strstr(p, name ? name + 1 : info.dli_fname) != NULL;
 }
 
 __attribute__((constructor)) static void agent_init(void)
 {
+	AGENT_BUSY;
+
 	agent_resolve();
 	agent.pid = getpid();
-	if (config_read(&agent.cfg))
+	if (!preloaded() || config_read(&agent.cfg, env_lookup, NULL))
 		return; /* not started by pcollect: stay out of the way */
+	origin_read();
+	/*
+	 * Without -follow-child only the launcher's own child (and the images it execs) is
+	 * profiled; its descendants load the agent but stay idle.
+	 */
+	if (!agent.cfg.follow_child && agent.origin == RAW_PROCESS_START &&
+	    agent.cfg.launcher_pid && agent.parent_pid != agent.cfg.launcher_pid)
+		return;
+	/* memory-consumption: the agent's own allocations from here on are not the program's. */
 	mem_agent_enter();
-	agent_init_active();
+	agent_start();
 	mem_agent_leave();
+}
+
+/* pcollect_attach()'s configuration: "NAME=VALUE" lines with the environment's names. */
+static const char *string_lookup(const char *name, void *ctx)
+{
+	static char value[PATH_MAX];
+	const char *p = ctx;
+	size_t n = strlen(name);
+
+	while (p && *p) {
+		const char *end = strchr(p, '\n');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+
+		if (len > n && !strncmp(p, name, n) && p[n] == '=' && len - n - 1 < sizeof(value)) {
+			memcpy(value, p + n + 1, len - n - 1);
+			value[len - n - 1] = '\0';
+			return value;
+		}
+		p = end ? end + 1 : NULL;
+	}
+	return NULL;
+}
+
+/*
+ * Called by pcollect -target-pid in a thread of the running program it stopped (docs/
+ * pcollect.md): begin a collection with the configuration given ("NAME=VALUE" lines, the
+ * environment's names), as the preloaded agent does before main. The interposition the
+ * loader would have given is put in the modules' GOT entries instead (agent-got.c), and the
+ * control thread looks for new threads and modules. Returns 0, -EBUSY when a collection runs
+ * already, or -errno (the agent log says more).
+ */
+AGENT_EXPORT int pcollect_attach(const char *config)
+{
+	AGENT_BUSY;
+	struct agent_config c;
+	int ret;
+
+	if (agent.active)
+		return -EBUSY;
+	/* config_read() takes one value at a time: string_lookup's buffer is reused. */
+	if (!config || config_read(&c, string_lookup, (void *)config))
+		return -EINVAL;
+	agent.cfg = c;
+	agent.pid = getpid();
+	agent.origin = RAW_PROCESS_START;
+	agent.generation = 0;
+	agent.parent_pid = getppid();
+	agent.attached = true;
+	agent_resolve();
+	ret = agent_start();
+	if (ret)
+		agent.attached = false;
+	else
+		agent_log("attached to process %d: sampling every %llu ns", (int)agent.pid,
+			  (unsigned long long)agent.cfg.interval_ns);
+	return ret;
 }
 
 /* At exit: stop every timer and finish every stream, this thread's and the others'. */
@@ -392,6 +533,7 @@ static void agent_shutdown(void)
 
 	if (!agent.active || agent_in_vfork_child())
 		return;
+	agent_control_quit();
 	agent_wait_stop();
 	mem_image_end();
 	atomic_store(&agent.stopped, 1);
@@ -403,6 +545,8 @@ static void agent_shutdown(void)
 			agent_thread_end(t, t == agent_self);
 	}
 	agent_proc_close();
+	if (agent.data)
+		data_counter_leave(agent.data, agent.pid);
 	agent.active = false;
 }
 

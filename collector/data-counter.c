@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* The raw-data counter all processes of a collection share, for -data-limit. */
+/* The page all processes of a collection share: the raw-data counter and the control word. */
 #include "collector/data-counter.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/raw-window.h"
@@ -56,4 +61,155 @@ struct agent_data_counter *data_counter_map(const char *dir, int create)
 out:
 	errno = -err;
 	return err ? NULL : p;
+}
+
+uint32_t data_counter_command(struct agent_data_counter *c, uint32_t set, uint32_t clear)
+{
+	uint32_t old = __atomic_load_n(&c->control, __ATOMIC_RELAXED), want, seq;
+
+	do
+		want = (old | set) & ~clear;
+	while (!__atomic_compare_exchange_n(&c->control, &old, want, false, __ATOMIC_SEQ_CST,
+					    __ATOMIC_RELAXED));
+	seq = __atomic_add_fetch(&c->control_seq, 1, __ATOMIC_SEQ_CST);
+	/* A shared (not private) futex: the waiters are other processes mapping the same file. */
+	syscall(SYS_futex, &c->control_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	return seq;
+}
+
+void data_counter_wait(struct agent_data_counter *c, uint32_t seq, int64_t timeout_ns)
+{
+	struct timespec ts = { (time_t)(timeout_ns / 1000000000), (long)(timeout_ns % 1000000000) };
+
+	syscall(SYS_futex, &c->control_seq, FUTEX_WAIT, seq, timeout_ns < 0 ? NULL : &ts, NULL, 0);
+}
+
+uint64_t data_counter_start_ticks(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ticks = 0;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* The name in parentheses may hold spaces and parentheses: count from the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	/* Field 3 (state) follows; the start time is field 22. A zombie has not started. */
+	if (p[1] == ' ' && p[2] == 'Z')
+		return 0;
+	for (field = 2; *p && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	if (sscanf(p, "%llu", &ticks) != 1)
+		return 0;
+	return ticks;
+}
+
+int data_counter_join(struct agent_data_counter *c, pid_t pid)
+{
+	uint64_t ticks = data_counter_start_ticks(pid);
+	size_t i;
+
+	if (!ticks)
+		return -ESRCH;
+	for (i = 0; i < AGENT_MAX_MEMBERS; i++)
+		if (__atomic_load_n(&c->members[i].pid, __ATOMIC_RELAXED) == pid) {
+			/* An exec keeps the pid: the entry stays this process's. */
+			__atomic_store_n(&c->members[i].start_ticks, ticks, __ATOMIC_RELAXED);
+			return (int)i;
+		}
+	for (i = 0; i < AGENT_MAX_MEMBERS; i++) {
+		int32_t free_pid = 0;
+
+		/* The entry is ours once the pid is in; a reader takes a start time of 0 (not
+		   stored yet) for this process's. */
+		if (__atomic_load_n(&c->members[i].pid, __ATOMIC_RELAXED) ||
+		    !__atomic_compare_exchange_n(&c->members[i].pid, &free_pid, pid, false,
+						 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+			continue;
+		__atomic_store_n(&c->members[i].applied,
+				 __atomic_load_n(&c->control_seq, __ATOMIC_SEQ_CST),
+				 __ATOMIC_SEQ_CST);
+		__atomic_store_n(&c->members[i].start_ticks, ticks, __ATOMIC_SEQ_CST);
+		return (int)i;
+	}
+	return -ENOSPC;
+}
+
+void data_counter_leave(struct agent_data_counter *c, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < AGENT_MAX_MEMBERS; i++) {
+		int32_t p = pid;
+
+		__atomic_compare_exchange_n(&c->members[i].pid, &p, 0, false, __ATOMIC_SEQ_CST,
+					    __ATOMIC_RELAXED);
+	}
+}
+
+int data_counter_members_alive(struct agent_data_counter *c)
+{
+	int alive = 0;
+	size_t i;
+
+	for (i = 0; i < AGENT_MAX_MEMBERS; i++) {
+		int32_t pid = __atomic_load_n(&c->members[i].pid, __ATOMIC_SEQ_CST);
+		uint64_t ticks, want;
+
+		if (!pid)
+			continue;
+		ticks = data_counter_start_ticks(pid);
+		want = __atomic_load_n(&c->members[i].start_ticks, __ATOMIC_SEQ_CST);
+		if (ticks && (ticks == want || !want))
+			alive++;
+		else
+			__atomic_compare_exchange_n(&c->members[i].pid, &pid, 0, false,
+						    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
+	}
+	return alive;
+}
+
+void data_counter_applied(struct agent_data_counter *c, int index, pid_t pid, uint32_t seq)
+{
+	if (index >= 0 && index < AGENT_MAX_MEMBERS &&
+	    __atomic_load_n(&c->members[index].pid, __ATOMIC_RELAXED) == pid)
+		__atomic_store_n(&c->members[index].applied, seq, __ATOMIC_RELEASE);
+}
+
+int data_counter_wait_applied(struct agent_data_counter *c, uint32_t seq, int64_t timeout_ns)
+{
+	struct timespec ts = { 0, 2000000 };
+	int64_t waited = 0;
+	int behind;
+
+	for (;;) {
+		size_t i;
+
+		behind = 0;
+		data_counter_members_alive(c); /* the entries of the dead cleared */
+		for (i = 0; i < AGENT_MAX_MEMBERS; i++) {
+			uint32_t applied;
+
+			if (!__atomic_load_n(&c->members[i].pid, __ATOMIC_ACQUIRE))
+				continue;
+			applied = __atomic_load_n(&c->members[i].applied, __ATOMIC_ACQUIRE);
+			if ((int32_t)(applied - seq) < 0)
+				behind++;
+		}
+		if (!behind || waited >= timeout_ns)
+			return behind;
+		nanosleep(&ts, NULL);
+		waited += ts.tv_nsec;
+	}
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -28,6 +29,9 @@
 
 #ifndef PCOLLECT_LIBDIR
 #define PCOLLECT_LIBDIR "lib"
+#endif
+#ifndef PCOLLECT_DATADIR
+#define PCOLLECT_DATADIR "share"
 #endif
 #define AGENT_NAME "libpcollect-agent.so"
 #define AGENT_MEM_NAME "libpcollect-agent-mem.so" /* with the allocator wrappers */
@@ -51,20 +55,30 @@ static uint64_t now_ns(clockid_t c)
  * The agent beside the launcher (build tree: build/collector/), or in the install tree's
  * library directory (bin/pcollect, <libdir>/pcollect/libpcollect-agent.so).
  */
-static int find_agent(const char *name, char *buf, size_t size)
+/* The directory pcollect runs from (/proc/self/exe's) into dir. 0 or -errno. */
+static int exe_dir(char *dir, size_t size)
 {
-	char exe[PATH_MAX], cand[PATH_MAX + 64];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ssize_t n = readlink("/proc/self/exe", dir, size - 1);
 	char *slash;
-	int i;
 
 	if (n <= 0)
 		return -errno;
-	exe[n] = '\0';
-	slash = strrchr(exe, '/');
+	dir[n] = '\0';
+	slash = strrchr(dir, '/');
 	if (!slash)
 		return -ENOENT;
 	*slash = '\0';
+	return 0;
+}
+
+/* The agent file name (the hotspots agent, or memory-consumption's) beside pcollect. */
+static int find_agent(const char *name, char *buf, size_t size)
+{
+	char exe[PATH_MAX], cand[PATH_MAX + 64];
+	int i;
+
+	if (exe_dir(exe, sizeof(exe)))
+		return -ENOENT;
 	for (i = 0; i < 3; i++) {
 		if (i == 0)
 			snprintf(cand, sizeof(cand), "%s/%s", exe, name);
@@ -85,6 +99,11 @@ static int find_agent(const char *name, char *buf, size_t size)
 		}
 	}
 	return -ENOENT;
+}
+
+int launcher_find_agent(char *buf, size_t size)
+{
+	return find_agent(AGENT_NAME, buf, size);
 }
 
 /*
@@ -113,6 +132,36 @@ static int find_mpi_shims(const char *agent_path, char *buf, size_t size)
 		log_debug("MPI shim '%s'", cand);
 	}
 	return n;
+}
+
+/*
+ * The directory holding the Python API's module (pcollect/__init__.py): the build tree's
+ * (build/api/python beside build/collector/) or the install tree's (<datadir>/pcollect/python).
+ */
+int launcher_find_python(char *buf, size_t size)
+{
+	char exe[PATH_MAX], cand[PATH_MAX + 64], init[PATH_MAX + 96];
+	int i;
+
+	if (exe_dir(exe, sizeof(exe)))
+		return -ENOENT;
+	for (i = 0; i < 2; i++) {
+		if (i == 0)
+			snprintf(cand, sizeof(cand), "%s/../api/python", exe);
+		else if (PCOLLECT_DATADIR[0] == '/')
+			snprintf(cand, sizeof(cand), "%s/pcollect/python", PCOLLECT_DATADIR);
+		else
+			snprintf(cand, sizeof(cand), "%s/../%s/pcollect/python", exe,
+				 PCOLLECT_DATADIR);
+		snprintf(init, sizeof(init), "%s/pcollect/__init__.py", cand);
+		if (access(init, R_OK))
+			continue;
+		if (realpath(cand, buf) && strlen(buf) < size) {
+			log_debug("Python module 'pcollect' in '%s'", buf);
+			return 0;
+		}
+	}
+	return -ENOENT;
 }
 
 /* One argument as a shell would need it quoted. */
@@ -230,6 +279,10 @@ static void meta_fill_start(struct meta *m, const struct collect_opts *o, const 
 	if (o->trace_mpi)
 		meta_setf(m, "mpi_threshold_ns", "%llu", (unsigned long long)o->mpi_threshold_ns);
 	meta_setf(m, "launcher_pid", "%d", (int)getpid());
+	if (o->target_pid)
+		meta_setf(m, "target_pid", "%d", o->target_pid);
+	meta_set(m, "start_paused", o->start_paused ? "1" : "0");
+	meta_setf(m, "resume_after_ns", "%llu", (unsigned long long)o->resume_after_ns);
 	meta_set(m, "status", "running");
 }
 
@@ -241,9 +294,33 @@ static void forward_signal(int sig, siginfo_t *si, void *uc)
 		kill((pid_t)target_pid, sig);
 }
 
+/*
+ * The Python API's pure-Python module (api/python/pcollect): "import pcollect" works in a
+ * program run under pcollect. Put after the program's own PYTHONPATH, so that a pcollect
+ * module of its own, or one installed, comes first.
+ */
+static void python_path_add(const char *pydir)
+{
+	const char *old = getenv("PYTHONPATH");
+	char *v;
+
+	if (!pydir[0])
+		return;
+	if (!old || !*old) {
+		setenv("PYTHONPATH", pydir, 1);
+		return;
+	}
+	v = malloc(strlen(old) + strlen(pydir) + 2);
+	if (!v)
+		return;
+	sprintf(v, "%s:%s", old, pydir);
+	setenv("PYTHONPATH", v, 1);
+	free(v);
+}
+
 static void child_exec(const struct collect_opts *o, const char *path, const char *agent_path,
-		       const char *mpi_shims, const char *dir, uint64_t start_mono, int rank,
-		       int errfd)
+		       const char *mpi_shims, const char *pydir, const char *dir, uint64_t start_mono,
+		       int rank, int errfd)
 {
 	char buf[PATH_MAX + 64], *preload, *ours;
 	const char *old = getenv("LD_PRELOAD");
@@ -277,6 +354,7 @@ static void child_exec(const struct collect_opts *o, const char *path, const cha
 	} else {
 		unsetenv(AGENT_ENV_MPI_SHIMS);
 	}
+	python_path_add(pydir);
 	setenv(AGENT_ENV_RESULT_DIR, dir, 1);
 	setenv(AGENT_ENV_AGENT, agent_path, 1);
 #define SETNUM(name, fmt, v)                                                                       \
@@ -323,28 +401,186 @@ static void child_exec(const struct collect_opts *o, const char *path, const cha
 	_exit(127);
 }
 
-static int wait_target(pid_t pid, int *status)
+/* The target's end; until -resume-after is due, a look every few ms whether it is. */
+static int wait_target(pid_t pid, int *status, struct collection *c, const struct collect_opts *o,
+		       bool *resumed)
 {
 	for (;;) {
-		pid_t r = waitpid(pid, status, 0);
+		pid_t r = waitpid(pid, status, *resumed ? 0 : WNOHANG);
 
 		if (r == pid)
 			return 0;
 		if (r < 0 && errno != EINTR)
 			return -errno;
+		if (!*resumed && !(*resumed = collection_resume_due(c, o))) {
+			struct timespec ts = { 0, 5000000 };
+
+			nanosleep(&ts, NULL);
+		}
 	}
+}
+
+int collection_begin(struct collection *c, const struct collect_opts *o)
+{
+	char err[600];
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	c->rank = -1;
+	result_in_parallel_job(&c->rank);
+	rc = result_dir_name(c->name, sizeof(c->name), o->result_dir, o->analysis);
+	if (rc && o->result_dir) {
+		log_error("cannot use result directory '%s': %s", o->result_dir, strerror(-rc));
+		return EXIT_USAGE;
+	}
+	if (rc) {
+		log_error("cannot choose a result directory name in the current directory: %s",
+			  strerror(-rc));
+		return EXIT_RUNTIME;
+	}
+	rc = result_dir_create(c->name, o->result_mode, &c->created, err, sizeof(err));
+	if (rc) {
+		log_error("%s", err);
+		/* The directory named is in the way (it holds data, it is a file, the name is
+		   too long): the user picks another. Other refusals are the system's. */
+		return rc == -EEXIST || rc == -ENOTDIR || rc == -ENAMETOOLONG ? EXIT_USAGE
+									      : EXIT_RUNTIME;
+	}
+	if (!realpath(c->name, c->dir)) {
+		log_error("cannot resolve result directory '%s': %s", c->name, strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	log_debug("result directory '%s'%s%s, rank %d", c->dir, c->created ? " (created)" : "",
+		  result_in_parallel_job(NULL) ? " shared by the job's ranks" : "", c->rank);
+	c->counter = data_counter_map(c->dir, 1);
+	if (!c->counter && (o->start_paused || o->target_pid)) {
+		log_error("cannot create the collection's control page in '%s': %s", c->dir,
+			  strerror(errno));
+		collection_abandon(c);
+		return EXIT_RUNTIME;
+	}
+	if (!c->counter)
+		log_warn("cannot create the data counter in '%s': %s; -data-limit and -command "
+			 "not available",
+			 c->dir, strerror(errno));
+	if (o->start_paused)
+		data_counter_command(c->counter, AGENT_CONTROL_PAUSED, 0);
+	result_path(c->meta_path, sizeof(c->meta_path), c->dir, RESULT_PATH_META, getpid(), 0, NULL,
+		    NULL);
+	c->meta = calloc(1, sizeof(*c->meta));
+	if (!c->meta) {
+		log_error("cannot start the collection: %s", strerror(ENOMEM));
+		collection_abandon(c);
+		return EXIT_RUNTIME;
+	}
+	meta_init(c->meta);
+	c->start_real = now_ns(CLOCK_REALTIME);
+	c->start_mono = now_ns(CLOCK_MONOTONIC);
+	meta_fill_start(c->meta, o, c->dir, c->start_real, c->start_mono, c->rank);
+	if ((rc = meta_write_file(c->meta, c->meta_path, result_file_mode(c->dir))))
+		log_warn("cannot write metadata '%s': %s", c->meta_path, strerror(-rc));
+	if (!o->quiet)
+		log_info("collecting %s into '%s'%s", o->analysis, c->name,
+			 o->start_paused ? " (paused)" : "");
+	return 0;
+}
+
+void collection_abandon(struct collection *c)
+{
+	char path[PATH_MAX];
+
+	if (c->meta) {
+		meta_release(c->meta);
+		free(c->meta);
+		c->meta = NULL;
+	}
+	if (c->meta_path[0])
+		unlink(c->meta_path);
+	if (c->counter) {
+		munmap(c->counter, sizeof(*c->counter));
+		c->counter = NULL;
+		if (!data_counter_path(path, sizeof(path), c->dir))
+			unlink(path);
+	}
+	if (c->created)
+		result_dir_remove_empty(c->dir);
+}
+
+bool collection_resume_due(struct collection *c, const struct collect_opts *o)
+{
+	if (!o->resume_after_ns || !c->counter ||
+	    now_ns(CLOCK_MONOTONIC) - c->start_mono < o->resume_after_ns)
+		return false;
+	data_counter_command(c->counter, 0, AGENT_CONTROL_PAUSED);
+	log_debug("-resume-after: collection resumed");
+	return true;
+}
+
+void collection_end(struct collection *c, const struct collect_opts *o)
+{
+	struct meta *m = c->meta;
+	uint64_t end_real = now_ns(CLOCK_REALTIME), end_mono = now_ns(CLOCK_MONOTONIC);
+	bool limit_hit = false;
+	int rc, full;
+
+	if (c->counter && o->data_limit_mb && __atomic_load_n(&c->counter->hit, __ATOMIC_RELAXED))
+		limit_hit = true;
+	meta_setf(m, "end_realtime_ns", "%llu", (unsigned long long)end_real);
+	meta_setf(m, "end_monotonic_ns", "%llu", (unsigned long long)end_mono);
+	meta_setf(m, "elapsed_ns", "%llu", (unsigned long long)(end_mono - c->start_mono));
+	meta_set(m, "data_limit_hit", limit_hit ? "1" : "0");
+	if (c->counter)
+		meta_setf(m, "raw_bytes", "%llu",
+			  (unsigned long long)__atomic_load_n(&c->counter->bytes,
+							      __ATOMIC_RELAXED));
+	meta_set(m, "status", "done");
+	if ((rc = meta_write_file(m, c->meta_path, result_file_mode(c->dir))))
+		log_error("cannot write metadata '%s': %s", c->meta_path, strerror(-rc));
+	meta_release(m);
+	free(m);
+	c->meta = NULL;
+	if (limit_hit)
+		log_error("data limit of %g MB reached: sampling stopped before the end of the "
+			  "run, the profile covers only its start (raise -data-limit, 0 for none)",
+			  o->data_limit_mb);
+	full = c->counter ? (int)__atomic_load_n(&c->counter->disk_full, __ATOMIC_RELAXED) : 0;
+	if (full)
+		log_error("the file system of '%s' is full (%s): sampling stopped where a stream "
+			  "could not grow, and threads started later were not sampled; make room "
+			  "or choose another -r (pfinalize's summary names the threads)",
+			  c->name, strerror(full));
+
+	/* archive_result() and finalize_run() tell their own failures (docs/errors.md). */
+	if (o->archive || o->finalization == COLLECT_FINALIZE_DEFERRED)
+		archive_result(c->dir, o->quiet);
+	if (o->finalization == COLLECT_FINALIZE_FULL || o->finalization == COLLECT_FINALIZE_FAST) {
+		struct finalize_opts fo = {
+			.result_dir = c->dir,
+			.search_dirs = o->search_dirs,
+			.nsearch_dirs = o->nsearch_dirs,
+			.source_dirs = o->source_dirs,
+			.nsource_dirs = o->nsource_dirs,
+			.fast = o->finalization == COLLECT_FINALIZE_FAST,
+			.quiet = o->quiet,
+		};
+
+		if (finalize_run(&fo))
+			log_error("finalization of '%s' failed; the raw data is kept: run "
+				  "'pfinalize -r %s' to retry",
+				  c->name, c->name);
+	}
+	if (!o->quiet)
+		log_info("result in '%s'", c->name);
 }
 
 int collect_run(const struct collect_opts *o)
 {
-	char path[PATH_MAX], agent_path[PATH_MAX], name[PATH_MAX], dir[PATH_MAX];
-	char err[600], meta_path[PATH_MAX], mpi_shims[2 * PATH_MAX] = "";
-	uint64_t start_real, start_mono, end_real, end_mono;
-	struct agent_data_counter *counter;
+	char path[PATH_MAX], agent_path[PATH_MAX], pydir[PATH_MAX], err[600];
+	char mpi_shims[2 * PATH_MAX] = "";
+	struct collection c;
 	struct sigaction sa;
-	bool created = false, limit_hit = false;
-	int rank = -1, status = 0, pipefd[2], child_err = 0, code, rc, full;
-	struct meta m;
+	int status = 0, pipefd[2], child_err = 0, code, rc;
+	bool resumed;
 	pid_t pid;
 	ssize_t n;
 
@@ -371,50 +607,16 @@ int collect_run(const struct collect_opts *o)
 			  "libmpich-dev)", agent_path);
 		return EXIT_USAGE;
 	}
-	result_in_parallel_job(&rank);
-	rc = result_dir_name(name, sizeof(name), o->result_dir, o->analysis);
-	if (rc && o->result_dir) {
-		log_error("cannot use result directory '%s': %s", o->result_dir, strerror(-rc));
-		return EXIT_USAGE;
-	}
-	if (rc) {
-		log_error("cannot choose a result directory name in the current directory: %s",
-			  strerror(-rc));
-		return EXIT_RUNTIME;
-	}
-	rc = result_dir_create(name, o->result_mode, &created, err, sizeof(err));
-	if (rc) {
-		log_error("%s", err);
-		/* The directory named is in the way (it holds data, it is a file, the name is
-		   too long): the user picks another. Other refusals are the system's. */
-		return rc == -EEXIST || rc == -ENOTDIR || rc == -ENAMETOOLONG ? EXIT_USAGE
-									      : EXIT_RUNTIME;
-	}
-	if (!realpath(name, dir)) {
-		log_error("cannot resolve result directory '%s': %s", name, strerror(errno));
-		return EXIT_RUNTIME;
-	}
-	log_debug("result directory '%s'%s%s, rank %d", dir, created ? " (created)" : "",
-		  result_in_parallel_job(NULL) ? " shared by the job's ranks" : "", rank);
+	if (launcher_find_python(pydir, sizeof(pydir)))
+		pydir[0] = '\0';
+	if ((rc = collection_begin(&c, o)))
+		return rc;
 	log_debug("target '%s' runs as '%s'", o->argv[0], path);
-	counter = data_counter_map(dir, 1);
-	if (!counter)
-		log_warn("cannot create the data counter in '%s': %s; -data-limit not enforced",
-			 dir, strerror(errno));
-	result_path(meta_path, sizeof(meta_path), dir, RESULT_PATH_META, getpid(), 0, NULL, NULL);
-
 	if (pipe2(pipefd, O_CLOEXEC)) {
 		log_error("cannot create a pipe: %s", strerror(errno));
+		collection_abandon(&c);
 		return EXIT_RUNTIME;
 	}
-	meta_init(&m);
-	start_real = now_ns(CLOCK_REALTIME);
-	start_mono = now_ns(CLOCK_MONOTONIC);
-	meta_fill_start(&m, o, dir, start_real, start_mono, rank);
-	if ((rc = meta_write_file(&m, meta_path, result_file_mode(dir))))
-		log_warn("cannot write metadata '%s': %s", meta_path, strerror(-rc));
-	if (!o->quiet)
-		log_info("collecting %s into '%s'", o->analysis, name);
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = forward_signal;
@@ -424,12 +626,13 @@ int collect_run(const struct collect_opts *o)
 	pid = fork();
 	if (pid < 0) {
 		log_error("cannot start '%s': %s", o->argv[0], strerror(errno));
-		meta_release(&m);
+		collection_abandon(&c);
 		return EXIT_RUNTIME;
 	}
 	if (pid == 0) {
 		close(pipefd[0]);
-		child_exec(o, path, agent_path, mpi_shims, dir, start_mono, rank, pipefd[1]);
+		child_exec(o, path, agent_path, mpi_shims, pydir, c.dir, c.start_mono, c.rank,
+			   pipefd[1]);
 	}
 	target_pid = pid;
 	sigaction(SIGINT, &sa, NULL);
@@ -440,72 +643,24 @@ int collect_run(const struct collect_opts *o)
 		n = read(pipefd[0], &child_err, sizeof(child_err));
 	while (n < 0 && errno == EINTR);
 	close(pipefd[0]);
-	wait_target(pid, &status);
-	end_real = now_ns(CLOCK_REALTIME);
-	end_mono = now_ns(CLOCK_MONOTONIC);
+	resumed = !o->resume_after_ns;
+	wait_target(pid, &status, &c, o, &resumed);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
 
 	if (n == (ssize_t)sizeof(child_err)) {
 		log_error("cannot run '%s': %s", o->argv[0], strerror(child_err));
-		meta_release(&m);
-		unlink(meta_path);
-		if (created)
-			result_dir_remove_empty(dir);
+		collection_abandon(&c);
 		return EXIT_USAGE;
 	}
 	if (WIFSIGNALED(status)) {
 		code = 128 + WTERMSIG(status);
-		meta_setf(&m, "exit_signal", "%d", WTERMSIG(status));
+		meta_setf(c.meta, "exit_signal", "%d", WTERMSIG(status));
 	} else {
 		code = WEXITSTATUS(status);
-		meta_setf(&m, "exit_code", "%d", code);
+		meta_setf(c.meta, "exit_code", "%d", code);
 	}
-	if (counter && o->data_limit_mb && __atomic_load_n(&counter->hit, __ATOMIC_RELAXED))
-		limit_hit = true;
-	meta_setf(&m, "end_realtime_ns", "%llu", (unsigned long long)end_real);
-	meta_setf(&m, "end_monotonic_ns", "%llu", (unsigned long long)end_mono);
-	meta_setf(&m, "elapsed_ns", "%llu", (unsigned long long)(end_mono - start_mono));
-	meta_set(&m, "data_limit_hit", limit_hit ? "1" : "0");
-	if (counter)
-		meta_setf(&m, "raw_bytes", "%llu",
-			  (unsigned long long)__atomic_load_n(&counter->bytes, __ATOMIC_RELAXED));
-	meta_set(&m, "status", "done");
-	if ((rc = meta_write_file(&m, meta_path, result_file_mode(dir))))
-		log_error("cannot write metadata '%s': %s", meta_path, strerror(-rc));
-	meta_release(&m);
-	if (limit_hit)
-		log_error("data limit of %g MB reached: sampling stopped before the end of the "
-			  "run, the profile covers only its start (raise -data-limit, 0 for none)",
-			  o->data_limit_mb);
-	full = counter ? (int)__atomic_load_n(&counter->disk_full, __ATOMIC_RELAXED) : 0;
-	if (full)
-		log_error("the file system of '%s' is full (%s): sampling stopped where a stream "
-			  "could not grow, and threads started later were not sampled; make room "
-			  "or choose another -r (pfinalize's summary names the threads)",
-			  name, strerror(full));
-
-	/* archive_result() and finalize_run() tell their own failures (docs/errors.md). */
-	if (o->archive || o->finalization == COLLECT_FINALIZE_DEFERRED)
-		archive_result(dir, o->quiet);
-	if (o->finalization == COLLECT_FINALIZE_FULL || o->finalization == COLLECT_FINALIZE_FAST) {
-		struct finalize_opts fo = {
-			.result_dir = dir,
-			.search_dirs = o->search_dirs,
-			.nsearch_dirs = o->nsearch_dirs,
-			.source_dirs = o->source_dirs,
-			.nsource_dirs = o->nsource_dirs,
-			.fast = o->finalization == COLLECT_FINALIZE_FAST,
-			.quiet = o->quiet,
-		};
-
-		if (finalize_run(&fo))
-			log_error("finalization of '%s' failed; the raw data is kept: run "
-				  "'pfinalize -r %s' to retry",
-				  name, name);
-	}
-	if (!o->quiet)
-		log_info("result in '%s'", name);
+	collection_end(&c, o);
 	return code;
 }

@@ -3,6 +3,7 @@
 #ifndef PCOLLECT_COLLECTOR_LAUNCHER_H
 #define PCOLLECT_COLLECTOR_LAUNCHER_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -42,10 +43,54 @@ struct collect_opts {
 	size_t nsearch_dirs;
 	const char *const *source_dirs; /* src:= search dirs, recorded for preport */
 	size_t nsource_dirs;
-	int argc; /* the target command */
+	int argc; /* the target command (-target-pid: its command line) */
 	char **argv;
-	const char *command_line; /* pcollect's own command line, for the metadata */
+	const char *command_line;  /* pcollect's own command line, for the metadata */
+	int target_pid;            /* -target-pid: attach to this running process; 0: launch */
+	bool start_paused;         /* -start-paused (also implied by -resume-after) */
+	uint64_t resume_after_ns;  /* -resume-after: resume this long after the start; 0: no */
 };
+
+struct meta;
+struct agent_data_counter;
+
+/* One collection as the launcher keeps it: its directory, metadata and shared page. */
+struct collection {
+	char name[PATH_MAX]; /* as the user named it, for messages */
+	char dir[PATH_MAX];  /* absolute */
+	char meta_path[PATH_MAX];
+	bool created; /* the directory did not exist */
+	int rank;     /* MPI rank, -1 outside a parallel job */
+	struct meta *meta;
+	struct agent_data_counter *counter; /* the shared page, or NULL */
+	uint64_t start_real, start_mono;    /* ns: time 0 of the result */
+};
+
+/*
+ * Create the result directory, its shared page (paused with -start-paused) and metadata
+ * (status running). Returns 0, or pcollect's exit code (told).
+ */
+int collection_begin(struct collection *c, const struct collect_opts *o);
+/* The collection did not happen (the target could not be run): leave nothing behind. */
+void collection_abandon(struct collection *c);
+/*
+ * The collection is over: the end of the metadata (status done), the data limit announced,
+ * then archive and finalize as asked. Takes the metadata.
+ */
+void collection_end(struct collection *c, const struct collect_opts *o);
+/* -resume-after: resume the collection once its time has come. True when it was done. */
+bool collection_resume_due(struct collection *c, const struct collect_opts *o);
+
+/* The agent, beside pcollect (build tree) or in <libdir>/pcollect. 0 or -errno. */
+int launcher_find_agent(char *buf, size_t size);
+/* The directory of the Python API's module (api/python). 0 or -errno. */
+int launcher_find_python(char *buf, size_t size);
+
+/* pcollect -target-pid PID (attach.c): attach, sample, detach, finalize. As collect_run(). */
+int attach_run(const struct collect_opts *o);
+
+/* pcollect -r DIR -command pause|resume|stop (command.c). Returns the exit code (told). */
+int collect_command(const char *result_dir, const char *command, bool quiet);
 
 /*
  * Check the target, create the result directory, run the target to its end with the agent,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* pcollect: parse the command line and hand the collection to collect_run(). */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@ static const char *const analyses[] = { "hotspots", "threading", "locksandwaits"
 					   "memory-consumption", NULL };
 static const char *const finalization_modes[] = { "full", "fast", "deferred", "none", NULL };
 static const char *const result_modes[] = { "private", "group", NULL };
+static const char *const commands[] = { "pause", "resume", "stop", NULL };
 
 static const struct option_spec specs[] = {
 	{ "collect", "c", OPTION_VALUE, "ANALYSIS",
@@ -64,6 +66,24 @@ static const struct option_spec specs[] = {
 	  "options] runs preport -view hotspots (VTune's names: summary, hotspots, top-down, "
 	  "bottom-up, callstacks, caller-callee, gprof-cc)",
 	  "pcollect -report hotspots -r r000hs", NULL },
+	{ "target-pid", NULL, OPTION_VALUE, "PID",
+	  "attach to a running process instead of starting a program: sample it (its threads, "
+	  "the children it makes from then on) until -duration, Ctrl-C, -command stop or its "
+	  "end, then let it go and finalize",
+	  "pcollect -collect hotspots -target-pid 4321 "
+	  "-duration 10 -r res",
+	  NULL },
+	{ "start-paused", NULL, OPTION_FLAG, NULL,
+	  "start with sampling paused: the program's pcollect_resume(), -resume-after or "
+	  "'-command resume' starts it",
+	  "pcollect -collect hotspots -start-paused -- ./app", NULL },
+	{ "resume-after", NULL, OPTION_VALUE, "SEC",
+	  "start paused and resume SEC seconds after the start (fractions allowed)",
+	  "pcollect -collect hotspots -resume-after 5 -- ./app", NULL },
+	{ "command", NULL, OPTION_VALUE, "CMD",
+	  "steer a running collection from another shell: pause, resume or stop it (every "
+	  "process of it); with -r DIR",
+	  "pcollect -r res -command pause", commands },
 	{ "quiet", "q", OPTION_FLAG, NULL, "print only errors", NULL, NULL },
 	{ "verbose", "v", OPTION_FLAG, NULL,
 	  "debug lines: the agent and result directory, then as pfinalize -verbose", NULL, NULL },
@@ -94,7 +114,9 @@ static const struct knob_spec knobs[] = {
 };
 
 static const char synopsis[] =
-	"pcollect -collect hotspots|threading|memory-consumption [options] [--] program [args...]";
+	"pcollect -collect hotspots|threading|memory-consumption [options] [--] program [args...]\n"
+	"       pcollect -collect hotspots [options] -target-pid PID\n"
+	"       pcollect -r DIR -command pause|resume|stop";
 static const char description[] =
 	"Run a program and record where each of its threads and child processes spends its CPU\n"
 	"time, with full call stacks, and with -collect threading where they wait, or with\n"
@@ -108,6 +130,23 @@ static _Noreturn void usage_error(const char *msg)
 	exit(EXIT_USAGE);
 }
 
+/* A time option in seconds (fractions allowed, min to 1e7) into *ns; false when not given. */
+static bool seconds_option(const struct options_result *r, const char *name, double min,
+			   uint64_t *ns)
+{
+	const char *s = options_get_str(r, name);
+	char what[64], err[512];
+	double sec;
+
+	if (!s)
+		return false;
+	snprintf(what, sizeof(what), "option '-%s'", name);
+	if (options_parse_double(what, s, min, 1e7, &sec, err, sizeof(err)))
+		usage_error(err);
+	*ns = (uint64_t)(sec * 1e9 + 0.5);
+	return true;
+}
+
 /*
  * True when word is an option that may take the next word as its value: any dash word
  * without "=" but pcollect's flags (pfinalize's and preport's options take values, but for
@@ -115,9 +154,10 @@ static _Noreturn void usage_error(const char *msg)
  */
 static bool takes_value(const char *word)
 {
-	static const char *const flags[] = { "quiet", "q", "help", "h", "version", "follow-child",
-					     "no-follow-child", "archive", "finalize", "trace-mpi",
-					     NULL };
+	static const char *const flags[] = { "quiet",	     "q",	     "help",
+					     "h",	     "version",	     "follow-child",
+					     "no-follow-child", "archive",   "finalize",
+					     "trace-mpi",    "start-paused", NULL };
 	const char *const *f;
 
 	if (!word || word[0] != '-' || !word[1] || strchr(word, '=') || !strcmp(word, "--"))
@@ -229,6 +269,14 @@ int main(int argc, char **argv)
 	} else if (options_has(&r, "verbose")) {
 		log_set_level(1);
 	}
+	if ((s = options_get_str(&r, "command"))) {
+		if (r.rest_argc > 0 || options_has(&r, "target-pid") || options_has(&r, "collect"))
+			usage_error("option '-command' steers a collection that runs: pcollect -r "
+				    "DIR -command pause|resume|stop, nothing else");
+		code = collect_command(options_get_str(&r, "result-dir"), s, o.quiet);
+		options_release(&r);
+		return code;
+	}
 	o.analysis = options_get_str(&r, "collect");
 	if (!o.analysis)
 		usage_error("option '-collect' is required: -collect hotspots");
@@ -237,6 +285,20 @@ int main(int argc, char **argv)
 		o.analysis = "threading";
 	o.waits = !strcmp(o.analysis, "threading");
 	o.memory = !strcmp(o.analysis, "memory-consumption");
+	if ((s = options_get_str(&r, "target-pid"))) {
+		long pid;
+
+		if (options_parse_long("option '-target-pid'", s, 1, INT_MAX, &pid, err,
+				       sizeof(err)))
+			usage_error(err);
+		if (r.rest_argc > 0)
+			usage_error("option '-target-pid' attaches to a process that runs: give no "
+				    "program with it");
+		o.target_pid = (int)pid;
+	}
+	o.start_paused = options_has(&r, "start-paused");
+	if (seconds_option(&r, "resume-after", 0, &o.resume_after_ns))
+		o.start_paused = true;
 	o.result_dir = options_get_str(&r, "result-dir");
 	v = options_get(&r, "knob");
 	for (i = 0; v && i < v->nvalues; i++) {
@@ -326,14 +388,20 @@ int main(int argc, char **argv)
 	if (threshold_given && !o.waits)
 		usage_error("knob 'wait-threshold' needs waits recorded: -collect threading, or "
 			    "-collect hotspots -knob enable-wait-time=true");
-	if ((s = options_get_str(&r, "duration"))) {
-		double sec;
-
-		if (options_parse_double("option '-duration'", s, 0.001, 1e7, &sec, err,
-					 sizeof(err)))
-			usage_error(err);
-		o.duration_ns = (uint64_t)(sec * 1e9 + 0.5);
-	}
+	/*
+	 * Waits are measured by interposing the waiting calls, which an agent loaded into a
+	 * running process cannot do for the calls already bound: refused, not left out silently.
+	 */
+	if (o.waits && o.target_pid)
+		usage_error("option '-target-pid' records CPU time only: waits cannot be measured "
+			    "in a process attached to (docs/pcollect.md, Attaching); use -collect "
+			    "hotspots, or start the program under pcollect");
+	/* The allocator's wrappers are another agent, preloaded before the program allocates. */
+	if (o.memory && o.target_pid)
+		usage_error("option '-target-pid' records CPU time only: allocations cannot be "
+			    "recorded in a process attached to (its blocks were allocated before "
+			    "us); start the program under pcollect -collect memory-consumption");
+	seconds_option(&r, "duration", 0.001, &o.duration_ns);
 	if ((s = options_get_str(&r, "data-limit"))) {
 		double mb;
 
@@ -361,6 +429,11 @@ int main(int argc, char **argv)
 	}
 	o.archive = options_has(&r, "archive");
 	o.trace_mpi = options_has(&r, "trace-mpi");
+	/* The MPI shims are preloaded at the program's start: a running process has none. */
+	if (o.trace_mpi && o.target_pid)
+		usage_error("options '-trace-mpi' and '-target-pid' exclude each other: MPI calls "
+			    "are traced by libraries loaded when the program starts; start it under "
+			    "pcollect");
 	if ((s = options_get_str(&r, "result-mode")) && !strcmp(s, "group"))
 		o.result_mode = RESULT_MODE_GROUP;
 	v = options_get(&r, "search-dir");
@@ -384,8 +457,9 @@ int main(int argc, char **argv)
 	}
 	o.search_dirs = bins;
 	o.source_dirs = srcs;
-	if (r.rest_argc < 1)
-		usage_error("no program to profile: pcollect -collect hotspots -- ./app args");
+	if (r.rest_argc < 1 && !o.target_pid)
+		usage_error("no program to profile: pcollect -collect hotspots -- ./app args "
+			    "(or -target-pid PID)");
 	o.argc = r.rest_argc;
 	o.argv = r.rest_argv;
 	for (i = 0; i < (size_t)argc; i++)
@@ -397,7 +471,7 @@ int main(int argc, char **argv)
 		strcat(cmdline, argv[i]);
 	}
 	o.command_line = cmdline;
-	code = collect_run(&o);
+	code = o.target_pid ? attach_run(&o) : collect_run(&o);
 	free(cmdline);
 	free(bins);
 	free(srcs);

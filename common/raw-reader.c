@@ -494,6 +494,7 @@ static int64_t time_after(int64_t t, int64_t dt)
 static bool decode(struct raw_reader *r, struct raw_record *rec)
 {
 	struct raw_dec d = { rec->payload, rec->payload + rec->payload_len, false };
+	uint64_t depth;
 
 	rec->decoded = true;
 	switch (rec->type) {
@@ -520,6 +521,19 @@ static bool decode(struct raw_reader *r, struct raw_record *rec)
 		rec->u.note.tid = (uint32_t)raw_dec_varint(&d);
 		rec->u.note.kind = (uint32_t)raw_dec_varint(&d);
 		rec->u.note.detail = raw_dec_string(&d);
+		return !d.error;
+	case RAW_REC_REGION_BEGIN:
+	case RAW_REC_REGION_END:
+		rec->time_ns = raw_dec_svarint(&d);
+		depth = raw_dec_varint(&d);
+		if (rec->type == RAW_REC_REGION_BEGIN)
+			rec->u.region.name = raw_dec_string(&d);
+		/* Depth 0 is no region; a name longer than the writer's cut is damage. */
+		if (depth == 0 || depth > UINT32_MAX ||
+		    (rec->type == RAW_REC_REGION_BEGIN &&
+		     rec->u.region.name.len > RAW_MAX_REGION_NAME))
+			return 0;
+		rec->u.region.depth = (uint32_t)depth;
 		return !d.error;
 	case RAW_REC_METRIC:
 		rec->u.metric.id = raw_dec_varint(&d);

@@ -129,6 +129,8 @@ enum raw_type {
 				      kind:varint */
 	RAW_REC_VALUE = 11,        /* dt:svarint stack:varint metric:varint value:svarint */
 	RAW_REC_NOTE = 12,         /* time:svarint tid:varint kind:varint detail:string */
+	RAW_REC_REGION_BEGIN = 13, /* time:svarint depth:varint name:string */
+	RAW_REC_REGION_END = 14,   /* time:svarint depth:varint */
 	RAW_REC_CORE_LAST = 15,
 	/* Reserved ranges for later analyses; payloads documented with them. */
 	RAW_REC_PYTHON_FIRST = 16,  /* 16-31: Python code objects and frames */
@@ -190,6 +192,17 @@ enum raw_note_kind {
 	RAW_NOTE_STREAM_STOPPED = 3, /* its stream stopped early (detail: why) */
 	RAW_NOTE_KIND_MAX = 3,
 };
+
+/*
+ * RAW_REC_REGION_BEGIN/END: a region of the thread's time named by the program
+ * (pcollect_region_begin(), pcollect.region() in Python), written by the thread itself into
+ * its stream, so the records and the samples between them come in time order. depth is the
+ * region's nesting level, 1 for the outermost: a BEGIN at depth d replaces whatever the
+ * reader had at depths d and over, an END at depth d closes the region at d (and any deeper),
+ * so a record lost to damage costs only until the next one.
+ */
+#define RAW_MAX_REGION_DEPTH 64  /* nesting levels a reader keeps */
+#define RAW_MAX_REGION_NAME  255 /* bytes of a region name */
 
 /* RAW_REC_METRIC: what a metric's values are. */
 enum raw_metric_unit {
@@ -473,6 +486,10 @@ int raw_writer_metric(struct raw_writer *w, uint64_t id, const char *name, uint3
 		      uint32_t aggregation, uint32_t kind);
 int raw_writer_value(struct raw_writer *w, int64_t time_ns, uint64_t stack_id, uint64_t metric,
 		     int64_t value);
+/* A region of depth (1 the outermost) named name begins or ends (RAW_REC_REGION_*). */
+int raw_writer_region_begin(struct raw_writer *w, int64_t time_ns, uint32_t depth,
+			    const char *name);
+int raw_writer_region_end(struct raw_writer *w, int64_t time_ns, uint32_t depth);
 /* Waits (types 48-51, docs/raw-format.md); times are ns since origin, absolute. */
 int raw_writer_wait(struct raw_writer *w, int64_t time_ns, uint64_t stack_id, uint64_t duration_ns,
 		    uint32_t kind, uint64_t object);
@@ -579,6 +596,10 @@ struct raw_record {
 			uint32_t kind; /* enum raw_note_kind */
 			struct raw_string detail;
 		} note;
+		struct {
+			uint32_t depth;         /* 1 for the outermost */
+			struct raw_string name; /* REGION_BEGIN only */
+		} region;
 		struct {
 			uint64_t stack_id;
 			uint64_t duration_ns; /* time_ns is when it began */

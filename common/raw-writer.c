@@ -513,6 +513,38 @@ int raw_writer_note(struct raw_writer *w, int64_t time_ns, uint32_t tid, uint32_
 	return record_end(w, RAW_REC_NOTE, &e, lb);
 }
 
+int raw_writer_region_begin(struct raw_writer *w, int64_t time_ns, uint32_t depth, const char *name)
+{
+	size_t len = strlen_safe(name);
+	struct raw_enc e;
+	size_t lb;
+	int ret;
+
+	if (len > RAW_MAX_REGION_NAME)
+		len = RAW_MAX_REGION_NAME;
+	ret = record_begin(w, 3 * RAW_VARINT_MAX + len, &e, &lb);
+	if (ret)
+		return ret;
+	raw_enc_svarint(&e, time_ns);
+	raw_enc_varint(&e, depth);
+	raw_enc_bytes(&e, name, len);
+	return record_end(w, RAW_REC_REGION_BEGIN, &e, lb);
+}
+
+int raw_writer_region_end(struct raw_writer *w, int64_t time_ns, uint32_t depth)
+{
+	struct raw_enc e;
+	size_t lb;
+	int ret;
+
+	ret = record_begin(w, 2 * RAW_VARINT_MAX, &e, &lb);
+	if (ret)
+		return ret;
+	raw_enc_svarint(&e, time_ns);
+	raw_enc_varint(&e, depth);
+	return record_end(w, RAW_REC_REGION_END, &e, lb);
+}
+
 int raw_writer_metric(struct raw_writer *w, uint64_t id, const char *name, uint32_t unit,
 		      uint32_t aggregation, uint32_t kind)
 {

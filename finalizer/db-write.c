@@ -544,14 +544,14 @@ static int64_t metric_id(uint32_t m)
 /* Contexts with the same columns are one row: the same object in processes forked apart. */
 static bool same_row(const struct context *a, const struct context *b)
 {
-	return a->kind == b->kind && a->object == b->object &&
+	return a->kind == b->kind && a->object == b->object && a->region == b->region &&
 	       a->mpi_function == b->mpi_function && a->comm_size == b->comm_size &&
 	       (a->name == b->name || (a->name && b->name && !strcmp(a->name, b->name)));
 }
 
 /*
  * One row per distinct (wait_kind, object, object_type, object_name) of waits, or
- * (mpi_function, communicator_size) of MPI calls; d->context_ids.
+ * (mpi_function, communicator_size) of MPI calls, each with its region; d->context_ids.
  */
 static int write_contexts(struct db *d, const struct fin *f)
 {
@@ -565,7 +565,7 @@ static int write_contexts(struct db *d, const struct fin *f)
 		return -ENOMEM;
 	}
 	ret = prep(d, "INSERT INTO contexts (id, wait_kind, object, object_type, object_name,"
-		      " mpi_function, communicator_size) VALUES (?,?,?,?,?,?,?)");
+		      " mpi_function, communicator_size, region) VALUES (?,?,?,?,?,?,?,?)");
 	for (i = 0; i < f->ncontexts && !ret; i++) {
 		const struct context *c = &f->contexts[i];
 		const char *type = wait_object_type(c->kind);
@@ -579,19 +579,21 @@ static int write_contexts(struct db *d, const struct fin *f)
 		}
 		first[rows++] = (int64_t)i;
 		d->context_ids[i + 1] = (int64_t)rows;
-		sqlite3_clear_bindings(d->st); /* a wait row and an MPI row fill other columns */
+		sqlite3_clear_bindings(d->st); /* wait, MPI and region rows fill other columns */
 		b_int(d, 1, (int64_t)rows);
 		if (c->kind) {
 			b_text(d, 2, wait_kind_name(c->kind));
 			b_int(d, 3, (int64_t)c->object);
 			b_text(d, 4, type);
 			b_text(d, 5, c->name);
-		} else {
+		} else if (c->mpi_function) {
 			/* An MPI call: the function and the ranks of its communicator (0: none). */
 			b_text(d, 6, raw_mpi_function_name(c->mpi_function));
 			if (c->comm_size)
 				b_int(d, 7, (int64_t)c->comm_size);
 		}
+		/* Neither: a CPU sample's region alone. */
+		b_text(d, 8, c->region);
 		ret = step(d);
 	}
 	free(first);

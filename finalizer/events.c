@@ -22,6 +22,8 @@ static const struct event_decoder {
 	int (*take)(struct stream *s, const struct raw_record *rec);
 	int (*to_events)(struct fin *f, struct stream *s);
 } decoders[] = {
+	/* First: the others' events take their region from the spans it makes. */
+	{ RAW_REC_REGION_BEGIN, RAW_REC_REGION_END, region_take, regions_to_events },
 	{ RAW_REC_ALLOC_FIRST, RAW_REC_ALLOC_FIRST + 15, mem_take, mems_to_events },
 	{ RAW_REC_WAIT_FIRST, RAW_REC_WAIT_FIRST + 15, wait_take, waits_to_events },
 	{ RAW_REC_MPI_FIRST, RAW_REC_MPI_FIRST + 15, mpi_take, mpis_to_events },
@@ -173,6 +175,7 @@ struct context_key {
 	uint64_t object;
 	int64_t t;
 	uint32_t mpi_function, comm_size;
+	const char *region;
 };
 
 static bool context_eq(const void *ctx, uint32_t idx)
@@ -181,7 +184,8 @@ static bool context_eq(const void *ctx, uint32_t idx)
 	const struct context *c = &k->f->contexts[idx];
 
 	return c->image == k->image && c->kind == k->kind && c->object == k->object &&
-	       c->mpi_function == k->mpi_function && c->comm_size == k->comm_size;
+	       c->mpi_function == k->mpi_function && c->comm_size == k->comm_size &&
+	       c->region == k->region;
 }
 
 /* The mapping of addr in image or, for a forked child, in the parents it started with. */
@@ -221,6 +225,7 @@ static int context_make(const void *ctx, void *elem)
 			       .object = k->object,
 			       .mpi_function = k->mpi_function,
 			       .comm_size = k->comm_size,
+			       .region = k->region,
 			       .time_ns = k->t,
 			       .module = NO_MODULE,
 			       .db_id = -1 };
@@ -243,22 +248,25 @@ static int64_t context_get(struct context_key *k)
 
 	if (k->mpi_function)
 		h = hash_combine(hash_combine(h, k->mpi_function), k->comm_size);
+	if (k->region)
+		h = hash_combine(h, (uint64_t)(uintptr_t)k->region);
 	i = HASH_INDEX_GET(&f->context_index, h, context_eq, context_make, k, f->contexts,
 			   f->ncontexts, f->contexts_cap);
 	return i < 0 ? i : i + 1;
 }
 
-int64_t fin_context_get(struct fin *f, uint32_t image, uint32_t kind, uint64_t object, int64_t t)
+int64_t fin_context_get(struct fin *f, uint32_t image, uint32_t kind, uint64_t object, int64_t t,
+			const char *region)
 {
-	struct context_key k = { f, image, kind, object, t, 0, 0 };
+	struct context_key k = { f, image, kind, object, t, 0, 0, region };
 
 	return context_get(&k);
 }
 
-int64_t fin_context_get_mpi(struct fin *f, uint32_t image, uint32_t function,
-			    uint32_t comm_size)
+int64_t fin_context_get_mpi(struct fin *f, uint32_t image, uint32_t function, uint32_t comm_size,
+			    const char *region)
 {
-	struct context_key k = { f, image, 0, 0, 0, function, comm_size };
+	struct context_key k = { f, image, 0, 0, 0, function, comm_size, region };
 
 	return context_get(&k);
 }
@@ -335,7 +343,7 @@ int fin_name_contexts(struct fin *f)
 		const char *name = NULL;
 
 		if (!c->kind)
-			continue; /* an MPI context: no object to name */
+			continue; /* an MPI call's or a region's alone: no object to name */
 		if (c->module != NO_MODULE && what == WAIT_OBJECT_CODE)
 			name = code_name(&f->modules[c->module], c->addr, buf, sizeof(buf));
 		else if (c->module != NO_MODULE)

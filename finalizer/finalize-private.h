@@ -74,6 +74,20 @@ struct sample_rec {
 	uint64_t stack;  /* the stream's stack id; once located the index into stacks,
 			    or NO_STACK */
 	uint64_t weight;
+	uint32_t context; /* index into fin.contexts + 1 (its region); 0: none */
+};
+
+/* RAW_REC_REGION_BEGIN/END as read (regions.c). */
+struct region_mark {
+	int64_t time_ns; /* stream time */
+	uint32_t depth;  /* 1 the outermost */
+	char *name;      /* owned; NULL for an END */
+};
+
+/* From time_ns on (to the next span) the thread is in the regions path. */
+struct region_span {
+	int64_t time_ns;  /* stream time */
+	const char *path; /* "outer/inner", interned in fin.strings; NULL: in no region */
 };
 
 struct module_event {
@@ -250,6 +264,10 @@ struct stream {
 	int32_t mpi_rank;	  /* the rank MPI gave the process */
 	struct region_rec *regions;
 	size_t nregions, regions_cap;
+	struct region_mark *marks; /* the program's regions (regions.c) */
+	size_t nmarks, marks_cap;
+	struct region_span *spans;
+	size_t nspans, spans_cap;
 	struct event_rec *events; /* in stream order (fin_build_events) */
 	size_t nevents, events_cap;
 	uint64_t events_bad_stack;  /* events whose stack was never defined: kept under
@@ -375,15 +393,17 @@ struct fin_metric_def {
 
 /*
  * A grouping context (docs/schema.md, table contexts): a wait's kind and sync object within
- * one process image, or an MPI call's function and communicator size. Contexts with the same
- * columns are one row of the table.
+ * one process image, or an MPI call's function and communicator size; and the region the
+ * thread was in. Contexts with the same columns are one row of the table.
  */
 struct context {
 	uint32_t image;
-	uint32_t kind;	       /* enum raw_wait_kind, 0 for an MPI context */
+	uint32_t kind;	       /* enum raw_wait_kind; 0: no wait (an MPI call, a CPU sample in a
+				  region) */
 	uint64_t object;
 	uint32_t mpi_function; /* enum raw_mpi_function, 0 for a wait context */
 	uint32_t comm_size;    /* ranks in the MPI call's communicator, 0: none */
+	const char *region;    /* the regions path the thread was in, NULL: none (interned) */
 	int64_t time_ns;  /* collection time of its first event: where its address is looked up */
 	const char *name; /* object_name, NULL when unknown; interned in fin.strings */
 	uint32_t module;  /* the module whose data (or code) holds the object, NO_MODULE if none */
@@ -457,6 +477,7 @@ struct fin {
 	uint64_t streams_bad;
 	uint64_t waits_total, waits_short, wait_ns; /* of every thread (saturating) */
 	uint64_t regions;                           /* OpenMP region instances recorded */
+	uint64_t region_streams; /* threads' streams with regions the program named */
 	uint64_t spin_samples;
 	double t_load, t_resolve, t_tree, t_write;
 };
@@ -529,12 +550,17 @@ int fin_build_events(struct fin *f);
 int fin_events_take(struct stream *s, const struct raw_record *rec);
 /* Append e to s->events (a decoder's to_events). 0 or -ENOMEM. */
 int fin_event_add(struct stream *s, const struct event_rec *e);
-/* The context of (image, kind, object) at collection time t: its index + 1, or -ENOMEM. */
-int64_t fin_context_get(struct fin *f, uint32_t image, uint32_t kind, uint64_t object,
-			int64_t t);
-/* The context of an MPI call of function over comm_size ranks in image: index + 1, -ENOMEM. */
-int64_t fin_context_get_mpi(struct fin *f, uint32_t image, uint32_t function,
-			    uint32_t comm_size);
+/*
+ * The context of (image, kind, object, region) at collection time t: its index + 1, or
+ * -ENOMEM. kind 0: no wait (a CPU sample in a region); region: the regions path (interned in
+ * fin.strings, compared by pointer), NULL for none.
+ */
+int64_t fin_context_get(struct fin *f, uint32_t image, uint32_t kind, uint64_t object, int64_t t,
+			const char *region);
+/* The context of an MPI call of function over comm_size ranks in image, in region (NULL:
+   none): index + 1, -ENOMEM. */
+int64_t fin_context_get_mpi(struct fin *f, uint32_t image, uint32_t function, uint32_t comm_size,
+			    const char *region);
 /* After module_resolve(): the names of the contexts' objects. 0 or -ENOMEM. */
 int fin_name_contexts(struct fin *f);
 
@@ -583,6 +609,17 @@ enum wait_object wait_object_what(uint32_t kind);
  */
 int mpi_take(struct stream *s, const struct raw_record *rec);
 int mpis_to_events(struct fin *f, struct stream *s);
+
+/*
+ * regions.c: the regions the program named. region_take() keeps a REGION_BEGIN/END of s;
+ * regions_to_events() (before the other decoders' to_events) makes the thread's spans and
+ * gives each CPU sample in a region its context; region_at() is the path at a stream time
+ * (NULL: none), for the other decoders' events.
+ */
+int region_take(struct stream *s, const struct raw_record *rec);
+int regions_to_events(struct fin *f, struct stream *s);
+const char *region_at(const struct stream *s, int64_t time_ns);
+void regions_release(struct stream *s);
 
 /*
  * spin.c: true when a CPU sample at tree node spins in an OpenMP runtime's wait code (the

@@ -75,7 +75,8 @@ int mpis_to_events(struct fin *f, struct stream *s)
 			return (int)metric[k];
 	for (i = 0; i < s->nmpis; i++) {
 		const struct mpi_rec *c = &s->mpis[i];
-		int64_t ctx = fin_context_get_mpi(f, s->image, c->function, c->comm_size);
+		int64_t ctx = fin_context_get_mpi(f, s->image, c->function, c->comm_size,
+						  region_at(s, c->time_ns));
 		const int64_t value[4] = { (int64_t)c->total_ns, (int64_t)c->count,
 					   (int64_t)c->sent, (int64_t)c->received };
 

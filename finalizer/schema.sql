@@ -22,7 +22,8 @@ CREATE TABLE contexts (id INTEGER PRIMARY KEY,
   object_type TEXT, -- 'mutex', 'fd', 'pid', ...; NULL when the wait has no object
   object_name TEXT, -- a variable's symbol, an fd's path; NULL when unknown
   mpi_function TEXT, -- an MPI call's function: 'MPI_Send', 'MPI_Barrier', ...
-  communicator_size INTEGER); -- ranks in its communicator; NULL when it has none
+  communicator_size INTEGER, -- ranks in its communicator; NULL when it has none
+  region TEXT);     -- the regions the program named, 'outer/inner'; NULL: in none
 CREATE TABLE processes (id INTEGER PRIMARY KEY, pid INTEGER, ppid INTEGER,
   parent_id INTEGER REFERENCES processes(id), origin TEXT, generation INTEGER,
   host TEXT, rank INTEGER, exe TEXT, command_line TEXT, start_ns INTEGER,

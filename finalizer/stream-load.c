@@ -213,6 +213,7 @@ static int take_sample(struct stream *s, const struct raw_record *rec)
 	r = &s->samples[s->nsamples++];
 	r->time_ns = rec->time_ns;
 	r->stack = rec->u.sample.stack_id;
+	r->context = 0;
 	r->weight = rec->u.sample.weight;
 	/* The reader bounds one weight (RAW_MAX_WEIGHT); the sum saturates, never wraps. */
 	s->weight_total = sat_add_u64(s->weight_total, r->weight);
@@ -448,6 +449,11 @@ int stream_load(struct stream *s)
 		case RAW_REC_VALUE:
 			ret = take_value(s, &rec);
 			break;
+		case RAW_REC_REGION_BEGIN:
+		case RAW_REC_REGION_END:
+			ret = fin_events_take(s, &rec);
+			ret = ret < 0 ? ret : 0;
+			break;
 		case RAW_REC_NOTE:
 			ret = take_note(s, &rec);
 			break;
@@ -503,6 +509,7 @@ void stream_drop_records(struct stream *s)
 	free(s->process.exe);
 	free(s->process.command_line);
 	pystream_release(&s->py);
+	regions_release(s);
 	free(s->py_frame_ids);
 	s->mods = NULL;
 	s->tevents = NULL;

@@ -204,7 +204,8 @@ int fin_build_timeline(struct fin *f)
 			.stack = (uint32_t)(r->events ? r->s->events[idx].stack
 						      : r->s->samples[idx].stack),
 			.metric = r->metric,
-			.context = r->events ? r->s->events[idx].context : 0,
+			.context =
+				r->events ? r->s->events[idx].context : r->s->samples[idx].context,
 		};
 		r->pos++;
 		if (!run_settle(r))

@@ -293,10 +293,14 @@ static int add_samples(struct fin *f, struct stream *s, struct stack_rec *st)
 	/* Bounded per stream (FIN_MAX_STREAM_NS); their sums saturate. */
 	uint64_t ns = sat_mul_u64(st->weight, interval);
 
-	ret = agg_add(f, s->thread, st->node, 0, 0, st->samples,
-		      ns > INT64_MAX ? INT64_MAX : (int64_t)ns);
-	if (ret)
-		return ret;
+	/* In a stream with regions its samples go one by one (fin_build_tree): their contexts
+	   differ. */
+	if (!s->nspans) {
+		ret = agg_add(f, s->thread, st->node, 0, 0, st->samples,
+			      ns > INT64_MAX ? INT64_MAX : (int64_t)ns);
+		if (ret)
+			return ret;
+	}
 	t->samples += st->samples;
 	t->weight = sat_add_u64(t->weight, st->weight);
 	t->time_ns = sat_add_u64(t->time_ns, ns);
@@ -325,10 +329,36 @@ static int add_samples(struct fin *f, struct stream *s, struct stack_rec *st)
 	}
 	f->spin_samples += st->samples;
 	t->spin_ns += st->weight * interval; /* as time_ns, which it is part of */
-	if (f->spin_metric == UINT32_MAX)
+	if (f->spin_metric == UINT32_MAX || s->nspans)
 		return 0;
 	return agg_add(f, s->thread, st->node, f->spin_metric, 0, st->samples,
 		       ns > INT64_MAX ? INT64_MAX : (int64_t)ns);
+}
+
+/* The samples of a stream with regions, each with its context: CPU Time, and Spin Time. */
+static int add_samples_in_regions(struct fin *f, struct stream *s)
+{
+	uint64_t interval = s->hdr.interval_ns ? s->hdr.interval_ns : f->interval_ns;
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; i < s->nsamples && !ret; i++) {
+		const struct sample_rec *r = &s->samples[i];
+		uint32_t node;
+		uint64_t ns;
+		int64_t value;
+
+		if (r->stack == NO_STACK)
+			continue;
+		node = s->stacks[r->stack].node;
+		ns = sat_mul_u64(r->weight, interval);
+		value = ns > INT64_MAX ? INT64_MAX : (int64_t)ns;
+		ret = agg_add(f, s->thread, node, 0, r->context, 1, value);
+		if (!ret && f->spin_metric && f->spin_metric != UINT32_MAX &&
+		    fin_node_spins(f, node))
+			ret = agg_add(f, s->thread, node, f->spin_metric, r->context, 1, value);
+	}
+	return ret;
 }
 
 int fin_build_tree(struct fin *f)
@@ -354,6 +384,8 @@ int fin_build_tree(struct fin *f)
 			if (ret)
 				goto out;
 		}
+		if (s->nspans && (ret = add_samples_in_regions(f, s)))
+			goto out;
 		/* Events one by one: their metrics and contexts differ on one stack. */
 		for (j = 0; j < s->nevents; j++) {
 			const struct event_rec *e = &s->events[j];

@@ -150,7 +150,8 @@ int waits_to_events(struct fin *f, struct stream *s)
 	for (i = 0; i < s->nregions; i++) {
 		int64_t ctx =
 			fin_context_get(f, s->image, RAW_WAIT_OMP_BARRIER, s->regions[i].object,
-					s->regions[i].time_ns + s->offset_ns);
+					s->regions[i].time_ns + s->offset_ns,
+					region_at(s, s->regions[i].time_ns));
 
 		if (ctx < 0)
 			return (int)ctx;
@@ -165,8 +166,8 @@ int waits_to_events(struct fin *f, struct stream *s)
 		return -ENOMEM;
 	for (i = 0; i < s->nwaits && !ret; i++) {
 		const struct wait_rec *w = &s->waits[i];
-		int64_t ctx =
-			fin_context_get(f, s->image, w->kind, w->object, w->time_ns + s->offset_ns);
+		int64_t ctx = fin_context_get(f, s->image, w->kind, w->object,
+					      w->time_ns + s->offset_ns, region_at(s, w->time_ns));
 		struct event_rec e = {
 			.time_ns = w->time_ns,
 			.stack = w->stack,

@@ -35,12 +35,13 @@ enum cct_group_kind {
 	CCT_GROUP_WAIT_KIND,
 	CCT_GROUP_SYNC_OBJECT,
 	CCT_GROUP_NODE,
+	CCT_GROUP_REGION,
 };
 
 struct cct_group {
 	enum cct_group_kind kind;
-	int item; /* index into model.processes, threads, modules, wait_kinds, sync_objects or
-		     nodes, or the rank; -1: unknown (or no wait) */
+	int item; /* index into model.processes, threads, modules, wait_kinds, sync_objects,
+		     nodes or regions, or the rank; -1: unknown (or no wait, no region) */
 };
 
 struct cct_node {

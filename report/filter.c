@@ -11,10 +11,12 @@
 
 static const char *const filter_keys[] = { "module", "thread", "process", "function",
 					    "language", "wait-kind", "sync-object", "rank",
-					    "node" };
+					    "node", "region" };
 enum {
 	KEY_MODULE, KEY_THREAD, KEY_PROCESS, KEY_FUNCTION, KEY_LANGUAGE, KEY_WAIT_KIND,
-	KEY_SYNC_OBJECT, KEY_RANK, KEY_NODE, NKEYS
+	KEY_SYNC_OBJECT, KEY_RANK, KEY_NODE,
+	KEY_REGION, /* items: model.regions, then [no region] */
+	NKEYS
 };
 /* The items of KEY_LANGUAGE: index 1 is model_function.python. */
 static const char *const languages[] = { "native", "python" };
@@ -101,6 +103,21 @@ static bool wait_kind_named(const char *kind, const char *value)
 	return !strcmp(kind, value) || (!strncmp(kind, value, n) && kind[n] == '-');
 }
 
+/*
+ * A region path is named by a name that stands in it as whole components: "solve" names
+ * "solve", "solve/small" and "main/solve"; "solve/small" names "solve/small/x".
+ */
+static bool region_named(const char *path, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p;
+
+	for (p = path; (p = strstr(p, name)); p++)
+		if ((p == path || p[-1] == '/') && (p[n] == '\0' || p[n] == '/'))
+			return true;
+	return false;
+}
+
 /* Mark in set every item of key that value names; a usage error when none does. */
 static int mark(struct report *r, int key, const char *value, bool *set)
 {
@@ -185,6 +202,14 @@ static int mark(struct report *r, int key, const char *value, bool *set)
 				set[i] = true, hits++;
 		n = m->nsync_objects;
 		break;
+	case KEY_REGION:
+		for (i = 0; i < m->nregions; i++)
+			if (region_named(m->regions[i], value))
+				set[i] = true, hits++;
+		if (!strcmp(value, model_region_label(m, -1)))
+			set[m->nregions] = true, hits++;
+		n = m->nregions + 1;
+		break;
 	}
 	if (hits)
 		return 0;
@@ -201,6 +226,9 @@ static int mark(struct report *r, int key, const char *value, bool *set)
 		case KEY_WAIT_KIND: names[i] = m->wait_kinds[i]; break;
 		case KEY_SYNC_OBJECT: names[i] = sync_object_name(m, (int)i); break;
 		case KEY_NODE: names[i] = m->nodes[i]; break;
+		case KEY_REGION:
+			names[i] = model_region_label(m, i < m->nregions ? (int)i : -1);
+			break;
 		}
 	}
 	near = names ? options_nearest(value, names, n) : NULL;
@@ -228,6 +256,7 @@ static int sets_parse(struct report *r, struct filter_sets *fs)
 	fs->size[KEY_SYNC_OBJECT] = r->m.nsync_objects;
 	fs->size[KEY_RANK] = r->m.nthreads; /* as process filters: they mark the threads */
 	fs->size[KEY_NODE] = r->m.nthreads;
+	fs->size[KEY_REGION] = r->m.nregions + 1;
 	for (k = 0; k < NKEYS; k++) {
 		fs->in[k] = calloc(fs->size[k] + 1, 1);
 		fs->out[k] = calloc(fs->size[k] + 1, 1);
@@ -256,7 +285,7 @@ static int sets_parse(struct report *r, struct filter_sets *fs)
 					word, near);
 			return report_usage_error("unknown filter '%s'; keys are module, thread, "
 						  "process, function, language, wait-kind, "
-						  "sync-object, rank, node", word);
+						  "sync-object, rank, node, region", word);
 		}
 		if (!eq || !eq[1])
 			return report_usage_error("filter '%s' needs a value: -filter %s=VALUE", f,
@@ -355,6 +384,7 @@ bool report_filter_keep(const struct report *r, const struct report_filter *f,
 {
 	const struct model *m = &r->m;
 	const struct filter_sets *fs = &f->fs;
+	int region;
 
 	if (!item_kept(fs, KEY_THREAD, s->thread) || !item_kept(fs, KEY_PROCESS, s->thread) ||
 	    !item_kept(fs, KEY_RANK, s->thread) || !item_kept(fs, KEY_NODE, s->thread))
@@ -366,6 +396,9 @@ bool report_filter_keep(const struct report *r, const struct report_filter *f,
 		return false;
 	if (!item_kept(fs, KEY_WAIT_KIND, report_sample_wait_kind(r, s)) ||
 	    !item_kept(fs, KEY_SYNC_OBJECT, report_sample_sync_object(r, s)))
+		return false;
+	region = report_sample_region(r, s);
+	if (!item_kept(fs, KEY_REGION, region >= 0 ? region : (int)m->nregions))
 		return false;
 	/* language: of the frame the sample counts in, after -call-stack-mode */
 	return !f->by_language ||

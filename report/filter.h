@@ -13,7 +13,9 @@
  *                                     function the name names, see report_find_functions);
  *   module=NAME|PATH                  the sample was taken in the module (innermost frame);
  *   wait-kind=KIND                    a wait of that kind (mutex, sleep, read, ...);
- *   sync-object=NAME|LABEL|VALUE      a wait on that object (lock_a, "fd 5", 0x55d0c0a0).
+ *   sync-object=NAME|LABEL|VALUE      a wait on that object (lock_a, "fd 5", 0x55d0c0a0);
+ *   region=NAME|PATH|[no region]      in a region the program named NAME (at any depth, and
+ *                                     the regions inside it), or in none.
  * Values of one key are alternatives; different keys must all hold.
  * Returns 0, -ERR_USAGE after a usage error (unknown key, no such item) or -ENOMEM.
  */

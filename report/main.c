@@ -24,12 +24,14 @@ static const struct option_spec specs[] = {
 	  "preport -r r000hs -view bottom-up", report_views },
 	{ "group-by", NULL, OPTION_VALUE, "KEYS",
 	  "hotspots rows by function, module, source-line, thread, process, rank, node, "
-	  "wait-kind, sync-object, or several joined by commas; top-down, bottom-up, callstacks "
-	  "and the exports: thread, process, rank, node, module, wait-kind, sync-object as the "
-	  "tree's top levels", "preport -r r000hs -view top-down -group-by thread", NULL },
+	  "wait-kind, sync-object, region, or several joined by commas; top-down, bottom-up, "
+	  "callstacks and the exports: thread, process, rank, node, module, wait-kind, "
+	  "sync-object, region as the tree's top levels",
+	  "preport -r r000hs -view top-down -group-by thread", NULL },
 	{ "filter", NULL, OPTION_LIST, "KEY=VALUE",
 	  "keep samples by module, thread, process, function, language (python, native), "
-	  "wait-kind or sync-object; KEY!=VALUE excludes",
+	  "wait-kind, sync-object, rank, node or region (a name in the region path); "
+	  "KEY!=VALUE excludes",
 	  "preport -r r000hs -view hotspots -filter module=libm.so.6", NULL },
 	{ "limit", NULL, OPTION_VALUE, "N", "show at most N rows (hotspots, stacks, functions)",
 	  NULL, NULL },

@@ -678,6 +678,37 @@ static int object_cmp(const void *pa, const void *pb, void *arg)
 	return d ? d : a - b;
 }
 
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Number the contexts' distinct region paths, in the order of their names ("a" before "a/b"). */
+static int index_regions(struct model *m)
+{
+	size_t i, n = 0;
+
+	m->regions = calloc(m->ncontexts + 1, sizeof(*m->regions));
+	if (!m->regions)
+		return -ENOMEM;
+	for (i = 0; i < m->ncontexts; i++)
+		if (m->contexts[i].region)
+			m->regions[n++] = m->contexts[i].region;
+	qsort(m->regions, n, sizeof(*m->regions), str_cmp);
+	for (i = 0; i < n; i++)
+		if (!m->nregions || strcmp(m->regions[m->nregions - 1], m->regions[i]))
+			m->regions[m->nregions++] = m->regions[i];
+	for (i = 0; i < m->ncontexts; i++) {
+		struct model_context *c = &m->contexts[i];
+		const char **hit = c->region ? bsearch(&c->region, m->regions, m->nregions,
+						       sizeof(*m->regions), str_cmp)
+					     : NULL;
+
+		c->region_index = hit ? (int)(hit - m->regions) : -1;
+	}
+	return 0;
+}
+
 /* Number the contexts' wait kinds (in order of appearance) and their distinct objects. */
 int model_index_contexts(struct model *m)
 {
@@ -706,14 +737,21 @@ int model_index_contexts(struct model *m)
 	qsort_r(order, m->ncontexts, sizeof(int), object_cmp, m->contexts);
 	for (i = 0; i < m->ncontexts; i++) {
 		struct model_context *c = &m->contexts[order[i]];
-		const struct model_context *prev = i ? &m->contexts[order[i - 1]] : NULL;
+		const struct model_context *prev = NULL;
 
+		/* A CPU sample's context in a region has no wait, hence no object. */
+		c->sync_object = -1;
+		if (!c->wait_kind)
+			continue;
+		for (k = i; k-- > 0 && !prev;)
+			if (m->contexts[order[k]].wait_kind)
+				prev = &m->contexts[order[k]];
 		if (!prev || object_order(prev, c))
 			m->sync_objects[m->nsync_objects++].context = order[i];
 		c->sync_object = (int)m->nsync_objects - 1;
 	}
 	free(order);
-	return 0;
+	return index_regions(m);
 }
 
 /* The contexts table's wait columns, when the result has them (schema 2 with waits). */
@@ -722,22 +760,27 @@ static int load_contexts(struct loader *l)
 	struct model *m = l->m;
 	sqlite3_stmt *st;
 	size_t n, i = 0;
+	bool regions, mpi;
+	char sql[256];
 	int rc;
 
 	if (!has_column(l, "SELECT wait_kind, object, object_type, object_name FROM contexts "
 			   "LIMIT 0"))
 		return idmap_alloc(&l->contexts, 0);
+	/* Regions came after waits: a result of that time has no such column. */
+	regions = has_column(l, "SELECT region FROM contexts LIMIT 0");
 	if ((rc = count_rows(l, "contexts", &n)))
 		return rc;
 	m->contexts = alloc_rows(n, sizeof(*m->contexts));
 	if (!m->contexts || idmap_alloc(&l->contexts, n))
 		return -ENOMEM;
 	/* MPI's columns came later (-trace-mpi): results without them read as without MPI. */
-	rc = prepare(l, has_column(l, "SELECT mpi_function, communicator_size FROM contexts LIMIT 0")
-			? "SELECT id, wait_kind, object, object_type, object_name, mpi_function, "
-			  "communicator_size FROM contexts ORDER BY id"
-			: "SELECT id, wait_kind, object, object_type, object_name, NULL, NULL FROM "
-			  "contexts ORDER BY id", &st);
+	mpi = has_column(l, "SELECT mpi_function, communicator_size FROM contexts LIMIT 0");
+	snprintf(sql, sizeof(sql),
+		 "SELECT id, wait_kind, object, object_type, object_name, %s, %s FROM contexts "
+		 "ORDER BY id",
+		 mpi ? "mpi_function, communicator_size" : "NULL, NULL", regions ? "region" : "NULL");
+	rc = prepare(l, sql, &st);
 	if (rc)
 		return rc;
 	FOR_EACH_ROW(l, st, rc)
@@ -753,6 +796,7 @@ static int load_contexts(struct loader *l)
 		c->object_name = column_str(m, st, 4);
 		c->mpi_function = column_str(m, st, 5);
 		c->comm_size = sqlite3_column_int64(st, 6);
+		c->region = column_str(m, st, 7);
 		i++;
 	}
 	sqlite3_finalize(st);
@@ -827,6 +871,11 @@ const char *model_node_label(const struct model *m, int i)
 const char *model_wait_kind_label(const struct model *m, int i)
 {
 	return i >= 0 && (size_t)i < m->nwait_kinds ? m->wait_kinds[i] : "[no wait]";
+}
+
+const char *model_region_label(const struct model *m, int i)
+{
+	return i >= 0 && (size_t)i < m->nregions ? m->regions[i] : "[no region]";
 }
 
 static int load_frames(struct loader *l, bool lines)
@@ -1521,5 +1570,6 @@ void model_free(struct model *m)
 	free(m->wait_kinds);
 	free(m->sync_objects);
 	free(m->nodes);
+	free(m->regions);
 	memset(m, 0, sizeof(*m));
 }

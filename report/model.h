@@ -73,10 +73,12 @@ struct model_context {
 	int64_t object;          /* the object's value: an address, an fd, a pid, 0 */
 	const char *object_type; /* "mutex", "fd", "pid", ...; NULL for none */
 	const char *object_name; /* NULL when unknown */
-	int kind;		 /* index into model.wait_kinds, -1 when none */
-	int sync_object;	 /* index into model.sync_objects */
+	int kind;		  /* index into model.wait_kinds, -1 when none */
+	int sync_object;	  /* index into model.sync_objects, -1 when no wait */
 	const char *mpi_function; /* an MPI call's: "MPI_Send"; NULL for other contexts */
-	int64_t comm_size;	 /* ranks in its communicator, 0 when it has none */
+	int64_t comm_size;	  /* ranks in its communicator, 0 when it has none */
+	const char *region;	  /* the regions the program named, "outer/inner"; NULL: none */
+	int region_index;	  /* index into model.regions, -1 when none */
 };
 
 /* A distinct sync object: contexts of one type, value and name (the kinds without an object
@@ -169,6 +171,8 @@ struct model {
 	size_t nsync_objects;
 	const char **nodes; /* the processes' distinct hosts, in order of appearance */
 	size_t nnodes;
+	const char **regions; /* the distinct contexts.region paths, sorted */
+	size_t nregions;
 
 	int64_t interval_ns; /* meta.interval_ns */
 	struct model_arena *arena;
@@ -263,6 +267,8 @@ const char *model_sync_object_label(const struct model *m, int i, char *buf, siz
 int model_context_of_id(const struct model *m, int64_t id);
 /* The name of wait kind i; -1 (no context) is "[no wait]". */
 const char *model_wait_kind_label(const struct model *m, int i);
+/* The path of region i; -1 (in none) is "[no region]". */
+const char *model_region_label(const struct model *m, int i);
 
 /* The value of meta key, or NULL. */
 const char *model_meta_get(const struct model *m, const char *key);

@@ -67,8 +67,8 @@ const char *report_file_path(const struct report *r, int file)
 
 const char *report_group_kind(const struct cct *tree, int node)
 {
-	static const char *const kinds[] = { "process", "thread", "module", "rank",
-					     "wait-kind", "sync-object", "node" };
+	static const char *const kinds[] = { "process",	    "thread", "module", "rank",
+					     "wait-kind",   "sync-object", "node", "region" };
 	int g = cct_group_of(&tree->nodes[node]);
 
 	return g >= 0 ? kinds[tree->groups[g].kind] : "";
@@ -109,6 +109,8 @@ const char *report_group_label(const struct report *r, const struct cct *tree, i
 		return model_wait_kind_label(&r->m, item);
 	case CCT_GROUP_SYNC_OBJECT:
 		return model_sync_object_label(&r->m, item, buf, size);
+	case CCT_GROUP_REGION:
+		return model_region_label(&r->m, item);
 	}
 	return "";
 }
@@ -668,14 +670,15 @@ static const struct {
 	{ "node", CCT_GROUP_NODE },
 	{ "wait-kind", CCT_GROUP_WAIT_KIND },
 	{ "sync-object", CCT_GROUP_SYNC_OBJECT },
+	{ "region", CCT_GROUP_REGION },
 	{ "function", CCT_GROUP_PROCESS }, /* not a level: the call tree itself */
 };
 #define NTREE_KEYS        (sizeof(tree_keys) / sizeof(tree_keys[0]))
 #define TREE_KEY_FUNCTION (NTREE_KEYS - 1)
 
 /*
- * The tree views' -group-by: process, thread, module, rank, node, wait-kind and sync-object as
- * the top levels of the tree.
+ * The tree views' -group-by: process, thread, module, rank, node, wait-kind, sync-object and
+ * region as the top levels of the tree.
  */
 static int tree_levels(struct report *r)
 {
@@ -699,11 +702,12 @@ static int tree_levels(struct report *r)
 			if (!strcmp(word, "source-line"))
 				return report_usage_error("the %s view does not group by source-line "
 							  "(the hotspots view does); use thread, "
-							  "process, module, rank, node, wait-kind "
-							  "or sync-object", r->view->name);
+							  "process, module, rank, node, wait-kind, "
+							  "sync-object or region", r->view->name);
 			return report_usage_error("unknown grouping '%s' for -group-by in the %s "
 						  "view%s%s%s; use thread, process, module, "
-						  "rank, node, wait-kind or sync-object", word, r->view->name,
+						  "rank, node, wait-kind, sync-object or region", word,
+						  r->view->name,
 						  near ? " (did you mean '" : "", near ? near : "",
 						  near ? "'?)" : "");
 		}
@@ -720,7 +724,7 @@ static int tree_levels(struct report *r)
 			if (r->levels[l] == tree_keys[k].kind)
 				return report_usage_error("option '-group-by' takes each of thread, "
 							  "process, module, rank, node, "
-							  "wait-kind and sync-object once");
+							  "wait-kind, sync-object and region once");
 		r->levels[r->nlevels++] = tree_keys[k].kind;
 	}
 	return 0;
@@ -752,6 +756,11 @@ int report_sample_sync_object(const struct report *r, const struct model_sample 
 	return s->context >= 0 ? r->m.contexts[s->context].sync_object : -1;
 }
 
+int report_sample_region(const struct report *r, const struct model_sample *s)
+{
+	return s->context >= 0 ? r->m.contexts[s->context].region_index : -1;
+}
+
 /* The subject of group level kind for a record. */
 static int level_item(const struct report *r, enum cct_group_kind kind, const struct record *rec)
 {
@@ -778,6 +787,8 @@ static int level_item(const struct report *r, enum cct_group_kind kind, const st
 		return report_sample_wait_kind(r, s);
 	case CCT_GROUP_SYNC_OBJECT:
 		return report_sample_sync_object(r, s);
+	case CCT_GROUP_REGION:
+		return report_sample_region(r, s);
 	}
 	return -1;
 }

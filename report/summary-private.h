@@ -39,5 +39,7 @@ int summary_openmp(struct summary *s);
  * Call Sites, Top Leaking Call Sites). 0 or -ENOMEM.
  */
 int summary_memory(struct summary *s);
+/* view-summary-regions.c: the Regions section, when the program named regions. 0 or -ENOMEM. */
+int summary_regions(struct summary *s);
 
 #endif

@@ -12,11 +12,11 @@
 
 enum dim {
 	DIM_FUNCTION, DIM_MODULE, DIM_LINE, DIM_THREAD, DIM_PROCESS, DIM_WAIT_KIND,
-	DIM_SYNC_OBJECT, DIM_RANK, DIM_NODE, NDIMS
+	DIM_SYNC_OBJECT, DIM_RANK, DIM_NODE, DIM_REGION, NDIMS
 };
 static const char *const dim_names[NDIMS] = {
 	"function", "module", "source-line", "thread", "process", "wait-kind", "sync-object",
-	"rank", "node",
+	"rank", "node", "region",
 };
 
 struct grouping {
@@ -47,7 +47,7 @@ static int grouping_parse(const char *s, struct grouping *g)
 							  "you mean '%s'?)", word, near);
 			return report_usage_error("unknown grouping '%s' for -group-by; use "
 						  "function, module, source-line, thread, process, "
-						  "rank, node, wait-kind or sync-object", word);
+						  "rank, node, wait-kind, sync-object or region", word);
 		}
 		if (!g->has[d]) {
 			g->has[d] = true;
@@ -81,6 +81,7 @@ struct const_key {
 	int sync_object; /* index into model.sync_objects */
 	int rank;	 /* the process's rank */
 	int node;	 /* index into model.nodes */
+	int region;	 /* index into model.regions */
 };
 
 struct group {
@@ -192,14 +193,15 @@ static int collect(struct hotspots *h, int ck)
 static bool by_const(const struct hotspots *h)
 {
 	return h->g.has[DIM_THREAD] || h->g.has[DIM_PROCESS] || h->g.has[DIM_WAIT_KIND] ||
-	       h->g.has[DIM_SYNC_OBJECT] || h->g.has[DIM_RANK] || h->g.has[DIM_NODE];
+	       h->g.has[DIM_SYNC_OBJECT] || h->g.has[DIM_RANK] || h->g.has[DIM_NODE] ||
+	       h->g.has[DIM_REGION];
 }
 
 /* The constant part of a sample, as grouped. */
 static struct const_key const_of(const struct hotspots *h, const struct model_sample *s)
 {
 	const struct report *r = h->r;
-	struct const_key k = { -1, -1, -1, -1, -1 };
+	struct const_key k = { -1, -1, -1, -1, -1, -1 };
 
 	if (h->g.has[DIM_THREAD])
 		k.who = s->thread;
@@ -213,6 +215,8 @@ static struct const_key const_of(const struct hotspots *h, const struct model_sa
 		k.rank = report_sample_rank(r, s);
 	if (h->g.has[DIM_NODE])
 		k.node = report_sample_node(r, s);
+	if (h->g.has[DIM_REGION])
+		k.region = report_sample_region(r, s);
 	return k;
 }
 
@@ -231,8 +235,8 @@ static int pair_id(struct keymap *map, int *n, int a, int b)
 
 /*
  * Number each record's constant part (into out): the (wait kind, object) and (rank, node)
- * pairs first, then the pair of those, then (who, that), each pair of 32-bit numbers a key
- * of a map. Returns 0 or -ENOMEM.
+ * pairs first, then the pair of those, then (that, region), then (who, that), each pair of
+ * 32-bit numbers a key of a map. Returns 0 or -ENOMEM.
  */
 static int intern_consts(struct hotspots *h, int *out)
 {
@@ -248,6 +252,9 @@ static int intern_consts(struct hotspots *h, int *out)
 		int wait = pair_id(&pairs, &npairs, k.wait_kind, k.sync_object);
 		int where = pair_id(&pairs, &npairs, k.rank, k.node);
 		int pair = wait < 0 || where < 0 ? -1 : pair_id(&pairs, &npairs, wait, where), c;
+
+		if (pair >= 0)
+			pair = pair_id(&pairs, &npairs, pair, k.region);
 		uint64_t pk;
 
 		if (pair < 0) {
@@ -432,6 +439,9 @@ static void fill(struct hotspots *h, struct table *t)
 		case DIM_NODE:
 			col[dim][0] = table_add_col(t, "Node", TABLE_TEXT, TABLE_SHRINK);
 			break;
+		case DIM_REGION:
+			col[dim][0] = table_add_col(t, "Region", TABLE_TEXT, TABLE_SHRINK);
+			break;
 		}
 	}
 	report_add_metric_cols(r, t, &mc, MC_SELF | MC_TOTAL);
@@ -452,7 +462,7 @@ static void fill(struct hotspots *h, struct table *t)
 		const struct model_function *f = &r->m.functions[n->func];
 		const int64_t *self = &h->vals[g->at], *total = &h->vals[g->at + nm];
 		struct const_key c =
-			g->ck >= 0 ? h->consts[g->ck] : (struct const_key){ -1, -1, -1 };
+			g->ck >= 0 ? h->consts[g->ck] : (struct const_key){ -1, -1, -1, -1 };
 		char label[512];
 		size_t row;
 
@@ -510,6 +520,10 @@ static void fill(struct hotspots *h, struct table *t)
 				break;
 			case DIM_NODE:
 				table_set_text_ref(t, row, col[dim][0], model_node_label(&r->m, c.node));
+				break;
+			case DIM_REGION:
+				table_set_text_ref(t, row, col[dim][0],
+						   model_region_label(&r->m, c.region));
 				break;
 			}
 		}

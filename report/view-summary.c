@@ -450,6 +450,8 @@ int view_summary(struct report *r, struct table *t)
 	if (!rc)
 		rc = summary_openmp(&s);
 	if (!rc)
+		rc = summary_regions(&s);
+	if (!rc)
 		rc = summary_memory(&s);
 	if (!rc)
 		rc = section_hotspots(&s, &resolved, &ranged);

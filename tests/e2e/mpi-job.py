@@ -7,7 +7,8 @@ usage: mpi-job.py openmpi|mpich c|fortran
 c: tests/progs/mpi-job.c, first alone without a launcher (MPI's singleton: its rank 0
 comes from MPI_Comm_rank, no launcher variable). Then rank r computes (r + 1) units of CPU time (200 ms) then meets the
 others in MPI_Barrier, so rank 0 waits longest there; then rings of MPI_Sendrecv and of
-MPI_Irecv/MPI_Isend/MPI_Waitall, 60 rounds each, whose calls and bytes are exact per rank.
+MPI_Irecv/MPI_Isend/MPI_Waitall, 60 rounds each, whose calls and bytes are exact per rank,
+in the region "rings" the program names (-filter region=, -group-by region).
 The job is finalized as one (pfinalize -r res, then again under the launcher, one node a
 rank) and reported as one (preport -r res): -view mpi by rank and node, -filter rank,
 hotspots and top-down by node with -filter node, the summary's MPI Time, imbalance, mean
@@ -131,6 +132,18 @@ def part_c(abi, w):
     e.check([x["Rank"] for x in one] == ["2"] and
             int(one[0]["Bytes Sent"]) == 2 * ROUNDS * 3 * 1024 + 8,
             "-filter rank=2 keeps rank 2 alone (%s)" % one)
+    # the rings ran in the region "rings": their calls, the summed short ones too, count there
+    ring = {x["Function"]: int(x["Calls"])
+            for x in mpilib.rows(res, "-view", "mpi", "-filter", "region=rings")}
+    e.check(ring == {f: RANKS * ROUNDS for f in ("MPI_Sendrecv", "MPI_Isend", "MPI_Irecv",
+                                                 "MPI_Waitall")},
+            "-view mpi -filter region=rings: the rings' calls, all of them, alone (%s)" % ring)
+    regions = {x["Region"]: int(x["MPI Calls:Self"])
+               for x in mpilib.rows(res, "-view", "hotspots", "-group-by", "region",
+                                    "-metric", "MPI Calls")}
+    e.check(regions.get("rings") == 4 * RANKS * ROUNDS and regions.get("[no region]", 0) > 0,
+            "hotspots -group-by region: the rings' MPI calls in 'rings', the others outside "
+            "(%s)" % regions)
     fn = {x["Function"]: x for x in mpilib.rows(res, "-view", "mpi")}
     e.check(int(fn["MPI_Sendrecv"]["Calls"]) == RANKS * ROUNDS and
             int(fn["MPI_Sendrecv"]["Ranks"]) == RANKS and

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/pcollect.h"
 #include "burn.h"
 
 /*
@@ -15,7 +16,8 @@
  *   from r - 1 what that one sends, into a buffer large enough for any (the bytes received
  *   are what arrived, not what the buffer could take); half the rounds ignore the status.
  *   Then RING rounds of MPI_Irecv + MPI_Isend + MPI_Waitall the same way in
- *   nonblocking_ring(), statuses ignored, then one MPI_Allreduce of a double.
+ *   nonblocking_ring(), statuses ignored, then one MPI_Allreduce of a double. Both rings
+ *   run in the region "rings" (libpcollect): their calls, and theirs alone, count in it.
  * So, per rank r of p: MPI_Sendrecv and MPI_Waitall are called RING times each, MPI_Isend
  * and MPI_Irecv RING times, MPI_Barrier and MPI_Allreduce once; bytes sent by each ring are
  * RING x (r + 1) x 1024 and received RING x (((r - 1 + p) mod p) + 1) x 1024.
@@ -73,8 +75,10 @@ int main(int argc, char **argv)
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	compute((rank + 1) * unit_ms);
 	MPI_Barrier(MPI_COMM_WORLD);
+	pcollect_region_begin("rings");
 	sendrecv_ring(rank, size, rounds, sbuf, rbuf, cap);
 	nonblocking_ring(rank, size, rounds, sbuf, rbuf, cap);
+	pcollect_region_end();
 	x = rank;
 	MPI_Allreduce(&x, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 	printf("rank %d of %d done, sum %g\n", rank, size, sum);

@@ -175,6 +175,16 @@ static void dump_record(const struct raw_record *r)
 		put_str(r->u.note.detail.s, r->u.note.detail.len);
 		printf("}\n");
 		break;
+	case RAW_REC_REGION_BEGIN:
+		printf("{\"type\":\"region_begin\",\"time\":%" PRId64 ",\"depth\":%u,\"name\":",
+		       r->time_ns, r->u.region.depth);
+		put_str(r->u.region.name.s, r->u.region.name.len);
+		printf("}\n");
+		break;
+	case RAW_REC_REGION_END:
+		printf("{\"type\":\"region_end\",\"time\":%" PRId64 ",\"depth\":%u}\n", r->time_ns,
+		       r->u.region.depth);
+		break;
 	case RAW_REC_METRIC:
 		printf("{\"type\":\"metric\",\"id\":%" PRIu64 ",\"name\":", r->u.metric.id);
 		put_str(r->u.metric.name.s, r->u.metric.name.len);

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/* The call between libpcollect (the control API programs link) and the agent (docs/api.md). */
+#ifndef PCOLLECT_COMMON_AGENT_API_H
+#define PCOLLECT_COMMON_AGENT_API_H
+
+/*
+ * A program built with libpcollect runs anywhere: the library looks the agent's one entry
+ * point up by name at call time (dlsym(RTLD_DEFAULT, PCOLLECT_AGENT_CALL)), so it finds an
+ * agent preloaded by pcollect, one loaded later by pcollect -target-pid (which loads it
+ * RTLD_GLOBAL for this), or none. The Python module (api/python/pcollect) makes the same call
+ * through ctypes with the same numbers.
+ *
+ *   int pcollect_agent_call(int op, const char *arg);
+ *
+ * returns 0 when done, or -1 when this process is not being profiled (the call did nothing).
+ */
+#define PCOLLECT_AGENT_CALL "pcollect_agent_call"
+
+enum pcollect_agent_op {
+	PCOLLECT_OP_PROBE = 0,        /* 0 when this process is profiled */
+	PCOLLECT_OP_PAUSE = 1,        /* pause the whole collection (every process) */
+	PCOLLECT_OP_RESUME = 2,       /* resume it */
+	PCOLLECT_OP_REGION_BEGIN = 3, /* arg: the region's name; the calling thread enters it */
+	PCOLLECT_OP_REGION_END = 4,   /* the calling thread leaves its innermost region */
+};
+
+#endif

@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""pcollect -target-pid on a Python program it did not start (issue 18), on one interpreter
+(the argument; skipped with the reason where it is missing, or where ptrace is refused).
+
+tests/progs/python/attach.py burns 3 s of CPU in phase_one then 3 s in phase_two, in short
+regions "one" and "two" (the pcollect module, imported from PYTHONPATH as an installed module
+would be); attached after 0.5 s for 1.5 s. Checks: the sampled CPU time is what the process
+used while attached (/proc/PID/stat) within 10%; every sample has the Python frames
+<module> > main > phase_one, most of them > spin_for > spin; the samples are in region
+"one", less at most the time the module takes to find the agent (its RECHECK) and one chunk:
+[no region]; nothing in phase_two or "two"; the program's output and exit code intact."""
+import os
+import subprocess
+import time
+
+import e2elib as e
+import pylib
+
+RECHECK_NS = 50e6  # api/python/pcollect: between two looks for an agent
+CHUNK_NS = 20e6  # tests/progs/python/attach.py
+
+
+def stat_cpu_ns(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        rest = f.read().rsplit(")", 1)[1].split()
+    return (int(rest[11]) + int(rest[12])) * 1e9 / os.sysconf("SC_CLK_TCK")
+
+
+def main():
+    python = pylib.interpreter(pylib.label_arg())
+    with e.Workdir("attach-py") as w:
+        env = dict(os.environ, PYTHONPATH=os.path.join(e.BUILD, "api", "python"))
+        p = subprocess.Popen([python, pylib.program("attach.py"), "3000", "3000"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=e.tool_environ(env))
+        line = p.stdout.readline()
+        if not line.startswith("pid="):
+            e.fail("attach.py did not start: %r %s" % (line, p.stderr.read()))
+        time.sleep(0.5)
+        res = w.join("res")
+        before = stat_cpu_ns(p.pid)
+        r = e.run([e.tool("pcollect"), "-collect", "hotspots", "-target-pid", str(p.pid),
+                   "-duration", "1.5", "-r", res, "-quiet", "-finalization-mode=none"])
+        after = stat_cpu_ns(p.pid)
+        if r.returncode == 1 and "Operation not permitted" in r.stderr:
+            p.kill()
+            p.communicate()
+            e.skip("ptrace to a process of our own is refused here: " + r.stderr.strip())
+        e.check(r.returncode == 0, "pcollect -target-pid exits 0 (%d: %s)"
+                % (r.returncode, r.stderr.strip()))
+        out, err = p.communicate(timeout=240)
+        e.check(p.returncode == 0 and out.strip() == "attach done",
+                "the program's output and exit code intact (%d: %r %s)"
+                % (p.returncode, out, err.strip()))
+        f = e.pfinalize(res, ["-quiet"])
+        if f.returncode != 0:
+            e.fail("pfinalize: exit %d: %s" % (f.returncode, f.stderr.strip()))
+
+        stats = e.db_sampled(res)
+        window = after - before
+        e.check(abs(stats.total_ns - window) <= 0.10 * window + 2e9 / os.sysconf("SC_CLK_TCK"),
+                "%.3f s sampled, %.3f s of CPU used while attached (/proc/%d/stat), within "
+                "10%%" % (stats.total_ns / 1e9, window / 1e9, p.pid))
+        db = pylib.Db(res)
+        in_one = in_spin = total = 0
+        for _th, sid, count, _w, _t in db.samples:
+            names = [fr["name"] for fr in db.python_frames(sid)]
+            total += count
+            if names[1:3] == ["main", "phase_one"]:
+                in_one += count
+                if names[-2:] == ["spin_for", "spin"]:
+                    in_spin += count
+        e.check(total > 0 and in_one == total,
+                "%d of %d samples under the Python frames <module> > main > phase_one (an "
+                "attached interpreter's frames)" % (in_one, total))
+        e.check(in_spin >= total / 2, "%d of them in spin_for > spin, where the time goes"
+                % in_spin)
+        by = {row["Region"]: pylib.secs(row) * 1e9
+              for row in pylib.rows(res, "-view", "hotspots", "-group-by", "region")}
+        e.check(set(by) <= {"one", "[no region]"} and
+                by.get("[no region]", 0) <= RECHECK_NS + CHUNK_NS + 2 * e.TICK_NS,
+                "regions: region one, and [no region] no longer than the module takes to "
+                "find the agent (%s)" % by)
+
+
+main()
