@@ -3,23 +3,24 @@
 #ifndef PCOLLECT_COLLECTOR_AGENT_ENV_H
 #define PCOLLECT_COLLECTOR_AGENT_ENV_H
 
-#define AGENT_ENV_PREFIX	 "PCOLLECT_"
-#define AGENT_ENV_RESULT_DIR	 "PCOLLECT_RESULT_DIR"	     /* absolute path of the result */
-#define AGENT_ENV_INTERVAL_NS	 "PCOLLECT_INTERVAL_NS"	     /* sampling interval, ns */
-#define AGENT_ENV_STACK_DEPTH	 "PCOLLECT_STACK_DEPTH"	     /* frames kept per stack */
-#define AGENT_ENV_DURATION_NS	 "PCOLLECT_DURATION_NS"	     /* stop sampling after, ns; 0 none */
-#define AGENT_ENV_START_NS	 "PCOLLECT_START_MONOTONIC_NS" /* CLOCK_MONOTONIC at launch */
-#define AGENT_ENV_DATA_LIMIT	 "PCOLLECT_DATA_LIMIT_BYTES" /* raw bytes for the run; 0 none */
-#define AGENT_ENV_FOLLOW_CHILD	 "PCOLLECT_FOLLOW_CHILD"     /* 1 or 0 */
-#define AGENT_ENV_RANK		 "PCOLLECT_RANK"	     /* MPI rank, -1 outside a job */
-#define AGENT_ENV_AGENT		 "PCOLLECT_AGENT"	     /* absolute path of the agent */
-#define AGENT_ENV_LAUNCHER_PID	 "PCOLLECT_LAUNCHER_PID"     /* pid of pcollect */
-#define AGENT_ENV_EXEC		 "PCOLLECT_EXEC"	     /* "pid:generation", set at exec */
-#define AGENT_ENV_SIGNAL	 "PCOLLECT_SIGNAL"	     /* sampling signal number (optional) */
-#define AGENT_ENV_SAMPLING_CLOCK "PCOLLECT_SAMPLING_CLOCK"   /* "timer" or "task-clock" */
-#define AGENT_ENV_MPI_SHIMS	 "PCOLLECT_MPI_SHIMS"	     /* -trace-mpi: the shims, ':' */
-#define AGENT_ENV_MPI_THRESHOLD	 "PCOLLECT_MPI_THRESHOLD_NS" /* a call this long gets its own
-								stack, ns */
+#define AGENT_ENV_PREFIX         "PCOLLECT_"
+#define AGENT_ENV_RESULT_DIR     "PCOLLECT_RESULT_DIR"         /* absolute path of the result */
+#define AGENT_ENV_INTERVAL_NS    "PCOLLECT_INTERVAL_NS"        /* sampling interval, ns */
+#define AGENT_ENV_STACK_DEPTH    "PCOLLECT_STACK_DEPTH"        /* frames kept per stack */
+#define AGENT_ENV_DURATION_NS    "PCOLLECT_DURATION_NS"        /* stop sampling after, ns; 0 none */
+#define AGENT_ENV_START_NS       "PCOLLECT_START_MONOTONIC_NS" /* CLOCK_MONOTONIC at launch */
+#define AGENT_ENV_DATA_LIMIT     "PCOLLECT_DATA_LIMIT_BYTES"   /* raw bytes for the run; 0 none */
+#define AGENT_ENV_FOLLOW_CHILD   "PCOLLECT_FOLLOW_CHILD"       /* 1 or 0 */
+#define AGENT_ENV_RANK           "PCOLLECT_RANK"               /* MPI rank, -1 outside a job */
+#define AGENT_ENV_AGENT          "PCOLLECT_AGENT"              /* absolute path of the agent */
+#define AGENT_ENV_LAUNCHER_PID   "PCOLLECT_LAUNCHER_PID"       /* pid of pcollect */
+#define AGENT_ENV_EXEC           "PCOLLECT_EXEC"               /* "pid:generation", set at exec */
+#define AGENT_ENV_SIGNAL         "PCOLLECT_SIGNAL"         /* sampling signal number (optional) */
+#define AGENT_ENV_SAMPLING_CLOCK "PCOLLECT_SAMPLING_CLOCK" /* "timer" or "task-clock" */
+#define AGENT_ENV_MPI_SHIMS      "PCOLLECT_MPI_SHIMS"      /* -trace-mpi: the shims, ':' */
+#define AGENT_ENV_MPI_THRESHOLD                                                                    \
+	"PCOLLECT_MPI_THRESHOLD_NS" /* a call this long gets its own                               \
+				       stack, ns */
 /* Record waits (-collect threading): those at least this long (ns) get their own stack. Not
    set: no waits recorded. */
 #define AGENT_ENV_WAIT_THRESHOLD "PCOLLECT_WAIT_THRESHOLD_NS"
@@ -45,7 +46,7 @@ enum agent_control_flags {
 
 /* A process of the collection, so that pcollect -target-pid knows when all have let go. */
 struct agent_member {
-	int32_t pid;	      /* 0: a free entry */
+	int32_t pid;          /* 0: a free entry */
 	uint32_t applied;     /* the control sequence it last obeyed */
 	uint64_t start_ticks; /* its start time (/proc/PID/stat field 22): a reused pid differs */
 };
@@ -56,9 +57,9 @@ struct agent_member {
  * pcollect -command: the data counter, and the control word every agent obeys.
  */
 struct agent_data_counter {
-	uint64_t bytes;	    /* raw bytes written by all processes (atomic adds) */
-	uint32_t hit;	    /* 1 once the limit was reached */
-	uint32_t disk_full; /* the errno (ENOSPC, EDQUOT) that first stopped a stream, or 0 */
+	uint64_t bytes;       /* raw bytes written by all processes (atomic adds) */
+	uint32_t hit;         /* 1 once the limit was reached */
+	uint32_t disk_full;   /* the errno (ENOSPC, EDQUOT) that first stopped a stream, or 0 */
 	uint32_t control_seq; /* futex word: bumped after every change of control */
 	uint32_t control;     /* enum agent_control_flags */
 	struct agent_member members[AGENT_MAX_MEMBERS];

@@ -63,8 +63,8 @@ static int env_build(struct env_buf *b, char *const envp[], const char *exec_var
 	}
 	/* Our variables: two paths, the program's preloads and a few numbers. */
 	strings += 2 * strlen(c->result_dir) + 2 * strlen(c->agent_path) + 2 * strlen(c->preload) +
-		   strlen(c->mpi_shims) + 1024 +
-		   (preload ? strlen(preload) : 0) + (exec_var ? strlen(exec_var) : 0);
+		   strlen(c->mpi_shims) + 1024 + (preload ? strlen(preload) : 0) +
+		   (exec_var ? strlen(exec_var) : 0);
 	b->map_len = (n + 16) * sizeof(char *) + strings;
 	b->map = mmap(NULL, b->map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (b->map == MAP_FAILED) {

@@ -37,12 +37,14 @@
  * no descriptor of ours stays open, and what was written survives abort(), a crash or
  * SIGKILL without any handler of ours.
  */
-#define AGENT_WINDOW_SIZE  (256u << 10) /* bytes of a thread stream's mapped window */
-#define AGENT_PROC_WINDOW  (64u << 10)	/* bytes of a process stream's window */
-#define AGENT_CHUNK_MAX	   (32u << 10)	/* a chunk is closed once its records pass this: damage
-					   costs at most this much */
+#define AGENT_WINDOW_SIZE (256u << 10) /* bytes of a thread stream's mapped window */
+#define AGENT_PROC_WINDOW (64u << 10)  /* bytes of a process stream's window */
+#define AGENT_CHUNK_MAX                                                                            \
+	(32u << 10) /* a chunk is closed once its records pass this: damage                        \
+		       costs at most this much */
 _Static_assert(AGENT_DATA_LIMIT_MIN >= AGENT_CHUNK_MAX, "-data-limit under one chunk");
-#define AGENT_RESERVE	   4096		/* bytes each window keeps for a stream's closing records
+#define AGENT_RESERVE                                                                              \
+	4096                            /* bytes each window keeps for a stream's closing records  \
 					   (lost counts, Python notes, thread end) */
 #define AGENT_STACK_SLOTS  8192         /* distinct stacks per thread before a table reset */
 #define AGENT_STACK_FRAMES (256u << 10) /* frames of distinct stacks per thread */
@@ -54,9 +56,9 @@ _Static_assert(AGENT_DATA_LIMIT_MIN >= AGENT_CHUNK_MAX, "-data-limit under one c
 struct agent_config {
 	char result_dir[PATH_MAX];
 	char agent_path[PATH_MAX];
-	char preload[3 * PATH_MAX]; /* what LD_PRELOAD starts with: the agent, the MPI shims */
+	char preload[3 * PATH_MAX];   /* what LD_PRELOAD starts with: the agent, the MPI shims */
 	char mpi_shims[2 * PATH_MAX]; /* -trace-mpi: the shims, ':'-separated; "" without */
-	uint64_t mpi_threshold_ns;  /* an MPI call this long is written with its own stack */
+	uint64_t mpi_threshold_ns;    /* an MPI call this long is written with its own stack */
 	char host[64];
 	uint64_t interval_ns;
 	uint32_t stack_depth;
@@ -66,11 +68,11 @@ struct agent_config {
 	bool follow_child;
 	int rank;
 	int signo;
-	bool task_clock;	      /* -knob sampling-clock=task-clock */
-	bool waits;		      /* record waits (-collect threading) */
-	uint64_t wait_threshold_ns;   /* waits this long get their own stack */
-	bool memory;		      /* memory-consumption: allocations recorded, no CPU samples */
-	uint64_t mem_sample_bytes;    /* -knob sampling=bytes:N; 0: every allocation */
+	bool task_clock;            /* -knob sampling-clock=task-clock */
+	bool waits;                 /* record waits (-collect threading) */
+	uint64_t wait_threshold_ns; /* waits this long get their own stack */
+	bool memory;                /* memory-consumption: allocations recorded, no CPU samples */
+	uint64_t mem_sample_bytes;  /* -knob sampling=bytes:N; 0: every allocation */
 	pid_t launcher_pid;
 	mode_t file_mode; /* of the files we create: result_file_mode() */
 };
@@ -95,10 +97,11 @@ struct agent_py {
  * Waits (-collect threading, agent-wait.c): the call sites of a thread's short waits, each
  * with the stack taken at its first wait and the waits counted since the last WAIT_SUM.
  */
-#define AGENT_WAIT_SITES    512	 /* call sites per thread before the table is written out */
-#define AGENT_WAIT_NAMED    32	 /* descriptors a thread has named (OBJECT records) */
-#define AGENT_WAIT_FLUSH_NS 1000000000ll /* short waits are written out at least this often
-					    while a thread waits */
+#define AGENT_WAIT_SITES 512 /* call sites per thread before the table is written out */
+#define AGENT_WAIT_NAMED 32  /* descriptors a thread has named (OBJECT records) */
+#define AGENT_WAIT_FLUSH_NS                                                                        \
+	1000000000ll /* short waits are written out at least this often                            \
+			while a thread waits */
 /*
  * A read, write, accept or connect shorter than this cannot have blocked (a sleep and a
  * wake-up cost more): it is no wait, and longer ones below the threshold are short waits
@@ -107,11 +110,11 @@ struct agent_py {
 #define AGENT_WAIT_IO_FLOOR_NS 5000
 
 struct agent_wait_site {
-	uint64_t key;	   /* 0: free */
+	uint64_t key;      /* 0: free */
 	uint64_t stack_id; /* the stack of the site's first wait */
 	uint64_t object;
-	uint32_t kind;	   /* enum raw_wait_kind */
-	uint32_t count;	   /* waits since the last WAIT_SUM */
+	uint32_t kind;  /* enum raw_wait_kind */
+	uint32_t count; /* waits since the last WAIT_SUM */
 	uint64_t total_ns;
 };
 
@@ -120,9 +123,9 @@ struct agent_omp_region;
 /* One blocking call being measured. */
 struct agent_wait_call {
 	uint64_t start_ns; /* CLOCK_MONOTONIC */
-	uintptr_t site;	   /* the return address into the caller */
-	uintptr_t sp;	   /* the interposer's frame: tells call paths apart */
-	unsigned sigs;	   /* agent_sig_count at the start */
+	uintptr_t site;    /* the return address into the caller */
+	uintptr_t sp;      /* the interposer's frame: tells call paths apart */
+	unsigned sigs;     /* agent_sig_count at the start */
 };
 
 #define AGENT_OMP_NEST 4 /* OMPT waits begun and not ended, per thread */
@@ -132,7 +135,7 @@ struct agent_omp_thread {
 	/* libgomp: the implicit barrier this thread reached last, written once the region's end
 	   is known (when the thread runs our code next, or ends). */
 	struct agent_omp_region *region; /* NULL: none */
-	uint64_t arrived_ns;		 /* CLOCK_MONOTONIC */
+	uint64_t arrived_ns;             /* CLOCK_MONOTONIC */
 	uint64_t stack_id;
 	uint64_t key; /* its call site, for a short wait */
 	/* OMPT (libomp): the region the thread works in (a reference), and the waits it is in. */
@@ -154,7 +157,7 @@ struct agent_wait_thread {
 	_Atomic int lock; /* the table: its thread, or the thread that ends it at exit */
 	uint32_t used;
 	uint64_t last_flush_ns; /* CLOCK_MONOTONIC of the last WAIT_SUM batch */
-	uint64_t lost;		/* waits not recorded (writer in use, stream full) */
+	uint64_t lost;          /* waits not recorded (writer in use, stream full) */
 	struct agent_wait_site sites[AGENT_WAIT_SITES];
 	struct {
 		int fd;
@@ -196,7 +199,7 @@ struct agent_thread {
 	uint64_t lost_count[8];
 	uint64_t lost_weight[8];
 	uint64_t samples;
-	bool suspended;	       /* streams finished for an exec that may still fail */
+	bool suspended; /* streams finished for an exec that may still fail */
 	/* Paused (agent-control.c): timer disarmed, and the CPU time meanwhile is not the
 	   stream's (THREAD_END counts the CPU time sampling covered). */
 	bool paused;
@@ -240,7 +243,7 @@ struct agent_state {
 	uint32_t generation; /* execs this pid went through before this image */
 	uint32_t origin;     /* enum raw_process_origin */
 	pid_t parent_pid;
-	pthread_mutex_t lock;  /* thread slots (allocation), the module list, the process stream */
+	pthread_mutex_t lock; /* thread slots (allocation), the module list, the process stream */
 	/* Pause, resume, stop and detach against thread starts and arming (recursive; taken
 	   before lock, never in the handler). */
 	pthread_mutex_t control_lock;
@@ -248,8 +251,8 @@ struct agent_state {
 	uint32_t local_control; /* the control word when no shared page could be mapped */
 	bool attached;          /* loaded into a running process by pcollect -target-pid */
 	bool control_thread;    /* the control thread runs (agent-control.c) */
-	int member;		/* this process's entry in the shared page's member table */
-	pthread_key_t key;     /* per-thread destructor: ends the thread's stream */
+	int member;             /* this process's entry in the shared page's member table */
+	pthread_key_t key;      /* per-thread destructor: ends the thread's stream */
 	struct agent_thread *threads[AGENT_MAX_THREADS];
 	_Atomic size_t nthreads;         /* slots ever used */
 	struct agent_data_counter *data; /* shared counter, or NULL */
@@ -277,7 +280,7 @@ static inline void agent_busy_end(int *unused)
 	(void)unused;
 	agent_in_agent--;
 }
-#define AGENT_BUSY                                                                         \
+#define AGENT_BUSY                                                                                 \
 	int agent_busy_ __attribute__((cleanup(agent_busy_end), unused)) = agent_in_agent++
 
 /* The value our timers carry in si_value; the same in every image, so a signal of ours
@@ -380,8 +383,8 @@ pid_t agent_gettid(void);
  * first time; 0 when it cannot be recorded. *hash (may be NULL) gets its stack table hash.
  * Takes nothing: the caller holds t's writer.
  */
-uint64_t agent_stack_id_of(struct agent_thread *t, const uint64_t *ips, uint32_t n,
-			   uint32_t flags, uint64_t *hash);
+uint64_t agent_stack_id_of(struct agent_thread *t, const uint64_t *ips, uint32_t n, uint32_t flags,
+			   uint64_t *hash);
 int agent_signal_install(void);
 /* Detach: the program's disposition of our signal back, none of ours left pending. */
 void agent_signal_restore(void);
@@ -457,8 +460,7 @@ void agent_mpi_thread_free(struct agent_thread *t);
  * ret outwards, with entry as its innermost frame (the exact pc: FIRST_IS_PC), into t->ips;
  * writer held, outside the signal handler. Returns the frames and sets *flags.
  */
-uint32_t agent_stack_here(struct agent_thread *t, uintptr_t entry, uintptr_t ret,
-			  uint32_t *flags);
+uint32_t agent_stack_here(struct agent_thread *t, uintptr_t entry, uintptr_t ret, uint32_t *flags);
 /* The id in t's stream of the stack in t->ips[0..n) (mixed with its Python frames when the
    thread runs Python), written the first time; 0 when it could not be. Writer held. */
 uint64_t agent_stack_record(struct agent_thread *t, uint32_t n, uint32_t flags);
@@ -567,9 +569,8 @@ void agent_wait_leave_io(const struct agent_wait_call *c, uint32_t kind, int fd)
  * implicit barriers, agent-omp.c): written as a WAIT, or counted under the call site key.
  * writer_held: t's writer is held by the caller (the stream's end).
  */
-void agent_wait_record_at(struct agent_thread *t, uint64_t start_ns, uint64_t end_ns,
-			  uint64_t key, uint64_t stack_id, uint32_t kind, uint64_t object,
-			  bool writer_held);
+void agent_wait_record_at(struct agent_thread *t, uint64_t start_ns, uint64_t end_ns, uint64_t key,
+			  uint64_t stack_id, uint32_t kind, uint64_t object, bool writer_held);
 /*
  * The stack where the calling thread is, its leading agent frames dropped (keep_last: but for
  * the last one), with pc (exact, when not 0) in front: for a wait recorded later (OpenMP).
@@ -597,7 +598,7 @@ void agent_omp_thread_finish(struct agent_thread *t);
 
 /* The macros interposers measure with: the caller's return address and our frame. */
 #define AGENT_WAIT_SITE ((uintptr_t)__builtin_return_address(0))
-#define AGENT_WAIT_SP	((uintptr_t)__builtin_frame_address(0))
+#define AGENT_WAIT_SP   ((uintptr_t)__builtin_frame_address(0))
 
 /* agent-fd.c: the task-clock descriptors, kept high and guarded from the program's close() */
 /* Move fd to a high number (downwards from the soft RLIMIT_NOFILE); returns it, or -errno. */

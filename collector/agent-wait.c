@@ -619,7 +619,8 @@ void agent_wait_record_at(struct agent_thread *t, uint64_t start_ns, uint64_t en
 		write_wait(t, start_ns, end_ns, kind, object, stack_id);
 	/* The site's stack is remembered either way: its next wait needs no unwinding. */
 	if (stack_id && try_take(&wt->lock)) {
-		struct agent_wait_site *s = site_get(t, key ? key : 1, stack_id, kind, object, false);
+		struct agent_wait_site *s =
+			site_get(t, key ? key : 1, stack_id, kind, object, false);
 
 		if (s && end_ns - start_ns < agent.cfg.wait_threshold_ns) {
 			s->count++;

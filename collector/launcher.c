@@ -33,7 +33,7 @@
 #ifndef PCOLLECT_DATADIR
 #define PCOLLECT_DATADIR "share"
 #endif
-#define AGENT_NAME "libpcollect-agent.so"
+#define AGENT_NAME     "libpcollect-agent.so"
 #define AGENT_MEM_NAME "libpcollect-agent-mem.so" /* with the allocator wrappers */
 /* -trace-mpi: the shims built (one per MPI ABI whose headers were there), beside the agent. */
 static const char *const mpi_shim_names[] = { "libpcollect-mpi-openmpi.so",
@@ -261,8 +261,7 @@ static void meta_fill_start(struct meta *m, const struct collect_opts *o, const 
 	meta_set(m, "sampling_clock", o->task_clock ? "task-clock" : "timer");
 	meta_set(m, "wait_time", o->waits ? "1" : "0");
 	if (o->waits)
-		meta_setf(m, "wait_threshold_ns", "%llu",
-			  (unsigned long long)o->wait_threshold_ns);
+		meta_setf(m, "wait_threshold_ns", "%llu", (unsigned long long)o->wait_threshold_ns);
 	if (o->memory)
 		meta_setf(m, "memory_sample_bytes", "%llu",
 			  (unsigned long long)o->mem_sample_bytes);
@@ -319,8 +318,8 @@ static void python_path_add(const char *pydir)
 }
 
 static void child_exec(const struct collect_opts *o, const char *path, const char *agent_path,
-		       const char *mpi_shims, const char *pydir, const char *dir, uint64_t start_mono,
-		       int rank, int errfd)
+		       const char *mpi_shims, const char *pydir, const char *dir,
+		       uint64_t start_mono, int rank, int errfd)
 {
 	char buf[PATH_MAX + 64], *preload, *ours;
 	const char *old = getenv("LD_PRELOAD");
@@ -337,7 +336,8 @@ static void child_exec(const struct collect_opts *o, const char *path, const cha
 	preload = malloc(preload_size);
 	ours = malloc(preload_size);
 	if (ours)
-		snprintf(ours, preload_size, "%s%s%s", agent_path, *mpi_shims ? ":" : "", mpi_shims);
+		snprintf(ours, preload_size, "%s%s%s", agent_path, *mpi_shims ? ":" : "",
+			 mpi_shims);
 	if (!preload || !ours || preload_compose(preload, preload_size, ours, old) < 0) {
 		err = ENOMEM;
 		if (write(errfd, &err, sizeof(err)) < 0)
@@ -604,7 +604,8 @@ int collect_run(const struct collect_opts *o)
 	if (o->trace_mpi && !find_mpi_shims(agent_path, mpi_shims, sizeof(mpi_shims))) {
 		log_error("option '-trace-mpi': no MPI shim beside the agent '%s': this pcollect "
 			  "was built without the headers of Open MPI or MPICH (libopenmpi-dev, "
-			  "libmpich-dev)", agent_path);
+			  "libmpich-dev)",
+			  agent_path);
 		return EXIT_USAGE;
 	}
 	if (launcher_find_python(pydir, sizeof(pydir)))

@@ -21,19 +21,19 @@ enum collect_finalization {
 #define COLLECT_WAIT_THRESHOLD_NS 100000u
 
 struct collect_opts {
-	const char *analysis;	   /* "hotspots", "threading" or "memory-consumption" */
-	const char *result_dir;	   /* -r, or NULL for r000hs naming */
+	const char *analysis;   /* "hotspots", "threading" or "memory-consumption" */
+	const char *result_dir; /* -r, or NULL for r000hs naming */
 	uint64_t interval_ns;
 	uint32_t stack_depth;
-	bool task_clock;	   /* -knob sampling-clock=task-clock */
-	bool trace_mpi;		   /* -trace-mpi: the MPI shims preloaded after the agent */
-	uint64_t mpi_threshold_ns; /* -knob mpi-threshold: a call this long gets its stack */
-	bool waits;		   /* threading, or hotspots with -knob enable-wait-time=true */
+	bool task_clock;            /* -knob sampling-clock=task-clock */
+	bool trace_mpi;             /* -trace-mpi: the MPI shims preloaded after the agent */
+	uint64_t mpi_threshold_ns;  /* -knob mpi-threshold: a call this long gets its stack */
+	bool waits;                 /* threading, or hotspots with -knob enable-wait-time=true */
 	uint64_t wait_threshold_ns; /* -knob wait-threshold */
-	bool memory;		   /* memory-consumption: allocations, no CPU samples */
-	uint64_t mem_sample_bytes; /* -knob sampling=bytes:N; 0: every allocation (exact) */
-	uint64_t duration_ns;	   /* 0: the whole run */
-	double data_limit_mb;	   /* MiB, fractions allowed; 0: unlimited */
+	bool memory;                /* memory-consumption: allocations, no CPU samples */
+	uint64_t mem_sample_bytes;  /* -knob sampling=bytes:N; 0: every allocation (exact) */
+	uint64_t duration_ns;       /* 0: the whole run */
+	double data_limit_mb;       /* MiB, fractions allowed; 0: unlimited */
 	bool follow_child;
 	bool archive;
 	bool quiet;
@@ -45,10 +45,10 @@ struct collect_opts {
 	size_t nsource_dirs;
 	int argc; /* the target command (-target-pid: its command line) */
 	char **argv;
-	const char *command_line;  /* pcollect's own command line, for the metadata */
-	int target_pid;            /* -target-pid: attach to this running process; 0: launch */
-	bool start_paused;         /* -start-paused (also implied by -resume-after) */
-	uint64_t resume_after_ns;  /* -resume-after: resume this long after the start; 0: no */
+	const char *command_line; /* pcollect's own command line, for the metadata */
+	int target_pid;           /* -target-pid: attach to this running process; 0: launch */
+	bool start_paused;        /* -start-paused (also implied by -resume-after) */
+	uint64_t resume_after_ns; /* -resume-after: resume this long after the start; 0: no */
 };
 
 struct meta;

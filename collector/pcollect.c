@@ -14,7 +14,7 @@
 #include "report/report.h"
 
 static const char *const analyses[] = { "hotspots", "threading", "locksandwaits",
-					   "memory-consumption", NULL };
+					"memory-consumption", NULL };
 static const char *const finalization_modes[] = { "full", "fast", "deferred", "none", NULL };
 static const char *const result_modes[] = { "private", "group", NULL };
 static const char *const commands[] = { "pause", "resume", "stop", NULL };
@@ -28,7 +28,8 @@ static const struct option_spec specs[] = {
 	  "pcollect -collect threading -r res -- ./app args", analyses },
 	{ "result-dir", "r", OPTION_VALUE, "DIR",
 	  "result directory to create (default: the next free r000hs, r001hs, ..., r000tr for "
-	  "threading, r000mc for memory-consumption)", NULL, NULL },
+	  "threading, r000mc for memory-consumption)",
+	  NULL, NULL },
 	{ "knob", NULL, OPTION_LIST, "NAME=VALUE", "set an analysis knob (see Knobs below)",
 	  "pcollect -collect hotspots -knob sampling-interval=1 -- ./app", NULL },
 	{ "duration", "d", OPTION_VALUE, "SEC",
@@ -154,10 +155,18 @@ static bool seconds_option(const struct options_result *r, const char *name, dou
  */
 static bool takes_value(const char *word)
 {
-	static const char *const flags[] = { "quiet",	     "q",	     "help",
-					     "h",	     "version",	     "follow-child",
-					     "no-follow-child", "archive",   "finalize",
-					     "trace-mpi",    "start-paused", NULL };
+	static const char *const flags[] = { "quiet",
+					     "q",
+					     "help",
+					     "h",
+					     "version",
+					     "follow-child",
+					     "no-follow-child",
+					     "archive",
+					     "finalize",
+					     "trace-mpi",
+					     "start-paused",
+					     NULL };
 	const char *const *f;
 
 	if (!word || word[0] != '-' || !word[1] || strchr(word, '=') || !strcmp(word, "--"))
@@ -341,8 +350,10 @@ int main(int argc, char **argv)
 			o.mpi_threshold_ns = (uint64_t)(us * 1e3 + 0.5);
 		} else if (!strcmp(name, "enable-wait-time")) {
 			if (strcmp(value, "true") && strcmp(value, "false")) {
-				snprintf(err, sizeof(err), "knob 'enable-wait-time': '%s' is not one "
-					 "of: true, false", value);
+				snprintf(err, sizeof(err),
+					 "knob 'enable-wait-time': '%s' is not one "
+					 "of: true, false",
+					 value);
 				usage_error(err);
 			}
 			enable_wait = !strcmp(value, "true");
@@ -377,8 +388,10 @@ int main(int argc, char **argv)
 		}
 	}
 	if (enable_wait >= 0 && strcmp(o.analysis, "hotspots")) {
-		snprintf(err, sizeof(err), "knob 'enable-wait-time' is for -collect hotspots: "
-			 "-collect %s %s", o.analysis,
+		snprintf(err, sizeof(err),
+			 "knob 'enable-wait-time' is for -collect hotspots: "
+			 "-collect %s %s",
+			 o.analysis,
 			 o.memory ? "takes no CPU samples and records no waits"
 				  : "always records waits");
 		usage_error(err);
@@ -431,9 +444,10 @@ int main(int argc, char **argv)
 	o.trace_mpi = options_has(&r, "trace-mpi");
 	/* The MPI shims are preloaded at the program's start: a running process has none. */
 	if (o.trace_mpi && o.target_pid)
-		usage_error("options '-trace-mpi' and '-target-pid' exclude each other: MPI calls "
-			    "are traced by libraries loaded when the program starts; start it under "
-			    "pcollect");
+		usage_error(
+			"options '-trace-mpi' and '-target-pid' exclude each other: MPI calls "
+			"are traced by libraries loaded when the program starts; start it under "
+			"pcollect");
 	if ((s = options_get_str(&r, "result-mode")) && !strcmp(s, "group"))
 		o.result_mode = RESULT_MODE_GROUP;
 	v = options_get(&r, "search-dir");

@@ -133,9 +133,9 @@ enum raw_type {
 	RAW_REC_REGION_END = 14,   /* time:svarint depth:varint */
 	RAW_REC_CORE_LAST = 15,
 	/* Reserved ranges for later analyses; payloads documented with them. */
-	RAW_REC_PYTHON_FIRST = 16,  /* 16-31: Python code objects and frames */
-	RAW_REC_ALLOC_FIRST = 32,   /* 32-47: allocations */
-	RAW_REC_WAIT_FIRST = 48,    /* 48-63: waits and locks */
+	RAW_REC_PYTHON_FIRST = 16, /* 16-31: Python code objects and frames */
+	RAW_REC_ALLOC_FIRST = 32,  /* 32-47: allocations */
+	RAW_REC_WAIT_FIRST = 48,   /* 48-63: waits and locks */
 	RAW_REC_WAIT = 48,         /* time:svarint stack:varint duration:varint kind:varint
 				      object:varint */
 	RAW_REC_WAIT_SUM = 49,     /* time:svarint stack:varint kind:varint object:varint

@@ -83,7 +83,7 @@ static int step(struct db *d)
  * Multi-row inserts: one statement of BATCH_ROWS rows costs about as much to run as a
  * single-row one, so the big tables go in batches (values buffered here, bound at flush).
  */
-#define BATCH_ROWS 100
+#define BATCH_ROWS     100
 #define BATCH_MAX_COLS 9 /* functions */
 
 struct cell {
@@ -459,8 +459,10 @@ static int write_functions(struct db *d, const struct fin *f)
 	}
 	if ((ret = batch_end(&b, ret)))
 		return ret;
-	ret = batch_begin(d, &b, "INSERT INTO functions (id, name, mangled, module_id,"
-			  " source_file_id, line, language, resolved, kind) VALUES", 9);
+	ret = batch_begin(d, &b,
+			  "INSERT INTO functions (id, name, mangled, module_id,"
+			  " source_file_id, line, language, resolved, kind) VALUES",
+			  9);
 	for (i = 0; i < f->nfunctions && !ret; i++) {
 		const struct function *fn = &f->functions[i];
 
@@ -815,8 +817,9 @@ static int write_streams(struct db *d, const struct fin *f)
 		b_int(d, 4, (int64_t)st->bytes_total);
 		b_int(d, 5, (int64_t)st->bytes_skipped);
 		b_int(d, 6, (int64_t)st->chunks);
-		b_int(d, 7, (int64_t)(st->chunks_bad_magic + st->chunks_bad_crc +
-				      st->chunks_truncated + st->chunks_duplicate));
+		b_int(d, 7,
+		      (int64_t)(st->chunks_bad_magic + st->chunks_bad_crc + st->chunks_truncated +
+				st->chunks_duplicate));
 		if (s->open_err)
 			snprintf(problem, sizeof(problem), "cannot read stream: %s",
 				 stream_open_strerror(s, why, sizeof(why)));

@@ -135,8 +135,7 @@ fail:
 	return err;
 }
 
-int elf_section_find(Elf *elf, const char *name, const uint8_t **data, size_t *size,
-		     uint64_t *addr)
+int elf_section_find(Elf *elf, const char *name, const uint8_t **data, size_t *size, uint64_t *addr)
 {
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;

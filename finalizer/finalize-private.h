@@ -139,10 +139,10 @@ struct wait_rec {
 /* RAW_REC_MPI_CALL and RAW_REC_MPI_SUM: MPI calls (thread streams; finalizer/mpi.c). */
 struct mpi_rec {
 	int64_t time_ns;   /* stream time: when the call began (a sum: when written) */
-	uint64_t stack;	   /* the stream's stack id */
+	uint64_t stack;    /* the stream's stack id */
 	uint32_t function; /* enum raw_mpi_function */
 	uint32_t comm_size;
-	bool summed;	   /* count short calls of one site, not one call */
+	bool summed; /* count short calls of one site, not one call */
 	uint64_t count, total_ns, sent, received;
 };
 
@@ -223,7 +223,7 @@ struct process_rec {
 /* One raw stream file and everything read from it. */
 struct stream {
 	char *path;
-	int open_err;	/* negative errno when the file could not be opened */
+	int open_err;          /* negative errno when the file could not be opened */
 	unsigned open_version; /* open_err -EPROTONOSUPPORT: the newer version it has */
 	struct raw_file_header hdr;
 	struct raw_reader_stats stats;
@@ -260,8 +260,8 @@ struct stream {
 	size_t nobjects, objects_cap;
 	struct mpi_rec *mpis;
 	size_t nmpis, mpis_cap;
-	bool has_mpi_rank;	  /* a process stream with RAW_REC_MPI_RANK: */
-	int32_t mpi_rank;	  /* the rank MPI gave the process */
+	bool has_mpi_rank; /* a process stream with RAW_REC_MPI_RANK: */
+	int32_t mpi_rank;  /* the rank MPI gave the process */
 	struct region_rec *regions;
 	size_t nregions, regions_cap;
 	struct region_mark *marks; /* the program's regions (regions.c) */
@@ -280,9 +280,9 @@ struct stream {
 	uint64_t values_unknown_metric; /* VALUE records of a metric the image did not declare */
 	struct result_raw_name name;    /* what the file name says, when name_ok */
 	bool name_ok;
-	int64_t duplicate_of;	   /* index of the stream this one is a copy of, or -1 */
-	bool header_distrusted;	   /* header fields taken from the name and meta/, not the file */
-	bool weights_scaled;       /* its samples stood for more CPU time than its thread used */
+	int64_t duplicate_of;   /* index of the stream this one is a copy of, or -1 */
+	bool header_distrusted; /* header fields taken from the name and meta/, not the file */
+	bool weights_scaled;    /* its samples stood for more CPU time than its thread used */
 
 	int64_t offset_ns; /* add to a stream time to get collection time */
 	uint32_t image;    /* index into images */
@@ -342,9 +342,9 @@ struct function {
 	int64_t file;               /* source_files id, 0 if none */
 	uint32_t line;
 	bool resolved;
-	bool range;	 /* unnamed, known by its FDE range: "func@0x<start>" (sym_frame.range) */
-	bool python;	 /* a Python function: module NO_MODULE, line its co_firstlineno */
-	bool eval;	 /* the interpreter's eval loop (pymerge_is_eval) */
+	bool range;  /* unnamed, known by its FDE range: "func@0x<start>" (sym_frame.range) */
+	bool python; /* a Python function: module NO_MODULE, line its co_firstlineno */
+	bool eval;   /* the interpreter's eval loop (pymerge_is_eval) */
 };
 
 struct frame {
@@ -398,8 +398,8 @@ struct fin_metric_def {
  */
 struct context {
 	uint32_t image;
-	uint32_t kind;	       /* enum raw_wait_kind; 0: no wait (an MPI call, a CPU sample in a
-				  region) */
+	uint32_t kind; /* enum raw_wait_kind; 0: no wait (an MPI call, a CPU sample in a
+			  region) */
 	uint64_t object;
 	uint32_t mpi_function; /* enum raw_mpi_function, 0 for a wait context */
 	uint32_t comm_size;    /* ranks in the MPI call's communicator, 0: none */
@@ -443,8 +443,8 @@ struct fin {
 	bool frames_final;        /* frames and functions complete: the tree only reads them */
 	struct hash_index unknown_index;      /* absolute address -> frame, for NO_MODULE */
 	struct hash_index python_frame_index; /* (function, offset, line) -> Python frame */
-	uint64_t samples_python;  /* samples whose stack has Python frames */
-	uint64_t samples_truncated; /* samples whose stack was cut at the depth limit */
+	uint64_t samples_python;              /* samples whose stack has Python frames */
+	uint64_t samples_truncated;           /* samples whose stack was cut at the depth limit */
 	struct node *nodes;
 	size_t nnodes, nodes_cap;
 	struct hash_index node_index;
@@ -472,7 +472,7 @@ struct fin {
 	uint64_t streams_duplicate; /* copies ignored */
 	uint64_t samples_total, weight_total;
 	uint64_t samples_func, samples_line; /* leaf resolved to a function / a source line */
-	uint64_t samples_range;		     /* leaf in an unnamed FDE range (func@0x<start>) */
+	uint64_t samples_range;              /* leaf in an unnamed FDE range (func@0x<start>) */
 	uint64_t bytes_total, bytes_skipped;
 	uint64_t streams_bad;
 	uint64_t waits_total, waits_short, wait_ns; /* of every thread (saturating) */

@@ -261,9 +261,9 @@ static int resolve_modules(struct fin *f, int jobs)
 	ro.cache_dir = sym_cache_dir(cache, sizeof(cache));
 	ro.debuginfod = !f->o->no_debuginfod && debug_server_configured();
 	log_debug("%zu modules to resolve on up to %d threads; separate debug files under '%s'; "
-		  "symbol cache '%s'; debuginfod %s", f->nmodules, jobs, ro.debug_root,
-		  ro.cache_dir ? ro.cache_dir : "(off)",
-		  ro.debuginfod		? getenv("DEBUGINFOD_URLS")
+		  "symbol cache '%s'; debuginfod %s",
+		  f->nmodules, jobs, ro.debug_root, ro.cache_dir ? ro.cache_dir : "(off)",
+		  ro.debuginfod         ? getenv("DEBUGINFOD_URLS")
 		  : f->o->no_debuginfod ? "off (-no-debuginfod)"
 					: "off (DEBUGINFOD_URLS is not set)");
 	c.order = malloc((f->nmodules ? f->nmodules : 1) * sizeof(*c.order));

@@ -12,10 +12,10 @@ struct finalize_opts {
 	size_t nsearch_dirs;
 	const char *const *source_dirs; /* -source-search-dir, recorded for preport */
 	size_t nsource_dirs;
-	int jobs;	/* -j; 0 = number of CPUs */
-	bool fast;	/* -finalization-mode=fast: skip inline chains and line tables of
-			   modules without samples (details in docs/pfinalize.md) */
-	bool quiet;	/* no summary */
+	int jobs;           /* -j; 0 = number of CPUs */
+	bool fast;          /* -finalization-mode=fast: skip inline chains and line tables of
+			       modules without samples (details in docs/pfinalize.md) */
+	bool quiet;         /* no summary */
 	bool no_debuginfod; /* -no-debuginfod: never ask DEBUGINFOD_URLS' servers */
 };
 

@@ -69,8 +69,11 @@ static int64_t file_id(struct fin *f, const char *path)
 /* The function (module, name, definition file) of a module's frame. Index or -ENOMEM. */
 static int64_t native_function(struct fin *f, uint32_t module, const struct sym_frame *sf)
 {
-	struct function_key k = { .f = f, .module = module, .line = sf->decl_line,
-				  .resolved = sf->resolved, .range = sf->range };
+	struct function_key k = { .f = f,
+				  .module = module,
+				  .line = sf->decl_line,
+				  .resolved = sf->resolved,
+				  .range = sf->range };
 
 	k.name = str_pool_get(&f->strings, sf->name);
 	k.mangled = str_pool_get(&f->strings, sf->mangled);

@@ -8,7 +8,6 @@
 #include "finalizer/hash-index.h"
 #include "finalizer/line-table.h"
 
-
 /* A NUL-terminated string at off of a string section, or NULL. */
 static const char *section_str(const uint8_t *sec, size_t size, uint64_t off)
 {

@@ -23,12 +23,14 @@ static const struct fin_metric known[] = {
 	  false, 2 },
 	{ FIN_METRIC_WAIT_TIME_NAME, "ns", "sum", "wait",
 	  "time threads spent blocked in waits (locks, conditions, joins, sleeps, I/O), "
-	  "measured at each call's return", false, 3 },
-	{ FIN_METRIC_WAIT_COUNT_NAME, "count", "sum", "wait",
-	  "blocking calls: waits of any length", false, 4 },
+	  "measured at each call's return",
+	  false, 3 },
+	{ FIN_METRIC_WAIT_COUNT_NAME, "count", "sum", "wait", "blocking calls: waits of any length",
+	  false, 4 },
 	{ FIN_METRIC_MPI_TIME_NAME, "ns", "sum", "mpi",
 	  "wall time inside MPI calls, measured around each call (-trace-mpi); where the MPI "
-	  "busy-polls it is CPU Time too", false, 5 },
+	  "busy-polls it is CPU Time too",
+	  false, 5 },
 	{ FIN_METRIC_MPI_CALLS_NAME, "count", "sum", "mpi", "MPI calls made (-trace-mpi)", false,
 	  6 },
 	{ FIN_METRIC_MPI_SENT_NAME, "bytes", "sum", "mpi",

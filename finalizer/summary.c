@@ -362,9 +362,11 @@ void fin_print_summary(const struct fin *f)
 		fprintf(o,
 			"  resolved:  %.1f%% of samples to a named function, %.1f%% to a source "
 			"line\n",
-			pct(f->samples_func, f->samples_total), pct(f->samples_line, f->samples_total));
+			pct(f->samples_func, f->samples_total),
+			pct(f->samples_line, f->samples_total));
 		if (f->samples_func < f->samples_total)
-			fprintf(o, "  unnamed:   %.1f%% of samples in functions known by their range "
+			fprintf(o,
+				"  unnamed:   %.1f%% of samples in functions known by their range "
 				"(func@0x...), %.1f%% at addresses outside any\n",
 				pct(f->samples_range, f->samples_total),
 				pct(f->samples_total - f->samples_func - f->samples_range,

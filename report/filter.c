@@ -9,12 +9,19 @@
 #include "report/bigmem.h"
 #include "report/filter.h"
 
-static const char *const filter_keys[] = { "module", "thread", "process", "function",
-					    "language", "wait-kind", "sync-object", "rank",
-					    "node", "region" };
+static const char *const filter_keys[] = { "module",   "thread",    "process",     "function",
+					   "language", "wait-kind", "sync-object", "rank",
+					   "node",     "region" };
 enum {
-	KEY_MODULE, KEY_THREAD, KEY_PROCESS, KEY_FUNCTION, KEY_LANGUAGE, KEY_WAIT_KIND,
-	KEY_SYNC_OBJECT, KEY_RANK, KEY_NODE,
+	KEY_MODULE,
+	KEY_THREAD,
+	KEY_PROCESS,
+	KEY_FUNCTION,
+	KEY_LANGUAGE,
+	KEY_WAIT_KIND,
+	KEY_SYNC_OBJECT,
+	KEY_RANK,
+	KEY_NODE,
 	KEY_REGION, /* items: model.regions, then [no region] */
 	NKEYS
 };
@@ -87,7 +94,8 @@ static int no_rank(const struct report *r, const char *value)
 	}
 	if (hi < 0)
 		return report_usage_error("no rank '%s' in result '%s': it holds no process of a "
-					  "parallel job", value, r->dir);
+					  "parallel job",
+					  value, r->dir);
 	return report_usage_error("no rank '%s' in result '%s'; its ranks are %lld to %lld", value,
 				  r->dir, (long long)lo, (long long)hi);
 }
@@ -164,9 +172,10 @@ static int mark(struct report *r, int key, const char *value, bool *set)
 
 			if (p < 0)
 				continue;
-			if (key == KEY_RANK ? is_number(value) && m->processes[p].rank == atoll(value)
-					    : m->processes[p].node >= 0 &&
-						      !strcmp(m->nodes[m->processes[p].node], value))
+			if (key == KEY_RANK
+				    ? is_number(value) && m->processes[p].rank == atoll(value)
+				    : m->processes[p].node >= 0 &&
+					      !strcmp(m->nodes[m->processes[p].node], value))
 				set[i] = true, hits++;
 		}
 		n = key == KEY_RANK ? m->nprocesses : m->nnodes;
@@ -218,14 +227,30 @@ static int mark(struct report *r, int key, const char *value, bool *set)
 	names = calloc(n + 1, sizeof(*names));
 	for (i = 0; names && i < n; i++) {
 		switch (key) {
-		case KEY_MODULE: names[i] = m->modules[i].name; break;
-		case KEY_THREAD: names[i] = m->threads[i].name; break;
-		case KEY_PROCESS: names[i] = report_basename(m->processes[i].exe); break;
-		case KEY_FUNCTION: names[i] = m->functions[i].name; break;
-		case KEY_LANGUAGE: names[i] = languages[i]; break;
-		case KEY_WAIT_KIND: names[i] = m->wait_kinds[i]; break;
-		case KEY_SYNC_OBJECT: names[i] = sync_object_name(m, (int)i); break;
-		case KEY_NODE: names[i] = m->nodes[i]; break;
+		case KEY_MODULE:
+			names[i] = m->modules[i].name;
+			break;
+		case KEY_THREAD:
+			names[i] = m->threads[i].name;
+			break;
+		case KEY_PROCESS:
+			names[i] = report_basename(m->processes[i].exe);
+			break;
+		case KEY_FUNCTION:
+			names[i] = m->functions[i].name;
+			break;
+		case KEY_LANGUAGE:
+			names[i] = languages[i];
+			break;
+		case KEY_WAIT_KIND:
+			names[i] = m->wait_kinds[i];
+			break;
+		case KEY_SYNC_OBJECT:
+			names[i] = sync_object_name(m, (int)i);
+			break;
+		case KEY_NODE:
+			names[i] = m->nodes[i];
+			break;
 		case KEY_REGION:
 			names[i] = model_region_label(m, i < m->nregions ? (int)i : -1);
 			break;
@@ -285,7 +310,8 @@ static int sets_parse(struct report *r, struct filter_sets *fs)
 					word, near);
 			return report_usage_error("unknown filter '%s'; keys are module, thread, "
 						  "process, function, language, wait-kind, "
-						  "sync-object, rank, node, region", word);
+						  "sync-object, rank, node, region",
+						  word);
 		}
 		if (!eq || !eq[1])
 			return report_usage_error("filter '%s' needs a value: -filter %s=VALUE", f,

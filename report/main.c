@@ -157,12 +157,13 @@ int report_main(int argc, char **argv, const char *tool)
 		options_release(&res);
 		return EXIT_USAGE;
 	}
-	if (options_help_or_version(&res, specs, NULL, "preport -r DIR [-view NAME] [options]",
-				    "Print a view of a result collected by pcollect: summary, "
-				    "hotspots, top-down, bottom-up,\ncaller-callee, callstacks, "
-				    "source, timeline or mpi, as text, CSV or JSON; export it for\nother "
-				    "tools (pstats, callgrind, folded, speedscope, chrome) or as an HTML "
-				    "report\n(see docs/preport.md).")) {
+	if (options_help_or_version(
+		    &res, specs, NULL, "preport -r DIR [-view NAME] [options]",
+		    "Print a view of a result collected by pcollect: summary, "
+		    "hotspots, top-down, bottom-up,\ncaller-callee, callstacks, "
+		    "source, timeline or mpi, as text, CSV or JSON; export it for\nother "
+		    "tools (pstats, callgrind, folded, speedscope, chrome) or as an HTML "
+		    "report\n(see docs/preport.md).")) {
 		options_release(&res);
 		return EXIT_OK;
 	}

@@ -340,11 +340,12 @@ static int load_functions(struct loader *l)
 	m->functions = alloc_rows(n, sizeof(*m->functions));
 	if (!m->functions || idmap_alloc(&l->functions, n))
 		return -ENOMEM;
-	rc = prepare(l, has_column(l, "SELECT kind FROM functions LIMIT 0")
-			? "SELECT id, name, module_id, source_file_id, line, resolved, "
-			  "language = 'python', kind = 'range' FROM functions ORDER BY id"
-			: "SELECT id, name, module_id, source_file_id, line, resolved, "
-			  "language = 'python', 0 FROM functions ORDER BY id",
+	rc = prepare(l,
+		     has_column(l, "SELECT kind FROM functions LIMIT 0")
+			     ? "SELECT id, name, module_id, source_file_id, line, resolved, "
+			       "language = 'python', kind = 'range' FROM functions ORDER BY id"
+			     : "SELECT id, name, module_id, source_file_id, line, resolved, "
+			       "language = 'python', 0 FROM functions ORDER BY id",
 		     &st);
 	if (rc)
 		return rc;
@@ -779,7 +780,8 @@ static int load_contexts(struct loader *l)
 	snprintf(sql, sizeof(sql),
 		 "SELECT id, wait_kind, object, object_type, object_name, %s, %s FROM contexts "
 		 "ORDER BY id",
-		 mpi ? "mpi_function, communicator_size" : "NULL, NULL", regions ? "region" : "NULL");
+		 mpi ? "mpi_function, communicator_size" : "NULL, NULL",
+		 regions ? "region" : "NULL");
 	rc = prepare(l, sql, &st);
 	if (rc)
 		return rc;
@@ -1438,13 +1440,16 @@ int model_load_time_range(struct model *m, int64_t from_ns, int64_t to_ns, bool 
 int model_load_events(struct model *m, int64_t from_ns, int64_t to_ns, struct model_event **out,
 		      size_t *n, char *err, size_t err_size)
 {
-	struct loader l = { .m = m, .err = err, .err_size = err_size,
+	struct loader l = { .m = m,
+			    .err = err,
+			    .err_size = err_size,
 			    .metric_ids = m->ids ? m->ids->metric_ids : NULL };
-	const char *sql = m->schema_version < 2
-		? "SELECT time_ns, thread_id, stack_id, 0, weight FROM timeline "
-		  "WHERE time_ns >= ?1 AND time_ns < ?2"
-		: "SELECT time_ns, thread_id, stack_id, metric_id, value FROM timeline "
-		  "WHERE time_ns >= ?1 AND time_ns < ?2";
+	const char *sql =
+		m->schema_version < 2
+			? "SELECT time_ns, thread_id, stack_id, 0, weight FROM timeline "
+			  "WHERE time_ns >= ?1 AND time_ns < ?2"
+			: "SELECT time_ns, thread_id, stack_id, metric_id, value FROM timeline "
+			  "WHERE time_ns >= ?1 AND time_ns < ?2";
 	/* Schema 1 stores weights: one weight is one sampling interval. */
 	int64_t scale = m->schema_version < 2 ? m->interval_ns : 1;
 	struct model_event *ev = NULL;

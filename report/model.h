@@ -28,8 +28,8 @@ struct model_function {
 	int file;   /* index into files, -1 when unknown */
 	int line;   /* first line of the definition, 0 when unknown */
 	bool resolved;
-	bool range;	/* functions.kind 'range': unnamed, known by its FDE range (func@0x...) */
-	bool python;	/* functions.language 'python' */
+	bool range;  /* functions.kind 'range': unnamed, known by its FDE range (func@0x...) */
+	bool python; /* functions.language 'python' */
 };
 
 struct model_frame {
@@ -69,16 +69,16 @@ struct model_thread {
  * -group-by wait-kind and sync-object.
  */
 struct model_context {
-	const char *wait_kind;   /* "mutex", "sleep", ...; NULL when the context has none */
-	int64_t object;          /* the object's value: an address, an fd, a pid, 0 */
-	const char *object_type; /* "mutex", "fd", "pid", ...; NULL for none */
-	const char *object_name; /* NULL when unknown */
-	int kind;		  /* index into model.wait_kinds, -1 when none */
-	int sync_object;	  /* index into model.sync_objects, -1 when no wait */
+	const char *wait_kind;    /* "mutex", "sleep", ...; NULL when the context has none */
+	int64_t object;           /* the object's value: an address, an fd, a pid, 0 */
+	const char *object_type;  /* "mutex", "fd", "pid", ...; NULL for none */
+	const char *object_name;  /* NULL when unknown */
+	int kind;                 /* index into model.wait_kinds, -1 when none */
+	int sync_object;          /* index into model.sync_objects, -1 when no wait */
 	const char *mpi_function; /* an MPI call's: "MPI_Send"; NULL for other contexts */
-	int64_t comm_size;	  /* ranks in its communicator, 0 when it has none */
-	const char *region;	  /* the regions the program named, "outer/inner"; NULL: none */
-	int region_index;	  /* index into model.regions, -1 when none */
+	int64_t comm_size;        /* ranks in its communicator, 0 when it has none */
+	const char *region;       /* the regions the program named, "outer/inner"; NULL: none */
+	int region_index;         /* index into model.regions, -1 when none */
 };
 
 /* A distinct sync object: contexts of one type, value and name (the kinds without an object
@@ -115,10 +115,10 @@ struct model_metric {
  * time filter keeps).
  */
 struct model_sample {
-	int thread;  /* index into threads, -1 when unknown */
-	int stack;   /* index into stacks */
-	int metric;  /* index into metrics */
-	int context; /* index into contexts, -1: none */
+	int thread;    /* index into threads, -1 when unknown */
+	int stack;     /* index into stacks */
+	int metric;    /* index into metrics */
+	int context;   /* index into contexts, -1: none */
 	int64_t count; /* events aggregated */
 	int64_t value; /* in the metric's unit */
 };
@@ -176,7 +176,7 @@ struct model {
 
 	int64_t interval_ns; /* meta.interval_ns */
 	struct model_arena *arena;
-	struct model_ids *ids;	/* database ids of stacks and threads */
+	struct model_ids *ids; /* database ids of stacks and threads */
 	/* A parallel job (model_load_job()): its node results' models, db NULL. */
 	struct model_part *parts;
 	size_t nparts;
@@ -206,8 +206,8 @@ int model_load(struct model *m, const char *db_path, unsigned flags, char *err, 
  * start (docs/preport.md, "Jobs"). Everything above reads as for one result; the databases
  * are m->parts[i].m.db (model_db()). Returns as model_load().
  */
-int model_load_job(struct model *m, const char *dir, char *const *dbs, size_t n,
-		   unsigned flags, char *err, size_t err_size);
+int model_load_job(struct model *m, const char *dir, char *const *dbs, size_t n, unsigned flags,
+		   char *err, size_t err_size);
 
 /* The label of node i (its host name); -1 is "[unknown node]". */
 const char *model_node_label(const struct model *m, int i);

@@ -146,8 +146,8 @@ const char *report_file_path(const struct report *r, int file);
 const char *report_basename(const char *path);
 
 /* The label of a group node of tree ("app (TID 1234)"), in buf. */
-const char *report_group_label(const struct report *r, const struct cct *tree, int node,
-			       char *buf, size_t size);
+const char *report_group_label(const struct report *r, const struct cct *tree, int node, char *buf,
+			       size_t size);
 /* The kind of a group node as the "Group" column shows it: thread, process, module,
    rank, wait-kind, sync-object, node. */
 const char *report_group_kind(const struct cct *tree, int node);
@@ -230,16 +230,16 @@ int view_mpi(struct report *r, struct table *t);
 #define REPORT_MPI_SITES 5
 struct report_mpi_site {
 	const char *function; /* "MPI_Barrier" */
-	int caller;	      /* index into model.functions, -1 when unknown */
+	int caller;           /* index into model.functions, -1 when unknown */
 	int64_t ns;
 };
 struct report_mpi_summary {
 	int64_t mpi_ns, elapsed_ns, mean_ns;
-	int nranks;		 /* ranks with samples (processes without a rank count as one) */
-	double share;		 /* of the ranks' elapsed time */
-	bool has_compute;	 /* the result has CPU Time */
-	double imbalance;	 /* 0 when balanced, towards 1 */
-	int slowest, fastest;	 /* ranks, -1: none */
+	int nranks;           /* ranks with samples (processes without a rank count as one) */
+	double share;         /* of the ranks' elapsed time */
+	bool has_compute;     /* the result has CPU Time */
+	double imbalance;     /* 0 when balanced, towards 1 */
+	int slowest, fastest; /* ranks, -1: none */
 	int64_t slowest_ns, fastest_ns;
 	struct report_mpi_site sites[REPORT_MPI_SITES];
 	size_t nsites;

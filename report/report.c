@@ -67,8 +67,8 @@ const char *report_file_path(const struct report *r, int file)
 
 const char *report_group_kind(const struct cct *tree, int node)
 {
-	static const char *const kinds[] = { "process",	    "thread", "module", "rank",
-					     "wait-kind",   "sync-object", "node", "region" };
+	static const char *const kinds[] = { "process",   "thread",      "module", "rank",
+					     "wait-kind", "sync-object", "node",   "region" };
 	int g = cct_group_of(&tree->nodes[node]);
 
 	return g >= 0 ? kinds[tree->groups[g].kind] : "";
@@ -585,15 +585,14 @@ static int missing_result(const char *dir, int err)
 	/* A name that leads nowhere is the user's to fix; a refusal of the system is not. */
 	if (err == ENOENT || err == ENOTDIR)
 		return report_usage_error("cannot open result '%s': %s (and no '%s.<host>' "
-					  "results of a parallel job are beside it)", dir,
-					  strerror(err), report_basename(dir));
+					  "results of a parallel job are beside it)",
+					  dir, strerror(err), report_basename(dir));
 	log_error("cannot open result '%s': %s", dir, strerror(err));
 	return -err;
 }
 
 /* Finalize the node results of job dir that have raw streams but no database yet. */
-static int finalize_job_first(const struct report_opts *o, const char *dir, char **parts,
-			      size_t n)
+static int finalize_job_first(const struct report_opts *o, const char *dir, char **parts, size_t n)
 {
 	struct finalize_opts fo = {
 		.result_dir = dir,
@@ -615,11 +614,13 @@ static int finalize_job_first(const struct report_opts *o, const char *dir, char
 	if (k) {
 		if (!o->quiet)
 			log_info("%zu of the %zu node results of job '%s' are not finalized yet: "
-				 "finalizing them now", k, n, dir);
+				 "finalizing them now",
+				 k, n, dir);
 		rc = finalize_job(&fo, todo, k);
 		if (rc < 0)
 			log_error("cannot finalize job '%s'; finalize it with 'pfinalize -r %s', "
-				  "then run preport again", dir, dir);
+				  "then run preport again",
+				  dir, dir);
 	}
 	free(todo);
 	return rc;
@@ -700,14 +701,16 @@ static int tree_levels(struct report *r)
 			const char *near = options_nearest(word, names, NTREE_KEYS);
 
 			if (!strcmp(word, "source-line"))
-				return report_usage_error("the %s view does not group by source-line "
-							  "(the hotspots view does); use thread, "
-							  "process, module, rank, node, wait-kind, "
-							  "sync-object or region", r->view->name);
+				return report_usage_error(
+					"the %s view does not group by source-line "
+					"(the hotspots view does); use thread, "
+					"process, module, rank, node, wait-kind, "
+					"sync-object or region",
+					r->view->name);
 			return report_usage_error("unknown grouping '%s' for -group-by in the %s "
 						  "view%s%s%s; use thread, process, module, "
-						  "rank, node, wait-kind, sync-object or region", word,
-						  r->view->name,
+						  "rank, node, wait-kind, sync-object or region",
+						  word, r->view->name,
 						  near ? " (did you mean '" : "", near ? near : "",
 						  near ? "'?)" : "");
 		}
@@ -722,9 +725,10 @@ static int tree_levels(struct report *r)
 		}
 		for (l = 0; l < r->nlevels; l++)
 			if (r->levels[l] == tree_keys[k].kind)
-				return report_usage_error("option '-group-by' takes each of thread, "
-							  "process, module, rank, node, "
-							  "wait-kind, sync-object and region once");
+				return report_usage_error(
+					"option '-group-by' takes each of thread, "
+					"process, module, rank, node, "
+					"wait-kind, sync-object and region once");
 		r->levels[r->nlevels++] = tree_keys[k].kind;
 	}
 	return 0;
@@ -926,8 +930,8 @@ loaded:
 		int64_t from, to;
 
 		rc = report_parse_time_filter(o->time_filter, &from, &to);
-		if (!rc && (rc = model_load_time_range(&r->m, from, to, r->skipped, err,
-						       sizeof(err))))
+		if (!rc &&
+		    (rc = model_load_time_range(&r->m, from, to, r->skipped, err, sizeof(err))))
 			log_error("%s", err);
 		if (rc)
 			goto fail;
@@ -1081,9 +1085,10 @@ int report_run(const struct report_opts *o)
 		return report_usage_error(o->nresults ? "give at most two results (-r A -r B)"
 						      : "no result given: use -r DIR");
 	if (o->nresults == 2 && !v->diff)
-		return report_usage_error("the difference of two results is shown by the hotspots, "
-					  "top-down, bottom-up and caller-callee views, not by '%s'",
-					  v->name);
+		return report_usage_error(
+			"the difference of two results is shown by the hotspots, "
+			"top-down, bottom-up and caller-callee views, not by '%s'",
+			v->name);
 	if ((rc = check_view_options(o, v)) || (rc = check_output(o)))
 		return rc;
 	for (i = 0; i < o->nresults; i++) {

@@ -35,11 +35,11 @@ struct report_opts {
 	enum report_format format;
 	const char *export_format; /* REPORT_EXPORT: pstats, callgrind, folded, ... (exports.c) */
 	char csv_delimiter;
-	const char *output;	    /* -report-output FILE, or NULL for stdout */
-	const char *time_filter;    /* "A:B" in seconds from the start, either side optional */
-	int time_buckets;           /* -time-buckets: the timeline view's buckets; 0: default */
-	const char *function;	    /* -function NAME (caller-callee) */
-	const char *source_object;  /* "function=NAME" or "file=PATH" (source) */
+	const char *output;             /* -report-output FILE, or NULL for stdout */
+	const char *time_filter;        /* "A:B" in seconds from the start, either side optional */
+	int time_buckets;               /* -time-buckets: the timeline view's buckets; 0: default */
+	const char *function;           /* -function NAME (caller-callee) */
+	const char *source_object;      /* "function=NAME" or "file=PATH" (source) */
 	const char *const *source_dirs; /* -source-search-dir */
 	size_t nsource_dirs;
 	int width; /* text width, columns; 0: the terminal's, unlimited when

@@ -20,7 +20,7 @@ struct summary {
 size_t summary_row_add(struct summary *s, const char *section, const char *metric,
 		       const char *value, const char *unit);
 size_t summary_row_int(struct summary *s, const char *section, const char *metric, int64_t v,
-		     const char *unit);
+		       const char *unit);
 /* ns as seconds, three decimals. */
 void summary_row_time(struct summary *s, const char *section, const char *metric, int64_t ns);
 /* A value of metric k in its unit; with pct, its share of the report's total of k. */

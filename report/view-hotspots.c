@@ -11,12 +11,21 @@
 #include "report/report-private.h"
 
 enum dim {
-	DIM_FUNCTION, DIM_MODULE, DIM_LINE, DIM_THREAD, DIM_PROCESS, DIM_WAIT_KIND,
-	DIM_SYNC_OBJECT, DIM_RANK, DIM_NODE, DIM_REGION, NDIMS
+	DIM_FUNCTION,
+	DIM_MODULE,
+	DIM_LINE,
+	DIM_THREAD,
+	DIM_PROCESS,
+	DIM_WAIT_KIND,
+	DIM_SYNC_OBJECT,
+	DIM_RANK,
+	DIM_NODE,
+	DIM_REGION,
+	NDIMS
 };
 static const char *const dim_names[NDIMS] = {
-	"function", "module", "source-line", "thread", "process", "wait-kind", "sync-object",
-	"rank", "node", "region",
+	"function",  "module",      "source-line", "thread", "process",
+	"wait-kind", "sync-object", "rank",        "node",   "region",
 };
 
 struct grouping {
@@ -43,11 +52,14 @@ static int grouping_parse(const char *s, struct grouping *g)
 			const char *near = options_nearest(word, dim_names, NDIMS);
 
 			if (near)
-				return report_usage_error("unknown grouping '%s' for -group-by (did "
-							  "you mean '%s'?)", word, near);
+				return report_usage_error(
+					"unknown grouping '%s' for -group-by (did "
+					"you mean '%s'?)",
+					word, near);
 			return report_usage_error("unknown grouping '%s' for -group-by; use "
 						  "function, module, source-line, thread, process, "
-						  "rank, node, wait-kind, sync-object or region", word);
+						  "rank, node, wait-kind, sync-object or region",
+						  word);
 		}
 		if (!g->has[d]) {
 			g->has[d] = true;
@@ -79,14 +91,14 @@ struct const_key {
 	int who;         /* thread or process index */
 	int wait_kind;   /* index into model.wait_kinds */
 	int sync_object; /* index into model.sync_objects */
-	int rank;	 /* the process's rank */
-	int node;	 /* index into model.nodes */
-	int region;	 /* index into model.regions */
+	int rank;        /* the process's rank */
+	int node;        /* index into model.nodes */
+	int region;      /* index into model.regions */
 };
 
 struct group {
 	int ck;    /* index into constant parts */
-	int pk;	   /* index into path keys */
+	int pk;    /* index into path keys */
 	size_t at; /* its values: vals[at .. at + nm) self, then nm total */
 };
 
@@ -100,7 +112,7 @@ struct hotspots {
 	size_t ngroups, cap;
 	int64_t *vals;
 	size_t nvals, valcap;
-	bool *want;	 /* -function: per function, NULL: every function */
+	bool *want;               /* -function: per function, NULL: every function */
 	struct const_key *consts; /* the constant parts met */
 	size_t nconsts, constcap;
 	struct cct_walk w;
@@ -514,12 +526,14 @@ static void fill(struct hotspots *h, struct table *t)
 							   sync_object_type(r, c.sync_object));
 				break;
 			case DIM_RANK:
-				/* A process outside a parallel job has no rank: the cell stays empty. */
+				/* A process outside a parallel job has no rank: the cell stays
+				 * empty. */
 				if (c.rank >= 0)
 					table_set_int(t, row, col[dim][0], c.rank);
 				break;
 			case DIM_NODE:
-				table_set_text_ref(t, row, col[dim][0], model_node_label(&r->m, c.node));
+				table_set_text_ref(t, row, col[dim][0],
+						   model_node_label(&r->m, c.node));
 				break;
 			case DIM_REGION:
 				table_set_text_ref(t, row, col[dim][0],

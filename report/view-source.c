@@ -164,7 +164,8 @@ static FILE *fetch_source(const struct report *r, const char *path)
 		char *got;
 		bool downloaded;
 
-		if (!hex || debug_server_fetch_hex(DEBUG_SERVER_SOURCE, hex, path, &got, &downloaded))
+		if (!hex ||
+		    debug_server_fetch_hex(DEBUG_SERVER_SOURCE, hex, path, &got, &downloaded))
 			continue;
 		f = fopen(got, "r");
 		log_debug("'%s': from debuginfod by build-id %s: '%s'%s", path, hex, got,
@@ -273,8 +274,10 @@ static int fill(struct source *s, struct table *t)
 	f = open_source(r, path, &fetched);
 	if (!f) {
 		end = last;
-		table_add_note(t, "source file '%s' not found: lines without text; give its "
-			       "directory with -source-search-dir DIR", path);
+		table_add_note(t,
+			       "source file '%s' not found: lines without text; give its "
+			       "directory with -source-search-dir DIR",
+			       path);
 	} else if (fetched) {
 		table_add_note(t, "source file '%s' from a debuginfod server", path);
 	}

@@ -136,8 +136,9 @@ static int top_sites(struct summary *s, const char *section, const char *metric)
 		row = summary_row_int(s, section, name, v[i].value, "bytes");
 		if (total > 0) /* sums saturate: a share of a damaged total stays within 100% */
 			table_set_pct(s->t, row, s->pct,
-				      v[i].value >= total ? 100.0
-							  : 100.0 * (double)v[i].value / (double)total);
+				      v[i].value >= total
+					      ? 100.0
+					      : 100.0 * (double)v[i].value / (double)total);
 	}
 	free(v);
 	return 0;

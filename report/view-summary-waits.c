@@ -37,7 +37,9 @@ static void row_share(struct summary *s, const char *section, const char *metric
 	/* A part of a thread's life: more than all of it only in damaged data. */
 	if (whole > 0)
 		table_set_pct(s->t, row, s->pct,
-			      ns >= whole ? 100.0 : ns <= 0 ? 0.0 : 100.0 * (double)ns / (double)whole);
+			      ns >= whole ? 100.0
+			      : ns <= 0   ? 0.0
+					  : 100.0 * (double)ns / (double)whole);
 }
 
 /*
@@ -65,8 +67,9 @@ static void thread_rows(struct summary *s, const char *label, const struct threa
 		"Elapsed Time",      "CPU Time",  "Wait Time",
 		"Unattributed Time", "Spin Time", "Sleeping Wait Time"
 	};
-	const int64_t v[] = { tt->elapsed, tt->cpu, tt->wait, tt->unattributed, tt->spin,
-			      tt->wait > tt->spin ? tt->wait - tt->spin : 0 };
+	const int64_t v[] = { tt->elapsed, tt->cpu,
+			      tt->wait,    tt->unattributed,
+			      tt->spin,    tt->wait > tt->spin ? tt->wait - tt->spin : 0 };
 	char metric[512];
 	size_t k;
 
@@ -502,7 +505,8 @@ int summary_openmp(struct summary *s)
 		}
 		if (smp->metric == s->cpu) {
 			g[slot[f]].cpu = sat_add_i64(g[slot[f]].cpu, smp->value);
-			g[slot[f]].busy[smp->thread] = sat_add_i64(g[slot[f]].busy[smp->thread], smp->value);
+			g[slot[f]].busy[smp->thread] =
+				sat_add_i64(g[slot[f]].busy[smp->thread], smp->value);
 		} else {
 			g[slot[f]].busy[smp->thread] -= smp->value;
 		}

@@ -116,7 +116,8 @@ static void lost_by_reason(struct summary *s)
 			for (k = 0; k < nseen && strcmp(seen[k].reason, why ? why : ""); k++)
 				;
 			if (k == nseen && nseen < sizeof(seen) / sizeof(seen[0])) {
-				snprintf(seen[k].reason, sizeof(seen[k].reason), "%s", why ? why : "");
+				snprintf(seen[k].reason, sizeof(seen[k].reason), "%s",
+					 why ? why : "");
 				seen[k].n = 0;
 				nseen++;
 			}
@@ -211,8 +212,9 @@ static int section_mpi(struct summary *s)
 						: "[unknown]");
 		snprintf(buf, sizeof(buf), "%.3f", (double)m.sites[i].ns / 1e9);
 		row = summary_row_add(s, "Top MPI Call Sites", name, buf, "s");
-		table_set_pct(s->t, row, s->pct, m.mpi_ns > 0 ? 100.0 * (double)m.sites[i].ns /
-							     (double)m.mpi_ns : 0.0);
+		table_set_pct(s->t, row, s->pct,
+			      m.mpi_ns > 0 ? 100.0 * (double)m.sites[i].ns / (double)m.mpi_ns
+					   : 0.0);
 	}
 	return 0;
 }
@@ -317,8 +319,8 @@ static void section_collection(struct summary *s)
 		summary_row_add(s, "Collection", "Sampling Interval", buf, "ms");
 	}
 	if (s->cpu >= 0) {
-		summary_row_int(s, "Collection", "Samples", model_meta_int(&r->m, "samples_total",
-								   r->count[s->cpu]), NULL);
+		summary_row_int(s, "Collection", "Samples",
+				model_meta_int(&r->m, "samples_total", r->count[s->cpu]), NULL);
 		summary_row_int(s, "Collection", "Samples Shown", r->count[s->cpu], NULL);
 		truncated_stacks(s);
 	}
@@ -344,8 +346,11 @@ static void section_collection(struct summary *s)
 	 * for: short of it when samples were lost (above), data was damaged, threads were short
 	 * or timer signals came late (pfinalize's summary says which).
 	 */
-	if (query_ints(r, "SELECT coalesce(sum(cpu_ns), 0), coalesce(sum(time_ns), 0) "
-			  "FROM threads WHERE cpu_ns > 0", v, 2) && v[0] > 0) {
+	if (query_ints(r,
+		       "SELECT coalesce(sum(cpu_ns), 0), coalesce(sum(time_ns), 0) "
+		       "FROM threads WHERE cpu_ns > 0",
+		       v, 2) &&
+	    v[0] > 0) {
 		summary_row_time(s, "Collection", "CPU Time Measured by Threads", v[0]);
 		snprintf(buf, sizeof(buf), "%.1f", 100.0 * (double)v[1] / (double)v[0]);
 		summary_row_add(s, "Collection", "CPU Time Sampled", buf, "%");
@@ -424,8 +429,10 @@ static void section_finalization(struct summary *s, int64_t resolved, int64_t ra
 	snprintf(metric, sizeof(metric), "%s In Unnamed Function Ranges",
 		 r->m.metrics[r->sort_metric].name);
 	summary_row_add(s, "Finalization", metric, buf, "%");
-	if (query_ints(r, "SELECT count(*), coalesce(sum(bytes), 0), coalesce(sum(bytes_skipped), 0), "
-			  "coalesce(sum(chunks_damaged), 0) FROM streams", v, 4)) {
+	if (query_ints(r,
+		       "SELECT count(*), coalesce(sum(bytes), 0), coalesce(sum(bytes_skipped), 0), "
+		       "coalesce(sum(chunks_damaged), 0) FROM streams",
+		       v, 4)) {
 		summary_row_int(s, "Finalization", "Raw Streams", v[0], NULL);
 		summary_row_int(s, "Finalization", "Raw Bytes", v[1], "bytes");
 		summary_row_int(s, "Finalization", "Raw Bytes Skipped", v[2], "bytes");

@@ -40,11 +40,12 @@ static void spread(struct timeline *tl, int thread, int col, int64_t a, int64_t 
 		if (x >= hi)
 			break;
 		if (y > x) {
-			int64_t *cell = &tl->ns[((size_t)thread * tl->nb + i) * tl->ncols + (size_t)col];
+			int64_t *cell =
+				&tl->ns[((size_t)thread * tl->nb + i) * tl->ncols + (size_t)col];
 			double part = (double)value * (double)(y - x) / (double)(b - a);
 
 			/* Damaged values must not wrap: the parts and their sums saturate. */
-			*cell = sat_add_i64(*cell, part >= 9.2e18	? INT64_MAX
+			*cell = sat_add_i64(*cell, part >= 9.2e18    ? INT64_MAX
 						   : part <= -9.2e18 ? INT64_MIN
 								     : (int64_t)part);
 		}

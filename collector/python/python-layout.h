@@ -54,9 +54,9 @@ struct pylayout {
 	int32_t str_ascii_shift;   /* bit of state.ascii */
 	int32_t str_ascii_size;    /* sizeof(PyASCIIObject): compact ASCII data follows */
 	int32_t str_compact_size;  /* sizeof(PyCompactUnicodeObject): other compact data follows */
-	int32_t gil;		   /* the GIL (struct _gil_runtime_state): 3.10, 3.11 in
+	int32_t gil;               /* the GIL (struct _gil_runtime_state): 3.10, 3.11 in
 				      _PyRuntime (ceval.gil), 3.12+ in PyInterpreterState (_gil) */
-	int32_t gil_cond;	   /* its cond, mutex, switch_cond and switch_mutex */
+	int32_t gil_cond;          /* its cond, mutex, switch_cond and switch_mutex */
 	int32_t gil_mutex;
 	int32_t gil_switch_cond;
 	int32_t gil_switch_mutex;
@@ -95,7 +95,7 @@ struct pydebug_map {
 		co_code_adaptive;
 	int32_t ob_type, bytes_ob_size, bytes_ob_sval, str_state, str_length, str_ascii_size;
 	int32_t is_gil; /* interpreter_state.gil_runtime_state */
-	int32_t words;	/* words to read: every field above lies below */
+	int32_t words;  /* words to read: every field above lies below */
 };
 
 /* The map of 3.minor; for a release newer than every map, the newest (NULL below 3.13). */

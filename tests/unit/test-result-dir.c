@@ -13,7 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 
-
 #include "common/result-dir.h"
 #include "tests/unit/unit.h"
 
@@ -21,9 +20,18 @@ static char tmpdir[] = "/tmp/test-result-dir.XXXXXX";
 static int start_cwd = -1;
 
 static const char *const job_vars[] = {
-	"PMI_RANK",	     "PMIX_RANK",      "OMPI_COMM_WORLD_RANK",	  "SLURM_PROCID",
-	"SLURM_JOB_ID",	     "SLURM_STEP_ID",  "PMIX_NAMESPACE",	  "OMPI_MCA_ess_base_jobid",
-	"PCOLLECT_HOSTNAME", "PMI_SIZE",       "PMIX_SIZE",		  "OMPI_COMM_WORLD_SIZE",
+	"PMI_RANK",
+	"PMIX_RANK",
+	"OMPI_COMM_WORLD_RANK",
+	"SLURM_PROCID",
+	"SLURM_JOB_ID",
+	"SLURM_STEP_ID",
+	"PMIX_NAMESPACE",
+	"OMPI_MCA_ess_base_jobid",
+	"PCOLLECT_HOSTNAME",
+	"PMI_SIZE",
+	"PMIX_SIZE",
+	"OMPI_COMM_WORLD_SIZE",
 	"SLURM_NTASKS",
 };
 
@@ -187,24 +195,21 @@ static void test_result_dir_path_invalid(void)
 			-EINVAL);
 	CU_ASSERT_EQUAL(result_path(buf, sizeof(buf), "", RESULT_PATH_DIR, 0, 0, NULL, NULL),
 			-EINVAL);
-	CU_ASSERT_EQUAL(result_path(buf, sizeof(buf), "res", (enum result_path_kind)99, 0, 0,
-				    NULL, NULL),
+	CU_ASSERT_EQUAL(result_path(buf, sizeof(buf), "res", (enum result_path_kind)99, 0, 0, NULL,
+				    NULL),
 			-EINVAL);
 	CU_ASSERT_EQUAL(result_path(buf, sizeof(buf), "res", RESULT_PATH_ARCHIVE, 0, 0, NULL,
 				    "libc.so.6"),
 			-EINVAL);
-	CU_ASSERT_EQUAL(result_path(buf, sizeof(buf), "res", RESULT_PATH_ARCHIVE, 0, 0, "ab",
-				    NULL),
+	CU_ASSERT_EQUAL(result_path(buf, sizeof(buf), "res", RESULT_PATH_ARCHIVE, 0, 0, "ab", NULL),
 			-EINVAL);
 	/* Nothing may climb out of archive/. */
-	CU_ASSERT_EQUAL(result_path(buf, sizeof(buf), "res", RESULT_PATH_ARCHIVE, 0, 0, "..",
+	CU_ASSERT_EQUAL(result_path(buf, sizeof(buf), "res", RESULT_PATH_ARCHIVE, 0, 0, "..", "x"),
+			-EINVAL);
+	CU_ASSERT_EQUAL(result_path(buf, sizeof(buf), "res", RESULT_PATH_ARCHIVE, 0, 0, "ab/../..",
 				    "x"),
 			-EINVAL);
-	CU_ASSERT_EQUAL(result_path(buf, sizeof(buf), "res", RESULT_PATH_ARCHIVE, 0, 0,
-				    "ab/../..", "x"),
-			-EINVAL);
-	CU_ASSERT_EQUAL(result_path(buf, sizeof(buf), "res", RESULT_PATH_ARCHIVE, 0, 0, "ab",
-				    ".."),
+	CU_ASSERT_EQUAL(result_path(buf, sizeof(buf), "res", RESULT_PATH_ARCHIVE, 0, 0, "ab", ".."),
 			-EINVAL);
 	CU_ASSERT_EQUAL(result_path(buf, sizeof(buf), "res", RESULT_PATH_ARCHIVE, 0, 0, "ab",
 				    "/usr/lib/"),
@@ -462,7 +467,9 @@ static void test_result_dir_create_new(void)
 	FILE *f;
 
 	env_clear();
-	CU_ASSERT_EQUAL_FATAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err,
+						sizeof(err)),
+			      0);
 	CU_ASSERT_TRUE(created);
 	CU_ASSERT_TRUE(exists(dir, "meta"));
 	CU_ASSERT_TRUE(exists(dir, "raw"));
@@ -488,10 +495,13 @@ static void test_result_dir_create_existing_result_refused(void)
 	bool created = true;
 
 	env_clear();
-	CU_ASSERT_EQUAL_FATAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err,
+						sizeof(err)),
+			      0);
 	touch(dir, "raw/1.1.praw");
 	/* Outside a parallel job even our own job's directory is not reused. */
-	CU_ASSERT_EQUAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)), -EEXIST);
+	CU_ASSERT_EQUAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)),
+			-EEXIST);
 	CU_ASSERT_FALSE(created);
 	snprintf(want, sizeof(want),
 		 "result directory '%s' already holds collected data; choose another -r or remove "
@@ -505,7 +515,8 @@ static void test_result_dir_create_existing_result_refused(void)
 	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0755), 0);
 	touch(dir, "result.db");
 	make_old(dir);
-	CU_ASSERT_EQUAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)), -EEXIST);
+	CU_ASSERT_EQUAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)),
+			-EEXIST);
 	snprintf(want, sizeof(want),
 		 "result directory '%s' already holds collected data; choose another -r or remove "
 		 "it",
@@ -536,7 +547,8 @@ static void test_result_dir_create_nonempty_refused(void)
 	env_clear();
 	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0755), 0);
 	touch(dir, "notes.txt");
-	CU_ASSERT_EQUAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)), -EEXIST);
+	CU_ASSERT_EQUAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)),
+			-EEXIST);
 	CU_ASSERT_FALSE(created);
 	snprintf(want, sizeof(want),
 		 "result directory '%s' is not empty; choose another -r or remove it", dir);
@@ -553,7 +565,8 @@ static void test_result_dir_create_errors(void)
 
 	env_clear();
 	dir = tmp_path(0, "missing/res");
-	CU_ASSERT_EQUAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)), -ENOENT);
+	CU_ASSERT_EQUAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)),
+			-ENOENT);
 	CU_ASSERT_FALSE(created);
 	snprintf(want, sizeof(want),
 		 "cannot create result directory '%s': No such file or directory", dir);
@@ -561,14 +574,17 @@ static void test_result_dir_create_errors(void)
 
 	dir = tmp_path(0, "a-file");
 	touch(tmpdir, "a-file");
-	CU_ASSERT_EQUAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)), -ENOTDIR);
+	CU_ASSERT_EQUAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)),
+			-ENOTDIR);
 	snprintf(want, sizeof(want), "cannot create result directory '%s': Not a directory", dir);
 	CU_ASSERT_STRING_EQUAL(err, want);
 
 	memset(big, 'x', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
-	CU_ASSERT_EQUAL(result_dir_create(big, RESULT_MODE_PRIVATE, &created, err, sizeof(err)), -ENAMETOOLONG);
-	CU_ASSERT_EQUAL(result_dir_create("", RESULT_MODE_PRIVATE, &created, err, sizeof(err)), -EINVAL);
+	CU_ASSERT_EQUAL(result_dir_create(big, RESULT_MODE_PRIVATE, &created, err, sizeof(err)),
+			-ENAMETOOLONG);
+	CU_ASSERT_EQUAL(result_dir_create("", RESULT_MODE_PRIVATE, &created, err, sizeof(err)),
+			-EINVAL);
 
 	/* Root may write anywhere: the permission check only means something otherwise. */
 	if (geteuid() == 0) {
@@ -578,7 +594,9 @@ static void test_result_dir_create_errors(void)
 
 		CU_ASSERT_EQUAL_FATAL(mkdir(ro, 0555), 0);
 		dir = tmp_path(0, "read-only/res");
-		CU_ASSERT_EQUAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)), -EACCES);
+		CU_ASSERT_EQUAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err,
+						  sizeof(err)),
+				-EACCES);
 		snprintf(want, sizeof(want),
 			 "cannot create result directory '%s': Permission denied", dir);
 		CU_ASSERT_STRING_EQUAL(err, want);
@@ -622,7 +640,8 @@ static int race(const char *base, const char *slurm_job, int n, int *ok)
 				;
 			if (result_dir_name(name, sizeof(name), base, "hotspots"))
 				_exit(RACE_FAILED);
-			rc = result_dir_create(name, RESULT_MODE_PRIVATE, &created, err, sizeof(err));
+			rc = result_dir_create(name, RESULT_MODE_PRIVATE, &created, err,
+					       sizeof(err));
 			if (rc == -EEXIST)
 				_exit(RACE_REFUSED);
 			if (rc)
@@ -679,7 +698,8 @@ static void test_result_dir_create_parallel_race(void)
 
 	/* Another job (a later run with the same -r) is refused, nothing is touched. */
 	setenv("SLURM_JOB_ID", "4243", 1);
-	CU_ASSERT_EQUAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)), -EEXIST);
+	CU_ASSERT_EQUAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)),
+			-EEXIST);
 	CU_ASSERT_FALSE(created);
 	snprintf(want, sizeof(want),
 		 "result directory '%s' already holds collected data; choose another -r or remove "
@@ -721,8 +741,9 @@ static void test_result_dir_create_parallel_existing_dirs(void)
 	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0755), 0);
 	make_old(dir);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	CU_ASSERT_EQUAL(result_dir_create_timed(dir, RESULT_MODE_PRIVATE, 60LL * 1000000000, &created, err,
-						sizeof(err)), 0);
+	CU_ASSERT_EQUAL(result_dir_create_timed(dir, RESULT_MODE_PRIVATE, 60LL * 1000000000,
+						&created, err, sizeof(err)),
+			0);
 	CU_ASSERT(seconds_since(&t0) < 30.0);
 	CU_ASSERT_FALSE(created);
 	CU_ASSERT_TRUE(exists(dir, "raw"));
@@ -731,7 +752,9 @@ static void test_result_dir_create_parallel_existing_dirs(void)
 	dir = tmp_path(0, "par-fresh");
 	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0755), 0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	CU_ASSERT_EQUAL(result_dir_create_timed(dir, RESULT_MODE_PRIVATE, SHORT_WAIT_NS, &created, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(result_dir_create_timed(dir, RESULT_MODE_PRIVATE, SHORT_WAIT_NS, &created,
+						err, sizeof(err)),
+			0);
 	CU_ASSERT(seconds_since(&t0) >= SHORT_WAIT_NS * 1e-9);
 	CU_ASSERT_TRUE(exists(dir, "pcollect.job"));
 
@@ -741,7 +764,8 @@ static void test_result_dir_create_parallel_existing_dirs(void)
 	touch(dir, "notes.txt");
 	make_old(dir);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	CU_ASSERT_EQUAL(result_dir_create_timed(dir, RESULT_MODE_PRIVATE, SHORT_WAIT_NS, &created, err, sizeof(err)),
+	CU_ASSERT_EQUAL(result_dir_create_timed(dir, RESULT_MODE_PRIVATE, SHORT_WAIT_NS, &created,
+						err, sizeof(err)),
 			-EEXIST);
 	CU_ASSERT(seconds_since(&t0) >= SHORT_WAIT_NS * 1e-9);
 	CU_ASSERT_FALSE(exists(dir, "raw"));
@@ -752,7 +776,9 @@ static void test_result_dir_create_parallel_existing_dirs(void)
 	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0755), 0);
 	touch(dir, ".pcollect.job.99999");
 	make_old(dir);
-	CU_ASSERT_EQUAL(result_dir_create_timed(dir, RESULT_MODE_PRIVATE, SHORT_WAIT_NS, &created, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(result_dir_create_timed(dir, RESULT_MODE_PRIVATE, SHORT_WAIT_NS, &created,
+						err, sizeof(err)),
+			0);
 	env_clear();
 }
 
@@ -779,13 +805,17 @@ static void test_result_dir_remove_empty(void)
 	struct stat st;
 
 	env_clear();
-	CU_ASSERT_EQUAL_FATAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err,
+						sizeof(err)),
+			      0);
 	result_dir_remove_empty(dir);
 	CU_ASSERT_NOT_EQUAL(lstat(dir, &st), 0);
 
 	/* Data stays, and so does every directory around it. */
 	dir = tmp_path(0, "remove-data");
-	CU_ASSERT_EQUAL_FATAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err,
+						sizeof(err)),
+			      0);
 	touch(dir, "raw/1.2.praw");
 	result_dir_remove_empty(dir);
 	CU_ASSERT_TRUE(exists(dir, "raw/1.2.praw"));
@@ -910,10 +940,11 @@ static void test_result_dir_modes(void)
 	int fd;
 
 	CU_ASSERT_EQUAL_FATAL(result_dir_create(priv, RESULT_MODE_PRIVATE, &created, err,
-						sizeof(err)), 0);
+						sizeof(err)),
+			      0);
 	umask(077);
-	CU_ASSERT_EQUAL_FATAL(result_dir_create(grp, RESULT_MODE_GROUP, &created, err,
-						sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(result_dir_create(grp, RESULT_MODE_GROUP, &created, err, sizeof(err)),
+			      0);
 	umask(old);
 	CU_ASSERT(stat(priv, &st) == 0 && (st.st_mode & 0777) == 0700);
 	result_path(path, sizeof(path), priv, RESULT_PATH_RAW_DIR, 0, 0, NULL, NULL);
@@ -980,7 +1011,8 @@ int main(void)
 		{ "name_each_rank_variable", test_result_dir_name_each_rank_variable },
 		{ "name_numbering", test_result_dir_name_numbering },
 		{ "create_new", test_result_dir_create_new },
-		{ "create_existing_result_refused", test_result_dir_create_existing_result_refused },
+		{ "create_existing_result_refused",
+		  test_result_dir_create_existing_result_refused },
 		{ "create_empty_existing_used", test_result_dir_create_empty_existing_used },
 		{ "create_nonempty_refused", test_result_dir_create_nonempty_refused },
 		{ "create_errors", test_result_dir_create_errors },
