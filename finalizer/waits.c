@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/sat.h"
 #include "finalizer/finalize-private.h"
 #include "finalizer/metrics.h"
 
@@ -134,11 +135,6 @@ int wait_take(struct stream *s, const struct raw_record *rec)
 	return 0;
 }
 
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
 int waits_to_events(struct fin *f, struct stream *s)
 {
 	struct thread *t = &f->threads[s->thread];
@@ -189,13 +185,13 @@ int waits_to_events(struct fin *f, struct stream *s)
 			e.count = w->count;
 			ret = fin_event_add(s, &e);
 		}
-		t->wait_ns = sat_add(t->wait_ns, w->total_ns);
-		t->waits = sat_add(t->waits, w->count);
-		f->wait_ns = sat_add(f->wait_ns, w->total_ns);
-		f->waits_total = sat_add(f->waits_total, w->count);
+		t->wait_ns = sat_add_u64(t->wait_ns, w->total_ns);
+		t->waits = sat_add_u64(t->waits, w->count);
+		f->wait_ns = sat_add_u64(f->wait_ns, w->total_ns);
+		f->waits_total = sat_add_u64(f->waits_total, w->count);
 		if (w->summed) {
-			t->waits_short = sat_add(t->waits_short, w->count);
-			f->waits_short = sat_add(f->waits_short, w->count);
+			t->waits_short = sat_add_u64(t->waits_short, w->count);
+			f->waits_short = sat_add_u64(f->waits_short, w->count);
 		}
 	}
 	return ret;
