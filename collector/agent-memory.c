@@ -259,6 +259,9 @@ void mem_record_alloc(struct mem_tls *m, uintptr_t p, uint64_t size, struct mem_
 {
 	double w;
 
+	/* Paused (or stopped): not recorded; its block's free is one of a block not recorded. */
+	if (agent_paused())
+		return;
 	if (!mem.sampled) {
 		record(m, p, size, size, 1, c);
 		return;
@@ -316,6 +319,8 @@ void mem_record_map(struct mem_tls *m, uintptr_t p, uint64_t len, struct mem_cal
 	uint32_t e;
 	bool locked;
 
+	if (agent_paused())
+		return;
 	if (mem.sampled) {
 		m->countdown -= (int64_t)len;
 		if (m->countdown > 0 || !mem_sample(m, len, &w))

@@ -12,6 +12,9 @@ pfinalize and preport (CSV views, the summary, result.db). One part a run (the a
            exact
   sampled  tests/progs/mem-threads with -knob sampling=bytes:N: the totals are unbiased
            estimates, within 5 standard deviations of the Poisson sample by bytes
+  paused   tests/progs/mem-paused: what is allocated while the program has paused the
+           collection (pcollect_pause()) is not recorded, and its frees are counted as frees
+           of blocks not recorded; what comes after the resume is, exact
 
 Exact means exact: the only allocations besides the sites' are the C runtime's own, each
 listed below by the function that makes it (RUNTIME), and every one of them is printed."""
@@ -306,8 +309,44 @@ def part_sampled(w):
             "sampled: the estimated total %d is within 5%% of the %d bytes made" % (got, made))
 
 
+# tests/progs/mem-paused.c
+PAUSED_SITES = {
+    "paused_site": (0, 0, 0, 0, 0, 0),
+    "paused_leak": (0, 0, 0, 0, 0, 0),
+    "resumed_site": (2000, 1, 2000, 0, 2000, 1),  # the process's peak: its block
+}
+
+
+def part_paused(w):
+    res = collect(w, "paused", [e.prog("mem-paused")])
+    rows = hotspots(res)
+    for name in ("paused_site", "paused_leak"):
+        e.check(name not in rows or not rows[name]["Allocated Bytes:Self"],
+                "paused: %s, which allocated while paused, has nothing recorded" % name)
+    check_sites("mem-paused", rows, PAUSED_SITES)
+    runtime = check_rest("mem-paused", "mem-paused", rows, PAUSED_SITES, ())
+    e.check(runtime == 0, "mem-paused allocates nothing else of the C runtime's")
+    pm = process_memory(res)
+    print("process_memory: %s" % pm)
+    e.check(pm["leaked"] == 0, "paused: no leak recorded (the 777 bytes were made while paused;"
+            " got %d)" % pm["leaked"])
+    # The C runtime frees a few blocks of its own made before the agent: the same program
+    # run without pausing says how many.
+    base = collect(w, "nopause", [e.prog("mem-paused"), "nopause"])
+    brows = hotspots(base)
+    e.check(brows.get("paused_site", {}).get("Allocated Bytes:Self") == 10000 and
+            brows.get("paused_leak", {}).get("Leaked Bytes:Self") == 777,
+            "nopause: the same sites are recorded when nothing pauses")
+    bpm = process_memory(base)
+    e.check(pm["unknown_frees"] - bpm["unknown_frees"] == 10,
+            "paused: the 10 frees of blocks made while paused are frees of blocks not recorded "
+            "(%d, against %d without pausing)" % (pm["unknown_frees"], bpm["unknown_frees"]))
+    e.check(pm["peak"] == 2000, "paused: the peak is the resumed block's 2000 bytes (got %d)"
+            % pm["peak"])
+
+
 PARTS = {"c": part_c, "cxx": part_cxx, "threads": part_threads, "killed": part_killed,
-         "sampled": part_sampled}
+         "sampled": part_sampled, "paused": part_paused}
 
 
 def main():
