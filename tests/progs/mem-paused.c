@@ -14,7 +14,7 @@
 #include "api/pcollect.h"
 
 #define KEEP(p) __asm__ volatile("" : : "r"(p) : "memory")
-#define SITE	__attribute__((noinline)) static void
+#define SITE    __attribute__((noinline)) static void
 
 static void *held[10];
 
