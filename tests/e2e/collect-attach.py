@@ -12,7 +12,7 @@
   followed (its process stream, its 0.4 s of CPU sampled);
 - -command pause, resume and stop on an attached collection, then Ctrl-C on another: pcollect
   lets the process go and the process runs on unchanged;
-- refusals: no such process and a bad pid (exit 2), waits or -trace-mpi asked of an attach
+- refusals: no such process and a bad pid (exit 2), waits, memory-consumption or -trace-mpi asked of an attach
   (exit 2), a process that made itself not dumpable (exit 1, the cause and the fix), with
   nothing left behind.
 Sample checks use e2elib.Sampled; no wall time is judged."""
@@ -280,6 +280,12 @@ def refusals(w):
                 not os.path.exists(res),
                 "%s with -target-pid: exit 2, why (%d: %s)"
                 % (" ".join(analysis), r.returncode, r.stderr.strip()))
+    # The allocator's wrappers are preloaded at a program's start: an attach cannot record them.
+    r = e.run(attach(res, os.getpid()) + ["-collect", "memory-consumption"])
+    e.check(r.returncode == 2 and "allocations cannot be recorded" in r.stderr and
+            not os.path.exists(res),
+            "-collect memory-consumption with -target-pid: exit 2, why (%d: %s)"
+            % (r.returncode, r.stderr.strip()))
     # The MPI shims are preloaded at a program's start: an attach cannot trace MPI calls.
     r = e.run(attach(res, os.getpid()) + ["-trace-mpi"])
     e.check(r.returncode == 2 and "-trace-mpi" in r.stderr and "exclude" in r.stderr and
