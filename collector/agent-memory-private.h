@@ -32,6 +32,7 @@
 #define MEM_MAX_LEVELS  8          /* frames a call-site key may grow by after collisions */
 #define MEM_VERIFY_MAX  16384      /* at most this many cache hits between two checks of a key */
 #define MEM_TICK_OPS    1024       /* a thread reads the clock every so many operations */
+#define MEM_TICK_BYTES  (1u << 20) /* or bytes: a program of few large blocks has a timeline */
 #define MEM_EXACT       1          /* mem.alloc_on, free_on: every allocation */
 #define MEM_SAMPLED     2          /* a Poisson sample by bytes */
 #define MEM_NO_ENTRY    UINT32_MAX /* counted, not attributed */
@@ -75,6 +76,7 @@ struct mem_tls {
 	uintptr_t last_alloc;  /* this thread's last allocation: temporaries */
 	int64_t countdown;     /* sampled: bytes to the next sample point */
 	uint32_t ops;          /* operations, for the clock */
+	uint64_t tick_bytes;   /* bytes allocated or freed since the clock was last read */
 	uint64_t rng;          /* xorshift state (sampled) */
 };
 extern __thread struct mem_tls mem_tls AGENT_TLS;
@@ -118,6 +120,7 @@ struct mem_state {
 	uint64_t agent_static;              /* bytes mapped outside the tables (caches, file) */
 	_Atomic int64_t last_tick_ns;       /* the timeline's last point */
 	int64_t tick_ns;                    /* between two points */
+	_Atomic uint64_t point_live;        /* the live heap of the last point */
 	bool log_cfa_once;
 };
 extern struct mem_state mem;
@@ -303,10 +306,13 @@ static inline void mem_put(uint64_t addr, uint64_t size, uint32_t entry, uint32_
 		mem_filter[mem_filter_index(addr)]++;
 }
 
-static inline void mem_count_op(struct mem_tls *m)
+static inline void mem_count_op(struct mem_tls *m, uint64_t bytes)
 {
-	if (__builtin_expect(!(++m->ops % MEM_TICK_OPS), 0))
+	m->tick_bytes += bytes;
+	if (__builtin_expect(!(++m->ops % MEM_TICK_OPS) || m->tick_bytes >= MEM_TICK_BYTES, 0)) {
+		m->tick_bytes = 0;
 		mem_tick(m);
+	}
 }
 
 /* The call-site cache's slot of a key: direct mapped. */
@@ -349,7 +355,7 @@ static inline __attribute__((always_inline)) void mem_note_alloc(struct mem_tls 
 	mem_account_alloc(e, size, 1);
 	mem_leave(locked);
 	m->last_alloc = p;
-	mem_count_op(m);
+	mem_count_op(m, size);
 }
 
 /*
@@ -376,7 +382,7 @@ static inline __attribute__((always_inline)) bool mem_note_free(struct mem_tls *
 		return false;
 	if (temporary)
 		m->last_alloc = 0;
-	mem_count_op(m);
+	mem_count_op(m, blk.size);
 	return true;
 }
 

@@ -194,16 +194,32 @@ static void write_point(struct mem_tls *m)
 	struct agent_thread *t = m->mt ? m->mt->t : NULL;
 	uint8_t buf[4 * RAW_VARINT_MAX];
 	int expected = 0;
+	uint64_t live;
 	size_t len;
 
 	if (!t || !mem.hdr || atomic_load(&t->state) != AGENT_THREAD_LIVE ||
 	    !atomic_compare_exchange_strong(&t->busy, &expected, 1))
 		return;
-	len = raw_mem_counters_encode(buf, raw_header_now(&t->hdr), mem.hdr->live_bytes,
-				      rss_bytes());
+	live = mem.hdr->live_bytes;
+	atomic_store_explicit(&mem.point_live, live, memory_order_relaxed);
+	len = raw_mem_counters_encode(buf, raw_header_now(&t->hdr), live, rss_bytes());
 	raw_writer_record(&t->w, RAW_REC_MEM_COUNTERS, buf, len);
 	agent_account(t);
 	atomic_store(&t->busy, 0);
+}
+
+/*
+ * A point every sampling interval while the program allocates or frees; sooner (a tenth of
+ * the interval at the least) when the live heap moved by a large step since the last point
+ * (MEM_TICK_BYTES and an eighth), so that a program of few large blocks shows each of them.
+ */
+static bool big_step(void)
+{
+	uint64_t live = mem.hdr ? mem.hdr->live_bytes : 0;
+	uint64_t was = atomic_load_explicit(&mem.point_live, memory_order_relaxed);
+	uint64_t d = live > was ? live - was : was - live;
+
+	return d >= MEM_TICK_BYTES && d >= was / 8;
 }
 
 void mem_tick(struct mem_tls *m)
@@ -211,8 +227,9 @@ void mem_tick(struct mem_tls *m)
 	int64_t now = (int64_t)now_mono();
 	int64_t last = atomic_load_explicit(&mem.last_tick_ns, memory_order_relaxed);
 
-	if (now - last < mem.tick_ns ||
-	    !atomic_compare_exchange_strong(&mem.last_tick_ns, &last, now))
+	if (now - last < mem.tick_ns && (now - last < mem.tick_ns / 10 || !big_step()))
+		return;
+	if (!atomic_compare_exchange_strong(&mem.last_tick_ns, &last, now))
 		return;
 	mem_file_account();
 	write_point(m);
@@ -252,7 +269,7 @@ static void record(struct mem_tls *m, uintptr_t p, uint64_t size, uint64_t bytes
 		mem.hdr->sampled_allocs++;
 	mem_leave(locked);
 	m->last_alloc = p;
-	mem_count_op(m);
+	mem_count_op(m, size);
 }
 
 void mem_record_alloc(struct mem_tls *m, uintptr_t p, uint64_t size, struct mem_call c)
@@ -341,7 +358,7 @@ void mem_record_map(struct mem_tls *m, uintptr_t p, uint64_t len, struct mem_cal
 	}
 	mem_account_alloc(e, bytes, count);
 	mem_leave(locked);
-	mem_count_op(m);
+	mem_count_op(m, len);
 }
 
 void mem_record_unmap(struct mem_tls *m, uintptr_t p, uint64_t len)
@@ -351,6 +368,7 @@ void mem_record_unmap(struct mem_tls *m, uintptr_t p, uint64_t len)
 	if (mem.hdr && mem.regions.n)
 		mem_regions_remove(&mem.regions, p, p + len, unmap_piece, NULL);
 	mem_leave(locked);
+	mem_count_op(m, len);
 }
 
 void mem_record_remap(struct mem_tls *m, uintptr_t old, uint64_t old_len, uintptr_t p, uint64_t len,
@@ -444,7 +462,8 @@ void mem_start(void)
 	mem.hdr->untracked_allocs += mem.early_allocs;
 	mem.hdr->untracked_bytes += mem.early_bytes;
 	mem.hdr->flags |= mem.hooks ? RAW_MEM_HOOKS : 0;
-	atomic_store(&mem.last_tick_ns, (int64_t)now_mono());
+	/* the first call writes a point */
+	atomic_store(&mem.last_tick_ns, (int64_t)now_mono() - mem.tick_ns);
 	atomic_store(&mem.free_on, mem.sampled ? MEM_SAMPLED : MEM_EXACT);
 	atomic_store(&mem.alloc_on, mem.sampled ? MEM_SAMPLED : MEM_EXACT);
 }

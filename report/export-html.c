@@ -16,7 +16,7 @@
  * Time), "scale" in the metric's unit, which keeps the numbers short.
  */
 
-static void put_str(struct outbuf *b, const char *s)
+void html_put_str(struct outbuf *b, const char *s)
 {
 	outbuf_json(b, s ? s : "", s ? strlen(s) : 0, OUTBUF_JSON_HTML);
 }
@@ -67,7 +67,7 @@ static void put_metrics(struct html *h, const int64_t *scale)
 		const struct model_metric *mt = &h->r[0].m.metrics[h->metrics[0][k]];
 
 		outbuf_puts(h->b, k ? ",\n{\"name\": " : "\n{\"name\": ");
-		put_str(h->b, mt->name);
+		html_put_str(h->b, mt->name);
 		outbuf_printf(h->b,
 			      ", \"unit\": \"%s\", \"main\": %s, \"scale\": %lld, \"total\": [",
 			      export_unit(mt), mt->main ? "true" : "false", (long long)scale[k]);
@@ -77,7 +77,7 @@ static void put_metrics(struct html *h, const int64_t *scale)
 							  ? h->r[s].total[h->metrics[s][k]]
 							  : 0));
 		outbuf_puts(h->b, "], \"description\": ");
-		put_str(h->b, mt->description);
+		html_put_str(h->b, mt->description);
 		outbuf_putc(h->b, '}');
 	}
 	outbuf_puts(h->b, "],\n");
@@ -123,7 +123,7 @@ static void put_names(struct html *h, const char *key, const struct export_names
 	for (i = 0; i < ns->n; i++) {
 		if (i)
 			outbuf_puts(h->b, i % 16 ? "," : ",\n");
-		put_str(h->b, ns->s[i]);
+		html_put_str(h->b, ns->s[i]);
 	}
 	outbuf_puts(h->b, "],\n");
 	outbuf_spill(h->b);
@@ -477,7 +477,7 @@ static int put_sources(struct html *h)
 
 			if (ln > first)
 				outbuf_putc(h->b, ',');
-			put_str(h->b, text);
+			html_put_str(h->b, text);
 			bytes += strlen(text) + 3;
 		}
 		outbuf_puts(h->b, "]]");
@@ -602,7 +602,7 @@ static void put_timeline(struct html *h, const int64_t *scale)
 		snprintf(name, sizeof(name), "%s (TID %lld)",
 			 th && *th->name ? th->name : "[thread]", (long long)(th ? th->tid : 0));
 		outbuf_puts(h->b, nl ? ",\n{\"name\": " : "\n{\"name\": ");
-		put_str(h->b, name);
+		html_put_str(h->b, name);
 		outbuf_puts(h->b, ", \"values\": [");
 		for (k = 0; k < h->nmetrics; k++) {
 			outbuf_puts(h->b, k ? "],[" : "[");
@@ -651,12 +651,12 @@ static int put_data(struct html *h)
 	scales(h, scale);
 	outbuf_puts(h->b, "\"format\": 1, \"generator\": \"preport (pcollect " PCOLLECT_VERSION
 			  ")\",\n\"title\": ");
-	put_str(h->b, cmd ? cmd : h->r[0].dir);
+	html_put_str(h->b, cmd ? cmd : h->r[0].dir);
 	outbuf_puts(h->b, ",\n\"results\": [");
 	for (s = 0; s < h->nr; s++) {
 		if (s)
 			outbuf_putc(h->b, ',');
-		put_str(h->b, h->r[s].dir);
+		html_put_str(h->b, h->r[s].dir);
 	}
 	outbuf_puts(h->b, "],\n");
 	put_metrics(h, scale);
@@ -673,6 +673,7 @@ static int put_data(struct html *h)
 	if ((rc = put_sources(h)))
 		return rc;
 	put_timeline(h, scale);
+	html_put_memory(h);
 	outbuf_printf(h->b, "\"dropped\": %zu\n}\n</script>\n<script>\n", dropped);
 	return 0;
 }
@@ -706,6 +707,8 @@ int export_html(struct export_job *x)
 		rc = html_lines(&h);
 	if (!rc && h.nr == 1)
 		rc = timeline(&h);
+	if (!rc && h.nr == 1)
+		rc = html_memory(&h);
 	if (!rc) {
 		put_page_head(&h);
 		rc = put_data(&h);
@@ -730,5 +733,6 @@ int export_html(struct export_job *x)
 	for (s = 0; s < h.nlanes; s++)
 		free(h.lanes[s].bins);
 	free(h.lanes);
+	html_memory_release(&h);
 	return rc;
 }

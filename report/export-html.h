@@ -16,6 +16,8 @@ extern const char report_html_css[];
 #define HTML_SOURCE_LINES     400       /* lines of one function */
 #define HTML_TIMELINE_BINS    500       /* per thread */
 #define HTML_TIMELINE_THREADS 64        /* the heaviest threads */
+#define HTML_MEMORY_POINTS    2000      /* per series of memory over time */
+#define HTML_MEMORY_PROCESSES 16        /* the processes of the largest live heap */
 
 /* A function of the page (both results' for a difference). */
 struct html_fn {
@@ -40,6 +42,21 @@ struct html_lane {
 	int thread;
 	int64_t total; /* of the first metric: the heaviest threads get a lane */
 	int64_t *bins; /* nmetrics * HTML_TIMELINE_BINS */
+};
+
+/* A series of memory over time (table counters): a process's Live Heap or RSS. */
+struct html_point {
+	int64_t t, v; /* ns from the collection's start, bytes */
+};
+
+struct html_series {
+	int part;     /* the job's part (node) it comes from; 0 outside a job */
+	int64_t proc; /* processes.id in that part */
+	char *label;  /* "exe (PID n)", with the rank, and the host in a job */
+	char *name;   /* "Live Heap", "RSS" */
+	struct html_point *pt;
+	size_t n, cap;
+	int64_t peak; /* its process's largest Live Heap: the heaviest are drawn */
 };
 
 struct html {
@@ -67,6 +84,11 @@ struct html {
 	size_t nlanes;
 	int64_t tl_start, tl_span; /* ns */
 	size_t tl_bins;            /* slices of time used, up to HTML_TIMELINE_BINS */
+	struct html_series *mem;   /* memory over time, heaviest process first */
+	size_t nmem, memcap;
+	size_t mem_shown;       /* series written (up to HTML_MEMORY_PROCESSES processes) */
+	size_t mem_more;        /* processes left out */
+	int64_t mem_lo, mem_hi; /* ns: the span drawn */
 };
 
 /* The page's function for a node of side's tree (made when new); -ENOMEM. */
@@ -77,5 +99,11 @@ int html_project(struct html *h, int side);
 int html_hotspots(struct html *h, int side);
 /* Self and total per source line of result 1. */
 int html_lines(struct html *h);
+/* Memory over time from result 1's counters (none: nothing); -ENOMEM. */
+int html_memory(struct html *h);
+void html_put_memory(struct html *h);
+void html_memory_release(struct html *h);
+/* A JSON string, safe inside the page's script element. */
+void html_put_str(struct outbuf *b, const char *s);
 
 #endif

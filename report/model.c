@@ -1220,6 +1220,11 @@ struct sqlite3 *model_db(const struct model *m, size_t i)
 	return m->nparts ? m->parts[i].m.db : m->db;
 }
 
+int64_t model_db_offset_ns(const struct model *m, size_t i)
+{
+	return m->nparts ? m->parts[i].offset_ns : 0;
+}
+
 int model_context_of_id(const struct model *m, int64_t id)
 {
 	return m->ids ? context_index(&m->ids->contexts, id) : -1;

@@ -215,6 +215,8 @@ const char *model_node_label(const struct model *m, int i);
 /* The databases behind m: one, or one per node result of a job. */
 size_t model_ndbs(const struct model *m);
 struct sqlite3 *model_db(const struct model *m, size_t i);
+/* What to add to the times of database i to count from the job's start (0 outside a job). */
+int64_t model_db_offset_ns(const struct model *m, size_t i);
 
 /* True when the samples table has a row. */
 bool model_has_samples(struct model *m);

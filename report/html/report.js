@@ -59,15 +59,16 @@
   function fmt(v, k) {
     const u = D.metrics[k === undefined ? st.metric : k].unit;
     if (u === "ns") return (v / 1e9).toFixed(3) + "s";
-    if (u === "bytes") {
-      const a = Math.abs(v);
-      if (a < 1024) return Math.round(v) + " B";
-      const units = ["KB", "MB", "GB", "TB", "PB"];
-      let x = a, i = -1;
-      while (x >= 1024 && i < units.length - 1) { x /= 1024; i++; }
-      return (v < 0 ? "-" : "") + x.toFixed(1) + " " + units[i];
-    }
+    if (u === "bytes") return fmtBytes(v);
     return String(Math.round(v));
+  }
+  function fmtBytes(v) {
+    const a = Math.abs(v);
+    if (a < 1024) return Math.round(v) + " B";
+    const units = ["KB", "MB", "GB", "TB", "PB"];
+    let x = a, i = -1;
+    while (x >= 1024 && i < units.length - 1) { x /= 1024; i++; }
+    return (v < 0 ? "-" : "") + x.toFixed(1) + " " + units[i];
   }
   const pct = (v, s) => { const t = D.metrics[s % NM].total[Math.floor(s / NM)]; return t > 0 ? (100 * v / t).toFixed(1) + "%" : ""; };
   const signed = (v) => (v > 0 ? "+" : "") + fmt(v);
@@ -122,11 +123,12 @@
   const secBottom = el("section", { id: "bottomup" });
   const secSource = el("section", { id: "source" });
   const secTimeline = el("section", { id: "timeline" });
+  const secMemory = el("section", { id: "memory" });
   colL.appendChild(secHot);
   colL.appendChild(secBottom);
   colR.appendChild(secCallers);
   colR.appendChild(secSource);
-  [secSummary, secFlame, grid, secTimeline].forEach((s) => main.appendChild(s));
+  [secSummary, secMemory, secFlame, grid, secTimeline].forEach((s) => main.appendChild(s));
 
   // ---- summary ----
   function drawSummary() {
@@ -545,6 +547,108 @@
     }
   }
 
+  // ---- memory over time: per process, its live heap (area) and resident set (line) ----
+  const MEM_H = 140, MEM_PAD = 4, HEAP = "rgba(42,98,201,0.35)", HEAP_EDGE = "#2a62c9", RSS = "#5d6470";
+  const memDrawn = []; // per process: what was drawn where, for scripts and tests
+  // The value of a step series at time t: its last point at or before t (null before its first).
+  function at(s, t) {
+    let lo = 0, hi = s.t.length - 1, r = -1;
+    while (lo <= hi) { const m = (lo + hi) >> 1; if (s.t[m] <= t) { r = m; lo = m + 1; } else hi = m - 1; }
+    return r < 0 ? null : s.v[r];
+  }
+  function drawMemory() {
+    const M = D.memory;
+    memDrawn.length = 0;
+    if (!M || !M.series.length) { secMemory.style.display = "none"; return; }
+    secMemory.style.display = "";
+    const span = Math.max(1, M.end - M.start);
+    secMemory.innerHTML = "<h2>Memory over time <span class='note'>(live heap: the bytes allocated and not yet freed; resident set: the process's RSS; over " + (span / 1e9).toFixed(3) + "s" + (M.more ? "; " + M.more + " smaller processes not shown" : "") + ")</span></h2>" +
+      "<div class='legend'><span style='background:" + HEAP + ";border:1px solid " + HEAP_EDGE + "'></span>Live Heap<span style='background:" + RSS + ";height:2px'></span>RSS</div>";
+    const procs = [];
+    for (const s of M.series) {
+      let p = procs.find((q) => q.name === s.process);
+      if (!p) procs.push((p = { name: s.process, heap: null, rss: null }));
+      if (s.name === "Live Heap") p.heap = s; else if (s.name === "RSS") p.rss = s;
+    }
+    for (const p of procs) {
+      const row = el("div", { class: "memory-row" });
+      row.appendChild(el("div", { class: "lane-name", title: p.name }, esc(p.name)));
+      const c = el("canvas", { class: "memory-chart" });
+      row.appendChild(c);
+      secMemory.appendChild(row);
+      const w = c.clientWidth || 600, h = MEM_H, dpr = window.devicePixelRatio || 1;
+      c.width = Math.round(w * dpr);
+      c.height = Math.round(h * dpr);
+      const g = c.getContext("2d");
+      g.setTransform(dpr, 0, 0, dpr, 0, 0);
+      g.fillStyle = "#f6f7f9";
+      g.fillRect(0, 0, w, h);
+      let max = 1;
+      for (const s of [p.heap, p.rss]) if (s) for (const v of s.v) if (v > max) max = v;
+      const X = (t) => ((t - M.start) / span) * (w - 1);
+      const Y = (v) => h - 1 - (v / max) * (h - 1 - 16 - MEM_PAD); // room above for the labels
+      // the live heap: a step area (each point holds until the next)
+      let peak = null;
+      if (p.heap && p.heap.t.length) {
+        const s = p.heap;
+        g.beginPath();
+        g.moveTo(X(s.t[0]), h);
+        for (let i = 0; i < s.t.length; i++) {
+          const x = X(s.t[i]), xn = i + 1 < s.t.length ? X(s.t[i + 1]) : x + 1;
+          g.lineTo(x, Y(s.v[i]));
+          g.lineTo(Math.max(xn, x + 1), Y(s.v[i]));
+          if (!peak || s.v[i] > peak.v) peak = { t: s.t[i], v: s.v[i] };
+        }
+        g.lineTo(Math.max(X(s.t[s.t.length - 1]) + 1, X(s.t[s.t.length - 1])), h);
+        g.closePath();
+        g.fillStyle = HEAP;
+        g.fill();
+        g.strokeStyle = HEAP_EDGE;
+        g.lineWidth = 1;
+        g.stroke();
+      }
+      if (p.rss && p.rss.t.length) {
+        const s = p.rss;
+        g.beginPath();
+        for (let i = 0; i < s.t.length; i++) {
+          const x = X(s.t[i]), xn = i + 1 < s.t.length ? X(s.t[i + 1]) : x + 1;
+          if (i) g.lineTo(x, Y(s.v[i])); else g.moveTo(x, Y(s.v[i]));
+          g.lineTo(Math.max(xn, x + 1), Y(s.v[i]));
+        }
+        g.strokeStyle = RSS;
+        g.lineWidth = 1.5;
+        g.stroke();
+      }
+      const info = { process: p.name, max: max, width: w, height: h, peak: null };
+      if (peak) {
+        const px = X(peak.t), py = Y(peak.v);
+        g.fillStyle = "#b3261e";
+        g.beginPath();
+        g.arc(px, py, 3, 0, 2 * Math.PI);
+        g.fill();
+        const label = "peak " + fmtBytes(peak.v) + " at " + ((peak.t) / 1e9).toFixed(3) + "s";
+        g.font = "12px system-ui, sans-serif";
+        const tw = g.measureText(label).width;
+        g.fillText(label, Math.min(Math.max(2, px - tw / 2), w - tw - 2), Math.max(12, py - 6));
+        info.peak = { bytes: peak.v, time_ns: peak.t, x: px, y: py, label: label };
+      }
+      g.fillStyle = "#60656f";
+      g.font = "11px system-ui, sans-serif";
+      g.fillText(fmtBytes(max), 2, 11);
+      info.canvas = c;
+      memDrawn.push(info);
+      c.addEventListener("mousemove", (ev) => {
+        const r = c.getBoundingClientRect(), t = M.start + ((ev.clientX - r.left) / r.width) * span;
+        const hv = p.heap ? at(p.heap, t) : null, rv = p.rss ? at(p.rss, t) : null;
+        tip.textContent = p.name + "\n" + (t / 1e9).toFixed(3) + "s\nLive Heap: " + (hv === null ? "-" : fmtBytes(hv)) + "\nRSS: " + (rv === null ? "-" : fmtBytes(rv));
+        tip.style.display = "block";
+        tip.style.left = Math.min(ev.clientX + 12, window.innerWidth - tip.offsetWidth - 8) + "px";
+        tip.style.top = ev.clientY + 14 + "px";
+      });
+      c.addEventListener("mouseleave", () => { tip.style.display = "none"; });
+    }
+  }
+
   function select(f) {
     st.fn = f;
     drawFlame();
@@ -563,9 +667,10 @@
     drawTimeline();
   });
   let resizeTimer = 0;
-  window.addEventListener("resize", () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(() => { drawFlame(); drawTimeline(); }, 100); });
+  window.addEventListener("resize", () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(() => { drawFlame(); drawTimeline(); drawMemory(); }, 100); });
 
   drawSummary();
+  drawMemory();
   select(-1);
   drawTimeline();
 
@@ -581,6 +686,9 @@
       return rects.filter((q) => q[3] && fnName(fnOf[q[3]]) === name).map((q) => ({ x: q[0], y: q[1], w: q[2], h: ROW - 1, node: q[3] }));
     },
     canvasWidth() { return canvas.getBoundingClientRect().width; },
+    // Per process of the memory chart: its label, the chart's scale and size (CSS pixels),
+    // and the live heap's peak: bytes, time, where its marker is drawn.
+    memory() { return memDrawn.map((m) => ({ process: m.process, max: m.max, width: m.width, height: m.height, peak: m.peak })); },
     zoomedFunction() { return st.zoom ? fnName(fnOf[st.zoom]) : null; },
     renderedAt: performance.now(),
   };

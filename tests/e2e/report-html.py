@@ -5,7 +5,9 @@ request, the functions of the 60/30/10 program on screen with preport's numbers;
 flame graph frame zooms to it (its frame takes the whole width) and selects it (callers, source
 line); the search matches medium's share; the metric switch redraws with Wait Time's known
 values (report_synth.known3); a difference of the program and its variant with medium doubled
-colours medium red. Screenshots go to the work directory and build/meson-logs/report-html/.
+colours medium red; the memory chart of tests/progs/mem-steps draws its live heap's known
+steps (8, 16, 24, 32, 24, 16, 8, 0 MiB) at the heights and times of the counters table, marks
+the 32 MiB peak when process_memory says it was reached, and its tooltip reads the values. Screenshots go to the work directory and build/meson-logs/report-html/.
 
 Runs under /usr/bin/python3, whose python3-selenium drives Chromium (chromium-driver); exits 77
 naming what is missing."""
@@ -220,17 +222,89 @@ def check_diff(p, a, b):
     p.shot("difference.png")
 
 
+MIB = 1 << 20
+STEPS = [8 * MIB, 16 * MIB, 24 * MIB, 32 * MIB, 24 * MIB, 16 * MIB, 8 * MIB, 0]
+HEAP_RGB = (42, 98, 201)  # report.js: HEAP_EDGE; the area is the same colour at 0.35
+
+
+def collect_steps(w):
+    res = w.join("steps")
+    r = e2elib.pcollect([e2elib.prog("mem-steps")], result=res,
+                        analysis="memory-consumption", finalization="full")
+    if r.returncode:
+        e2elib.fail("pcollect mem-steps: exit %d\n%s" % (r.returncode, r.stderr))
+    pts = e2elib.db_rows(res, "select time_ns, value from counters where name = 'Live Heap' "
+                              "order by time_ns")
+    # Each step is 60 ms of CPU time apart, a point of its own; the peak is also a point at
+    # its moment, and the end one more: the values in order, repeats merged, are the steps.
+    ladder = [v for i, (_, v) in enumerate(pts) if i == 0 or v != pts[i - 1][1]]
+    e2elib.check(ladder == STEPS, "memory: the Live Heap counter climbs and falls by the 8 MiB "
+                 "steps %s (got %s)" % ([v // MIB for v in STEPS], [v // MIB for v in ladder]))
+    return res, pts
+
+
+def check_memory_page(p, res, pts):
+    p.clean_console()
+    peak_bytes, peak_ns = e2elib.db_rows(res, "select peak_bytes, peak_ns from process_memory")[0]
+    charts = p.js("return window.pcollectReport.memory();")
+    e2elib.check(len(charts) == 1 and charts[0]["process"].startswith("mem-steps (PID "),
+                 "memory: one chart, of mem-steps (%s)" % [c["process"] for c in charts])
+    c = charts[0]
+    pk = c["peak"]
+    e2elib.check(pk and pk["bytes"] == peak_bytes == 32 * MIB and pk["time_ns"] == peak_ns and
+                 pk["label"] == "peak 32.0 MB at %.3fs" % (peak_ns / 1e9),
+                 "memory: the peak marked is process_memory's, 32 MiB at %.3f s (%s)"
+                 % (peak_ns / 1e9, pk))
+    lo, hi = p.js("const M = JSON.parse(document.getElementById('pcollect-data').textContent)"
+                  ".memory; return [M.start, M.end];")
+    # The top of the live heap's area in the middle of each step: where the chart's scale
+    # puts the step's value (report.js: Y()), to a pixel and a half.
+    col = p.js("""const c = document.querySelector('#memory canvas'), d = window.devicePixelRatio || 1;
+        const o = document.createElement('canvas');
+        o.width = c.width; o.height = c.height;
+        const g = o.getContext('2d', {willReadFrequently: true});
+        g.drawImage(c, 0, 0);
+        return arguments[0].map((x) => {
+            const px = g.getImageData(Math.round(x * d), 0, 1, c.height).data;
+            for (let y = 0; y < c.height; y++) {
+                const r = px[4 * y], gg = px[4 * y + 1], b = px[4 * y + 2];
+                if (b > 150 && b - r > 40 && b - gg > 20) return y / d;  // the heap's blue
+            }
+            return null; });""",
+               [(((a + b) / 2) - lo) / (hi - lo) * (c["width"] - 1)
+                for (a, _), (b, _) in zip(pts, pts[1:]) if b - a > 20e6])
+    want = [v for (a, v), (b, _) in zip(pts, pts[1:]) if b - a > 20e6]
+    h = c["height"]
+    ys = [h - 1 - v / c["max"] * (h - 1 - 16 - 4) for v in want]
+    ok = all((v == 0 and (y is None or y >= h - 2)) or (y is not None and abs(y - yw) <= 1.5)
+             for v, y, yw in zip(want, col, ys))
+    e2elib.check(len(want) >= 7 and ok, "memory: the live heap drawn at each step's height "
+                 "(tops %s, want %s for %s MiB)"
+                 % (col, [round(y, 1) for y in ys], [v // MIB for v in want]))
+    # The tooltip over the second step reads its values.
+    a, b = pts[1][0], pts[2][0]
+    tip = p.js("""const c = document.querySelector('#memory canvas'), r = c.getBoundingClientRect();
+        c.dispatchEvent(new MouseEvent('mousemove', {clientX: r.left + arguments[0] * r.width,
+            clientY: r.top + r.height / 2, bubbles: true}));
+        return document.getElementById('tip').textContent;""", ((a + b) / 2 - lo) / (hi - lo))
+    e2elib.check("Live Heap: 16.0 MB" in tip and "RSS: " in tip,
+                 "memory: the tooltip over the second step says 16.0 MB live (%r)" % tip)
+    p.shot("memory.png")
+
+
 def main():
     with e2elib.Workdir("report-html") as w:
         shots = [w.path, os.path.join(e2elib.BUILD, "meson-logs", "report-html")]
         res = collect(w, "split")
         twice = collect(w, "twice", ["twice"])
         k3 = synth.known3(w.join("k3"))
+        steps, steps_pts = collect_steps(w)
         pages = {
             "split": html(w, "split.html", "-r", res),
             "diff": html(w, "diff.html", "-r", res, "-r", twice),
             "k3": html(w, "k3.html", "-r", k3),
             "thread": html(w, "thread.html", "-r", res, "-group-by", "thread"),
+            "steps": html(w, "steps.html", "-r", steps),
         }
         reason = browser.missing()
         if reason:
@@ -240,6 +314,7 @@ def main():
             check_split_page(Page(d, pages["split"], shots), res)
             check_metric_switch(Page(d, pages["k3"], shots))
             check_diff(Page(d, pages["diff"], shots), res, twice)
+            check_memory_page(Page(d, pages["steps"], shots), steps, steps_pts)
             p = Page(d, pages["thread"], shots)
             p.clean_console()
             names = [r[0] for r in p.table("hot-table")]
