@@ -421,9 +421,40 @@ AGENT_EXPORT void *mremap(void *old, size_t old_len, size_t len, int flags, ...)
 
 /* ---- another malloc than ours ------------------------------------------------------------- */
 
+/*
+ * Whether the program's malloc is ours: the name's first definition, or what a call through it
+ * reaches. A non-PIE executable that takes malloc's address (Debian's python3.11) has its
+ * PLT entry as the canonical address: dlsym gives that, a stub that jumps to us. So one call
+ * through it, with our pass-through path's next function replaced for the time of the call,
+ * says where it lands: a sanitizer's or another allocator's malloc never calls ours.
+ */
+static __thread bool probe_hit;
+static void *(*probe_next)(size_t);
+
+static void *probe_malloc(size_t n)
+{
+	probe_hit = true;
+	return probe_next(n);
+}
+
 bool mem_malloc_is_ours(void)
 {
-	return dlsym(RTLD_DEFAULT, "malloc") == (void *)mem_malloc_self;
+	void *(*m)(size_t) = (void *(*)(size_t))dlsym(RTLD_DEFAULT, "malloc");
+	void (*f)(void *) = (void (*)(void *))dlsym(RTLD_DEFAULT, "free");
+	void *p;
+
+	if (m == mem_malloc_self)
+		return true;
+	/* nothing is recorded yet (alloc_on is 0): our malloc passes the call to real.malloc */
+	if (!m || !f || !ready() || atomic_load(&mem.alloc_on))
+		return false;
+	probe_next = real.malloc;
+	probe_hit = false;
+	real.malloc = probe_malloc;
+	p = m(16);
+	real.malloc = probe_next;
+	f(p);
+	return probe_hit;
 }
 
 static void san_malloc(const volatile void *p, size_t n)

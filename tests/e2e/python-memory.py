@@ -6,6 +6,8 @@ made them, with their bytes (CPython adds a few object headers and the growth of
 that holds them: at most SLACK more), all freed, and held together at the process's peak.
 numpy's arrays, allocated by its C code, land on the Python line that asked for them in
 -call-stack-mode python-only (where numpy is importable: /usr/bin/python3's python3-numpy)."""
+import os
+
 import e2elib as e
 import pylib
 
@@ -52,6 +54,14 @@ def main():
         e.check(r.returncode == 0, "pcollect exits 0 (got %d: %s)" % (r.returncode, r.stderr))
         has_numpy = r.stdout == "numpy\n"
         e.check(has_numpy or r.stdout == "no numpy\n", "the program's output is unchanged")
+        # Every interpreter here uses the C library's malloc, which the agent must know as
+        # its own (a non-PIE python's canonical malloc is its PLT entry: Debian's 3.11).
+        log = ""
+        for name in sorted(os.listdir(os.path.join(res, "log"))):
+            with open(os.path.join(res, "log", name), errors="replace") as lf:
+                log += lf.read()
+        e.check("not the C library's" not in log and "python's PyMem" in log,
+                "the agent records malloc and Python's allocators (its log: %r)" % log)
         f = e.pfinalize(res, ["-quiet"])
         e.check(f.returncode == 0, "pfinalize exits 0 (got %d: %s)" % (f.returncode, f.stderr))
 
