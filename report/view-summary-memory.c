@@ -144,7 +144,7 @@ static int top_sites(struct summary *s, const char *section, const char *metric)
 	return 0;
 }
 
-/* The Memory section from the processes' figures (table process_memory). */
+/* The Memory section from the processes' figures (table process_memory), every node's in a job. */
 static void section_memory(struct summary *s)
 {
 	struct report *r = s->r;
@@ -152,37 +152,40 @@ static void section_memory(struct summary *s)
 	int64_t peak = 0, peak_ns = -1, top = -1, v[11] = { 0 };
 	int64_t nproc = 0, killed = 0, hooks = 0, sample_bytes = 0;
 	char buf[128];
-	size_t row;
+	size_t row, d;
 
-	if (sqlite3_prepare_v2(
-		    r->m.db,
-		    "SELECT peak_bytes, peak_ns, ended, untracked_allocs, untracked_bytes,"
-		    " unknown_frees, agent_peak_bytes, sample_bytes, hooks, cache_misses,"
-		    " cache_checks, cache_collisions, cache_escalations, sampled_allocs"
-		    " FROM process_memory",
-		    -1, &st, NULL) != SQLITE_OK)
-		return;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		int64_t p = sqlite3_column_int64(st, 0);
-		int i;
+	for (d = 0; d < model_ndbs(&r->m); d++) {
+		if (sqlite3_prepare_v2(
+			    model_db(&r->m, d),
+			    "SELECT peak_bytes, peak_ns, ended, untracked_allocs, untracked_bytes,"
+			    " unknown_frees, agent_peak_bytes, sample_bytes, hooks, cache_misses,"
+			    " cache_checks, cache_collisions, cache_escalations, sampled_allocs"
+			    " FROM process_memory",
+			    -1, &st, NULL) != SQLITE_OK)
+			continue; /* a node's result of another analysis, or older */
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			int64_t p = sqlite3_column_int64(st, 0);
+			int i;
 
-		nproc++;
-		peak = sat_add_i64(peak, p);
-		if (p > top) {
-			top = p;
-			peak_ns = sqlite3_column_type(st, 1) == SQLITE_NULL
-					  ? -1
-					  : sqlite3_column_int64(st, 1);
+			nproc++;
+			peak = sat_add_i64(peak, p);
+			if (p > top) {
+				top = p;
+				peak_ns = sqlite3_column_type(st, 1) == SQLITE_NULL
+						  ? -1
+						  : sat_add_i64(sqlite3_column_int64(st, 1),
+								model_db_offset_ns(&r->m, d));
+			}
+			killed += !sqlite3_column_int64(st, 2);
+			for (i = 0; i < 4; i++)
+				v[i] = sat_add_i64(v[i], sqlite3_column_int64(st, 3 + i));
+			sample_bytes = sqlite3_column_int64(st, 7);
+			hooks = sat_add_i64(hooks, sqlite3_column_int64(st, 8));
+			for (i = 4; i < 9; i++)
+				v[i] = sat_add_i64(v[i], sqlite3_column_int64(st, 5 + i));
 		}
-		killed += !sqlite3_column_int64(st, 2);
-		for (i = 0; i < 4; i++)
-			v[i] = sat_add_i64(v[i], sqlite3_column_int64(st, 3 + i));
-		sample_bytes = sqlite3_column_int64(st, 7);
-		hooks = sat_add_i64(hooks, sqlite3_column_int64(st, 8));
-		for (i = 4; i < 9; i++)
-			v[i] = sat_add_i64(v[i], sqlite3_column_int64(st, 5 + i));
+		sqlite3_finalize(st);
 	}
-	sqlite3_finalize(st);
 	if (!nproc)
 		return;
 	summary_row_int(s, "Memory",

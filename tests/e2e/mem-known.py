@@ -15,11 +15,14 @@ pfinalize and preport (CSV views, the summary, result.db). One part a run (the a
   paused   tests/progs/mem-paused: what is allocated while the program has paused the
            collection (pcollect_pause()) is not recorded, and its frees are counted as frees
            of blocks not recorded; what comes after the resume is, exact
+  job      a parallel job of two simulated nodes (mem-known, tests/progs/mem-steps): the
+           job's summary, hotspots and HTML memory chart hold both nodes' processes
 
 Exact means exact: the only allocations besides the sites' are the C runtime's own, each
 listed below by the function that makes it (RUNTIME), and every one of them is printed."""
 import csv
 import io
+import json
 import math
 import os
 import signal
@@ -352,8 +355,49 @@ def part_paused(w):
             % pm["peak"])
 
 
+def part_job(w):
+    """A parallel job of two simulated nodes, mem-known on one and mem-steps on the other:
+    preport -r res reports both as one result, the summary's memory is both processes'."""
+    res = w.join("res")
+    for node, prog in (("nodeA", "mem-known"), ("nodeB", "mem-steps")):
+        env = {"SLURM_JOB_ID": "6161", "SLURM_STEP_ID": "0", "SLURM_PROCID": "0",
+               "PCOLLECT_HOSTNAME": node}
+        r = e.pcollect([e.prog(prog)], result=res, analysis="memory-consumption", env=env,
+                       cwd=w.path)
+        e.check(r.returncode == 0, "%s on %s: pcollect exits 0 (got %d: %s)"
+                % (prog, node, r.returncode, r.stderr.strip()))
+        finalize(res + "." + node)
+    steps_peak = 32 << 20
+    s = preport(res)
+    for label, want in (("Peak Live Bytes (sum of the processes' peaks)",
+                         "%d bytes" % (C_PEAK + steps_peak)),
+                        ("Leaked Bytes", "4321 bytes")):
+        got = summary_value(s, label)
+        e.check(got == want, "job: summary %s is '%s', expected '%s'" % (label, got, want))
+    rows = {(r["Function"], r["Module"]): r for r in
+            csv.DictReader(io.StringIO(preport(res, "-view", "hotspots", "-format", "csv")))}
+    e.check(int(float(rows[("leak_site", "mem-known")]["Leaked Bytes:Self"])) == 4321 and
+            int(float(rows[("main", "mem-steps")]["Allocated Bytes:Self"])) == steps_peak,
+            "job: both nodes' sites in the hotspots (leak_site's 4321 bytes leaked, mem-steps' "
+            "main's 32 MiB)")
+    page = w.join("job.html")
+    preport(res, "-format", "html", "-report-output", page)
+    with open(page, encoding="utf-8") as f:
+        text = f.read()
+    data = json.loads(text.split('<script type="application/json" id="pcollect-data">', 1)[1]
+                      .split("</script>", 1)[0])
+    procs = {(x["process"].split(" (")[0], x["process"].rsplit(", ", 1)[-1].rstrip(")"))
+             for x in data["memory"]["series"]}
+    e.check(procs == {("mem-known", "nodeA"), ("mem-steps", "nodeB")},
+            "job: the HTML report's memory chart has each node's process (%s)" % procs)
+    heap = {x["process"].split(" (")[0]: max(x["v"]) for x in data["memory"]["series"]
+            if x["name"] == "Live Heap"}
+    e.check(heap == {"mem-known": C_PEAK, "mem-steps": steps_peak},
+            "job: each process's live heap peaks at its own peak (%s)" % heap)
+
+
 PARTS = {"c": part_c, "cxx": part_cxx, "threads": part_threads, "killed": part_killed,
-         "sampled": part_sampled, "paused": part_paused}
+         "sampled": part_sampled, "paused": part_paused, "job": part_job}
 
 
 def main():
