@@ -64,6 +64,10 @@ struct mem_thread {
 	uint32_t emap_vals[MEM_EMAP_SLOTS];
 	uint64_t ips[RAW_MAX_DEPTH + 64];
 	uint64_t sps[RAW_MAX_DEPTH + 64];
+	/* the last stack unwound, whose unchanged outer part the next unwind takes as it is */
+	uint64_t prev_ips[RAW_MAX_DEPTH + 64];
+	uint64_t prev_sps[RAW_MAX_DEPTH + 64];
+	uint32_t prev_n, prev_flags;
 };
 
 /* Per-thread fast state (initial-exec TLS: a few instructions from every wrapper). */

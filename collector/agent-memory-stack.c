@@ -49,6 +49,7 @@ void mem_thread_cache_clear(struct mem_thread *mt)
 	memset(mt->slots, 0, sizeof(mt->slots));
 	memset(mt->emap_keys, 0, sizeof(mt->emap_keys));
 	mt->emap_used = 0;
+	mt->prev_n = 0;
 }
 
 /* ---- stack id -> entry -------------------------------------------------------------------- */
@@ -140,7 +141,59 @@ struct walk {
 	uint32_t n, max, flags;
 	enum { OURS, SANITIZER, PROGRAM } phase;
 	bool own;
+	bool stopped;     /* the walk ended it on purpose (libgcc then returns an error code) */
+	bool reused;      /* its outer part is the last stack's */
+	uint32_t differs; /* the last stack's frame found changed: no match below it serves */
 };
+
+/*
+ * Unwind only what changed. Two allocations in a row mostly share the outer part of their
+ * stacks (under Python, dozens of interpreter frames): once the walk reaches a frame that
+ * the last stack had, at the same stack pointer with the same return address, the frames
+ * above it are the last stack's if each of their return addresses is still where that
+ * unwind found it (frame k's return address ips[k] sits just below sps[k], the stack pointer
+ * of its call). Reading those words is the check: a frame that returned and was called
+ * again from elsewhere has put another return address there. Only the thread's own stack,
+ * between this frame and its top, is read.
+ */
+static bool reuse(struct walk *w, uintptr_t ip, uintptr_t sp)
+{
+	struct mem_thread *mt = w->mt;
+	uint32_t lo = 0, hi = mt->prev_n, j, k, take;
+
+	if (!mt->stack_hi || sp >= mt->stack_hi)
+		return false;
+	while (lo < hi) { /* the stack pointers grow outwards: sorted */
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (mt->prev_sps[mid] < sp)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	j = lo;
+	if (j >= mt->prev_n || j < w->differs || mt->prev_sps[j] != sp || mt->prev_ips[j] != ip)
+		return false;
+	for (k = j + 1; k < mt->prev_n; k++)
+		if (mt->prev_sps[k] <= mt->prev_sps[k - 1] || mt->prev_sps[k] > mt->stack_hi ||
+		    *(const uint64_t *)(uintptr_t)(mt->prev_sps[k] - sizeof(uint64_t)) !=
+			    mt->prev_ips[k]) {
+			w->differs = k; /* a match below k would stop at k again */
+			return false;
+		}
+	take = mt->prev_n - j;
+	if (w->n + take > w->max) {
+		take = w->max - w->n;
+		w->flags |= RAW_STACK_TRUNCATED;
+	} else {
+		w->flags |= mt->prev_flags & (RAW_STACK_TRUNCATED | RAW_STACK_UNWIND_ERROR);
+	}
+	memcpy(&mt->ips[w->n], &mt->prev_ips[j], take * sizeof(uint64_t));
+	memcpy(&mt->sps[w->n], &mt->prev_sps[j], take * sizeof(uint64_t));
+	w->n += take;
+	w->reused = true;
+	return true;
+}
 
 static _Unwind_Reason_Code walk_frame(struct _Unwind_Context *ctx, void *arg)
 {
@@ -155,6 +208,7 @@ static _Unwind_Reason_Code walk_frame(struct _Unwind_Context *ctx, void *arg)
 	if (w->phase != PROGRAM) {
 		if (mem_from_agent(ip) && w->phase == SANITIZER) {
 			w->own = true;
+			w->stopped = true;
 			return _URC_END_OF_STACK;
 		}
 		if (ip - mem.skip_lo < mem.skip_hi - mem.skip_lo)
@@ -166,6 +220,11 @@ static _Unwind_Reason_Code walk_frame(struct _Unwind_Context *ctx, void *arg)
 		return _URC_NO_REASON;
 	if (w->n >= w->max) {
 		w->flags |= RAW_STACK_TRUNCATED;
+		w->stopped = true;
+		return _URC_END_OF_STACK;
+	}
+	if (w->mt->prev_n && reuse(w, ip, sp)) {
+		w->stopped = true;
 		return _URC_END_OF_STACK;
 	}
 	w->mt->ips[w->n] = ip;
@@ -186,11 +245,19 @@ static uint32_t unwind(struct mem_thread *mt, uint32_t *flags, bool *own)
 	struct walk w = { .mt = mt, .max = agent.cfg.stack_depth, .phase = OURS };
 	_Unwind_Reason_Code r = gcc.backtrace(walk_frame, &w);
 
-	if (r != _URC_END_OF_STACK && r != _URC_NO_REASON && w.n)
+	if (!w.stopped && r != _URC_END_OF_STACK && r != _URC_NO_REASON && w.n)
 		w.flags |= RAW_STACK_UNWIND_ERROR;
 	*flags = w.flags;
 	*own = w.own;
-	return w.own ? 0 : w.n;
+	if (w.own || !w.n) {
+		mt->prev_n = 0;
+		return 0;
+	}
+	memcpy(mt->prev_ips, mt->ips, w.n * sizeof(uint64_t));
+	memcpy(mt->prev_sps, mt->sps, w.n * sizeof(uint64_t));
+	mt->prev_n = w.n;
+	mt->prev_flags = w.flags;
+	return w.n;
 }
 
 /* Take t's writer (the thread may be ending: another thread holds it then). */

@@ -15,6 +15,8 @@ pfinalize and preport (CSV views, the summary, result.db). One part a run (the a
   paused   tests/progs/mem-paused: what is allocated while the program has paused the
            collection (pcollect_pause()) is not recorded, and its frees are counted as frees
            of blocks not recorded; what comes after the resume is, exact
+  callers  tests/progs/mem-callers: two callers whose stacks differ in one return address,
+           at 40 depths: each caller's bytes exact (the unwinds reuse no wrong outer frames)
   job      a parallel job of two simulated nodes (mem-known, tests/progs/mem-steps): the
            job's summary, hotspots and HTML memory chart hold both nodes' processes
 
@@ -348,9 +350,16 @@ def part_paused(w):
             brows.get("paused_leak", {}).get("Leaked Bytes:Self") == 777,
             "nopause: the same sites are recorded when nothing pauses")
     bpm = process_memory(base)
-    e.check(pm["unknown_frees"] - bpm["unknown_frees"] == 10,
+    # Through a sanitizer's allocator hooks (the sanitizers' build), a few frees of the
+    # runtime's own blocks made before the agent are seen in one run and not in another (3
+    # once in many runs): there the count is checked to that much; exact otherwise.
+    hooks = e.db_rows(res, "select hooks from process_memory")[0][0]
+    slack = 3 if hooks else 0
+    diff = pm["unknown_frees"] - bpm["unknown_frees"]
+    e.check(10 - slack <= diff <= 10 + slack,
             "paused: the 10 frees of blocks made while paused are frees of blocks not recorded "
-            "(%d, against %d without pausing)" % (pm["unknown_frees"], bpm["unknown_frees"]))
+            "(%d, against %d without pausing%s)" % (pm["unknown_frees"], bpm["unknown_frees"],
+                                                   ", +- 3 under a sanitizer" if slack else ""))
     e.check(pm["peak"] == 2000, "paused: the peak is the resumed block's 2000 bytes (got %d)"
             % pm["peak"])
 
@@ -396,8 +405,33 @@ def part_job(w):
             "job: each process's live heap peaks at its own peak (%s)" % heap)
 
 
+def part_callers(w):
+    """tests/progs/mem-callers: two callers whose stacks differ in one return address, at
+    every recursion depth from 1 to 40: each caller's bytes are its own, exact."""
+    res = w.join("callers")
+    r = e.pcollect([e.prog("mem-callers")], result=res, analysis="memory-consumption")
+    e.check(r.returncode == 0, "callers: pcollect exits 0 (got %d: %s)"
+            % (r.returncode, r.stderr.strip()))
+    finalize(res)
+    rows = hotspots(res)
+    for name, size in (("from_a", 100), ("from_b", 300)):
+        got = rows[name]
+        want = 40 * 50 * size
+        print("callers: %s %d bytes in %d allocations (Total)"
+              % (name, got["Allocated Bytes:Total"], got["Allocations:Total"]))
+        e.check(got["Allocated Bytes:Total"] == want and got["Allocations:Total"] == 2000 and
+                got["Freed Bytes:Total"] == want,
+                "callers: %s's Total is its own 2000 blocks of %d bytes, %d bytes, all freed"
+                % (name, size, want))
+    e.check(rows["alloc_here"]["Allocated Bytes:Self"] == 40 * 50 * 400,
+            "callers: alloc_here made all 800000 bytes")
+    pm = process_memory(res)
+    print("process_memory: %s" % pm)
+
+
 PARTS = {"c": part_c, "cxx": part_cxx, "threads": part_threads, "killed": part_killed,
-         "sampled": part_sampled, "paused": part_paused, "job": part_job}
+         "sampled": part_sampled, "paused": part_paused, "job": part_job,
+         "callers": part_callers}
 
 
 def main():

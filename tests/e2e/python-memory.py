@@ -58,10 +58,11 @@ def main():
         # its own (a non-PIE python's canonical malloc is its PLT entry: Debian's 3.11).
         log = ""
         for name in sorted(os.listdir(os.path.join(res, "log"))):
-            with open(os.path.join(res, "log", name), errors="replace") as lf:
-                log += lf.read()
-        e.check("not the C library's" not in log and "python's PyMem" in log,
-                "the agent records malloc and Python's allocators (its log: %r)" % log)
+            if name.startswith("agent.") and name.endswith(".log"):
+                with open(os.path.join(res, "log", name), errors="replace") as lf:
+                    log += lf.read()
+        e.check("has no hooks" not in log,
+                "the agent records the interpreter's malloc (its log: %r)" % log[-2000:])
         f = e.pfinalize(res, ["-quiet"])
         e.check(f.returncode == 0, "pfinalize exits 0 (got %d: %s)" % (f.returncode, f.stderr))
 
