@@ -3,6 +3,7 @@
 #ifndef PCOLLECT_COLLECTOR_PYTHON_PRIVATE_H
 #define PCOLLECT_COLLECTOR_PYTHON_PRIVATE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,6 +25,9 @@ struct pyagent_runtime {
 	size_t rt_lo, rt_len; /* the span of _PyRuntime one sample copies */
 	size_t ts_len;        /* bytes of a PyThreadState one sample copies */
 	char path[256];       /* the module that holds it (diagnostics) */
+	/* 3.12+: the code of the entry frames a _PyEval_EvalFrameDefault call pushes (the
+	   interpreter's trampoline), learned from the first one seen; 0 until then */
+	_Atomic uintptr_t shim_code;
 };
 extern struct pyagent_runtime pyagent_rt;
 

@@ -52,6 +52,27 @@ static bool on_c_stack(uintptr_t a)
 	return a > sp && a - sp < C_STACK_SPAN;
 }
 
+/*
+ * 3.12+: whether the frame copied in fr is an entry frame of _PyEval_EvalFrameDefault (its
+ * owner says so), or has their code: a sample can land while such a frame, on the C stack,
+ * is being set up, or read one left there by a call that has returned, whose owner byte
+ * another frame's data has replaced. Their code (the interpreter's trampoline) is never a
+ * Python function's.
+ */
+static bool is_shim(const uint8_t *fr, uintptr_t tag)
+{
+	const struct pylayout *L = &pyagent_rt.L;
+	uintptr_t code = (uintptr_t)field(fr, L->fr_code) & tag;
+	uintptr_t shim = atomic_load_explicit(&pyagent_rt.shim_code, memory_order_relaxed);
+
+	if ((uint8_t)fr[L->fr_owner] >= PYLAYOUT_OWNER_CSTACK) {
+		if (!shim && code)
+			atomic_store_explicit(&pyagent_rt.shim_code, code, memory_order_relaxed);
+		return true;
+	}
+	return shim && code == shim;
+}
+
 /* The innermost frame of the state copied in ts; 0 with *why set when it cannot be had. */
 static uintptr_t first_frame(struct pyagent_thread *t, const uint8_t *ts, int *why)
 {
@@ -105,7 +126,7 @@ static int walk_frames(struct pyagent_thread *t, uintptr_t frame, int max, bool 
 		}
 		if (frame < lowest && first - frame < PYAGENT_WINDOW)
 			lowest = frame;
-		if (L->minor >= 12 && (uint8_t)fr[L->fr_owner] >= PYLAYOUT_OWNER_CSTACK) {
+		if (L->minor >= 12 && is_shim(fr, tag)) {
 			/* the frame a _PyEval_EvalFrameDefault call pushed: the frame inside it was
 			   the first that call ran */
 			if (n > 0)
