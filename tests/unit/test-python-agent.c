@@ -273,7 +273,7 @@ static void test_python_agent_free_threaded(void)
 static const struct pylayout *L;
 static uint8_t fake_runtime[4096], fake_tstate[512], fake_cframe[64], fake_code_type[64];
 static uint8_t frames[8][128];
-static uint8_t codes[3][256];
+static uint8_t codes[4][256];
 static uint8_t strs[8][128];
 static uint8_t table[64];
 static pthread_key_t key;
@@ -352,6 +352,7 @@ static void forge_interpreter(void)
 	table[1] = 0;
 	make_code(0, "inner", 10, 100);
 	make_code(1, "outer", 20, 101);
+	make_code(2, "<interpreter trampoline>", 0, 102); /* what the entry frames run */
 	put64(fake_runtime, L->rt_interp_head, interp);
 	put64(fake_runtime, L->rt_interp_main, interp);
 	pthread_key_create(&key, NULL);
@@ -363,9 +364,9 @@ static void forge_interpreter(void)
 	put64(fake_tstate, L->ts_cframe, (uintptr_t)fake_cframe);
 	put64(fake_cframe, L->cf_current_frame, (uintptr_t)frames[0]);
 	/* inner <- shim <- outer <- shim */
-	make_frame(3, 1, 0, 0, PYLAYOUT_OWNER_CSTACK);
+	make_frame(3, 2, 0, 0, PYLAYOUT_OWNER_CSTACK);
 	make_frame(2, 1, 3, (uintptr_t)frames[3], 0);
-	make_frame(1, 1, 0, (uintptr_t)frames[2], PYLAYOUT_OWNER_CSTACK);
+	make_frame(1, 2, 0, (uintptr_t)frames[2], PYLAYOUT_OWNER_CSTACK);
 	make_frame(0, 0, 5, (uintptr_t)frames[1], 0);
 	__atomic_store_n(&pyagent_rt.state, PYAGENT_FOUND, __ATOMIC_RELEASE);
 }
@@ -397,6 +398,14 @@ static void test_python_agent_forged_walks(void)
 	CU_ASSERT(f[0].flags == RAW_PY_FRAME_ENTRY && f[1].flags == RAW_PY_FRAME_ENTRY);
 	CU_ASSERT(f[0].code_id != f[1].code_id && t->codes_written == 2);
 	id_inner = f[0].code_id;
+
+	/* an entry frame read while it is set up, or one a returned call left on the C stack:
+	   its owner byte is not 3, its code is the trampoline's (learned from those seen) */
+	frames[1][L->fr_owner] = 0;
+	n = pyagent_capture(t, &w, f, PYAGENT_MAX_FRAMES, &cut);
+	CU_ASSERT(n == 2 && f[0].code_id == id_inner && f[0].flags == RAW_PY_FRAME_ENTRY &&
+		  f[1].offset == 6 && t->codes_written == 2);
+	frames[1][L->fr_owner] = PYLAYOUT_OWNER_CSTACK;
 
 	/* the same objects again: no new records */
 	n = pyagent_capture(t, &w, f, PYAGENT_MAX_FRAMES, &cut);
