@@ -3,6 +3,7 @@
 #ifndef PCOLLECT_REPORT_EXPORT_HTML_H
 #define PCOLLECT_REPORT_EXPORT_HTML_H
 
+#include "report/counters.h"
 #include "report/export-private.h"
 
 /* The page's script and styles (report/html/, embedded at build time: html-assets.c). */
@@ -44,21 +45,6 @@ struct html_lane {
 	int64_t *bins; /* nmetrics * HTML_TIMELINE_BINS */
 };
 
-/* A series of memory over time (table counters): a process's Live Heap or RSS. */
-struct html_point {
-	int64_t t, v; /* ns from the collection's start, bytes */
-};
-
-struct html_series {
-	int part;     /* the job's part (node) it comes from; 0 outside a job */
-	int64_t proc; /* processes.id in that part */
-	char *label;  /* "exe (PID n)", with the rank, and the host in a job */
-	char *name;   /* "Live Heap", "RSS" */
-	struct html_point *pt;
-	size_t n, cap;
-	int64_t peak; /* its process's largest Live Heap: the heaviest are drawn */
-};
-
 struct html {
 	struct report *r;
 	size_t nr;
@@ -82,10 +68,10 @@ struct html {
 	size_t nlines, linecap;
 	struct html_lane *lanes; /* per thread (+ 1), heaviest first; NULL: no timeline */
 	size_t nlanes;
-	int64_t tl_start, tl_span; /* ns */
-	size_t tl_bins;            /* slices of time used, up to HTML_TIMELINE_BINS */
-	struct html_series *mem;   /* memory over time, heaviest process first */
-	size_t nmem, memcap;
+	int64_t tl_start, tl_span;  /* ns */
+	size_t tl_bins;             /* slices of time used, up to HTML_TIMELINE_BINS */
+	struct counter_series *mem; /* memory over time, heaviest process first */
+	size_t nmem;
 	size_t mem_shown;       /* series written (up to HTML_MEMORY_PROCESSES processes) */
 	size_t mem_more;        /* processes left out */
 	int64_t mem_lo, mem_hi; /* ns: the span drawn */

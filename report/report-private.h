@@ -247,6 +247,9 @@ struct report_mpi_summary {
 /* 0 with out filled, 1 when the result has no MPI Time, -ENOMEM. */
 int report_mpi_summary(struct report *r, struct report_mpi_summary *out);
 int view_timeline(struct report *r, struct table *t);
+/* A memory-consumption result's timeline: live heap and RSS per process and time bucket. */
+bool view_timeline_memory_has(struct report *r);
+int view_timeline_memory(struct report *r, struct table *t);
 int view_hotspots_diff(struct report *a, struct report *b, struct table *t);
 int view_topdown_diff(struct report *a, struct report *b, struct table *t);
 int view_bottomup_diff(struct report *a, struct report *b, struct table *t);

@@ -173,6 +173,9 @@ int view_timeline(struct report *r, struct table *t)
 			tl.col[r->shown[i]] = (int)tl.ncols++;
 	if (!tl.ncols) {
 		free(tl.col);
+		/* memory-consumption: no time metric, the live heap and RSS over time instead */
+		if (view_timeline_memory_has(r))
+			return view_timeline_memory(r, t);
 		return report_usage_error("the timeline view shows metrics measured in time; none "
 					  "of those asked for is");
 	}

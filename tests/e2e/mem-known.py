@@ -17,6 +17,7 @@ pfinalize and preport (CSV views, the summary, result.db). One part a run (the a
            of blocks not recorded; what comes after the resume is, exact
   callers  tests/progs/mem-callers: two callers whose stacks differ in one return address,
            at 40 depths: each caller's bytes exact (the unwinds reuse no wrong outer frames)
+  timeline tests/progs/mem-steps: -view timeline's buckets hold its known 8 MiB steps
   job      a parallel job of two simulated nodes (mem-known, tests/progs/mem-steps): the
            job's summary, hotspots and HTML memory chart hold both nodes' processes
 
@@ -403,6 +404,46 @@ def part_job(w):
             if x["name"] == "Live Heap"}
     e.check(heap == {"mem-known": C_PEAK, "mem-steps": steps_peak},
             "job: each process's live heap peaks at its own peak (%s)" % heap)
+    rows = list(csv.DictReader(io.StringIO(preport(res, "-view", "timeline", "-format", "csv"))))
+    top = {}
+    for x in rows:
+        p = x["Process"].split(" (")[0]
+        top[p] = max(top.get(p, 0), int(x["Live Heap"] or 0))
+    e.check(top == {"mem-known": C_PEAK, "mem-steps": steps_peak},
+            "job: -view timeline has both nodes' processes at their peaks (%s)" % top)
+
+
+def part_timeline(w):
+    """tests/progs/mem-steps: -view timeline gives each bucket the highest live heap it had,
+    which is the known step wherever a bucket lies within one step."""
+    res = w.join("steps")
+    r = e.pcollect([e.prog("mem-steps")], result=res, analysis="memory-consumption")
+    e.check(r.returncode == 0, "timeline: pcollect exits 0 (got %d: %s)"
+            % (r.returncode, r.stderr.strip()))
+    finalize(res)
+    pts = e.db_rows(res, "select time_ns, value from counters where name = 'Live Heap' "
+                         "order by time_ns")
+    rows = list(csv.DictReader(io.StringIO(preport(res, "-view", "timeline", "-format", "csv",
+                                                   "-time-buckets", "40"))))
+    e.check(len(rows) >= 38 and all(x["Process"].startswith("mem-steps (PID ") for x in rows),
+            "timeline: 40 buckets of mem-steps (%d rows)" % len(rows))
+    inside = 0
+    for x in rows:
+        a, b = round(float(x["Start"]) * 1e9), round(float(x["End"]) * 1e9)
+        # the step in force over the whole bucket: the last point before it, none within
+        before = [v for t, v in pts if t <= a - 1e6]
+        within = [v for t, v in pts if a - 1e6 < t < b + 1e6]
+        if before and not within:
+            inside += 1
+            e.check(int(x["Live Heap"] or -1) == before[-1],
+                    "timeline: %s-%s s holds the step of %d bytes (got %s)"
+                    % (x["Start"], x["End"], before[-1], x["Live Heap"]))
+    e.check(inside >= 20, "timeline: %d buckets lie within one step (20 or more)" % inside)
+    e.check(max(int(x["Live Heap"] or 0) for x in rows) == 32 << 20,
+            "timeline: the highest bucket holds the 32 MiB peak")
+    text = preport(res, "-view", "timeline")
+    e.check("32.0 MB" in text and "Live Heap" in text and "RSS" in text,
+            "timeline: the text table names Live Heap and RSS, in bytes")
 
 
 def part_callers(w):
@@ -431,7 +472,7 @@ def part_callers(w):
 
 PARTS = {"c": part_c, "cxx": part_cxx, "threads": part_threads, "killed": part_killed,
          "sampled": part_sampled, "paused": part_paused, "job": part_job,
-         "callers": part_callers}
+         "callers": part_callers, "timeline": part_timeline}
 
 
 def main():
