@@ -27,12 +27,11 @@ static char *label_of(sqlite3_stmt *st, bool job)
 {
 	const char *exe = (const char *)sqlite3_column_text(st, 5);
 	const char *host = (const char *)sqlite3_column_text(st, 6);
-	const char *base = exe ? strrchr(exe, '/') : NULL;
+	const char *base = exe && *exe ? report_basename(exe) : "[process]";
 	int64_t rank = sqlite3_column_type(st, 7) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 7);
 	char buf[512];
 	int n;
 
-	base = base ? base + 1 : exe && *exe ? exe : "[process]";
 	n = snprintf(buf, sizeof(buf), "%s (PID %lld", base,
 		     (long long)sqlite3_column_int64(st, 4));
 	if (n > 0 && (size_t)n < sizeof(buf) && rank >= 0)
@@ -70,8 +69,11 @@ static int load_part(struct loaded *l, int part, sqlite3 *db, int64_t offset_ns,
 		int64_t t = sqlite3_column_int64(st, 2) + offset_ns,
 			v = sqlite3_column_int64(st, 3);
 
-		if (!name || t < from || t >= to)
+		if (!name || t >= to)
 			continue;
+		/* a point before the window: its value holds at the window's start */
+		if (t < from)
+			t = from;
 		if (!cur || cur->part != part || cur->proc != proc || strcmp(cur->name, name)) {
 			if (GROW(l->s, l->n + 1, l->cap)) {
 				rc = -ENOMEM;
@@ -87,6 +89,10 @@ static int load_part(struct loaded *l, int part, sqlite3 *db, int64_t offset_ns,
 				rc = -ENOMEM;
 				break;
 			}
+		}
+		if (cur->n && cur->pt[cur->n - 1].t == t) {
+			cur->pt[cur->n - 1].v = v; /* the later of two at one time */
+			continue;
 		}
 		if (GROW(cur->pt, cur->n + 1, cur->cap)) {
 			rc = -ENOMEM;
@@ -131,8 +137,7 @@ int counters_load(struct report *r, int64_t from, int64_t to, struct counter_ser
 	for (i = 0; i < l.n; i = j) {
 		int64_t peak = 0;
 
-		for (j = i; j < l.n && l.s[j].part == l.s[i].part && l.s[j].proc == l.s[i].proc;
-		     j++)
+		for (j = i; j < l.n && counters_same_process(&l.s[j], &l.s[i]); j++)
 			if (!strcmp(l.s[j].name, "Live Heap"))
 				for (k = 0; k < l.s[j].n; k++)
 					if (l.s[j].pt[k].v > peak)
@@ -144,19 +149,4 @@ int counters_load(struct report *r, int64_t from, int64_t to, struct counter_ser
 	*out = l.s;
 	*n = l.n;
 	return 0;
-}
-
-int64_t counters_at(const struct counter_series *s, int64_t t, int64_t def)
-{
-	size_t lo = 0, hi = s->n;
-
-	while (lo < hi) { /* the first point after t */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->pt[mid].t <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? s->pt[lo - 1].v : def;
 }

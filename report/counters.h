@@ -3,6 +3,7 @@
 #ifndef PCOLLECT_REPORT_COUNTERS_H
 #define PCOLLECT_REPORT_COUNTERS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,15 +26,20 @@ struct counter_series {
 };
 
 /*
- * Every series of r (each node's in a job) with a point in [from, to), heaviest process
- * first (its series together, by name). A result without the table has none. Returns 0 or
+ * Every series of r (each node's in a job) with a point before to, heaviest process first (its
+ * series together, by name): its points in [from, to), led by the value it had at from (the
+ * last point before from, moved to from). A result without the table has none. Returns 0 or
  * -ENOMEM; *out is freed with counters_release().
  */
 int counters_load(struct report *r, int64_t from, int64_t to, struct counter_series **out,
 		  size_t *n);
 void counters_release(struct counter_series *s, size_t n);
 
-/* The value of a series at time t: its last point at or before t; def before the first. */
-int64_t counters_at(const struct counter_series *s, int64_t t, int64_t def);
+/* Whether two series are one process's (they are adjacent in what counters_load() gives). */
+static inline bool counters_same_process(const struct counter_series *a,
+					 const struct counter_series *b)
+{
+	return a->part == b->part && a->proc == b->proc;
+}
 
 #endif

@@ -41,11 +41,6 @@ static void thin(struct counter_series *s, int64_t lo, int64_t hi, size_t max)
 	s->n = out;
 }
 
-static bool same_process(const struct counter_series *a, const struct counter_series *b)
-{
-	return a->part == b->part && a->proc == b->proc;
-}
-
 int html_memory(struct html *h)
 {
 	struct report *r = &h->r[0];
@@ -69,7 +64,7 @@ int html_memory(struct html *h)
 		h->mem_lo = from;
 	/* The heaviest processes are drawn; the rest are counted. */
 	for (i = 0; i < h->nmem; i++) {
-		if (i && !same_process(&h->mem[i], &h->mem[i - 1]))
+		if (i && !counters_same_process(&h->mem[i], &h->mem[i - 1]))
 			procs++;
 		if (procs >= HTML_MEMORY_PROCESSES)
 			break;
@@ -78,7 +73,7 @@ int html_memory(struct html *h)
 	h->mem_shown = i;
 	h->mem_more = 0;
 	for (; i < h->nmem; i++)
-		h->mem_more += !same_process(&h->mem[i], &h->mem[i - 1]);
+		h->mem_more += !counters_same_process(&h->mem[i], &h->mem[i - 1]);
 	return 0;
 }
 

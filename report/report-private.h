@@ -248,8 +248,8 @@ struct report_mpi_summary {
 int report_mpi_summary(struct report *r, struct report_mpi_summary *out);
 int view_timeline(struct report *r, struct table *t);
 /* A memory-consumption result's timeline: live heap and RSS per process and time bucket. */
-bool view_timeline_memory_has(struct report *r);
 int view_timeline_memory(struct report *r, struct table *t);
+#define REPORT_TIME_BUCKETS 20 /* the timeline view's buckets without -time-buckets */
 int view_hotspots_diff(struct report *a, struct report *b, struct table *t);
 int view_topdown_diff(struct report *a, struct report *b, struct table *t);
 int view_bottomup_diff(struct report *a, struct report *b, struct table *t);

@@ -14,8 +14,8 @@
  */
 static int64_t highest(const struct counter_series *s, int64_t a, int64_t b)
 {
-	int64_t v = counters_at(s, a, -1);
 	size_t lo = 0, hi = s->n;
+	int64_t v;
 
 	while (lo < hi) { /* the first point at or after a */
 		size_t mid = lo + (hi - lo) / 2;
@@ -25,14 +25,15 @@ static int64_t highest(const struct counter_series *s, int64_t a, int64_t b)
 		else
 			hi = mid;
 	}
+	v = lo ? s->pt[lo - 1].v : -1; /* carried in; -1: none yet */
 	for (; lo < s->n && s->pt[lo].t < b; lo++)
 		if (s->pt[lo].v > v)
 			v = s->pt[lo].v;
 	return v;
 }
 
-static void fill(struct report *r, struct table *t, const struct counter_series *s, size_t ns,
-		 int64_t from, int64_t to, size_t nb)
+static void fill(struct table *t, const struct counter_series *s, size_t ns, int64_t from,
+		 int64_t to, size_t nb)
 {
 	int start = table_add_col(t, "Start", TABLE_TIME, 0);
 	int end = table_add_col(t, "End", TABLE_TIME, 0);
@@ -43,12 +44,11 @@ static void fill(struct report *r, struct table *t, const struct counter_series 
 	int64_t len = (to - from) / (int64_t)nb;
 	size_t i, j, b;
 
-	(void)r;
 	for (i = 0; i < ns; i = j) {
 		const struct counter_series *h = NULL, *m = NULL;
 
 		/* a process's series are adjacent */
-		for (j = i; j < ns && s[j].part == s[i].part && s[j].proc == s[i].proc; j++)
+		for (j = i; j < ns && counters_same_process(&s[j], &s[i]); j++)
 			if (!strcmp(s[j].name, "Live Heap"))
 				h = &s[j];
 			else if (!strcmp(s[j].name, "RSS"))
@@ -71,11 +71,6 @@ static void fill(struct report *r, struct table *t, const struct counter_series 
 				table_set_int(t, row, rss, mv);
 		}
 	}
-}
-
-bool view_timeline_memory_has(struct report *r)
-{
-	return model_find_metric(&r->m, "Allocated Bytes") >= 0;
 }
 
 int view_timeline_memory(struct report *r, struct table *t)
@@ -104,10 +99,10 @@ int view_timeline_memory(struct report *r, struct table *t)
 	}
 	if (to <= from)
 		to = from + 1;
-	nb = (size_t)(r->o->time_buckets > 0 ? r->o->time_buckets : 20);
+	nb = (size_t)(r->o->time_buckets > 0 ? r->o->time_buckets : REPORT_TIME_BUCKETS);
 	if ((int64_t)nb > to - from)
 		nb = (size_t)(to - from);
-	fill(r, t, s, ns, from, to, nb);
+	fill(t, s, ns, from, to, nb);
 	if (r->o->nfilters)
 		table_add_note(
 			t, "-filter does not apply to memory over time: every process is shown");

@@ -10,8 +10,6 @@
 #include "report/filter.h"
 #include "report/report-private.h"
 
-#define DEFAULT_BUCKETS 20
-
 struct timeline {
 	struct report *r;
 	const struct report_filter *filter;
@@ -98,7 +96,7 @@ static int time_range(struct timeline *tl, char *err, size_t err_size)
 	}
 	tl->from = from;
 	tl->to = to > from ? to : from + 1;
-	tl->nb = (size_t)(r->o->time_buckets > 0 ? r->o->time_buckets : DEFAULT_BUCKETS);
+	tl->nb = (size_t)(r->o->time_buckets > 0 ? r->o->time_buckets : REPORT_TIME_BUCKETS);
 	tl->len = (tl->to - tl->from) / (int64_t)tl->nb;
 	if (tl->len < 1) {
 		tl->len = 1;
@@ -174,7 +172,7 @@ int view_timeline(struct report *r, struct table *t)
 	if (!tl.ncols) {
 		free(tl.col);
 		/* memory-consumption: no time metric, the live heap and RSS over time instead */
-		if (view_timeline_memory_has(r))
+		if (model_find_metric(&r->m, "Allocated Bytes") >= 0)
 			return view_timeline_memory(r, t);
 		return report_usage_error("the timeline view shows metrics measured in time; none "
 					  "of those asked for is");

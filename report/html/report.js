@@ -166,6 +166,12 @@
   if (DIFF) secFlame.appendChild(el("div", { class: "legend note" }, "Colour: <span style='background:#e0533d'></span>more in Result 2 <span style='background:#4f86d9'></span>less in Result 2 <span style='background:#d8d8d8'></span>unchanged"));
   const tip = el("div", { id: "tip" });
   document.body.appendChild(tip);
+  function showTip(ev, text) {
+    tip.textContent = text;
+    tip.style.display = "block";
+    tip.style.left = Math.min(ev.clientX + 12, window.innerWidth - tip.offsetWidth - 8) + "px";
+    tip.style.top = ev.clientY + 14 + "px";
+  }
   let rects = []; // drawn frames: [x, y, w, node]
   let matched = null; // search: per node true when its function matches
 
@@ -279,10 +285,7 @@
   canvas.addEventListener("mousemove", (ev) => {
     const n = hit(ev);
     if (n < 0) { tip.style.display = "none"; return; }
-    tip.textContent = describe(n);
-    tip.style.display = "block";
-    tip.style.left = Math.min(ev.clientX + 12, window.innerWidth - tip.offsetWidth - 8) + "px";
-    tip.style.top = ev.clientY + 14 + "px";
+    showTip(ev, describe(n));
   });
   canvas.addEventListener("mouseleave", () => { tip.style.display = "none"; });
   canvas.addEventListener("click", (ev) => {
@@ -538,10 +541,7 @@
       c.addEventListener("mousemove", (ev) => {
         const r = c.getBoundingClientRect(), i = Math.floor((ev.clientX - r.left) / r.width * vals.length);
         if (i < 0 || i >= vals.length) return;
-        tip.textContent = t.name + "\n" + ((i * bin) / 1e9).toFixed(3) + "s to " + (((i + 1) * bin) / 1e9).toFixed(3) + "s: " + fmt(vals[i] * sc, k);
-        tip.style.display = "block";
-        tip.style.left = Math.min(ev.clientX + 12, window.innerWidth - tip.offsetWidth - 8) + "px";
-        tip.style.top = ev.clientY + 14 + "px";
+        showTip(ev, t.name + "\n" + ((i * bin) / 1e9).toFixed(3) + "s to " + (((i + 1) * bin) / 1e9).toFixed(3) + "s: " + fmt(vals[i] * sc, k));
       });
       c.addEventListener("mouseleave", () => { tip.style.display = "none"; });
     }
@@ -555,6 +555,14 @@
     let lo = 0, hi = s.t.length - 1, r = -1;
     while (lo <= hi) { const m = (lo + hi) >> 1; if (s.t[m] <= t) { r = m; lo = m + 1; } else hi = m - 1; }
     return r < 0 ? null : s.v[r];
+  }
+  // Trace a step series (each point holds until the next) along the current path.
+  function steps(g, s, X, Y) {
+    for (let i = 0; i < s.t.length; i++) {
+      const x = X(s.t[i]), xn = i + 1 < s.t.length ? X(s.t[i + 1]) : x + 1;
+      g.lineTo(x, Y(s.v[i]));
+      g.lineTo(Math.max(xn, x + 1), Y(s.v[i]));
+    }
   }
   function drawMemory() {
     const M = D.memory;
@@ -591,15 +599,11 @@
       let peak = null;
       if (p.heap && p.heap.t.length) {
         const s = p.heap;
+        for (let i = 0; i < s.t.length; i++) if (!peak || s.v[i] > peak.v) peak = { t: s.t[i], v: s.v[i] };
         g.beginPath();
         g.moveTo(X(s.t[0]), h);
-        for (let i = 0; i < s.t.length; i++) {
-          const x = X(s.t[i]), xn = i + 1 < s.t.length ? X(s.t[i + 1]) : x + 1;
-          g.lineTo(x, Y(s.v[i]));
-          g.lineTo(Math.max(xn, x + 1), Y(s.v[i]));
-          if (!peak || s.v[i] > peak.v) peak = { t: s.t[i], v: s.v[i] };
-        }
-        g.lineTo(Math.max(X(s.t[s.t.length - 1]) + 1, X(s.t[s.t.length - 1])), h);
+        steps(g, s, X, Y);
+        g.lineTo(X(s.t[s.t.length - 1]) + 1, h);
         g.closePath();
         g.fillStyle = HEAP;
         g.fill();
@@ -610,11 +614,8 @@
       if (p.rss && p.rss.t.length) {
         const s = p.rss;
         g.beginPath();
-        for (let i = 0; i < s.t.length; i++) {
-          const x = X(s.t[i]), xn = i + 1 < s.t.length ? X(s.t[i + 1]) : x + 1;
-          if (i) g.lineTo(x, Y(s.v[i])); else g.moveTo(x, Y(s.v[i]));
-          g.lineTo(Math.max(xn, x + 1), Y(s.v[i]));
-        }
+        g.moveTo(X(s.t[0]), Y(s.v[0]));
+        steps(g, s, X, Y);
         g.strokeStyle = RSS;
         g.lineWidth = 1.5;
         g.stroke();
@@ -635,15 +636,11 @@
       g.fillStyle = "#60656f";
       g.font = "11px system-ui, sans-serif";
       g.fillText(fmtBytes(max), 2, 11);
-      info.canvas = c;
       memDrawn.push(info);
       c.addEventListener("mousemove", (ev) => {
         const r = c.getBoundingClientRect(), t = M.start + ((ev.clientX - r.left) / r.width) * span;
         const hv = p.heap ? at(p.heap, t) : null, rv = p.rss ? at(p.rss, t) : null;
-        tip.textContent = p.name + "\n" + (t / 1e9).toFixed(3) + "s\nLive Heap: " + (hv === null ? "-" : fmtBytes(hv)) + "\nRSS: " + (rv === null ? "-" : fmtBytes(rv));
-        tip.style.display = "block";
-        tip.style.left = Math.min(ev.clientX + 12, window.innerWidth - tip.offsetWidth - 8) + "px";
-        tip.style.top = ev.clientY + 14 + "px";
+        showTip(ev, p.name + "\n" + (t / 1e9).toFixed(3) + "s\nLive Heap: " + (hv === null ? "-" : fmtBytes(hv)) + "\nRSS: " + (rv === null ? "-" : fmtBytes(rv)));
       });
       c.addEventListener("mouseleave", () => { tip.style.display = "none"; });
     }
@@ -688,7 +685,7 @@
     canvasWidth() { return canvas.getBoundingClientRect().width; },
     // Per process of the memory chart: its label, the chart's scale and size (CSS pixels),
     // and the live heap's peak: bytes, time, where its marker is drawn.
-    memory() { return memDrawn.map((m) => ({ process: m.process, max: m.max, width: m.width, height: m.height, peak: m.peak })); },
+    memory() { return memDrawn; },
     zoomedFunction() { return st.zoom ? fnName(fnOf[st.zoom]) : null; },
     renderedAt: performance.now(),
   };

@@ -441,6 +441,14 @@ def part_timeline(w):
     e.check(inside >= 20, "timeline: %d buckets lie within one step (20 or more)" % inside)
     e.check(max(int(x["Live Heap"] or 0) for x in rows) == 32 << 20,
             "timeline: the highest bucket holds the 32 MiB peak")
+    # A window that opens in the middle of a step starts with that step's value.
+    mid = (pts[2][0] + pts[3][0]) / 2e9
+    win = list(csv.DictReader(io.StringIO(preport(res, "-view", "timeline", "-format", "csv",
+                                                  "-time-filter", "%.6f:" % mid))))
+    e.check(win and abs(float(win[0]["Start"]) - mid) < 0.001 and
+            int(win[0]["Live Heap"] or -1) == pts[2][1],
+            "timeline: -time-filter %.3f: opens with the step in force then, %d bytes (got %s)"
+            % (mid, pts[2][1], win[0]["Live Heap"] if win else None))
     text = preport(res, "-view", "timeline")
     e.check("32.0 MB" in text and "Live Heap" in text and "RSS" in text,
             "timeline: the text table names Live Heap and RSS, in bytes")
