@@ -351,9 +351,9 @@ def part_paused(w):
             brows.get("paused_leak", {}).get("Leaked Bytes:Self") == 777,
             "nopause: the same sites are recorded when nothing pauses")
     bpm = process_memory(base)
-    # Through a sanitizer's allocator hooks (the sanitizers' build), a few frees of the
-    # runtime's own blocks made before the agent are seen in one run and not in another (3
-    # once in many runs): there the count is checked to that much; exact otherwise.
+    # Through a sanitizer's allocator hooks (the sanitizers' build) the count was once 3 short
+    # beside other tests (11 against 4 + 10), a cause not found: there it is checked to 3,
+    # exact otherwise (docs/testing.md).
     hooks = e.db_rows(res, "select hooks from process_memory")[0][0]
     slack = 3 if hooks else 0
     diff = pm["unknown_frees"] - bpm["unknown_frees"]
@@ -416,11 +416,7 @@ def part_job(w):
 def part_timeline(w):
     """tests/progs/mem-steps: -view timeline gives each bucket the highest live heap it had,
     which is the known step wherever a bucket lies within one step."""
-    res = w.join("steps")
-    r = e.pcollect([e.prog("mem-steps")], result=res, analysis="memory-consumption")
-    e.check(r.returncode == 0, "timeline: pcollect exits 0 (got %d: %s)"
-            % (r.returncode, r.stderr.strip()))
-    finalize(res)
+    res = collect(w, "steps", [e.prog("mem-steps")])
     pts = e.db_rows(res, "select time_ns, value from counters where name = 'Live Heap' "
                          "order by time_ns")
     rows = list(csv.DictReader(io.StringIO(preport(res, "-view", "timeline", "-format", "csv",
@@ -457,11 +453,7 @@ def part_timeline(w):
 def part_callers(w):
     """tests/progs/mem-callers: two callers whose stacks differ in one return address, at
     every recursion depth from 1 to 40: each caller's bytes are its own, exact."""
-    res = w.join("callers")
-    r = e.pcollect([e.prog("mem-callers")], result=res, analysis="memory-consumption")
-    e.check(r.returncode == 0, "callers: pcollect exits 0 (got %d: %s)"
-            % (r.returncode, r.stderr.strip()))
-    finalize(res)
+    res = collect(w, "callers", [e.prog("mem-callers")])
     rows = hotspots(res)
     for name, size in (("from_a", 100), ("from_b", 300)):
         got = rows[name]
@@ -474,8 +466,6 @@ def part_callers(w):
                 % (name, size, want))
     e.check(rows["alloc_here"]["Allocated Bytes:Self"] == 40 * 50 * 400,
             "callers: alloc_here made all 800000 bytes")
-    pm = process_memory(res)
-    print("process_memory: %s" % pm)
 
 
 PARTS = {"c": part_c, "cxx": part_cxx, "threads": part_threads, "killed": part_killed,

@@ -7,7 +7,8 @@ line); the search matches medium's share; the metric switch redraws with Wait Ti
 values (report_synth.known3); a difference of the program and its variant with medium doubled
 colours medium red; the memory chart of tests/progs/mem-steps draws its live heap's known
 steps (8, 16, 24, 32, 24, 16, 8, 0 MiB) at the heights and times of the counters table, marks
-the 32 MiB peak when process_memory says it was reached, and its tooltip reads the values. Screenshots go to the work directory and build/meson-logs/report-html/.
+the 32 MiB peak when process_memory says it was reached, and its tooltip reads the values.
+Screenshots go to the work directory and build/meson-logs/report-html/.
 
 Runs under /usr/bin/python3, whose python3-selenium drives Chromium (chromium-driver); exits 77
 naming what is missing."""
@@ -224,7 +225,6 @@ def check_diff(p, a, b):
 
 MIB = 1 << 20
 STEPS = [8 * MIB, 16 * MIB, 24 * MIB, 32 * MIB, 24 * MIB, 16 * MIB, 8 * MIB, 0]
-HEAP_RGB = (42, 98, 201)  # report.js: HEAP_EDGE; the area is the same colour at 0.35
 
 
 def collect_steps(w):
