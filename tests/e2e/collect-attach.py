@@ -12,8 +12,8 @@
   followed (its process stream, its 0.4 s of CPU sampled);
 - -command pause, resume and stop on an attached collection, then Ctrl-C on another: pcollect
   lets the process go and the process runs on unchanged;
-- refusals: no such process and a bad pid (exit 2), waits, memory-consumption or -trace-mpi asked of an attach
-  (exit 2), a process that made itself not dumpable (exit 1, the cause and the fix), with
+- refusals: no such process and a bad pid (exit 2), waits, memory-consumption or -trace-mpi
+  asked of an attach (exit 2), a process that made itself not dumpable (exit 1, the cause and the fix), with
   nothing left behind.
 Sample checks use e2elib.Sampled; no wall time is judged."""
 import ctypes
