@@ -125,6 +125,10 @@ class Sampled:
         uniform: standard deviation L sqrt(k / 6), never more than k L. L is the lump a
         random instant of CPU time falls in: sum w^2 / sum w intervals (size-biased), plus a
         tick for the check that comes late.
+      A share measured at 0 or 1 (every sample in the part, or none) is not known to be
+      exactly that: the binomial bound takes it half a sample away from the edge, or a part
+      holding all its thread's samples would get no room at all for the CPU time its ends
+      share with the code before and after it.
       Both bounds hold on their own; the tolerance takes the smaller, at Z standard
       deviations. Z = 4.5 is 7e-6 two-sided a check: the suite judges a few hundred answers
       a run, so even where the binomial bound is reached (it is conservative for systematic
@@ -157,7 +161,8 @@ class Sampled:
         samples around the part's true CPU time (stretches: see the class)."""
         if self.n <= 0:
             return self.quantum_ns
-        share = min(max(share, 0.0), 1.0)
+        edge = min(0.5 / self.n, 0.5)
+        share = min(max(share, edge), 1.0 - edge)
         tol = Z * math.sqrt(share * (1.0 - share) / self.n) * self.total_ns
         if stretches:
             tol = min(tol, min(stretches, Z * math.sqrt(stretches / 6.0)) * self.lump_ns)
