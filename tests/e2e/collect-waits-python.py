@@ -6,7 +6,8 @@ function that called them (the innermost frame of the program's file in the wait
 and get are threading's and queue's Python code, called there), and the waits between the
 times the program took around each call (the GIL taken back after it included) add up to what
 it measured, within 5% + 3 ms; two threads burning Python code wait for
-the GIL in turn: waits of kind gil under their Python frames, each thread's at least the time
+the GIL in turn: waits of kind gil under their Python frames, each thread's (those under its
+Python frames: its first, before it runs Python, precedes what it measures) at least the time
 it was blocked (nothing else in its loop blocks) and at most its time off the CPU (a wait also
 covers the time it takes to be run again once woken), both as the thread read them from the
 scheduler (/proc/thread-self/schedstat), so a busy machine changes them alike.
@@ -91,6 +92,9 @@ with e.Workdir("waits-python") as w:
         e.check(gil and framed >= got / 2 and all(f in PROGRAM + (None,) for _r, f in gil),
                 "burner-%d: GIL waits under its Python frames (%.3f of %.3f ms; %s)" % (
                     i, framed / 1e6, got / 1e6, sorted(set(str(f) for _r, f in gil))))
-        e.check(blocked - REL * blocked - ABS_NS <= got <= off + REL * off + ABS_NS,
-                "burner-%d waited %.3f ms for the GIL: blocked %.3f ms, off the CPU %.3f ms" %
-                (i, got / 1e6, blocked / 1e6, off / 1e6))
+        # The thread measured itself from inside burner(): its first wait, before it runs
+        # any Python, is outside that window (5 ms of 299 once, on a busy machine).
+        e.check(blocked - REL * blocked - ABS_NS <= framed <= off + REL * off + ABS_NS,
+                "burner-%d waited %.3f ms for the GIL under its Python frames (%.3f ms in all): "
+                "blocked %.3f ms, off the CPU %.3f ms" %
+                (i, framed / 1e6, got / 1e6, blocked / 1e6, off / 1e6))
