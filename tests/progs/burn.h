@@ -4,6 +4,7 @@
 #define PCOLLECT_TESTS_BURN_H
 
 #include <sys/resource.h>
+#include <time.h>
 
 /*
  * A chain of dependent multiplications: its latency (not loop alignment or the front end)
@@ -40,6 +41,15 @@ static inline long long burn_cpu_ns(void)
 	getrusage(RUSAGE_THREAD, &ru);
 	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ll +
 	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ll;
+}
+
+/* The thread's CPU time brought up to date (CLOCK_THREAD_CPUTIME_ID): to read once, at the end. */
+static inline long long burn_cpu_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000000000ll + ts.tv_nsec;
 }
 
 /*
