@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "collector/agent-private.h"
-#include "collector/data-counter.h"
+#include "common/data-counter.h"
 
 /*
  * pcollect -target-pid loads the agent with dlopen into a process that runs already and

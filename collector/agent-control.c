@@ -6,13 +6,13 @@
 #include <sys/prctl.h>
 
 #include "collector/agent-private.h"
-#include "collector/data-counter.h"
+#include "common/data-counter.h"
 #include "common/agent-api.h"
 
 /*
  * Who controls a collection: the launcher (-start-paused, -resume-after, detach after
  * -target-pid), pcollect -command from another shell, and the program through the API. All
- * change one control word in the collection's shared page (collector/data-counter.h) and
+ * change one control word in the collection's shared page (common/data-counter.h) and
  * wake the futex beside it; every process of the collection has a control thread waiting on
  * it, which obeys: timers disarmed while paused (no signal at all, not samples dropped), timers
  * gone when stopped, streams finished and the process let go when detached. The program's

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "collector/agent-private.h"
-#include "collector/preload.h"
+#include "common/preload.h"
 
 extern char **environ;
 

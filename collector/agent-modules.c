@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "collector/agent-private.h"
-#include "collector/elf-note.h"
-#include "collector/proc-maps.h"
+#include "common/elf-note.h"
+#include "common/proc-maps.h"
 #include "common/grow.h"
 
 /* A module as seen by one scan. */

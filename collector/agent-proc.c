@@ -10,6 +10,7 @@
 
 #include "collector/agent-private.h"
 #include "common/grow.h"
+#include "common/metric.h"
 #include "common/raw-memory.h"
 #include "common/result-dir.h"
 
@@ -78,28 +79,12 @@ static void write_process(struct agent_proc *p)
 	free(buf);
 }
 
-/* memory-consumption's metrics: their values come from the aggregate file (raw-memory.h). */
-static void declare_memory_metrics(struct raw_writer *w)
+/* Declare the registry's metric id under its raw number (common/metric.h). */
+static void declare_metric(struct raw_writer *w, enum metric_id id, uint32_t kind)
 {
-	static const struct {
-		uint64_t id;
-		const char *name;
-		uint32_t unit, aggregation;
-	} m[] = {
-		{ RAW_METRIC_MEM_ALLOCATED, RAW_METRIC_MEM_ALLOCATED_NAME, RAW_UNIT_BYTES,
-		  RAW_AGG_SUM },
-		{ RAW_METRIC_MEM_ALLOCS, RAW_METRIC_MEM_ALLOCS_NAME, RAW_UNIT_COUNT, RAW_AGG_SUM },
-		{ RAW_METRIC_MEM_FREED, RAW_METRIC_MEM_FREED_NAME, RAW_UNIT_BYTES, RAW_AGG_SUM },
-		{ RAW_METRIC_MEM_LEAKED, RAW_METRIC_MEM_LEAKED_NAME, RAW_UNIT_BYTES, RAW_AGG_SUM },
-		{ RAW_METRIC_MEM_PEAK, RAW_METRIC_MEM_PEAK_NAME, RAW_UNIT_BYTES, RAW_AGG_PEAK },
-		{ RAW_METRIC_MEM_TEMPORARY, RAW_METRIC_MEM_TEMPORARY_NAME, RAW_UNIT_COUNT,
-		  RAW_AGG_SUM },
-	};
-	size_t i;
+	const struct metric_def *d = metric_def(id);
 
-	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++)
-		raw_writer_metric(w, m[i].id, m[i].name, m[i].unit, m[i].aggregation,
-				  RAW_METRIC_KIND_ALLOC);
+	raw_writer_metric(w, (uint64_t)d->raw_id, d->name, d->unit, d->aggregation, kind);
 }
 
 int agent_proc_open(void)
@@ -107,6 +92,7 @@ int agent_proc_open(void)
 	AGENT_BUSY;
 	struct agent_proc *p = &agent.proc;
 	char path[PATH_MAX], gen[16];
+	enum metric_id id;
 	sigset_t old;
 	int ret;
 
@@ -136,17 +122,16 @@ int agent_proc_open(void)
 	agent_block_sampling(&old);
 	write_process(p);
 	/* Samples carry CPU time implicitly (weight x interval_ns); later metrics add values. */
-	raw_writer_metric(&p->w, RAW_METRIC_CPU_TIME, RAW_METRIC_CPU_TIME_NAME, RAW_UNIT_NS,
-			  RAW_AGG_SUM, RAW_METRIC_KIND_CPU_SAMPLE);
+	declare_metric(&p->w, METRIC_CPU_TIME, RAW_METRIC_KIND_CPU_SAMPLE);
 	/* The threads' WAIT and WAIT_SUM records carry these (agent-wait.c). */
 	if (agent.cfg.waits) {
-		raw_writer_metric(&p->w, RAW_METRIC_WAIT_TIME, RAW_METRIC_WAIT_TIME_NAME,
-				  RAW_UNIT_NS, RAW_AGG_SUM, RAW_METRIC_KIND_WAIT);
-		raw_writer_metric(&p->w, RAW_METRIC_WAIT_COUNT, RAW_METRIC_WAIT_COUNT_NAME,
-				  RAW_UNIT_COUNT, RAW_AGG_SUM, RAW_METRIC_KIND_WAIT);
+		declare_metric(&p->w, METRIC_WAIT_TIME, RAW_METRIC_KIND_WAIT);
+		declare_metric(&p->w, METRIC_WAIT_COUNT, RAW_METRIC_KIND_WAIT);
 	}
+	/* memory-consumption's: their values come from the aggregate file (raw-memory.h). */
 	if (agent.cfg.memory)
-		declare_memory_metrics(&p->w);
+		for (id = METRIC_MEM_ALLOCATED; id <= METRIC_MEM_TEMPORARY; id++)
+			declare_metric(&p->w, id, RAW_METRIC_KIND_ALLOC);
 	raw_writer_flush(&p->w);
 	agent_account_bytes(&p->accounted, p->w.bytes_written);
 	agent_restore_mask(&old);

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "collector/agent-private.h"
-#include "collector/preload.h"
+#include "common/preload.h"
 #include "common/hash.h"
 
 /*

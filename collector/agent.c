@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "collector/agent-private.h"
-#include "collector/data-counter.h"
-#include "collector/proc-maps.h"
+#include "common/data-counter.h"
+#include "common/proc-maps.h"
 #include "common/result-dir.h"
 
 struct agent_state agent = {
@@ -160,14 +160,14 @@ static int config_read(struct agent_config *c, config_lookup_fn get, void *ctx)
 	memset(c, 0, sizeof(*c));
 	if (!dir || dir[0] != '/' || strlen(dir) >= sizeof(c->result_dir))
 		return -EINVAL;
-	strcpy(c->result_dir, dir);
+	snprintf(c->result_dir, sizeof(c->result_dir), "%s", dir);
 	agent_path = get(AGENT_ENV_AGENT, ctx);
 	if (agent_path && strlen(agent_path) < sizeof(c->agent_path))
-		strcpy(c->agent_path, agent_path);
+		snprintf(c->agent_path, sizeof(c->agent_path), "%s", agent_path);
 	/* -trace-mpi: the shims stay in LD_PRELOAD after the agent across exec and spawn. */
 	s = get(AGENT_ENV_MPI_SHIMS, ctx);
 	if (s && strlen(s) < sizeof(c->mpi_shims))
-		strcpy(c->mpi_shims, s);
+		snprintf(c->mpi_shims, sizeof(c->mpi_shims), "%s", s);
 	snprintf(c->preload, sizeof(c->preload), "%s%s%s", c->agent_path,
 		 c->mpi_shims[0] ? ":" : "", c->mpi_shims);
 	c->mpi_threshold_ns = 100000;

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "collector/elf-note.h"
+#include "common/elf-note.h"
 #include "common/grow.h"
 #include "common/log.h"
 #include "common/raw-stream.h"

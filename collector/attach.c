@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "collector/agent-env.h"
-#include "collector/data-counter.h"
+#include "common/data-counter.h"
 #include "collector/inject.h"
 #include "collector/launcher.h"
 #include "common/log.h"
@@ -151,22 +151,23 @@ static void refused(pid_t pid, const char *why)
 static char *attach_config(const struct collect_opts *o, const struct collection *c,
 			   const char *agent_path)
 {
-	char *buf = malloc(3 * PATH_MAX + 1024);
+	size_t size = 3 * PATH_MAX + 1024;
+	char *buf = malloc(size);
 	int n;
 
 	if (!buf)
 		return NULL;
-	n = sprintf(buf,
-		    "%s=%s\n%s=%s\n%s=%llu\n%s=%u\n%s=%s\n%s=0\n%s=%llu\n%s=%llu\n%s=%d\n%s=%d\n"
-		    "%s=%d\n",
-		    AGENT_ENV_RESULT_DIR, c->dir, AGENT_ENV_AGENT, agent_path,
-		    AGENT_ENV_INTERVAL_NS, (unsigned long long)o->interval_ns,
-		    AGENT_ENV_STACK_DEPTH, o->stack_depth, AGENT_ENV_SAMPLING_CLOCK,
-		    o->task_clock ? "task-clock" : "timer", AGENT_ENV_DURATION_NS,
-		    AGENT_ENV_START_NS, (unsigned long long)c->start_mono, AGENT_ENV_DATA_LIMIT,
-		    (unsigned long long)(o->data_limit_mb * 1048576.0), AGENT_ENV_FOLLOW_CHILD,
-		    o->follow_child ? 1 : 0, AGENT_ENV_RANK, c->rank, AGENT_ENV_LAUNCHER_PID,
-		    (int)getpid());
+	n = snprintf(buf, size,
+		     "%s=%s\n%s=%s\n%s=%llu\n%s=%u\n%s=%s\n%s=0\n%s=%llu\n%s=%llu\n%s=%d\n%s=%d\n"
+		     "%s=%d\n",
+		     AGENT_ENV_RESULT_DIR, c->dir, AGENT_ENV_AGENT, agent_path,
+		     AGENT_ENV_INTERVAL_NS, (unsigned long long)o->interval_ns,
+		     AGENT_ENV_STACK_DEPTH, o->stack_depth, AGENT_ENV_SAMPLING_CLOCK,
+		     o->task_clock ? "task-clock" : "timer", AGENT_ENV_DURATION_NS,
+		     AGENT_ENV_START_NS, (unsigned long long)c->start_mono, AGENT_ENV_DATA_LIMIT,
+		     (unsigned long long)(o->data_limit_mb * 1048576.0), AGENT_ENV_FOLLOW_CHILD,
+		     o->follow_child ? 1 : 0, AGENT_ENV_RANK, c->rank, AGENT_ENV_LAUNCHER_PID,
+		     (int)getpid());
 	(void)n;
 	return buf;
 }

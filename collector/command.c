@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
-#include "collector/data-counter.h"
+#include "common/data-counter.h"
 #include "collector/launcher.h"
 #include "common/log.h"
 #include "common/meta.h"

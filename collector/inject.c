@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "collector/proc-maps.h"
+#include "common/proc-maps.h"
 
 #define RED_ZONE      128         /* bytes below the stack pointer the thread's code may use */
 #define SCRATCH_NEED  (24u << 10) /* bytes of mapped stack below the red zone we want */

@@ -19,8 +19,8 @@
 #include <unistd.h>
 
 #include "collector/agent-env.h"
-#include "collector/data-counter.h"
-#include "collector/preload.h"
+#include "common/data-counter.h"
+#include "common/preload.h"
 #include "collector/target-check.h"
 #include "common/log.h"
 #include "common/meta.h"
@@ -301,6 +301,7 @@ static void forward_signal(int sig, siginfo_t *si, void *uc)
 static void python_path_add(const char *pydir)
 {
 	const char *old = getenv("PYTHONPATH");
+	size_t size;
 	char *v;
 
 	if (!pydir[0])
@@ -309,10 +310,11 @@ static void python_path_add(const char *pydir)
 		setenv("PYTHONPATH", pydir, 1);
 		return;
 	}
-	v = malloc(strlen(old) + strlen(pydir) + 2);
+	size = strlen(old) + strlen(pydir) + 2;
+	v = malloc(size);
 	if (!v)
 		return;
-	sprintf(v, "%s:%s", old, pydir);
+	snprintf(v, size, "%s:%s", old, pydir);
 	setenv("PYTHONPATH", v, 1);
 	free(v);
 }

@@ -9,6 +9,7 @@
 #include "collector/agent-env.h"
 #include "collector/launcher.h"
 #include "common/log.h"
+#include "common/str.h"
 #include "common/options.h"
 #include "finalizer/finalize.h"
 #include "report/report.h"
@@ -224,12 +225,13 @@ static int other_action(int argc, char **argv)
 		code = finalize_main(n, args, "pcollect");
 	} else {
 		const char *mapped = report_vtune_view(view);
-		char *opt = malloc(strlen(mapped ? mapped : view) + 9);
+		size_t size = strlen(mapped ? mapped : view) + 9;
+		char *opt = malloc(size);
 
 		if (!opt)
 			usage_error(strerror(ENOMEM));
 		/* preport's -report is its -view; a name it does not know, it refuses (nearest). */
-		sprintf(opt, "-report=%s", mapped ? mapped : view);
+		snprintf(opt, size, "-report=%s", mapped ? mapped : view);
 		memmove(args + 2, args + 1, (size_t)(n - 1) * sizeof(*args));
 		args[1] = opt;
 		code = report_main(n + 1, args, "pcollect");
@@ -258,7 +260,7 @@ int main(int argc, char **argv)
 	char err[4096], name[64], *cmdline;
 	const char **bins, **srcs;
 	const char *s;
-	size_t i, len = 1;
+	size_t i;
 	int code;
 
 	log_set_tool("pcollect");
@@ -476,14 +478,7 @@ int main(int argc, char **argv)
 			    "(or -target-pid PID)");
 	o.argc = r.rest_argc;
 	o.argv = r.rest_argv;
-	for (i = 0; i < (size_t)argc; i++)
-		len += strlen(argv[i]) + 1;
-	cmdline = calloc(1, len);
-	for (i = 0; cmdline && i < (size_t)argc; i++) {
-		if (i)
-			strcat(cmdline, " ");
-		strcat(cmdline, argv[i]);
-	}
+	cmdline = str_join((const char *const *)argv, (size_t)argc, " ");
 	o.command_line = cmdline;
 	code = o.target_pid ? attach_run(&o) : collect_run(&o);
 	free(cmdline);

@@ -14,15 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, size, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
+#include "common/log.h"
 
 /* Search PATH like execvp(); remembers a non-executable match for the message. */
 static int search_path(const char *cmd, char *path, size_t size, char *err, size_t err_size)
@@ -53,10 +45,10 @@ static int search_path(const char *cmd, char *path, size_t size, char *err, size
 		denied = true;
 	}
 	if (denied) {
-		fail(err, err_size, "cannot run '%s': Permission denied", cmd);
+		err_set(err, err_size, "cannot run '%s': Permission denied", cmd);
 		return -EACCES;
 	}
-	fail(err, err_size, "cannot run '%s': command not found", cmd);
+	err_set(err, err_size, "cannot run '%s': command not found", cmd);
 	return -ENOENT;
 }
 
@@ -116,22 +108,34 @@ static int check_file(const char *shown, const char *path, int depth, char *err,
 	ssize_t n;
 	int fd, ret = 0;
 
-	if (stat(path, &st))
-		return fail(err, err_size, "cannot run '%s': %s", shown, strerror(errno));
-	if (S_ISDIR(st.st_mode))
-		return fail(err, err_size, "cannot run '%s': Is a directory", shown);
-	if (!S_ISREG(st.st_mode))
-		return fail(err, err_size, "cannot run '%s': not a regular file", shown);
-	if (access(path, X_OK))
-		return fail(err, err_size, "cannot run '%s': %s", shown, strerror(errno));
-	if (st.st_mode & (S_ISUID | S_ISGID))
-		return fail(err, err_size,
-			    "cannot profile '%s': setuid and setgid programs ignore LD_PRELOAD, so "
-			    "the agent cannot be loaded",
-			    shown);
+	if (stat(path, &st)) {
+		err_set(err, err_size, "cannot run '%s': %s", shown, strerror(errno));
+		return -EINVAL;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		err_set(err, err_size, "cannot run '%s': Is a directory", shown);
+		return -EINVAL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err_set(err, err_size, "cannot run '%s': not a regular file", shown);
+		return -EINVAL;
+	}
+	if (access(path, X_OK)) {
+		err_set(err, err_size, "cannot run '%s': %s", shown, strerror(errno));
+		return -EINVAL;
+	}
+	if (st.st_mode & (S_ISUID | S_ISGID)) {
+		err_set(err, err_size,
+			"cannot profile '%s': setuid and setgid programs ignore LD_PRELOAD, so "
+			"the agent cannot be loaded",
+			shown);
+		return -EINVAL;
+	}
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return fail(err, err_size, "cannot run '%s': %s", shown, strerror(errno));
+	if (fd < 0) {
+		err_set(err, err_size, "cannot run '%s': %s", shown, strerror(errno));
+		return -EINVAL;
+	}
 	n = read(fd, head, sizeof(head) - 1);
 	if (n < 0)
 		n = 0;
@@ -157,10 +161,11 @@ static int check_file(const char *shown, const char *path, int depth, char *err,
 		int i;
 
 		if (head[EI_CLASS] != ELFCLASS64 || read_at(fd, &eh, sizeof(eh), 0)) {
-			ret = fail(err, err_size,
-				   "cannot profile '%s': not a 64-bit program, the agent cannot be "
-				   "loaded into it",
-				   shown);
+			err_set(err, err_size,
+				"cannot profile '%s': not a 64-bit program, the agent cannot be "
+				"loaded into it",
+				shown);
+			ret = -EINVAL;
 			goto out;
 		}
 		if (eh.e_type == ET_EXEC || eh.e_type == ET_DYN) {
@@ -178,12 +183,13 @@ static int check_file(const char *shown, const char *path, int depth, char *err,
 		   agent into the program it runs, as any dynamic program's loader does */
 		if (!interp && eh.e_type == ET_DYN && is_dynamic_loader(fd, &eh))
 			interp = true;
-		if (!interp)
-			ret = fail(
-				err, err_size,
+		if (!interp) {
+			err_set(err, err_size,
 				"cannot profile '%s': statically linked programs cannot load the "
 				"agent (link it dynamically)",
 				shown);
+			ret = -EINVAL;
+		}
 	}
 	/* Anything else is run by /bin/sh as execvp() would: the shell is checked then. */
 out:
@@ -196,11 +202,15 @@ int target_check(const char *cmd, char *path, size_t size, char *err, size_t err
 	int ret;
 
 	err[0] = '\0';
-	if (!cmd || !*cmd)
-		return fail(err, err_size, "no command to profile");
+	if (!cmd || !*cmd) {
+		err_set(err, err_size, "no command to profile");
+		return -EINVAL;
+	}
 	if (strchr(cmd, '/')) {
-		if ((size_t)snprintf(path, size, "%s", cmd) >= size)
-			return fail(err, err_size, "cannot run '%s': File name too long", cmd);
+		if ((size_t)snprintf(path, size, "%s", cmd) >= size) {
+			err_set(err, err_size, "cannot run '%s': File name too long", cmd);
+			return -EINVAL;
+		}
 	} else {
 		ret = search_path(cmd, path, size, err, err_size);
 		if (ret)

@@ -72,6 +72,17 @@ __attribute__((format(printf, 2, 0))) static void log_emit(const char *prefix, c
 	errno = errsv;
 }
 
+void err_set(char *err, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !size)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, size, fmt, ap);
+	va_end(ap);
+}
+
 void log_error(const char *fmt, ...)
 {
 	va_list ap;

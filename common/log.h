@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 /*
  * Messages read "<tool>: <failure> '<subject>': <cause>", lower case, no full stop:
@@ -38,6 +39,13 @@ void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_debug_in(const char *domain, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* True when debug messages are shown: for work done only to feed them. */
 bool log_debug_on(void);
+
+/*
+ * The one way library code hands a message to its caller instead of telling the user itself:
+ * the message, in the style above but without the tool's name, into err (size bytes; nothing
+ * when err is NULL or size is 0). The caller prints it, or words a larger one around it.
+ */
+void err_set(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* log_error() then exit(code). Only a tool's top level calls these. */
 _Noreturn void die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

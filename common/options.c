@@ -18,18 +18,6 @@
 /* Longer words get no suggestion: the distance table lives on the stack. */
 #define NEAREST_MAX_LEN 128
 
-__attribute__((format(printf, 3, 4))) static void set_error(char *err, size_t size, const char *fmt,
-							    ...)
-{
-	va_list ap;
-
-	if (!err || !size)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, size, fmt, ap);
-	va_end(ap);
-}
-
 static size_t nearest_distance(const char *a, size_t la, const char *b, size_t lb)
 {
 	size_t row[NEAREST_MAX_LEN + 1];
@@ -175,20 +163,20 @@ static int check_choice(struct options_result *r, const struct option_spec *spec
 
 	near = options_nearest(value, spec->choices, choices_count(spec->choices));
 	if (near) {
-		set_error(r->error, sizeof(r->error),
-			  "invalid value '%s' for option '-%s' (did you mean '%s'?)", value, shown,
-			  near);
+		err_set(r->error, sizeof(r->error),
+			"invalid value '%s' for option '-%s' (did you mean '%s'?)", value, shown,
+			near);
 		return -EINVAL;
 	}
-	set_error(r->error, sizeof(r->error), "invalid value '%s' for option '-%s': expected ",
-		  value, shown);
+	err_set(r->error, sizeof(r->error), "invalid value '%s' for option '-%s': expected ", value,
+		shown);
 	for (c = spec->choices; *c; c++) {
 		len = strlen(r->error);
-		set_error(r->error + len, sizeof(r->error) - len, "%s%s",
-			  c == spec->choices ? ""
-			  : c[1]             ? ", "
-					     : " or ",
-			  *c);
+		err_set(r->error + len, sizeof(r->error) - len, "%s%s",
+			c == spec->choices ? ""
+			: c[1]             ? ", "
+					   : " or ",
+			*c);
 	}
 	return -EINVAL;
 }
@@ -227,12 +215,12 @@ static int parse_word(struct options_result *r, const struct option_spec *specs,
 		word[wlen] = '\0';
 		near = len ? specs_nearest(specs, r->nspecs, word) : NULL;
 		if (near)
-			set_error(r->error, sizeof(r->error),
-				  "unknown option '%.*s' (did you mean '-%s'?)",
-				  (int)(name - arg) + wlen, arg, near);
+			err_set(r->error, sizeof(r->error),
+				"unknown option '%.*s' (did you mean '-%s'?)",
+				(int)(name - arg) + wlen, arg, near);
 		else
-			set_error(r->error, sizeof(r->error), "unknown option '%.*s'",
-				  (int)(name - arg) + wlen, arg);
+			err_set(r->error, sizeof(r->error), "unknown option '%.*s'",
+				(int)(name - arg) + wlen, arg);
 		return -EINVAL;
 	}
 	spec = &specs[idx];
@@ -241,8 +229,8 @@ static int parse_word(struct options_result *r, const struct option_spec *specs,
 
 	if (spec->kind == OPTION_FLAG) {
 		if (eq) {
-			set_error(r->error, sizeof(r->error), "option '-%.*s' takes no value",
-				  (int)len, name);
+			err_set(r->error, sizeof(r->error), "option '-%.*s' takes no value",
+				(int)len, name);
 			return -EINVAL;
 		}
 		return 0;
@@ -257,8 +245,7 @@ static int parse_word(struct options_result *r, const struct option_spec *specs,
 		value = NULL;
 	}
 	if (!value || !*value) {
-		set_error(r->error, sizeof(r->error), "option '-%.*s' needs a value", (int)len,
-			  name);
+		err_set(r->error, sizeof(r->error), "option '-%.*s' needs a value", (int)len, name);
 		return -EINVAL;
 	}
 	if (spec->choices) {
@@ -271,7 +258,7 @@ static int parse_word(struct options_result *r, const struct option_spec *specs,
 			return -EINVAL;
 	}
 	if (value_add(v, value)) {
-		set_error(r->error, sizeof(r->error), "out of memory");
+		err_set(r->error, sizeof(r->error), "out of memory");
 		return -ENOMEM;
 	}
 	return 0;
@@ -293,7 +280,7 @@ int options_parse(struct options_result *r, const struct option_spec *specs, int
 	r->rest_argv = argv + (argc > 0 ? argc : 0);
 	r->values = calloc(r->nspecs ? r->nspecs : 1, sizeof(*r->values));
 	if (!r->values) {
-		set_error(r->error, sizeof(r->error), "out of memory");
+		err_set(r->error, sizeof(r->error), "out of memory");
 		return -ENOMEM;
 	}
 	for (i = 0; i < r->nspecs; i++)
@@ -313,12 +300,12 @@ int options_parse(struct options_result *r, const struct option_spec *specs, int
 				break;
 			near = specs_find(specs, r->nspecs, arg, strlen(arg)) >= 0 ? arg : NULL;
 			if (near)
-				set_error(r->error, sizeof(r->error),
-					  "unexpected argument '%s' (did you mean '-%s'?)", arg,
-					  near);
+				err_set(r->error, sizeof(r->error),
+					"unexpected argument '%s' (did you mean '-%s'?)", arg,
+					near);
 			else
-				set_error(r->error, sizeof(r->error), "unexpected argument '%s'",
-					  arg);
+				err_set(r->error, sizeof(r->error), "unexpected argument '%s'",
+					arg);
 			rc = -EINVAL;
 			goto out;
 		}
@@ -515,7 +502,7 @@ int knob_parse(const struct knob_spec *knobs, const char *arg, char *name, size_
 	if (name && name_size)
 		*name = '\0';
 	if (!len) {
-		set_error(err, err_size, "invalid knob '%s': expected -knob name=value", arg);
+		err_set(err, err_size, "invalid knob '%s': expected -knob name=value", arg);
 		return -EINVAL;
 	}
 	k = knobs_find(knobs, arg, len);
@@ -528,23 +515,23 @@ int knob_parse(const struct knob_spec *knobs, const char *arg, char *name, size_
 		word[wlen] = '\0';
 		near = knobs_nearest(knobs, word);
 		if (near)
-			set_error(err, err_size, "unknown knob '%s' (did you mean '%s'?)", word,
-				  near);
+			err_set(err, err_size, "unknown knob '%s' (did you mean '%s'?)", word,
+				near);
 		else if (!knobs || !knobs->name)
-			set_error(err, err_size, "unknown knob '%s': this analysis has no knobs",
-				  word);
+			err_set(err, err_size, "unknown knob '%s': this analysis has no knobs",
+				word);
 		else
-			set_error(err, err_size, "unknown knob '%s'", word);
+			err_set(err, err_size, "unknown knob '%s'", word);
 		return -EINVAL;
 	}
 	if (!eq || !eq[1]) {
-		set_error(err, err_size, "knob '%s' needs a value: -knob %s=%s", k->name, k->name,
-			  k->metavar ? k->metavar : "VALUE");
+		err_set(err, err_size, "knob '%s' needs a value: -knob %s=%s", k->name, k->name,
+			k->metavar ? k->metavar : "VALUE");
 		return -EINVAL;
 	}
 	if (name) {
 		if (len >= name_size) {
-			set_error(err, err_size, "knob name '%s' is too long", k->name);
+			err_set(err, err_size, "knob name '%s' is too long", k->name);
 			return -EINVAL;
 		}
 		memcpy(name, arg, len);
@@ -562,10 +549,10 @@ static void number_error(char *err, size_t size, const char *what, const char *s
 	bool phrase = what && (strchr(what, ' ') || strchr(what, '\''));
 
 	if (phrase)
-		set_error(err, size, "invalid value '%s' for %s: expected %s", s, what, expected);
+		err_set(err, size, "invalid value '%s' for %s: expected %s", s, what, expected);
 	else
-		set_error(err, size, "invalid value '%s' for '%s': expected %s", s,
-			  what ? what : "", expected);
+		err_set(err, size, "invalid value '%s' for '%s': expected %s", s, what ? what : "",
+			expected);
 }
 
 /* Integral bounds print as integers: "from 1 to 1000000", not "1e+06". */

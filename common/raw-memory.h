@@ -106,7 +106,8 @@ enum raw_mem_type {
 	RAW_REC_MEM_COUNTERS = RAW_REC_ALLOC_FIRST,
 };
 
-/* The METRIC records a memory-consumption process declares (RAW_METRIC_KIND_ALLOC). */
+/* The METRIC numbers a memory-consumption process declares (RAW_METRIC_KIND_ALLOC; names,
+   units and aggregations: common/metric.h). */
 #define RAW_METRIC_KIND_ALLOC 3 /* values from the aggregate file, per (thread, stack) */
 enum raw_mem_metric {
 	RAW_METRIC_MEM_ALLOCATED = 32, /* bytes, sum */
@@ -116,12 +117,6 @@ enum raw_mem_metric {
 	RAW_METRIC_MEM_PEAK = 36,      /* bytes, peak: live at the process's peak */
 	RAW_METRIC_MEM_TEMPORARY = 37, /* count, sum */
 };
-#define RAW_METRIC_MEM_ALLOCATED_NAME "Allocated Bytes"
-#define RAW_METRIC_MEM_ALLOCS_NAME    "Allocations"
-#define RAW_METRIC_MEM_FREED_NAME     "Freed Bytes"
-#define RAW_METRIC_MEM_LEAKED_NAME    "Leaked Bytes"
-#define RAW_METRIC_MEM_PEAK_NAME      "Peak Bytes"
-#define RAW_METRIC_MEM_TEMPORARY_NAME "Temporary Allocations"
 
 /* Encode a RAW_REC_MEM_COUNTERS payload into buf (at least 3 varints); returns its length. */
 size_t raw_mem_counters_encode(uint8_t *buf, int64_t time_ns, uint64_t live, uint64_t rss);

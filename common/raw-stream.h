@@ -223,14 +223,14 @@ enum raw_metric_kind {
 					   and total, Wait Count 1 and count */
 };
 
-/* The metric every process stream declares: samples carry it implicitly. */
-#define RAW_METRIC_CPU_TIME      0
-#define RAW_METRIC_CPU_TIME_NAME "CPU Time"
-/* Declared by a process whose threads record waits (-collect threading). */
-#define RAW_METRIC_WAIT_TIME       1
-#define RAW_METRIC_WAIT_TIME_NAME  "Wait Time" /* ns, sum */
-#define RAW_METRIC_WAIT_COUNT      2
-#define RAW_METRIC_WAIT_COUNT_NAME "Wait Count" /* count, sum */
+/*
+ * The METRIC numbers of the metrics the agent declares (their names, units and aggregations:
+ * common/metric.h). CPU Time: every process stream declares it, samples carry it implicitly.
+ * Wait Time and Wait Count: a process whose threads record waits (-collect threading).
+ */
+#define RAW_METRIC_CPU_TIME   0
+#define RAW_METRIC_WAIT_TIME  1
+#define RAW_METRIC_WAIT_COUNT 2
 
 /*
  * What a thread waited for: RAW_REC_WAIT and RAW_REC_WAIT_SUM kind. The names

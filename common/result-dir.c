@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/grow.h"
+#include "common/log.h"
 #include "common/result-dir.h"
 
 #define JOB_FILE "pcollect.job"
@@ -770,29 +771,16 @@ static void sleep_ns(long ns)
 		;
 }
 
-__attribute__((format(printf, 3, 4))) static void dir_error(char *err, size_t size, const char *fmt,
-							    ...)
-{
-	va_list ap;
-
-	if (!err || !size)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, size, fmt, ap);
-	va_end(ap);
-}
-
 static int refuse_existing(const char *dir, char *err, size_t err_size)
 {
 	if (dir_holds_data(dir))
-		dir_error(err, err_size,
-			  "result directory '%s' already holds collected data; choose another -r "
-			  "or remove it",
-			  dir);
+		err_set(err, err_size,
+			"result directory '%s' already holds collected data; choose another -r "
+			"or remove it",
+			dir);
 	else
-		dir_error(err, err_size,
-			  "result directory '%s' is not empty; choose another -r or remove it",
-			  dir);
+		err_set(err, err_size,
+			"result directory '%s' is not empty; choose another -r or remove it", dir);
 	return -EEXIST;
 }
 
@@ -852,7 +840,7 @@ static int join_existing(const char *dir, const char *id, bool parallel, bool ma
 		sleep_ns(JOB_POLL_NS);
 	}
 fail:
-	dir_error(err, err_size, "cannot create result directory '%s': %s", dir, strerror(-rc));
+	err_set(err, err_size, "cannot create result directory '%s': %s", dir, strerror(-rc));
 	return rc;
 }
 
@@ -882,13 +870,13 @@ int result_dir_create_timed(const char *dir, enum result_mode mode, long long wa
 	if (err && err_size)
 		err[0] = '\0';
 	if (!dir || !*dir) {
-		dir_error(err, err_size, "cannot create result directory '': %s", strerror(EINVAL));
+		err_set(err, err_size, "cannot create result directory '': %s", strerror(EINVAL));
 		return -EINVAL;
 	}
 	if (result_path(path, sizeof(path), dir, RESULT_PATH_RAW, INT_MAX, INT_MAX, NULL, NULL) <
 	    0) {
-		dir_error(err, err_size, "cannot create result directory '%s': %s", dir,
-			  strerror(ENAMETOOLONG));
+		err_set(err, err_size, "cannot create result directory '%s': %s", dir,
+			strerror(ENAMETOOLONG));
 		return -ENAMETOOLONG;
 	}
 	result_job_id(id, sizeof(id));
@@ -899,17 +887,17 @@ int result_dir_create_timed(const char *dir, enum result_mode mode, long long wa
 			*created = true;
 	} else if (errno != EEXIST) {
 		rc = -errno;
-		dir_error(err, err_size, "cannot create result directory '%s': %s", dir,
-			  strerror(-rc));
+		err_set(err, err_size, "cannot create result directory '%s': %s", dir,
+			strerror(-rc));
 		return rc;
 	} else if (stat(dir, &st)) {
 		rc = -errno;
-		dir_error(err, err_size, "cannot create result directory '%s': %s", dir,
-			  strerror(-rc));
+		err_set(err, err_size, "cannot create result directory '%s': %s", dir,
+			strerror(-rc));
 		return rc;
 	} else if (!S_ISDIR(st.st_mode)) {
-		dir_error(err, err_size, "cannot create result directory '%s': %s", dir,
-			  strerror(ENOTDIR));
+		err_set(err, err_size, "cannot create result directory '%s': %s", dir,
+			strerror(ENOTDIR));
 		return -ENOTDIR;
 	}
 
@@ -922,8 +910,8 @@ int result_dir_create_timed(const char *dir, enum result_mode mode, long long wa
 		/* Ranks that joined make the same subdirectories: EEXIST is success. */
 		if (mkdir(path, 0700) && errno != EEXIST) {
 			rc = -errno;
-			dir_error(err, err_size, "cannot create result directory '%s': %s", path,
-				  strerror(-rc));
+			err_set(err, err_size, "cannot create result directory '%s': %s", path,
+				strerror(-rc));
 			return rc;
 		}
 		/* The directory's own mode (a joined rank did not choose it), whatever the umask.
@@ -933,8 +921,8 @@ int result_dir_create_timed(const char *dir, enum result_mode mode, long long wa
 		     !chmod(path, st.st_mode & 0777)))
 			continue;
 		rc = -errno;
-		dir_error(err, err_size, "cannot create result directory '%s': %s", path,
-			  strerror(-rc));
+		err_set(err, err_size, "cannot create result directory '%s': %s", path,
+			strerror(-rc));
 		return rc;
 	}
 	return 0;

@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 
 #include "common/log.h"
+#include "common/str.h"
 #include "common/raw-mpi.h"
 #include "finalizer/finalize-private.h"
 #include "finalizer/metrics.h"
@@ -212,24 +213,6 @@ static int meta_put_int(struct db *d, const char *key, int64_t v)
 	return meta_put(d, key, buf);
 }
 
-static char *join_dirs(const char *const *dirs, size_t n)
-{
-	size_t len = 1, i;
-	char *s;
-
-	for (i = 0; i < n; i++)
-		len += strlen(dirs[i]) + 1;
-	s = calloc(1, len);
-	if (!s)
-		return NULL;
-	for (i = 0; i < n; i++) {
-		if (i)
-			strcat(s, ":");
-		strcat(s, dirs[i]);
-	}
-	return s;
-}
-
 /* meta.python_version ("3.12") and samples_python, for results with Python code records. */
 static int write_python_meta(struct db *d, const struct fin *f)
 {
@@ -285,8 +268,8 @@ static int write_meta(struct db *d, const struct fin *f)
 	if (!meta_get(&f->meta, "analysis") && (ret = meta_put(d, "analysis", "hotspots")))
 		return ret;
 	clock_gettime(CLOCK_REALTIME, &now);
-	sd = join_dirs(f->o->search_dirs, f->o->nsearch_dirs);
-	ssd = join_dirs(f->o->source_dirs, f->o->nsource_dirs);
+	sd = str_join(f->o->search_dirs, f->o->nsearch_dirs, ":");
+	ssd = str_join(f->o->source_dirs, f->o->nsource_dirs, ":");
 	if (!sd || !ssd) {
 		free(sd);
 		free(ssd);
@@ -515,14 +498,14 @@ static int write_metrics(struct db *d, const struct fin *f)
 	n = fin_metrics_declare(f, ms, f->nmetrics);
 	ret = prep(d, "INSERT INTO metrics (id, name, unit, aggregation, kind, description,"
 		      " main, display_order) VALUES (?,?,?,?,?,?,?,?)");
-	if (!ret && (!n || strcmp(ms[0].name, FIN_METRIC_CPU_NAME)))
-		BUG("metric 0 is not '%s'", FIN_METRIC_CPU_NAME);
+	if (!ret && (!n || strcmp(ms[0].name, metric_name(METRIC_CPU_TIME))))
+		BUG("metric 0 is not '%s'", metric_name(METRIC_CPU_TIME));
 	for (i = 0; i < n && !ret; i++) {
 		/* A memory-consumption result takes no CPU samples: it has no CPU Time. */
 		if (i == 0 && memory && !f->samples_total)
 			continue;
 		if (memory)
-			ms[i].main = !strcmp(ms[i].name, RAW_METRIC_MEM_ALLOCATED_NAME);
+			ms[i].main = !strcmp(ms[i].name, metric_name(METRIC_MEM_ALLOCATED));
 		b_int(d, 1, (int64_t)i + 1);
 		b_text(d, 2, ms[i].name);
 		b_text(d, 3, ms[i].unit);

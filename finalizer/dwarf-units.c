@@ -8,7 +8,7 @@
 
 #include "common/log.h"
 #include "finalizer/dwarf-info-private.h"
-#include "finalizer/parallel.h"
+#include "common/parallel.h"
 
 static int u32_cmp(const void *a, const void *b)
 {

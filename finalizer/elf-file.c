@@ -17,19 +17,6 @@ static void elf_library_init(void)
 	elf_version(EV_CURRENT);
 }
 
-char *build_id_hex(const uint8_t *id, size_t len, char *buf)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		buf[2 * i] = hex[id[i] >> 4];
-		buf[2 * i + 1] = hex[id[i] & 15];
-	}
-	buf[2 * len] = '\0';
-	return buf;
-}
-
 bool elf_file_build_id_is(const struct elf_file *f, const uint8_t *id, size_t len)
 {
 	return f->build_id_len == len && len && !memcmp(f->build_id, id, len);

@@ -9,7 +9,9 @@
 
 #include <libelf.h>
 
-#define ELF_FILE_MAX_BUILD_ID 64
+#include "common/raw-stream.h" /* RAW_MAX_BUILD_ID: a build-id fits a raw stream's record */
+
+#define ELF_FILE_MAX_BUILD_ID RAW_MAX_BUILD_ID
 
 struct elf_file {
 	int fd;
@@ -43,9 +45,6 @@ int elf_file_section(struct elf_file *f, const char *name, const uint8_t **data,
  */
 int elf_section_find(Elf *elf, const char *name, const uint8_t **data, size_t *size,
 		     uint64_t *addr);
-
-/* Lower-case hex of a build-id into buf (2 * len + 1 bytes). Returns buf. */
-char *build_id_hex(const uint8_t *id, size_t len, char *buf);
 
 /* True when the file carries a build-id equal to id/len. */
 bool elf_file_build_id_is(const struct elf_file *f, const uint8_t *id, size_t len);

@@ -93,7 +93,7 @@ int64_t fin_image_metric(const struct image *im, uint64_t id)
 static int build_metrics(struct fin *f)
 {
 	size_t i, j;
-	int64_t m = fin_metrics_standard(f, FIN_METRIC_CPU_NAME);
+	int64_t m = fin_metrics_standard(f, METRIC_CPU_TIME);
 	int ret;
 
 	if (m < 0)

@@ -13,9 +13,9 @@
 #include "common/raw-stream.h"
 #include "common/result-dir.h"
 #include "finalizer/finalize.h"
-#include "finalizer/hash-index.h"
+#include "common/hash-index.h"
 #include "finalizer/module.h"
-#include "finalizer/parallel.h"
+#include "common/parallel.h"
 #include "finalizer/python/python.h"
 #include "finalizer/str-pool.h"
 

@@ -16,7 +16,7 @@
 
 #include "common/log.h"
 #include "common/result-dir.h"
-#include "finalizer/debuginfod.h"
+#include "common/debuginfod.h"
 #include "finalizer/finalize-private.h"
 #include "finalizer/metrics.h"
 #include "finalizer/sym-cache.h"

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "finalizer/byte-reader.h"
-#include "finalizer/hash-index.h"
+#include "common/hash-index.h"
 #include "finalizer/line-table.h"
 
 /* A NUL-terminated string at off of a string section, or NULL. */

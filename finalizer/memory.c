@@ -181,13 +181,13 @@ static int counter_add(struct fin *f, int64_t t, uint32_t image, const char *nam
 	return 0;
 }
 
-/* The metric an image declared under id; by its name when the process stream was lost. */
-static int64_t metric_of(struct fin *f, const struct image *im, uint64_t id, const char *name,
-			 const char *unit, const char *aggregation)
+/* The metric an image declared under its raw id; the registry's when the process stream was
+   lost. */
+static int64_t metric_of(struct fin *f, const struct image *im, enum metric_id id)
 {
-	int64_t m = fin_image_metric(im, id);
+	int64_t m = fin_image_metric(im, (uint64_t)metric_def(id)->raw_id);
 
-	return m >= 0 ? m : fin_metrics_add(f, name, unit, aggregation, "alloc", NULL);
+	return m >= 0 ? m : fin_metrics_standard(f, id);
 }
 
 /* The latest time of s (stream time): where its stacks are looked up. */
@@ -207,17 +207,10 @@ static int64_t stream_end(const struct stream *s)
 
 int mems_to_events(struct fin *f, struct stream *s)
 {
-	static const struct {
-		uint64_t id;
-		const char *name, *unit, *aggregation;
-	} def[] = {
-		{ RAW_METRIC_MEM_ALLOCATED, RAW_METRIC_MEM_ALLOCATED_NAME, "bytes", "sum" },
-		{ RAW_METRIC_MEM_ALLOCS, RAW_METRIC_MEM_ALLOCS_NAME, "count", "sum" },
-		{ RAW_METRIC_MEM_FREED, RAW_METRIC_MEM_FREED_NAME, "bytes", "sum" },
-		{ RAW_METRIC_MEM_LEAKED, RAW_METRIC_MEM_LEAKED_NAME, "bytes", "sum" },
-		{ RAW_METRIC_MEM_PEAK, RAW_METRIC_MEM_PEAK_NAME, "bytes", "peak" },
-		{ RAW_METRIC_MEM_TEMPORARY, RAW_METRIC_MEM_TEMPORARY_NAME, "count", "sum" },
-	};
+	/* In the order of v[] below. */
+	static const enum metric_id def[6] = { METRIC_MEM_ALLOCATED, METRIC_MEM_ALLOCS,
+					       METRIC_MEM_FREED,     METRIC_MEM_LEAKED,
+					       METRIC_MEM_PEAK,      METRIC_MEM_TEMPORARY };
 	const struct image *im = &f->images[s->image];
 	struct mem_file *m;
 	int64_t metric[6], t;
@@ -238,8 +231,7 @@ int mems_to_events(struct fin *f, struct stream *s)
 	if (!m)
 		return 0;
 	for (k = 0; k < 6; k++) {
-		metric[k] =
-			metric_of(f, im, def[k].id, def[k].name, def[k].unit, def[k].aggregation);
+		metric[k] = metric_of(f, im, def[k]);
 		if (metric[k] < 0)
 			return (int)metric[k];
 	}

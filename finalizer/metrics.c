@@ -7,59 +7,37 @@
 
 #include "common/log.h"
 #include "finalizer/finalize-private.h"
-#include "common/raw-memory.h"
+#include "common/metric.h"
 #include "finalizer/metrics.h"
 
 /*
- * The metrics the finalizer defines, in the order reports show them: CPU Time and its part
- * Spin Time, then the waits, MPI's and memory-consumption's. A stream declaring one of these
- * names gets this definition.
+ * The metrics the finalizer defines are the registry's (common/metric.h), in its order: a
+ * stream declaring one of these names gets this definition. CPU Time is the main metric.
  */
-static const struct fin_metric known[] = {
-	{ FIN_METRIC_CPU_NAME, "ns", "sum", "cpu",
-	  "CPU time of the sampled threads: sample weight x sampling interval", true, 1 },
-	{ FIN_METRIC_SPIN_NAME, "ns", "sum", "cpu",
-	  "the part of CPU Time spent in an OpenMP runtime's spin-wait code (barriers, locks)",
-	  false, 2 },
-	{ FIN_METRIC_WAIT_TIME_NAME, "ns", "sum", "wait",
-	  "time threads spent blocked in waits (locks, conditions, joins, sleeps, I/O), "
-	  "measured at each call's return",
-	  false, 3 },
-	{ FIN_METRIC_WAIT_COUNT_NAME, "count", "sum", "wait", "blocking calls: waits of any length",
-	  false, 4 },
-	{ FIN_METRIC_MPI_TIME_NAME, "ns", "sum", "mpi",
-	  "wall time inside MPI calls, measured around each call (-trace-mpi); where the MPI "
-	  "busy-polls it is CPU Time too",
-	  false, 5 },
-	{ FIN_METRIC_MPI_CALLS_NAME, "count", "sum", "mpi", "MPI calls made (-trace-mpi)", false,
-	  6 },
-	{ FIN_METRIC_MPI_SENT_NAME, "bytes", "sum", "mpi",
-	  "bytes the MPI calls sent: counts x datatype sizes of the send buffers", false, 7 },
-	{ FIN_METRIC_MPI_RECV_NAME, "bytes", "sum", "mpi",
-	  "bytes the MPI calls received, as the receive statuses say", false, 8 },
-	/* memory-consumption (common/raw-memory.h), per allocating stack */
-	{ RAW_METRIC_MEM_ALLOCATED_NAME, "bytes", "sum", "alloc",
-	  "bytes allocated (malloc, new, mmap... each realloc too), as asked for", false, 9 },
-	{ RAW_METRIC_MEM_ALLOCS_NAME, "count", "sum", "alloc", "allocations made", false, 10 },
-	{ RAW_METRIC_MEM_FREED_NAME, "bytes", "sum", "alloc",
-	  "bytes of these allocations freed, by any thread", false, 11 },
-	{ RAW_METRIC_MEM_LEAKED_NAME, "bytes", "sum", "alloc",
-	  "bytes of these allocations still live when the process ended: leaked", false, 12 },
-	{ RAW_METRIC_MEM_PEAK_NAME, "bytes", "peak", "alloc",
-	  "bytes of these allocations live at the moment of the process's peak", false, 13 },
-	{ RAW_METRIC_MEM_TEMPORARY_NAME, "count", "sum", "alloc",
-	  "allocations freed with no other allocation in between on their thread", false, 14 },
-};
-#define NKNOWN (sizeof(known) / sizeof(known[0]))
-
-static const struct fin_metric *known_metric(const char *name)
+static struct fin_metric known_of(enum metric_id id)
 {
-	size_t i;
+	const struct metric_def *d = metric_def(id);
 
-	for (i = 0; i < NKNOWN; i++)
-		if (!strcmp(known[i].name, name))
-			return &known[i];
-	return NULL;
+	return (struct fin_metric){
+		.name = d->name,
+		.unit = metric_unit_name(d->unit),
+		.aggregation = metric_aggregation_name(d->aggregation),
+		.kind = d->kind,
+		.description = d->description,
+		.main = id == METRIC_CPU_TIME,
+		.display_order = (int)id + 1,
+	};
+}
+
+/* The registry's definition of the metric called name into *out: false when it is none. */
+static bool known_metric(const char *name, struct fin_metric *out)
+{
+	int id = metric_find(name);
+
+	if (id < 0)
+		return false;
+	*out = known_of((enum metric_id)id);
+	return true;
 }
 
 void fin_metrics_release(struct fin *f)
@@ -91,7 +69,7 @@ int64_t fin_metrics_find(const struct fin *f, const char *name)
 int64_t fin_metrics_add(struct fin *f, const char *name, const char *unit, const char *aggregation,
 			const char *kind, const char *description)
 {
-	const struct fin_metric *k = known_metric(name);
+	struct fin_metric known, *k = known_metric(name, &known) ? &known : NULL;
 	struct fin_metric_def *d;
 	int64_t i = fin_metrics_find(f, name);
 
@@ -140,23 +118,21 @@ int64_t fin_metrics_add(struct fin *f, const char *name, const char *unit, const
 	return (int64_t)f->nmetrics++;
 }
 
-int64_t fin_metrics_standard(struct fin *f, const char *name)
+int64_t fin_metrics_standard(struct fin *f, enum metric_id id)
 {
-	const struct fin_metric *k = known_metric(name);
+	struct fin_metric k = known_of(id);
 
-	if (!k)
-		BUG("metric '%s' is not one pfinalize defines", name);
-	return fin_metrics_add(f, k->name, k->unit, k->aggregation, k->kind, k->description);
+	return fin_metrics_add(f, k.name, k.unit, k.aggregation, k.kind, k.description);
 }
 
 size_t fin_metrics_declare(const struct fin *f, struct fin_metric *out, size_t max)
 {
 	size_t n = 0, i, j;
-	int order = (int)NKNOWN;
+	int order = (int)METRIC_NKNOWN;
 
 	for (i = 0; i < f->nmetrics && n < max; i++) {
 		const struct fin_metric_def *d = &f->metrics[i];
-		const struct fin_metric *k = known_metric(d->name);
+		struct fin_metric known, *k = known_metric(d->name, &known) ? &known : NULL;
 
 		out[n++] = (struct fin_metric){
 			.name = d->name,

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/metric.h"
+
 struct fin;
 
 /* One metric (docs/schema.md, table metrics). Strings are static or live as long as f. */
@@ -20,19 +22,6 @@ struct fin_metric {
 	int display_order; /* from 1: CPU Time, its parts, the waits, then the others */
 };
 
-/* The metric whose samples are the CPU-time samples of the raw streams. */
-#define FIN_METRIC_CPU_NAME "CPU Time"
-/* The metrics of waits (docs/raw-format.md, WAIT and WAIT_SUM). */
-#define FIN_METRIC_WAIT_TIME_NAME  "Wait Time"
-#define FIN_METRIC_WAIT_COUNT_NAME "Wait Count"
-/* CPU samples in an OpenMP runtime's spin-wait code (finalizer/spin.c): part of CPU Time. */
-#define FIN_METRIC_SPIN_NAME "Spin Time"
-/* The metrics of MPI calls (docs/raw-format.md, MPI_CALL and MPI_SUM; -trace-mpi). */
-#define FIN_METRIC_MPI_TIME_NAME  "MPI Time"
-#define FIN_METRIC_MPI_CALLS_NAME "MPI Calls"
-#define FIN_METRIC_MPI_SENT_NAME  "Bytes Sent"
-#define FIN_METRIC_MPI_RECV_NAME  "Bytes Received"
-
 /*
  * The metrics of result f, in their index order (the order they were added: CPU Time
  * first), into out (at most max); returns how many. Their display_order puts CPU Time and
@@ -41,16 +30,16 @@ struct fin_metric {
 size_t fin_metrics_declare(const struct fin *f, struct fin_metric *out, size_t max);
 
 /*
- * The metric called name of f, added when new: from the finalizer's own definition when it
- * knows the name (CPU Time, Wait Time, Wait Count, Spin Time: those keep their definition
- * whatever a stream declares), else from the arguments. Returns its index; UINT32_MAX when
+ * The metric called name of f, added when new: from the registry's definition when it knows
+ * the name (common/metric.h: those keep their definition whatever a stream declares), else
+ * from the arguments. Returns its index; UINT32_MAX when
  * the name is known with another unit or aggregation (its values cannot be added: a warning
  * names it once); -ENOMEM.
  */
 int64_t fin_metrics_add(struct fin *f, const char *name, const char *unit, const char *aggregation,
 			const char *kind, const char *description);
-/* fin_metrics_add() of a metric the finalizer defines (name one of the above). */
-int64_t fin_metrics_standard(struct fin *f, const char *name);
+/* fin_metrics_add() of a metric of the registry. */
+int64_t fin_metrics_standard(struct fin *f, enum metric_id id);
 /* Free f's metrics (f->metrics and their strings); f has none after. */
 void fin_metrics_release(struct fin *f);
 /* The index of the metric called name, or -1. */

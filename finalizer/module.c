@@ -12,9 +12,10 @@
 
 #include <gelf.h>
 
+#include "common/elf-note.h"
 #include "common/log.h"
 #include "common/result-dir.h"
-#include "finalizer/debuginfod.h"
+#include "common/debuginfod.h"
 #include "finalizer/demangle.h"
 #include "finalizer/dwarf-info.h"
 #include "finalizer/eh-frame.h"
@@ -40,7 +41,7 @@ int module_init(struct module *m, const struct raw_module *rm)
 	m->name = slash && slash[1] ? slash + 1 : m->path;
 	m->build_id_len = rm->build_id_len > RAW_MAX_BUILD_ID ? RAW_MAX_BUILD_ID : rm->build_id_len;
 	memcpy(m->build_id, rm->build_id, m->build_id_len);
-	build_id_hex(m->build_id, m->build_id_len, m->build_id_hex);
+	elf_note_hex(m->build_id, m->build_id_len, m->build_id_hex, sizeof(m->build_id_hex));
 	m->kind = rm->kind;
 	m->symbols = "none";
 	m->status = "missing";
@@ -392,8 +393,9 @@ static bool open_candidate(struct module *m, const char *path, const char *where
 	if (m->build_id_len && !elf_file_build_id_is(f, m->build_id, m->build_id_len)) {
 		log_debug("'%s': %s '%s' refused: its build-id is %s, the profiled one %s", m->path,
 			  where, path,
-			  f->build_id_len ? build_id_hex(f->build_id, f->build_id_len, hex)
-					  : "none",
+			  f->build_id_len
+				  ? elf_note_hex(f->build_id, f->build_id_len, hex, sizeof(hex))
+				  : "none",
 			  m->build_id_hex);
 		if (!m->mismatch_path)
 			m->mismatch_path = strdup(path);
@@ -452,7 +454,7 @@ static char *find_debug_file(struct module *m, const struct resolve_opts *o,
 	if (f->build_id_len) {
 		char hex[2 * ELF_FILE_MAX_BUILD_ID + 1];
 
-		build_id_hex(f->build_id, f->build_id_len, hex);
+		elf_note_hex(f->build_id, f->build_id_len, hex, sizeof(hex));
 		snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", o->debug_root, hex,
 			 hex + 2);
 		tries[ntries++] = strdup(path);

@@ -61,8 +61,8 @@ int mpi_take(struct stream *s, const struct raw_record *rec)
 int mpis_to_events(struct fin *f, struct stream *s)
 {
 	int64_t metric[4];
-	const char *const names[4] = { FIN_METRIC_MPI_TIME_NAME, FIN_METRIC_MPI_CALLS_NAME,
-				       FIN_METRIC_MPI_SENT_NAME, FIN_METRIC_MPI_RECV_NAME };
+	static const enum metric_id ids[4] = { METRIC_MPI_TIME, METRIC_MPI_CALLS, METRIC_MPI_SENT,
+					       METRIC_MPI_RECV };
 	size_t i, k;
 	int ret;
 
@@ -71,7 +71,7 @@ int mpis_to_events(struct fin *f, struct stream *s)
 	if (!s->nmpis)
 		return 0;
 	for (k = 0; k < 4; k++)
-		if ((metric[k] = fin_metrics_standard(f, names[k])) < 0)
+		if ((metric[k] = fin_metrics_standard(f, ids[k])) < 0)
 			return (int)metric[k];
 	for (i = 0; i < s->nmpis; i++) {
 		const struct mpi_rec *c = &s->mpis[i];

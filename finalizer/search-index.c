@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 
 #include "common/log.h"
-#include "finalizer/hash-index.h"
+#include "common/hash-index.h"
 #include "finalizer/search-index.h"
 
 static int entry_add(struct search_index *x, const char *path, unsigned dir, unsigned depth)

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "finalizer/hash-index.h"
+#include "common/hash-index.h"
 
 struct str_pool {
 	char **strs; /* owned copies, by id */

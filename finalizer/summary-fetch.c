@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "finalizer/debuginfod.h"
+#include "common/debuginfod.h"
 #include "finalizer/finalize-private.h"
 
 #define NAMES_SHOWN 6

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "finalizer/eh-frame.h"
-#include "finalizer/hash-index.h"
+#include "common/hash-index.h"
 #include "finalizer/sym-cache.h"
 
 /*

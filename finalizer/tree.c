@@ -322,7 +322,7 @@ static int add_samples(struct fin *f, struct stream *s, struct stack_rec *st)
 	if (!fin_node_spins(f, st->node))
 		return 0;
 	if (!f->spin_metric) {
-		spin = fin_metrics_standard(f, FIN_METRIC_SPIN_NAME);
+		spin = fin_metrics_standard(f, METRIC_SPIN_TIME);
 		if (spin < 0)
 			return (int)spin;
 		f->spin_metric = (uint32_t)spin;

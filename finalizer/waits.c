@@ -156,8 +156,8 @@ int waits_to_events(struct fin *f, struct stream *s)
 	}
 	if (!s->nwaits)
 		return 0;
-	wt = fin_metrics_standard(f, FIN_METRIC_WAIT_TIME_NAME);
-	wc = fin_metrics_standard(f, FIN_METRIC_WAIT_COUNT_NAME);
+	wt = fin_metrics_standard(f, METRIC_WAIT_TIME);
+	wc = fin_metrics_standard(f, METRIC_WAIT_COUNT);
 	if (wt < 0 || wc < 0)
 		return -ENOMEM;
 	for (i = 0; i < s->nwaits && !ret; i++) {

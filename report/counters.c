@@ -38,7 +38,8 @@ static char *label_of(sqlite3_stmt *st, bool job)
 		n += snprintf(buf + n, sizeof(buf) - (size_t)n, ", rank %lld", (long long)rank);
 	if (n > 0 && (size_t)n < sizeof(buf) && job && host && *host)
 		snprintf(buf + n, sizeof(buf) - (size_t)n, ", %s", host);
-	strncat(buf, ")", sizeof(buf) - strlen(buf) - 1);
+	n = (int)strlen(buf);
+	snprintf(buf + n, sizeof(buf) - (size_t)n, ")");
 	return strdup(buf);
 }
 

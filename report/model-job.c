@@ -9,7 +9,7 @@
 
 #include <strings.h>
 
-#include "finalizer/hash-index.h"
+#include "common/hash-index.h"
 #include "report/bigmem.h"
 #include "report/model-private.h"
 

@@ -8,7 +8,7 @@
 
 #include "common/log.h"
 #include "common/options.h"
-#include "finalizer/debuginfod.h"
+#include "common/debuginfod.h"
 #include "report/report-private.h"
 
 #define LINE_MAX_BYTES 4096

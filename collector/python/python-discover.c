@@ -88,7 +88,7 @@ int pyagent_on_module(const char *path, uintptr_t bias)
 	rt.runtime = bias + syms[0].value;
 	rt.code_type = bias + syms[2].value;
 	rt.frame_type = syms[3].found ? bias + syms[3].value : 0;
-	strncpy(rt.path, path, sizeof(rt.path) - 1);
+	snprintf(rt.path, sizeof(rt.path), "%s", path);
 	if (syms[1].found) {
 		/* Py_Version is const: the file has it, the image need not be mapped yet */
 		if (syms[1].has_data)

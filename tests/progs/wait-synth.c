@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "collector/elf-note.h"
+#include "common/elf-note.h"
 #include "common/raw-stream.h"
 #include "common/result-dir.h"
 
@@ -348,8 +348,8 @@ int main(int argc, char **argv)
 	out_open(&proc, dir, pid, tid, true);
 	put_process(&proc, pid, getppid(), RAW_PROCESS_START, mods[0].path);
 	put_modules(&proc);
-	check(raw_writer_metric(&proc.w, RAW_METRIC_CPU_TIME, RAW_METRIC_CPU_TIME_NAME, RAW_UNIT_NS,
-				RAW_AGG_SUM, RAW_METRIC_KIND_CPU_SAMPLE),
+	check(raw_writer_metric(&proc.w, RAW_METRIC_CPU_TIME, "CPU Time", RAW_UNIT_NS, RAW_AGG_SUM,
+				RAW_METRIC_KIND_CPU_SAMPLE),
 	      "metric");
 	check(raw_writer_metric(&proc.w, 1, "Wait Time", RAW_UNIT_NS, RAW_AGG_SUM, 2), "metric");
 	check(raw_writer_metric(&proc.w, 2, "Wait Count", RAW_UNIT_COUNT, RAW_AGG_SUM, 2),

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "collector/elf-note.h"
+#include "common/elf-note.h"
 #include "tests/unit/unit.h"
 
 /* Append a note to buf at *off with the given alignment. */

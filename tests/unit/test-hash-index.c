@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "finalizer/hash-index.h"
+#include "common/hash-index.h"
 #include "tests/unit/unit.h"
 
 struct pair {

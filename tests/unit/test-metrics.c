@@ -5,6 +5,9 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/metric.h"
+#include "common/raw-memory.h"
+#include "common/raw-stream.h"
 #include "finalizer/finalize-private.h"
 #include "finalizer/metrics.h"
 #include "tests/unit/unit.h"
@@ -15,10 +18,10 @@ static void test_metrics_one_per_name(void)
 	struct fin f;
 
 	memset(&f, 0, sizeof(f));
-	CU_ASSERT(fin_metrics_standard(&f, FIN_METRIC_CPU_NAME) == 0);
+	CU_ASSERT(fin_metrics_standard(&f, METRIC_CPU_TIME) == 0);
 	CU_ASSERT(fin_metrics_add(&f, "Widgets", "count", "sum", "other", NULL) == 1);
 	CU_ASSERT(fin_metrics_add(&f, "Wait Time", "ns", "sum", "other", "theirs") == 2);
-	CU_ASSERT(fin_metrics_standard(&f, FIN_METRIC_WAIT_TIME_NAME) == 2);
+	CU_ASSERT(fin_metrics_standard(&f, METRIC_WAIT_TIME) == 2);
 	CU_ASSERT(fin_metrics_add(&f, "Widgets", "count", "sum", "other", NULL) == 1);
 	CU_ASSERT_EQUAL(f.nmetrics, 3);
 	CU_ASSERT_STRING_EQUAL(f.metrics[2].kind, "wait"); /* pfinalize's, not the stream's */
@@ -34,7 +37,7 @@ static void test_metrics_conflicts(void)
 	struct fin f;
 
 	memset(&f, 0, sizeof(f));
-	CU_ASSERT(fin_metrics_standard(&f, FIN_METRIC_CPU_NAME) == 0);
+	CU_ASSERT(fin_metrics_standard(&f, METRIC_CPU_TIME) == 0);
 	CU_ASSERT(fin_metrics_add(&f, "Widgets", "count", "sum", "other", NULL) == 1);
 	CU_ASSERT(fin_metrics_add(&f, "Widgets", "bytes", "sum", "other", NULL) == UINT32_MAX);
 	CU_ASSERT(fin_metrics_add(&f, "Widgets", "count", "peak", "other", NULL) == UINT32_MAX);
@@ -51,11 +54,11 @@ static void test_metrics_display_order(void)
 	size_t n;
 
 	memset(&f, 0, sizeof(f));
-	fin_metrics_standard(&f, FIN_METRIC_CPU_NAME);
+	fin_metrics_standard(&f, METRIC_CPU_TIME);
 	fin_metrics_add(&f, "Widgets", "count", "sum", "other", NULL);
-	fin_metrics_standard(&f, FIN_METRIC_WAIT_COUNT_NAME);
+	fin_metrics_standard(&f, METRIC_WAIT_COUNT);
 	fin_metrics_add(&f, "Gadgets", "bytes", "peak", "other", NULL);
-	fin_metrics_standard(&f, FIN_METRIC_SPIN_NAME);
+	fin_metrics_standard(&f, METRIC_SPIN_TIME);
 	n = fin_metrics_declare(&f, out, 8);
 	CU_ASSERT_EQUAL_FATAL(n, 5);
 	/* index order is kept (the ids the samples carry); display_order ranks them */
@@ -88,6 +91,32 @@ static void test_metrics_wait_kinds(void)
 	CU_ASSERT_EQUAL(wait_object_what(99), WAIT_OBJECT_NONE);
 }
 
+/* The registry: each metric once by name and by raw number, every unit and aggregation named,
+   the known ones in the order the finalizer ranks them (CPU Time first). */
+static void test_metrics_registry(void)
+{
+	int i, j;
+
+	CU_ASSERT_STRING_EQUAL(metric_name(METRIC_CPU_TIME), "CPU Time");
+	CU_ASSERT_EQUAL(metric_def(METRIC_CPU_TIME)->raw_id, RAW_METRIC_CPU_TIME);
+	CU_ASSERT_EQUAL(metric_def(METRIC_WAIT_COUNT)->raw_id, RAW_METRIC_WAIT_COUNT);
+	CU_ASSERT_EQUAL(metric_def(METRIC_MEM_PEAK)->aggregation, METRIC_AGG_PEAK);
+	CU_ASSERT_EQUAL(metric_find("Nope"), -1);
+	for (i = 0; i < METRIC_NKNOWN; i++) {
+		const struct metric_def *d = metric_def((enum metric_id)i);
+
+		CU_ASSERT_EQUAL(metric_find(d->name), i);
+		CU_ASSERT_PTR_NOT_NULL(metric_unit_name(d->unit));
+		CU_ASSERT_PTR_NOT_NULL(metric_aggregation_name(d->aggregation));
+		CU_ASSERT(d->kind && *d->kind && d->description && *d->description);
+		for (j = 0; j < i; j++)
+			CU_ASSERT(d->raw_id < 0 ||
+				  metric_def((enum metric_id)j)->raw_id != d->raw_id);
+	}
+	CU_ASSERT_PTR_NULL(metric_unit_name((enum metric_unit)7));
+	CU_ASSERT_PTR_NULL(metric_aggregation_name((enum metric_aggregation)7));
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -95,6 +124,7 @@ int main(void)
 		{ "conflicts", test_metrics_conflicts },
 		{ "display order", test_metrics_display_order },
 		{ "wait kinds", test_metrics_wait_kinds },
+		{ "registry", test_metrics_registry },
 		{ NULL, NULL },
 	};
 

@@ -2,7 +2,7 @@
 /* Unit tests of collector/preload.c: the LD_PRELOAD list that loads the agent. */
 #include <string.h>
 
-#include "collector/preload.h"
+#include "common/preload.h"
 #include "tests/unit/unit.h"
 
 #define AGENT "/opt/pc/lib/libpcollect-agent.so"

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "collector/proc-maps.h"
+#include "common/proc-maps.h"
 #include "tests/unit/unit.h"
 
 static void test_proc_maps_file_line(void)

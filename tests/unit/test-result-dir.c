@@ -484,7 +484,8 @@ static void test_result_dir_create_new(void)
 	CU_ASSERT_PTR_NOT_NULL(fgets(job, sizeof(job), f));
 	fclose(f);
 	result_job_id(want, sizeof(want));
-	strcat(want, "\n");
+	CU_ASSERT_EQUAL(job[strlen(job) - 1], '\n');
+	job[strlen(job) - 1] = '\0';
 	CU_ASSERT_STRING_EQUAL(job, want);
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Parsing of /proc/<pid>/maps lines. */
-#ifndef PCOLLECT_COLLECTOR_PROC_MAPS_H
-#define PCOLLECT_COLLECTOR_PROC_MAPS_H
+#ifndef PCOLLECT_COMMON_PROC_MAPS_H
+#define PCOLLECT_COMMON_PROC_MAPS_H
 
 #include <stdbool.h>
 #include <stddef.h>

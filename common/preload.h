@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The LD_PRELOAD list that loads the agent into a program, kept across exec. */
-#ifndef PCOLLECT_COLLECTOR_PRELOAD_H
-#define PCOLLECT_COLLECTOR_PRELOAD_H
+#ifndef PCOLLECT_COMMON_PRELOAD_H
+#define PCOLLECT_COMMON_PRELOAD_H
 
 #include <stdbool.h>
 #include <stddef.h>

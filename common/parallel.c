@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* A minimal parallel loop on pthreads: workers take the next index from a shared counter. */
-#include "finalizer/parallel.h"
+#include "common/parallel.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "finalizer/hash-index.h"
+#include "common/hash-index.h"
 
 void hash_index_init(struct hash_index *h)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* A minimal parallel loop on pthreads: the finalizer's one way to spread work over threads. */
-#ifndef PCOLLECT_FINALIZER_PARALLEL_H
-#define PCOLLECT_FINALIZER_PARALLEL_H
+#ifndef PCOLLECT_COMMON_PARALLEL_H
+#define PCOLLECT_COMMON_PARALLEL_H
 
 #include <stddef.h>
 

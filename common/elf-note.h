@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* ELF note parsing: the GNU build-id of a module, read from its PT_NOTE segments in memory. */
-#ifndef PCOLLECT_COLLECTOR_ELF_NOTE_H
-#define PCOLLECT_COLLECTOR_ELF_NOTE_H
+#ifndef PCOLLECT_COMMON_ELF_NOTE_H
+#define PCOLLECT_COMMON_ELF_NOTE_H
 
 #include <stddef.h>
 #include <stdint.h>

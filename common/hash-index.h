@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* An open-addressing hash index over an array the caller owns: finds an element's index. */
-#ifndef PCOLLECT_FINALIZER_HASH_INDEX_H
-#define PCOLLECT_FINALIZER_HASH_INDEX_H
+#ifndef PCOLLECT_COMMON_HASH_INDEX_H
+#define PCOLLECT_COMMON_HASH_INDEX_H
 
 #include <stdbool.h>
 #include <stddef.h>

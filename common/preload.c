@@ -3,7 +3,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "collector/preload.h"
+#include "common/preload.h"
 
 /* Runtimes that refuse to start unless they come first in the initial library list. */
 static const char *const first_runtimes[] = {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Parsing of /proc/<pid>/maps lines. */
-#include "collector/proc-maps.h"
+#include "common/proc-maps.h"
 
 #include <elf.h>
 #include <stdio.h>
@@ -125,7 +125,7 @@ int proc_maps_path_at(uint64_t addr, char *out, size_t cap)
 
 		if (proc_map_parse(line, &m) == 0 && addr >= m.start && addr < m.end &&
 		    m.path[0] == '/' && strlen(m.path) < cap) {
-			strcpy(out, m.path);
+			memcpy(out, m.path, strlen(m.path) + 1);
 			ret = 0;
 		}
 	}

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Files by build-id from debuginfod servers (libdebuginfod): debug files, binaries, sources. */
-#ifndef PCOLLECT_FINALIZER_DEBUGINFOD_H
-#define PCOLLECT_FINALIZER_DEBUGINFOD_H
+#ifndef PCOLLECT_COMMON_DEBUGINFOD_H
+#define PCOLLECT_COMMON_DEBUGINFOD_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* ELF note parsing: the GNU build-id of a module, read from its PT_NOTE segments in memory. */
-#include "collector/elf-note.h"
+#include "common/elf-note.h"
 
 #include <elf.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The page all processes of a collection share: the raw-data counter and the control word. */
-#ifndef PCOLLECT_COLLECTOR_DATA_COUNTER_H
-#define PCOLLECT_COLLECTOR_DATA_COUNTER_H
+#ifndef PCOLLECT_COMMON_DATA_COUNTER_H
+#define PCOLLECT_COMMON_DATA_COUNTER_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The page all processes of a collection share: the raw-data counter and the control word. */
-#include "collector/data-counter.h"
+#include "common/data-counter.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -10,8 +10,9 @@
 #include <unistd.h>
 
 #include "common/log.h"
-#include "finalizer/debuginfod.h"
-#include "finalizer/elf-file.h"
+#include "common/debuginfod.h"
+#include "common/elf-note.h"
+#include "common/raw-stream.h" /* RAW_MAX_BUILD_ID */
 
 /*
  * libdebuginfod is opened with dlopen() on first use, as elfutils' own libdw does: linked,
@@ -127,11 +128,11 @@ static int fetch(enum debug_server_kind kind, const unsigned char *id, int len, 
 int debug_server_fetch(enum debug_server_kind kind, const uint8_t *id, size_t len,
 		       const char *source_path, char **path, bool *downloaded)
 {
-	char hex[2 * ELF_FILE_MAX_BUILD_ID + 1];
+	char hex[2 * RAW_MAX_BUILD_ID + 1];
 
-	if (!len || len > ELF_FILE_MAX_BUILD_ID)
+	if (!len || len > RAW_MAX_BUILD_ID)
 		return -EINVAL;
-	build_id_hex(id, len, hex);
+	elf_note_hex(id, len, hex, sizeof(hex));
 	return fetch(kind, id, (int)len, hex, source_path, path, downloaded);
 }
 
