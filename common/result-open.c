@@ -7,7 +7,14 @@
 #include <sys/stat.h>
 
 #include "common/result-dir.h"
+#include "common/result-private.h"
 #include "common/result.h"
+
+bool result_dir_is_result(const char *dir)
+{
+	return result_path_exists(dir, RESULT_PATH_RAW_DIR) ||
+	       result_path_exists(dir, RESULT_PATH_DB);
+}
 
 /* Fill p for the node result dir, taking ownership of dir (NULL: out of memory). 0 or -ENOMEM. */
 static int part_look(struct result_part *p, char *dir)
@@ -23,8 +30,7 @@ static int part_look(struct result_part *p, char *dir)
 			return -ENOMEM;
 		p->finalized = !stat(path, &st);
 	}
-	p->raw = result_path(path, sizeof(path), dir, RESULT_PATH_RAW_DIR, 0, 0, NULL, NULL) >= 0 &&
-		 !lstat(path, &st);
+	p->raw = result_path_exists(dir, RESULT_PATH_RAW_DIR);
 	p->collecting = result_dir_collecting(dir);
 	return 0;
 }

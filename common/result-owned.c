@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/result-dir.h"
+#include "common/result-private.h"
 
 /* The entries of a result directory the tools make, and what each is (for the message). */
 static const struct {
@@ -25,8 +26,8 @@ static const struct {
 	{ "log", false, "the logs (log/)" },
 	{ "archive", false, "the archived binaries (archive/)" },
 	{ "source-cache", false, "the source cache (source-cache/)" },
-	{ "pcollect.job", false, "the job file (pcollect.job)" },
-	{ ".pcollect.job.", true, "a job file being written" },
+	{ RESULT_JOB_FILE, false, "the job file (pcollect.job)" },
+	{ RESULT_JOB_TMP_PREFIX, true, "a job file being written" },
 };
 
 static const char *owned_entry(const char *name)
