@@ -10,6 +10,7 @@
 
 #include "common/grow.h"
 #include "common/result-dir.h"
+#include "common/result-private.h"
 
 /* A variable's value as a number from 0 to INT_MAX, or -1. */
 static long env_count(const char *name)
@@ -129,7 +130,7 @@ void result_dir_list_free(char **list, size_t n)
 int result_dir_job_parts(const char *dir, char ***out, size_t *nout)
 {
 	char parent[PATH_MAX], prefix[NAME_MAX + 2], path[PATH_MAX];
-	const char *slash;
+	const char *base;
 	char **names = NULL;
 	size_t n = 0, cap = 0, plen;
 	struct dirent *e;
@@ -141,14 +142,8 @@ int result_dir_job_parts(const char *dir, char ***out, size_t *nout)
 	snprintf(path, sizeof(path), "%s", dir);
 	while (strlen(path) > 1 && path[strlen(path) - 1] == '/')
 		path[strlen(path) - 1] = '\0';
-	slash = strrchr(path, '/');
-	if (slash)
-		snprintf(parent, sizeof(parent), "%.*s", (int)(slash - path + (slash == path)),
-			 path);
-	else
-		snprintf(parent, sizeof(parent), ".");
-	if (snprintf(prefix, sizeof(prefix), "%s.", slash ? slash + 1 : path) >=
-	    (int)sizeof(prefix))
+	base = result_path_split(path, parent, sizeof(parent));
+	if (snprintf(prefix, sizeof(prefix), "%s.", base) >= (int)sizeof(prefix))
 		return 0;
 	plen = strlen(prefix);
 	d = opendir(parent);
@@ -162,7 +157,8 @@ int result_dir_job_parts(const char *dir, char ***out, size_t *nout)
 		snprintf(full, sizeof(full), "%s/%s", parent, e->d_name);
 		if (!result_dir_is_result(full))
 			continue;
-		if (GROW(names, n + 1, cap) || !(names[n] = strdup(slash ? full : e->d_name))) {
+		if (GROW(names, n + 1, cap) ||
+		    !(names[n] = strdup(base != path ? full : e->d_name))) {
 			ret = -ENOMEM;
 			break;
 		}

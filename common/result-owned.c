@@ -147,14 +147,7 @@ int result_dir_owns(const char *dir, const char *path, char *why, size_t size)
 	if ((ret = write_target(path, target, sizeof(target))))
 		return ret;
 	/* The folder the file is in, with every link and ".." resolved. */
-	slash = strrchr(target, '/');
-	base = slash ? slash + 1 : target;
-	if (slash == target)
-		snprintf(parent, sizeof(parent), "/");
-	else if (slash)
-		snprintf(parent, sizeof(parent), "%.*s", (int)(slash - target), target);
-	else
-		snprintf(parent, sizeof(parent), ".");
+	base = result_path_split(target, parent, sizeof(parent));
 	if (!realpath(parent, real))
 		return 0; /* the write fails on its own, and says why */
 	/* A directory, or a name too long: the write fails on its own. */

@@ -172,6 +172,17 @@ bool result_path_exists(const char *dir, enum result_path_kind kind)
 	return lstat(path, &st) == 0;
 }
 
+const char *result_path_split(const char *path, char *parent, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		snprintf(parent, size, ".");
+	else
+		snprintf(parent, size, "%.*s", (int)(slash - path + (slash == path)), path);
+	return slash ? slash + 1 : path;
+}
+
 /* A decimal number without sign or leading zero (but "0") at *s, up to a dot. */
 static bool parse_num(const char **s, unsigned long long max, unsigned long long *out)
 {

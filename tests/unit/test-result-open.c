@@ -120,30 +120,31 @@ static void test_result_open_not_result(void)
 
 static void test_result_open_node(void)
 {
+	/* What each node holds; a database alone (raw/ removed to save space) is finalized. */
+	static const struct {
+		const char *dir, *db, *raw; /* the result, and what it holds or NULL */
+		bool finalized, has_raw;
+	} nodes[] = {
+		{ "raw-only", NULL, "raw-only/raw", false, true },
+		{ "done", "done/result.db", "done/raw", true, true },
+		{ "db-only", "db-only/result.db", NULL, true, false },
+	};
 	char slash[512];
 	struct result r;
+	size_t i;
 
-	make_dir("raw-only");
-	make_dir("raw-only/raw");
-	check_open(&r, tmp_path(0, "raw-only"), RESULT_NODE, 0, 1);
-	check_part(&r.parts[0], tmp_path(0, "raw-only"), false, true);
-	CU_ASSERT_EQUAL(result_unfinalized(&r), 1);
-	result_close(&r);
-
-	make_dir("done");
-	make_dir("done/raw");
-	touch("done/result.db");
-	check_open(&r, tmp_path(0, "done"), RESULT_NODE, 0, 1);
-	check_part(&r.parts[0], tmp_path(0, "done"), true, true);
-	CU_ASSERT_EQUAL(result_unfinalized(&r), 0);
-	result_close(&r);
-
-	/* A database alone (raw/ removed to save space) is a finalized result. */
-	make_dir("db-only");
-	touch("db-only/result.db");
-	check_open(&r, tmp_path(0, "db-only"), RESULT_NODE, 0, 1);
-	check_part(&r.parts[0], tmp_path(0, "db-only"), true, false);
-	result_close(&r);
+	for (i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
+		make_dir(nodes[i].dir);
+		if (nodes[i].raw)
+			make_dir(nodes[i].raw);
+		if (nodes[i].db)
+			touch(nodes[i].db);
+		check_open(&r, tmp_path(0, nodes[i].dir), RESULT_NODE, 0, 1);
+		check_part(&r.parts[0], tmp_path(0, nodes[i].dir), nodes[i].finalized,
+			   nodes[i].has_raw);
+		CU_ASSERT_EQUAL(result_unfinalized(&r), !nodes[i].finalized);
+		result_close(&r);
+	}
 
 	/* Trailing slashes name the same result; the part's directory is DIR as given. */
 	snprintf(slash, sizeof(slash), "%s//", tmp_path(0, "done"));
