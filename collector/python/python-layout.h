@@ -8,9 +8,11 @@
 
 /*
  * Every field is a byte offset (or a size, or a bit position for str_*_shift), -1 where the
- * version has no such field. The names are those python-probe.c prints: the table in
- * python-layout.c comes from running that probe against each version's headers, and
- * tests/unit/test-python-layout.c checks it again wherever the headers are installed.
+ * version has no such field. The names are those python-probe.c prints: each version's row
+ * (python-layout-rows.def) is that probe's output against the version's headers, written by
+ * scripts/python-layouts in the order the fields stand here (all int32_t), and
+ * tests/unit/test-python-layout.c checks it again wherever the headers are installed. A new
+ * field: declare it here, print it in the probe, run the script.
  */
 struct pylayout {
 	int32_t minor;             /* 3.minor */
@@ -84,7 +86,8 @@ const struct pylayout *pylayout_newest(void);
 /*
  * Where the fields pyagent takes from _Py_DebugOffsets (3.13+, at the start of _PyRuntime)
  * sit in that block, in 8-byte words from its start. Each minor release appends fields to
- * the block's sub-structures, so these move between versions; python-probe.c prints them.
+ * the block's sub-structures, so these move between versions; python-probe.c prints them
+ * ("dbg_" + the field), rows in python-layout-rows.def as for struct pylayout.
  */
 struct pydebug_map {
 	int32_t minor;

@@ -2,10 +2,12 @@
 /* Layout probe: prints the offsets pyagent needs, compiled against one CPython's headers. */
 
 /*
- * Not part of any library. tests/unit/test-python-layout.c compiles it against each installed
- * interpreter's headers and compares its output with the table in python-layout.c:
- *   cc -DPy_BUILD_CORE -I$P/include/python3.X -I$P/include/python3.X/internal python-probe.c
- * Every line is "name value"; the names are those of struct pylayout's fields.
+ * Not part of any library. scripts/python-layouts compiles it against a version's headers and
+ * makes its output that version's row in python-layout-rows.def; tests/unit/test-python-layout.c
+ * compiles it against each installed interpreter's headers and compares with the rows:
+ *   cc -DPy_BUILD_CORE -I$INC -I$INC/internal -I$INC/.. python-probe.c  (INC: include/python3.N)
+ * Every line is "name value"; the names are those of struct pylayout's fields, and "dbg_" +
+ * those of struct pydebug_map (3.13+). A field printed here needs its field there.
  */
 #include <Python.h>
 #include <frameobject.h>

@@ -37,13 +37,15 @@ static int32_t table_value(const struct pylayout *L, const char *name, int *foun
 	return 0;
 }
 
-/* Compare the table of py's version with offsetof() compiled against py's headers. Returns
-   1 when compared, 0 when py has no headers with the internal ones. */
+/* Compare the table of py's version with offsetof() compiled against py's headers (their
+   parent too: Debian's pyconfig.h includes <x86_64-linux-gnu/python3.N/pyconfig.h> from
+   there), as scripts/python-layouts does. Returns 1 when compared, 0 when py has no headers
+   with the internal ones. */
 static int check_headers(const struct pytest_python *py)
 {
 	const struct pylayout *L = pylayout_find(py->minor);
 	const char *inc = py->include;
-	char cmd[PATH_MAX * 4], exe[64], name[64], internal[PATH_MAX + 16], line[256];
+	char cmd[PATH_MAX * 5], exe[64], name[64], internal[PATH_MAX + 16], line[256];
 	long value;
 	int fields = 0, wrong = 0, found;
 	FILE *p;
@@ -56,11 +58,10 @@ static int check_headers(const struct pytest_python *py)
 		return 0;
 	}
 	snprintf(exe, sizeof(exe), "/tmp/pcollect-probe-%d-%d", (int)getpid(), py->minor);
-	snprintf(
-		cmd, sizeof(cmd),
-		"${CC:-cc} -DPy_BUILD_CORE -I'%s' -I'%s/internal' '%s/collector/python/python-probe.c'"
-		" -o '%s' && '%s'",
-		inc, inc, root, exe, exe);
+	snprintf(cmd, sizeof(cmd),
+		 "${CC:-cc} -DPy_BUILD_CORE -I'%s' -I'%s/internal' -I'%s/..'"
+		 " '%s/collector/python/python-probe.c' -o '%s' && '%s'",
+		 inc, inc, inc, root, exe, exe);
 	p = popen(cmd, "r");
 	CU_ASSERT_FATAL(p != NULL);
 	while (fgets(line, sizeof(line), p)) {
@@ -70,10 +71,14 @@ static int check_headers(const struct pytest_python *py)
 			continue;
 		want = table_value(L, name, &found);
 		CU_ASSERT(found);
+		if (!found)
+			printf("\n    3.%d: the probe prints %s, which the table lacks (a field of "
+			       "python-layout.h's structs, then scripts/python-layouts)",
+			       py->minor, name);
 		fields++;
-		if (want != value) {
-			printf("\n    3.%d %s: table %d, headers %ld", py->minor, name, want,
-			       value);
+		if (found && want != value) {
+			printf("\n    3.%d %s: table %d, headers of 3.%d.%d %ld", py->minor, name,
+			       want, py->minor, py->micro, value);
 			wrong++;
 		}
 	}
@@ -81,6 +86,10 @@ static int check_headers(const struct pytest_python *py)
 	unlink(exe);
 	printf("\n    3.%d.%d (%s): %d fields compared, %d differ", py->minor, py->micro, inc,
 	       fields, wrong);
+	if (wrong)
+		printf("\n    FAIL: the row of 3.%d is not what its headers say: if 3.%d.%d is "
+		       "right, regenerate it with scripts/python-layouts '%s' (docs/python.md)",
+		       py->minor, py->minor, py->micro, py->exe);
 	CU_ASSERT(fields > 30);
 	CU_ASSERT(wrong == 0);
 	return 1;
@@ -98,6 +107,30 @@ static void test_python_layout_matches_headers(void)
 		ncompared += (size_t)check_headers(&pythons[i]);
 	}
 	printf("\n    %zu of %zu interpreters of a known version compared", ncompared, known);
+}
+
+/* The generated rows are positional: python-layout-rows.def's columns must be the structs'
+   fields in their order (minor first), each an int32_t. */
+static void check_columns(const struct pylayout_field *f, size_t first, size_t size)
+{
+	size_t i;
+
+	for (i = 0; f[i].name; i++)
+		if (f[i].offset != (first + i) * sizeof(int32_t)) {
+			printf("\n    column %s at offset %zu of its struct, not %zu: run "
+			       "scripts/python-layouts",
+			       f[i].name, f[i].offset, (first + i) * sizeof(int32_t));
+			CU_FAIL("a column out of its struct's order");
+		}
+	CU_ASSERT((first + i) * sizeof(int32_t) == size);
+}
+
+static void test_python_layout_columns_in_order(void)
+{
+	CU_ASSERT_STRING_EQUAL(pylayout_fields[0].name, "minor");
+	check_columns(pylayout_fields, 0, sizeof(struct pylayout));
+	/* pydebug_map's minor is no field of _Py_DebugOffsets: not a named column */
+	check_columns(pydebug_map_fields, 1, sizeof(struct pydebug_map));
 }
 
 static void test_python_layout_table_complete(void)
@@ -142,6 +175,8 @@ int main(void)
 {
 	static const struct unit_test tests[] = {
 		{ "every supported version has a layout", test_python_layout_table_complete },
+		{ "the rows' columns are the structs' fields in order",
+		  test_python_layout_columns_in_order },
 		{ "layouts match offsetof() with the installed headers",
 		  test_python_layout_matches_headers },
 		{ NULL, NULL },
