@@ -635,18 +635,6 @@ int fin_build_tree(struct fin *f);
 /* timeline.c: f->timeline from the located samples (before symbols: needs no node). */
 int fin_build_timeline(struct fin *f);
 
-/*
- * db-write.c: a new database at path, written in one transaction: fin_db_open(), then both
- * parts in either order (the symbols part needs only frames and functions, complete once
- * fin_build_frames() has run; the samples part needs the tree), then fin_db_close(), which
- * indexes and commits when ret is 0 and returns the first error. One thread at a time.
- */
-struct fin_db;
-int fin_db_open(struct fin_db **out, const char *path);
-int fin_db_write_symbols(struct fin_db *x, const struct fin *f);
-int fin_db_write_samples(struct fin_db *x, const struct fin *f);
-int fin_db_close(struct fin_db *x, int ret);
-
 /* summary.c */
 void fin_print_summary(const struct fin *f);
 /* summary-fetch.c: the summary's line on what debuginfod gave, when it was asked. */

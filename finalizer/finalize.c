@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "common/result-dir.h"
 #include "common/debuginfod.h"
+#include "finalizer/db-write.h"
 #include "finalizer/finalize-private.h"
 #include "finalizer/metrics.h"
 #include "finalizer/sym-cache.h"
