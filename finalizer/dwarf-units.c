@@ -262,7 +262,7 @@ int cu_units_scan(struct cu_units *u, struct cu_ctx *c, struct dwarf_lookup *out
 		if (res == DW_DLV_NO_ENTRY)
 			break;
 		if (res != DW_DLV_OK) {
-			snprintf(err, errsize, "%s", dwarf_errmsg(e));
+			err_set(err, errsize, "%s", dwarf_errmsg(e));
 			log_debug(
 				"unit header %llu unreadable (%s): the units after it are not read",
 				(unsigned long long)out->cus + 1, err);

@@ -183,7 +183,7 @@ static int sym_cmp(const void *a, const void *b)
 int symtab_merge(struct symtab *t, struct symtab *more, enum symtab_source source)
 {
 	struct symtab_sym *v;
-	size_t i, j, n = t->n;
+	size_t i, j, n = t->n, cap = t->n;
 
 	if (more->split_names || more->more_names || t->more_names)
 		BUG("symtab_merge() takes one file's own symbols, once");
@@ -191,12 +191,11 @@ int symtab_merge(struct symtab *t, struct symtab *more, enum symtab_source sourc
 		symtab_release(more);
 		return 0;
 	}
-	v = realloc(t->syms, (t->n + more->n) * sizeof(*v));
-	if (!v) {
+	if (array_reserve(&t->syms, &cap, t->n + more->n, sizeof(*t->syms))) {
 		symtab_release(more);
 		return -ENOMEM;
 	}
-	t->syms = v;
+	v = t->syms;
 	/* Both sorted: walk them side by side, keeping more's symbols at addresses t lacks. */
 	for (i = 0, j = 0; j < more->n; j++) {
 		while (i < t->n && t->syms[i].start < more->syms[j].start)
