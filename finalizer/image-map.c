@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "finalizer/finalize-private.h"
+#include "finalizer/sorted.h"
 
 struct module_key {
 	const struct fin *f;
@@ -177,18 +178,10 @@ static int mapping_cmp(const void *a, const void *b)
 static const struct mapping *maps_find(const struct mapping *maps, size_t n, uint64_t addr,
 				       int64_t t)
 {
-	size_t lo = 0, hi = n, j;
+	size_t j = sorted_upper_u64(maps, n, sizeof(*maps), offsetof(struct mapping, lo), addr);
 	const struct mapping *best = NULL, *later = NULL;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (maps[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (j = lo; j-- > 0 && maps[j].max_hi > addr;) {
+	while (j-- > 0 && maps[j].max_hi > addr) {
 		const struct mapping *mp = &maps[j];
 
 		if (addr >= mp->hi)

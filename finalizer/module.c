@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "finalizer/module-private.h"
 #include "finalizer/sym-cache.h"
+#include "finalizer/sorted.h"
 
 int module_init(struct module *m, const struct raw_module *rm)
 {
@@ -75,30 +76,14 @@ int module_want_object(struct module *m, uint64_t addr)
 	return 0;
 }
 
-/* Index of addr in the sorted v[0..n), or -1. */
-static int64_t sorted_find(const uint64_t *v, size_t n, uint64_t addr)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (v[mid] < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < n && v[lo] == addr ? (int64_t)lo : -1;
-}
-
 int64_t module_addr_index(const struct module *m, uint64_t addr)
 {
-	return sorted_find(m->addrs, m->naddrs, addr);
+	return sorted_index(m->addrs, m->naddrs, addr);
 }
 
 const char *module_object_name(const struct module *m, uint64_t addr)
 {
-	int64_t i = m->obj_names ? sorted_find(m->objs, m->nobjs, addr) : -1;
+	int64_t i = m->obj_names ? sorted_index(m->objs, m->nobjs, addr) : -1;
 
 	return i >= 0 ? m->obj_names[i] : NULL;
 }

@@ -9,6 +9,7 @@
 #include "common/grow.h"
 #include "common/log.h"
 #include "finalizer/symtab.h"
+#include "finalizer/sorted.h"
 
 struct raw_sym {
 	uint64_t start, size;
@@ -224,18 +225,11 @@ void symtab_release(struct symtab *t)
 
 const struct symtab_sym *symtab_find_addr(const struct symtab *t, uint64_t addr)
 {
-	size_t lo = 0, hi = t->n;
+	/* The last symbol starting at or before addr. */
+	size_t lo = sorted_upper_u64(t->syms, t->n, sizeof(*t->syms),
+				     offsetof(struct symtab_sym, start), addr);
 	const struct symtab_sym *s;
 
-	/* The last symbol starting at or before addr. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->syms[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo)
 		return NULL;
 	s = &t->syms[lo - 1];
