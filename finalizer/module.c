@@ -11,6 +11,7 @@
 #include "common/grow.h"
 #include "common/log.h"
 #include "finalizer/module-private.h"
+#include "finalizer/str-pool.h"
 #include "finalizer/sym-cache.h"
 #include "finalizer/sorted.h"
 
@@ -19,11 +20,9 @@ int module_init(struct module *m, const struct raw_module *rm)
 	const char *slash;
 
 	memset(m, 0, sizeof(*m));
-	m->path = malloc(rm->path_len + 1);
+	m->path = str_dup_mem(rm->path, rm->path_len);
 	if (!m->path)
 		return -ENOMEM;
-	memcpy(m->path, rm->path, rm->path_len);
-	m->path[rm->path_len] = '\0';
 	slash = strrchr(m->path, '/');
 	m->name = slash && slash[1] ? slash + 1 : m->path;
 	m->build_id_len = rm->build_id_len > RAW_MAX_BUILD_ID ? RAW_MAX_BUILD_ID : rm->build_id_len;

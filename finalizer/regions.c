@@ -6,6 +6,7 @@
 
 #include "finalizer/finalize-private.h"
 #include "finalizer/sorted.h"
+#include "finalizer/str-pool.h"
 
 /*
  * A thread writes its regions into its own stream (docs/raw-format.md), so the records and
@@ -28,11 +29,9 @@ int region_take(struct stream *s, const struct raw_record *rec)
 	m->depth = rec->u.region.depth;
 	m->name = NULL;
 	if (rec->type == RAW_REC_REGION_BEGIN) {
-		m->name = malloc(rec->u.region.name.len + 1);
+		m->name = str_dup_mem(rec->u.region.name.s, rec->u.region.name.len);
 		if (!m->name)
 			return -ENOMEM;
-		memcpy(m->name, rec->u.region.name.s, rec->u.region.name.len);
-		m->name[rec->u.region.name.len] = '\0';
 	}
 	s->nmarks++;
 	return 0;
