@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/grow.h"
 #include "common/sat.h"
 #include "finalizer/finalize-private.h"
 #include "finalizer/sorted.h"
