@@ -91,11 +91,11 @@ static int run(struct db_writer *w, sqlite3_stmt *st)
 	int i, rc;
 
 	for (i = 0; i < w->ncells; i++) {
-		const struct db_cell *c = &w->cells[i];
+		const struct db_value *c = &w->cells[i];
 
-		if (c->type == DB_CELL_INT)
+		if (c->type == DB_VALUE_INT)
 			sqlite3_bind_int64(st, i + 1, c->i);
-		else if (c->type == DB_CELL_TEXT)
+		else if (c->type == DB_VALUE_TEXT)
 			sqlite3_bind_text(st, i + 1, w->text + c->i, -1, SQLITE_STATIC);
 		else
 			sqlite3_bind_null(st, i + 1);
@@ -176,22 +176,18 @@ int db_writer_row(struct db_writer *w, const void *rec, int64_t id)
 	int ret;
 
 	for (i = 0; i < t->ncols; i++) {
-		struct db_value v = col_value(w, &t->cols[i], rec, id);
-		struct db_cell *cell = &w->cells[w->ncells++];
+		struct db_value *v = &w->cells[w->ncells++];
 
-		if (v.type == DB_VALUE_TEXT) {
+		*v = col_value(w, &t->cols[i], rec, id);
+		if (v->type == DB_VALUE_TEXT) {
 			/* Copied: a row's texts may be gone (or reused) before its batch runs. */
-			size_t len = strlen(v.s) + 1;
+			size_t len = strlen(v->s) + 1;
 
 			if (GROW(w->text, w->ntext + len, w->text_cap))
 				return -ENOMEM;
-			memcpy(w->text + w->ntext, v.s, len);
-			*cell = (struct db_cell){ .i = (int64_t)w->ntext, .type = DB_CELL_TEXT };
+			memcpy(w->text + w->ntext, v->s, len);
+			v->i = (int64_t)w->ntext;
 			w->ntext += len;
-		} else {
-			*cell = (struct db_cell){ .i = v.i,
-						  .type = v.type == DB_VALUE_INT ? DB_CELL_INT
-										 : DB_CELL_NULL };
 		}
 	}
 	if ((size_t)w->ncells < DB_BATCH_ROWS * t->ncols)

@@ -157,11 +157,6 @@ static inline struct db_value db_text(const char *s)
 #define DB_BATCH_ROWS 100
 #define DB_MAX_COLS   17 /* process_memory */
 
-struct db_cell {
-	int64_t i; /* an integer, or the offset of a text in the writer's text */
-	enum { DB_CELL_NULL, DB_CELL_INT, DB_CELL_TEXT } type;
-};
-
 /* Writes the rows of one table at a time. */
 struct db_writer {
 	sqlite3 *h;
@@ -169,7 +164,8 @@ struct db_writer {
 	struct db_rows_ctx ctx; /* the loop may change ctx.s between rows */
 	sqlite3_stmt *full;     /* DB_BATCH_ROWS rows, prepared when first needed */
 	int ncells;
-	struct db_cell cells[DB_BATCH_ROWS * DB_MAX_COLS];
+	/* The buffered rows' values; a text's i is its offset in text. */
+	struct db_value cells[DB_BATCH_ROWS * DB_MAX_COLS];
 	char *text; /* the texts of the buffered rows */
 	size_t ntext, text_cap;
 	char buf[DB_BUF_SIZE]; /* ctx.buf */

@@ -409,7 +409,9 @@ int stream_load(struct stream *s)
 	s->hdr = *raw_reader_header(r);
 	s->has_header = true;
 	while (!ret && raw_reader_next(r, &rec) == 1) {
-		if (rec.type >= RAW_REC_PYTHON_FIRST && rec.type < RAW_REC_ALLOC_FIRST)
+		if (rec.type == RAW_REC_SAMPLE) /* most records: no call through the table */
+			ret = take_sample(s, &rec);
+		else if (rec.type >= RAW_REC_PYTHON_FIRST && rec.type < RAW_REC_ALLOC_FIRST)
 			ret = take_python(s, &rec);
 		else if (rec.type >= RAW_REC_ALLOC_FIRST)
 			ret = take_event(s, &rec);
