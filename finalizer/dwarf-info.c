@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "finalizer/dwarf-info-private.h"
 #include "finalizer/elf-file.h"
 
@@ -43,7 +44,7 @@ int dbg_open(const char *path, Dwarf_Debug *dbg, char *err, size_t errsize)
 	*dbg = NULL;
 	if (res == DW_DLV_NO_ENTRY)
 		return -ENODATA;
-	snprintf(err, errsize, "%s", e ? dwarf_errmsg(e) : "unknown libdwarf error");
+	err_set(err, errsize, "%s", e ? dwarf_errmsg(e) : "unknown libdwarf error");
 	if (e)
 		dwarf_dealloc_error(NULL, e);
 	return -EINVAL;

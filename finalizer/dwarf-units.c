@@ -8,6 +8,7 @@
 
 #include "common/log.h"
 #include "finalizer/dwarf-info-private.h"
+#include "finalizer/sorted.h"
 #include "common/parallel.h"
 
 static int u32_cmp(const void *a, const void *b)
@@ -28,17 +29,7 @@ static size_t cu_addresses(const uint64_t *addrs, size_t n, const struct range_s
 
 	for (r = 0; r < rs->n; r++) {
 		/* addrs is sorted: binary search the first address of each range. */
-		size_t lo = 0, hi = n;
-
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (addrs[mid] < rs->r[r].lo)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		for (i = lo; i < n && addrs[i] < rs->r[r].hi; i++)
+		for (i = sorted_lower(addrs, n, rs->r[r].lo); i < n && addrs[i] < rs->r[r].hi; i++)
 			if (!owned[i]) {
 				owned[i] = true;
 				idx[k++] = (uint32_t)i;
@@ -262,7 +253,7 @@ int cu_units_scan(struct cu_units *u, struct cu_ctx *c, struct dwarf_lookup *out
 		if (res == DW_DLV_NO_ENTRY)
 			break;
 		if (res != DW_DLV_OK) {
-			snprintf(err, errsize, "%s", dwarf_errmsg(e));
+			err_set(err, errsize, "%s", dwarf_errmsg(e));
 			log_debug(
 				"unit header %llu unreadable (%s): the units after it are not read",
 				(unsigned long long)out->cus + 1, err);

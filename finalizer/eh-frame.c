@@ -10,6 +10,7 @@
 #include "finalizer/byte-reader.h"
 #include "finalizer/eh-frame.h"
 #include "finalizer/elf-file.h"
+#include "finalizer/sorted.h"
 
 /*
  * The record layout (DWARF 5 section 6.4.1, and the LSB's .eh_frame chapter for its
@@ -395,17 +396,7 @@ void fde_table_release(struct fde_table *t)
 /* Index of the first range starting above addr. */
 static size_t upper(const struct fde_table *t, uint64_t addr)
 {
-	size_t lo = 0, hi = t->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->v[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return sorted_upper_u64(t->v, t->n, sizeof(*t->v), offsetof(struct fde_range, start), addr);
 }
 
 const struct fde_range *fde_table_find(const struct fde_table *t, uint64_t addr)

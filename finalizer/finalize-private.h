@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The finalizer's in-memory model: streams, process images, threads, the tree and its tables. */
+/* The finalizer's state (struct fin): the result's tables and the passes that build them. */
 #ifndef PCOLLECT_FINALIZER_FINALIZE_PRIVATE_H
 #define PCOLLECT_FINALIZER_FINALIZE_PRIVATE_H
 
@@ -8,183 +8,15 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/hash-index.h"
 #include "common/meta.h"
 #include "common/raw-memory.h"
 #include "common/raw-stream.h"
-#include "common/result-dir.h"
 #include "finalizer/finalize.h"
-#include "common/hash-index.h"
+#include "finalizer/image.h"
 #include "finalizer/module.h"
-#include "common/parallel.h"
-#include "finalizer/python/python.h"
 #include "finalizer/str-pool.h"
-
-#define NO_MODULE UINT32_MAX
-
-/*
- * Samples whose STACK record was lost to damage keep their time and weight under one stack of
- * a single frame at this address (kernel space: no module maps it), shown as the function
- * "[damaged stack]" (FIN_DAMAGED_STACK_NAME).
- */
-#define FIN_DAMAGED_STACK_ADDR 0xffffffffffff0000ull
-#define FIN_DAMAGED_STACK_ID   UINT64_MAX
-#define FIN_DAMAGED_STACK_NAME "[damaged stack]"
-/*
- * A stack the unwinder cut at the depth limit (RAW_STACK_TRUNCATED) has its outermost frames
- * missing: it is placed under one root of its own, a frame at this address named
- * "[truncated stack]", so every view shows where the path was cut, not main's children as
- * roots.
- */
-#define FIN_TRUNCATED_STACK_ADDR 0xffffffffffff0010ull
-#define FIN_TRUNCATED_STACK_NAME "[truncated stack]"
-/*
- * How much more CPU time a thread's samples may stand for than the thread measured at its end
- * (THREAD_END) before it is damage: none by design (a sample closes an interval the thread
- * used), so the slack covers only rounding: two intervals, two kernel ticks and 1%.
- */
-#define FIN_SAMPLED_SLACK_NS(interval_ns, used_ns)                                                 \
-	(2 * (interval_ns) + 8000000ull + (used_ns) / 100)
-/* The most CPU time one stream may account for; more is damage (and could overflow sums). */
-#define FIN_MAX_STREAM_NS (1ll << 53) /* ns: about 104 days */
-
-/* A raw stack as read: ips[off .. off + depth), innermost first. */
-struct stack_rec {
-	uint64_t id;    /* the stream's id */
-	uint32_t flags; /* enum raw_stack_flags */
-	uint32_t depth;
-	size_t off;               /* into stream.ips */
-	size_t loc;               /* into stream.locs once located, SIZE_MAX before */
-	uint32_t node;            /* leaf of the calling-context tree, once built */
-	uint64_t samples, weight; /* of the samples naming it, counted when located */
-	size_t py_off; /* a RAW_REC_PY_STACK's Python frames: stream.py.frames[py_off ..] */
-	uint32_t npy;  /* how many (0: a native stack) */
-};
-
-/* Where one ip of a stack is: a module and the module-relative address looked up. */
-struct loc {
-	uint32_t module; /* NO_MODULE: no module mapped there; addr is absolute */
-	uint64_t addr;
-};
-
-/* A sample_rec.stack naming no stack of its stream. */
-#define NO_STACK UINT64_MAX
-
-struct sample_rec {
-	int64_t time_ns; /* stream time (since header.origin_ns) */
-	uint64_t stack;  /* the stream's stack id; once located the index into stacks,
-			    or NO_STACK */
-	uint64_t weight;
-	uint32_t context; /* index into fin.contexts + 1 (its region); 0: none */
-};
-
-/* RAW_REC_REGION_BEGIN/END as read (regions.c). */
-struct region_mark {
-	int64_t time_ns; /* stream time */
-	uint32_t depth;  /* 1 the outermost */
-	char *name;      /* owned; NULL for an END */
-};
-
-/* From time_ns on (to the next span) the thread is in the regions path. */
-struct region_span {
-	int64_t time_ns;  /* stream time */
-	const char *path; /* "outer/inner", interned in fin.strings; NULL: in no region */
-};
-
-struct module_event {
-	int64_t time_ns; /* stream time */
-	bool unload;
-	struct raw_module rm; /* path, build_id and segs owned (unload: path and base only) */
-	uint32_t module;      /* index into fin.modules, loads only, set by fin_build_images */
-};
-
-struct thread_event {
-	uint8_t type; /* RAW_REC_THREAD_START/END/NAME */
-	uint32_t tid;
-	int64_t time_ns; /* stream time */
-	uint64_t cpu_ns;
-	char *name; /* owned */
-};
-
-struct lost_rec {
-	uint32_t reason;
-	uint64_t count, weight;
-};
-
-/* RAW_REC_METRIC: a metric the process's samples carry (process streams). */
-struct metric_decl {
-	uint64_t id;
-	char *name; /* owned */
-	uint32_t unit, aggregation, kind;
-};
-
-/* RAW_REC_VALUE: a metric value attributed to a stack at a time (thread streams). */
-struct value_rec {
-	int64_t time_ns; /* stream time */
-	uint64_t stack;  /* the stream's stack id */
-	uint64_t metric;
-	int64_t value;
-};
-
-/* RAW_REC_WAIT, RAW_REC_WAIT_SUM: blocking calls (thread streams; finalizer/waits.c). */
-struct wait_rec {
-	int64_t time_ns;   /* stream time: when the wait began (WAIT_SUM: when written) */
-	uint64_t stack;    /* the stream's stack id */
-	uint32_t kind;     /* enum raw_wait_kind */
-	bool summed;       /* a WAIT_SUM: count short waits, not one */
-	uint64_t object;   /* address, fd, pid or 0 (docs/raw-format.md) */
-	uint64_t count;    /* waits (1 for a WAIT) */
-	uint64_t total_ns; /* their duration */
-};
-
-/* RAW_REC_MPI_CALL and RAW_REC_MPI_SUM: MPI calls (thread streams; finalizer/mpi.c). */
-struct mpi_rec {
-	int64_t time_ns;   /* stream time: when the call began (a sum: when written) */
-	uint64_t stack;    /* the stream's stack id */
-	uint32_t function; /* enum raw_mpi_function */
-	uint32_t comm_size;
-	bool summed; /* count short calls of one site, not one call */
-	uint64_t count, total_ns, sent, received;
-};
-
-/* RAW_REC_OMP_REGION: one instance of an OpenMP parallel region (the stream of the thread
-   that began it). */
-struct region_rec {
-	int64_t time_ns;      /* stream time: when it began */
-	uint64_t duration_ns; /* to the end of its implicit barrier */
-	uint64_t object;      /* the construct, as its openmp-barrier waits' object */
-	uint32_t threads;     /* in its team */
-	uint32_t context;     /* index into fin.contexts + 1, once fin_build_events() ran */
-};
-
-/* RAW_REC_OBJECT: the name of a sync object (any stream of the image). */
-struct object_rec {
-	uint32_t kind;
-	uint64_t object;
-	char *name; /* owned */
-};
-
-/*
- * One event of a metric other than the CPU samples' CPU Time: a VALUE record, or what an
- * analysis's records decode to (a wait gives Wait Time and Wait Count). Built from the
- * stream's records by fin_build_events(), located with the samples, aggregated per (thread,
- * node, metric, context) and, when timed, written to the timeline.
- */
-struct event_rec {
-	int64_t time_ns;  /* stream time */
-	uint64_t stack;   /* the stream's stack id; once located the index into stacks, or
-			     NO_STACK */
-	uint32_t metric;  /* index into fin.metrics */
-	uint32_t context; /* index into fin.contexts + 1; 0: none */
-	int64_t value;    /* in the metric's unit */
-	uint64_t count;   /* events it stands for */
-	bool timed;       /* one event at time_ns: a timeline row (a sum of several is not) */
-};
-
-/* RAW_REC_MEM_COUNTERS: the live heap and RSS of the process at a time (thread streams). */
-struct mem_counters_rec {
-	int64_t time_ns; /* stream time */
-	uint64_t live, rss;
-};
+#include "finalizer/stream.h"
 
 /* One raw/<pid>.pmem (finalizer/memory.c): a process image's allocation aggregates. */
 struct mem_file {
@@ -202,137 +34,6 @@ struct counter_row {
 	uint32_t image;
 	const char *name; /* "Live Heap", "RSS" */
 	int64_t value;
-};
-
-/* RAW_REC_NOTE: what happened to a thread's sampling (process streams). */
-struct note_rec {
-	uint32_t tid;
-	uint32_t kind; /* enum raw_note_kind */
-	char *detail;  /* owned */
-};
-
-struct process_rec {
-	bool seen;
-	int32_t pid, ppid, parent_pid;
-	int64_t time_ns; /* stream time, then collection time in images */
-	uint32_t origin, generation;
-	char *exe;          /* owned */
-	char *command_line; /* owned, shell-quoted argv */
-};
-
-/* One raw stream file and everything read from it. */
-struct stream {
-	char *path;
-	int open_err;          /* negative errno when the file could not be opened */
-	unsigned open_version; /* open_err -EPROTONOSUPPORT: the newer version it has */
-	struct raw_file_header hdr;
-	struct raw_reader_stats stats;
-	bool has_header;
-
-	struct stack_rec *stacks;
-	size_t nstacks, stacks_cap;
-	uint64_t *ips;
-	size_t nips, ips_cap;
-	struct loc *locs;
-	size_t nlocs, locs_cap;
-	struct sample_rec *samples;
-	size_t nsamples, samples_cap;
-	struct module_event *mods;
-	size_t nmods, mods_cap;
-	struct thread_event *tevents;
-	size_t ntevents, tevents_cap;
-	struct lost_rec *lost;
-	size_t nlost, lost_cap;
-	struct process_rec process;
-	struct pystream py;     /* code objects, Python frames of mixed stacks, notes */
-	uint32_t *py_frame_ids; /* per py.frames entry of a sampled stack: index into frames */
-	struct metric_decl *metrics;
-	size_t nmetrics, metrics_cap;
-	struct value_rec *values;
-	size_t nvalues, values_cap;
-	struct note_rec *notes;
-	size_t nnotes, notes_cap;
-	struct wait_rec *waits;
-	size_t nwaits, waits_cap;
-	struct mem_counters_rec *mem_counters;
-	size_t nmem_counters, mem_counters_cap;
-	struct object_rec *objects;
-	size_t nobjects, objects_cap;
-	struct mpi_rec *mpis;
-	size_t nmpis, mpis_cap;
-	bool has_mpi_rank; /* a process stream with RAW_REC_MPI_RANK: */
-	int32_t mpi_rank;  /* the rank MPI gave the process */
-	struct region_rec *regions;
-	size_t nregions, regions_cap;
-	struct region_mark *marks; /* the program's regions (regions.c) */
-	size_t nmarks, marks_cap;
-	struct region_span *spans;
-	size_t nspans, spans_cap;
-	struct event_rec *events; /* in stream order (fin_build_events) */
-	size_t nevents, events_cap;
-	uint64_t events_bad_stack;  /* events whose stack was never defined: kept under
-				       FIN_DAMAGED_STACK_ID */
-	uint64_t samples_bad_stack; /* samples whose stack was never defined (lost to damage):
-				       kept under FIN_DAMAGED_STACK_ID */
-	uint64_t weight_total;      /* of its samples (saturating) */
-	uint64_t unknown_records;
-	uint64_t records_malformed;     /* analysis records that did not decode (added to stats) */
-	uint64_t values_unknown_metric; /* VALUE records of a metric the image did not declare */
-	struct result_raw_name name;    /* what the file name says, when name_ok */
-	bool name_ok;
-	int64_t duplicate_of;   /* index of the stream this one is a copy of, or -1 */
-	bool header_distrusted; /* header fields taken from the name and meta/, not the file */
-	bool weights_scaled;    /* its samples stood for more CPU time than its thread used */
-
-	int64_t offset_ns; /* add to a stream time to get collection time */
-	uint32_t image;    /* index into images */
-	uint32_t thread;   /* index into threads */
-};
-
-/* A mapped range of a module in one process image. */
-struct mapping {
-	uint64_t lo, hi;
-	uint64_t base; /* load bias */
-	uint32_t module;
-	int64_t load_ns, unload_ns; /* collection time; INT64_MAX while loaded */
-	uint64_t max_hi;            /* the largest hi of this and the mappings before it */
-};
-
-/* A metric a process image declared (RAW_REC_METRIC id) and the result's metric for it. */
-struct image_metric {
-	uint64_t id;
-	uint32_t metric; /* index into fin.metrics; UINT32_MAX: not kept (a conflict) */
-};
-
-/* One process image: a pid between two execs. */
-struct image {
-	int32_t pid;
-	uint32_t generation;
-	int32_t rank;
-	char host[65];
-	struct mapping *maps; /* sorted by lo */
-	size_t nmaps, maps_cap;
-	struct mapping *data; /* the segments that hold no code, sorted by lo: sync objects */
-	size_t ndata, data_cap;
-	struct image_metric *metric_ids; /* the image's METRIC ids -> fin.metrics */
-	size_t nmetric_ids, metric_ids_cap;
-	struct process_rec process;
-	int64_t start_ns, end_ns; /* collection time, from its streams */
-	int64_t fork_parent;      /* image this one forked from, -1: none (its maps apply too) */
-	int64_t db_id;
-};
-
-struct thread {
-	uint32_t image;
-	int32_t tid;
-	char *name;
-	int64_t start_ns, end_ns;
-	bool has_start, has_end;
-	uint64_t cpu_ns;
-	uint64_t samples, weight, time_ns;
-	uint64_t wait_ns, waits, waits_short; /* its waits (saturating), for the summary */
-	uint64_t spin_ns; /* its Spin Time: in both its CPU time and its OpenMP waits */
-	int64_t db_id;
 };
 
 /* Global tables, as written to the database (ids are index + 1). */
@@ -482,17 +183,6 @@ struct fin {
 	double t_load, t_resolve, t_tree, t_write;
 };
 
-/* stream-load.c: read one stream file into s (s->path set). Never fails as a whole:
-   problems are counted in s. Returns 0 or -ENOMEM. */
-int stream_load(struct stream *s);
-void stream_release(struct stream *s);
-/* Why s could not be opened (s->open_err), in words; buf may hold them. */
-const char *stream_open_strerror(const struct stream *s, char *buf, size_t size);
-/* Drop everything read from s (a copy of another stream, or one that cannot be trusted). */
-void stream_drop_records(struct stream *s);
-/* Record a problem of s found after reading: the first one is kept, force replaces it. */
-void stream_problem(struct stream *s, bool force, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 /*
  * stream-check.c: after every stream is read and meta/ is known: copies of one stream are
  * ignored (stream ids), header fields are cross-checked with the file names and meta/, and a
@@ -511,12 +201,8 @@ void fin_check_thread_times(struct fin *f);
 long fin_list_dir(const char *dir, const char *suffix, char ***out);
 void fin_free_list(char **v, long n);
 
-/* image-map.c */
+/* image-map.c: the process images, their threads and module maps, from every stream. */
 int fin_build_images(struct fin *f);
-/* The mapping of addr in image at time t (collection time), or NULL. */
-const struct mapping *image_find(const struct image *im, uint64_t addr, int64_t t);
-/* The same among the segments without code (data, bss): where a sync object lies. */
-const struct mapping *image_find_data(const struct image *im, uint64_t addr, int64_t t);
 
 /*
  * stacks.c: each sample's stack found by its id (samples naming none counted in
@@ -634,18 +320,6 @@ int fin_build_tree(struct fin *f);
 
 /* timeline.c: f->timeline from the located samples (before symbols: needs no node). */
 int fin_build_timeline(struct fin *f);
-
-/*
- * db-write.c: a new database at path, written in one transaction: fin_db_open(), then both
- * parts in either order (the symbols part needs only frames and functions, complete once
- * fin_build_frames() has run; the samples part needs the tree), then fin_db_close(), which
- * indexes and commits when ret is 0 and returns the first error. One thread at a time.
- */
-struct fin_db;
-int fin_db_open(struct fin_db **out, const char *path);
-int fin_db_write_symbols(struct fin_db *x, const struct fin *f);
-int fin_db_write_samples(struct fin_db *x, const struct fin *f);
-int fin_db_close(struct fin_db *x, int ret);
 
 /* summary.c */
 void fin_print_summary(const struct fin *f);

@@ -5,7 +5,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,9 +14,11 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/parallel.h"
 #include "common/result-dir.h"
 #include "common/result.h"
 #include "common/debuginfod.h"
+#include "finalizer/db-write.h"
 #include "finalizer/finalize-private.h"
 #include "finalizer/metrics.h"
 #include "finalizer/sym-cache.h"
@@ -324,16 +325,19 @@ static int fsync_path(const char *path, int flags)
 
 struct db_job {
 	struct fin_db *db;
-	const struct fin *f;
-	int ret;
+	struct fin *f;
+	int ret; /* of the symbols part */
 };
 
-static void *db_symbols_thread(void *arg)
+/* Task 0 writes the symbols part of the database, task 1 builds the tree: side by side. */
+static int tree_or_symbols(void *ctx, size_t i)
 {
-	struct db_job *j = arg;
+	struct db_job *j = ctx;
 
+	if (i == 1)
+		return fin_build_tree(j->f);
 	j->ret = fin_db_write_symbols(j->db, j->f);
-	return NULL;
+	return 0;
 }
 
 /*
@@ -345,8 +349,6 @@ static int tree_and_db(struct fin *f)
 {
 	char tmp[4200], db[4200];
 	struct db_job job = { NULL, f, 0 };
-	pthread_t tid;
-	bool threaded;
 	double t = now_s();
 	int ret;
 
@@ -367,12 +369,7 @@ static int tree_and_db(struct fin *f)
 	ret = fin_db_open(&job.db, tmp);
 	if (ret)
 		return ret;
-	threaded = !pthread_create(&tid, NULL, db_symbols_thread, &job);
-	ret = fin_build_tree(f);
-	if (threaded)
-		pthread_join(tid, NULL);
-	else
-		db_symbols_thread(&job);
+	ret = parallel_for(2, 2, tree_or_symbols, &job);
 	f->t_tree = now_s() - t;
 	t = now_s();
 	ret = ret ? ret : job.ret;

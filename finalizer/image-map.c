@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "finalizer/finalize-private.h"
+#include "finalizer/sorted.h"
 
 struct module_key {
 	const struct fin *f;
@@ -54,37 +56,33 @@ static int64_t image_get(struct fin *f, const struct raw_file_header *h)
 	for (i = 0; i < f->nimages; i++)
 		if (f->images[i].pid == h->pid && f->images[i].generation == h->generation)
 			return (int64_t)i;
-	if (array_reserve(&f->images, &f->images_cap, f->nimages + 1, sizeof(*f->images)))
+	if (GROW(f->images, f->nimages + 1, f->images_cap))
 		return -ENOMEM;
 	im = &f->images[f->nimages];
-	memset(im, 0, sizeof(*im));
-	im->pid = h->pid;
-	im->generation = h->generation;
-	im->rank = h->rank;
+	*im = (struct image){
+		.pid = h->pid,
+		.generation = h->generation,
+		.rank = h->rank,
+		.start_ns = INT64_MAX,
+		.end_ns = INT64_MIN,
+		.fork_parent = -1,
+		.db_id = -1,
+	};
 	memcpy(im->host, h->host, sizeof(h->host));
 	im->host[sizeof(h->host)] = '\0';
-	im->start_ns = INT64_MAX;
-	im->end_ns = INT64_MIN;
-	im->db_id = -1;
-	im->fork_parent = -1;
 	return (int64_t)f->nimages++;
 }
 
 static int64_t thread_get(struct fin *f, uint32_t image, int32_t tid)
 {
 	size_t i;
-	struct thread *t;
 
 	for (i = 0; i < f->nthreads; i++)
 		if (f->threads[i].image == image && f->threads[i].tid == tid)
 			return (int64_t)i;
-	if (array_reserve(&f->threads, &f->threads_cap, f->nthreads + 1, sizeof(*f->threads)))
+	if (GROW(f->threads, f->nthreads + 1, f->threads_cap))
 		return -ENOMEM;
-	t = &f->threads[f->nthreads];
-	memset(t, 0, sizeof(*t));
-	t->image = image;
-	t->tid = tid;
-	t->db_id = -1;
+	f->threads[f->nthreads] = (struct thread){ .image = image, .tid = tid, .db_id = -1 };
 	return (int64_t)f->nthreads++;
 }
 
@@ -177,18 +175,10 @@ static int mapping_cmp(const void *a, const void *b)
 static const struct mapping *maps_find(const struct mapping *maps, size_t n, uint64_t addr,
 				       int64_t t)
 {
-	size_t lo = 0, hi = n, j;
+	size_t j = sorted_upper_u64(maps, n, sizeof(*maps), offsetof(struct mapping, lo), addr);
 	const struct mapping *best = NULL, *later = NULL;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (maps[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (j = lo; j-- > 0 && maps[j].max_hi > addr;) {
+	while (j-- > 0 && maps[j].max_hi > addr) {
 		const struct mapping *mp = &maps[j];
 
 		if (addr >= mp->hi)

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "common/grow.h"
 #include "finalizer/elf-file.h"
 #include "finalizer/minidebuginfo.h"
 
@@ -16,8 +17,8 @@
 static int xz_decode(const uint8_t *in, size_t size, uint8_t **out, size_t *out_size)
 {
 	lzma_stream s = LZMA_STREAM_INIT;
-	size_t cap = size < (1u << 16) ? (1u << 18) : 4 * size;
-	uint8_t *buf = NULL, *grown;
+	size_t cap = size < (1u << 16) ? (1u << 18) : 4 * size, had;
+	uint8_t *buf = NULL;
 	lzma_ret r;
 	int ret = 0;
 
@@ -53,15 +54,13 @@ static int xz_decode(const uint8_t *in, size_t size, uint8_t **out, size_t *out_
 			ret = -EFBIG;
 			goto out;
 		}
-		grown = realloc(buf, 2 * cap);
-		if (!grown) {
+		had = cap;
+		if (array_reserve(&buf, &cap, had + 1, 1)) {
 			ret = -ENOMEM;
 			goto out;
 		}
-		buf = grown;
-		s.next_out = buf + cap;
-		s.avail_out = cap;
-		cap *= 2;
+		s.next_out = buf + had;
+		s.avail_out = cap - had;
 	}
 	*out = buf;
 	*out_size = (size_t)s.total_out;

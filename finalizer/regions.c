@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "finalizer/finalize-private.h"
+#include "finalizer/sorted.h"
+#include "finalizer/str-pool.h"
 
 /*
  * A thread writes its regions into its own stream (docs/raw-format.md), so the records and
@@ -27,11 +29,9 @@ int region_take(struct stream *s, const struct raw_record *rec)
 	m->depth = rec->u.region.depth;
 	m->name = NULL;
 	if (rec->type == RAW_REC_REGION_BEGIN) {
-		m->name = malloc(rec->u.region.name.len + 1);
+		m->name = str_dup_mem(rec->u.region.name.s, rec->u.region.name.len);
 		if (!m->name)
 			return -ENOMEM;
-		memcpy(m->name, rec->u.region.name.s, rec->u.region.name.len);
-		m->name[rec->u.region.name.len] = '\0';
 	}
 	s->nmarks++;
 	return 0;
@@ -104,18 +104,11 @@ static int build_spans(struct fin *f, struct stream *s)
 
 const char *region_at(const struct stream *s, int64_t time_ns)
 {
-	size_t lo = 0, hi = s->nspans;
-
 	/* The last span that began at or before time_ns. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	size_t k = sorted_upper_i64(s->spans, s->nspans, sizeof(*s->spans),
+				    offsetof(struct region_span, time_ns), time_ns);
 
-		if (s->spans[mid].time_ns <= time_ns)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? s->spans[lo - 1].path : NULL;
+	return k ? s->spans[k - 1].path : NULL;
 }
 
 int regions_to_events(struct fin *f, struct stream *s)

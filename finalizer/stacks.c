@@ -98,6 +98,33 @@ static int stack_locate(struct fin *f, struct stream *s, struct stack_rec *st, i
 	return 0;
 }
 
+/*
+ * A record at stream time time_ns naming the stack *stack (an id): *stack becomes that stack's
+ * index, the stack located when it was not yet, and the index is returned; an id no stack
+ * has becomes NO_STACK, counted in *bad (-1). The image's span of time grows to the record's.
+ */
+static int64_t stack_of(struct fin *f, struct stream *s, struct id_query *q, uint64_t *stack,
+			int64_t time_ns, uint64_t *bad, int *err)
+{
+	struct image *im = &f->images[s->image];
+	int64_t idx = id_map_find(q, *stack);
+	int64_t t = time_ns + s->offset_ns;
+
+	if (t < im->start_ns)
+		im->start_ns = t;
+	if (t > im->end_ns)
+		im->end_ns = t;
+	if (idx < 0) {
+		(*bad)++;
+		*stack = NO_STACK;
+		return -1;
+	}
+	*stack = (uint64_t)idx;
+	if (s->stacks[idx].loc == SIZE_MAX)
+		*err = stack_locate(f, s, &s->stacks[idx], t);
+	return idx;
+}
+
 int fin_locate_stacks(struct fin *f)
 {
 	size_t i, j;
@@ -105,52 +132,25 @@ int fin_locate_stacks(struct fin *f)
 
 	for (i = 0; i < f->nstreams && !ret; i++) {
 		struct stream *s = &f->streams[i];
-		struct image *im;
 		struct id_query q;
 
 		if (!s->has_header)
 			continue;
-		im = &f->images[s->image];
 		ret = id_map_build(&q.map, s);
 		for (j = 0; j < s->nsamples && !ret; j++) {
 			struct sample_rec *r = &s->samples[j];
-			int64_t idx = id_map_find(&q, r->stack);
-			int64_t t = r->time_ns + s->offset_ns;
+			int64_t idx = stack_of(f, s, &q, &r->stack, r->time_ns,
+					       &s->samples_bad_stack, &ret);
 
-			if (t < im->start_ns)
-				im->start_ns = t;
-			if (t > im->end_ns)
-				im->end_ns = t;
-			if (idx < 0) {
-				s->samples_bad_stack++;
-				r->stack = NO_STACK;
-				continue;
+			if (idx >= 0) {
+				s->stacks[idx].samples++;
+				s->stacks[idx].weight += r->weight;
 			}
-			r->stack = (uint64_t)idx;
-			s->stacks[idx].samples++;
-			s->stacks[idx].weight += r->weight;
-			if (s->stacks[idx].loc == SIZE_MAX)
-				ret = stack_locate(f, s, &s->stacks[idx], t);
 		}
 		/* Events are located like samples, at their own time. */
-		for (j = 0; j < s->nevents && !ret; j++) {
-			struct event_rec *e = &s->events[j];
-			int64_t idx = id_map_find(&q, e->stack);
-			int64_t t = e->time_ns + s->offset_ns;
-
-			if (t < im->start_ns)
-				im->start_ns = t;
-			if (t > im->end_ns)
-				im->end_ns = t;
-			if (idx < 0) {
-				s->events_bad_stack++;
-				e->stack = NO_STACK;
-				continue;
-			}
-			e->stack = (uint64_t)idx;
-			if (s->stacks[idx].loc == SIZE_MAX)
-				ret = stack_locate(f, s, &s->stacks[idx], t);
-		}
+		for (j = 0; j < s->nevents && !ret; j++)
+			stack_of(f, s, &q, &s->events[j].stack, s->events[j].time_ns,
+				 &s->events_bad_stack, &ret);
 		free(q.map.direct);
 		hash_index_release(&q.map.hash);
 	}

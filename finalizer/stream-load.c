@@ -8,19 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/grow.h"
 #include "common/sat.h"
 #include "finalizer/finalize-private.h"
-
-static char *dup_mem(const void *s, size_t len)
-{
-	char *d = malloc(len + 1);
-
-	if (d) {
-		memcpy(d, s, len);
-		d[len] = '\0';
-	}
-	return d;
-}
+#include "finalizer/sorted.h"
 
 /* Append arg to buf, single-quoted when the shell would otherwise split or expand it. */
 static int quote_append(char **buf, size_t *len, size_t *cap, const char *arg, size_t n)
@@ -69,7 +60,7 @@ static int take_process(struct stream *s, const struct raw_process *p)
 	for (i = 0; i < p->argc; i++)
 		if (quote_append(&cl, &len, &cap, p->args[i].s, p->args[i].len))
 			goto oom;
-	r->exe = dup_mem(p->exe, p->exe_len);
+	r->exe = str_dup_mem(p->exe, p->exe_len);
 	if (!r->exe)
 		goto oom;
 	r->seen = true;
@@ -90,7 +81,7 @@ static int take_module(struct stream *s, const struct raw_record *rec)
 {
 	struct module_event *e;
 
-	if (array_reserve(&s->mods, &s->mods_cap, s->nmods + 1, sizeof(*s->mods)))
+	if (GROW(s->mods, s->nmods + 1, s->mods_cap))
 		return -ENOMEM;
 	e = &s->mods[s->nmods];
 	memset(e, 0, sizeof(*e));
@@ -100,8 +91,8 @@ static int take_module(struct stream *s, const struct raw_record *rec)
 		struct raw_segment *segs;
 
 		e->rm = *m;
-		e->rm.path = dup_mem(m->path, m->path_len);
-		e->rm.build_id = (const uint8_t *)dup_mem(m->build_id, m->build_id_len);
+		e->rm.path = str_dup_mem(m->path, m->path_len);
+		e->rm.build_id = (const uint8_t *)str_dup_mem(m->build_id, m->build_id_len);
 		segs = malloc((m->nsegs ? m->nsegs : 1) * sizeof(*segs));
 		if (!e->rm.path || !e->rm.build_id || !segs) {
 			free((char *)e->rm.path);
@@ -114,7 +105,7 @@ static int take_module(struct stream *s, const struct raw_record *rec)
 	} else {
 		e->unload = true;
 		e->rm.base = rec->u.unload.base;
-		e->rm.path = dup_mem(rec->u.unload.path.s, rec->u.unload.path.len);
+		e->rm.path = str_dup_mem(rec->u.unload.path.s, rec->u.unload.path.len);
 		e->rm.path_len = rec->u.unload.path.len;
 		if (!e->rm.path)
 			return -ENOMEM;
@@ -125,60 +116,69 @@ static int take_module(struct stream *s, const struct raw_record *rec)
 
 static int take_thread(struct stream *s, const struct raw_record *rec)
 {
-	struct thread_event *e;
+	struct thread_event e = { .type = rec->type, .time_ns = rec->time_ns };
 
-	if (array_reserve(&s->tevents, &s->tevents_cap, s->ntevents + 1, sizeof(*s->tevents)))
-		return -ENOMEM;
-	e = &s->tevents[s->ntevents];
-	memset(e, 0, sizeof(*e));
-	e->type = rec->type;
-	e->time_ns = rec->time_ns;
 	if (rec->type == RAW_REC_THREAD_END) {
-		e->tid = rec->u.thread_end.tid;
-		e->cpu_ns = rec->u.thread_end.cpu_ns;
+		e.tid = rec->u.thread_end.tid;
+		e.cpu_ns = rec->u.thread_end.cpu_ns;
 	} else {
-		e->tid = rec->u.thread.tid;
-		e->name = dup_mem(rec->u.thread.name.s, rec->u.thread.name.len);
-		if (!e->name)
+		e.tid = rec->u.thread.tid;
+		e.name = str_dup_mem(rec->u.thread.name.s, rec->u.thread.name.len);
+		if (!e.name)
 			return -ENOMEM;
 	}
-	s->ntevents++;
+	if (GROW(s->tevents, s->ntevents + 1, s->tevents_cap)) {
+		free(e.name);
+		return -ENOMEM;
+	}
+	s->tevents[s->ntevents++] = e;
 	return 0;
+}
+
+/* A stack whose depth ips stand at s->ips + s->nips already: its record, and the ips kept. */
+static int stack_add(struct stream *s, uint64_t id, uint32_t flags, uint32_t depth, size_t py_off,
+		     uint32_t npy)
+{
+	if (GROW(s->stacks, s->nstacks + 1, s->stacks_cap))
+		return -ENOMEM;
+	s->stacks[s->nstacks++] = (struct stack_rec){
+		.id = id,
+		.flags = flags,
+		.depth = depth,
+		.off = s->nips,
+		.loc = SIZE_MAX,
+		.node = UINT32_MAX,
+		.py_off = py_off,
+		.npy = npy,
+	};
+	s->nips += depth;
+	return 0;
+}
+
+/* A native stack of n ips, innermost first. */
+static int stack_append(struct stream *s, uint64_t id, uint32_t flags, const uint64_t *ips,
+			uint32_t n)
+{
+	if (GROW(s->ips, s->nips + n, s->ips_cap))
+		return -ENOMEM;
+	memcpy(s->ips + s->nips, ips, n * sizeof(*s->ips));
+	return stack_add(s, id, flags, n, 0, 0);
 }
 
 static int take_stack(struct stream *s, const struct raw_record *rec)
 {
-	struct stack_rec *st;
-	uint32_t n = rec->u.stack.depth;
-
-	if (array_reserve(&s->stacks, &s->stacks_cap, s->nstacks + 1, sizeof(*s->stacks)) ||
-	    array_reserve(&s->ips, &s->ips_cap, s->nips + n, sizeof(*s->ips)))
-		return -ENOMEM;
-	st = &s->stacks[s->nstacks++];
-	st->id = rec->u.stack.id;
-	st->flags = rec->u.stack.flags;
-	st->depth = n;
-	st->off = s->nips;
-	st->loc = SIZE_MAX;
-	st->node = UINT32_MAX;
-	st->samples = 0;
-	st->weight = 0;
-	st->py_off = 0;
-	st->npy = 0;
-	memcpy(s->ips + s->nips, rec->u.stack.ips, n * sizeof(*s->ips));
-	s->nips += n;
-	return 0;
+	return stack_append(s, rec->u.stack.id, rec->u.stack.flags, rec->u.stack.ips,
+			    rec->u.stack.depth);
 }
 
 /* Records 16-31: Python code objects, mixed stacks and notes (finalizer/python/). */
 static int take_python(struct stream *s, const struct raw_record *rec)
 {
 	struct raw_py_stack ps;
-	struct stack_rec *st;
 	size_t py_off = 0;
 	int ret;
 
-	if (array_reserve(&s->ips, &s->ips_cap, s->nips + RAW_MAX_DEPTH, sizeof(*s->ips)))
+	if (GROW(s->ips, s->nips + RAW_MAX_DEPTH, s->ips_cap))
 		return -ENOMEM;
 	ret = pystream_take(&s->py, rec->type, rec->payload, rec->payload_len, &ps,
 			    s->ips + s->nips, &py_off);
@@ -186,55 +186,38 @@ static int take_python(struct stream *s, const struct raw_record *rec)
 		return ret;
 	if (ret != 1)
 		return 0; /* kept by pystream, or malformed (counted there) */
-	if (array_reserve(&s->stacks, &s->stacks_cap, s->nstacks + 1, sizeof(*s->stacks)))
-		return -ENOMEM;
-	st = &s->stacks[s->nstacks++];
-	st->id = ps.id;
-	st->flags = ps.flags;
-	st->depth = ps.n;
-	st->off = s->nips;
-	st->loc = SIZE_MAX;
-	st->node = UINT32_MAX;
-	st->samples = 0;
-	st->weight = 0;
-	st->py_off = py_off;
-	st->npy = ps.npy;
-	s->nips += ps.n;
-	return 0;
+	return stack_add(s, ps.id, ps.flags, ps.n, py_off, ps.npy);
 }
 
 static int take_sample(struct stream *s, const struct raw_record *rec)
 {
-	struct sample_rec *r;
-
-	if (s->nsamples == s->samples_cap &&
-	    array_reserve(&s->samples, &s->samples_cap, s->nsamples + 1, sizeof(*s->samples)))
+	if (s->nsamples == s->samples_cap && GROW(s->samples, s->nsamples + 1, s->samples_cap))
 		return -ENOMEM;
-	r = &s->samples[s->nsamples++];
-	r->time_ns = rec->time_ns;
-	r->stack = rec->u.sample.stack_id;
-	r->context = 0;
-	r->weight = rec->u.sample.weight;
+	s->samples[s->nsamples++] = (struct sample_rec){
+		.time_ns = rec->time_ns,
+		.stack = rec->u.sample.stack_id,
+		.weight = rec->u.sample.weight,
+	};
 	/* The reader bounds one weight (RAW_MAX_WEIGHT); the sum saturates, never wraps. */
-	s->weight_total = sat_add_u64(s->weight_total, r->weight);
+	s->weight_total = sat_add_u64(s->weight_total, rec->u.sample.weight);
 	return 0;
 }
 
 static int take_metric(struct stream *s, const struct raw_record *rec)
 {
-	struct metric_decl *m;
+	struct metric_decl m = {
+		.id = rec->u.metric.id,
+		.name = str_dup_mem(rec->u.metric.name.s, rec->u.metric.name.len),
+		.unit = rec->u.metric.unit,
+		.aggregation = rec->u.metric.aggregation,
+		.kind = rec->u.metric.kind,
+	};
 
-	if (GROW(s->metrics, s->nmetrics + 1, s->metrics_cap))
+	if (!m.name || GROW(s->metrics, s->nmetrics + 1, s->metrics_cap)) {
+		free(m.name);
 		return -ENOMEM;
-	m = &s->metrics[s->nmetrics];
-	m->name = dup_mem(rec->u.metric.name.s, rec->u.metric.name.len);
-	if (!m->name)
-		return -ENOMEM;
-	m->id = rec->u.metric.id;
-	m->unit = rec->u.metric.unit;
-	m->aggregation = rec->u.metric.aggregation;
-	m->kind = rec->u.metric.kind;
-	s->nmetrics++;
+	}
+	s->metrics[s->nmetrics++] = m;
 	return 0;
 }
 
@@ -253,17 +236,17 @@ static int take_value(struct stream *s, const struct raw_record *rec)
 
 static int take_note(struct stream *s, const struct raw_record *rec)
 {
-	struct note_rec *n;
+	struct note_rec n = {
+		.tid = rec->u.note.tid,
+		.kind = rec->u.note.kind,
+		.detail = str_dup_mem(rec->u.note.detail.s, rec->u.note.detail.len),
+	};
 
-	if (GROW(s->notes, s->nnotes + 1, s->notes_cap))
+	if (!n.detail || GROW(s->notes, s->nnotes + 1, s->notes_cap)) {
+		free(n.detail);
 		return -ENOMEM;
-	n = &s->notes[s->nnotes];
-	n->detail = dup_mem(rec->u.note.detail.s, rec->u.note.detail.len);
-	if (!n->detail)
-		return -ENOMEM;
-	n->tid = rec->u.note.tid;
-	n->kind = rec->u.note.kind;
-	s->nnotes++;
+	}
+	s->notes[s->nnotes++] = n;
 	return 0;
 }
 
@@ -308,22 +291,41 @@ static int u64_cmp(const void *a, const void *b)
 }
 
 /*
+ * The records of v[0..n) (size bytes each, the stack id at byte stack_off) that name a stack
+ * not among the sorted ids[0..nids) name FIN_DAMAGED_STACK_ID instead. Returns how many.
+ */
+static uint64_t orphans_adopt(const uint64_t *ids, size_t nids, void *v, size_t n, size_t size,
+			      size_t stack_off)
+{
+	uint64_t adopted = 0, id;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		char *p = (char *)v + i * size + stack_off;
+
+		memcpy(&id, p, sizeof(id));
+		if (sorted_index(ids, nids, id) >= 0)
+			continue;
+		id = FIN_DAMAGED_STACK_ID;
+		memcpy(p, &id, sizeof(id));
+		adopted++;
+	}
+	return adopted;
+}
+
+/* v[0..n) of struct type T with its stack id in member stack, for orphans_adopt(). */
+#define RECORDS(v, n, T) (v), (n), sizeof(T), offsetof(T, stack)
+
+/*
  * Samples naming a stack whose STACK record was in a damaged chunk keep their time and
  * weight: they move to one placeholder stack (FIN_DAMAGED_STACK_ID), a single frame the tree
  * names FIN_DAMAGED_STACK_NAME. Damage then costs the stacks it touched, not the samples.
  */
-/* True when id is not among the sorted ids: the stack it names was lost. */
-static bool orphan(const uint64_t *ids, size_t n, const uint64_t *id)
-{
-	return !n || !bsearch(id, ids, n, sizeof(*ids), u64_cmp);
-}
-
 static int keep_orphans(struct stream *s)
 {
 	static const uint64_t addr = FIN_DAMAGED_STACK_ADDR;
 	uint64_t *ids;
 	size_t i, n = 0;
-	struct raw_record rec;
 
 	if (!s->nsamples && !s->nvalues && !s->nwaits && !s->nmpis)
 		return 0;
@@ -333,40 +335,17 @@ static int keep_orphans(struct stream *s)
 	for (i = 0; i < s->nstacks; i++)
 		ids[n++] = s->stacks[i].id;
 	qsort(ids, n, sizeof(*ids), u64_cmp);
-	for (i = 0; i < s->nsamples; i++) {
-		struct sample_rec *r = &s->samples[i];
-
-		if (!orphan(ids, n, &r->stack))
-			continue;
-		r->stack = FIN_DAMAGED_STACK_ID;
-		s->samples_bad_stack++;
-	}
+	s->samples_bad_stack +=
+		orphans_adopt(ids, n, RECORDS(s->samples, s->nsamples, struct sample_rec));
 	/* The events' records too: a value or a wait keeps its amount without its stack. */
-	for (i = 0; i < s->nvalues; i++)
-		if (orphan(ids, n, &s->values[i].stack)) {
-			s->values[i].stack = FIN_DAMAGED_STACK_ID;
-			s->events_bad_stack++;
-		}
-	for (i = 0; i < s->nwaits; i++)
-		if (orphan(ids, n, &s->waits[i].stack)) {
-			s->waits[i].stack = FIN_DAMAGED_STACK_ID;
-			s->events_bad_stack++;
-		}
-	for (i = 0; i < s->nmpis; i++)
-		if (orphan(ids, n, &s->mpis[i].stack)) {
-			s->mpis[i].stack = FIN_DAMAGED_STACK_ID;
-			s->events_bad_stack++;
-		}
+	s->events_bad_stack +=
+		orphans_adopt(ids, n, RECORDS(s->values, s->nvalues, struct value_rec)) +
+		orphans_adopt(ids, n, RECORDS(s->waits, s->nwaits, struct wait_rec)) +
+		orphans_adopt(ids, n, RECORDS(s->mpis, s->nmpis, struct mpi_rec));
 	free(ids);
 	if (!s->samples_bad_stack && !s->events_bad_stack)
 		return 0;
-	memset(&rec, 0, sizeof(rec));
-	rec.type = RAW_REC_STACK;
-	rec.u.stack.id = FIN_DAMAGED_STACK_ID;
-	rec.u.stack.flags = RAW_STACK_FIRST_IS_PC;
-	rec.u.stack.depth = 1;
-	rec.u.stack.ips = &addr;
-	return take_stack(s, &rec);
+	return stack_append(s, FIN_DAMAGED_STACK_ID, RAW_STACK_FIRST_IS_PC, &addr, 1);
 }
 
 static int take_lost(struct stream *s, const struct raw_record *rec)
@@ -377,16 +356,40 @@ static int take_lost(struct stream *s, const struct raw_record *rec)
 		if (s->lost[i].reason == rec->u.lost.reason)
 			break;
 	if (i == s->nlost) {
-		if (array_reserve(&s->lost, &s->lost_cap, s->nlost + 1, sizeof(*s->lost)))
+		if (GROW(s->lost, s->nlost + 1, s->lost_cap))
 			return -ENOMEM;
-		memset(&s->lost[i], 0, sizeof(*s->lost));
-		s->lost[i].reason = rec->u.lost.reason;
-		s->nlost++;
+		s->lost[s->nlost++] = (struct lost_rec){ .reason = rec->u.lost.reason };
 	}
 	s->lost[i].count += rec->u.lost.count;
 	s->lost[i].weight += rec->u.lost.weight;
 	return 0;
 }
+
+/* Regions the program named, and the analyses' records (32-127): events.c's decoders. */
+static int take_event(struct stream *s, const struct raw_record *rec)
+{
+	int ret = fin_events_take(s, rec);
+
+	if (ret == 0 && rec->type >= RAW_REC_ALLOC_FIRST)
+		s->unknown_records++; /* no decoder knows the type */
+	return ret < 0 ? ret : 0;
+}
+
+static int take_process_rec(struct stream *s, const struct raw_record *rec)
+{
+	return take_process(s, &rec->u.process);
+}
+
+/* The core records (1-15) by type. */
+static int (*const takers[RAW_REC_PYTHON_FIRST])(struct stream *s, const struct raw_record *rec) = {
+	[RAW_REC_SAMPLE] = take_sample,       [RAW_REC_STACK] = take_stack,
+	[RAW_REC_THREAD_START] = take_thread, [RAW_REC_THREAD_END] = take_thread,
+	[RAW_REC_THREAD_NAME] = take_thread,  [RAW_REC_PROCESS] = take_process_rec,
+	[RAW_REC_MODULE_LOAD] = take_module,  [RAW_REC_MODULE_UNLOAD] = take_module,
+	[RAW_REC_LOST] = take_lost,           [RAW_REC_METRIC] = take_metric,
+	[RAW_REC_VALUE] = take_value,         [RAW_REC_NOTE] = take_note,
+	[RAW_REC_REGION_BEGIN] = take_event,  [RAW_REC_REGION_END] = take_event,
+};
 
 int stream_load(struct stream *s)
 {
@@ -406,61 +409,16 @@ int stream_load(struct stream *s)
 	s->hdr = *raw_reader_header(r);
 	s->has_header = true;
 	while (!ret && raw_reader_next(r, &rec) == 1) {
-		if (rec.type >= RAW_REC_PYTHON_FIRST && rec.type < RAW_REC_ALLOC_FIRST) {
-			ret = take_python(s, &rec);
-			continue;
-		}
-		if (rec.type >= RAW_REC_ALLOC_FIRST) {
-			ret = fin_events_take(s, &rec);
-			if (ret == 0)
-				s->unknown_records++;
-			ret = ret < 0 ? ret : 0;
-			continue;
-		}
-		if (!rec.decoded) {
-			s->unknown_records++;
-			continue;
-		}
-		switch (rec.type) {
-		case RAW_REC_SAMPLE:
+		if (rec.type == RAW_REC_SAMPLE) /* most records: no call through the table */
 			ret = take_sample(s, &rec);
-			break;
-		case RAW_REC_STACK:
-			ret = take_stack(s, &rec);
-			break;
-		case RAW_REC_THREAD_START:
-		case RAW_REC_THREAD_END:
-		case RAW_REC_THREAD_NAME:
-			ret = take_thread(s, &rec);
-			break;
-		case RAW_REC_PROCESS:
-			ret = take_process(s, &rec.u.process);
-			break;
-		case RAW_REC_MODULE_LOAD:
-		case RAW_REC_MODULE_UNLOAD:
-			ret = take_module(s, &rec);
-			break;
-		case RAW_REC_LOST:
-			ret = take_lost(s, &rec);
-			break;
-		case RAW_REC_METRIC:
-			ret = take_metric(s, &rec);
-			break;
-		case RAW_REC_VALUE:
-			ret = take_value(s, &rec);
-			break;
-		case RAW_REC_REGION_BEGIN:
-		case RAW_REC_REGION_END:
-			ret = fin_events_take(s, &rec);
-			ret = ret < 0 ? ret : 0;
-			break;
-		case RAW_REC_NOTE:
-			ret = take_note(s, &rec);
-			break;
-		default:
+		else if (rec.type >= RAW_REC_PYTHON_FIRST && rec.type < RAW_REC_ALLOC_FIRST)
+			ret = take_python(s, &rec);
+		else if (rec.type >= RAW_REC_ALLOC_FIRST)
+			ret = take_event(s, &rec);
+		else if (rec.decoded && takers[rec.type])
+			ret = takers[rec.type](s, &rec);
+		else
 			s->unknown_records++;
-			break;
-		}
 	}
 	s->stats = *raw_reader_stats(r);
 	raw_reader_free(r);

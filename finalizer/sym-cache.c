@@ -12,6 +12,7 @@
 #include "finalizer/eh-frame.h"
 #include "common/hash-index.h"
 #include "finalizer/sym-cache.h"
+#include "finalizer/sorted.h"
 
 /*
  * File: "PCSYMC3\n", u32 flags (1: inline chains), strings resolved_path, debug_path, symbols,
@@ -210,17 +211,7 @@ bad:
 
 static int64_t cache_find(const struct cache_file *c, uint64_t addr)
 {
-	size_t lo = 0, hi = c->count;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (c->addr[mid] < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < c->count && c->addr[lo] == addr ? (int64_t)lo : -1;
+	return sorted_index(c->addr, c->count, addr);
 }
 
 static const char *pool_str(struct module *m, const char *s, uint32_t len, bool *oom)

@@ -135,7 +135,7 @@ static int find_parts(const struct symtab *t, Elf *elf, const struct fde_table *
 int symtab_name_split_parts(struct symtab *t, Elf *elf, const struct fde_table *fdes)
 {
 	struct part *parts = NULL;
-	size_t nparts = 0, cap = 0, i, k, len = 0, at = 0;
+	size_t nparts = 0, cap = 0, i, k, len = 0, at = 0, syms_cap = t->n;
 	struct symtab_sym *syms;
 	char *names;
 	int ret = 0;
@@ -152,16 +152,13 @@ int symtab_name_split_parts(struct symtab *t, Elf *elf, const struct fde_table *
 	nparts = k;
 	for (i = 0; i < nparts; i++)
 		len += strlen(parts[i].owner) + sizeof(".cold");
-	syms = realloc(t->syms, (t->n + nparts) * sizeof(*syms));
 	names = malloc(len);
-	if (!syms || !names) {
-		if (syms)
-			t->syms = syms;
+	if (!names || array_reserve(&t->syms, &syms_cap, t->n + nparts, sizeof(*t->syms))) {
 		free(names);
 		ret = -ENOMEM;
 		goto out;
 	}
-	t->syms = syms;
+	syms = t->syms;
 	for (i = 0; i < nparts; i++) {
 		int w = snprintf(names + at, len - at, "%s.cold", parts[i].owner);
 

@@ -9,6 +9,7 @@
 #include "common/grow.h"
 #include "common/log.h"
 #include "finalizer/symtab.h"
+#include "finalizer/sorted.h"
 
 struct raw_sym {
 	uint64_t start, size;
@@ -183,7 +184,7 @@ static int sym_cmp(const void *a, const void *b)
 int symtab_merge(struct symtab *t, struct symtab *more, enum symtab_source source)
 {
 	struct symtab_sym *v;
-	size_t i, j, n = t->n;
+	size_t i, j, n = t->n, cap = t->n;
 
 	if (more->split_names || more->more_names || t->more_names)
 		BUG("symtab_merge() takes one file's own symbols, once");
@@ -191,12 +192,11 @@ int symtab_merge(struct symtab *t, struct symtab *more, enum symtab_source sourc
 		symtab_release(more);
 		return 0;
 	}
-	v = realloc(t->syms, (t->n + more->n) * sizeof(*v));
-	if (!v) {
+	if (array_reserve(&t->syms, &cap, t->n + more->n, sizeof(*t->syms))) {
 		symtab_release(more);
 		return -ENOMEM;
 	}
-	t->syms = v;
+	v = t->syms;
 	/* Both sorted: walk them side by side, keeping more's symbols at addresses t lacks. */
 	for (i = 0, j = 0; j < more->n; j++) {
 		while (i < t->n && t->syms[i].start < more->syms[j].start)
@@ -225,18 +225,11 @@ void symtab_release(struct symtab *t)
 
 const struct symtab_sym *symtab_find_addr(const struct symtab *t, uint64_t addr)
 {
-	size_t lo = 0, hi = t->n;
+	/* The last symbol starting at or before addr. */
+	size_t lo = sorted_upper_u64(t->syms, t->n, sizeof(*t->syms),
+				     offsetof(struct symtab_sym, start), addr);
 	const struct symtab_sym *s;
 
-	/* The last symbol starting at or before addr. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->syms[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo)
 		return NULL;
 	s = &t->syms[lo - 1];

@@ -7,6 +7,7 @@
 #include "common/sat.h"
 #include "finalizer/finalize-private.h"
 #include "finalizer/metrics.h"
+#include "finalizer/str-pool.h"
 
 /*
  * Per wait kind (enum raw_wait_kind, common/raw-stream.h): contexts.object_type, and what
@@ -58,17 +59,6 @@ enum wait_object wait_object_what(uint32_t kind)
 	return kind < NKINDS ? kinds[kind].what : WAIT_OBJECT_NONE;
 }
 
-static char *dup_str(struct raw_string s)
-{
-	char *d = malloc((size_t)s.len + 1);
-
-	if (d) {
-		memcpy(d, s.s, s.len);
-		d[s.len] = '\0';
-	}
-	return d;
-}
-
 int wait_take(struct stream *s, const struct raw_record *rec)
 {
 	struct wait_rec w = { .time_ns = rec->time_ns };
@@ -101,7 +91,7 @@ int wait_take(struct stream *s, const struct raw_record *rec)
 			return 0;
 		}
 		if (GROW(s->objects, s->nobjects + 1, s->objects_cap) ||
-		    !(o.name = dup_str(rec->u.object.name)))
+		    !(o.name = str_dup_mem(rec->u.object.name.s, rec->u.object.name.len)))
 			return -ENOMEM;
 		s->objects[s->nobjects++] = o;
 		return 0;

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "common/grow.h"
 #include "finalizer/python/python.h"
+#include "finalizer/str-pool.h"
 
 void pycode_table_init(struct pycode_table *t)
 {
@@ -29,17 +30,6 @@ void pycode_table_release(struct pycode_table *t)
 		code_free(t->by_id[i]);
 	free(t->by_id);
 	pycode_table_init(t);
-}
-
-static char *dup_string(struct raw_string s)
-{
-	char *p = malloc((size_t)s.len + 1);
-
-	if (p) {
-		memcpy(p, s.s, s.len);
-		p[s.len] = 0;
-	}
-	return p;
 }
 
 /* Ids are dense from 1 in each stream; far-off ids (a damaged record) are refused. */
@@ -70,8 +60,8 @@ int pycode_table_add_record(struct pycode_table *t, const uint8_t *payload, size
 	c->flags = rc.flags;
 	c->firstlineno = rc.firstlineno;
 	c->code_size = rc.code_size;
-	c->filename = dup_string(rc.filename);
-	c->name = dup_string(rc.name);
+	c->filename = str_dup_mem(rc.filename.s, rc.filename.len);
+	c->name = str_dup_mem(rc.name.s, rc.name.len);
 	c->linetable_len = rc.linetable.len;
 	c->linetable = malloc(rc.linetable.len ? rc.linetable.len : 1);
 	if (!c->filename || !c->name || !c->linetable) {

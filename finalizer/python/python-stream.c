@@ -5,6 +5,7 @@
 #include <string.h>
 #include "common/grow.h"
 #include "finalizer/python/python.h"
+#include "finalizer/str-pool.h"
 
 void pystream_init(struct pystream *ps)
 {
@@ -40,11 +41,9 @@ static int take_note(struct pystream *ps, const uint8_t *payload, size_t len)
 	}
 	/* Counts are cumulative: a later note of a kind replaces an earlier one. */
 	ps->notes[n.kind] = n.count;
-	d = malloc((size_t)n.detail.len + 1);
+	d = str_dup_mem(n.detail.s, n.detail.len);
 	if (!d)
 		return -ENOMEM;
-	memcpy(d, n.detail.s, n.detail.len);
-	d[n.detail.len] = 0;
 	free(ps->note_detail[n.kind]);
 	ps->note_detail[n.kind] = d;
 	return 0;
