@@ -25,7 +25,7 @@
 #include "common/log.h"
 #include "common/meta.h"
 #include "common/result-dir.h"
-#include "finalizer/finalize.h"
+#include "common/tool-run.h"
 
 #ifndef PCOLLECT_LIBDIR
 #define PCOLLECT_LIBDIR "lib"
@@ -52,32 +52,16 @@ static uint64_t now_ns(clockid_t c)
 }
 
 /*
- * The agent beside the launcher (build tree: build/collector/), or in the install tree's
- * library directory (bin/pcollect, <libdir>/pcollect/libpcollect-agent.so).
+ * The agent file name (the hotspots agent, or memory-consumption's) beside pcollect (build
+ * tree: build/collector/), or in the install tree's library directory (bin/pcollect,
+ * <libdir>/pcollect/libpcollect-agent.so).
  */
-/* The directory pcollect runs from (/proc/self/exe's) into dir. 0 or -errno. */
-static int exe_dir(char *dir, size_t size)
-{
-	ssize_t n = readlink("/proc/self/exe", dir, size - 1);
-	char *slash;
-
-	if (n <= 0)
-		return -errno;
-	dir[n] = '\0';
-	slash = strrchr(dir, '/');
-	if (!slash)
-		return -ENOENT;
-	*slash = '\0';
-	return 0;
-}
-
-/* The agent file name (the hotspots agent, or memory-consumption's) beside pcollect. */
 static int find_agent(const char *name, char *buf, size_t size)
 {
 	char exe[PATH_MAX], cand[PATH_MAX + 64];
 	int i;
 
-	if (exe_dir(exe, sizeof(exe)))
+	if (tool_exe_dir(exe, sizeof(exe)))
 		return -ENOENT;
 	for (i = 0; i < 3; i++) {
 		if (i == 0)
@@ -143,7 +127,7 @@ int launcher_find_python(char *buf, size_t size)
 	char exe[PATH_MAX], cand[PATH_MAX + 64], init[PATH_MAX + 96];
 	int i;
 
-	if (exe_dir(exe, sizeof(exe)))
+	if (tool_exe_dir(exe, sizeof(exe)))
 		return -ENOENT;
 	for (i = 0; i < 2; i++) {
 		if (i == 0)
@@ -518,6 +502,72 @@ bool collection_resume_due(struct collection *c, const struct collect_opts *o)
 	return true;
 }
 
+int launcher_run_tool(const char *name, char **argv)
+{
+	int code;
+
+	/* Our buffered output comes first: the tool writes to the same descriptors. */
+	fflush(NULL);
+	code = tool_run(name, argv);
+	if (code == -ENOENT) {
+		log_error("cannot find '%s' beside pcollect or in its build directory", name);
+		return EXIT_RUNTIME;
+	}
+	if (code < 0) {
+		log_error("cannot run '%s': %s", name, strerror(-code));
+		return EXIT_RUNTIME;
+	}
+	return code;
+}
+
+/*
+ * Finalize the result with pfinalize, given the collection's options: its search directories
+ * (binaries as "bin:=DIR", so that no directory name is read as a type), -finalization-mode,
+ * -quiet or -verbose. It speaks as pcollect and tells its own failures. Returns its exit
+ * status, nonzero when the finalization failed.
+ */
+static int collection_finalize(const struct collection *c, const struct collect_opts *o)
+{
+	size_t n = 0, i, max = 7 + 2 * (o->nsearch_dirs + o->nsource_dirs);
+	char **argv = calloc(max, sizeof(*argv)),
+	     **bins = calloc(o->nsearch_dirs + 1, sizeof(*bins));
+	int code = EXIT_RUNTIME;
+
+	if (!argv || !bins) {
+		log_error("%s", strerror(ENOMEM));
+		goto out;
+	}
+	argv[n++] = "pcollect";
+	argv[n++] = "-r";
+	argv[n++] = (char *)c->dir;
+	for (i = 0; i < o->nsearch_dirs; i++) {
+		if (asprintf(&bins[i], "bin:=%s", o->search_dirs[i]) < 0) {
+			bins[i] = NULL;
+			log_error("%s", strerror(ENOMEM));
+			goto out;
+		}
+		argv[n++] = "-search-dir";
+		argv[n++] = bins[i];
+	}
+	for (i = 0; i < o->nsource_dirs; i++) {
+		argv[n++] = "-source-search-dir";
+		argv[n++] = (char *)o->source_dirs[i];
+	}
+	if (o->finalization == COLLECT_FINALIZE_FAST)
+		argv[n++] = "-finalization-mode=fast";
+	if (o->quiet)
+		argv[n++] = "-quiet";
+	else if (log_level() > 0)
+		argv[n++] = "-verbose";
+	code = launcher_run_tool("pfinalize", argv);
+out:
+	for (i = 0; bins && i < o->nsearch_dirs; i++)
+		free(bins[i]);
+	free(bins);
+	free(argv);
+	return code;
+}
+
 void collection_end(struct collection *c, const struct collect_opts *o)
 {
 	struct meta *m = c->meta;
@@ -552,25 +602,15 @@ void collection_end(struct collection *c, const struct collect_opts *o)
 			  "or choose another -r (pfinalize's summary names the threads)",
 			  c->name, strerror(full));
 
-	/* archive_result() and finalize_run() tell their own failures (docs/errors.md). */
+	/* archive_result() and pfinalize tell their own failures (docs/errors.md). */
 	if (o->archive || o->finalization == COLLECT_FINALIZE_DEFERRED)
 		archive_result(c->dir, o->quiet);
-	if (o->finalization == COLLECT_FINALIZE_FULL || o->finalization == COLLECT_FINALIZE_FAST) {
-		struct finalize_opts fo = {
-			.result_dir = c->dir,
-			.search_dirs = o->search_dirs,
-			.nsearch_dirs = o->nsearch_dirs,
-			.source_dirs = o->source_dirs,
-			.nsource_dirs = o->nsource_dirs,
-			.fast = o->finalization == COLLECT_FINALIZE_FAST,
-			.quiet = o->quiet,
-		};
-
-		if (finalize_run(&fo))
-			log_error("finalization of '%s' failed; the raw data is kept: run "
-				  "'pfinalize -r %s' to retry",
-				  c->name, c->name);
-	}
+	if ((o->finalization == COLLECT_FINALIZE_FULL ||
+	     o->finalization == COLLECT_FINALIZE_FAST) &&
+	    collection_finalize(c, o))
+		log_error("finalization of '%s' failed; the raw data is kept: run "
+			  "'pfinalize -r %s' to retry",
+			  c->name, c->name);
 	if (!o->quiet)
 		log_info("result in '%s'", c->name);
 }

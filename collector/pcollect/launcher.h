@@ -86,6 +86,13 @@ int launcher_find_agent(char *buf, size_t size);
 /* The directory of the Python API's module (api/python). 0 or -errno. */
 int launcher_find_python(char *buf, size_t size);
 
+/*
+ * Run the tool name ("pfinalize", "preport") with argv, argv[0] "pcollect" so that it speaks as
+ * pcollect (common/tool-run.h), and wait for it. Returns its exit status (128 + N when signal N
+ * ended it), or 1 when it could not be run (told).
+ */
+int launcher_run_tool(const char *name, char **argv);
+
 /* pcollect -target-pid PID (attach.c): attach, sample, detach, finalize. As collect_run(). */
 int attach_run(const struct collect_opts *o);
 

@@ -11,8 +11,6 @@
 #include "common/log.h"
 #include "common/str.h"
 #include "common/options.h"
-#include "finalizer/finalize.h"
-#include "report/report.h"
 
 static const char *const analyses[] = { "hotspots", "threading", "locksandwaits",
 					"memory-consumption", NULL };
@@ -179,10 +177,17 @@ static bool takes_value(const char *word)
 	return true;
 }
 
+/* VTune's report names that preport spells otherwise (the others are its view names). */
+static const struct {
+	const char *vtune, *view;
+} vtune_reports[] = {
+	{ "gprof-cc", "caller-callee" },
+};
+
 /*
  * VTune's other actions: "pcollect -finalize ..." is pfinalize and "pcollect -report NAME
- * ..." is preport -view NAME, with their options. Only the words before the program (or
- * "--") are looked at.
+ * ..." is preport -view NAME, with their options, run as programs that speak as pcollect.
+ * Only the words before the program (or "--") are looked at.
  * Returns -1 when argv asks for neither, else the exit status.
  */
 static int other_action(int argc, char **argv)
@@ -190,10 +195,12 @@ static int other_action(int argc, char **argv)
 	char **args = calloc((size_t)argc + 2, sizeof(*args));
 	int i, n = 1, mode = 0, code;
 	const char *view = NULL;
+	char *opt = NULL;
+	size_t k;
 
 	if (!args)
 		return -1;
-	args[0] = argv[0];
+	args[0] = "pcollect";
 	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
 		const char *a = argv[i] + (argv[i][0] == '-' && argv[i][1] == '-');
 
@@ -221,22 +228,18 @@ static int other_action(int argc, char **argv)
 	if (mode == 3)
 		usage_error("options '-finalize' and '-report' exclude each other: finalize first, "
 			    "then report");
-	if (mode == 1) {
-		code = finalize_main(n, args, "pcollect");
-	} else {
-		const char *mapped = report_vtune_view(view);
-		size_t size = strlen(mapped ? mapped : view) + 9;
-		char *opt = malloc(size);
-
-		if (!opt)
-			usage_error(strerror(ENOMEM));
+	if (mode == 2) {
+		for (k = 0; k < sizeof(vtune_reports) / sizeof(vtune_reports[0]); k++)
+			if (!strcmp(view, vtune_reports[k].vtune))
+				view = vtune_reports[k].view;
 		/* preport's -report is its -view; a name it does not know, it refuses (nearest). */
-		snprintf(opt, size, "-report=%s", mapped ? mapped : view);
+		if (asprintf(&opt, "-report=%s", view) < 0)
+			usage_error(strerror(ENOMEM));
 		memmove(args + 2, args + 1, (size_t)(n - 1) * sizeof(*args));
 		args[1] = opt;
-		code = report_main(n + 1, args, "pcollect");
-		free(opt);
 	}
+	code = launcher_run_tool(mode == 1 ? "pfinalize" : "preport", args);
+	free(opt);
 	free(args);
 	return code;
 }
