@@ -1,13 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* MPI calls handed over by the shims (-trace-mpi): per call site, written to the thread's stream.
  */
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
-
 #include <stdlib.h>
 #include <string.h>
 
 #include "collector/agent/agent-private.h"
+#include "collector/agent/agent-unwind.h"
 #include "collector/agent/mpi/mpi-hook.h"
 #include "common/hash.h"
 #include "common/raw-mpi.h"
@@ -56,52 +54,27 @@ static bool recording(void)
 
 uint32_t agent_stack_here(struct agent_thread *t, uintptr_t entry, uintptr_t ret, uint32_t *flags)
 {
-	uint32_t max = agent.cfg.stack_depth, n = 0;
-	bool found = false;
-	unw_context_t uc;
-	unw_cursor_t c;
-	int r;
-
-	*flags = RAW_STACK_FIRST_IS_PC;
-	t->ips[n++] = entry;
-	if (agent_in_dl)
-		goto out; /* the unwinder would take the loader's lock again */
-	agent_in_unwind++;
-	if (unw_getcontext(&uc) || unw_init_local(&c, &uc)) {
-		agent_in_unwind--;
-		goto out;
-	}
 	/* Up to the shim's return into its caller: the frames inside are the agent's and the
 	   shim's own. */
-	for (;;) {
-		unw_word_t ip;
+	struct agent_unwind u = {
+		.ips = t->ips,
+		.max = agent.cfg.stack_depth,
+		.flags = RAW_STACK_FIRST_IS_PC,
+		.skip = AGENT_UNWIND_SKIP_TO_RET,
+		.until = ret,
+	};
 
-		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || ip == 0)
-			break;
-		if (!found && ip == ret)
-			found = true;
-		if (found) {
-			if (n >= max) {
-				*flags |= RAW_STACK_TRUNCATED;
-				break;
-			}
-			t->ips[n++] = ip;
-		}
-		r = unw_step(&c);
-		if (r <= 0) {
-			if (r < 0)
-				*flags |= RAW_STACK_UNWIND_ERROR;
-			break;
-		}
-	}
-	agent_in_unwind--;
-out:
-	if (!found && n < max) {
+	u.ips[u.n++] = entry;
+	/* Not inside the loader: the unwinder would take its lock again. */
+	if (!agent_in_dl)
+		agent_unwind_here(&u);
+	if (!u.skipped && u.n < u.max) {
 		/* The caller's frame was not met (no unwind information): at least the site. */
-		t->ips[n++] = ret;
-		*flags |= RAW_STACK_UNWIND_ERROR;
+		u.ips[u.n++] = ret;
+		u.flags |= RAW_STACK_UNWIND_ERROR;
 	}
-	return n;
+	*flags = u.flags;
+	return u.n;
 }
 
 /* Write the sums of every site that has calls since the last one. Writer held. */

@@ -517,6 +517,8 @@ bool agent_in_vfork_child(void);
 extern bool agent_waits_on;
 /* The address range of the agent's code: calls from it are the agent's own. */
 extern uintptr_t agent_text_lo, agent_text_hi;
+/* ip is in the agent's code or a sanitizer runtime's (agent_wait_init() found them). */
+bool agent_ip_is_ours(uintptr_t ip);
 /* Start recording waits (after the agent is active), or stop for good (exit). */
 void agent_wait_init(void);
 void agent_wait_stop(void);

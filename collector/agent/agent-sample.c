@@ -1,8 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* The sampling handler, and the signal functions interposed so programs keep theirs. */
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
-
 #include <dlfcn.h>
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -12,6 +9,7 @@
 #include <unistd.h>
 
 #include "collector/agent/agent-private.h"
+#include "collector/agent/agent-unwind.h"
 
 /*
  * The agent samples with a real-time signal (SIGRTMAX-7 unless PCOLLECT_SIGNAL says
@@ -93,36 +91,6 @@ static void lost(struct agent_thread *t, unsigned reason, uint64_t weight)
 	__atomic_add_fetch(&t->lost_weight[reason], weight, __ATOMIC_RELAXED);
 }
 
-/* The native stack from the interrupted context: ips[0] is the pc, then return addresses. */
-static uint32_t unwind(void *uc, uint64_t *ips, uint32_t max, uint32_t *flags)
-{
-	unw_cursor_t c;
-	uint32_t n = 0;
-
-	*flags = RAW_STACK_FIRST_IS_PC;
-	if (unw_init_local2(&c, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0)
-		return 0;
-	for (;;) {
-		unw_word_t ip;
-		int r;
-
-		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || ip == 0)
-			break;
-		ips[n++] = ip;
-		r = unw_step(&c);
-		if (r <= 0) {
-			if (r < 0)
-				*flags |= RAW_STACK_UNWIND_ERROR;
-			break;
-		}
-		if (n >= max) {
-			*flags |= RAW_STACK_TRUNCATED;
-			break;
-		}
-	}
-	return n;
-}
-
 uint64_t agent_stack_id_of(struct agent_thread *t, const uint64_t *ips, uint32_t n, uint32_t flags,
 			   uint64_t *hashp)
 {
@@ -174,8 +142,8 @@ static void write_failed(struct agent_thread *t, uint64_t weight)
 static void sample(struct agent_thread *t, uint64_t weight, void *uc)
 {
 	AGENT_BUSY;
+	struct agent_unwind u = { .ips = t->ips, .max = agent.cfg.stack_depth };
 	int expected = 0;
-	uint32_t n, flags;
 	uint64_t id;
 	int64_t now;
 
@@ -210,14 +178,11 @@ static void sample(struct agent_thread *t, uint64_t weight, void *uc)
 		goto out;
 	}
 	now = raw_header_now(&t->hdr);
-	agent_in_unwind++;
-	n = unwind(uc, t->ips, agent.cfg.stack_depth, &flags);
-	agent_in_unwind--;
-	if (n == 0) {
+	if (!agent_unwind_signal(&u, uc)) {
 		lost(t, RAW_LOST_UNWIND, weight);
 		goto out;
 	}
-	id = agent_stack_record(t, n, flags);
+	id = agent_stack_record(t, u.n, u.flags);
 	if (!id || raw_writer_sample(&t->w, now, id, weight)) {
 		write_failed(t, weight);
 		goto out;

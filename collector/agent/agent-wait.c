@@ -1,8 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* Where the threads wait (-collect threading): blocking calls measured, their stacks recorded. */
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
-
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -15,6 +12,7 @@
 #include <unistd.h>
 
 #include "collector/agent/agent-private.h"
+#include "collector/agent/agent-unwind.h"
 #include "common/preload.h"
 #include "common/hash.h"
 
@@ -144,7 +142,7 @@ static void give(_Atomic int *flag)
 
 /* ---- stacks ------------------------------------------------------------------------------ */
 
-static bool in_agent(uintptr_t ip)
+bool agent_ip_is_ours(uintptr_t ip)
 {
 	unsigned i;
 
@@ -157,66 +155,29 @@ static bool in_agent(uintptr_t ip)
 }
 
 /*
- * The calling thread's stack into t->ips, innermost first, without the agent's frames (and a
- * sanitizer's interceptors) on top (keep_last: but the last of them, a frame of ours the program's
- * code runs under: OpenMP's outlined functions, called by our trampoline). pc, when not 0, goes
- * first (exact).
+ * The id of the stack where the thread is (its Python frames taken already, or not): unwound
+ * from here, without the agent's frames (and a sanitizer's interceptors) on top (keep_last:
+ * but the last of them, a frame of ours the program's code runs under: OpenMP's outlined
+ * functions, called by our trampoline). pc, when not 0, goes first (exact).
  */
-static uint32_t unwind_here(struct agent_thread *t, uintptr_t pc, bool keep_last, uint32_t *flags)
-{
-	uint32_t n = 0, max = agent.cfg.stack_depth;
-	unw_word_t ip, last = 0;
-	bool leading = true;
-	unw_context_t uc;
-	unw_cursor_t c;
-	int r;
-
-	*flags = 0;
-	if (pc) {
-		t->ips[n++] = pc;
-		*flags |= RAW_STACK_FIRST_IS_PC;
-	}
-	agent_in_unwind++;
-	if (unw_getcontext(&uc) || unw_init_local(&c, &uc))
-		goto out;
-	for (;;) {
-		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || ip == 0)
-			break;
-		if (leading && in_agent(ip)) {
-			last = ip;
-		} else {
-			if (leading && keep_last && last && n < max)
-				t->ips[n++] = last;
-			leading = false;
-			if (n >= max) {
-				*flags |= RAW_STACK_TRUNCATED;
-				break;
-			}
-			t->ips[n++] = ip;
-		}
-		r = unw_step(&c);
-		if (r <= 0) {
-			if (r < 0)
-				*flags |= RAW_STACK_UNWIND_ERROR;
-			break;
-		}
-	}
-out:
-	agent_in_unwind--;
-	return n;
-}
-
-/* The id of the stack where the thread is (its Python frames taken already, or not). */
 static uint64_t stack_id_here(struct agent_thread *t, uintptr_t pc, bool keep_last, bool python)
 {
-	uint32_t flags, n = unwind_here(t, pc, keep_last, &flags);
+	struct agent_unwind u = {
+		.ips = t->ips,
+		.max = agent.cfg.stack_depth,
+		.skip = keep_last ? AGENT_UNWIND_SKIP_OURS_LAST : AGENT_UNWIND_SKIP_OURS,
+	};
 	uint64_t id = 0;
 
-	if (!n)
+	if (pc) {
+		u.ips[u.n++] = pc;
+		u.flags |= RAW_STACK_FIRST_IS_PC;
+	}
+	if (!agent_unwind_here(&u))
 		return 0;
 	if (python)
-		id = agent_python_stack_id(t, n, flags);
-	return id ? id : agent_stack_id(t, n, flags);
+		id = agent_python_stack_id(t, u.n, u.flags);
+	return id ? id : agent_stack_id(t, u.n, u.flags);
 }
 
 bool agent_wait_writer_take(struct agent_thread *t, sigset_t *old)
