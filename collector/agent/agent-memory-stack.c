@@ -4,6 +4,7 @@
 #include <unwind.h>
 
 #include "collector/agent/agent-memory-private.h"
+#include "collector/agent/probe.h"
 #include "common/hash.h"
 
 /*
@@ -54,28 +55,31 @@ void mem_thread_cache_clear(struct mem_thread *mt)
 
 /* ---- stack id -> entry -------------------------------------------------------------------- */
 
-static uint32_t emap_find(struct mem_thread *mt, uint64_t stack)
+/* The slot of stack's key (stack id + 1) in the map, or the empty slot where it would go. */
+static size_t emap_slot(const struct mem_thread *mt, uint64_t stack)
 {
-	uint64_t i = hash_mix(stack) & (MEM_EMAP_SLOTS - 1);
-
-	for (; mt->emap_keys[i]; i = (i + 1) & (MEM_EMAP_SLOTS - 1))
-		if (mt->emap_keys[i] == stack + 1)
-			return mt->emap_vals[i];
-	return MEM_NO_ENTRY;
+	return probe_find(mt->emap_keys, sizeof(mt->emap_keys[0]), 0, MEM_EMAP_SLOTS - 1,
+			  hash_mix(stack), stack + 1);
 }
 
+static uint32_t emap_find(struct mem_thread *mt, uint64_t stack)
+{
+	size_t i = emap_slot(mt, stack);
+
+	return mt->emap_keys[i] ? mt->emap_vals[i] : MEM_NO_ENTRY;
+}
+
+/* Enter stack, not in the map. */
 static void emap_put(struct mem_thread *mt, uint64_t stack, uint32_t entry)
 {
-	uint64_t i;
+	size_t i;
 
-	if ((mt->emap_used + 1) * 4 > MEM_EMAP_SLOTS * 3) {
+	if (!probe_has_room(mt->emap_used, MEM_EMAP_SLOTS)) {
 		/* full: forget; a stack seen again gets a new entry, the finalizer adds them up */
 		memset(mt->emap_keys, 0, sizeof(mt->emap_keys));
 		mt->emap_used = 0;
 	}
-	for (i = hash_mix(stack) & (MEM_EMAP_SLOTS - 1); mt->emap_keys[i];
-	     i = (i + 1) & (MEM_EMAP_SLOTS - 1))
-		;
+	i = emap_slot(mt, stack);
 	mt->emap_keys[i] = stack + 1;
 	mt->emap_vals[i] = entry;
 	mt->emap_used++;

@@ -7,6 +7,7 @@
 #include "collector/agent/agent-private.h"
 #include "collector/agent/agent-unwind.h"
 #include "collector/agent/mpi/mpi-hook.h"
+#include "collector/agent/probe.h"
 #include "common/hash.h"
 #include "common/raw-mpi.h"
 
@@ -28,7 +29,6 @@
  */
 
 #define MPI_SITES        1024 /* call sites per thread: a power of two */
-#define MPI_SITES_MAX    (MPI_SITES * 3 / 4)
 #define MPI_SUM_EVERY_NS 1000000000ll
 
 struct mpi_site {
@@ -124,12 +124,12 @@ static uint64_t site_hash(uintptr_t ret, uint64_t py, uint32_t function, uint32_
 static struct mpi_site *site_get(struct agent_thread *t, struct agent_mpi *m,
 				 const struct pcollect_mpi_call *c, uint64_t py, int64_t now)
 {
-	size_t i = (size_t)site_hash(c->ret, py, c->function, c->comm_size) & (MPI_SITES - 1);
 	struct mpi_site *s;
 	uint32_t n, flags;
 	uint64_t id;
+	size_t i;
 
-	for (;; i = (i + 1) & (MPI_SITES - 1)) {
+	PROBE_EACH(i, site_hash(c->ret, py, c->function, c->comm_size), MPI_SITES - 1) {
 		s = &m->sites[i];
 		if (!s->ret)
 			break;
@@ -137,7 +137,7 @@ static struct mpi_site *site_get(struct agent_thread *t, struct agent_mpi *m,
 		    s->comm_size == c->comm_size)
 			return s;
 	}
-	if (m->used >= MPI_SITES_MAX) {
+	if (!probe_has_room(m->used, MPI_SITES)) {
 		/* Full: every sum out, and the sites start over (their stacks are unwound again).
 		 */
 		sums_write(t, m, now);

@@ -13,6 +13,7 @@
 
 #include "collector/agent/agent-private.h"
 #include "collector/agent/agent-unwind.h"
+#include "collector/agent/probe.h"
 #include "common/preload.h"
 #include "common/hash.h"
 
@@ -310,15 +311,7 @@ static void name_object(struct agent_thread *t, uint32_t kind, uint64_t object)
 
 static struct agent_wait_site *site_find(struct agent_wait_thread *wt, uint64_t key)
 {
-	size_t i = (size_t)key & (AGENT_WAIT_SITES - 1);
-
-	for (;;) {
-		struct agent_wait_site *s = &wt->sites[i];
-
-		if (s->key == key || !s->key)
-			return s;
-		i = (i + 1) & (AGENT_WAIT_SITES - 1);
-	}
+	return &wt->sites[PROBE_FIND(wt->sites, key, AGENT_WAIT_SITES - 1, key, key)];
 }
 
 /* Write a WAIT_SUM per site with waits, and start their counts over (writer held). */
@@ -362,7 +355,7 @@ static struct agent_wait_site *site_get(struct agent_thread *t, uint64_t key, ui
 		stack_id = stack_id_here(t, 0, false, python);
 	if (!stack_id)
 		return NULL;
-	if (wt->used + 1 > AGENT_WAIT_SITES * 3 / 4) {
+	if (!probe_has_room(wt->used, AGENT_WAIT_SITES)) {
 		sites_write(t, now_ns(), true);
 		s = site_find(wt, key);
 	}

@@ -48,19 +48,17 @@ void mem_blocks_release(struct mem_blocks *b)
 int mem_blocks_grow(struct mem_blocks *b)
 {
 	struct mem_blocks nb;
-	uint64_t i, j;
+	uint64_t i, addr;
 
 	if (!b->slots)
 		return mem_blocks_init(b);
 	if (blocks_alloc(&nb, (b->mask + 1) * 2))
 		return -ENOMEM;
 	for (i = 0; i <= b->mask; i++) {
-		if (!b->slots[i].addr)
+		if (!(addr = b->slots[i].addr))
 			continue;
-		for (j = mem_blocks_index(&nb, b->slots[i].addr); nb.slots[j].addr;
-		     j = (j + 1) & nb.mask)
-			;
-		nb.slots[j] = b->slots[i];
+		nb.slots[PROBE_FIND(nb.slots, addr, nb.mask, mem_blocks_index(&nb, addr), addr)] =
+			b->slots[i];
 		nb.used++;
 	}
 	munmap(b->slots, (size_t)b->mapped);
@@ -70,14 +68,10 @@ int mem_blocks_grow(struct mem_blocks *b)
 
 bool mem_blocks_has(const struct mem_blocks *b, uint64_t addr)
 {
-	uint64_t i;
-
 	if (!b->slots || !addr)
 		return false;
-	for (i = mem_blocks_index(b, addr); b->slots[i].addr; i = (i + 1) & b->mask)
-		if (b->slots[i].addr == addr)
-			return true;
-	return false;
+	return b->slots[PROBE_FIND(b->slots, addr, b->mask, mem_blocks_index(b, addr), addr)]
+		       .addr == addr;
 }
 
 void mem_blocks_clear(struct mem_blocks *b)

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "collector/agent/probe.h"
+
 /*
  * The blocks: open addressing with linear probing over a power-of-two array, keyed by the
  * block's address (never 0), with backward-shift deletion (no tombstones: a table that sees
@@ -54,24 +56,17 @@ static inline int mem_blocks_insert(struct mem_blocks *b, uint64_t addr, uint64_
 				    uint32_t entry, uint32_t count, struct mem_block *old)
 {
 	struct mem_block *slots, *s;
-	uint64_t i, mask;
 	int r = 0;
 
 	if ((b->used + 1) * 2 > b->mask + 1 && mem_blocks_grow(b))
 		return -12; /* -ENOMEM */
 	slots = b->slots;
-	mask = b->mask;
-	for (i = mem_blocks_index(b, addr);; i = (i + 1) & mask) {
-		s = &slots[i];
-		if (s->addr == addr) {
-			*old = *s;
-			r = 1;
-			break;
-		}
-		if (!s->addr) {
-			b->used++;
-			break;
-		}
+	s = &slots[PROBE_FIND(slots, addr, b->mask, mem_blocks_index(b, addr), addr)];
+	if (s->addr == addr) {
+		*old = *s;
+		r = 1;
+	} else {
+		b->used++;
 	}
 	s->addr = addr;
 	s->size = size;
@@ -83,25 +78,19 @@ static inline int mem_blocks_insert(struct mem_blocks *b, uint64_t addr, uint64_
 /* Remove the block at addr into *out: 1, or 0 when it is not there. */
 static inline int mem_blocks_remove(struct mem_blocks *b, uint64_t addr, struct mem_block *out)
 {
-	uint64_t i, j, k;
+	size_t i, j;
 
 	if (!b->slots)
 		return 0;
-	for (i = mem_blocks_index(b, addr);; i = (i + 1) & b->mask) {
-		if (b->slots[i].addr == addr)
-			break;
-		if (!b->slots[i].addr)
-			return 0;
-	}
+	i = PROBE_FIND(b->slots, addr, b->mask, mem_blocks_index(b, addr), addr);
+	if (!b->slots[i].addr)
+		return 0;
 	*out = b->slots[i];
 	/* Backward shift: move up every later entry of the run that may sit in the hole. */
-	for (j = i;;) {
-		j = (j + 1) & b->mask;
+	PROBE_EACH(j, i + 1, b->mask) {
 		if (!b->slots[j].addr)
 			break;
-		k = mem_blocks_index(b, b->slots[j].addr);
-		/* j's home k lies cyclically in (i, j]: it stays; otherwise it fills the hole */
-		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+		if (probe_stays(i, mem_blocks_index(b, b->slots[j].addr), j))
 			continue;
 		b->slots[i] = b->slots[j];
 		i = j;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "collector/agent/probe.h"
 #include "common/hash.h"
 
 int stack_table_init(struct stack_table *t, size_t nslots, size_t pool_frames)
@@ -59,12 +60,11 @@ uint64_t stack_table_hash(const uint64_t *ips, uint32_t depth, uint32_t flags)
 uint64_t stack_table_find(const struct stack_table *t, uint64_t hash, const uint64_t *ips,
 			  uint32_t depth)
 {
-	size_t mask = t->nslots - 1;
-	size_t i = (size_t)hash & mask;
+	size_t i;
 
 	if (!t->slots)
 		return 0;
-	for (;;) {
+	PROBE_EACH(i, hash, t->nslots - 1) {
 		const struct stack_table_slot *s = &t->slots[i];
 
 		if (s->hash == 0)
@@ -72,20 +72,19 @@ uint64_t stack_table_find(const struct stack_table *t, uint64_t hash, const uint
 		if (s->hash == hash && s->depth == depth &&
 		    !memcmp(t->pool + s->start, ips, depth * sizeof(uint64_t)))
 			return s->id;
-		i = (i + 1) & mask;
 	}
 }
 
 uint64_t stack_table_add(struct stack_table *t, uint64_t hash, const uint64_t *ips, uint32_t depth)
 {
-	size_t mask = t->nslots - 1;
-	size_t i = (size_t)hash & mask;
 	struct stack_table_slot *s;
+	size_t i;
 
-	if (!t->slots || (t->used + 1) * 4 > t->nslots * 3 || depth > t->pool_cap - t->pool_used)
+	if (!t->slots || !probe_has_room(t->used, t->nslots) || depth > t->pool_cap - t->pool_used)
 		return 0;
-	while (t->slots[i].hash != 0)
-		i = (i + 1) & mask;
+	PROBE_EACH(i, hash, t->nslots - 1)
+		if (!t->slots[i].hash)
+			break;
 	s = &t->slots[i];
 	memcpy(t->pool + t->pool_used, ips, depth * sizeof(uint64_t));
 	s->start = (uint32_t)t->pool_used;

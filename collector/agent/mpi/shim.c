@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "collector/agent/mpi/shim-private.h"
+#include "collector/agent/probe.h"
 
 struct shim_lib shim;
 __thread int shim_depth SHIM_TLS;
@@ -264,10 +265,12 @@ uint64_t shim_req_key(uintptr_t handle, bool fortran)
 
 static size_t req_find(uint64_t key, bool *found)
 {
-	size_t i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 51) & (REQ_SLOTS - 1), free = SIZE_MAX;
-	size_t n;
+	size_t i, n = 0, free = SIZE_MAX;
 
-	for (n = 0; n < REQ_SLOTS; n++, i = (i + 1) & (REQ_SLOTS - 1)) {
+	/* Tombstones may leave no empty slot: the search stops after every slot. */
+	PROBE_EACH(i, (key * 0x9e3779b97f4a7c15ull) >> 51, REQ_SLOTS - 1) {
+		if (n++ == REQ_SLOTS)
+			break;
 		if (req_slots[i] == key) {
 			*found = true;
 			return i;
