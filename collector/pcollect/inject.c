@@ -10,7 +10,6 @@
 #include <libelf.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/log.h"
 #include "common/proc-maps.h"
 
 #define RED_ZONE      128         /* bytes below the stack pointer the thread's code may use */
@@ -29,14 +29,15 @@
 #define TRIES_PER_TID 25          /* then the next thread is tried */
 #define MAX_TASKS     4096
 
-__attribute__((format(printf, 3, 4))) static int fail(struct inject *in, int err, const char *fmt,
-						      ...)
-{
-	va_list ap;
+/* A step failed: why into in->err, -code returned (code is no errno: read after err_set()). */
+#define FAIL(in, code, ...) (err_set((in)->err, sizeof((in)->err), __VA_ARGS__), -(code))
 
-	va_start(ap, fmt);
-	vsnprintf(in->err, sizeof(in->err), fmt, ap);
-	va_end(ap);
+/* A system call failed: "<what>: <its error>" into in->err, -errno returned. */
+static int fail_errno(struct inject *in, const char *what)
+{
+	int err = errno;
+
+	err_set(in->err, sizeof(in->err), "%s: %s", what, strerror(err));
 	return -err;
 }
 
@@ -217,20 +218,20 @@ int inject_stop(struct inject *in, pid_t pid)
 		pid_t tid;
 
 		if (!n)
-			return fail(in, ESRCH, "no such process");
+			return FAIL(in, ESRCH, "no such process");
 		tid = tids[(size_t)(i / TRIES_PER_TID) % n];
 		ret = stop_thread(tid);
 		if (ret == -EPERM || ret == -EACCES)
-			return fail(in, EPERM, "%s", strerror(-ret));
+			return FAIL(in, EPERM, "%s", strerror(-ret));
 		if (ret == -EBUSY)
-			return fail(in, EBUSY,
+			return FAIL(in, EBUSY,
 				    "it is stopped (job control): continue it first "
 				    "with 'kill -CONT %d'",
 				    (int)pid);
 		if (ret == -ESRCH)
 			continue; /* that thread ended */
 		if (ret)
-			return fail(in, -ret, "%s", strerror(-ret));
+			return FAIL(in, -ret, "%s", strerror(-ret));
 		in->attempts = i + 1;
 		if (!ptrace(PTRACE_GETREGS, tid, 0, &in->regs) && safe_point(in, &in->regs)) {
 			struct iovec iov = { in->xstate, sizeof(in->xstate) };
@@ -250,7 +251,7 @@ next:
 		ptrace(PTRACE_DETACH, tid, 0, 0);
 		sleep_ms(1);
 	}
-	return fail(in, EAGAIN,
+	return FAIL(in, EAGAIN,
 		    "no thread of it stopped where a call is safe in %d tries "
 		    "(all in the C library or the loader, or at the end of their stack)",
 		    TRIES);
@@ -314,7 +315,7 @@ int inject_call(struct inject *in, uint64_t fn, uint64_t a0, uint64_t a1, uint64
 	/* The return address 0: the call ends in a fault at address 0, which we catch. */
 	sp -= 8;
 	if (sp < in->scratch_lo || write_mem(in, sp, &zero, sizeof(zero)))
-		return fail(in, EFAULT, "cannot write to its stack");
+		return FAIL(in, EFAULT, "cannot write to its stack");
 	r.rsp = sp;
 	r.rip = fn;
 	r.rdi = a0;
@@ -325,24 +326,24 @@ int inject_call(struct inject *in, uint64_t fn, uint64_t a0, uint64_t a1, uint64
 	if (ptrace(PTRACE_SETREGS, in->tid, 0, &r) ||
 	    ptrace(PTRACE_SETSIGMASK, in->tid, (void *)sizeof(mask), &mask) ||
 	    ptrace(PTRACE_CONT, in->tid, 0, 0))
-		return fail(in, errno, "cannot start the call: %s", strerror(errno));
+		return fail_errno(in, "cannot start the call");
 	for (;;) {
 		pid_t w = waitpid(in->tid, &st, __WALL | WNOHANG);
 
 		if (w < 0 && errno != EINTR)
-			return fail(in, errno, "lost the thread: %s", strerror(errno));
+			return fail_errno(in, "lost the thread");
 		if (w <= 0) {
 			if (waited++ >= timeout_ms) {
 				ptrace(PTRACE_INTERRUPT, in->tid, 0, 0);
 				waitpid(in->tid, &st, __WALL);
-				return fail(in, ETIMEDOUT, "the call did not return in %d s",
+				return FAIL(in, ETIMEDOUT, "the call did not return in %d s",
 					    timeout_ms / 1000);
 			}
 			sleep_ms(1);
 			continue;
 		}
 		if (WIFEXITED(st) || WIFSIGNALED(st))
-			return fail(in, ESRCH, "the process ended during the call");
+			return FAIL(in, ESRCH, "the process ended during the call");
 		if (!WIFSTOPPED(st))
 			continue;
 		if ((st >> 16) == PTRACE_EVENT_STOP) {
@@ -351,12 +352,12 @@ int inject_call(struct inject *in, uint64_t fn, uint64_t a0, uint64_t a1, uint64
 			continue;
 		}
 		if (ptrace(PTRACE_GETREGS, in->tid, 0, &r))
-			return fail(in, errno, "cannot read its registers: %s", strerror(errno));
+			return fail_errno(in, "cannot read its registers");
 		if (WSTOPSIG(st) == SIGSEGV && r.rip == 0) {
 			*ret = r.rax;
 			return 0;
 		}
-		return fail(in, EFAULT, "the call met signal %d at %#llx", WSTOPSIG(st),
+		return FAIL(in, EFAULT, "the call met signal %d at %#llx", WSTOPSIG(st),
 			    (unsigned long long)r.rip);
 	}
 }

@@ -50,6 +50,19 @@ _Static_assert(sizeof(MPI_Status) / sizeof(MPI_Fint) <= FSTATUS_INTS, "a status 
 		c.end_ns = shim_now();                                                             \
 	} while (0)
 
+/* The whole traced wrapper of lname_ params, declared and defined, as SHIM_WRAP's. */
+#define FSHIM_WRAP(lname, fid, params, args, comm, bytes)                                          \
+	SHIM_EXPORT void lname##_ params;                                                          \
+	void lname##_ params                                                                       \
+	{                                                                                          \
+		FSHIM_BEGIN(lname, fid, args);                                                     \
+		FSHIM_CALL(args);                                                                  \
+		if (*ierr == MPI_SUCCESS) {                                                        \
+			bytes;                                                                     \
+		}                                                                                  \
+		shim_end(&c, comm, *ierr);                                                         \
+	}
+
 static uint64_t fbytes(const MPI_Fint *count, const MPI_Fint *type)
 {
 	return shim_bytes(*count, SHIM_TYPE_F2C(*type));
@@ -74,90 +87,63 @@ static uint64_t fstatus_bytes(const MPI_Fint *fst)
 	return shim_status_bytes(&st);
 }
 
-static bool froot(const MPI_Fint *root, MPI_Comm comm)
+/* Gather (root: received from each) and Scatter (root: sent to each), Fortran's way. */
+static void fgather_bytes(struct pcollect_mpi_call *c, const MPI_Fint *scount,
+			  const MPI_Fint *stype, const MPI_Fint *rcount, const MPI_Fint *rtype,
+			  const MPI_Fint *root, MPI_Comm comm)
 {
-	return *root == MPI_ROOT || (*root >= 0 && shim_comm_rank(comm) == *root);
+	c->comm_size = (uint32_t)shim_comm_size(comm);
+	c->sent = fbytes(scount, stype);
+	if (shim_is_root(*root, comm))
+		c->received = fbytes(rcount, rtype) * c->comm_size;
+}
+
+static void fscatter_bytes(struct pcollect_mpi_call *c, const MPI_Fint *scount,
+			   const MPI_Fint *stype, const MPI_Fint *rcount, const MPI_Fint *rtype,
+			   const MPI_Fint *root, MPI_Comm comm)
+{
+	c->comm_size = (uint32_t)shim_comm_size(comm);
+	if (shim_is_root(*root, comm))
+		c->sent = fbytes(scount, stype) * c->comm_size;
+	c->received = fbytes(rcount, rtype);
+}
+
+/* Allgather (sent once) and Alltoall (sent to each): received from each. */
+static void fall_bytes(struct pcollect_mpi_call *c, const MPI_Fint *scount, const MPI_Fint *stype,
+		       const MPI_Fint *rcount, const MPI_Fint *rtype, bool to_each, MPI_Comm comm)
+{
+	c->comm_size = (uint32_t)shim_comm_size(comm);
+	c->sent = fbytes(scount, stype) * (to_each ? c->comm_size : 1);
+	c->received = fbytes(rcount, rtype) * c->comm_size;
 }
 
 /* Every function defined here is declared first (nothing else declares them). */
 #define FDECL(lname, ...) SHIM_EXPORT void lname##_(__VA_ARGS__);
 
-FDECL(mpi_init, MPI_Fint *ierr)
-FDECL(mpi_init_thread, MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
-FDECL(mpi_finalize, MPI_Fint *ierr)
-FDECL(mpi_send, void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *dest, MPI_Fint *tag,
-      MPI_Fint *comm, MPI_Fint *ierr)
-FDECL(mpi_isend, void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *dest, MPI_Fint *tag,
-      MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)
 FDECL(mpi_recv, void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *source, MPI_Fint *tag,
       MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
-FDECL(mpi_irecv, void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *source, MPI_Fint *tag,
-      MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)
 FDECL(mpi_sendrecv, void *sbuf, MPI_Fint *scount, MPI_Fint *stype, MPI_Fint *dest, MPI_Fint *stag,
       void *rbuf, MPI_Fint *rcount, MPI_Fint *rtype, MPI_Fint *source, MPI_Fint *rtag,
       MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
 FDECL(mpi_wait, MPI_Fint *req, MPI_Fint *status, MPI_Fint *ierr)
 FDECL(mpi_waitall, MPI_Fint *n, MPI_Fint *reqs, MPI_Fint *statuses, MPI_Fint *ierr)
-FDECL(mpi_barrier, MPI_Fint *comm, MPI_Fint *ierr)
-FDECL(mpi_bcast, void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *root, MPI_Fint *comm,
-      MPI_Fint *ierr)
-FDECL(mpi_reduce, void *sbuf, void *rbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op,
-      MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
-FDECL(mpi_allreduce, void *sbuf, void *rbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op,
-      MPI_Fint *comm, MPI_Fint *ierr)
-FDECL(mpi_gather, void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf, MPI_Fint *rcount,
-      MPI_Fint *rtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
-FDECL(mpi_scatter, void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf, MPI_Fint *rcount,
-      MPI_Fint *rtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
-FDECL(mpi_allgather, void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf, MPI_Fint *rcount,
-      MPI_Fint *rtype, MPI_Fint *comm, MPI_Fint *ierr)
-FDECL(mpi_alltoall, void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf, MPI_Fint *rcount,
-      MPI_Fint *rtype, MPI_Fint *comm, MPI_Fint *ierr)
 
-void mpi_init_(MPI_Fint *ierr)
-{
-	FSHIM_BEGIN(mpi_init, RAW_MPI_Init, (ierr));
-	FSHIM_CALL((ierr));
-	if (*ierr == MPI_SUCCESS)
-		shim_report_rank();
-	shim_end(&c, SHIM_COMM_NULL, *ierr);
-}
+FSHIM_WRAP(mpi_init, RAW_MPI_Init, (MPI_Fint * ierr), (ierr), SHIM_COMM_NULL, shim_report_rank())
+FSHIM_WRAP(mpi_init_thread, RAW_MPI_Init_thread,
+	   (MPI_Fint * required, MPI_Fint *provided, MPI_Fint *ierr), (required, provided, ierr),
+	   SHIM_COMM_NULL, shim_report_rank())
+FSHIM_WRAP(mpi_finalize, RAW_MPI_Finalize, (MPI_Fint * ierr), (ierr), SHIM_COMM_NULL, (void)0)
 
-void mpi_init_thread_(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
-{
-	FSHIM_BEGIN(mpi_init_thread, RAW_MPI_Init_thread, (required, provided, ierr));
-	FSHIM_CALL((required, provided, ierr));
-	if (*ierr == MPI_SUCCESS)
-		shim_report_rank();
-	shim_end(&c, SHIM_COMM_NULL, *ierr);
-}
-
-void mpi_finalize_(MPI_Fint *ierr)
-{
-	FSHIM_BEGIN(mpi_finalize, RAW_MPI_Finalize, (ierr));
-	FSHIM_CALL((ierr));
-	shim_end(&c, SHIM_COMM_NULL, *ierr);
-}
-
-void mpi_send_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *dest, MPI_Fint *tag,
-	       MPI_Fint *comm, MPI_Fint *ierr)
-{
-	FSHIM_BEGIN(mpi_send, RAW_MPI_Send, (buf, count, type, dest, tag, comm, ierr));
-	FSHIM_CALL((buf, count, type, dest, tag, comm, ierr));
-	if (*ierr == MPI_SUCCESS && *dest != MPI_PROC_NULL)
-		c.sent = fbytes(count, type);
-	shim_end(&c, SHIM_COMM_F2C(*comm), *ierr);
-}
-
-void mpi_isend_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *dest, MPI_Fint *tag,
-		MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)
-{
-	FSHIM_BEGIN(mpi_isend, RAW_MPI_Isend, (buf, count, type, dest, tag, comm, req, ierr));
-	FSHIM_CALL((buf, count, type, dest, tag, comm, req, ierr));
-	if (*ierr == MPI_SUCCESS && *dest != MPI_PROC_NULL)
-		c.sent = fbytes(count, type);
-	shim_end(&c, SHIM_COMM_F2C(*comm), *ierr);
-}
+FSHIM_WRAP(mpi_send, RAW_MPI_Send,
+	   (void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *dest, MPI_Fint *tag,
+	    MPI_Fint *comm, MPI_Fint *ierr),
+	   (buf, count, type, dest, tag, comm, ierr), SHIM_COMM_F2C(*comm),
+	   shim_send_bytes(&c, *count, SHIM_TYPE_F2C(*type), *dest))
+FSHIM_WRAP(mpi_isend, RAW_MPI_Isend,
+	   (void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *dest, MPI_Fint *tag,
+	    MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr),
+	   (buf, count, type, dest, tag, comm, req, ierr), SHIM_COMM_F2C(*comm),
+	   shim_send_bytes(&c, *count, SHIM_TYPE_F2C(*type), *dest))
 
 void mpi_recv_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *source, MPI_Fint *tag,
 	       MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
@@ -173,15 +159,11 @@ void mpi_recv_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *source, MPI
 	shim_end(&c, SHIM_COMM_F2C(*comm), *ierr);
 }
 
-void mpi_irecv_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *source, MPI_Fint *tag,
-		MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)
-{
-	FSHIM_BEGIN(mpi_irecv, RAW_MPI_Irecv, (buf, count, type, source, tag, comm, req, ierr));
-	FSHIM_CALL((buf, count, type, source, tag, comm, req, ierr));
-	if (*ierr == MPI_SUCCESS)
-		shim_req_add(shim_req_key((uintptr_t)(uint32_t)*req, true));
-	shim_end(&c, SHIM_COMM_F2C(*comm), *ierr);
-}
+FSHIM_WRAP(mpi_irecv, RAW_MPI_Irecv,
+	   (void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *source, MPI_Fint *tag,
+	    MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr),
+	   (buf, count, type, source, tag, comm, req, ierr), SHIM_COMM_F2C(*comm),
+	   shim_req_add(shim_req_key((uintptr_t)(uint32_t)*req, true)))
 
 void mpi_sendrecv_(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, MPI_Fint *dest, MPI_Fint *stag,
 		   void *rbuf, MPI_Fint *rcount, MPI_Fint *rtype, MPI_Fint *source, MPI_Fint *rtag,
@@ -197,8 +179,7 @@ void mpi_sendrecv_(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, MPI_Fint *dest
 	FSHIM_CALL((sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm,
 		    status, ierr));
 	if (*ierr == MPI_SUCCESS) {
-		if (*dest != MPI_PROC_NULL)
-			c.sent = fbytes(scount, stype);
+		shim_send_bytes(&c, *scount, SHIM_TYPE_F2C(*stype), *dest);
 		c.received = fstatus_bytes(status);
 	}
 	shim_end(&c, SHIM_COMM_F2C(*comm), *ierr);
@@ -250,108 +231,40 @@ void mpi_waitall_(MPI_Fint *n, MPI_Fint *reqs, MPI_Fint *statuses, MPI_Fint *ier
 	shim_end(&c, SHIM_COMM_NULL, *ierr);
 }
 
-void mpi_barrier_(MPI_Fint *comm, MPI_Fint *ierr)
-{
-	FSHIM_BEGIN(mpi_barrier, RAW_MPI_Barrier, (comm, ierr));
-	FSHIM_CALL((comm, ierr));
-	shim_end(&c, SHIM_COMM_F2C(*comm), *ierr);
-}
-
-void mpi_bcast_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *root, MPI_Fint *comm,
-		MPI_Fint *ierr)
-{
-	FSHIM_BEGIN(mpi_bcast, RAW_MPI_Bcast, (buf, count, type, root, comm, ierr));
-	FSHIM_CALL((buf, count, type, root, comm, ierr));
-	if (*ierr == MPI_SUCCESS) {
-		if (froot(root, SHIM_COMM_F2C(*comm)))
-			c.sent = fbytes(count, type);
-		else if (*root != MPI_PROC_NULL)
-			c.received = fbytes(count, type);
-	}
-	shim_end(&c, SHIM_COMM_F2C(*comm), *ierr);
-}
-
-void mpi_reduce_(void *sbuf, void *rbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op,
-		 MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
-{
-	FSHIM_BEGIN(mpi_reduce, RAW_MPI_Reduce, (sbuf, rbuf, count, type, op, root, comm, ierr));
-	FSHIM_CALL((sbuf, rbuf, count, type, op, root, comm, ierr));
-	if (*ierr == MPI_SUCCESS) {
-		c.sent = fbytes(count, type);
-		if (froot(root, SHIM_COMM_F2C(*comm)))
-			c.received = c.sent;
-	}
-	shim_end(&c, SHIM_COMM_F2C(*comm), *ierr);
-}
-
-void mpi_allreduce_(void *sbuf, void *rbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op,
-		    MPI_Fint *comm, MPI_Fint *ierr)
-{
-	FSHIM_BEGIN(mpi_allreduce, RAW_MPI_Allreduce, (sbuf, rbuf, count, type, op, comm, ierr));
-	FSHIM_CALL((sbuf, rbuf, count, type, op, comm, ierr));
-	if (*ierr == MPI_SUCCESS)
-		c.sent = c.received = fbytes(count, type);
-	shim_end(&c, SHIM_COMM_F2C(*comm), *ierr);
-}
-
-void mpi_gather_(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf, MPI_Fint *rcount,
-		 MPI_Fint *rtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
-{
-	FSHIM_BEGIN(mpi_gather, RAW_MPI_Gather,
-		    (sbuf, scount, stype, rbuf, rcount, rtype, root, comm, ierr));
-	FSHIM_CALL((sbuf, scount, stype, rbuf, rcount, rtype, root, comm, ierr));
-	if (*ierr == MPI_SUCCESS) {
-		MPI_Comm cc = SHIM_COMM_F2C(*comm);
-
-		c.comm_size = (uint32_t)shim_comm_size(cc);
-		c.sent = fbytes(scount, stype);
-		if (froot(root, cc))
-			c.received = fbytes(rcount, rtype) * c.comm_size;
-	}
-	shim_end(&c, SHIM_COMM_F2C(*comm), *ierr);
-}
-
-void mpi_scatter_(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf, MPI_Fint *rcount,
-		  MPI_Fint *rtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
-{
-	FSHIM_BEGIN(mpi_scatter, RAW_MPI_Scatter,
-		    (sbuf, scount, stype, rbuf, rcount, rtype, root, comm, ierr));
-	FSHIM_CALL((sbuf, scount, stype, rbuf, rcount, rtype, root, comm, ierr));
-	if (*ierr == MPI_SUCCESS) {
-		MPI_Comm cc = SHIM_COMM_F2C(*comm);
-
-		c.comm_size = (uint32_t)shim_comm_size(cc);
-		if (froot(root, cc))
-			c.sent = fbytes(scount, stype) * c.comm_size;
-		c.received = fbytes(rcount, rtype);
-	}
-	shim_end(&c, SHIM_COMM_F2C(*comm), *ierr);
-}
-
-void mpi_allgather_(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf, MPI_Fint *rcount,
-		    MPI_Fint *rtype, MPI_Fint *comm, MPI_Fint *ierr)
-{
-	FSHIM_BEGIN(mpi_allgather, RAW_MPI_Allgather,
-		    (sbuf, scount, stype, rbuf, rcount, rtype, comm, ierr));
-	FSHIM_CALL((sbuf, scount, stype, rbuf, rcount, rtype, comm, ierr));
-	if (*ierr == MPI_SUCCESS) {
-		c.comm_size = (uint32_t)shim_comm_size(SHIM_COMM_F2C(*comm));
-		c.sent = fbytes(scount, stype);
-		c.received = fbytes(rcount, rtype) * c.comm_size;
-	}
-	shim_end(&c, SHIM_COMM_F2C(*comm), *ierr);
-}
-
-void mpi_alltoall_(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf, MPI_Fint *rcount,
-		   MPI_Fint *rtype, MPI_Fint *comm, MPI_Fint *ierr)
-{
-	FSHIM_BEGIN(mpi_alltoall, RAW_MPI_Alltoall,
-		    (sbuf, scount, stype, rbuf, rcount, rtype, comm, ierr));
-	FSHIM_CALL((sbuf, scount, stype, rbuf, rcount, rtype, comm, ierr));
-	if (*ierr == MPI_SUCCESS) {
-		c.comm_size = (uint32_t)shim_comm_size(SHIM_COMM_F2C(*comm));
-		c.sent = fbytes(scount, stype) * c.comm_size;
-		c.received = fbytes(rcount, rtype) * c.comm_size;
-	}
-	shim_end(&c, SHIM_COMM_F2C(*comm), *ierr);
-}
+FSHIM_WRAP(mpi_barrier, RAW_MPI_Barrier, (MPI_Fint * comm, MPI_Fint *ierr), (comm, ierr),
+	   SHIM_COMM_F2C(*comm), (void)0)
+FSHIM_WRAP(mpi_bcast, RAW_MPI_Bcast,
+	   (void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *root, MPI_Fint *comm,
+	    MPI_Fint *ierr),
+	   (buf, count, type, root, comm, ierr), SHIM_COMM_F2C(*comm),
+	   shim_bcast_bytes(&c, *count, SHIM_TYPE_F2C(*type), *root, SHIM_COMM_F2C(*comm)))
+FSHIM_WRAP(mpi_reduce, RAW_MPI_Reduce,
+	   (void *sbuf, void *rbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op, MPI_Fint *root,
+	    MPI_Fint *comm, MPI_Fint *ierr),
+	   (sbuf, rbuf, count, type, op, root, comm, ierr), SHIM_COMM_F2C(*comm),
+	   shim_reduce_bytes(&c, *count, SHIM_TYPE_F2C(*type), *root, SHIM_COMM_F2C(*comm)))
+FSHIM_WRAP(mpi_allreduce, RAW_MPI_Allreduce,
+	   (void *sbuf, void *rbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op, MPI_Fint *comm,
+	    MPI_Fint *ierr),
+	   (sbuf, rbuf, count, type, op, comm, ierr), SHIM_COMM_F2C(*comm),
+	   c.sent = c.received = fbytes(count, type))
+FSHIM_WRAP(mpi_gather, RAW_MPI_Gather,
+	   (void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf, MPI_Fint *rcount,
+	    MPI_Fint *rtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr),
+	   (sbuf, scount, stype, rbuf, rcount, rtype, root, comm, ierr), SHIM_COMM_F2C(*comm),
+	   fgather_bytes(&c, scount, stype, rcount, rtype, root, SHIM_COMM_F2C(*comm)))
+FSHIM_WRAP(mpi_scatter, RAW_MPI_Scatter,
+	   (void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf, MPI_Fint *rcount,
+	    MPI_Fint *rtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr),
+	   (sbuf, scount, stype, rbuf, rcount, rtype, root, comm, ierr), SHIM_COMM_F2C(*comm),
+	   fscatter_bytes(&c, scount, stype, rcount, rtype, root, SHIM_COMM_F2C(*comm)))
+FSHIM_WRAP(mpi_allgather, RAW_MPI_Allgather,
+	   (void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf, MPI_Fint *rcount,
+	    MPI_Fint *rtype, MPI_Fint *comm, MPI_Fint *ierr),
+	   (sbuf, scount, stype, rbuf, rcount, rtype, comm, ierr), SHIM_COMM_F2C(*comm),
+	   fall_bytes(&c, scount, stype, rcount, rtype, false, SHIM_COMM_F2C(*comm)))
+FSHIM_WRAP(mpi_alltoall, RAW_MPI_Alltoall,
+	   (void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf, MPI_Fint *rcount,
+	    MPI_Fint *rtype, MPI_Fint *comm, MPI_Fint *ierr),
+	   (sbuf, scount, stype, rbuf, rcount, rtype, comm, ierr), SHIM_COMM_F2C(*comm),
+	   fall_bytes(&c, scount, stype, rcount, rtype, true, SHIM_COMM_F2C(*comm)))

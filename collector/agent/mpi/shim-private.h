@@ -204,4 +204,32 @@ bool shim_req_take(uint64_t key);
 		c.end_ns = shim_now();                                                             \
 	} while (0)
 
+/*
+ * The whole traced wrapper of MPI_<fname> params (args: the parameters passed on) for a call
+ * with nothing to do before it: bytes, a statement over c and the parameters run when the call
+ * succeeded, counts what it moved; comm is the communicator it ran on.
+ */
+#define SHIM_WRAP(fname, params, args, comm, bytes)                                                \
+	SHIM_EXPORT int MPI_##fname params                                                         \
+	{                                                                                          \
+		SHIM_BEGIN(fname, args);                                                           \
+		SHIM_CALL(args);                                                                   \
+		if (ret == MPI_SUCCESS) {                                                          \
+			bytes;                                                                     \
+		}                                                                                  \
+		shim_end(&c, comm, ret);                                                           \
+		return ret;                                                                        \
+	}
+
+/* What a send of count elements of type to dest moved (nothing to MPI_PROC_NULL). */
+void shim_send_bytes(struct pcollect_mpi_call *c, int count, MPI_Datatype type, int dest);
+/* True when this process is the root of a collective rooted at root over comm. */
+bool shim_is_root(int root, MPI_Comm comm);
+/* What a Bcast (Ibcast, Fortran's too) of count elements of type moved in this process. */
+void shim_bcast_bytes(struct pcollect_mpi_call *c, int count, MPI_Datatype type, int root,
+		      MPI_Comm comm);
+/* ... and a Reduce. */
+void shim_reduce_bytes(struct pcollect_mpi_call *c, int count, MPI_Datatype type, int root,
+		       MPI_Comm comm);
+
 #endif
