@@ -205,24 +205,27 @@ static int exec_end(struct exec_ctx *x, int ret)
 	return ret;
 }
 
-AGENT_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+typedef int (*exec_fn)(const char *, char *const[], char *const[]);
+
+/* execve and execvpe: *real (agent_real's, resolved first) with the agent's environment. */
+static int exec_with(exec_fn *real, const char *path, char *const argv[], char *const envp[])
 {
 	struct exec_ctx x;
 
-	if (!agent_real.execve)
+	if (!*real)
 		agent_resolve();
 	exec_begin(&x, envp);
-	return exec_end(&x, agent_real.execve(path, argv, x.envp));
+	return exec_end(&x, (*real)(path, argv, x.envp));
+}
+
+AGENT_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	return exec_with(&agent_real.execve, path, argv, envp);
 }
 
 AGENT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	struct exec_ctx x;
-
-	if (!agent_real.execvpe)
-		agent_resolve();
-	exec_begin(&x, envp);
-	return exec_end(&x, agent_real.execvpe(file, argv, x.envp));
+	return exec_with(&agent_real.execvpe, file, argv, envp);
 }
 
 AGENT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
@@ -292,32 +295,34 @@ AGENT_EXPORT int execle(const char *path, const char *arg, ...)
  * posix_spawn: the child is a new process; give it the agent even when the program passes an
  * environment of its own (children are profiled only with -follow-child).
  */
-AGENT_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
-			     const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+			const posix_spawnattr_t *, char *const[], char *const[]);
+
+/* posix_spawn and posix_spawnp: *real (resolved first) with the agent's environment. */
+static int spawn_with(spawn_fn *real, pid_t *pid, const char *path,
+		      const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr,
+		      char *const argv[], char *const envp[])
 {
 	struct env_buf b;
 	int ret;
 
-	if (!agent_real.posix_spawn)
+	if (!*real)
 		agent_resolve();
 	if (!agent.active || !agent.cfg.follow_child || env_build(&b, envp, NULL))
-		return agent_real.posix_spawn(pid, path, fa, attr, argv, envp);
-	ret = agent_real.posix_spawn(pid, path, fa, attr, argv, b.envp);
+		return (*real)(pid, path, fa, attr, argv, envp);
+	ret = (*real)(pid, path, fa, attr, argv, b.envp);
 	env_release(&b);
 	return ret;
+}
+
+AGENT_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+			     const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	return spawn_with(&agent_real.posix_spawn, pid, path, fa, attr, argv, envp);
 }
 
 AGENT_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
 			      const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-	struct env_buf b;
-	int ret;
-
-	if (!agent_real.posix_spawnp)
-		agent_resolve();
-	if (!agent.active || !agent.cfg.follow_child || env_build(&b, envp, NULL))
-		return agent_real.posix_spawnp(pid, file, fa, attr, argv, envp);
-	ret = agent_real.posix_spawnp(pid, file, fa, attr, argv, b.envp);
-	env_release(&b);
-	return ret;
+	return spawn_with(&agent_real.posix_spawnp, pid, file, fa, attr, argv, envp);
 }

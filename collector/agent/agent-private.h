@@ -601,6 +601,22 @@ void agent_omp_thread_finish(struct agent_thread *t);
 /* The macros interposers measure with: the caller's return address and our frame. */
 #define AGENT_WAIT_SITE ((uintptr_t)__builtin_return_address(0))
 #define AGENT_WAIT_SP   ((uintptr_t)__builtin_frame_address(0))
+/*
+ * The end of an interposer that measures call (of result type type): made, and told as a wait
+ * by leave (agent_wait_leave(&c, ...) or agent_wait_leave_io(&c, ...)) once it returned; made
+ * unmeasured when this thread records no wait now.
+ */
+#define AGENT_WAIT_MEASURE(type, call, leave)                                                      \
+	do {                                                                                       \
+		struct agent_wait_call c;                                                          \
+		type r;                                                                            \
+                                                                                                   \
+		if (!agent_wait_enter(&c, AGENT_WAIT_SITE, AGENT_WAIT_SP))                         \
+			return call;                                                               \
+		r = call;                                                                          \
+		leave;                                                                             \
+		return r;                                                                          \
+	} while (0)
 
 /* agent-fd.c: the task-clock descriptors, kept high and guarded from the program's close() */
 /* Move fd to a high number (downwards from the soft RLIMIT_NOFILE); returns it, or -errno. */

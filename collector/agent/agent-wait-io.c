@@ -94,17 +94,7 @@ ssize_t __recvfrom_chk(int fd, void *buf, size_t len, size_t buflen, int flags, 
 		       socklen_t *alen);
 
 /* An I/O call on fd: measured, a wait of kind if it blocked. */
-#define IO_CALL(kind, fd, call)                                                                    \
-	do {                                                                                       \
-		struct agent_wait_call c;                                                          \
-		ssize_t r;                                                                         \
-                                                                                                   \
-		if (!agent_wait_enter(&c, AGENT_WAIT_SITE, AGENT_WAIT_SP))                         \
-			return call;                                                               \
-		r = call;                                                                          \
-		agent_wait_leave_io(&c, kind, fd);                                                 \
-		return r;                                                                          \
-	} while (0)
+#define IO_CALL(kind, fd, call) AGENT_WAIT_MEASURE(ssize_t, call, agent_wait_leave_io(&c, kind, fd))
 
 AGENT_EXPORT ssize_t write(int fd, const void *buf, size_t len)
 {

@@ -79,23 +79,22 @@ static uint32_t gil_or(uint32_t kind, const void *object)
 	return pyagent_is_gil((uintptr_t)object) ? RAW_WAIT_GIL : kind;
 }
 
+/* A call measured every time it is made (waits on), as a wait of kind on object. */
+#define MEASURED(kind, object, call)                                                               \
+	AGENT_WAIT_MEASURE(int, call, agent_wait_leave(&c, kind, (uintptr_t)(object)))
+
 /* ---- mutexes ----------------------------------------------------------------------------- */
 
 /* A mutex call: tried first, then measured. */
 #define MUTEX_CALL(call)                                                                           \
 	do {                                                                                       \
-		struct agent_wait_call c;                                                          \
-		int r;                                                                             \
+		int tried;                                                                         \
                                                                                                    \
 		if (!agent_waits_on)                                                               \
 			return call;                                                               \
-		if ((r = REAL(mutex_trylock)(m)) != EBUSY)                                         \
-			return r;                                                                  \
-		if (!agent_wait_enter(&c, AGENT_WAIT_SITE, AGENT_WAIT_SP))                         \
-			return call;                                                               \
-		r = call;                                                                          \
-		agent_wait_leave(&c, gil_or(RAW_WAIT_MUTEX, m), (uintptr_t)m);                     \
-		return r;                                                                          \
+		if ((tried = REAL(mutex_trylock)(m)) != EBUSY)                                     \
+			return tried;                                                              \
+		MEASURED(gil_or(RAW_WAIT_MUTEX, m), m, call);                                      \
 	} while (0)
 
 AGENT_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
@@ -119,16 +118,13 @@ AGENT_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock,
 /* A rwlock call: tried first, then measured. */
 #define RWLOCK_CALL(tryfn, call)                                                                   \
 	do {                                                                                       \
-		struct agent_wait_call c;                                                          \
-		int r;                                                                             \
+		int tried;                                                                         \
                                                                                                    \
-		if (agent_waits_on && (r = REAL(tryfn)(l)) != EBUSY)                               \
-			return r;                                                                  \
-		if (!agent_waits_on || !agent_wait_enter(&c, AGENT_WAIT_SITE, AGENT_WAIT_SP))      \
+		if (!agent_waits_on)                                                               \
 			return call;                                                               \
-		r = call;                                                                          \
-		agent_wait_leave(&c, RAW_WAIT_RWLOCK, (uintptr_t)l);                               \
-		return r;                                                                          \
+		if ((tried = REAL(tryfn)(l)) != EBUSY)                                             \
+			return tried;                                                              \
+		MEASURED(RAW_WAIT_RWLOCK, l, call);                                                \
 	} while (0)
 
 AGENT_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l)
@@ -164,19 +160,6 @@ AGENT_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock
 }
 
 /* ---- conditions, joins, barriers --------------------------------------------------------- */
-
-/* A call measured every time it is made (waits on), as a wait of kind on object. */
-#define MEASURED(kind, object, call)                                                               \
-	do {                                                                                       \
-		struct agent_wait_call c;                                                          \
-		int r;                                                                             \
-                                                                                                   \
-		if (!agent_wait_enter(&c, AGENT_WAIT_SITE, AGENT_WAIT_SP))                         \
-			return call;                                                               \
-		r = call;                                                                          \
-		agent_wait_leave(&c, kind, (uintptr_t)(object));                                   \
-		return r;                                                                          \
-	} while (0)
 
 AGENT_EXPORT int pthread_cond_wait(pthread_cond_t *cv, pthread_mutex_t *m)
 {

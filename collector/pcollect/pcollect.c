@@ -244,6 +244,94 @@ static int other_action(int argc, char **argv)
 	return code;
 }
 
+/* The value of knob name among choices (NULL-terminated): its index; a usage error if none. */
+static int knob_choice(const char *name, const char *value, const char *const *choices)
+{
+	char err[512];
+	char *all;
+	size_t n;
+
+	for (n = 0; choices[n]; n++)
+		if (!strcmp(value, choices[n]))
+			return (int)n;
+	all = str_join((const char *const *)choices, n, ", ");
+	err_set(err, sizeof(err), "knob '%s': '%s' is not one of: %s", name, value,
+		all ? all : strerror(ENOMEM));
+	usage_error(err);
+}
+
+/*
+ * -knob NAME=VALUE, each in turn into o; *enable_wait (-knob enable-wait-time: 1 or 0) and
+ * *threshold_given (-knob wait-threshold) for the checks that look at several options.
+ */
+static void knobs_apply(const struct option_value *v, struct collect_opts *o, int *enable_wait,
+			bool *threshold_given)
+{
+	static const char *const clocks[] = { "timer", "task-clock", NULL };
+	static const char *const truth[] = { "true", "false", NULL };
+	/* The knobs that are a number in a unit: value x scale, in ns. */
+	const struct {
+		const char *name;
+		double min, max, scale;
+		uint64_t *ns;
+	} numbers[] = {
+		{ "sampling-interval", 1, 1000, 1e6, &o->interval_ns },
+		{ "mpi-threshold", 0, 1e9, 1e3, &o->mpi_threshold_ns },
+		{ "wait-threshold", 0, 1e6, 1e3, &o->wait_threshold_ns },
+	};
+	char err[4096], name[64], what[96];
+	size_t i, k;
+
+	for (i = 0; v && i < v->nvalues; i++) {
+		const char *value;
+		double d;
+		long n;
+
+		if (knob_parse(knobs, v->values[i], name, sizeof(name), &value, err, sizeof(err)))
+			usage_error(err);
+		snprintf(what, sizeof(what), "knob '%s'", name);
+		for (k = 0; k < sizeof(numbers) / sizeof(numbers[0]); k++)
+			if (!strcmp(name, numbers[k].name))
+				break;
+		if (k < sizeof(numbers) / sizeof(numbers[0])) {
+			if (options_parse_double(what, value, numbers[k].min, numbers[k].max, &d,
+						 err, sizeof(err)))
+				usage_error(err);
+			*numbers[k].ns = (uint64_t)(d * numbers[k].scale + 0.5);
+			if (numbers[k].ns == &o->wait_threshold_ns)
+				*threshold_given = true;
+		} else if (!strcmp(name, "stack-depth")) {
+			if (options_parse_long(what, value, 1, 2048, &n, err, sizeof(err)))
+				usage_error(err);
+			o->stack_depth = (uint32_t)n;
+		} else if (!strcmp(name, "sampling-clock")) {
+			if (o->memory)
+				usage_error("knob 'sampling-clock' is for -collect hotspots: "
+					    "memory-consumption takes no CPU samples");
+			o->task_clock = knob_choice(name, value, clocks) == 1;
+		} else if (!strcmp(name, "enable-wait-time")) {
+			*enable_wait = knob_choice(name, value, truth) == 0;
+		} else if (!strcmp(name, "sampling")) {
+			if (!o->memory)
+				usage_error("knob 'sampling' is for -collect memory-consumption");
+			if (!strcmp(value, "exact")) {
+				o->mem_sample_bytes = 0;
+				continue;
+			}
+			if (strncmp(value, "bytes:", 6)) {
+				err_set(err, sizeof(err),
+					"knob 'sampling': '%s' is not 'exact' or "
+					"'bytes:N'",
+					value);
+				usage_error(err);
+			}
+			if (options_parse_long(what, value + 6, 1, 1l << 31, &n, err, sizeof(err)))
+				usage_error(err);
+			o->mem_sample_bytes = (uint64_t)n;
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct collect_opts o = {
@@ -260,7 +348,7 @@ int main(int argc, char **argv)
 	bool threshold_given = false;
 	struct options_result r;
 	const struct option_value *v;
-	char err[4096], name[64], *cmdline;
+	char err[4096], *cmdline;
 	const char **bins, **srcs;
 	const char *s;
 	size_t i;
@@ -314,91 +402,14 @@ int main(int argc, char **argv)
 	if (seconds_option(&r, "resume-after", 0, &o.resume_after_ns))
 		o.start_paused = true;
 	o.result_dir = options_get_str(&r, "result-dir");
-	v = options_get(&r, "knob");
-	for (i = 0; v && i < v->nvalues; i++) {
-		const char *value;
-
-		if (knob_parse(knobs, v->values[i], name, sizeof(name), &value, err, sizeof(err)))
-			usage_error(err);
-		if (!strcmp(name, "sampling-interval")) {
-			double ms;
-
-			if (options_parse_double("knob 'sampling-interval'", value, 1, 1000, &ms,
-						 err, sizeof(err)))
-				usage_error(err);
-			o.interval_ns = (uint64_t)(ms * 1e6 + 0.5);
-		} else if (!strcmp(name, "stack-depth")) {
-			long depth;
-
-			if (options_parse_long("knob 'stack-depth'", value, 1, 2048, &depth, err,
-					       sizeof(err)))
-				usage_error(err);
-			o.stack_depth = (uint32_t)depth;
-		} else if (!strcmp(name, "sampling-clock")) {
-			if (o.memory)
-				usage_error("knob 'sampling-clock' is for -collect hotspots: "
-					    "memory-consumption takes no CPU samples");
-			if (strcmp(value, "timer") && strcmp(value, "task-clock")) {
-				snprintf(err, sizeof(err),
-					 "knob 'sampling-clock': '%s' is not one "
-					 "of: timer, task-clock",
-					 value);
-				usage_error(err);
-			}
-			o.task_clock = !strcmp(value, "task-clock");
-		} else if (!strcmp(name, "mpi-threshold")) {
-			double us;
-
-			if (options_parse_double("knob 'mpi-threshold'", value, 0, 1e9, &us, err,
-						 sizeof(err)))
-				usage_error(err);
-			o.mpi_threshold_ns = (uint64_t)(us * 1e3 + 0.5);
-		} else if (!strcmp(name, "enable-wait-time")) {
-			if (strcmp(value, "true") && strcmp(value, "false")) {
-				snprintf(err, sizeof(err),
-					 "knob 'enable-wait-time': '%s' is not one "
-					 "of: true, false",
-					 value);
-				usage_error(err);
-			}
-			enable_wait = !strcmp(value, "true");
-		} else if (!strcmp(name, "wait-threshold")) {
-			double us;
-
-			if (options_parse_double("knob 'wait-threshold'", value, 0, 1e6, &us, err,
-						 sizeof(err)))
-				usage_error(err);
-			o.wait_threshold_ns = (uint64_t)(us * 1e3 + 0.5);
-			threshold_given = true;
-		} else if (!strcmp(name, "sampling")) {
-			long n;
-
-			if (!o.memory)
-				usage_error("knob 'sampling' is for -collect memory-consumption");
-			if (!strcmp(value, "exact")) {
-				o.mem_sample_bytes = 0;
-				continue;
-			}
-			if (strncmp(value, "bytes:", 6)) {
-				snprintf(err, sizeof(err),
-					 "knob 'sampling': '%s' is not 'exact' or "
-					 "'bytes:N'",
-					 value);
-				usage_error(err);
-			}
-			if (options_parse_long("knob 'sampling'", value + 6, 1, 1l << 31, &n, err,
-					       sizeof(err)))
-				usage_error(err);
-			o.mem_sample_bytes = (uint64_t)n;
-		}
-	}
+	knobs_apply(options_get(&r, "knob"), &o, &enable_wait, &threshold_given);
 	if (enable_wait >= 0 && strcmp(o.analysis, "hotspots")) {
-		snprintf(err, sizeof(err),
-			 "knob 'enable-wait-time' is for -collect hotspots: "
-			 "-collect %s %s",
-			 o.analysis,
-			 o.memory ? "takes no CPU samples and records no waits"
-				  : "always records waits");
+		err_set(err, sizeof(err),
+			"knob 'enable-wait-time' is for -collect hotspots: "
+			"-collect %s %s",
+			o.analysis,
+			o.memory ? "takes no CPU samples and records no waits"
+				 : "always records waits");
 		usage_error(err);
 	}
 	if (enable_wait > 0)
@@ -427,11 +438,11 @@ int main(int argc, char **argv)
 			usage_error(err);
 		/* Not silently no limit: a limit under one chunk would stop before any sample. */
 		if (mb > 0 && mb * 1048576.0 < AGENT_DATA_LIMIT_MIN) {
-			snprintf(err, sizeof(err),
-				 "invalid value '%s' for option '-data-limit': "
-				 "the smallest limit is %g MB (%u KiB, one chunk of raw data); 0 "
-				 "means no limit",
-				 s, AGENT_DATA_LIMIT_MIN / 1048576.0, AGENT_DATA_LIMIT_MIN >> 10);
+			err_set(err, sizeof(err),
+				"invalid value '%s' for option '-data-limit': "
+				"the smallest limit is %g MB (%u KiB, one chunk of raw data); 0 "
+				"means no limit",
+				s, AGENT_DATA_LIMIT_MIN / 1048576.0, AGENT_DATA_LIMIT_MIN >> 10);
 			usage_error(err);
 		}
 		o.data_limit_mb = mb;
