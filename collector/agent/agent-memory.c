@@ -394,19 +394,10 @@ struct text_range {
 static int find_text(struct dl_phdr_info *info, size_t size, void *ctx)
 {
 	struct text_range *r = ctx;
-	uintptr_t lo = UINTPTR_MAX, hi = 0;
-	int i;
+	uintptr_t lo, hi;
 
 	(void)size;
-	for (i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
-
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
-			continue;
-		lo = a < lo ? a : lo;
-		hi = a + ph->p_memsz > hi ? a + ph->p_memsz : hi;
-	}
+	agent_module_text(info, &lo, &hi);
 	if (r->addr < lo || r->addr >= hi)
 		return 0;
 	r->lo = lo;

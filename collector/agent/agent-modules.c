@@ -54,6 +54,25 @@ static void list_release(struct module_list *l)
 	memset(l, 0, sizeof(*l));
 }
 
+void agent_module_text(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t *hi)
+{
+	int i;
+
+	*lo = UINTPTR_MAX;
+	*hi = 0;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		if (start < *lo)
+			*lo = start;
+		if (start + ph->p_memsz > *hi)
+			*hi = start + ph->p_memsz;
+	}
+}
+
 void agent_modules_reset(void)
 {
 	list_release(&known);

@@ -412,6 +412,8 @@ void agent_proc_drop(void);
 void agent_proc_note(pid_t tid, uint32_t kind, const char *detail);
 
 /* agent-modules.c */
+/* The span [*lo, *hi) of a loaded object's executable segments; *lo >= *hi when it has none. */
+void agent_module_text(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t *hi);
 void agent_modules_reset(void);
 /* Write what changed in the loaded modules to the process stream. agent.lock not held. */
 void agent_modules_scan(void);

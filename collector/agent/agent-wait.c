@@ -62,30 +62,17 @@ static unsigned nsanitizer;
 /* The executable segments of the object that holds this function: the agent's code. */
 static int text_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
-	uintptr_t self = (uintptr_t)(void *)agent_wait_init, lo = UINTPTR_MAX, hi = 0;
-	bool ours = false, san = info->dlpi_name && preload_is_sanitizer(info->dlpi_name);
-	int i;
+	uintptr_t self = (uintptr_t)(void *)agent_wait_init, lo, hi;
+	bool san = info->dlpi_name && preload_is_sanitizer(info->dlpi_name);
 
 	(void)size;
 	(void)data;
-	for (i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t start = info->dlpi_addr + ph->p_vaddr;
-
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
-			continue;
-		if (start < lo)
-			lo = start;
-		if (start + ph->p_memsz > hi)
-			hi = start + ph->p_memsz;
-		if (self >= start && self < start + ph->p_memsz)
-			ours = true;
-	}
+	agent_module_text(info, &lo, &hi);
 	if (san && lo < hi && nsanitizer < SANITIZER_RANGES) {
 		sanitizer[nsanitizer].lo = lo;
 		sanitizer[nsanitizer++].hi = hi;
 	}
-	if (ours) {
+	if (self >= lo && self < hi) {
 		agent_text_lo = lo;
 		agent_text_hi = hi;
 	}
