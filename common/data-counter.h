@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "collector/agent-env.h"
+#include "common/agent-env.h"
 
 /*
  * The page is a small file, DIR/log/.data-used, that the launcher creates and every agent

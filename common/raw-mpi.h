@@ -5,8 +5,8 @@
 
 /*
  * docs/raw-format.md ("MPI") describes every field; keep them in step. The agent writes them
- * (collector/agent-mpi.c) for the MPI calls the shims (collector/mpi/) interpose; pfinalize
- * turns them into the metrics MPI Time, MPI Calls, Bytes Sent and Bytes Received
+ * (collector/agent/agent-mpi.c) for the MPI calls the shims (collector/agent/mpi/) interpose;
+ * pfinalize turns them into the metrics MPI Time, MPI Calls, Bytes Sent and Bytes Received
  * (finalizer/mpi.c). The encoders are async-signal-safe; the decoder never reads past the
  * payload.
  */

@@ -31,7 +31,7 @@
 #define THREADS    2
 #define ERRNO_MARK 4242
 
-/* The agent's timers' si_value (collector/agent-private.h, AGENT_COOKIE). */
+/* The agent's timers' si_value (collector/agent/agent-private.h, AGENT_COOKIE). */
 #define AGENT_COOKIE ((void *)(uintptr_t)0x50434f4c4c4543ull)
 
 static int forge, selftest;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* pyagent without an interpreter: guarded reads, discovery, and walks over forged frames. */
-#include "collector/python/python-private.h"
-#include "collector/python/python.h"
+#include "collector/agent/python/python-private.h"
+#include "collector/agent/python/python.h"
 #include "common/raw-python.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The built-in CPython layouts against offsetof() probes compiled with each version's headers. */
-#include "collector/python/python-layout.h"
+#include "collector/agent/python/python-layout.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,7 +60,7 @@ static int check_headers(const struct pytest_python *py)
 	snprintf(exe, sizeof(exe), "/tmp/pcollect-probe-%d-%d", (int)getpid(), py->minor);
 	snprintf(cmd, sizeof(cmd),
 		 "${CC:-cc} -DPy_BUILD_CORE -I'%s' -I'%s/internal' -I'%s/..'"
-		 " '%s/collector/python/python-probe.c' -o '%s' && '%s'",
+		 " '%s/collector/agent/python/python-probe.c' -o '%s' && '%s'",
 		 inc, inc, inc, root, exe, exe);
 	p = popen(cmd, "r");
 	CU_ASSERT_FATAL(p != NULL);

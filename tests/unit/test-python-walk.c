@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* The frame walker in-process against real interpreters: frames, lines, reuse, threads. */
-#include "collector/python/python.h"
+#include "collector/agent/python/python.h"
 #include "common/raw-python.h"
 #include "finalizer/python/python.h"
 
-#include "collector/python/python-layout.h"
+#include "collector/agent/python/python-layout.h"
 
 #include <dlfcn.h>
 #include <glob.h>

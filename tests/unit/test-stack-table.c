@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of collector/stack-table.c: dedup of stacks, exact comparison, reset when full. */
+/* Unit tests of collector/agent/stack-table.c: dedup of stacks, exact comparison, reset if full. */
 #include <stdio.h>
 #include <string.h>
 
-#include "collector/stack-table.h"
+#include "collector/agent/stack-table.h"
 #include "tests/unit/unit.h"
 
 static void test_stack_table_round_trip(void)

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: MIT */
+/* The agent's control: pause, resume, stop and detach, the control thread, the API's entry. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/prctl.h>
+
+#include "collector/agent/agent-private.h"
+#include "common/data-counter.h"
+#include "common/agent-api.h"
+
+/*
+ * Who controls a collection: the launcher (-start-paused, -resume-after, detach after
+ * -target-pid), pcollect -command from another shell, and the program through the API. All
+ * change one control word in the collection's shared page (common/data-counter.h) and
+ * wake the futex beside it; every process of the collection has a control thread waiting on
+ * it, which obeys: timers disarmed while paused (no signal at all, not samples dropped), timers
+ * gone when stopped, streams finished and the process let go when detached. The program's
+ * own calls are obeyed in its process before they return, then by the others' control
+ * threads. Nothing is sent to the program: no signal interrupts a system call of it.
+ */
+
+/* ns: how often an attached agent looks for threads and modules it was not told of */
+#define CONTROL_POLL_NS 100000000ll
+#define CONTROL_STACK   (256u << 10) /* bytes of the control thread's stack */
+
+static _Atomic int quit;
+static __thread int creating AGENT_TLS;
+
+uint32_t agent_control_word(void)
+{
+	if (agent.data)
+		return __atomic_load_n(&agent.data->control, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&agent.local_control, __ATOMIC_ACQUIRE);
+}
+
+bool agent_control_creating(void)
+{
+	return creating;
+}
+
+/* Every live thread of this process paused or resumed (control_lock held). */
+static void set_paused(bool paused)
+{
+	size_t i, n;
+
+	if (atomic_load(&agent.paused) == paused)
+		return;
+	atomic_store(&agent.paused, paused);
+	n = atomic_load(&agent.nthreads);
+	for (i = 0; i < n; i++) {
+		struct agent_thread *t = agent.threads[i];
+
+		if (!t || atomic_load(&t->state) != AGENT_THREAD_LIVE)
+			continue;
+		if (paused)
+			agent_thread_pause(t);
+		else
+			agent_thread_unpause(t);
+	}
+}
+
+static void disarm_all(void)
+{
+	size_t i, n = atomic_load(&agent.nthreads);
+
+	for (i = 0; i < n; i++) {
+		struct agent_thread *t = agent.threads[i];
+
+		if (t && atomic_load(&t->state) == AGENT_THREAD_LIVE)
+			agent_thread_disarm(t);
+	}
+}
+
+static int64_t duration_left_ns(void)
+{
+	uint64_t now;
+
+	if (!agent.cfg.duration_ns || !agent.cfg.start_monotonic_ns)
+		return -1;
+	now = agent_now_mono();
+	if (now - agent.cfg.start_monotonic_ns >= agent.cfg.duration_ns)
+		return 0;
+	return (int64_t)(agent.cfg.start_monotonic_ns + agent.cfg.duration_ns - now);
+}
+
+void agent_control_apply(void)
+{
+	uint32_t seq = agent.data ? __atomic_load_n(&agent.data->control_seq, __ATOMIC_ACQUIRE) : 0;
+	uint32_t w;
+
+	pthread_mutex_lock(&agent.control_lock);
+	if (!agent.active || agent_in_vfork_child())
+		goto out;
+	/* The word after the sequence: it is at least as new as the change seq counts. */
+	w = agent_control_word();
+	if (w & AGENT_CONTROL_DETACH) {
+		agent_detach();
+		goto out;
+	}
+	/*
+	 * Stopped (or -duration passed): no timer fires any more. Unlike a pause, the CPU time
+	 * after it stays in THREAD_END: the profile covers the start. Past -data-limit the
+	 * timers run on: sample() counts what it no longer records (agent_account_bytes()).
+	 */
+	if ((w & AGENT_CONTROL_STOPPED) || duration_left_ns() == 0) {
+		atomic_store(&agent.stopped, 1);
+		disarm_all();
+		goto out;
+	}
+	set_paused(w & AGENT_CONTROL_PAUSED);
+out:
+	/* pcollect -command returns once every process says it obeyed. */
+	if (agent.data && agent.active)
+		data_counter_applied(agent.data, agent.member, agent.pid, seq);
+	pthread_mutex_unlock(&agent.control_lock);
+}
+
+void agent_control_command(uint32_t set, uint32_t clear)
+{
+	if (agent.data) {
+		data_counter_command(agent.data, set, clear);
+	} else {
+		uint32_t w = __atomic_load_n(&agent.local_control, __ATOMIC_RELAXED);
+
+		__atomic_store_n(&agent.local_control, (w | set) & ~clear, __ATOMIC_RELEASE);
+	}
+	agent_control_apply();
+}
+
+static int64_t wait_ns(void)
+{
+	int64_t left = duration_left_ns();
+
+	if (agent.attached && (left < 0 || left > CONTROL_POLL_NS))
+		return CONTROL_POLL_NS;
+	return left;
+}
+
+static void *control_main(void *arg)
+{
+	AGENT_BUSY; /* its futex waits and locks are not the program's waits */
+
+	(void)arg;
+	prctl(PR_SET_NAME, "pcollect-ctl", 0, 0, 0);
+	while (!atomic_load(&quit) && agent.active) {
+		uint32_t seq = __atomic_load_n(&agent.data->control_seq, __ATOMIC_ACQUIRE);
+
+		agent_control_apply();
+		if (!agent.active || atomic_load(&quit))
+			break;
+		if (agent.attached)
+			agent_attach_poll();
+		data_counter_wait(agent.data, seq, wait_ns());
+	}
+	pthread_mutex_lock(&agent.control_lock);
+	agent.control_thread = false;
+	pthread_mutex_unlock(&agent.control_lock);
+	return NULL;
+}
+
+int agent_control_start(void)
+{
+	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+	pthread_attr_t a;
+	pthread_t th;
+	sigset_t all, old;
+	int ret;
+
+	if (!agent.data || agent.control_thread || !agent.active)
+		return 0;
+	/*
+	 * Through the program's own pthread_create: a sanitizer runtime preloaded ahead of us
+	 * must know every thread; ours, when it is the one found, passes this one on
+	 * unsampled (creating). All signals blocked: the program's go to its own threads.
+	 */
+	create = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
+			  void *))dlsym(RTLD_DEFAULT, "pthread_create");
+	if (!create)
+		create = agent_real.pthread_create;
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&a, CONTROL_STACK);
+	sigfillset(&all);
+	agent_real.pthread_sigmask(SIG_SETMASK, &all, &old);
+	atomic_store(&quit, 0);
+	creating = 1;
+	ret = create(&th, &a, control_main, NULL);
+	creating = 0;
+	agent_real.pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&a);
+	if (ret) {
+		agent_log("cannot start the control thread: %s: this process obeys only the "
+			  "program's own pause and resume",
+			  strerror(ret));
+		return -ret;
+	}
+	agent.control_thread = true;
+	return 0;
+}
+
+void agent_control_quit(void)
+{
+	int i;
+
+	atomic_store(&quit, 1);
+	/* Let a change the control thread is making end first; never wait for long at exit. */
+	for (i = 0; i < 1000; i++) {
+		if (!pthread_mutex_trylock(&agent.control_lock)) {
+			pthread_mutex_unlock(&agent.control_lock);
+			return;
+		}
+		sched_yield();
+	}
+}
+
+/* The API's one entry point (common/agent-api.h): libpcollect and the Python module. */
+AGENT_EXPORT int pcollect_agent_call(int op, const char *arg)
+{
+	AGENT_BUSY;
+
+	if (!agent.active || agent_in_vfork_child())
+		return -1;
+	switch (op) {
+	case PCOLLECT_OP_PROBE:
+		return 0;
+	case PCOLLECT_OP_PAUSE:
+		agent_control_command(AGENT_CONTROL_PAUSED, 0);
+		return 0;
+	case PCOLLECT_OP_RESUME:
+		agent_control_command(0, AGENT_CONTROL_PAUSED);
+		return 0;
+	case PCOLLECT_OP_REGION_BEGIN:
+		return agent_region_begin(arg);
+	case PCOLLECT_OP_REGION_END:
+		return agent_region_end();
+	default:
+		return -1;
+	}
+}

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: MIT */
+/* The agent's Python support: interpreter discovery, per-thread walkers, mixed stack records. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector/agent/agent-private.h"
+#include "common/hash.h"
+
+/*
+ * pyagent (collector/agent/python/) does the walking; this file ties it to the agent's threads.
+ * Discovery runs with every module scan (start, fork, dlopen): the first module that holds
+ * _PyRuntime wins. Each live thread then gets a struct agent_py, allocated outside the
+ * handler; the handler only reads the pointer. A stack with Python frames is written as one
+ * RAW_REC_PY_STACK and deduplicated, like native stacks, in the thread's stack table under a
+ * key that holds the native ips, a separator no code address can take, then two words per
+ * Python frame.
+ */
+
+/* | stack flags << 16 | number of native ips: above every user-space code address */
+#define PY_KEY_SEPARATOR 0xfffffffe00000000ull
+
+/* Give t its Python state if it has none; false when memory is short. */
+static bool py_attach(struct agent_thread *t)
+{
+	struct agent_py *py, *expected = NULL;
+
+	if (atomic_load(&t->py))
+		return true;
+	py = calloc(1, sizeof(*py));
+	if (!py)
+		return false;
+	pyagent_thread_init(&py->pt);
+	/* The thread itself and a module scan in another thread may both get here. */
+	if (!atomic_compare_exchange_strong(&t->py, &expected, py))
+		free(py);
+	return true;
+}
+
+void agent_python_thread_begin(struct agent_thread *t)
+{
+	struct agent_py *py;
+
+	/* Paired with the fence in agent_python_modules_done(): one of the two sees the other. */
+	atomic_thread_fence(memory_order_seq_cst);
+	/* A new stream (its timer is not armed yet): a walker already there, left by a module
+	   scan that ran meanwhile or by the slot's last thread, starts over. */
+	py = atomic_load(&t->py);
+	if (py)
+		pyagent_thread_init(&py->pt);
+	else if (pyagent_active() && !py_attach(t))
+		agent_log("thread %d: no memory for python frames: sampled as native only",
+			  (int)t->tid);
+}
+
+void agent_python_thread_free(struct agent_thread *t)
+{
+	free(atomic_exchange(&t->py, NULL));
+}
+
+void agent_python_thread_restart(struct agent_thread *t)
+{
+	struct agent_py *py = atomic_load(&t->py);
+
+	if (py)
+		pyagent_thread_init(&py->pt);
+}
+
+void agent_python_thread_finish(struct agent_thread *t)
+{
+	struct agent_py *py = atomic_load(&t->py);
+
+	if (py && pyagent_thread_finish(&py->pt, &t->w, raw_header_now(&t->hdr)))
+		agent_log("thread %d: cannot record its python notes", (int)t->tid);
+}
+
+void agent_python_module(const char *path, uint64_t base)
+{
+	AGENT_BUSY;
+	int r;
+
+	if (pyagent_active())
+		return;
+	r = pyagent_on_module(path, (uintptr_t)base);
+	if (r == PYAGENT_FOUND || r == PYAGENT_UNSUPPORTED)
+		mem_python_found(path);
+	if (r == PYAGENT_FOUND)
+		agent_log("python 3.%u found in '%s'", (pyagent_version() >> 16) & 0xff, path);
+	else if (r == PYAGENT_UNSUPPORTED)
+		agent_log("python interpreter in '%s' not walked (%s): native stacks only", path,
+			  pyagent_unsupported_why());
+}
+
+void agent_python_modules_done(void)
+{
+	size_t i, n;
+
+	if (!pyagent_active())
+		return;
+	atomic_thread_fence(memory_order_seq_cst);
+	n = atomic_load(&agent.nthreads);
+	for (i = 0; i < n; i++) {
+		struct agent_thread *t = agent.threads[i];
+
+		if (t && atomic_load(&t->state) == AGENT_THREAD_LIVE && !py_attach(t))
+			agent_log("thread %d: no memory for python frames: sampled as native only",
+				  (int)t->tid);
+	}
+}
+
+/* The id of the mixed stack in t's stream, writing its record the first time; 0: none. */
+static uint64_t py_stack_id(struct agent_thread *t, struct agent_py *py, const uint64_t *ips,
+			    uint32_t n, uint32_t flags, uint32_t npy, uint64_t *hashp)
+{
+	uint32_t depth = n + 1 + 2 * npy, i;
+	uint64_t hash, id;
+
+	memcpy(py->key, ips, n * sizeof(uint64_t));
+	py->key[n] = PY_KEY_SEPARATOR | (uint64_t)(flags & 0xffff) << 16 | (n & 0xffff);
+	for (i = 0; i < npy; i++) {
+		py->key[n + 1 + 2 * i] = py->frames[i].code_id;
+		py->key[n + 2 + 2 * i] = (uint64_t)py->frames[i].flags << 32 | py->frames[i].offset;
+	}
+	hash = stack_table_hash(py->key, depth, flags);
+	if (hashp)
+		*hashp = hash;
+	id = stack_table_find(&t->stacks, hash, py->key, depth);
+	if (id)
+		return id;
+	id = stack_table_add(&t->stacks, hash, py->key, depth);
+	if (!id) {
+		stack_table_reset(&t->stacks);
+		id = stack_table_add(&t->stacks, hash, py->key, depth);
+		if (!id)
+			return 0;
+	}
+	if (raw_py_write_stack(&t->w, id, flags, ips, n, py->frames, npy, py->scratch,
+			       sizeof(py->scratch))) {
+		stack_table_reset(&t->stacks);
+		return 0;
+	}
+	return id;
+}
+
+uint64_t agent_python_capture(struct agent_thread *t)
+{
+	struct agent_py *py = atomic_load_explicit(&t->py, memory_order_acquire);
+	uint64_t h = 0;
+	int i;
+
+	if (!py || !pyagent_active())
+		return 0;
+	py->cut = false;
+	/* Writes the code records its frames need, so it runs before the stack record. */
+	py->npy = pyagent_capture(&py->pt, &t->w, py->frames, PYAGENT_MAX_FRAMES, &py->cut);
+	for (i = 0; i < py->npy; i++)
+		h = hash_combine(h, hash_combine(py->frames[i].code_id,
+						 (uint64_t)py->frames[i].flags << 32 |
+							 py->frames[i].offset));
+	return py->npy > 0 ? h | 1 : 0;
+}
+
+/* The mixed stack of native ips[0..n) and the frames agent_python_capture() took. */
+static uint64_t py_stack_captured(struct agent_thread *t, const uint64_t *ips, uint32_t n,
+				  uint32_t flags, uint64_t *hashp)
+{
+	struct agent_py *py = atomic_load_explicit(&t->py, memory_order_acquire);
+
+	if (!py || py->npy <= 0)
+		return 0; /* no Python frames; a reason, if any, is counted for the notes */
+	if (py->cut)
+		flags |= RAW_PY_STACK_PY_TRUNCATED;
+	return py_stack_id(t, py, ips, n, flags, (uint32_t)py->npy, hashp);
+}
+
+uint64_t agent_python_stack_id(struct agent_thread *t, uint32_t n, uint32_t flags)
+{
+	return py_stack_captured(t, t->ips, n, flags, NULL);
+}
+
+uint64_t agent_python_sample(struct agent_thread *t, uint32_t n, uint32_t flags)
+{
+	if (!agent_python_capture(t))
+		return 0;
+	return agent_python_stack_id(t, n, flags);
+}
+
+uint64_t agent_python_stack(struct agent_thread *t, const uint64_t *ips, uint32_t n, uint32_t flags,
+			    uint64_t *hashp)
+{
+	if (!agent_python_capture(t))
+		return 0;
+	return py_stack_captured(t, ips, n, flags, hashp);
+}

@@ -1,0 +1,702 @@
+/* SPDX-License-Identifier: MIT */
+/* The agent's threads: slots, one stream and one CPU-time timer per thread, thread hooks. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "collector/agent/agent-private.h"
+#include "common/result-dir.h"
+
+pid_t agent_gettid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+/* The CPU-time clock of any thread of this process, as the kernel encodes it. */
+static clockid_t thread_cpu_clock(pid_t tid)
+{
+	return (clockid_t)((~(unsigned int)tid) << 3) | 6; /* CPUCLOCK_PERTHREAD | SCHED */
+}
+
+static uint64_t clock_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	if (clock_gettime(c, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * CPU time of t since its stream began, the time it was paused left out. A thread that ended
+ * has no clock any more: an external one's last figure seen by the attached agent's scan.
+ */
+uint64_t agent_thread_cpu_used(struct agent_thread *t)
+{
+	uint64_t now = clock_ns(t->cpu_clock), paused = t->cpu_paused_ns, used;
+
+	if (!now)
+		return t->cpu_seen_ns;
+	if (t->paused && now > t->paused_at_ns)
+		paused += now - t->paused_at_ns;
+	used = now > t->cpu_start_ns ? now - t->cpu_start_ns : 0;
+	used = used > paused ? used - paused : 0;
+	t->cpu_seen_ns = used;
+	return used;
+}
+
+/* Take a thread's writer: spin briefly when its handler (or another user) holds it. */
+static bool busy_acquire(struct agent_thread *t, int tries)
+{
+	int i;
+
+	for (i = 0; i < tries; i++) {
+		int expected = 0;
+
+		if (atomic_compare_exchange_strong(&t->busy, &expected, 1))
+			return true;
+		sched_yield();
+	}
+	return false;
+}
+
+struct agent_thread *agent_thread_find_tid(pid_t tid)
+{
+	size_t i, n = atomic_load(&agent.nthreads);
+
+	for (i = 0; i < n; i++) {
+		struct agent_thread *t = agent.threads[i];
+
+		if (t && t->tid == tid && atomic_load(&t->state) == AGENT_THREAD_LIVE)
+			return t;
+	}
+	return NULL;
+}
+
+/* A free slot, marked ENDED (reserved) until its stream is open. */
+static struct agent_thread *slot_take(void)
+{
+	AGENT_BUSY;
+	struct agent_thread *t = NULL;
+	size_t i, n;
+
+	pthread_mutex_lock(&agent.lock);
+	n = atomic_load(&agent.nthreads);
+	for (i = 0; i < n; i++) {
+		int expected = AGENT_THREAD_FREE;
+
+		if (agent.threads[i] &&
+		    atomic_compare_exchange_strong(&agent.threads[i]->state, &expected,
+						   AGENT_THREAD_ENDED)) {
+			t = agent.threads[i];
+			break;
+		}
+	}
+	if (!t && n < AGENT_MAX_THREADS) {
+		t = calloc(1, sizeof(*t));
+		if (t) {
+			t->perf_fd = -1;
+			t->perf_fd_prev = -1;
+			atomic_store(&t->state, AGENT_THREAD_ENDED);
+			agent.threads[n] = t;
+			atomic_store(&agent.nthreads, n + 1);
+		}
+	}
+	pthread_mutex_unlock(&agent.lock);
+	return t;
+}
+
+static void thread_name(pid_t tid, bool self, char *name, size_t size)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	name[0] = '\0';
+	if (self && !prctl(PR_GET_NAME, name)) {
+		name[size - 1] = '\0';
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, name, size - 1);
+	close(fd);
+	if (n < 0)
+		n = 0;
+	name[n] = '\0';
+	if (n && name[n - 1] == '\n')
+		name[n - 1] = '\0';
+}
+
+int agent_thread_open_stream(struct agent_thread *t)
+{
+	AGENT_BUSY;
+	char path[PATH_MAX], gen[16], name[32], why[160];
+	int ret;
+
+	snprintf(gen, sizeof(gen), "x%u", agent.generation);
+	if (result_path(path, sizeof(path), agent.cfg.result_dir, RESULT_PATH_RAW, agent.pid,
+			t->tid, NULL, agent.generation ? gen : NULL) < 0)
+		return -ENAMETOOLONG;
+	ret = raw_window_create(&t->win, path, agent.cfg.file_mode, AGENT_WINDOW_SIZE);
+	if (!ret) {
+		raw_header_init(&t->hdr, agent.pid, t->tid, agent.cfg.rank, agent.cfg.host,
+				agent.cfg.interval_ns, RAW_SAMPLE_THREAD_CPU);
+		t->hdr.generation = agent.generation;
+		ret = raw_writer_init_mapped(&t->w, raw_window_next, &t->win, AGENT_CHUNK_MAX,
+					     AGENT_RESERVE, &t->hdr);
+		if (ret)
+			raw_window_close(&t->win, 0);
+	}
+	if (ret) {
+		snprintf(why, sizeof(why), "cannot %s its stream: %s",
+			 t->win.error_op ? t->win.error_op : "create", strerror(-ret));
+		agent_log("thread %d not sampled: %s '%s'", (int)t->tid, why, path);
+		agent_note_disk_full(ret);
+		agent_proc_note(t->tid, RAW_NOTE_NO_STREAM, why);
+		return ret;
+	}
+	t->write_stopped = false;
+	stack_table_reset(&t->stacks);
+	memset(t->lost_count, 0, sizeof(t->lost_count));
+	memset(t->lost_weight, 0, sizeof(t->lost_weight));
+	t->accounted = 0;
+	t->samples = 0;
+	t->last_flush_ns = 0;
+	t->cpu_clock = thread_cpu_clock(t->tid);
+	t->cpu_start_ns = clock_ns(t->cpu_clock);
+	t->paused = false;
+	t->cpu_paused_ns = 0;
+	t->cpu_seen_ns = 0;
+	thread_name(t->tid, !t->external, name, sizeof(name));
+	raw_writer_thread_start(&t->w, (uint32_t)t->tid, raw_header_now(&t->hdr), name);
+	raw_writer_flush(&t->w);
+	agent_account(t);
+	agent_wait_thread_begin(t);
+	atomic_store(&t->busy, 0);
+	atomic_store(&t->state, AGENT_THREAD_LIVE);
+	return 0;
+}
+
+void agent_thread_release(struct agent_thread *t)
+{
+	free(t->ips);
+	t->ips = NULL;
+	stack_table_release(&t->stacks);
+	agent_python_thread_free(t);
+	agent_mpi_thread_free(t);
+	agent_wait_thread_free(t);
+	agent_region_free(t);
+}
+
+void agent_thread_drop_stream(struct agent_thread *t)
+{
+	raw_window_drop(&t->win);
+	memset(&t->w, 0, sizeof(t->w));
+}
+
+/*
+ * A thread of ours whose slot the attached agent's scan made first (external): it is ours
+ * from now on, with its stream and its timer as they are.
+ */
+static struct agent_thread *take_over(struct agent_thread *t)
+{
+	t->external = false;
+	t->pthread = pthread_self();
+	agent_self = t;
+	pthread_setspecific(agent.key, t);
+	return t;
+}
+
+static struct agent_thread *thread_begin_locked(pid_t tid, bool external)
+{
+	AGENT_BUSY;
+	struct agent_thread *t;
+
+	if (!agent.active)
+		return NULL;
+	if (!external && (t = agent_thread_find_tid(tid)))
+		return take_over(t);
+	t = slot_take();
+	if (!t) {
+		agent_log("no room for thread %d: not sampled", (int)tid);
+		return NULL;
+	}
+	t->tid = tid;
+	t->external = external;
+	t->pthread = external ? 0 : pthread_self();
+	t->has_timer = false;
+	t->perf_fd = -1;
+	t->perf_fd_prev = -1;
+	atomic_store(&t->busy, 1);
+	t->ips = malloc((agent.cfg.stack_depth + 64) * sizeof(uint64_t));
+	if (!t->ips || stack_table_init(&t->stacks, AGENT_STACK_SLOTS, AGENT_STACK_FRAMES) ||
+	    agent_thread_open_stream(t)) {
+		agent_thread_release(t);
+		atomic_store(&t->busy, 0);
+		atomic_store(&t->state, AGENT_THREAD_FREE);
+		return NULL;
+	}
+	if (!external) {
+		agent_self = t;
+		pthread_setspecific(agent.key, t);
+	}
+	agent_python_thread_begin(t);
+	mem_thread_begin(t);
+	return t;
+}
+
+/* Under the control lock: a thread never begins in the middle of a pause or a detach. */
+struct agent_thread *agent_thread_begin(pid_t tid, bool external)
+{
+	struct agent_thread *t;
+
+	pthread_mutex_lock(&agent.control_lock);
+	t = thread_begin_locked(tid, external);
+	pthread_mutex_unlock(&agent.control_lock);
+	return t;
+}
+
+/*
+ * A task-clock event for t (-knob sampling-clock=task-clock): the kernel's own clock of the
+ * time t runs, which fires by high-resolution timer at every interval of it, not at the
+ * tick, and is not missed by a thread that runs between ticks. Its overflow disables it and
+ * sends our signal to t (F_SETSIG, F_SETOWN_EX); the handler turns it on again
+ * (PERF_EVENT_IOC_REFRESH). exclude_kernel is what an unprivileged process may ask for
+ * (perf_event_paranoid 2): an interval that ends in the kernel is counted, and sampled at
+ * the next one that ends in user code. False when the event cannot be had: the timer then.
+ */
+static bool perf_open(struct agent_thread *t)
+{
+	static _Atomic int warned;
+	struct f_owner_ex owner = { F_OWNER_TID, t->tid };
+	struct perf_event_attr a;
+	char why[160];
+	int fd, err;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	a.sample_period = agent.cfg.interval_ns;
+	a.disabled = 1;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	fd = (int)syscall(SYS_perf_event_open, &a, t->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		err = errno;
+		goto fail;
+	}
+	/* Out of the program's way (agent-fd.c); the signal names the number it ends up at. */
+	fd = agent_fd_take(fd);
+	if (fd < 0) {
+		err = -fd;
+		goto fail;
+	}
+	if (fcntl(fd, F_SETSIG, agent.cfg.signo) || fcntl(fd, F_SETOWN_EX, &owner) ||
+	    fcntl(fd, F_SETFL, O_ASYNC)) {
+		err = errno;
+		agent_fd_release(fd);
+		goto fail;
+	}
+	t->perf_last = 0;
+	t->perf_carry = 0;
+	t->perf_fd = fd;
+	t->perf_fd_prev = -1;
+	return true;
+fail:
+	snprintf(why, sizeof(why), "no task-clock event (%s%s)", strerror(err),
+		 err == EACCES || err == EPERM ? "; see /proc/sys/kernel/perf_event_paranoid" : "");
+	if (!atomic_exchange(&warned, 1))
+		agent_log("thread %d: %s: sampled with the CPU-time timer", (int)t->tid, why);
+	agent_proc_note(t->tid, RAW_NOTE_TIMER_FALLBACK, why);
+	return false;
+}
+
+void agent_thread_perf_close(struct agent_thread *t)
+{
+	if (t->perf_fd < 0)
+		return;
+	agent_fd_release(t->perf_fd);
+	t->perf_fd = -1;
+	t->perf_fd_prev = -1;
+}
+
+/* The timer (or event) of t is made, but while the collection is paused not started. */
+static void thread_arm_locked(struct agent_thread *t)
+{
+	bool hold = atomic_load(&agent.paused) || agent_sampling_stopped();
+	struct itimerspec its;
+	struct sigevent sev;
+
+	if (hold && !t->paused) {
+		t->paused = true;
+		t->paused_at_ns = clock_ns(t->cpu_clock);
+	}
+	if (agent.cfg.memory)
+		return; /* memory-consumption takes no CPU samples */
+	if (agent.cfg.task_clock && !t->has_timer && (t->perf_fd >= 0 || perf_open(t))) {
+		if (hold || !ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1))
+			return;
+		agent_log("cannot start the task-clock event of thread %d: %s", (int)t->tid,
+			  strerror(errno));
+		agent_thread_perf_close(t);
+	}
+	if (!t->has_timer) {
+		memset(&sev, 0, sizeof(sev));
+		sev.sigev_notify = SIGEV_THREAD_ID;
+		sev.sigev_signo = agent.cfg.signo;
+		sev.sigev_value.sival_ptr = AGENT_COOKIE;
+		sev._sigev_un._tid = t->tid;
+		if (timer_create(t->cpu_clock, &sev, &t->timer)) {
+			agent_log("cannot create the timer of thread %d: %s", (int)t->tid,
+				  strerror(errno));
+			return;
+		}
+		t->has_timer = true;
+	}
+	if (hold)
+		return;
+	its.it_interval.tv_sec = (time_t)(agent.cfg.interval_ns / 1000000000u);
+	its.it_interval.tv_nsec = (long)(agent.cfg.interval_ns % 1000000000u);
+	its.it_value = its.it_interval;
+	if (timer_settime(t->timer, 0, &its, NULL))
+		agent_log("cannot arm the timer of thread %d: %s", (int)t->tid, strerror(errno));
+}
+
+void agent_thread_arm(struct agent_thread *t)
+{
+	pthread_mutex_lock(&agent.control_lock);
+	if (atomic_load(&t->state) == AGENT_THREAD_LIVE)
+		thread_arm_locked(t);
+	pthread_mutex_unlock(&agent.control_lock);
+}
+
+void agent_thread_pause(struct agent_thread *t)
+{
+	if (t->paused)
+		return;
+	t->paused = true;
+	t->paused_at_ns = clock_ns(t->cpu_clock);
+	agent_thread_disarm(t);
+}
+
+void agent_thread_unpause(struct agent_thread *t)
+{
+	uint64_t now;
+
+	if (!t->paused)
+		return;
+	now = clock_ns(t->cpu_clock);
+	if (now > t->paused_at_ns)
+		t->cpu_paused_ns += now - t->paused_at_ns;
+	t->paused = false;
+	thread_arm_locked(t);
+}
+
+void agent_thread_disarm(struct agent_thread *t)
+{
+	struct itimerspec its;
+
+	if (t->perf_fd >= 0)
+		ioctl(t->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+	if (!t->has_timer)
+		return;
+	memset(&its, 0, sizeof(its));
+	timer_settime(t->timer, 0, &its, NULL);
+}
+
+void agent_thread_write_lost(struct agent_thread *t)
+{
+	int64_t now = raw_header_now(&t->hdr);
+	unsigned r;
+
+	/* Exchanges, since this thread's handler may add to them meanwhile. */
+	for (r = 0; r < sizeof(t->lost_count) / sizeof(t->lost_count[0]); r++) {
+		uint64_t count, weight;
+
+		if (!__atomic_load_n(&t->lost_count[r], __ATOMIC_RELAXED))
+			continue;
+		count = __atomic_exchange_n(&t->lost_count[r], 0, __ATOMIC_RELAXED);
+		weight = __atomic_exchange_n(&t->lost_weight[r], 0, __ATOMIC_RELAXED);
+		if (raw_writer_lost(&t->w, now, r, count, weight)) {
+			__atomic_add_fetch(&t->lost_count[r], count, __ATOMIC_RELAXED);
+			__atomic_add_fetch(&t->lost_weight[r], weight, __ATOMIC_RELAXED);
+		}
+	}
+}
+
+/* A file system with no room left: the launcher names it at the end (the data counter). */
+static bool disk_full(int err)
+{
+	return err == -ENOSPC || err == -EDQUOT;
+}
+
+void agent_note_disk_full(int err)
+{
+	uint32_t none = 0;
+
+	if (disk_full(err) && agent.data)
+		__atomic_compare_exchange_n(&agent.data->disk_full, &none, (uint32_t)-err, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
+void agent_thread_write_failed(struct agent_thread *t, uint64_t weight)
+{
+	unsigned reason = t->w.error == -EFBIG    ? RAW_LOST_FILE_SIZE_LIMIT
+			  : disk_full(t->w.error) ? RAW_LOST_DISK_FULL
+						  : RAW_LOST_BUFFER;
+
+	__atomic_add_fetch(&t->lost_count[reason], 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&t->lost_weight[reason], weight, __ATOMIC_RELAXED);
+	if (t->write_stopped)
+		return;
+	/* Sampling of t stops here; the reserve says why at once, in case nothing else runs. */
+	t->write_stopped = true;
+	agent_note_disk_full(t->w.error);
+	raw_writer_finishing(&t->w);
+	agent_thread_write_lost(t);
+	raw_writer_flush(&t->w);
+}
+
+/* The stream's last records: short waits, lost counts, Python notes, THREAD_END; the chunk
+   closed. */
+static void stream_finish(struct agent_thread *t)
+{
+	/* The short waits may be many records: before the reserve is all that is left. */
+	agent_wait_thread_finish(t);
+	raw_writer_finishing(&t->w);
+	agent_thread_write_lost(t);
+	agent_mpi_thread_finish(t);
+	agent_python_thread_finish(t);
+	raw_writer_thread_end(&t->w, (uint32_t)t->tid, raw_header_now(&t->hdr),
+			      agent_thread_cpu_used(t));
+	raw_writer_flush(&t->w);
+	agent_account(t);
+}
+
+/* Why t's stream stopped early, for the log and the process stream (thread context). */
+static void stream_report_stop(struct agent_thread *t)
+{
+	char why[160];
+
+	if (!t->write_stopped)
+		return;
+	snprintf(why, sizeof(why), "its stream stopped at %llu bytes: %s (%s)",
+		 (unsigned long long)raw_writer_file_size(&t->w),
+		 t->w.error == -EFBIG ? "the file size limit (RLIMIT_FSIZE) was reached"
+				      : strerror(-t->w.error),
+		 t->win.error_op ? t->win.error_op : "map");
+	agent_log("thread %d: %s", (int)t->tid, why);
+	agent_proc_note(t->tid, RAW_NOTE_STREAM_STOPPED, why);
+}
+
+/*
+ * Finish t's stream: timer gone, lost counts, THREAD_END with the CPU time used since the
+ * stream began, last chunk closed, window unmapped and the file cut to its length. own: t is
+ * the calling thread (its slot is then freed for reuse); otherwise the writer is taken from
+ * under a possibly running handler and the slot stays ENDED with its writer held, so that
+ * thread's handler never touches it again.
+ */
+bool agent_thread_end(struct agent_thread *t, bool own)
+{
+	AGENT_BUSY;
+	int expected = AGENT_THREAD_LIVE;
+	sigset_t old;
+
+	if (own)
+		agent_block_sampling(&old);
+	if (!atomic_compare_exchange_strong(&t->state, &expected, AGENT_THREAD_ENDED))
+		return false;
+	if (t->has_timer) {
+		timer_delete(t->timer);
+		t->has_timer = false;
+	}
+	agent_thread_perf_close(t);
+	if (!busy_acquire(t, own ? 1000 : 10000)) {
+		agent_log("thread %d: writer busy at its end: last records lost", (int)t->tid);
+		return false;
+	}
+	stream_finish(t);
+	stream_report_stop(t);
+	raw_window_close(&t->win, raw_writer_file_size(&t->w));
+	if (!own)
+		return true;
+	mem_thread_end(t, true);
+	agent_thread_release(t);
+	agent_self = NULL;
+	atomic_store(&t->busy, 0);
+	atomic_store(&t->state, AGENT_THREAD_FREE);
+	return true;
+}
+
+void agent_thread_key_destructor(void *p)
+{
+	struct agent_thread *t = p;
+
+	if (t && t == agent_self)
+		agent_thread_end(t, true);
+}
+
+/*
+ * Threads that exist before the agent starts (another preloaded library's constructor may
+ * create some): no code of ours will run in them before their first signal, so their slot is
+ * prepared here and their timer created with their tid; the handler finds the slot by tid.
+ */
+void agent_threads_adopt_existing(void)
+{
+	AGENT_BUSY;
+	pid_t self = agent_gettid();
+	struct dirent *e;
+	DIR *d = opendir("/proc/self/task");
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		pid_t tid = (pid_t)atoi(e->d_name);
+		struct agent_thread *t;
+
+		if (tid <= 0 || tid == self || agent_thread_find_tid(tid))
+			continue;
+		t = agent_thread_begin(tid, true);
+		if (t)
+			agent_thread_arm(t);
+	}
+	closedir(d);
+}
+
+/* ---- interposed thread functions ---------------------------------------------------------- */
+
+struct thread_start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *thread_trampoline(void *p)
+{
+	struct thread_start s = *(struct thread_start *)p;
+	struct agent_thread *t;
+
+	free(p);
+	/* Set up before the first instruction of the thread's own code, timer armed last. */
+	if (agent.active) {
+		pthread_mutex_lock(&agent.control_lock);
+		t = agent_thread_begin(agent_gettid(), false);
+		if (t)
+			agent_thread_arm(t);
+		pthread_mutex_unlock(&agent.control_lock);
+	}
+	return s.fn(s.arg);
+}
+
+AGENT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+				void *(*start)(void *), void *arg)
+{
+	struct thread_start *s;
+	int ret;
+
+	if (!agent_real.pthread_create)
+		agent_resolve();
+	if (!agent.active || agent_sampling_stopped() || agent_control_creating())
+		return agent_real.pthread_create(thread, attr, start, arg);
+	s = malloc(sizeof(*s));
+	if (!s)
+		return agent_real.pthread_create(thread, attr, start, arg);
+	s->fn = start;
+	s->arg = arg;
+	ret = agent_real.pthread_create(thread, attr, thread_trampoline, s);
+	if (ret)
+		free(s);
+	return ret;
+}
+
+AGENT_EXPORT int pthread_setname_np(pthread_t thread, const char *name)
+{
+	AGENT_BUSY;
+	struct agent_thread *target = NULL;
+	struct raw_writer *w;
+	sigset_t old;
+	size_t i, n;
+	int ret;
+
+	if (!agent_real.pthread_setname_np)
+		agent_resolve();
+	ret = agent_real.pthread_setname_np(thread, name);
+	if (ret || !agent.active || agent_in_vfork_child())
+		return ret;
+	if (pthread_equal(thread, pthread_self())) {
+		target = agent_self;
+	} else {
+		n = atomic_load(&agent.nthreads);
+		for (i = 0; i < n && !target; i++) {
+			struct agent_thread *t = agent.threads[i];
+
+			if (t && !t->external && atomic_load(&t->state) == AGENT_THREAD_LIVE &&
+			    pthread_equal(t->pthread, thread))
+				target = t;
+		}
+	}
+	if (!target)
+		return ret;
+	pthread_mutex_lock(&agent.lock);
+	w = agent_proc_begin(&old);
+	if (w)
+		raw_writer_thread_name(w, (uint32_t)target->tid, raw_header_now(&agent.proc.hdr),
+				       name);
+	agent_proc_end(&old);
+	pthread_mutex_unlock(&agent.lock);
+	return ret;
+}
+
+/*
+ * Before exec: the stream is finished as at the thread's end and the file cut to its length,
+ * but the window stays mapped (the exec may fail). Written data is in the file already.
+ */
+void agent_thread_suspend(struct agent_thread *t)
+{
+	AGENT_BUSY;
+	t->suspended = false;
+	if (atomic_load(&t->state) != AGENT_THREAD_LIVE)
+		return;
+	agent_thread_disarm(t);
+	if (!busy_acquire(t, t == agent_self ? 1000 : 10000))
+		return;
+	t->suspended = true;
+	stream_finish(t);
+	raw_window_cut(&t->win, raw_writer_file_size(&t->w));
+}
+
+void agent_thread_resume(struct agent_thread *t)
+{
+	AGENT_BUSY;
+	char name[32];
+
+	if (!t->suspended)
+		return;
+	t->suspended = false;
+	/* The exec failed: the thread goes on, in a new span of the same stream. */
+	if (raw_window_regrow(&t->win)) {
+		agent_log("thread %d: cannot reopen its stream after a failed exec: %s",
+			  (int)t->tid, strerror(t->win.error));
+		t->write_stopped = true;
+		atomic_store(&t->busy, 0);
+		return;
+	}
+	t->w.finishing = t->write_stopped;
+	t->cpu_start_ns = clock_ns(t->cpu_clock);
+	thread_name(t->tid, t == agent_self, name, sizeof(name));
+	raw_writer_thread_start(&t->w, (uint32_t)t->tid, raw_header_now(&t->hdr), name);
+	atomic_store(&t->busy, 0);
+	agent_thread_arm(t);
+}

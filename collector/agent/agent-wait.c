@@ -1,0 +1,595 @@
+/* SPDX-License-Identifier: MIT */
+/* Where the threads wait (-collect threading): blocking calls measured, their stacks recorded. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "collector/agent/agent-private.h"
+#include "collector/agent/agent-unwind.h"
+#include "collector/agent/probe.h"
+#include "common/preload.h"
+#include "common/hash.h"
+
+/*
+ * The interposers (agent-wait-*.c, agent-omp.c) measure each blocking call around the real
+ * one: agent_wait_enter() takes the start, agent_wait_leave() the end. A wait of at least the
+ * threshold is a WAIT record with the whole stack where the thread blocked: unwound from
+ * here, in the thread itself (the agent's own frames on top dropped), with its Python frames,
+ * and written into the thread's stream with our signal blocked meanwhile, so the handler
+ * never meets a writer in use. A shorter wait is counted in a per-thread table of call
+ * sites, with no system call once its site is known: a site is the return address into the
+ * caller and the interposer's frame address (which tells call paths apart), and for a
+ * thread running Python its innermost Python frames; its stack is taken at its first wait.
+ * The table is written out as WAIT_SUM records when full, about once a second while the
+ * thread waits, at the thread's end and before exec.
+ *
+ * Nothing is recorded for the agent's own calls (their return address is in the agent's
+ * code, or agent_in_agent / agent_in_unwind is set while it records or unwinds), before the
+ * agent is active, in a vfork child (which shares the parent's memory), or once sampling
+ * has stopped.
+ */
+
+bool agent_waits_on;
+uintptr_t agent_text_lo, agent_text_hi;
+__thread unsigned agent_sig_count AGENT_TLS;
+__thread int agent_in_agent AGENT_TLS;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * A sanitizer runtime's interceptors stand between the program and us: their frames on top of
+ * a wait's stack are left out like ours, so the stack begins at the program's call.
+ */
+#define SANITIZER_RANGES 4
+static struct {
+	uintptr_t lo, hi;
+} sanitizer[SANITIZER_RANGES];
+static unsigned nsanitizer;
+
+/* The executable segments of the object that holds this function: the agent's code. */
+static int text_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	uintptr_t self = (uintptr_t)(void *)agent_wait_init, lo, hi;
+	bool san = info->dlpi_name && preload_is_sanitizer(info->dlpi_name);
+
+	(void)size;
+	(void)data;
+	agent_module_text(info, &lo, &hi);
+	if (san && lo < hi && nsanitizer < SANITIZER_RANGES) {
+		sanitizer[nsanitizer].lo = lo;
+		sanitizer[nsanitizer++].hi = hi;
+	}
+	if (self >= lo && self < hi) {
+		agent_text_lo = lo;
+		agent_text_hi = hi;
+	}
+	return 0;
+}
+
+void agent_wait_init(void)
+{
+	if (!agent.cfg.waits || !agent.active)
+		return;
+	agent_real.dl_iterate_phdr(text_cb, NULL);
+	if (agent_text_hi <= agent_text_lo) {
+		agent_log("cannot find the agent's own code: waits not recorded");
+		return;
+	}
+	agent_waits_on = true;
+}
+
+void agent_wait_stop(void)
+{
+	agent_waits_on = false;
+}
+
+void agent_wait_thread_begin(struct agent_thread *t)
+{
+	if (!agent.cfg.waits)
+		return;
+	if (!t->wait) {
+		t->wait = calloc(1, sizeof(*t->wait));
+		if (!t->wait)
+			agent_log("thread %d: no memory for its waits: not recorded", (int)t->tid);
+		return;
+	}
+	/* A new stream (a fork child's): stack ids and named descriptors were the old one's. */
+	memset(t->wait, 0, sizeof(*t->wait));
+}
+
+void agent_wait_thread_free(struct agent_thread *t)
+{
+	free(t->wait);
+	t->wait = NULL;
+}
+
+static bool try_take(_Atomic int *flag)
+{
+	int expected = 0;
+
+	return atomic_compare_exchange_strong(flag, &expected, 1);
+}
+
+static void give(_Atomic int *flag)
+{
+	atomic_store_explicit(flag, 0, memory_order_release);
+}
+
+/* ---- stacks ------------------------------------------------------------------------------ */
+
+bool agent_ip_is_ours(uintptr_t ip)
+{
+	unsigned i;
+
+	if (ip >= agent_text_lo && ip < agent_text_hi)
+		return true;
+	for (i = 0; i < nsanitizer; i++)
+		if (ip >= sanitizer[i].lo && ip < sanitizer[i].hi)
+			return true;
+	return false;
+}
+
+/*
+ * The id of the stack where the thread is (its Python frames taken already, or not): unwound
+ * from here, without the agent's frames (and a sanitizer's interceptors) on top (keep_last:
+ * but the last of them, a frame of ours the program's code runs under: OpenMP's outlined
+ * functions, called by our trampoline). pc, when not 0, goes first (exact).
+ */
+static uint64_t stack_id_here(struct agent_thread *t, uintptr_t pc, bool keep_last, bool python)
+{
+	struct agent_unwind u = {
+		.ips = t->ips,
+		.max = agent.cfg.stack_depth,
+		.skip = keep_last ? AGENT_UNWIND_SKIP_OURS_LAST : AGENT_UNWIND_SKIP_OURS,
+	};
+	uint64_t id = 0;
+
+	if (pc) {
+		u.ips[u.n++] = pc;
+		u.flags |= RAW_STACK_FIRST_IS_PC;
+	}
+	if (!agent_unwind_here(&u))
+		return 0;
+	if (python)
+		id = agent_python_stack_id(t, u.n, u.flags);
+	return id ? id : agent_stack_id(t, u.n, u.flags);
+}
+
+bool agent_wait_writer_take(struct agent_thread *t, sigset_t *old)
+{
+	agent_block_sampling(old);
+	if (t->write_stopped || !try_take(&t->busy)) {
+		agent_restore_mask(old);
+		return false;
+	}
+	return true;
+}
+
+void agent_wait_writer_give(struct agent_thread *t, const sigset_t *old)
+{
+	agent_account(t);
+	give(&t->busy);
+	agent_restore_mask(old);
+}
+
+uint64_t agent_wait_stack_here(struct agent_thread *t, uintptr_t pc, bool keep_last)
+{
+	uint64_t id = 0;
+	sigset_t old;
+
+	agent_in_agent++;
+	if (agent_wait_writer_take(t, &old)) {
+		id = stack_id_here(t, pc, keep_last, false);
+		agent_wait_writer_give(t, &old);
+	}
+	agent_in_agent--;
+	return id;
+}
+
+/* ---- descriptors' names ------------------------------------------------------------------ */
+
+static bool names_fd(uint32_t kind)
+{
+	return kind == RAW_WAIT_READ || kind == RAW_WAIT_WRITE || kind == RAW_WAIT_ACCEPT ||
+	       kind == RAW_WAIT_CONNECT || kind == RAW_WAIT_POLL;
+}
+
+static int addr_text(const struct sockaddr_storage *a, socklen_t len, char *buf, size_t size)
+{
+	char host[INET6_ADDRSTRLEN];
+
+	if (a->ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const void *)a;
+
+		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+		return snprintf(buf, size, "%s:%u", host, ntohs(in->sin_port));
+	}
+	if (a->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in = (const void *)a;
+
+		inet_ntop(AF_INET6, &in->sin6_addr, host, sizeof(host));
+		return snprintf(buf, size, "[%s]:%u", host, ntohs(in->sin6_port));
+	}
+	if (a->ss_family == AF_UNIX) {
+		const struct sockaddr_un *un = (const void *)a;
+		size_t n = len > offsetof(struct sockaddr_un, sun_path)
+				   ? len - offsetof(struct sockaddr_un, sun_path)
+				   : 0;
+
+		if (!n || !un->sun_path[0])
+			return snprintf(buf, size, "unix");
+		return snprintf(buf, size, "unix %.*s", (int)strnlen(un->sun_path, n),
+				un->sun_path);
+	}
+	return snprintf(buf, size, "family %d", a->ss_family);
+}
+
+/* A descriptor's name: its path, or a socket's addresses ("tcp 127.0.0.1:41000 -> ..."). */
+static void fd_name(int fd, char *buf, size_t size)
+{
+	struct sockaddr_storage local, peer;
+	socklen_t llen = sizeof(local), plen = sizeof(peer);
+	char path[64], a[100], b[100];
+	int type = 0;
+	socklen_t tlen = sizeof(type);
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, buf, size - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	if (strncmp(buf, "socket:", 7) || getsockname(fd, (struct sockaddr *)&local, &llen))
+		return;
+	getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tlen);
+	addr_text(&local, llen, a, sizeof(a));
+	if (getpeername(fd, (struct sockaddr *)&peer, &plen))
+		snprintf(b, sizeof(b), "%s", "(not connected)");
+	else
+		addr_text(&peer, plen, b, sizeof(b));
+	snprintf(buf, size, "%s %s -> %s", type == SOCK_DGRAM ? "udp" : "tcp", a, b);
+	if (local.ss_family == AF_UNIX)
+		snprintf(buf, size, "%s -> %s", a, b);
+}
+
+/* Before a WAIT on a descriptor: its OBJECT record, when this stream lacks its name. */
+static void name_object(struct agent_thread *t, uint32_t kind, uint64_t object)
+{
+	struct agent_wait_thread *wt = t->wait;
+	char name[256];
+	uint64_t h;
+	uint32_t i;
+
+	if (!names_fd(kind) || object > INT32_MAX)
+		return;
+	fd_name((int)object, name, sizeof(name));
+	if (!name[0])
+		return;
+	h = hash_bytes(name, strlen(name));
+	for (i = 0; i < wt->nnamed; i++)
+		if (wt->named[i].fd == (int)object)
+			break;
+	if (i < wt->nnamed && wt->named[i].hash == h)
+		return;
+	if (i == wt->nnamed) {
+		if (wt->nnamed == AGENT_WAIT_NAMED)
+			i = (uint32_t)(object % AGENT_WAIT_NAMED); /* forget one */
+		else
+			wt->nnamed++;
+	}
+	if (raw_writer_object(&t->w, kind, object, name))
+		return;
+	wt->named[i].fd = (int)object;
+	wt->named[i].hash = h;
+}
+
+/* ---- short waits: the call sites' table ------------------------------------------------- */
+
+static struct agent_wait_site *site_find(struct agent_wait_thread *wt, uint64_t key)
+{
+	return &wt->sites[PROBE_FIND(wt->sites, key, AGENT_WAIT_SITES - 1, key, key)];
+}
+
+/* Write a WAIT_SUM per site with waits, and start their counts over (writer held). */
+static void sites_write(struct agent_thread *t, uint64_t now, bool forget)
+{
+	struct agent_wait_thread *wt = t->wait;
+	int64_t time = (int64_t)(now - t->hdr.origin_ns);
+	size_t i;
+
+	for (i = 0; i < AGENT_WAIT_SITES; i++) {
+		struct agent_wait_site *s = &wt->sites[i];
+
+		if (!s->key)
+			continue;
+		if (s->count && raw_writer_wait_sum(&t->w, time, s->stack_id, s->kind, s->object,
+						    s->count, s->total_ns))
+			wt->lost += s->count;
+		s->count = 0;
+		s->total_ns = 0;
+	}
+	if (forget) {
+		memset(wt->sites, 0, sizeof(wt->sites));
+		wt->used = 0;
+	}
+	wt->last_flush_ns = now;
+}
+
+/*
+ * The table's entry of site key, made when new with stack_id (0: the stack where the thread
+ * is, taken now); NULL when no stack could be had. Writer held.
+ */
+static struct agent_wait_site *site_get(struct agent_thread *t, uint64_t key, uint64_t stack_id,
+					uint32_t kind, uint64_t object, bool python)
+{
+	struct agent_wait_thread *wt = t->wait;
+	struct agent_wait_site *s = site_find(wt, key);
+
+	if (s->key)
+		return s;
+	if (!stack_id)
+		stack_id = stack_id_here(t, 0, false, python);
+	if (!stack_id)
+		return NULL;
+	if (!probe_has_room(wt->used, AGENT_WAIT_SITES)) {
+		sites_write(t, now_ns(), true);
+		s = site_find(wt, key);
+	}
+	s->key = key;
+	s->stack_id = stack_id;
+	s->kind = kind;
+	s->object = object;
+	wt->used++;
+	return s;
+}
+
+/* Count a short wait of site key (stack_id: its stack when known already, else 0). */
+static void site_add(struct agent_thread *t, uint64_t key, uint64_t stack_id, uint32_t kind,
+		     uint64_t object, uint64_t dur, bool python)
+{
+	struct agent_wait_site *s = site_get(t, key, stack_id, kind, object, python);
+
+	if (!s) {
+		t->wait->lost++;
+		return;
+	}
+	s->count++;
+	s->total_ns += dur;
+}
+
+uint64_t agent_wait_site_stack(struct agent_thread *t, uint64_t key)
+{
+	struct agent_wait_thread *wt = t->wait;
+	uint64_t id = 0;
+
+	if (!wt || !try_take(&wt->lock))
+		return 0;
+	id = site_find(wt, key ? key : 1)->stack_id;
+	give(&wt->lock);
+	return id;
+}
+
+static uint64_t site_key(const struct agent_wait_call *c, uint32_t kind, uint64_t object)
+{
+	uint64_t k = hash_combine(hash_combine(hash_mix(c->site), c->sp), object);
+
+	k = hash_combine(k, kind);
+	return k ? k : 1;
+}
+
+/* A wait under the threshold: counted under its call site, its stack taken the first time. */
+static void record_short(struct agent_thread *t, const struct agent_wait_call *c, uint64_t end,
+			 uint32_t kind, uint64_t object)
+{
+	struct agent_wait_thread *wt = t->wait;
+	uint64_t key = site_key(c, kind, object), dur = end - c->start_ns;
+	bool python = atomic_load_explicit(&t->py, memory_order_relaxed) && pyagent_active();
+	bool known = false;
+	sigset_t old;
+
+	if (!try_take(&wt->lock)) {
+		wt->lost++;
+		return;
+	}
+	if (!python) {
+		/* The common case: a known site costs no system call. */
+		struct agent_wait_site *s = site_find(wt, key);
+
+		if (s->key) {
+			s->count++;
+			s->total_ns += dur;
+			known = true;
+			if (end - wt->last_flush_ns < AGENT_WAIT_FLUSH_NS)
+				goto out;
+		}
+	}
+	agent_in_agent++;
+	if (!agent_wait_writer_take(t, &old)) {
+		wt->lost += !known;
+		agent_in_agent--;
+		goto out;
+	}
+	if (python) {
+		/* The Python frames tell apart the callers of one call site in the interpreter. */
+		key = hash_combine(key, agent_python_capture(t));
+		site_add(t, key ? key : 1, 0, kind, object, dur, true);
+	} else if (!known) {
+		site_add(t, key, 0, kind, object, dur, false);
+	}
+	if (end - wt->last_flush_ns >= AGENT_WAIT_FLUSH_NS)
+		sites_write(t, end, false);
+	agent_wait_writer_give(t, &old);
+	agent_in_agent--;
+out:
+	give(&wt->lock);
+}
+
+/* ---- waits ------------------------------------------------------------------------------- */
+
+/* A WAIT record (t's writer held), its descriptor named first. */
+static void write_wait(struct agent_thread *t, uint64_t start, uint64_t end, uint32_t kind,
+		       uint64_t object, uint64_t stack_id)
+{
+	if (!stack_id) {
+		t->wait->lost++;
+		return;
+	}
+	name_object(t, kind, object);
+	if (raw_writer_wait(&t->w, (int64_t)(start - t->hdr.origin_ns), stack_id, end - start, kind,
+			    object))
+		t->wait->lost++;
+}
+
+/* A wait of at least the threshold: its own record, with the stack where it happened. */
+static void record_long(struct agent_thread *t, uint64_t start, uint64_t end, uint32_t kind,
+			uint64_t object)
+{
+	bool python;
+	sigset_t old;
+
+	agent_in_agent++;
+	if (!agent_wait_writer_take(t, &old)) {
+		t->wait->lost++;
+		agent_in_agent--;
+		return;
+	}
+	python = atomic_load_explicit(&t->py, memory_order_relaxed) && pyagent_active() &&
+		 agent_python_capture(t);
+	write_wait(t, start, end, kind, object, stack_id_here(t, 0, false, python));
+	/* A thread that waits long now and then still writes out its short waits. */
+	if (end - t->wait->last_flush_ns >= AGENT_WAIT_FLUSH_NS && try_take(&t->wait->lock)) {
+		sites_write(t, end, false);
+		give(&t->wait->lock);
+	}
+	agent_wait_writer_give(t, &old);
+	agent_in_agent--;
+}
+
+/* Whether this thread may record now: recording, and not a vfork child's borrowed state. */
+struct agent_thread *agent_wait_thread(void)
+{
+	struct agent_thread *t = agent_self;
+
+	if (!agent_waits_on || !t || !t->wait || t->write_stopped || agent_paused() ||
+	    atomic_load_explicit(&t->state, memory_order_relaxed) != AGENT_THREAD_LIVE ||
+	    agent_in_vfork_child())
+		return NULL;
+	return t;
+}
+
+static void account(const struct agent_wait_call *c, uint64_t end, uint32_t kind, uint64_t object)
+{
+	struct agent_thread *t = agent_wait_thread();
+
+	if (!t || end < c->start_ns)
+		return;
+	if (end - c->start_ns >= agent.cfg.wait_threshold_ns)
+		record_long(t, c->start_ns, end, kind, object);
+	else
+		record_short(t, c, end, kind, object);
+}
+
+void agent_wait_leave(const struct agent_wait_call *c, uint32_t kind, uint64_t object)
+{
+	int saved = errno;
+
+	account(c, now_ns(), kind, object);
+	errno = saved;
+}
+
+void agent_wait_leave_at(const struct agent_wait_call *c, uint64_t end_ns, uint32_t kind,
+			 uint64_t object)
+{
+	int saved = errno;
+
+	account(c, end_ns, kind, object);
+	errno = saved;
+}
+
+/* Whether a descriptor can block a reader or writer: not a file or a block device. */
+static bool fd_can_block(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return false;
+	return !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+void agent_wait_leave_io(const struct agent_wait_call *c, uint32_t kind, int fd)
+{
+	int saved = errno;
+	uint64_t end = now_ns(), dur = end - c->start_ns;
+
+	/*
+	 * Too short to have blocked; a short one on a file is the page cache's copy, not a wait.
+	 * Disk I/O lasts the threshold or more and is one, whatever the descriptor.
+	 */
+	if (end > c->start_ns && dur >= AGENT_WAIT_IO_FLOOR_NS &&
+	    (dur >= agent.cfg.wait_threshold_ns || fd_can_block(fd)))
+		account(c, end, kind, fd < 0 ? 0 : (uint64_t)fd);
+	errno = saved;
+}
+
+void agent_wait_record_at(struct agent_thread *t, uint64_t start_ns, uint64_t end_ns, uint64_t key,
+			  uint64_t stack_id, uint32_t kind, uint64_t object, bool writer_held)
+{
+	struct agent_wait_thread *wt = t->wait;
+	sigset_t old;
+
+	if (!wt || end_ns < start_ns)
+		return;
+	agent_in_agent++;
+	if (!writer_held && !agent_wait_writer_take(t, &old)) {
+		wt->lost++;
+		agent_in_agent--;
+		return;
+	}
+	if (end_ns - start_ns >= agent.cfg.wait_threshold_ns)
+		write_wait(t, start_ns, end_ns, kind, object, stack_id);
+	/* The site's stack is remembered either way: its next wait needs no unwinding. */
+	if (stack_id && try_take(&wt->lock)) {
+		struct agent_wait_site *s =
+			site_get(t, key ? key : 1, stack_id, kind, object, false);
+
+		if (s && end_ns - start_ns < agent.cfg.wait_threshold_ns) {
+			s->count++;
+			s->total_ns += end_ns - start_ns;
+		}
+		give(&wt->lock);
+	} else if (end_ns - start_ns < agent.cfg.wait_threshold_ns) {
+		wt->lost++;
+	}
+	if (!writer_held)
+		agent_wait_writer_give(t, &old);
+	agent_in_agent--;
+}
+
+void agent_wait_thread_finish(struct agent_thread *t)
+{
+	struct agent_wait_thread *wt = t->wait;
+
+	if (!wt)
+		return;
+	agent_omp_thread_finish(t);
+	/* The thread itself may be counting a wait (another thread ends it at exit): skip. */
+	if (!try_take(&wt->lock))
+		return;
+	sites_write(t, now_ns(), false);
+	give(&wt->lock);
+	if (wt->lost)
+		agent_log("thread %d: %llu waits not recorded (its writer was in use or its "
+			  "stream full)",
+			  (int)t->tid, (unsigned long long)wt->lost);
+}

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/* pyagent: Python frames for the agent's samples, taken in its signal handler. */
+#ifndef PCOLLECT_COLLECTOR_PYTHON_H
+#define PCOLLECT_COLLECTOR_PYTHON_H
+
+/*
+ * Use (docs/python.md has the whole story):
+ *   outside the handler, for every module mapped (at start and after each dlopen):
+ *       pyagent_on_module(path, load_bias);
+ *   per thread, before its timer is armed: allocate a struct pyagent_thread (~250 KB: it
+ *       holds its buffers; calloc() it, so that only the pages used cost memory) and
+ *       pyagent_thread_init() it;
+ *   in the handler, after the native unwind, if pyagent_active():
+ *       n = pyagent_capture(t, w, py, PYAGENT_MAX_FRAMES);
+ *       n > 0: write the stack with raw_py_write_stack() (RAW_REC_PY_STACK) instead of
+ *              RAW_REC_STACK, deduplicated on ips and py[0..n);
+ *       n <= 0: write the native stack as usual (n < 0 is -enum raw_py_note_kind);
+ *   when the thread ends (outside the handler): pyagent_thread_finish(t, w, time).
+ * The capture writes RAW_REC_PY_CODE records to w itself, before returning the frames that
+ * use them, so call it before the stack record is written.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "common/raw-python.h"
+#include "common/raw-stream.h"
+
+#define PYAGENT_MAX_FRAMES 256         /* Python frames walked per sample */
+#define PYAGENT_CODE_SLOTS 1024        /* code objects remembered per thread (a power of two) */
+#define PYAGENT_MEMO       64          /* distinct code objects read in one batch per sample */
+#define PYAGENT_CODE_BYTES 256         /* bytes of a code object copied (its fixed fields) */
+#define PYAGENT_NAME_BYTES 128         /* bytes of a name string copied (3.10/3.11 identity) */
+#define PYAGENT_WINDOW     (16u << 10) /* most bytes of the frame stack copied in one call */
+
+/* Return values of pyagent_on_module(). */
+enum pyagent_module {
+	PYAGENT_NOT_PYTHON = 0, /* no interpreter in this module */
+	PYAGENT_FOUND = 1,      /* an interpreter pyagent can walk: pyagent_active() is true */
+	PYAGENT_UNSUPPORTED = 2 /* an interpreter of another version: samples get a note */
+};
+
+/*
+ * Look for an interpreter (_PyRuntime) in the ELF file at path, mapped with load bias bias.
+ * Not async-signal-safe (opens and maps the file); call it outside the handler for each
+ * module, including those dlopen()ed later. The first interpreter found wins; later ones
+ * are ignored (returns PYAGENT_NOT_PYTHON). Returns enum pyagent_module, or a negative errno
+ * when the file cannot be read.
+ */
+int pyagent_on_module(const char *path, uintptr_t bias);
+
+/* An interpreter was found (of any version: unknown versions make notes). */
+bool pyagent_active(void);
+
+/* Version of the interpreter found as RAW_PY_VERSION(3, minor), 0 if none. */
+uint32_t pyagent_version(void);
+
+/* Why the interpreter found is not walked (PYAGENT_UNSUPPORTED), for the log; else NULL. */
+const char *pyagent_unsupported_why(void);
+
+/* Forget the interpreter (tests; the agent after the module that held it is unloaded). */
+void pyagent_reset(void);
+
+/*
+ * Whether addr is the condition or mutex of the interpreter's GIL (python-gil.c): a thread
+ * blocked on it waits for the GIL. Cheap (no system call); false until an interpreter of a
+ * known layout is found and initialised.
+ */
+bool pyagent_is_gil(uintptr_t addr);
+
+struct pyagent_code_slot {
+	uintptr_t addr; /* code object address, 0 = free */
+	uint64_t sig;   /* hash of what identifies the object at addr (python-codes.c) */
+	uint64_t id;    /* RAW_REC_PY_CODE id written for it */
+	uintptr_t name; /* its name string's address (3.10/3.11: read with it next time) */
+};
+
+/* Copies of memory runs made in one sample (python-read.c). */
+#define PYMEM_RUNS   8
+#define PYMEM_PIECES 16 /* iovecs of one run: its pages */
+#define PYMEM_BYTES  (40u << 10)
+struct pymem_run {
+	uintptr_t lo, hi;    /* [lo, hi) copied */
+	const uint8_t *data; /* the copy of lo */
+};
+struct pymem {
+	int pid;
+	unsigned nruns;
+	size_t used;    /* bytes of buf taken */
+	unsigned calls; /* system calls made (tests, benchmarks) */
+	struct pymem_run run[PYMEM_RUNS];
+	uint8_t buf[PYMEM_BYTES];
+};
+
+/* One copy of a batch: len bytes at addr into dst; ok is set by the read (python-read.c). */
+struct pyread_req {
+	uintptr_t addr;
+	size_t len;
+	void *dst;
+	bool ok;
+};
+
+/* What one frame of a sample gives before its code object is read (python-walk.c). */
+struct pyagent_pending {
+	uintptr_t code;  /* address of the code object */
+	uintptr_t instr; /* instruction pointer (3.11+) or f_lasti (3.10) */
+	uint32_t flags;  /* enum raw_py_frame_flags known from the frame */
+	uint32_t slot;   /* index of its code in the sample's batch */
+};
+
+/* Per-thread state; owned by the agent, only used by that thread. */
+struct pyagent_thread {
+	uintptr_t tstate; /* 3.15+: this thread's PyThreadState found last time, 0 none */
+	uint32_t window;  /* bytes of frame stack the last walk used below its first frame */
+	uint32_t calls;   /* system calls the last capture made (tests, benchmarks) */
+	uint64_t next_id; /* next code id of this stream */
+	uint64_t notes[RAW_PY_NOTE_KIND_MAX + 1]; /* samples degraded, per enum raw_py_note_kind */
+	uint64_t codes_written;                   /* RAW_REC_PY_CODE records written */
+	uint64_t codes_failed;                    /* code records that could not be written */
+	struct pyagent_code_slot slots[PYAGENT_CODE_SLOTS];
+	char filename[RAW_PY_MAX_STRING];
+	char name[RAW_PY_MAX_STRING];
+	uint8_t linetable[RAW_PY_MAX_LINETABLE];
+	uint8_t scratch[RAW_PY_CODE_SCRATCH];
+	/* the sample being taken */
+	struct pymem mem;
+	uint8_t runtime[4096]; /* the span of _PyRuntime read */
+	struct pyagent_pending pending[PYAGENT_MAX_FRAMES];
+	struct pyread_req req[2 * PYAGENT_MEMO];
+	uintptr_t code_addr[PYAGENT_MEMO];
+	uintptr_t name_at[PYAGENT_MEMO]; /* name string read with each code object, 0 none */
+	uint8_t code[PYAGENT_MEMO][PYAGENT_CODE_BYTES];
+	uint8_t names[PYAGENT_MEMO][PYAGENT_NAME_BYTES];
+};
+
+/* Clear t for a new stream (also in a fork child: code ids restart with the new stream). */
+void pyagent_thread_init(struct pyagent_thread *t);
+
+/*
+ * Walk the calling thread's Python frames. Async-signal-safe and fault-proof: every read of
+ * the interpreter's memory is a guarded copy, the walk stops after max frames. Writes a
+ * RAW_REC_PY_CODE record to w for each code object this stream has not described yet.
+ * Fills out[0..n) innermost first and returns n (0: a thread state with no frames running),
+ * or -enum raw_py_note_kind (also counted in t->notes) when this sample has no Python frames
+ * for that reason. A walk cut short returns the frames read so far, innermost first, and sets
+ * *truncated (may be NULL).
+ */
+int pyagent_capture(struct pyagent_thread *t, struct raw_writer *w, struct raw_py_frame *out,
+		    int max, bool *truncated);
+
+/*
+ * A key of the calling thread's Python frames, cheaply (the frames' guarded reads of a walk,
+ * no code object read, nothing written): a hash of every frame's code object address and
+ * instruction pointer (f_lasti in 3.10), so two calls made from the same Python lines get
+ * the same key. 0, or -1 when the thread has no Python frame or they cannot be read.
+ * Outside the handler or in it; for an MPI call site's key (collector/agent/agent-mpi.c).
+ */
+int pyagent_stack_key(struct pyagent_thread *t, uint64_t *key);
+
+/* Write one RAW_REC_PY_NOTE per kind met in this stream. Outside the handler. */
+int pyagent_thread_finish(struct pyagent_thread *t, struct raw_writer *w, int64_t time_ns);
+
+/*
+ * The calling thread's Python frames (at most max, innermost first) as one hash, read in
+ * place, without guarded reads: only for a thread inside a call of its own (an allocation),
+ * whose frames cannot change meanwhile. 0 when it runs no Python (or the interpreter is not
+ * one pyagent walks). A few ns per frame: memory-consumption's call-site key.
+ */
+uint64_t pyagent_key(int max);
+/* Where the interpreter keeps no PyGILState key (3.15+): its accessor of the calling thread's
+   attached state (PyThreadState_GetUnchecked), for pyagent_key(). */
+void pyagent_key_tstate_fn(uintptr_t (*fn)(void));
+
+/*
+ * Guarded copy of len bytes at src into dst: 0, or -1 when any byte is not readable (no
+ * fault, no signal). Async-signal-safe. Exposed for tests and for other agent code that must
+ * read memory it does not trust.
+ */
+int pyagent_read(void *dst, uintptr_t src, size_t len);
+
+#endif
