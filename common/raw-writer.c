@@ -3,6 +3,7 @@
 #include "common/raw-stream.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/random.h>
@@ -461,6 +462,56 @@ int raw_writer_record(struct raw_writer *w, uint8_t type, const void *payload, s
 }
 
 /*
+ * A record of plain fields, fields saying their kinds in order: 'v' a varint (uint64_t), 'i' a
+ * svarint (int64_t), 's' a string (const char *, NULL as ""), 'b' bytes (const void *, then
+ * their length as size_t). Every argument must have exactly that type. Async-signal-safe.
+ */
+static int record_fields(struct raw_writer *w, uint8_t type, const char *fields, ...)
+{
+	size_t max = 0, lb, len;
+	const char *f, *str;
+	struct raw_enc e;
+	va_list ap, aq;
+	int ret;
+
+	va_start(ap, fields);
+	va_copy(aq, ap);
+	for (f = fields; *f; f++) {
+		max += RAW_VARINT_MAX;
+		if (*f == 's') {
+			max += strlen_safe(va_arg(aq, const char *));
+		} else if (*f == 'b') {
+			(void)va_arg(aq, const void *);
+			max += va_arg(aq, size_t);
+		} else {
+			(void)va_arg(aq, uint64_t);
+		}
+	}
+	va_end(aq);
+	ret = record_begin(w, max, &e, &lb);
+	for (f = fields; !ret && *f; f++) {
+		switch (*f) {
+		case 'v':
+			raw_enc_varint(&e, va_arg(ap, uint64_t));
+			break;
+		case 'i':
+			raw_enc_svarint(&e, va_arg(ap, int64_t));
+			break;
+		case 's':
+			raw_enc_string(&e, va_arg(ap, const char *));
+			break;
+		case 'b':
+			str = va_arg(ap, const void *);
+			len = va_arg(ap, size_t);
+			raw_enc_bytes(&e, str, len);
+			break;
+		}
+	}
+	va_end(ap);
+	return ret ? ret : record_end(w, type, &e, lb);
+}
+
+/*
  * SAMPLE and VALUE: the time as a delta from the previous one of either (one running time
  * per chunk), the stack, then a varint and, for VALUE, a svarint.
  */
@@ -499,68 +550,30 @@ int raw_writer_value(struct raw_writer *w, int64_t time_ns, uint64_t stack_id, u
 int raw_writer_note(struct raw_writer *w, int64_t time_ns, uint32_t tid, uint32_t kind,
 		    const char *detail)
 {
-	struct raw_enc e;
-	size_t lb;
-	int ret;
-
-	ret = record_begin(w, 4 * RAW_VARINT_MAX + strlen_safe(detail), &e, &lb);
-	if (ret)
-		return ret;
-	raw_enc_svarint(&e, time_ns);
-	raw_enc_varint(&e, tid);
-	raw_enc_varint(&e, kind);
-	raw_enc_string(&e, detail);
-	return record_end(w, RAW_REC_NOTE, &e, lb);
+	return record_fields(w, RAW_REC_NOTE, "ivvs", time_ns, (uint64_t)tid, (uint64_t)kind,
+			     detail);
 }
 
 int raw_writer_region_begin(struct raw_writer *w, int64_t time_ns, uint32_t depth, const char *name)
 {
 	size_t len = strlen_safe(name);
-	struct raw_enc e;
-	size_t lb;
-	int ret;
 
 	if (len > RAW_MAX_REGION_NAME)
 		len = RAW_MAX_REGION_NAME;
-	ret = record_begin(w, 3 * RAW_VARINT_MAX + len, &e, &lb);
-	if (ret)
-		return ret;
-	raw_enc_svarint(&e, time_ns);
-	raw_enc_varint(&e, depth);
-	raw_enc_bytes(&e, name, len);
-	return record_end(w, RAW_REC_REGION_BEGIN, &e, lb);
+	return record_fields(w, RAW_REC_REGION_BEGIN, "ivb", time_ns, (uint64_t)depth,
+			     (const void *)(name ? name : ""), len);
 }
 
 int raw_writer_region_end(struct raw_writer *w, int64_t time_ns, uint32_t depth)
 {
-	struct raw_enc e;
-	size_t lb;
-	int ret;
-
-	ret = record_begin(w, 2 * RAW_VARINT_MAX, &e, &lb);
-	if (ret)
-		return ret;
-	raw_enc_svarint(&e, time_ns);
-	raw_enc_varint(&e, depth);
-	return record_end(w, RAW_REC_REGION_END, &e, lb);
+	return record_fields(w, RAW_REC_REGION_END, "iv", time_ns, (uint64_t)depth);
 }
 
 int raw_writer_metric(struct raw_writer *w, uint64_t id, const char *name, uint32_t unit,
 		      uint32_t aggregation, uint32_t kind)
 {
-	struct raw_enc e;
-	size_t lb;
-	int ret;
-
-	ret = record_begin(w, 5 * RAW_VARINT_MAX + strlen_safe(name), &e, &lb);
-	if (ret)
-		return ret;
-	raw_enc_varint(&e, id);
-	raw_enc_string(&e, name);
-	raw_enc_varint(&e, unit);
-	raw_enc_varint(&e, aggregation);
-	raw_enc_varint(&e, kind);
-	return record_end(w, RAW_REC_METRIC, &e, lb);
+	return record_fields(w, RAW_REC_METRIC, "vsvvv", id, name, (uint64_t)unit,
+			     (uint64_t)aggregation, (uint64_t)kind);
 }
 
 int raw_writer_stack(struct raw_writer *w, uint64_t id, uint32_t flags, const uint64_t *ips,
@@ -588,45 +601,19 @@ int raw_writer_stack(struct raw_writer *w, uint64_t id, uint32_t flags, const ui
 	return record_end(w, RAW_REC_STACK, &e, lb);
 }
 
-static int thread_named(struct raw_writer *w, uint8_t type, uint32_t tid, int64_t time_ns,
-			const char *name)
-{
-	struct raw_enc e;
-	size_t lb;
-	int ret;
-
-	ret = record_begin(w, 3 * RAW_VARINT_MAX + strlen_safe(name), &e, &lb);
-	if (ret)
-		return ret;
-	raw_enc_varint(&e, tid);
-	raw_enc_svarint(&e, time_ns);
-	raw_enc_string(&e, name);
-	return record_end(w, type, &e, lb);
-}
-
 int raw_writer_thread_start(struct raw_writer *w, uint32_t tid, int64_t time_ns, const char *name)
 {
-	return thread_named(w, RAW_REC_THREAD_START, tid, time_ns, name);
+	return record_fields(w, RAW_REC_THREAD_START, "vis", (uint64_t)tid, time_ns, name);
 }
 
 int raw_writer_thread_name(struct raw_writer *w, uint32_t tid, int64_t time_ns, const char *name)
 {
-	return thread_named(w, RAW_REC_THREAD_NAME, tid, time_ns, name);
+	return record_fields(w, RAW_REC_THREAD_NAME, "vis", (uint64_t)tid, time_ns, name);
 }
 
 int raw_writer_thread_end(struct raw_writer *w, uint32_t tid, int64_t time_ns, uint64_t cpu_ns)
 {
-	struct raw_enc e;
-	size_t lb;
-	int ret;
-
-	ret = record_begin(w, 3 * RAW_VARINT_MAX, &e, &lb);
-	if (ret)
-		return ret;
-	raw_enc_varint(&e, tid);
-	raw_enc_svarint(&e, time_ns);
-	raw_enc_varint(&e, cpu_ns);
-	return record_end(w, RAW_REC_THREAD_END, &e, lb);
+	return record_fields(w, RAW_REC_THREAD_END, "viv", (uint64_t)tid, time_ns, cpu_ns);
 }
 
 int raw_writer_process(struct raw_writer *w, const struct raw_process *p)
@@ -695,88 +682,37 @@ int raw_writer_module_load(struct raw_writer *w, const struct raw_module *m)
 
 int raw_writer_module_unload(struct raw_writer *w, int64_t time_ns, uint64_t base, const char *path)
 {
-	struct raw_enc e;
-	size_t lb;
-	int ret;
-
-	ret = record_begin(w, 3 * RAW_VARINT_MAX + strlen_safe(path), &e, &lb);
-	if (ret)
-		return ret;
-	raw_enc_svarint(&e, time_ns);
-	raw_enc_varint(&e, base);
-	raw_enc_string(&e, path);
-	return record_end(w, RAW_REC_MODULE_UNLOAD, &e, lb);
+	return record_fields(w, RAW_REC_MODULE_UNLOAD, "ivs", time_ns, base, path);
 }
 
 int raw_writer_lost(struct raw_writer *w, int64_t time_ns, uint32_t reason, uint64_t count,
 		    uint64_t weight)
 {
-	struct raw_enc e;
-	size_t lb;
-	int ret;
-
-	ret = record_begin(w, 4 * RAW_VARINT_MAX, &e, &lb);
-	if (ret)
-		return ret;
-	raw_enc_svarint(&e, time_ns);
-	raw_enc_varint(&e, reason);
-	raw_enc_varint(&e, count);
-	raw_enc_varint(&e, weight);
-	return record_end(w, RAW_REC_LOST, &e, lb);
-}
-
-/* Records of varints only (the waits): the time first, as a svarint, then n varints. */
-static int varint_record(struct raw_writer *w, uint8_t type, int64_t time_ns, const uint64_t *v,
-			 size_t n)
-{
-	struct raw_enc e;
-	size_t lb, i;
-	int ret;
-
-	ret = record_begin(w, (1 + n) * RAW_VARINT_MAX, &e, &lb);
-	if (ret)
-		return ret;
-	raw_enc_svarint(&e, time_ns);
-	for (i = 0; i < n; i++)
-		raw_enc_varint(&e, v[i]);
-	return record_end(w, type, &e, lb);
+	return record_fields(w, RAW_REC_LOST, "ivvv", time_ns, (uint64_t)reason, count, weight);
 }
 
 int raw_writer_wait(struct raw_writer *w, int64_t time_ns, uint64_t stack_id, uint64_t duration_ns,
 		    uint32_t kind, uint64_t object)
 {
-	const uint64_t v[] = { stack_id, duration_ns, kind, object };
-
-	return varint_record(w, RAW_REC_WAIT, time_ns, v, 4);
+	return record_fields(w, RAW_REC_WAIT, "ivvvv", time_ns, stack_id, duration_ns,
+			     (uint64_t)kind, object);
 }
 
 int raw_writer_wait_sum(struct raw_writer *w, int64_t time_ns, uint64_t stack_id, uint32_t kind,
 			uint64_t object, uint64_t count, uint64_t total_ns)
 {
-	const uint64_t v[] = { stack_id, kind, object, count, total_ns };
-
-	return varint_record(w, RAW_REC_WAIT_SUM, time_ns, v, 5);
+	return record_fields(w, RAW_REC_WAIT_SUM, "ivvvvv", time_ns, stack_id, (uint64_t)kind,
+			     object, count, total_ns);
 }
 
 int raw_writer_omp_region(struct raw_writer *w, int64_t time_ns, uint64_t duration_ns,
 			  uint64_t object, uint32_t threads)
 {
-	const uint64_t v[] = { duration_ns, object, threads };
-
-	return varint_record(w, RAW_REC_OMP_REGION, time_ns, v, 3);
+	return record_fields(w, RAW_REC_OMP_REGION, "ivvv", time_ns, duration_ns, object,
+			     (uint64_t)threads);
 }
 
 int raw_writer_object(struct raw_writer *w, uint32_t kind, uint64_t object, const char *name)
 {
-	struct raw_enc e;
-	size_t lb;
-	int ret;
-
-	ret = record_begin(w, 3 * RAW_VARINT_MAX + strlen_safe(name), &e, &lb);
-	if (ret)
-		return ret;
-	raw_enc_varint(&e, kind);
-	raw_enc_varint(&e, object);
-	raw_enc_string(&e, name);
-	return record_end(w, RAW_REC_OBJECT, &e, lb);
+	return record_fields(w, RAW_REC_OBJECT, "vvs", (uint64_t)kind, object, name);
 }
