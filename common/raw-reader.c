@@ -490,6 +490,40 @@ static int64_t time_after(int64_t t, int64_t dt)
 	return (int64_t)((uint64_t)t + (uint64_t)dt);
 }
 
+/*
+ * Decode the fields a record's payload holds, in order, into the places after fields, whose
+ * letters say their kinds: 'i' a svarint (int64_t *), 'v' a varint (uint64_t *), 'w' a varint
+ * kept as uint32_t (uint32_t *, cut), 'u' a varint that must fit in a uint32_t (uint32_t *,
+ * else malformed), 's' a string or bytes (struct raw_string *). Returns false when malformed.
+ */
+static bool dec_fields(struct raw_dec *d, const char *fields, ...)
+{
+	va_list ap;
+
+	va_start(ap, fields);
+	for (; *fields; fields++) {
+		switch (*fields) {
+		case 'i':
+			*va_arg(ap, int64_t *) = raw_dec_svarint(d);
+			break;
+		case 'v':
+			*va_arg(ap, uint64_t *) = raw_dec_varint(d);
+			break;
+		case 'w':
+			*va_arg(ap, uint32_t *) = (uint32_t)raw_dec_varint(d);
+			break;
+		case 'u':
+			*va_arg(ap, uint32_t *) = dec_u32(d);
+			break;
+		case 's':
+			*va_arg(ap, struct raw_string *) = raw_dec_string(d);
+			break;
+		}
+	}
+	va_end(ap);
+	return !d->error;
+}
+
 /* Decode a core record's payload into rec. Returns false when it is malformed. */
 static bool decode(struct raw_reader *r, struct raw_record *rec)
 {
@@ -517,11 +551,8 @@ static bool decode(struct raw_reader *r, struct raw_record *rec)
 			r->last_ns = rec->time_ns;
 		return !d.error;
 	case RAW_REC_NOTE:
-		rec->time_ns = raw_dec_svarint(&d);
-		rec->u.note.tid = (uint32_t)raw_dec_varint(&d);
-		rec->u.note.kind = (uint32_t)raw_dec_varint(&d);
-		rec->u.note.detail = raw_dec_string(&d);
-		return !d.error;
+		return dec_fields(&d, "iwws", &rec->time_ns, &rec->u.note.tid, &rec->u.note.kind,
+				  &rec->u.note.detail);
 	case RAW_REC_REGION_BEGIN:
 	case RAW_REC_REGION_END:
 		rec->time_ns = raw_dec_svarint(&d);
@@ -536,66 +567,41 @@ static bool decode(struct raw_reader *r, struct raw_record *rec)
 		rec->u.region.depth = (uint32_t)depth;
 		return !d.error;
 	case RAW_REC_METRIC:
-		rec->u.metric.id = raw_dec_varint(&d);
-		rec->u.metric.name = raw_dec_string(&d);
-		rec->u.metric.unit = (uint32_t)raw_dec_varint(&d);
-		rec->u.metric.aggregation = (uint32_t)raw_dec_varint(&d);
-		rec->u.metric.kind = (uint32_t)raw_dec_varint(&d);
-		return !d.error;
+		return dec_fields(&d, "vswww", &rec->u.metric.id, &rec->u.metric.name,
+				  &rec->u.metric.unit, &rec->u.metric.aggregation,
+				  &rec->u.metric.kind);
 	case RAW_REC_STACK:
 		return decode_stack(r, &d, rec);
 	case RAW_REC_THREAD_START:
 	case RAW_REC_THREAD_NAME:
-		rec->u.thread.tid = (uint32_t)raw_dec_varint(&d);
-		rec->time_ns = raw_dec_svarint(&d);
-		rec->u.thread.name = raw_dec_string(&d);
-		return !d.error;
+		return dec_fields(&d, "wis", &rec->u.thread.tid, &rec->time_ns,
+				  &rec->u.thread.name);
 	case RAW_REC_THREAD_END:
-		rec->u.thread_end.tid = (uint32_t)raw_dec_varint(&d);
-		rec->time_ns = raw_dec_svarint(&d);
-		rec->u.thread_end.cpu_ns = raw_dec_varint(&d);
-		return !d.error;
+		return dec_fields(&d, "wiv", &rec->u.thread_end.tid, &rec->time_ns,
+				  &rec->u.thread_end.cpu_ns);
 	case RAW_REC_PROCESS:
 		return decode_process(r, &d, rec);
 	case RAW_REC_MODULE_LOAD:
 		return decode_module(r, &d, rec);
 	case RAW_REC_MODULE_UNLOAD:
-		rec->time_ns = raw_dec_svarint(&d);
-		rec->u.unload.base = raw_dec_varint(&d);
-		rec->u.unload.path = raw_dec_string(&d);
-		return !d.error;
+		return dec_fields(&d, "ivs", &rec->time_ns, &rec->u.unload.base,
+				  &rec->u.unload.path);
 	case RAW_REC_LOST:
-		rec->time_ns = raw_dec_svarint(&d);
-		rec->u.lost.reason = (uint32_t)raw_dec_varint(&d);
-		rec->u.lost.count = raw_dec_varint(&d);
-		rec->u.lost.weight = raw_dec_varint(&d);
-		return !d.error;
+		return dec_fields(&d, "iwvv", &rec->time_ns, &rec->u.lost.reason,
+				  &rec->u.lost.count, &rec->u.lost.weight);
 	case RAW_REC_WAIT:
-		rec->time_ns = raw_dec_svarint(&d);
-		rec->u.wait.stack_id = raw_dec_varint(&d);
-		rec->u.wait.duration_ns = raw_dec_varint(&d);
-		rec->u.wait.kind = dec_u32(&d);
-		rec->u.wait.object = raw_dec_varint(&d);
-		return !d.error;
+		return dec_fields(&d, "ivvuv", &rec->time_ns, &rec->u.wait.stack_id,
+				  &rec->u.wait.duration_ns, &rec->u.wait.kind, &rec->u.wait.object);
 	case RAW_REC_WAIT_SUM:
-		rec->time_ns = raw_dec_svarint(&d);
-		rec->u.wait_sum.stack_id = raw_dec_varint(&d);
-		rec->u.wait_sum.kind = dec_u32(&d);
-		rec->u.wait_sum.object = raw_dec_varint(&d);
-		rec->u.wait_sum.count = raw_dec_varint(&d);
-		rec->u.wait_sum.total_ns = raw_dec_varint(&d);
-		return !d.error;
+		return dec_fields(&d, "ivuvvv", &rec->time_ns, &rec->u.wait_sum.stack_id,
+				  &rec->u.wait_sum.kind, &rec->u.wait_sum.object,
+				  &rec->u.wait_sum.count, &rec->u.wait_sum.total_ns);
 	case RAW_REC_OBJECT:
-		rec->u.object.kind = dec_u32(&d);
-		rec->u.object.object = raw_dec_varint(&d);
-		rec->u.object.name = raw_dec_string(&d);
-		return !d.error;
+		return dec_fields(&d, "uvs", &rec->u.object.kind, &rec->u.object.object,
+				  &rec->u.object.name);
 	case RAW_REC_OMP_REGION:
-		rec->time_ns = raw_dec_svarint(&d);
-		rec->u.omp_region.duration_ns = raw_dec_varint(&d);
-		rec->u.omp_region.object = raw_dec_varint(&d);
-		rec->u.omp_region.threads = dec_u32(&d);
-		return !d.error;
+		return dec_fields(&d, "ivvu", &rec->time_ns, &rec->u.omp_region.duration_ns,
+				  &rec->u.omp_region.object, &rec->u.omp_region.threads);
 	default:
 		/* Not ours to decode: the caller gets the payload, skipped by its length. */
 		rec->decoded = false;

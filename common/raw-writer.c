@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/hash.h"
+#include "common/io.h"
 
 #define CHUNK_HDR sizeof(struct raw_chunk_header)
 #define NO_CHUNK  SIZE_MAX
@@ -102,27 +103,6 @@ static void header_final(struct raw_file_header *out, const struct raw_file_head
 	out->header_crc = raw_header_crc(out);
 }
 
-/* write(2) all of it, across EINTR and short writes. */
-static int write_all(int fd, const void *data, size_t len, uint64_t *counter)
-{
-	const uint8_t *p = data;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			return -EIO;
-		p += n;
-		len -= (size_t)n;
-		*counter += (uint64_t)n;
-	}
-	return 0;
-}
-
 int raw_writer_init(struct raw_writer *w, int fd, void *buf, size_t cap,
 		    const struct raw_file_header *h)
 {
@@ -139,9 +119,11 @@ int raw_writer_init(struct raw_writer *w, int fd, void *buf, size_t cap,
 	w->cap = cap > RAW_MAX_CHUNK + CHUNK_HDR ? RAW_MAX_CHUNK + CHUNK_HDR : cap;
 	w->chunk_max = w->cap;
 	header_final(&hdr, h);
-	ret = write_all(fd, &hdr, sizeof(hdr), &w->bytes_written);
+	ret = io_write_all(fd, &hdr, sizeof(hdr));
 	if (ret)
 		w->error = ret;
+	else
+		w->bytes_written += sizeof(hdr);
 	errno = saved; /* the handler must not disturb the program's errno */
 	return ret;
 }
@@ -281,7 +263,6 @@ static void chunk_unopen(struct raw_writer *w)
 int raw_writer_flush(struct raw_writer *w)
 {
 	int saved = errno;
-	uint64_t ignored = 0;
 	int ret;
 
 	if (w->chunk == NO_CHUNK)
@@ -297,7 +278,7 @@ int raw_writer_flush(struct raw_writer *w)
 		return w->error;
 	}
 	/* Buffered: the chunk is the whole buffer. bytes_written already counts it. */
-	ret = write_all(w->fd, w->buf, w->len, &ignored);
+	ret = io_write_all(w->fd, w->buf, w->len);
 	errno = saved;
 	if (ret) {
 		/*

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/io.h"
 #include "common/log.h"
 #include "common/result-dir.h"
 #include "common/result-private.h"
@@ -93,22 +94,6 @@ static int job_read(const char *dir, char *buf, size_t size)
 	return 1;
 }
 
-static int write_all(int fd, const char *s, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, s, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		s += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Create path (O_EXCL) with exactly mode and write line into it. Returns 0 or -errno. */
 static int write_new(const char *path, const char *line, size_t len, mode_t mode)
 {
@@ -116,7 +101,7 @@ static int write_new(const char *path, const char *line, size_t len, mode_t mode
 
 	if (fd < 0)
 		return fd;
-	rc = write_all(fd, line, len);
+	rc = io_write_all(fd, line, len);
 	if (close(fd) && !rc)
 		rc = -errno;
 	return rc;

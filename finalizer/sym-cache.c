@@ -11,6 +11,7 @@
 
 #include "finalizer/eh-frame.h"
 #include "common/hash-index.h"
+#include "common/io.h"
 #include "finalizer/sym-cache.h"
 #include "finalizer/sorted.h"
 
@@ -377,15 +378,7 @@ static int write_file(const char *dir, const char *path, const void *p, size_t n
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	for (size_t off = 0; off < n;) {
-		ssize_t k = write(fd, (const uint8_t *)p + off, n - off);
-
-		if (k < 0) {
-			ret = -errno;
-			break;
-		}
-		off += (size_t)k;
-	}
+	ret = io_write_all(fd, p, n);
 	close(fd);
 	if (!ret && rename(tmp, path))
 		ret = -errno;
