@@ -493,6 +493,7 @@ int model_load_job(struct model *m, const char *dir, char *const *dbs, size_t n,
 	int rc;
 
 	memset(m, 0, sizeof(*m));
+	m->arena.chunk_size = MODEL_ARENA_CHUNK;
 	m->db_path = strdup(dir);
 	m->parts = calloc(n + 1, sizeof(*m->parts));
 	m->nparts = n;

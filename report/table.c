@@ -11,35 +11,13 @@
 #include "report/radix.h"
 #include "report/table.h"
 
-struct table_arena {
-	struct table_arena *next;
-	size_t used, size;
-	char data[];
-};
-
-#define TABLE_ARENA_CHUNK (64 * 1024)
-
 static char *table_strdup(struct table *t, const char *s)
 {
-	size_t n = strlen(s) + 1;
-	struct table_arena *a = t->arena;
+	char *p = arena_strdup(&t->arena, s);
 
-	if (!a || a->size - a->used < n) {
-		size_t size = n > TABLE_ARENA_CHUNK ? n : TABLE_ARENA_CHUNK;
-
-		a = malloc(sizeof(*a) + size);
-		if (!a) {
-			t->failed = true;
-			return NULL;
-		}
-		a->used = 0;
-		a->size = size;
-		a->next = t->arena;
-		t->arena = a;
-	}
-	memcpy(a->data + a->used, s, n);
-	a->used += n;
-	return a->data + a->used - n;
+	if (!p)
+		t->failed = true;
+	return p;
 }
 
 void table_init(struct table *t)
@@ -49,17 +27,13 @@ void table_init(struct table *t)
 
 void table_release(struct table *t)
 {
-	struct table_arena *a, *next;
 	size_t i;
 
 	for (i = 0; i < t->ncols; i++)
 		free(t->cols[i].name);
 	for (i = 0; i < t->nnotes; i++)
 		free(t->notes[i]);
-	for (a = t->arena; a; a = next) {
-		next = a->next;
-		free(a);
-	}
+	arena_release(&t->arena);
 	free(t->notes);
 	free(t->cols);
 	free(t->cells);

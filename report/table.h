@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "report/arena.h"
+
 enum table_type {
 	TABLE_TEXT,
 	TABLE_TIME, /* ns, shown as seconds with millisecond precision */
@@ -59,8 +61,8 @@ struct table {
 	size_t nrows, cap;
 	char **notes; /* lines printed after the table in text */
 	size_t nnotes;
-	struct table_arena *arena;
-	bool failed; /* an allocation failed: the table is incomplete */
+	struct arena arena; /* the text cells */
+	bool failed;        /* an allocation failed: the table is incomplete */
 };
 
 void table_init(struct table *t);
