@@ -101,6 +101,29 @@ int report_open(struct report *r, const struct report_opts *o, const char *dir,
 		const struct report_view *view);
 void report_close(struct report *r);
 
+/*
+ * -metric, -sort-desc and -threshold (metric-choice.c): which metrics a view shows
+ * (r->shown), sorts by (r->sort_metric, r->sort_side) and judges by (r->min). 0, a usage
+ * error or -ENOMEM.
+ */
+int report_pick_metrics(struct report *r);
+
+/*
+ * The tree views' -group-by (levels.c): process, thread, module, rank, node, wait-kind,
+ * sync-object and region as the top levels of the tree, into r->levels. 0 or a usage error.
+ */
+int report_tree_levels(struct report *r);
+/* Tree views: the tree again, under r->levels and with recursion collapsed. 0 or -ENOMEM. */
+int report_derive_tree(struct report *r);
+
+/* -report-output must not name a file of a result it reads (item 10 of issue 10) (output.c). */
+int report_check_output(const struct report_opts *o);
+/*
+ * t rendered in -format to -report-output (else stdout), a terminal's width unless -width:
+ * 0 or a negative errno, told with log_error().
+ */
+int report_write(const struct report_opts *o, struct report *r, const struct table *t);
+
 /* -time-filter's "A:B", seconds from the start, either side optional, into ns. 0 or a usage
    error. */
 int report_parse_time_filter(const char *s, int64_t *from, int64_t *to);
