@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "report/bigmem.h"
 #include "report/export-private.h"
 
 /*
@@ -116,7 +117,7 @@ static void add_costs(const struct callgrind *c, int64_t *dst, int node)
 static int compute(struct callgrind *c)
 {
 	const struct cct *t = &c->r->tree;
-	int *leaves = NULL, *path = NULL, rc = -ENOMEM;
+	int *leaves = NULL, *path = NULL, *call_id = NULL, rc = -ENOMEM;
 	uint32_t *stamp = NULL, round = 0;
 	size_t nleaves, i;
 
@@ -129,8 +130,11 @@ static int compute(struct callgrind *c)
 			return c->fn[i];
 	stamp = calloc(c->nfns + 1, sizeof(*stamp));
 	path = malloc((t->n + 1) * sizeof(int));
-	if (!stamp || !path || export_leaves(t, &leaves, &nleaves))
+	/* Per node: the id of the call into it, looked up once (paths share their outer part). */
+	call_id = big_malloc((t->n + 1) * sizeof(int));
+	if (!stamp || !path || !call_id || export_leaves(t, &leaves, &nleaves))
 		goto out;
+	memset(call_id, 0xff, (t->n + 1) * sizeof(int));
 	for (i = 0; i < nleaves; i++) {
 		int u = leaves[i], d, depth = export_path(t, u, path, (int)t->n);
 		const struct cct_node *n = &t->nodes[u];
@@ -150,8 +154,9 @@ static int compute(struct callgrind *c)
 			stamp[f] = round;
 			if (!d)
 				continue; /* an outermost frame: called by nobody */
-			id = export_ids_get(&c->calls, c->fn[path[d - 1]],
-					    t->nodes[path[d - 1]].loc, f);
+			if ((id = call_id[x]) < 0)
+				id = call_id[x] = export_ids_get(&c->calls, c->fn[path[d - 1]],
+								 t->nodes[path[d - 1]].loc, f);
 			if (id < 0 || !(v = costs(c, &c->call_cost, &c->callcap, id)))
 				goto out;
 			add_costs(c, v, u);
@@ -162,6 +167,7 @@ out:
 	free(leaves);
 	free(path);
 	free(stamp);
+	free(call_id);
 	return rc;
 }
 

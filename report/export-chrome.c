@@ -39,7 +39,7 @@ struct chrome {
 	struct export_job *x;
 	struct report *r;
 	struct outbuf *b;
-	struct keymap kept;          /* (stack, thread, metric) -> node, for the kept samples */
+	struct export_kept kept;     /* (stack, thread, metric) -> node, for the kept samples */
 	struct export_ids tracks_id; /* (thread, slot, 0) -> track */
 	struct track *tracks;
 	size_t ntracks, trackcap;
@@ -260,11 +260,10 @@ int export_chrome(struct export_job *x)
 	char err[1024];
 	int rc;
 
-	keymap_init(&c.kept);
 	export_ids_init(&c.tracks_id);
 	export_window(c.r, &from, &to);
 	c.path = malloc((c.r->tree.n + 1) * sizeof(int));
-	rc = c.path ? export_kept_init(c.r, &c.kept) : -ENOMEM;
+	rc = c.path ? export_kept_init(&c.kept, c.r) : -ENOMEM;
 	if (rc == -EOVERFLOW)
 		log_error(
 			"cannot export result '%s' as a Chrome trace: more than %d threads or 255 "
@@ -289,7 +288,7 @@ int export_chrome(struct export_job *x)
 	free(c.tracks);
 	free(c.path);
 	free(ev);
-	keymap_release(&c.kept);
+	export_kept_release(&c.kept);
 	export_ids_release(&c.tracks_id);
 	return rc;
 }

@@ -510,15 +510,14 @@ static int timeline(struct html *h)
 {
 	struct report *r = &h->r[0];
 	struct model_event *ev = NULL;
-	struct keymap kept;
+	struct export_kept kept;
 	size_t nev = 0, i, k;
 	int64_t from, to, lo = INT64_MAX, hi = 0;
 	char err[1024] = "too many threads or metrics for the timeline";
 	int rc;
 
-	keymap_init(&kept);
 	export_window(r, &from, &to);
-	if ((rc = export_kept_init(r, &kept)) ||
+	if ((rc = export_kept_init(&kept, r)) ||
 	    (rc = model_load_events(&r->m, from, to, &ev, &nev, err, sizeof(err)))) {
 		/* Without a timeline the page still shows the rest. */
 		if (rc != -ENOMEM)
@@ -575,7 +574,7 @@ static int timeline(struct html *h)
 	qsort(h->lanes, h->nlanes, sizeof(*h->lanes), cmp_lane);
 out:
 	free(ev);
-	keymap_release(&kept);
+	export_kept_release(&kept);
 	return rc;
 }
 
@@ -698,7 +697,7 @@ int export_html(struct export_job *x)
 	export_names_init(&h.modules);
 	export_names_init(&h.files);
 	export_ids_init(&h.fids);
-	keymap_init(&h.childmap);
+	hash_index_init(&h.childmap);
 	for (s = 0; s < h.nr && !rc; s++)
 		rc = html_project(&h, (int)s);
 	for (s = 0; s < h.nr && !rc; s++)
@@ -721,7 +720,7 @@ int export_html(struct export_job *x)
 	export_names_release(&h.modules);
 	export_names_release(&h.files);
 	export_ids_release(&h.fids);
-	keymap_release(&h.childmap);
+	hash_index_release(&h.childmap);
 	cct_walk_release(&h.lw);
 	free(h.fn);
 	free(h.nodefn[0]);

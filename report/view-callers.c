@@ -17,14 +17,14 @@
 int callers_compute(struct callers *c, struct report *r)
 {
 	const struct cct *t = &r->tree;
-	struct keymap map;
+	struct hash_index map;
 	int *fkey = NULL, *ekey = NULL, *leaves = NULL;
 	size_t i, nleaves = 0;
 	int rc = 0;
 
 	memset(c, 0, sizeof(*c));
 	c->r = r;
-	keymap_init(&map);
+	hash_index_init(&map);
 	fkey = malloc(t->n * sizeof(int));
 	ekey = malloc(t->n * sizeof(int));
 	c->edges = malloc(t->n * sizeof(*c->edges));
@@ -45,11 +45,11 @@ int callers_compute(struct callers *c, struct report *r)
 			leaves[nleaves++] = (int)i;
 		if (caller < 0 || n->func < 0)
 			continue;
-		e = keymap_get(&map, key);
+		e = key_index_get(&map, key);
 		if (e < 0) {
 			e = (int)c->nedges++;
 			c->edges[e] = (struct edge){ caller, n->func };
-			rc = keymap_put(&map, key, e);
+			rc = key_index_add(&map, key, e);
 		}
 		ekey[i] = e;
 	}
@@ -65,7 +65,7 @@ out:
 	free(fkey);
 	free(ekey);
 	free(leaves);
-	keymap_release(&map);
+	hash_index_release(&map);
 	return rc;
 }
 

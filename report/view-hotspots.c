@@ -124,10 +124,10 @@ static int intern_keys(struct hotspots *h)
 	bool by_first = h->g.has[DIM_FUNCTION] || h->g.has[DIM_MODULE];
 	size_t i, ndirect = 0;
 	int *direct = NULL; /* key per first (or second) + 1, when only one of them counts */
-	struct keymap map;
+	struct hash_index map;
 	int rc = 0;
 
-	keymap_init(&map);
+	hash_index_init(&map);
 	h->key = big_malloc(t->n * sizeof(*h->key));
 	h->keys = big_malloc(t->n * sizeof(*h->keys));
 	if (!h->key || !h->keys)
@@ -159,7 +159,7 @@ static int intern_keys(struct hotspots *h)
 			k = *slot;
 		} else {
 			key = (uint64_t)(uint32_t)first << 32 | (uint32_t)second;
-			k = keymap_get(&map, key);
+			k = key_index_get(&map, key);
 		}
 		if (k < 0) {
 			k = (int)h->nkeys++;
@@ -169,12 +169,12 @@ static int intern_keys(struct hotspots *h)
 			if (slot)
 				*slot = k;
 			else
-				rc = keymap_put(&map, key, k);
+				rc = key_index_add(&map, key, k);
 		}
 		h->key[i] = k;
 	}
 	free(direct);
-	keymap_release(&map);
+	hash_index_release(&map);
 	return rc;
 }
 
@@ -233,14 +233,14 @@ static struct const_key const_of(const struct hotspots *h, const struct model_sa
 }
 
 /* The number of the pair (a, b) of 32-bit numbers in map, numbered from *n when new; -1. */
-static int pair_id(struct keymap *map, int *n, int a, int b)
+static int pair_id(struct hash_index *map, int *n, int a, int b)
 {
 	uint64_t key = (uint64_t)(uint32_t)(a + 1) << 32 | (uint32_t)(b + 1);
-	int id = keymap_get(map, key);
+	int id = key_index_get(map, key);
 
 	if (id >= 0)
 		return id;
-	if (keymap_put(map, key, *n))
+	if (key_index_add(map, key, *n))
 		return -1;
 	return (*n)++;
 }
@@ -253,12 +253,12 @@ static int pair_id(struct keymap *map, int *n, int a, int b)
 static int intern_consts(struct hotspots *h, int *out)
 {
 	struct report *r = h->r;
-	struct keymap pairs, keys;
+	struct hash_index pairs, keys;
 	size_t i;
 	int rc = 0, npairs = 0;
 
-	keymap_init(&pairs);
-	keymap_init(&keys);
+	hash_index_init(&pairs);
+	hash_index_init(&keys);
 	for (i = 0; i < r->nrecs && !rc; i++) {
 		struct const_key k = const_of(h, report_sample(r, &r->recs[i]));
 		int wait = pair_id(&pairs, &npairs, k.wait_kind, k.sync_object);
@@ -274,10 +274,10 @@ static int intern_consts(struct hotspots *h, int *out)
 			break;
 		}
 		pk = (uint64_t)(uint32_t)(k.who + 1) << 32 | (uint32_t)pair;
-		c = keymap_get(&keys, pk);
+		c = key_index_get(&keys, pk);
 		if (c < 0) {
 			if (GROW(h->consts, h->nconsts + 1, h->constcap) ||
-			    (rc = keymap_put(&keys, pk, (int)h->nconsts))) {
+			    (rc = key_index_add(&keys, pk, (int)h->nconsts))) {
 				rc = -ENOMEM;
 				break;
 			}
@@ -286,8 +286,8 @@ static int intern_consts(struct hotspots *h, int *out)
 		}
 		out[i] = c;
 	}
-	keymap_release(&pairs);
-	keymap_release(&keys);
+	hash_index_release(&pairs);
+	hash_index_release(&keys);
 	return rc;
 }
 

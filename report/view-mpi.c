@@ -10,7 +10,7 @@
 #include "common/options.h"
 #include "common/raw-mpi.h"
 #include "common/sat.h"
-#include "report/keymap.h"
+#include "report/key-index.h"
 #include "report/report-private.h"
 
 /*
@@ -102,11 +102,11 @@ static int ours(const struct mpi *x, int m)
 static int fill_cells(struct mpi *x)
 {
 	struct report *r = x->r;
-	struct keymap map;
+	struct hash_index map;
 	size_t i;
 	int rc = 0;
 
-	keymap_init(&map);
+	hash_index_init(&map);
 	for (i = 0; i < r->nrecs && !rc; i++) {
 		const struct model_sample *s = report_sample(r, &r->recs[i]);
 		int k = ours(x, s->metric), fn, rank, node, c;
@@ -117,10 +117,10 @@ static int fill_cells(struct mpi *x)
 		rank = report_sample_rank(r, s);
 		node = report_sample_node(r, s);
 		key = key3(fn, rank, node);
-		c = keymap_get(&map, key);
+		c = key_index_get(&map, key);
 		if (c < 0) {
 			if (GROW(x->cells, x->ncells + 1, x->cells_cap) ||
-			    keymap_put(&map, key, (int)x->ncells)) {
+			    key_index_add(&map, key, (int)x->ncells)) {
 				rc = -ENOMEM;
 				break;
 			}
@@ -129,7 +129,7 @@ static int fill_cells(struct mpi *x)
 		}
 		x->cells[c].v[k] = sat_add_i64(x->cells[c].v[k], s->value);
 	}
-	keymap_release(&map);
+	hash_index_release(&map);
 	return rc;
 }
 
@@ -192,12 +192,12 @@ struct rows {
 
 static int build_rows(struct mpi *x, struct rows *out)
 {
-	struct keymap rows, ranks;
+	struct hash_index rows, ranks;
 	size_t i, j;
 	int rc = 0;
 
-	keymap_init(&rows);
-	keymap_init(&ranks);
+	hash_index_init(&rows);
+	hash_index_init(&ranks);
 	memset(out, 0, sizeof(*out));
 	for (i = 0; i < x->ncells && !rc; i++) {
 		const struct cell *c = &x->cells[i];
@@ -205,10 +205,10 @@ static int build_rows(struct mpi *x, struct rows *out)
 		int node = x->has[D_NODE] ? c->node : -1, k, t;
 		uint64_t key = key3(fn, rank, node);
 
-		k = keymap_get(&rows, key);
+		k = key_index_get(&rows, key);
 		if (k < 0) {
 			if (GROW(out->v, out->n + 1, out->cap) ||
-			    keymap_put(&rows, key, (int)out->n)) {
+			    key_index_add(&rows, key, (int)out->n)) {
 				rc = -ENOMEM;
 				break;
 			}
@@ -219,10 +219,10 @@ static int build_rows(struct mpi *x, struct rows *out)
 			out->v[k].v[j] = sat_add_i64(out->v[k].v[j], c->v[j]);
 		/* This cell's rank within the row: one entry per (row, rank). */
 		key = (uint64_t)(uint32_t)k << 32 | (uint32_t)(c->rank + 1);
-		t = keymap_get(&ranks, key);
+		t = key_index_get(&ranks, key);
 		if (t < 0) {
 			if (GROW(out->times, out->ntimes + 1, out->times_cap) ||
-			    keymap_put(&ranks, key, (int)out->ntimes)) {
+			    key_index_add(&ranks, key, (int)out->ntimes)) {
 				rc = -ENOMEM;
 				break;
 			}
@@ -232,8 +232,8 @@ static int build_rows(struct mpi *x, struct rows *out)
 		}
 		out->times[t].ns = sat_add_i64(out->times[t].ns, c->v[V_TIME]);
 	}
-	keymap_release(&rows);
-	keymap_release(&ranks);
+	hash_index_release(&rows);
+	hash_index_release(&ranks);
 	if (rc)
 		return rc;
 	qsort(out->times, out->ntimes, sizeof(*out->times), rank_time_cmp);
@@ -416,14 +416,14 @@ static int site_cmp(const void *pa, const void *pb)
 }
 
 /* The rank's entry, added when new; NULL when memory is short. */
-static struct rank_cpu *rank_get(struct rank_cpu **v, size_t *n, size_t *cap, struct keymap *map,
-				 int rank)
+static struct rank_cpu *rank_get(struct rank_cpu **v, size_t *n, size_t *cap,
+				 struct hash_index *map, int rank)
 {
-	int k = keymap_get(map, (uint32_t)(rank + 1));
+	int k = key_index_get(map, (uint32_t)(rank + 1));
 
 	if (k >= 0)
 		return &(*v)[k];
-	if (GROW(*v, *n + 1, *cap) || keymap_put(map, (uint32_t)(rank + 1), (int)*n))
+	if (GROW(*v, *n + 1, *cap) || key_index_add(map, (uint32_t)(rank + 1), (int)*n))
 		return NULL;
 	(*v)[*n] = (struct rank_cpu){ rank, 0, 0, 0 };
 	return &(*v)[(*n)++];
@@ -435,15 +435,15 @@ int report_mpi_summary(struct report *r, struct report_mpi_summary *out)
 	struct rank_cpu *ranks = NULL;
 	struct site *sites = NULL;
 	size_t nranks = 0, ranks_cap = 0, nsites = 0, sites_cap = 0, i;
-	struct keymap rmap, smap;
+	struct hash_index rmap, smap;
 	unsigned char *in = NULL;
 	struct mpi x;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	out->slowest = out->fastest = -1;
-	keymap_init(&rmap);
-	keymap_init(&smap);
+	hash_index_init(&rmap);
+	hash_index_init(&smap);
 	if ((rc = mpi_init(&x, r)))
 		goto out;
 	if (x.metric[V_TIME] < 0) {
@@ -481,9 +481,9 @@ int report_mpi_summary(struct report *r, struct report_mpi_summary *out)
 		node = r->tree.nodes[r->recs[i].node].parent;
 		caller = node > 0 ? r->tree.nodes[node].func : -1;
 		key = (uint64_t)(uint32_t)fn << 32 | (uint32_t)(caller + 1);
-		if ((k = keymap_get(&smap, key)) < 0) {
+		if ((k = key_index_get(&smap, key)) < 0) {
 			if (GROW(sites, nsites + 1, sites_cap) ||
-			    keymap_put(&smap, key, (int)nsites)) {
+			    key_index_add(&smap, key, (int)nsites)) {
 				rc = -ENOMEM;
 				goto out;
 			}
@@ -526,8 +526,8 @@ int report_mpi_summary(struct report *r, struct report_mpi_summary *out)
 						  sites[i].ns };
 	rc = 0;
 out:
-	keymap_release(&rmap);
-	keymap_release(&smap);
+	hash_index_release(&rmap);
+	hash_index_release(&smap);
 	free(in);
 	free(ranks);
 	free(sites);
