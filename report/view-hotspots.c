@@ -614,7 +614,7 @@ int view_hotspots(struct report *r, struct table *t)
 	if (!rc)
 		rc = compute(&h);
 	if (!rc) {
-		int wait = model_find_metric(&r->m, "Wait Time");
+		int wait = model_metric(&r->m, METRIC_WAIT_TIME);
 
 		fill(&h, t);
 		/* Rows by wait kind or sync object: the heaviest waits first, unless told. */

@@ -23,8 +23,8 @@
  */
 
 enum { V_TIME, V_CALLS, V_SENT, V_RECV, NV };
-static const char *const metric_names[NV] = { "MPI Time", "MPI Calls", "Bytes Sent",
-					      "Bytes Received" };
+static const enum metric_id metric_ids[NV] = { METRIC_MPI_TIME, METRIC_MPI_CALLS, METRIC_MPI_SENT,
+					       METRIC_MPI_RECV };
 
 enum { D_FUNCTION, D_RANK, D_NODE, ND };
 static const char *const dim_names[ND] = { "function", "rank", "node" };
@@ -60,7 +60,7 @@ static int mpi_init(struct mpi *x, struct report *r)
 	memset(x, 0, sizeof(*x));
 	x->r = r;
 	for (k = 0; k < NV; k++)
-		x->metric[k] = model_find_metric(&r->m, metric_names[k]);
+		x->metric[k] = model_metric(&r->m, metric_ids[k]);
 	x->fnames = calloc(r->m.ncontexts + 1, sizeof(*x->fnames));
 	x->fn_of = malloc((r->m.ncontexts + 1) * sizeof(int));
 	if (!x->fnames || !x->fn_of)
@@ -265,6 +265,7 @@ int view_mpi(struct report *r, struct table *t)
 	struct mpi x;
 	struct rows rs = { 0 };
 	int col[ND] = { -1, -1, -1 }, kind = -1, c[NV], pct, per_call, nranks = -1;
+	char name[128];
 	int vmin = -1, vmax = -1, vmean = -1, vsd = -1, rmin = -1, rmax = -1, d;
 	size_t i, j;
 	int rc;
@@ -287,11 +288,12 @@ int view_mpi(struct report *r, struct table *t)
 		}
 	}
 	c[V_CALLS] = table_add_col(t, "Calls", TABLE_INT, 0);
-	c[V_TIME] = table_add_col(t, "MPI Time", TABLE_TIME, 0);
-	pct = table_add_col(t, "MPI Time %", TABLE_PCT, TABLE_OPTIONAL);
+	c[V_TIME] = table_add_col(t, metric_name(METRIC_MPI_TIME), TABLE_TIME, 0);
+	snprintf(name, sizeof(name), "%s %%", metric_name(METRIC_MPI_TIME));
+	pct = table_add_col(t, name, TABLE_PCT, TABLE_OPTIONAL);
 	per_call = table_add_col(t, "Time per Call (ns)", TABLE_INT, TABLE_DETAIL);
-	c[V_SENT] = table_add_col(t, "Bytes Sent", TABLE_BYTES, 0);
-	c[V_RECV] = table_add_col(t, "Bytes Received", TABLE_BYTES, 0);
+	c[V_SENT] = table_add_col(t, metric_name(METRIC_MPI_SENT), TABLE_BYTES, 0);
+	c[V_RECV] = table_add_col(t, metric_name(METRIC_MPI_RECV), TABLE_BYTES, 0);
 	if (!x.has[D_RANK]) {
 		nranks = table_add_col(t, "Ranks", TABLE_INT, 0);
 		vmin = table_add_col(t, "Min Rank Time", TABLE_TIME, 0);
@@ -351,7 +353,7 @@ int view_mpi(struct report *r, struct table *t)
 	}
 	if (!rs.n)
 		table_add_note(t, "no MPI calls match the filters");
-	rc = report_sort_limit(r, t, "MPI Time");
+	rc = report_sort_limit(r, t, metric_name(METRIC_MPI_TIME));
 out:
 	rows_release(&rs);
 	mpi_release(&x);
@@ -431,7 +433,7 @@ static struct rank_cpu *rank_get(struct rank_cpu **v, size_t *n, size_t *cap,
 
 int report_mpi_summary(struct report *r, struct report_mpi_summary *out)
 {
-	int cpu = model_find_metric(&r->m, "CPU Time");
+	int cpu = model_metric(&r->m, METRIC_CPU_TIME);
 	struct rank_cpu *ranks = NULL;
 	struct site *sites = NULL;
 	size_t nranks = 0, ranks_cap = 0, nsites = 0, sites_cap = 0, i;
