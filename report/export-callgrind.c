@@ -35,7 +35,7 @@ struct callgrind {
 	struct export_ids selfs;        /* (function, file, line) -> self cost entry */
 	struct export_ids calls;        /* (caller, call loc, callee) -> call entry */
 	int64_t *self_cost, *call_cost; /* per entry: nmetrics costs, then the count */
-	size_t selfcap, callcap;
+	size_t selfcap, callcap;        /* in costs: (nmetrics + 1) per entry */
 	bool *named[3]; /* per id of objs, files, names: named in the file already */
 	struct outbuf *b;
 };
@@ -83,23 +83,14 @@ static int node_fn(struct callgrind *c, int node)
 	return id;
 }
 
-/* The cost array of entry id (grown to hold it): nmetrics costs and a count. */
+/* The cost array of entry id (grown to hold it, zeroed): nmetrics costs and a count. */
 static int64_t *costs(struct callgrind *c, int64_t **arr, size_t *cap, int id)
 {
 	size_t w = c->nmetrics + 1, old = *cap;
 
-	if ((size_t)id >= *cap) {
-		size_t n = old ? old : 1024;
-		int64_t *a;
-
-		while (n <= (size_t)id)
-			n *= 2;
-		if (!(a = realloc(*arr, n * w * sizeof(int64_t))))
-			return NULL;
-		memset(a + old * w, 0, (n - old) * w * sizeof(int64_t));
-		*arr = a;
-		*cap = n;
-	}
+	if (array_reserve(arr, cap, ((size_t)id + 1) * w, sizeof(**arr)))
+		return NULL;
+	memset(*arr + old, 0, (*cap - old) * sizeof(**arr));
 	return *arr + (size_t)id * w;
 }
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "report/bigmem.h"
 #include "report/radix.h"
 #include "report/table.h"
@@ -44,13 +45,13 @@ void table_release(struct table *t)
 
 int table_add_col(struct table *t, const char *name, enum table_type type, unsigned flags)
 {
-	struct table_col *c = realloc(t->cols, (t->ncols + 1) * sizeof(*c));
+	struct table_col *c;
 
-	if (!c) {
+	if (GROW(t->cols, t->ncols + 1, t->colcap)) {
 		t->failed = true;
 		return -1;
 	}
-	t->cols = c;
+	c = t->cols;
 	c[t->ncols].name = strdup(name);
 	c[t->ncols].type = type;
 	c[t->ncols].flags = flags;
@@ -72,19 +73,12 @@ int table_find_col(const struct table *t, const char *name)
 /* Room for cap rows. Returns false (and sets failed) when memory runs out. */
 static bool table_grow(struct table *t, size_t cap)
 {
+	/* The cells are the big array: on huge pages (report/bigmem.h). */
 	struct table_cell *cells = big_realloc(t->cells, cap * t->ncols * sizeof(*cells));
-	int *d;
-	unsigned char *f;
 
 	if (cells)
 		t->cells = cells;
-	d = realloc(t->depth, cap * sizeof(*d));
-	if (d)
-		t->depth = d;
-	f = realloc(t->rowflags, cap);
-	if (f)
-		t->rowflags = f;
-	if (!cells || !d || !f) {
+	if (!cells || GROW(t->depth, cap, t->depthcap) || GROW(t->rowflags, cap, t->flagcap)) {
 		t->failed = true;
 		return false;
 	}
@@ -176,16 +170,14 @@ void table_set_pct(struct table *t, size_t row, int col, double pct)
 
 void table_add_note(struct table *t, const char *fmt, ...)
 {
-	char **notes = realloc(t->notes, (t->nnotes + 1) * sizeof(*notes));
 	va_list ap;
 
-	if (!notes) {
+	if (GROW(t->notes, t->nnotes + 1, t->notecap)) {
 		t->failed = true;
 		return;
 	}
-	t->notes = notes;
 	va_start(ap, fmt);
-	if (vasprintf(&notes[t->nnotes], fmt, ap) < 0)
+	if (vasprintf(&t->notes[t->nnotes], fmt, ap) < 0)
 		t->failed = true;
 	else
 		t->nnotes++;

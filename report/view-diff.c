@@ -560,7 +560,7 @@ int view_callers_diff(struct report *a, struct report *b, struct table *t)
 {
 	struct callers_diff d = { .r = { a, b }, .t = t };
 	int *funcs = NULL, *nb = NULL;
-	size_t nfuncs = 0, i, j, nnb, shown = 0;
+	size_t nfuncs = 0, funcs_cap = 0, i, j, nnb, shown = 0;
 	int side, rc = 0;
 
 	d.cname = table_add_col(t, "Function", TABLE_TEXT, TABLE_TREE | TABLE_NAME);
@@ -599,7 +599,7 @@ int view_callers_diff(struct report *a, struct report *b, struct table *t)
 				;
 			if (j < nfuncs)
 				continue;
-			if (!(funcs = realloc(funcs, (nfuncs + 1) * sizeof(*funcs))))
+			if (GROW(funcs, nfuncs + 1, funcs_cap))
 				rc = -ENOMEM;
 			else
 				funcs[nfuncs++] = g;
