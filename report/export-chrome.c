@@ -76,21 +76,33 @@ static void put_us(struct outbuf *b, int64_t ns)
 		      (unsigned long long)(a % 1000));
 }
 
-static void put_slice(struct chrome *c, const struct track *tr, int node, int64_t start,
-		      int64_t end)
+/*
+ * An event up to its time: its phase (ph: what follows "ph": ), node's name, the category
+ * (the metric of slot), the pid and tid of track tr, ts.
+ */
+static void put_event_start(struct chrome *c, const char *ph, int node, int slot,
+			    const struct track *tr, int64_t ts)
 {
 	char buf[1024];
 	const char *name = export_node_name(c->r, &c->r->tree, node, buf, sizeof(buf));
-	const char *cat = c->r->m.metrics[c->x->metrics[tr->slot]].name;
+	const char *cat = c->r->m.metrics[c->x->metrics[slot]].name;
 
 	put_event_head(c);
-	outbuf_puts(c->b, "\"ph\": \"X\", \"name\": ");
+	outbuf_puts(c->b, "\"ph\": ");
+	outbuf_puts(c->b, ph);
+	outbuf_puts(c->b, ", \"name\": ");
 	outbuf_json(c->b, name, strlen(name), 0);
 	outbuf_puts(c->b, ", \"cat\": ");
 	outbuf_json(c->b, cat, strlen(cat), 0);
 	outbuf_printf(c->b, ", \"pid\": %lld, \"tid\": %lld, \"ts\": ",
 		      (long long)pid_of(c->r, tr->thread), (long long)tid_of(c, tr));
-	put_us(c->b, start);
+	put_us(c->b, ts);
+}
+
+static void put_slice(struct chrome *c, const struct track *tr, int node, int64_t start,
+		      int64_t end)
+{
+	put_event_start(c, "\"X\"", node, tr->slot, tr, start);
 	outbuf_puts(c->b, ", \"dur\": ");
 	put_us(c->b, end - start);
 	outbuf_putc(c->b, '}');
@@ -151,19 +163,9 @@ static int put_sample(struct chrome *c, struct track *tr, int node, int64_t time
 
 static void put_instant(struct chrome *c, const struct model_event *e, int slot, int node)
 {
-	char buf[1024];
-	const char *name = export_node_name(c->r, &c->r->tree, node, buf, sizeof(buf));
-	const char *cat = c->r->m.metrics[c->x->metrics[slot]].name;
 	struct track tr = { .thread = e->thread, .slot = 0 };
 
-	put_event_head(c);
-	outbuf_puts(c->b, "\"ph\": \"i\", \"s\": \"t\", \"name\": ");
-	outbuf_json(c->b, name, strlen(name), 0);
-	outbuf_puts(c->b, ", \"cat\": ");
-	outbuf_json(c->b, cat, strlen(cat), 0);
-	outbuf_printf(c->b, ", \"pid\": %lld, \"tid\": %lld, \"ts\": ",
-		      (long long)pid_of(c->r, e->thread), (long long)tid_of(c, &tr));
-	put_us(c->b, e->time_ns);
+	put_event_start(c, "\"i\", \"s\": \"t\"", node, slot, &tr, e->time_ns);
 	outbuf_printf(c->b, ", \"args\": {\"value\": %lld}}", (long long)e->value);
 	outbuf_spill(c->b);
 }

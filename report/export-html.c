@@ -158,22 +158,6 @@ static int64_t *node_totals(const struct html *h)
 	return tot;
 }
 
-struct order {
-	const int64_t *tot;
-	size_t w, col;
-};
-
-static int heavier(const void *pa, const void *pb, void *arg)
-{
-	const struct order *o = arg;
-	int a = *(const int *)pa, b = *(const int *)pb;
-	int64_t va = o->tot[(size_t)a * o->w + o->col], vb = o->tot[(size_t)b * o->w + o->col];
-
-	if (va != vb)
-		return va > vb ? -1 : 1;
-	return a < b ? -1 : a > b;
-}
-
 static int larger_first(const void *pa, const void *pb)
 {
 	double a = *(const double *)pa, b = *(const double *)pb;
@@ -241,7 +225,7 @@ static int put_tree(struct html *h, const int64_t *scale, size_t *dropped)
 	int *kids = malloc((h->nnodes + 1) * sizeof(int));
 	int64_t *other = calloc((h->nnodes + 1) * w, sizeof(int64_t));
 	int *depth = malloc((h->nnodes + 1) * sizeof(int));
-	struct order o = { .tot = tot, .w = w, .col = (h->nr - 1) * h->nmetrics };
+	struct report_heavier o = { .v = tot, .stride = w, .col = (h->nr - 1) * h->nmetrics };
 	int rc = -ENOMEM;
 
 	if (!tot || !keep || !order || !stack || !kids || !other || !depth)
@@ -267,7 +251,7 @@ static int put_tree(struct html *h, const int64_t *scale, size_t *dropped)
 		for (nk = 0, c = h->node[u].first_child; c >= 0; c = h->node[c].next_sibling)
 			if (keep[c])
 				kids[nk++] = c;
-		qsort_r(kids, nk, sizeof(int), heavier, &o);
+		qsort_r(kids, nk, sizeof(int), report_heavier_cmp, &o);
 		while (nk--) {
 			depth[kids[nk]] = depth[u] + 1;
 			stack[sp++] = kids[nk];

@@ -37,6 +37,16 @@ struct merge {
 	size_t processes_cap, threads_cap, contexts_cap;
 };
 
+static void merge_release(struct merge *g)
+{
+	struct hash_index *const all[] = { &g->modules, &g->files,  &g->functions,
+					   &g->frames,  &g->stacks, &g->metrics };
+	size_t i;
+
+	for (i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		hash_index_release(all[i]);
+}
+
 static uint64_t str_hash(const char *s)
 {
 	return s ? hash_bytes(s, strlen(s)) : 0;
@@ -495,12 +505,7 @@ int model_load_job(struct model *m, const char *dir, char *const *dbs, size_t n,
 
 		m->parts[i].offset_ns = start > 0 && first != INT64_MAX ? start - first : 0;
 	}
-	hash_index_init(&g.modules);
-	hash_index_init(&g.files);
-	hash_index_init(&g.functions);
-	hash_index_init(&g.frames);
-	hash_index_init(&g.stacks);
-	hash_index_init(&g.metrics);
+	/* g's indexes are zeroed: empty. */
 	for (i = 0; i < n && !rc; i++) {
 		struct model_part *p = &m->parts[i];
 
@@ -510,12 +515,7 @@ int model_load_job(struct model *m, const char *dir, char *const *dbs, size_t n,
 		if (!rc)
 			rc = merge_own(&g, p);
 	}
-	hash_index_release(&g.modules);
-	hash_index_release(&g.files);
-	hash_index_release(&g.functions);
-	hash_index_release(&g.frames);
-	hash_index_release(&g.stacks);
-	hash_index_release(&g.metrics);
+	merge_release(&g);
 	if (!rc && (m->stack_order = malloc((m->nstacks + 1) * sizeof(int))))
 		for (i = 0; i < m->nstacks; i++)
 			m->stack_order[i] = (int)i; /* every parent was added before its children */

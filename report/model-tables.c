@@ -23,9 +23,14 @@
 	{                                                                                          \
 		.sql = "id", .type = COLUMN_ID                                                     \
 	}
-#define COLS(cols_) .cols = (cols_), .ncols = sizeof(cols_) / sizeof((cols_)[0])
-#define ARRAY(field)                                                                               \
-	.rows = offsetof(struct model, field), .count = offsetof(struct model, n##field)
+/* Table name_ into model.array (its count model.n<array>), rows of row_size_ bytes. */
+#define TABLE(name_, from_, array, row_size_, cols_, map_, ...)                                    \
+	{                                                                                          \
+		.name = (name_), .from = (from_), .cols = (cols_),                                 \
+		.ncols = sizeof(cols_) / sizeof((cols_)[0]), .row_size = (row_size_),              \
+		.rows = offsetof(struct model, array), .count = offsetof(struct model, n##array),  \
+		.map = (map_), __VA_ARGS__                                                         \
+	}
 
 /* ---- meta ---------------------------------------------------------------------------------- */
 
@@ -64,15 +69,9 @@ static const struct model_column meta_cols[] = {
 	COL(model_meta, value, COLUMN_STR, "value", .flags = COLUMN_REQUIRED),
 };
 
-static const struct model_table meta_table = {
-	.name = "meta",
-	.from = "FROM meta",
-	COLS(meta_cols),
-	.row_size = sizeof(struct model_meta),
-	ARRAY(meta),
-	.map = MAP_NONE,
-	.finish = check_schema,
-};
+static const struct model_table meta_table =
+	TABLE("meta", "FROM meta", meta, sizeof(struct model_meta), meta_cols, MAP_NONE,
+	      .finish = check_schema);
 
 /* ---- metrics ------------------------------------------------------------------------------- */
 
@@ -146,17 +145,10 @@ static const struct model_column metric_cols[] = {
 	COL(model_metric, main, COLUMN_BOOL, "main"),
 };
 
-static const struct model_table metrics_table = {
-	.name = "metrics",
-	.from = "FROM metrics ORDER BY coalesce(display_order, id), id",
-	.since = 2,
-	COLS(metric_cols),
-	.row_size = sizeof(struct model_metric),
-	ARRAY(metrics),
-	.map = MAP_METRICS,
-	.older = metrics_schema1,
-	.finish = check_metrics,
-};
+static const struct model_table metrics_table =
+	TABLE("metrics", "FROM metrics ORDER BY coalesce(display_order, id), id", metrics,
+	      sizeof(struct model_metric), metric_cols, MAP_METRICS, .since = 2,
+	      .older = metrics_schema1, .finish = check_metrics);
 
 /* ---- modules, source files, functions ------------------------------------------------------ */
 
@@ -180,15 +172,9 @@ static const struct model_column module_cols[] = {
 	    .flags = COLUMN_OPTIONAL),
 };
 
-static const struct model_table modules_table = {
-	.name = "modules",
-	.from = "FROM modules ORDER BY id",
-	COLS(module_cols),
-	.row_size = sizeof(struct model_module),
-	ARRAY(modules),
-	.map = MAP_MODULES,
-	.fix = module_fix,
-};
+static const struct model_table modules_table =
+	TABLE("modules", "FROM modules ORDER BY id", modules, sizeof(struct model_module),
+	      module_cols, MAP_MODULES, .fix = module_fix);
 
 /* A row of model.files is the path itself. */
 static const struct model_column file_cols[] = {
@@ -196,14 +182,9 @@ static const struct model_column file_cols[] = {
 	{ .sql = "path", .type = COLUMN_STR, .offset = 0, .null_str = "" },
 };
 
-static const struct model_table files_table = {
-	.name = "source_files",
-	.from = "FROM source_files ORDER BY id",
-	COLS(file_cols),
-	.row_size = sizeof(const char *),
-	ARRAY(files),
-	.map = MAP_FILES,
-};
+static const struct model_table files_table =
+	TABLE("source_files", "FROM source_files ORDER BY id", files, sizeof(const char *),
+	      file_cols, MAP_FILES);
 
 static const struct model_column function_cols[] = {
 	ID,
@@ -216,14 +197,9 @@ static const struct model_column function_cols[] = {
 	COL(model_function, range, COLUMN_BOOL, "kind = 'range'", .flags = COLUMN_OPTIONAL),
 };
 
-static const struct model_table functions_table = {
-	.name = "functions",
-	.from = "FROM functions ORDER BY id",
-	COLS(function_cols),
-	.row_size = sizeof(struct model_function),
-	ARRAY(functions),
-	.map = MAP_FUNCTIONS,
-};
+static const struct model_table functions_table =
+	TABLE("functions", "FROM functions ORDER BY id", functions, sizeof(struct model_function),
+	      function_cols, MAP_FUNCTIONS);
 
 /* ---- processes, threads, Python notes ------------------------------------------------------ */
 
@@ -265,15 +241,9 @@ static const struct model_column process_cols[] = {
 	COL(model_process, rank, COLUMN_INT64, "rank", .null_int = -1),
 };
 
-static const struct model_table processes_table = {
-	.name = "processes",
-	.from = "FROM processes ORDER BY id",
-	COLS(process_cols),
-	.row_size = sizeof(struct model_process),
-	ARRAY(processes),
-	.map = MAP_PROCESSES,
-	.finish = index_nodes,
-};
+static const struct model_table processes_table =
+	TABLE("processes", "FROM processes ORDER BY id", processes, sizeof(struct model_process),
+	      process_cols, MAP_PROCESSES, .finish = index_nodes);
 
 static const struct model_column thread_cols[] = {
 	ID,
@@ -285,14 +255,9 @@ static const struct model_column thread_cols[] = {
 	COL(model_thread, end_ns, COLUMN_INT64, "end_ns", .null_int = -1),
 };
 
-static const struct model_table threads_table = {
-	.name = "threads",
-	.from = "FROM threads ORDER BY id",
-	COLS(thread_cols),
-	.row_size = sizeof(struct model_thread),
-	ARRAY(threads),
-	.map = MAP_THREADS,
-};
+static const struct model_table threads_table =
+	TABLE("threads", "FROM threads ORDER BY id", threads, sizeof(struct model_thread),
+	      thread_cols, MAP_THREADS);
 
 static bool pynote_fix(struct model *m, void *row)
 {
@@ -311,16 +276,10 @@ static const struct model_column pynote_cols[] = {
 	COL(model_pynote, count, COLUMN_INT64, "sum(count)"),
 };
 
-static const struct model_table pynotes_table = {
-	.name = "python_notes",
-	.from = "FROM python_notes GROUP BY kind ORDER BY sum(count) DESC, kind",
-	.needs = "kind",
-	COLS(pynote_cols),
-	.row_size = sizeof(struct model_pynote),
-	ARRAY(pynotes),
-	.map = MAP_NONE,
-	.fix = pynote_fix,
-};
+static const struct model_table pynotes_table =
+	TABLE("python_notes", "FROM python_notes GROUP BY kind ORDER BY sum(count) DESC, kind",
+	      pynotes, sizeof(struct model_pynote), pynote_cols, MAP_NONE, .needs = "kind",
+	      .fix = pynote_fix);
 
 /* ---- contexts ------------------------------------------------------------------------------ */
 
@@ -447,16 +406,10 @@ static const struct model_column context_cols[] = {
 };
 
 /* Results before waits have no such table (or one without the wait columns). */
-static const struct model_table contexts_table = {
-	.name = "contexts",
-	.from = "FROM contexts ORDER BY id",
-	.needs = "wait_kind, object, object_type, object_name",
-	COLS(context_cols),
-	.row_size = sizeof(struct model_context),
-	ARRAY(contexts),
-	.map = MAP_CONTEXTS,
-	.finish = index_contexts,
-};
+static const struct model_table contexts_table =
+	TABLE("contexts", "FROM contexts ORDER BY id", contexts, sizeof(struct model_context),
+	      context_cols, MAP_CONTEXTS, .needs = "wait_kind, object, object_type, object_name",
+	      .finish = index_contexts);
 
 /* ---- frames and stacks --------------------------------------------------------------------- */
 
@@ -481,15 +434,9 @@ static const struct model_column frame_cols[] = {
 	COL(model_frame, line, COLUMN_INT, "line", .flags = COLUMN_LINES),
 };
 
-static const struct model_table frames_table = {
-	.name = "frames",
-	.from = "FROM frames ORDER BY id",
-	COLS(frame_cols),
-	.row_size = sizeof(struct model_frame),
-	ARRAY(frames),
-	.map = MAP_FRAMES,
-	.fix = frame_fix,
-};
+static const struct model_table frames_table =
+	TABLE("frames", "FROM frames ORDER BY id", frames, sizeof(struct model_frame), frame_cols,
+	      MAP_FRAMES, .fix = frame_fix);
 
 /* Order stacks so that each parent comes before its children (it usually does already). */
 static int order_stacks(struct loader *l)
@@ -552,15 +499,9 @@ static const struct model_column stack_cols[] = {
 	COL(model_stack, parent, COLUMN_LATER, "parent_id", .map = MAP_STACKS),
 };
 
-static const struct model_table stacks_table = {
-	.name = "stacks",
-	.from = "FROM stacks ORDER BY id",
-	COLS(stack_cols),
-	.row_size = sizeof(struct model_stack),
-	ARRAY(stacks),
-	.map = MAP_STACKS,
-	.finish = order_stacks,
-};
+static const struct model_table stacks_table =
+	TABLE("stacks", "FROM stacks ORDER BY id", stacks, sizeof(struct model_stack), stack_cols,
+	      MAP_STACKS, .finish = order_stacks);
 
 /* ---- samples and the timeline -------------------------------------------------------------- */
 
@@ -579,14 +520,9 @@ static const struct model_column sample_cols[] = {
 	COL(model_sample, value, COLUMN_INT64, "value", .v1 = "time_ns"),
 };
 
-const struct model_table model_samples_table = {
-	.name = "samples",
-	.from = "FROM samples",
-	COLS(sample_cols),
-	.row_size = sizeof(struct model_sample),
-	ARRAY(samples),
-	.map = MAP_NONE,
-};
+const struct model_table model_samples_table =
+	TABLE("samples", "FROM samples", samples, sizeof(struct model_sample), sample_cols,
+	      MAP_NONE);
 
 /* Read in time ranges (model-timeline.c), in TL_* order; schema 1 stores weights. */
 static const struct model_column timeline_cols[] = {
@@ -600,7 +536,8 @@ static const struct model_column timeline_cols[] = {
 
 const struct model_table model_timeline_table = {
 	.name = "timeline",
-	COLS(timeline_cols),
+	.cols = timeline_cols,
+	.ncols = sizeof(timeline_cols) / sizeof(timeline_cols[0]),
 	.map = MAP_NONE,
 };
 

@@ -217,6 +217,16 @@ void report_note_pruned(const struct report *r, struct table *t, size_t n, const
 int report_sort_limit(const struct report *r, struct table *t, const char *default_col);
 
 /*
+ * For qsort_r() of indexes (ints): heaviest first by v[index * stride + col], ties in index
+ * order. The one order of tree nodes, functions and edges by a metric.
+ */
+struct report_heavier {
+	const int64_t *v;
+	size_t stride, col;
+};
+int report_heavier_cmp(const void *pa, const void *pb, void *arg);
+
+/*
  * Children of node in tree, sorted by the sort metric (self or total), heaviest first; ties
  * in node order.
  */

@@ -9,18 +9,12 @@
 #include "common/options.h"
 #include "report/report-private.h"
 
-struct child_order {
-	const struct cct *tree;
-	size_t k; /* value index within a node: metric */
-	const int64_t *v;
-};
-
-static int child_cmp(const void *pa, const void *pb, void *arg)
+int report_heavier_cmp(const void *pa, const void *pb, void *arg)
 {
-	const struct child_order *o = arg;
+	const struct report_heavier *o = arg;
 	int a = *(const int *)pa, b = *(const int *)pb;
-	int64_t va = o->v[(size_t)a * o->tree->nm + o->k];
-	int64_t vb = o->v[(size_t)b * o->tree->nm + o->k];
+	int64_t va = o->v[(size_t)a * o->stride + o->col];
+	int64_t vb = o->v[(size_t)b * o->stride + o->col];
 
 	if (va != vb)
 		return va > vb ? -1 : 1;
@@ -30,10 +24,10 @@ static int child_cmp(const void *pa, const void *pb, void *arg)
 int report_sorted_children(const struct report *r, const struct cct *tree, int node, int **out,
 			   size_t *n)
 {
-	struct child_order o = {
-		.tree = tree,
-		.k = (size_t)r->sort_metric,
+	struct report_heavier o = {
 		.v = r->sort_side == REPORT_SELF ? tree->self : tree->total,
+		.stride = tree->nm,
+		.col = (size_t)r->sort_metric,
 	};
 	const struct cct_node *nodes = tree->nodes;
 	size_t k = 0;
@@ -48,7 +42,7 @@ int report_sorted_children(const struct report *r, const struct cct *tree, int n
 	k = 0;
 	for (c = nodes[node].first_child; c >= 0; c = nodes[c].next_sibling)
 		(*out)[k++] = c;
-	qsort_r(*out, k, sizeof(int), child_cmp, &o);
+	qsort_r(*out, k, sizeof(int), report_heavier_cmp, &o);
 	return 0;
 }
 
