@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The result directory: its name, its layout and every path inside it. */
+/* The result directory: its layout, every path inside it, its creation, its parallel jobs. */
 #ifndef PCOLLECT_COMMON_RESULT_DIR_H
 #define PCOLLECT_COMMON_RESULT_DIR_H
 
@@ -11,6 +11,15 @@
 #include <sys/types.h>
 
 /*
+ * The result directory's contract, one header for the result-*.c files that implement it:
+ *   result-path.c    every path inside it, a raw stream's name, DIR's own name
+ *   result-job.c     parallel jobs: rank and size, the job's identity, its DIR.<host> parts
+ *   result-file.c    its files: modes, exact creation, safe opening
+ *   result-create.c  its race-free creation (claim, join, refuse) and removal when empty
+ *   result-open.c    what a directory is (common/result.h: result_open())
+ *   result-owned.c   whether a path to write names a file it owns
+ *   result-live.c    whether it is still being collected
+ *
  * Layout (documented in docs/result-dir.md):
  *   DIR/                     the result; DIR.<host> inside a parallel job
  *   DIR/pcollect.job         identity of the job that owns the directory (one line)
@@ -22,23 +31,26 @@
  *   DIR/raw/<pid>.proc.praw  the process stream of a process image: its process and module
  *                            records; <pid>.<name>.proc.praw after an exec
  *   DIR/raw/<pid>.pmem       memory-consumption's aggregates of a process image
- * (common/raw-memory.h); <pid>.<name>.pmem after an exec DIR/log/agent.<pid>.log  messages of the
- * agent inside process <pid> DIR/log/.data-used       the raw-byte counter all processes share
- * (-data-limit) DIR/archive/<build-id>/<file name>  binaries copied by -archive DIR/result.db the
- * SQLite database written by pfinalize DIR/.result.db.tmp.<pid> a database being written, renamed
- * over result.db when complete DIR/source-cache/        reserved
+ *                            (common/raw-memory.h); <pid>.<name>.pmem after an exec
+ *   DIR/log/agent.<pid>.log  messages of the agent inside process <pid>
+ *   DIR/log/.data-used       the raw-byte counter all processes share (-data-limit)
+ *   DIR/archive/<build-id>/<file name>  binaries copied by -archive
+ *   DIR/result.db            the SQLite database written by pfinalize
+ *   DIR/.result.db.tmp.<pid> a database being written, renamed over result.db when complete
+ *   DIR/source-cache/        reserved
  */
+
+/* Paths and names (result-path.c). */
+
 enum result_path_kind {
-	RESULT_PATH_DIR,      /* DIR itself */
-	RESULT_PATH_JOB,      /* DIR/pcollect.job */
-	RESULT_PATH_META_DIR, /* DIR/meta */
-	RESULT_PATH_META,     /* DIR/meta/<pid>.meta */
-	RESULT_PATH_RAW_DIR,  /* DIR/raw */
-	RESULT_PATH_RAW, /* DIR/raw/<pid>.<tid>.praw, or <pid>.<tid>.<name>.praw when name != NULL
-			  */
-	RESULT_PATH_RAW_PROC,    /* DIR/raw/<pid>.proc.praw, or <pid>.<name>.proc.praw when name !=
-				    NULL */
-	RESULT_PATH_RAW_MEM,     /* DIR/raw/<pid>.pmem, or <pid>.<name>.pmem when name != NULL */
+	RESULT_PATH_DIR,         /* DIR itself */
+	RESULT_PATH_JOB,         /* DIR/pcollect.job */
+	RESULT_PATH_META_DIR,    /* DIR/meta */
+	RESULT_PATH_META,        /* DIR/meta/<pid>.meta */
+	RESULT_PATH_RAW_DIR,     /* DIR/raw */
+	RESULT_PATH_RAW,         /* DIR/raw/<pid>.<tid>.praw; <pid>.<tid>.<name>.praw with a name */
+	RESULT_PATH_RAW_PROC,    /* DIR/raw/<pid>.proc.praw; <pid>.<name>.proc.praw with a name */
+	RESULT_PATH_RAW_MEM,     /* DIR/raw/<pid>.pmem; <pid>.<name>.pmem with a name */
 	RESULT_PATH_LOG_DIR,     /* DIR/log */
 	RESULT_PATH_LOG,         /* DIR/log/agent.<pid>.log */
 	RESULT_PATH_ARCHIVE_DIR, /* DIR/archive */
@@ -77,6 +89,68 @@ struct result_raw_name {
  */
 int result_raw_name_parse(const char *path, struct result_raw_name *out);
 
+/* Analyses and the two-letter suffix of their default directory name (r000hs). */
+const char *result_analysis_suffix(const char *analysis); /* "hs", "mc", "tr", or NULL */
+
+/*
+ * The short host name: PCOLLECT_HOSTNAME when set (tests simulate nodes with it), otherwise
+ * gethostname() cut at the first dot.
+ */
+void result_short_hostname(char *buf, size_t size);
+
+/*
+ * Decide the result directory name from the user's -r value (NULL when not given):
+ *   - given, in a parallel job: "<r>.<short host>";
+ *   - given, otherwise: r itself;
+ *   - not given: the next free "r%03d<suffix>" in the current directory (r000hs, r001hs, ...):
+ *     one past the highest number any rNNN* entry uses, whatever its analysis; no suffix for
+ *     an unknown or NULL analysis. Inside a parallel job give -r: ranks cannot agree on a
+ *     number.
+ * Writes the name into buf. Returns 0 or -errno (-ENAMETOOLONG, -EINVAL for an empty r).
+ */
+int result_dir_name(char *buf, size_t size, const char *r, const char *analysis);
+
+/* Parallel jobs (result-job.c). */
+
+/*
+ * True inside a parallel job: any of PMI_RANK, PMIX_RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID
+ * is set (and not empty). rank (may be NULL) receives the rank, or -1.
+ */
+bool result_in_parallel_job(int *rank);
+
+/*
+ * This process's rank and the number of ranks when a launcher started it as one of many
+ * (PMI_RANK and PMI_SIZE, OMPI_COMM_WORLD_RANK and OMPI_COMM_WORLD_SIZE, SLURM_PROCID and
+ * SLURM_NTASKS, PMIX_RANK and PMIX_SIZE): true with both set, rank below size.
+ */
+bool result_job_rank_size(int *rank, int *size);
+
+/*
+ * The identity of the parallel job this process belongs to, used so that ranks of one job
+ * share DIR.<host> while a later job is refused: SLURM_JOB_ID.SLURM_STEP_ID, PMIX_NAMESPACE,
+ * OMPI_MCA_ess_base_jobid, or "ppid:<parent pid>" as the last resort. Every one of the three
+ * that is set goes in, joined by commas ("slurm:77.0,pmix:ns1"), since two mpirun in one Slurm
+ * allocation share SLURM_JOB_ID but not PMIX_NAMESPACE.
+ */
+void result_job_id(char *buf, size_t size);
+
+/*
+ * The results a parallel job made for dir, one per host ("dir.<host>", docs/result-dir.md),
+ * that exist beside it: their paths (dir's parent joined to each name), sorted, into *out
+ * (allocated, every string too: result_dir_list_free()), *n of them. Returns 0 or -ENOMEM;
+ * none is 0 with *n 0.
+ */
+int result_dir_job_parts(const char *dir, char ***out, size_t *n);
+void result_dir_list_free(char **list, size_t n);
+
+/*
+ * The same, their names joined by ", " into buf (at most 10, then ", ..."). Returns how many
+ * there are. For messages.
+ */
+size_t result_dir_host_variants(const char *dir, char *buf, size_t size);
+
+/* Files: modes, creation, opening (result-file.c). */
+
 /*
  * Who may read a result: RESULT_MODE_PRIVATE (directories 0700, files 0600, the default) or
  * RESULT_MODE_GROUP (0750 and 0640: colleagues in the file's group may read it). Modes are set
@@ -96,41 +170,22 @@ mode_t result_file_mode(const char *dir);
 /* Create path (O_EXCL, read-write) with exactly mode; returns the descriptor or -errno. */
 int result_create_file(const char *path, mode_t mode);
 
-/* Analyses and the two-letter suffix of their default directory name (r000hs). */
-const char *result_analysis_suffix(const char *analysis); /* "hs", "mc", "tr", or NULL */
-
 /*
- * The short host name: PCOLLECT_HOSTNAME when set (tests simulate nodes with it), otherwise
- * gethostname() cut at the first dot.
+ * Open a file of a result for reading (a raw stream, a metadata file, the database): only a
+ * regular file is taken. The open never blocks (O_NONBLOCK: a FIFO put in place of the file
+ * is opened and refused, not waited on), a symbolic link is not followed when nofollow is
+ * set, and a file over max_size bytes (0: no limit) is refused. Returns a descriptor
+ * (O_CLOEXEC, caller closes) with *st filled, or a negative errno: the open() error (-ELOOP:
+ * a symbolic link with nofollow), -EISDIR, -RESULT_ENOTREG (a FIFO, a device, a socket) or
+ * -EFBIG (too large). result_strerror() words them.
  */
-void result_short_hostname(char *buf, size_t size);
+#define RESULT_ENOTREG EMEDIUMTYPE
+int result_open_file(const char *path, bool nofollow, uint64_t max_size, struct stat *st);
 
-/*
- * True inside a parallel job: any of PMI_RANK, PMIX_RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID
- * is set (and not empty). rank (may be NULL) receives the rank, or -1.
- */
-bool result_in_parallel_job(int *rank);
+/* strerror() for result_open_file()'s errors (a positive errno): "not a regular file", ... */
+const char *result_strerror(int errnum);
 
-/*
- * The identity of the parallel job this process belongs to, used so that ranks of one job
- * share DIR.<host> while a later job is refused: SLURM_JOB_ID.SLURM_STEP_ID, PMIX_NAMESPACE,
- * OMPI_MCA_ess_base_jobid, or "ppid:<parent pid>" as the last resort. Every one of the three
- * that is set goes in, joined by commas ("slurm:77.0,pmix:ns1"), since two mpirun in one Slurm
- * allocation share SLURM_JOB_ID but not PMIX_NAMESPACE.
- */
-void result_job_id(char *buf, size_t size);
-
-/*
- * Decide the result directory name from the user's -r value (NULL when not given):
- *   - given, in a parallel job: "<r>.<short host>";
- *   - given, otherwise: r itself;
- *   - not given: the next free "r%03d<suffix>" in the current directory (r000hs, r001hs, ...):
- *     one past the highest number any rNNN* entry uses, whatever its analysis; no suffix for
- *     an unknown or NULL analysis. Inside a parallel job give -r: ranks cannot agree on a
- *     number.
- * Writes the name into buf. Returns 0 or -errno (-ENAMETOOLONG, -EINVAL for an empty r).
- */
-int result_dir_name(char *buf, size_t size, const char *r, const char *analysis);
+/* Creation and removal (result-create.c). */
 
 /*
  * Create the result directory dir and its subdirectories, race-free:
@@ -159,23 +214,18 @@ int result_dir_create(const char *dir, enum result_mode mode, bool *created, cha
 int result_dir_create_timed(const char *dir, enum result_mode mode, long long wait_ns,
 			    bool *created, char *err, size_t err_size);
 
+/*
+ * Remove a result directory that this launch created and that holds no data (used when
+ * pcollect refuses a target after creating it). Best effort.
+ */
+void result_dir_remove_empty(const char *dir);
+
+/* What a directory is (result-open.c; common/result.h has result_open()). */
+
 /* True when dir looks like a result directory (has raw/ or result.db). */
 bool result_dir_is_result(const char *dir);
 
-/*
- * The results a parallel job made for dir, one per host ("dir.<host>", docs/result-dir.md),
- * that exist beside it: their paths (dir's parent joined to each name), sorted, into *out
- * (allocated, every string too: result_dir_list_free()), *n of them. Returns 0 or -ENOMEM;
- * none is 0 with *n 0.
- */
-int result_dir_job_parts(const char *dir, char ***out, size_t *n);
-void result_dir_list_free(char **list, size_t n);
-
-/*
- * The same, their names joined by ", " into buf (at most 10, then ", ..."). Returns how many
- * there are. For messages.
- */
-size_t result_dir_host_variants(const char *dir, char *buf, size_t size);
+/* Owned files (result-owned.c). */
 
 /*
  * Whether writing path (a report, an export) would write over something result dir owns:
@@ -189,39 +239,13 @@ size_t result_dir_host_variants(const char *dir, char *buf, size_t size);
  */
 int result_dir_owns(const char *dir, const char *path, char *why, size_t size);
 
+/* Collection in progress (result-live.c). */
+
 /*
  * Whether dir is still being collected: the pid of a pcollect launcher of it that runs on this
  * host (its meta/<pid>.meta says status=running, and that pid is a pcollect), or 0
  * (result-live.c). Launchers on other hosts of a parallel job cannot be asked.
  */
 long result_dir_collecting(const char *dir);
-
-/*
- * This process's rank and the number of ranks when a launcher started it as one of many
- * (PMI_RANK and PMI_SIZE, OMPI_COMM_WORLD_RANK and OMPI_COMM_WORLD_SIZE, SLURM_PROCID and
- * SLURM_NTASKS, PMIX_RANK and PMIX_SIZE): true with both set, rank below size.
- */
-bool result_job_rank_size(int *rank, int *size);
-
-/*
- * Remove a result directory that this launch created and that holds no data (used when
- * pcollect refuses a target after creating it). Best effort.
- */
-void result_dir_remove_empty(const char *dir);
-
-/*
- * Open a file of a result for reading (a raw stream, a metadata file, the database): only a
- * regular file is taken. The open never blocks (O_NONBLOCK: a FIFO put in place of the file
- * is opened and refused, not waited on), a symbolic link is not followed when nofollow is
- * set, and a file over max_size bytes (0: no limit) is refused. Returns a descriptor
- * (O_CLOEXEC, caller closes) with *st filled, or a negative errno: the open() error (-ELOOP:
- * a symbolic link with nofollow), -EISDIR, -RESULT_ENOTREG (a FIFO, a device, a socket) or
- * -EFBIG (too large). result_strerror() words them.
- */
-#define RESULT_ENOTREG EMEDIUMTYPE
-int result_open_file(const char *path, bool nofollow, uint64_t max_size, struct stat *st);
-
-/* strerror() for result_open_file()'s errors (a positive errno): "not a regular file", ... */
-const char *result_strerror(int errnum);
 
 #endif

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/result-dir.h"
+#include "common/result-private.h"
 
 /* The entries of a result directory the tools make, and what each is (for the message). */
 static const struct {
@@ -25,8 +26,8 @@ static const struct {
 	{ "log", false, "the logs (log/)" },
 	{ "archive", false, "the archived binaries (archive/)" },
 	{ "source-cache", false, "the source cache (source-cache/)" },
-	{ "pcollect.job", false, "the job file (pcollect.job)" },
-	{ ".pcollect.job.", true, "a job file being written" },
+	{ RESULT_JOB_FILE, false, "the job file (pcollect.job)" },
+	{ RESULT_JOB_TMP_PREFIX, true, "a job file being written" },
 };
 
 static const char *owned_entry(const char *name)
@@ -146,14 +147,7 @@ int result_dir_owns(const char *dir, const char *path, char *why, size_t size)
 	if ((ret = write_target(path, target, sizeof(target))))
 		return ret;
 	/* The folder the file is in, with every link and ".." resolved. */
-	slash = strrchr(target, '/');
-	base = slash ? slash + 1 : target;
-	if (slash == target)
-		snprintf(parent, sizeof(parent), "/");
-	else if (slash)
-		snprintf(parent, sizeof(parent), "%.*s", (int)(slash - target), target);
-	else
-		snprintf(parent, sizeof(parent), ".");
+	base = result_path_split(target, parent, sizeof(parent));
 	if (!realpath(parent, real))
 		return 0; /* the write fails on its own, and says why */
 	/* A directory, or a name too long: the write fails on its own. */

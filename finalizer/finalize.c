@@ -16,6 +16,7 @@
 
 #include "common/log.h"
 #include "common/result-dir.h"
+#include "common/result.h"
 #include "common/debuginfod.h"
 #include "finalizer/finalize-private.h"
 #include "finalizer/metrics.h"
@@ -463,28 +464,47 @@ static void fin_release(struct fin *f)
 	meta_release(&f->meta);
 }
 
+/* Whether dir is a node result to finalize: 0, or an error told to the user. */
+static int check_result(const char *dir)
+{
+	struct result res;
+	int ret = result_open(&res, dir);
+
+	if (ret) {
+		log_error("cannot finalize '%s': %s", dir, strerror(-ret));
+		return ret;
+	}
+	switch (res.kind) {
+	case RESULT_MISSING:
+	case RESULT_JOB: /* its DIR.<host> are finalize_job()'s, not ours */
+		ret = res.error;
+		log_error("cannot open result directory '%s': %s", dir, strerror(ret));
+		/* A name that leads nowhere is the user's to fix; a refusal of the system is not.
+		 */
+		ret = ret == ENOENT || ret == ENOTDIR ? -ERR_USAGE : -ret;
+		break;
+	case RESULT_NOT_RESULT:
+		log_error("'%s' is not a result directory (it has no raw/ or result.db)", dir);
+		ret = -ERR_USAGE;
+		break;
+	case RESULT_NODE:
+		break;
+	}
+	result_close(&res);
+	return ret;
+}
+
 int finalize_run(const struct finalize_opts *o)
 {
 	struct fin *f;
-	struct stat st;
 	double t0, t;
 	int jobs, ret;
 	size_t i;
 
 	if (!o || !o->result_dir)
 		BUG("finalize_run() needs a result directory");
-	if (stat(o->result_dir, &st)) {
-		ret = errno;
-		log_error("cannot open result directory '%s': %s", o->result_dir, strerror(ret));
-		/* A name that leads nowhere is the user's to fix; a refusal of the system is not.
-		 */
-		return ret == ENOENT || ret == ENOTDIR ? -ERR_USAGE : -ret;
-	}
-	if (!S_ISDIR(st.st_mode) || !result_dir_is_result(o->result_dir)) {
-		log_error("'%s' is not a result directory (it has no raw/ or result.db)",
-			  o->result_dir);
-		return -ERR_USAGE;
-	}
+	if ((ret = check_result(o->result_dir)))
+		return ret;
 	f = calloc(1, sizeof(*f));
 	if (!f) {
 		log_error("cannot finalize '%s': %s", o->result_dir, strerror(ENOMEM));

@@ -5,11 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sys/stat.h>
-
 #include "common/log.h"
 #include "common/options.h"
-#include "common/result-dir.h"
+#include "common/result.h"
 #include "finalizer/finalize.h"
 
 static const char *const modes[] = { "full", "fast", NULL };
@@ -102,21 +100,28 @@ static int search_dirs(const struct options_result *r, const char ***bins, size_
  */
 static int finalize_job_dir(const struct finalize_opts *o)
 {
-	struct stat st;
-	char **parts;
-	size_t n;
+	struct result res;
+	char **parts = NULL;
+	size_t i;
 	int ret;
 
-	if (!stat(o->result_dir, &st))
-		return 1;
-	if ((ret = result_dir_job_parts(o->result_dir, &parts, &n))) {
+	if ((ret = result_open(&res, o->result_dir))) {
 		log_error("cannot list the results of job '%s': %s", o->result_dir, strerror(-ret));
 		return ret;
 	}
-	if (!n)
-		return 1;
-	ret = finalize_job(o, parts, n);
-	result_dir_list_free(parts, n);
+	if (res.kind != RESULT_JOB) {
+		ret = 1;
+	} else if (!(parts = calloc(res.nparts, sizeof(*parts)))) {
+		log_error("cannot list the results of job '%s': %s", o->result_dir,
+			  strerror(ENOMEM));
+		ret = -ENOMEM;
+	} else {
+		for (i = 0; i < res.nparts; i++)
+			parts[i] = res.parts[i].dir;
+		ret = finalize_job(o, parts, res.nparts);
+	}
+	free(parts);
+	result_close(&res);
 	return ret;
 }
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of common/result-dir.c: paths, names, parallel jobs and race-free creation. */
+/* Unit tests of common/result-dir.h: paths, names, parallel jobs, files and race-free creation. */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
