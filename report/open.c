@@ -2,12 +2,10 @@
 /* Open a result for a report: what the directory is, finalizing it first, loading it. */
 #define LOG_DOMAIN "report"
 #include <errno.h>
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -74,88 +72,6 @@ int report_parse_time_filter(const char *s, int64_t *from, int64_t *to)
 					  "must come after the start",
 					  s);
 	return 0;
-}
-
-/* ---- what the directory is ---------------------------------------------------------------- */
-
-static void look_release(struct result *res)
-{
-	size_t i;
-
-	for (i = 0; i < res->nparts; i++) {
-		free(res->parts[i].dir);
-		free(res->parts[i].db);
-	}
-	free(res->parts);
-	free(res->dir);
-	memset(res, 0, sizeof(*res));
-}
-
-/* A part of res: dir (taken), its database, whether it is finalized or still collected. */
-static int look_at_part(struct result *res, char *dir)
-{
-	struct result_part *p = &res->parts[res->nparts++];
-	char raw[PATH_MAX];
-	struct stat st;
-
-	p->dir = dir;
-	if (!(p->db = malloc(PATH_MAX)))
-		return -ENOMEM;
-	if (result_path(p->db, PATH_MAX, dir, RESULT_PATH_DB, 0, 0, NULL, NULL) < 0 ||
-	    result_path(raw, sizeof(raw), dir, RESULT_PATH_RAW_DIR, 0, 0, NULL, NULL) < 0)
-		return -ENAMETOOLONG;
-	p->finalized = !stat(p->db, &st);
-	p->raw = !stat(raw, &st);
-	/* Asked of a result to finalize only: it reads every process's meta file. */
-	p->collecting = p->finalized ? 0 : result_dir_collecting(dir);
-	return 0;
-}
-
-/*
- * What dir is, asked in this one place: a node result, a parallel job (DIR.<host> beside a
- * DIR that does not exist), neither, or nothing; each part's database and state. It answers
- * as common/result.h's result_open() (on the common-result branch) will: once that is in,
- * result_open() and result_close() take the place of look_at() and look_release().
- * 0 with res filled (look_release() frees it), or -ENOMEM or -ENAMETOOLONG.
- */
-static int look_at(struct result *res, const char *dir)
-{
-	char **parts = NULL;
-	struct stat st;
-	size_t n = 0, i;
-	int rc = 0;
-
-	memset(res, 0, sizeof(*res));
-	if (!(res->dir = strdup(dir)))
-		return -ENOMEM;
-	if (stat(dir, &st) < 0) {
-		res->error = errno;
-		if ((rc = result_dir_job_parts(dir, &parts, &n)))
-			goto out;
-		res->kind = n ? RESULT_JOB : RESULT_MISSING;
-	} else if (!S_ISDIR(st.st_mode) || !result_dir_is_result(dir)) {
-		res->kind = RESULT_NOT_RESULT;
-	} else {
-		res->kind = RESULT_NODE;
-		if (!(parts = calloc(1, sizeof(*parts))) || !(parts[0] = strdup(dir))) {
-			rc = -ENOMEM;
-			goto out;
-		}
-		n = 1;
-	}
-	if (n && !(res->parts = calloc(n, sizeof(*res->parts))))
-		rc = -ENOMEM;
-	for (i = 0; i < n; i++) {
-		if (!rc)
-			rc = look_at_part(res, parts[i]);
-		else
-			free(parts[i]);
-	}
-out:
-	free(parts);
-	if (rc)
-		look_release(res);
-	return rc;
 }
 
 /* ---- finalizing first: pfinalize runs -------------------------------------------------------- */
@@ -409,25 +325,26 @@ static int load_job(struct report *r, const struct result *res, unsigned mflags)
 	return rc;
 }
 
-/* Load dir, whatever it is (look_at()): its model into r->m. */
+/* Load dir, whatever it is (result_open(), asked once): its model into r->m. */
 static int load_result(struct report *r, const char *dir, unsigned mflags)
 {
 	struct result res;
-	int rc = look_at(&res, dir);
+	size_t i;
+	int rc = result_open(&res, dir);
 
-	if (rc == -ENAMETOOLONG)
-		return report_usage_error("cannot open result '%s': %s", dir, strerror(-rc));
 	if (rc) {
 		log_error("cannot open result '%s': %s", dir, strerror(-rc));
 		return rc;
 	}
-	if (res.kind == RESULT_NODE)
-		rc = load_node(r, &res.parts[0], mflags);
-	else if (res.kind == RESULT_JOB)
-		rc = load_job(r, &res, mflags);
-	else
-		rc = not_a_result(&res);
-	look_release(&res);
+	for (i = 0; i < res.nparts && !rc; i++)
+		if (!res.parts[i].db)
+			rc = report_usage_error("cannot open result '%s': %s", res.parts[i].dir,
+						strerror(ENAMETOOLONG));
+	if (!rc)
+		rc = res.kind == RESULT_NODE  ? load_node(r, &res.parts[0], mflags)
+		     : res.kind == RESULT_JOB ? load_job(r, &res, mflags)
+					      : not_a_result(&res);
+	result_close(&res);
 	return rc;
 }
 
