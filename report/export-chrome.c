@@ -77,10 +77,10 @@ static void put_us(struct outbuf *b, int64_t ns)
 }
 
 /*
- * An event up to its time: its phase (ph: what follows "ph": ), node's name, the category
- * (the metric of slot), the pid and tid of track tr, ts.
+ * An event up to its time: its phase (head: its fields up to the name's value), node's name,
+ * the category (the metric of slot), the pid and tid of track tr, ts.
  */
-static void put_event_start(struct chrome *c, const char *ph, int node, int slot,
+static void put_event_start(struct chrome *c, const char *head, int node, int slot,
 			    const struct track *tr, int64_t ts)
 {
 	char buf[1024];
@@ -88,9 +88,7 @@ static void put_event_start(struct chrome *c, const char *ph, int node, int slot
 	const char *cat = c->r->m.metrics[c->x->metrics[slot]].name;
 
 	put_event_head(c);
-	outbuf_puts(c->b, "\"ph\": ");
-	outbuf_puts(c->b, ph);
-	outbuf_puts(c->b, ", \"name\": ");
+	outbuf_puts(c->b, head);
 	outbuf_json(c->b, name, strlen(name), 0);
 	outbuf_puts(c->b, ", \"cat\": ");
 	outbuf_json(c->b, cat, strlen(cat), 0);
@@ -102,7 +100,7 @@ static void put_event_start(struct chrome *c, const char *ph, int node, int slot
 static void put_slice(struct chrome *c, const struct track *tr, int node, int64_t start,
 		      int64_t end)
 {
-	put_event_start(c, "\"X\"", node, tr->slot, tr, start);
+	put_event_start(c, "\"ph\": \"X\", \"name\": ", node, tr->slot, tr, start);
 	outbuf_puts(c->b, ", \"dur\": ");
 	put_us(c->b, end - start);
 	outbuf_putc(c->b, '}');
@@ -165,7 +163,7 @@ static void put_instant(struct chrome *c, const struct model_event *e, int slot,
 {
 	struct track tr = { .thread = e->thread, .slot = 0 };
 
-	put_event_start(c, "\"i\", \"s\": \"t\"", node, slot, &tr, e->time_ns);
+	put_event_start(c, "\"ph\": \"i\", \"s\": \"t\", \"name\": ", node, slot, &tr, e->time_ns);
 	outbuf_printf(c->b, ", \"args\": {\"value\": %lld}}", (long long)e->value);
 	outbuf_spill(c->b);
 }

@@ -495,6 +495,7 @@ static int timeline(struct html *h)
 	struct report *r = &h->r[0];
 	struct model_event *ev = NULL;
 	struct export_kept kept;
+	int *node = NULL;
 	size_t nev = 0, i, k;
 	int64_t from, to, lo = INT64_MAX, hi = 0;
 	char err[1024] = "too many threads or metrics for the timeline";
@@ -509,8 +510,13 @@ static int timeline(struct html *h)
 		rc = rc == -ENOMEM ? rc : 0;
 		goto out;
 	}
+	/* Each event's node, looked up once for both passes. */
+	if (!(node = malloc((nev + 1) * sizeof(*node)))) {
+		rc = -ENOMEM;
+		goto out;
+	}
 	for (i = 0; i < nev; i++)
-		if (export_kept_node(&kept, &ev[i]) >= 0) {
+		if ((node[i] = export_kept_node(&kept, &ev[i])) >= 0) {
 			lo = ev[i].time_ns < lo ? ev[i].time_ns : lo;
 			hi = ev[i].time_ns > hi ? ev[i].time_ns : hi;
 		}
@@ -539,7 +545,7 @@ static int timeline(struct html *h)
 		size_t bin = (size_t)((double)(e->time_ns - h->tl_start) / (double)h->tl_span *
 				      (double)h->tl_bins);
 
-		if (export_kept_node(&kept, e) < 0)
+		if (node[i] < 0)
 			continue;
 		for (k = 0; k < h->nmetrics && h->metrics[0][k] != e->metric; k++)
 			;
@@ -557,6 +563,7 @@ static int timeline(struct html *h)
 	}
 	qsort(h->lanes, h->nlanes, sizeof(*h->lanes), cmp_lane);
 out:
+	free(node);
 	free(ev);
 	export_kept_release(&kept);
 	return rc;

@@ -181,7 +181,8 @@ static uint64_t kept_key(int stack, int thread, int metric)
 
 int export_kept_init(struct export_kept *kept, const struct report *r)
 {
-	size_t i;
+	size_t i, more;
+	int pass;
 
 	memset(kept, 0, sizeof(*kept));
 	/* The key holds a thread in 24 bits and a metric in 8. */
@@ -191,18 +192,32 @@ int export_kept_init(struct export_kept *kept, const struct report *r)
 		return -ENOMEM;
 	for (i = 0; i < r->m.nstacks; i++)
 		kept->first[i].node = -1;
-	/* Samples of one key (contexts apart) can be at two nodes: the last one counts. */
-	for (i = r->nrecs; i-- > 0;) {
-		const struct model_sample *s = report_sample(r, &r->recs[i]);
-		struct export_kept_first *f = &kept->first[s->stack];
-		uint64_t key = kept_key(s->stack, s->thread, s->metric);
+	/*
+	 * Samples of one key (contexts apart) can be at two nodes: the last one counts. The
+	 * first pass fills each stack's first key and counts the others, the second indexes them
+	 * in an index made big enough at once.
+	 */
+	for (pass = 0; pass < 2; pass++) {
+		for (i = r->nrecs, more = 0; i-- > 0;) {
+			const struct model_sample *s = report_sample(r, &r->recs[i]);
+			struct export_kept_first *f = &kept->first[s->stack];
+			uint64_t key = kept_key(s->stack, s->thread, s->metric);
 
-		if (f->node < 0)
-			*f = (struct export_kept_first){ s->thread, s->metric, r->recs[i].node };
-		else if ((f->thread != s->thread || f->metric != s->metric) &&
-			 key_index_get(&kept->more, key) < 0 &&
-			 key_index_add(&kept->more, key, r->recs[i].node))
+			if (f->node < 0)
+				*f = (struct export_kept_first){ s->thread, s->metric,
+								 r->recs[i].node };
+			else if (f->thread == s->thread && f->metric == s->metric)
+				continue;
+			else if (!pass)
+				more++;
+			else if (key_index_get(&kept->more, key) < 0 &&
+				 key_index_add(&kept->more, key, r->recs[i].node))
+				return -ENOMEM;
+		}
+		if (!pass && more && key_index_reserve(&kept->more, more))
 			return -ENOMEM;
+		if (!more)
+			break;
 	}
 	return 0;
 }
