@@ -70,24 +70,47 @@ int tool_find(const char *name, char *path, size_t size)
 	return -ENOENT;
 }
 
-int tool_run(const char *name, char *const argv[])
+pid_t tool_spawn(const char *name, char *const argv[], int err_fd)
 {
+	posix_spawn_file_actions_t fa;
 	char path[PATH_MAX];
 	pid_t pid;
-	int ret, status;
+	int ret;
 
 	if (tool_find(name, path, sizeof(path)))
 		return -ENOENT;
 	log_debug("running '%s'", path);
-	ret = posix_spawn(&pid, path, NULL, NULL, argv, environ);
-	if (ret)
+	if ((ret = posix_spawn_file_actions_init(&fa)))
 		return -ret;
-	while (waitpid(pid, &status, 0) < 0)
+	if (err_fd >= 0 && (ret = posix_spawn_file_actions_adddup2(&fa, err_fd, STDERR_FILENO))) {
+		posix_spawn_file_actions_destroy(&fa);
+		return -ret;
+	}
+	ret = posix_spawn(&pid, path, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	return ret ? -ret : pid;
+}
+
+int tool_wait(pid_t pid, pid_t *ended)
+{
+	int status;
+	pid_t p;
+
+	while ((p = waitpid(pid, &status, 0)) < 0)
 		if (errno != EINTR)
 			return -errno;
+	if (ended)
+		*ended = p;
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);
+}
+
+int tool_run(const char *name, char *const argv[])
+{
+	pid_t pid = tool_spawn(name, argv, -1);
+
+	return pid < 0 ? (int)pid : tool_wait(pid, NULL);
 }
 
 const char *tool_speaks_as(const char *argv0, const char *own)

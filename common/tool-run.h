@@ -4,6 +4,7 @@
 #define PCOLLECT_COMMON_TOOL_RUN_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /*
  * The directory of the running program (/proc/self/exe's) into dir (size bytes). 0 or a
@@ -27,6 +28,20 @@ int tool_find(const char *name, char *path, size_t size);
  * errno when it could not be found (-ENOENT) or started.
  */
 int tool_run(const char *name, char *const argv[]);
+
+/*
+ * tool_run() without the wait, for several tools at once: start the tool name with argv and
+ * return its pid, or a negative errno (-ENOENT: it is nowhere). Its standard error is err_fd
+ * when not -1 (a file that keeps its messages together), else ours. tool_wait() reaps it.
+ */
+pid_t tool_spawn(const char *name, char *const argv[], int err_fd);
+
+/*
+ * Wait for the tool pid that tool_spawn() started (-1: whichever of them ends first) and put
+ * the one that ended in *ended (may be NULL). Returns its status as tool_run() does, or a
+ * negative errno (-ECHILD when none is left).
+ */
+int tool_wait(pid_t pid, pid_t *ended);
 
 /*
  * The name a tool's messages carry: "pcollect" when argv0's last component is pcollect (a tool

@@ -13,9 +13,8 @@ struct callers {
 	struct report *r;
 	struct edge *edges;
 	size_t nedges;
-	struct cct_walk funcs;   /* key: function; self and total per function and metric */
-	struct cct_walk ewalk;   /* key: edge; self and total per edge and metric */
-	enum report_side c_side; /* what edges are ordered by (the report's sort side) */
+	struct cct_walk funcs; /* key: function; self and total per function and metric */
+	struct cct_walk ewalk; /* key: edge; self and total per edge and metric */
 };
 
 /* Sum r's tree per function and per edge. Returns 0 or -ENOMEM. */

@@ -182,23 +182,16 @@ static int node_child(struct cct *t, int parent, int func, int loc)
 static int loc_of(struct cct *t, int file, int line)
 {
 	uint64_t key = (uint64_t)(uint32_t)file << 32 | (uint32_t)line;
-	int v = keymap_get(&t->locmap, key);
+	int v = key_index_get(&t->locmap, key);
 
 	if (v >= 0)
 		return v;
-	if (t->nlocs == t->loccap) {
-		size_t cap = t->loccap ? 2 * t->loccap : 1024;
-		struct cct_loc *l = realloc(t->locs, cap * sizeof(*l));
-
-		if (!l)
-			return -1;
-		t->locs = l;
-		t->loccap = cap;
-	}
+	if (GROW(t->locs, t->nlocs + 1, t->loccap))
+		return -1;
 	t->locs[t->nlocs].file = file;
 	t->locs[t->nlocs].line = line;
 	v = (int)t->nlocs++;
-	return keymap_put(&t->locmap, key, v) ? -1 : v;
+	return key_index_add(&t->locmap, key, v) ? -1 : v;
 }
 
 /*
@@ -421,9 +414,11 @@ void cct_release(struct cct *t)
 	free(t->locs);
 	free(t->slots);
 	free(t->groups);
+	free(t->dtop);
+	free(t->dnode);
 	free(t->dstack);
-	keymap_release(&t->locmap);
-	keymap_release(&t->derived);
+	hash_index_release(&t->locmap);
+	hash_index_release(&t->groupmap);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -434,8 +429,8 @@ static int tree_like(struct cct *dst, const struct cct *src)
 	dst->m = src->m;
 	dst->flags = src->flags;
 	dst->nm = src->nm;
-	keymap_init(&dst->locmap);
-	keymap_init(&dst->derived);
+	hash_index_init(&dst->locmap);
+	hash_index_init(&dst->groupmap);
 	if (src->nlocs) {
 		dst->locs = malloc(src->nlocs * sizeof(*dst->locs));
 		if (!dst->locs)
@@ -454,16 +449,28 @@ nomem:
 
 int cct_derive_init(struct cct *dst, const struct cct *src)
 {
-	return tree_like(dst, src);
+	size_t i;
+	int rc = tree_like(dst, src);
+
+	if (rc)
+		return rc;
+	dst->dtop = big_malloc((src->n + 1) * sizeof(int));
+	dst->dnode = big_malloc((src->n + 1) * sizeof(int));
+	if (!dst->dtop || !dst->dnode) {
+		cct_release(dst);
+		return -ENOMEM;
+	}
+	for (i = 0; i < src->n; i++)
+		dst->dtop[i] = -1;
+	return 0;
 }
 
-/* Keys of cct.derived: group subjects have the top bit set, mapped nodes do not. */
-#define GROUP_KEY(kind, item) ((uint64_t)1 << 63 | (uint64_t)(kind) << 32 | (uint32_t)((item) + 1))
-#define NODE_KEY(top, node)   ((uint64_t)(uint32_t)(top) << 32 | (uint32_t)(node))
+/* Keys of cct.groupmap: a group's kind and subject. */
+#define GROUP_KEY(kind, item) ((uint64_t)(kind) << 32 | (uint32_t)((item) + 1))
 
 int cct_derive_group(struct cct *dst, int parent, enum cct_group_kind kind, int item)
 {
-	int g = keymap_get(&dst->derived, GROUP_KEY(kind, item)), node;
+	int g = key_index_get(&dst->groupmap, GROUP_KEY(kind, item)), node;
 
 	if (g < 0) {
 		if (array_reserve(&dst->groups, &dst->groupcap, dst->ngroups + 1,
@@ -471,7 +478,7 @@ int cct_derive_group(struct cct *dst, int parent, enum cct_group_kind kind, int 
 			return -ENOMEM;
 		g = (int)dst->ngroups++;
 		dst->groups[g] = (struct cct_group){ kind, item };
-		if (keymap_put(&dst->derived, GROUP_KEY(kind, item), g))
+		if (key_index_add(&dst->groupmap, GROUP_KEY(kind, item), g))
 			return -ENOMEM;
 	}
 	node = node_child(dst, parent, -2 - g, -1);
@@ -495,21 +502,20 @@ int cct_derive_node(struct cct *dst, const struct cct *src, int top, int node, b
 	int u, base;
 
 	/* Up to the nearest node already mapped under top, then down again, mapping each. */
-	for (u = node; u > 0 && keymap_get(&dst->derived, NODE_KEY(top, u)) < 0;
-	     u = src->nodes[u].parent) {
+	for (u = node; u > 0 && dst->dtop[u] != top; u = src->nodes[u].parent) {
 		if (array_reserve(&dst->dstack, &dst->dstackcap, sp + 1, sizeof(*dst->dstack)))
 			return -ENOMEM;
 		dst->dstack[sp++] = u;
 	}
-	base = u > 0 ? keymap_get(&dst->derived, NODE_KEY(top, u)) : top;
+	base = u > 0 ? dst->dnode[u] : top;
 	while (sp) {
 		const struct cct_node *n = &src->nodes[dst->dstack[--sp]];
 		int to = collapse ? outer_recursion(dst, base, n->func) : -1;
 
 		if (to < 0 && (to = node_child(dst, base, n->func, n->loc)) < 0)
 			return -ENOMEM;
-		if (keymap_put(&dst->derived, NODE_KEY(top, dst->dstack[sp]), to))
-			return -ENOMEM;
+		dst->dtop[dst->dstack[sp]] = top;
+		dst->dnode[dst->dstack[sp]] = to;
 		base = to;
 	}
 	return base;

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "common/sat.h"
-#include "report/keymap.h"
+#include "report/key-index.h"
 #include "report/model.h"
 
 enum cct_flags {
@@ -95,11 +95,17 @@ struct cct {
 	int *slots;    /* children of wide nodes: open addressing, -1 empty */
 	size_t nslots; /* a power of two, at least twice nindexed */
 	size_t nindexed;
-	struct keymap locmap;
+	struct hash_index locmap;
 	struct cct_group *groups; /* group nodes' subjects (cct_derive only) */
 	size_t ngroups, groupcap;
-	struct keymap derived; /* cct_derive: (group node, source node) -> node */
-	int *dstack;           /* cct_derive: the source path being mapped */
+	struct hash_index groupmap; /* cct_derive: a group's (kind, item) -> index into groups */
+	/*
+	 * cct_derive, per node of the source: the group node it was last mapped under and the
+	 * node it was mapped to there. Only the last: mapped again under that group node, a
+	 * node is mapped to the same node (what a node maps to follows from its path alone).
+	 */
+	int *dtop, *dnode;
+	int *dstack; /* cct_derive: the source path being mapped */
 	size_t dstackcap;
 };
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "report/bigmem.h"
 #include "report/export-private.h"
 
 /*
@@ -34,7 +35,7 @@ struct callgrind {
 	struct export_ids selfs;        /* (function, file, line) -> self cost entry */
 	struct export_ids calls;        /* (caller, call loc, callee) -> call entry */
 	int64_t *self_cost, *call_cost; /* per entry: nmetrics costs, then the count */
-	size_t selfcap, callcap;
+	size_t selfcap, callcap;        /* in costs: (nmetrics + 1) per entry */
 	bool *named[3]; /* per id of objs, files, names: named in the file already */
 	struct outbuf *b;
 };
@@ -82,23 +83,14 @@ static int node_fn(struct callgrind *c, int node)
 	return id;
 }
 
-/* The cost array of entry id (grown to hold it): nmetrics costs and a count. */
+/* The cost array of entry id (grown to hold it, zeroed): nmetrics costs and a count. */
 static int64_t *costs(struct callgrind *c, int64_t **arr, size_t *cap, int id)
 {
 	size_t w = c->nmetrics + 1, old = *cap;
 
-	if ((size_t)id >= *cap) {
-		size_t n = old ? old : 1024;
-		int64_t *a;
-
-		while (n <= (size_t)id)
-			n *= 2;
-		if (!(a = realloc(*arr, n * w * sizeof(int64_t))))
-			return NULL;
-		memset(a + old * w, 0, (n - old) * w * sizeof(int64_t));
-		*arr = a;
-		*cap = n;
-	}
+	if (array_reserve(arr, cap, ((size_t)id + 1) * w, sizeof(**arr)))
+		return NULL;
+	memset(*arr + old, 0, (*cap - old) * sizeof(**arr));
 	return *arr + (size_t)id * w;
 }
 
@@ -116,7 +108,7 @@ static void add_costs(const struct callgrind *c, int64_t *dst, int node)
 static int compute(struct callgrind *c)
 {
 	const struct cct *t = &c->r->tree;
-	int *leaves = NULL, *path = NULL, rc = -ENOMEM;
+	int *leaves = NULL, *path = NULL, *call_id = NULL, rc = -ENOMEM;
 	uint32_t *stamp = NULL, round = 0;
 	size_t nleaves, i;
 
@@ -129,8 +121,11 @@ static int compute(struct callgrind *c)
 			return c->fn[i];
 	stamp = calloc(c->nfns + 1, sizeof(*stamp));
 	path = malloc((t->n + 1) * sizeof(int));
-	if (!stamp || !path || export_leaves(t, &leaves, &nleaves))
+	/* Per node: the id of the call into it, looked up once (paths share their outer part). */
+	call_id = big_malloc((t->n + 1) * sizeof(int));
+	if (!stamp || !path || !call_id || export_leaves(t, &leaves, &nleaves))
 		goto out;
+	memset(call_id, 0xff, (t->n + 1) * sizeof(int));
 	for (i = 0; i < nleaves; i++) {
 		int u = leaves[i], d, depth = export_path(t, u, path, (int)t->n);
 		const struct cct_node *n = &t->nodes[u];
@@ -150,8 +145,9 @@ static int compute(struct callgrind *c)
 			stamp[f] = round;
 			if (!d)
 				continue; /* an outermost frame: called by nobody */
-			id = export_ids_get(&c->calls, c->fn[path[d - 1]],
-					    t->nodes[path[d - 1]].loc, f);
+			if ((id = call_id[x]) < 0)
+				id = call_id[x] = export_ids_get(&c->calls, c->fn[path[d - 1]],
+								 t->nodes[path[d - 1]].loc, f);
 			if (id < 0 || !(v = costs(c, &c->call_cost, &c->callcap, id)))
 				goto out;
 			add_costs(c, v, u);
@@ -162,6 +158,7 @@ out:
 	free(leaves);
 	free(path);
 	free(stamp);
+	free(call_id);
 	return rc;
 }
 

@@ -39,7 +39,7 @@ struct chrome {
 	struct export_job *x;
 	struct report *r;
 	struct outbuf *b;
-	struct keymap kept;          /* (stack, thread, metric) -> node, for the kept samples */
+	struct export_kept kept;     /* (stack, thread, metric) -> node, for the kept samples */
 	struct export_ids tracks_id; /* (thread, slot, 0) -> track */
 	struct track *tracks;
 	size_t ntracks, trackcap;
@@ -76,21 +76,31 @@ static void put_us(struct outbuf *b, int64_t ns)
 		      (unsigned long long)(a % 1000));
 }
 
-static void put_slice(struct chrome *c, const struct track *tr, int node, int64_t start,
-		      int64_t end)
+/*
+ * An event up to its time: its phase (head: its fields up to the name's value), node's name,
+ * the category (the metric of slot), the pid and tid of track tr, ts.
+ */
+static void put_event_start(struct chrome *c, const char *head, int node, int slot,
+			    const struct track *tr, int64_t ts)
 {
 	char buf[1024];
 	const char *name = export_node_name(c->r, &c->r->tree, node, buf, sizeof(buf));
-	const char *cat = c->r->m.metrics[c->x->metrics[tr->slot]].name;
+	const char *cat = c->r->m.metrics[c->x->metrics[slot]].name;
 
 	put_event_head(c);
-	outbuf_puts(c->b, "\"ph\": \"X\", \"name\": ");
+	outbuf_puts(c->b, head);
 	outbuf_json(c->b, name, strlen(name), 0);
 	outbuf_puts(c->b, ", \"cat\": ");
 	outbuf_json(c->b, cat, strlen(cat), 0);
 	outbuf_printf(c->b, ", \"pid\": %lld, \"tid\": %lld, \"ts\": ",
 		      (long long)pid_of(c->r, tr->thread), (long long)tid_of(c, tr));
-	put_us(c->b, start);
+	put_us(c->b, ts);
+}
+
+static void put_slice(struct chrome *c, const struct track *tr, int node, int64_t start,
+		      int64_t end)
+{
+	put_event_start(c, "\"ph\": \"X\", \"name\": ", node, tr->slot, tr, start);
 	outbuf_puts(c->b, ", \"dur\": ");
 	put_us(c->b, end - start);
 	outbuf_putc(c->b, '}');
@@ -151,19 +161,9 @@ static int put_sample(struct chrome *c, struct track *tr, int node, int64_t time
 
 static void put_instant(struct chrome *c, const struct model_event *e, int slot, int node)
 {
-	char buf[1024];
-	const char *name = export_node_name(c->r, &c->r->tree, node, buf, sizeof(buf));
-	const char *cat = c->r->m.metrics[c->x->metrics[slot]].name;
 	struct track tr = { .thread = e->thread, .slot = 0 };
 
-	put_event_head(c);
-	outbuf_puts(c->b, "\"ph\": \"i\", \"s\": \"t\", \"name\": ");
-	outbuf_json(c->b, name, strlen(name), 0);
-	outbuf_puts(c->b, ", \"cat\": ");
-	outbuf_json(c->b, cat, strlen(cat), 0);
-	outbuf_printf(c->b, ", \"pid\": %lld, \"tid\": %lld, \"ts\": ",
-		      (long long)pid_of(c->r, e->thread), (long long)tid_of(c, &tr));
-	put_us(c->b, e->time_ns);
+	put_event_start(c, "\"ph\": \"i\", \"s\": \"t\", \"name\": ", node, slot, &tr, e->time_ns);
 	outbuf_printf(c->b, ", \"args\": {\"value\": %lld}}", (long long)e->value);
 	outbuf_spill(c->b);
 }
@@ -260,11 +260,10 @@ int export_chrome(struct export_job *x)
 	char err[1024];
 	int rc;
 
-	keymap_init(&c.kept);
 	export_ids_init(&c.tracks_id);
 	export_window(c.r, &from, &to);
 	c.path = malloc((c.r->tree.n + 1) * sizeof(int));
-	rc = c.path ? export_kept_init(c.r, &c.kept) : -ENOMEM;
+	rc = c.path ? export_kept_init(&c.kept, c.r) : -ENOMEM;
 	if (rc == -EOVERFLOW)
 		log_error(
 			"cannot export result '%s' as a Chrome trace: more than %d threads or 255 "
@@ -289,7 +288,7 @@ int export_chrome(struct export_job *x)
 	free(c.tracks);
 	free(c.path);
 	free(ev);
-	keymap_release(&c.kept);
+	export_kept_release(&c.kept);
 	export_ids_release(&c.tracks_id);
 	return rc;
 }

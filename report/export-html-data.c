@@ -65,7 +65,7 @@ int html_fn_of(struct html *h, int side, int node)
 static int tree_child(struct html *h, int parent, int fid)
 {
 	uint64_t key = (uint64_t)(uint32_t)parent << 32 | (uint32_t)fid;
-	int node = keymap_get(&h->childmap, key);
+	int node = key_index_get(&h->childmap, key);
 	size_t w = h->nr * h->nmetrics;
 
 	if (node >= 0)
@@ -76,7 +76,7 @@ static int tree_child(struct html *h, int parent, int fid)
 	node = (int)h->nnodes++;
 	h->node[node] = (struct html_node){ parent, fid, -1, -1 };
 	memset(&h->self[(size_t)node * w], 0, w * sizeof(*h->self));
-	if (keymap_put(&h->childmap, key, node))
+	if (key_index_add(&h->childmap, key, node))
 		return -ENOMEM;
 	return node;
 }
@@ -87,8 +87,11 @@ int html_project(struct html *h, int side)
 	int *map = malloc((t->n + 1) * sizeof(int)), *fnode = NULL, rc = 0;
 	size_t i, k, w = h->nr * h->nmetrics;
 
-	if (!map)
+	/* The first side's tree has no more nodes than its call tree: room for them at once. */
+	if (!map || key_index_reserve(&h->childmap, t->n)) {
+		free(map);
 		return -ENOMEM;
+	}
 	if (!h->nnodes && tree_child(h, -1, -1) < 0) {
 		free(map);
 		return -ENOMEM;

@@ -158,22 +158,6 @@ static int64_t *node_totals(const struct html *h)
 	return tot;
 }
 
-struct order {
-	const int64_t *tot;
-	size_t w, col;
-};
-
-static int heavier(const void *pa, const void *pb, void *arg)
-{
-	const struct order *o = arg;
-	int a = *(const int *)pa, b = *(const int *)pb;
-	int64_t va = o->tot[(size_t)a * o->w + o->col], vb = o->tot[(size_t)b * o->w + o->col];
-
-	if (va != vb)
-		return va > vb ? -1 : 1;
-	return a < b ? -1 : a > b;
-}
-
 static int larger_first(const void *pa, const void *pb)
 {
 	double a = *(const double *)pa, b = *(const double *)pb;
@@ -241,7 +225,7 @@ static int put_tree(struct html *h, const int64_t *scale, size_t *dropped)
 	int *kids = malloc((h->nnodes + 1) * sizeof(int));
 	int64_t *other = calloc((h->nnodes + 1) * w, sizeof(int64_t));
 	int *depth = malloc((h->nnodes + 1) * sizeof(int));
-	struct order o = { .tot = tot, .w = w, .col = (h->nr - 1) * h->nmetrics };
+	struct report_heavier o = { .v = tot, .stride = w, .col = (h->nr - 1) * h->nmetrics };
 	int rc = -ENOMEM;
 
 	if (!tot || !keep || !order || !stack || !kids || !other || !depth)
@@ -267,7 +251,7 @@ static int put_tree(struct html *h, const int64_t *scale, size_t *dropped)
 		for (nk = 0, c = h->node[u].first_child; c >= 0; c = h->node[c].next_sibling)
 			if (keep[c])
 				kids[nk++] = c;
-		qsort_r(kids, nk, sizeof(int), heavier, &o);
+		qsort_r(kids, nk, sizeof(int), report_heavier_cmp, &o);
 		while (nk--) {
 			depth[kids[nk]] = depth[u] + 1;
 			stack[sp++] = kids[nk];
@@ -510,15 +494,15 @@ static int timeline(struct html *h)
 {
 	struct report *r = &h->r[0];
 	struct model_event *ev = NULL;
-	struct keymap kept;
+	struct export_kept kept;
+	int *node = NULL;
 	size_t nev = 0, i, k;
 	int64_t from, to, lo = INT64_MAX, hi = 0;
 	char err[1024] = "too many threads or metrics for the timeline";
 	int rc;
 
-	keymap_init(&kept);
 	export_window(r, &from, &to);
-	if ((rc = export_kept_init(r, &kept)) ||
+	if ((rc = export_kept_init(&kept, r)) ||
 	    (rc = model_load_events(&r->m, from, to, &ev, &nev, err, sizeof(err)))) {
 		/* Without a timeline the page still shows the rest. */
 		if (rc != -ENOMEM)
@@ -526,8 +510,13 @@ static int timeline(struct html *h)
 		rc = rc == -ENOMEM ? rc : 0;
 		goto out;
 	}
+	/* Each event's node, looked up once for both passes. */
+	if (!(node = malloc((nev + 1) * sizeof(*node)))) {
+		rc = -ENOMEM;
+		goto out;
+	}
 	for (i = 0; i < nev; i++)
-		if (export_kept_node(&kept, &ev[i]) >= 0) {
+		if ((node[i] = export_kept_node(&kept, &ev[i])) >= 0) {
 			lo = ev[i].time_ns < lo ? ev[i].time_ns : lo;
 			hi = ev[i].time_ns > hi ? ev[i].time_ns : hi;
 		}
@@ -556,7 +545,7 @@ static int timeline(struct html *h)
 		size_t bin = (size_t)((double)(e->time_ns - h->tl_start) / (double)h->tl_span *
 				      (double)h->tl_bins);
 
-		if (export_kept_node(&kept, e) < 0)
+		if (node[i] < 0)
 			continue;
 		for (k = 0; k < h->nmetrics && h->metrics[0][k] != e->metric; k++)
 			;
@@ -574,8 +563,9 @@ static int timeline(struct html *h)
 	}
 	qsort(h->lanes, h->nlanes, sizeof(*h->lanes), cmp_lane);
 out:
+	free(node);
 	free(ev);
-	keymap_release(&kept);
+	export_kept_release(&kept);
 	return rc;
 }
 
@@ -698,7 +688,7 @@ int export_html(struct export_job *x)
 	export_names_init(&h.modules);
 	export_names_init(&h.files);
 	export_ids_init(&h.fids);
-	keymap_init(&h.childmap);
+	hash_index_init(&h.childmap);
 	for (s = 0; s < h.nr && !rc; s++)
 		rc = html_project(&h, (int)s);
 	for (s = 0; s < h.nr && !rc; s++)
@@ -721,7 +711,7 @@ int export_html(struct export_job *x)
 	export_names_release(&h.modules);
 	export_names_release(&h.files);
 	export_ids_release(&h.fids);
-	keymap_release(&h.childmap);
+	hash_index_release(&h.childmap);
 	cct_walk_release(&h.lw);
 	free(h.fn);
 	free(h.nodefn[0]);

@@ -60,7 +60,7 @@ struct html {
 	size_t nnodes, nodecap;
 	int64_t *self; /* per node: nr * nmetrics values */
 	size_t selfcap;
-	struct keymap childmap;
+	struct hash_index childmap;
 	int64_t *hot; /* per function: self then total, nr * nmetrics each */
 	size_t hotcap;
 	struct cct_walk lw; /* per loc of result 1 */

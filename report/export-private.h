@@ -3,7 +3,7 @@
 #ifndef PCOLLECT_REPORT_EXPORT_PRIVATE_H
 #define PCOLLECT_REPORT_EXPORT_PRIVATE_H
 
-#include "report/keymap.h"
+#include "report/key-index.h"
 #include "report/outbuf.h"
 #include "report/report-private.h"
 
@@ -50,7 +50,7 @@ int export_leaves(const struct cct *t, int **out, size_t *n);
  * order first seen: export_ids_get() returns the tuple's id, adding it when new, or -ENOMEM.
  */
 struct export_ids {
-	struct keymap map;
+	struct hash_index index;
 	int (*tuple)[3];
 	size_t n, cap;
 };
@@ -61,7 +61,7 @@ int export_ids_get(struct export_ids *ids, int a, int b, int c);
 
 /* Ids for strings, in the order first seen (the strings must outlive the ids). */
 struct export_names {
-	struct keymap map;
+	struct hash_index index;
 	const char **s;
 	size_t n, cap;
 };
@@ -73,10 +73,21 @@ int export_names_get(struct export_names *ns, const char *s);
 
 /*
  * The tree node of each kept sample (after -filter and -time-filter) by (stack, thread,
- * metric): where the timeline's events go, or -1 for events the filters leave out.
+ * metric): where the timeline's events go, or -1 for events the filters leave out. Most
+ * stacks are one thread's, of one metric: each stack's first key is at hand in an array of
+ * the stacks, one look per event; the keys of stacks shared by threads are in an index.
  */
-int export_kept_init(const struct report *r, struct keymap *kept);
-int export_kept_node(const struct keymap *kept, const struct model_event *e);
+struct export_kept {
+	struct export_kept_first {
+		int thread, metric, node; /* node -1: none */
+	} * first;                        /* per stack */
+	struct hash_index more;
+};
+
+/* 0, -ENOMEM, or -EOVERFLOW when the keys do not fit the index's. */
+int export_kept_init(struct export_kept *kept, const struct report *r);
+int export_kept_node(const struct export_kept *kept, const struct model_event *e);
+void export_kept_release(struct export_kept *kept);
 
 /* -time-filter's window in ns, [*from, *to) (the whole run without it). */
 void export_window(const struct report *r, int64_t *from, int64_t *to);

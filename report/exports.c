@@ -95,67 +95,82 @@ int export_leaves(const struct cct *t, int **out, size_t *n)
 void export_ids_init(struct export_ids *ids)
 {
 	memset(ids, 0, sizeof(*ids));
-	keymap_init(&ids->map);
 }
 
 void export_ids_release(struct export_ids *ids)
 {
-	keymap_release(&ids->map);
+	hash_index_release(&ids->index);
 	free(ids->tuple);
 	memset(ids, 0, sizeof(*ids));
 }
 
+/* A tuple looked up: the ids it is compared with, and the tuple. */
+struct tuple_key {
+	const struct export_ids *ids;
+	int t[3];
+};
+
+static bool tuple_eq(const void *ctx, uint32_t i)
+{
+	const struct tuple_key *k = ctx;
+
+	return !memcmp(k->ids->tuple[i], k->t, sizeof(k->t));
+}
+
+static int tuple_make(const void *ctx, void *elem)
+{
+	memcpy(elem, ((const struct tuple_key *)ctx)->t, sizeof(int[3]));
+	return 0;
+}
+
 int export_ids_get(struct export_ids *ids, int a, int b, int c)
 {
+	struct tuple_key k = { ids, { a, b, c } };
 	uint64_t h = hash_combine(hash_mix((uint64_t)(uint32_t)a << 32 | (uint32_t)b),
 				  (uint64_t)(uint32_t)c);
-	int id;
+	int64_t id = HASH_INDEX_GET(&ids->index, h, tuple_eq, tuple_make, &k, ids->tuple, ids->n,
+				    ids->cap);
 
-	/* A hash shared by two tuples: the next hash value is the second's. */
-	for (;; h++) {
-		id = keymap_get(&ids->map, h);
-		if (id < 0)
-			break;
-		if (ids->tuple[id][0] == a && ids->tuple[id][1] == b && ids->tuple[id][2] == c)
-			return id;
-	}
-	if (GROW(ids->tuple, ids->n + 1, ids->cap) || keymap_put(&ids->map, h, (int)ids->n))
-		return -ENOMEM;
-	ids->tuple[ids->n][0] = a;
-	ids->tuple[ids->n][1] = b;
-	ids->tuple[ids->n][2] = c;
-	return (int)ids->n++;
+	return id < 0 ? -ENOMEM : (int)id;
 }
 
 void export_names_init(struct export_names *ns)
 {
 	memset(ns, 0, sizeof(*ns));
-	keymap_init(&ns->map);
 }
 
 void export_names_release(struct export_names *ns)
 {
-	keymap_release(&ns->map);
+	hash_index_release(&ns->index);
 	free(ns->s);
 	memset(ns, 0, sizeof(*ns));
 }
 
+struct name_key {
+	const struct export_names *ns;
+	const char *s;
+};
+
+static bool name_eq(const void *ctx, uint32_t i)
+{
+	const struct name_key *k = ctx;
+
+	return !strcmp(k->ns->s[i], k->s);
+}
+
+static int name_make(const void *ctx, void *elem)
+{
+	*(const char **)elem = ((const struct name_key *)ctx)->s;
+	return 0;
+}
+
 int export_names_get(struct export_names *ns, const char *s)
 {
-	uint64_t h = hash_bytes(s, strlen(s));
-	int id;
+	struct name_key k = { ns, s };
+	int64_t id = HASH_INDEX_GET(&ns->index, hash_bytes(s, strlen(s)), name_eq, name_make, &k,
+				    ns->s, ns->n, ns->cap);
 
-	for (;; h++) {
-		id = keymap_get(&ns->map, h);
-		if (id < 0)
-			break;
-		if (!strcmp(ns->s[id], s))
-			return id;
-	}
-	if (GROW(ns->s, ns->n + 1, ns->cap) || keymap_put(&ns->map, h, (int)ns->n))
-		return -ENOMEM;
-	ns->s[ns->n] = s;
-	return (int)ns->n++;
+	return id < 0 ? -ENOMEM : (int)id;
 }
 
 static uint64_t kept_key(int stack, int thread, int metric)
@@ -164,25 +179,64 @@ static uint64_t kept_key(int stack, int thread, int metric)
 	       (uint32_t)metric;
 }
 
-int export_kept_init(const struct report *r, struct keymap *kept)
+int export_kept_init(struct export_kept *kept, const struct report *r)
 {
-	size_t i;
+	size_t i, more;
+	int pass;
 
+	memset(kept, 0, sizeof(*kept));
 	/* The key holds a thread in 24 bits and a metric in 8. */
 	if (r->m.nthreads >= (1u << 24) - 1 || r->m.nmetrics > 255)
 		return -EOVERFLOW;
-	for (i = 0; i < r->nrecs; i++) {
-		const struct model_sample *s = report_sample(r, &r->recs[i]);
+	if (!(kept->first = big_malloc((r->m.nstacks + 1) * sizeof(*kept->first))))
+		return -ENOMEM;
+	for (i = 0; i < r->m.nstacks; i++)
+		kept->first[i].node = -1;
+	/*
+	 * Samples of one key (contexts apart) can be at two nodes: the last one counts. The
+	 * first pass fills each stack's first key and counts the others, the second indexes them
+	 * in an index made big enough at once.
+	 */
+	for (pass = 0; pass < 2; pass++) {
+		for (i = r->nrecs, more = 0; i-- > 0;) {
+			const struct model_sample *s = report_sample(r, &r->recs[i]);
+			struct export_kept_first *f = &kept->first[s->stack];
+			uint64_t key = kept_key(s->stack, s->thread, s->metric);
 
-		if (keymap_put(kept, kept_key(s->stack, s->thread, s->metric), r->recs[i].node))
+			if (f->node < 0)
+				*f = (struct export_kept_first){ s->thread, s->metric,
+								 r->recs[i].node };
+			else if (f->thread == s->thread && f->metric == s->metric)
+				continue;
+			else if (!pass)
+				more++;
+			else if (key_index_get(&kept->more, key) < 0 &&
+				 key_index_add(&kept->more, key, r->recs[i].node))
+				return -ENOMEM;
+		}
+		if (!pass && more && key_index_reserve(&kept->more, more))
 			return -ENOMEM;
+		if (!more)
+			break;
 	}
 	return 0;
 }
 
-int export_kept_node(const struct keymap *kept, const struct model_event *e)
+int export_kept_node(const struct export_kept *kept, const struct model_event *e)
 {
-	return keymap_get(kept, kept_key(e->stack, e->thread, e->metric));
+	const struct export_kept_first *f = &kept->first[e->stack];
+
+	if (f->thread == e->thread && f->metric == e->metric)
+		return f->node;
+	return kept->more.n ? key_index_get(&kept->more, kept_key(e->stack, e->thread, e->metric))
+			    : -1;
+}
+
+void export_kept_release(struct export_kept *kept)
+{
+	free(kept->first);
+	hash_index_release(&kept->more);
+	memset(kept, 0, sizeof(*kept));
 }
 
 void export_window(const struct report *r, int64_t *from, int64_t *to)

@@ -9,7 +9,10 @@
 
 #include <strings.h>
 
+#include "common/grow.h"
 #include "common/hash-index.h"
+#include "common/log.h"
+#include "common/parallel.h"
 #include "report/bigmem.h"
 #include "report/model-private.h"
 
@@ -31,7 +34,18 @@ struct merge {
 	struct model *m;
 	struct hash_index modules, files, functions, frames, stacks, metrics;
 	size_t modules_cap, files_cap, functions_cap, frames_cap, stacks_cap, metrics_cap;
+	size_t processes_cap, threads_cap, contexts_cap;
 };
+
+static void merge_release(struct merge *g)
+{
+	struct hash_index *const all[] = { &g->modules, &g->files,  &g->functions,
+					   &g->frames,  &g->stacks, &g->metrics };
+	size_t i;
+
+	for (i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		hash_index_release(all[i]);
+}
 
 static uint64_t str_hash(const char *s)
 {
@@ -241,20 +255,14 @@ static int merge_own(struct merge *g, struct model_part *p)
 	struct model *m = g->m;
 	const struct model *pm = &p->m;
 	size_t np = m->nprocesses, nt = m->nthreads, nc = m->ncontexts, i;
-	void *a, *b, *c;
 
-	a = realloc(m->processes, (np + pm->nprocesses + 1) * sizeof(*m->processes));
-	if (a)
-		m->processes = a;
-	b = realloc(m->threads, (nt + pm->nthreads + 1) * sizeof(*m->threads));
-	if (b)
-		m->threads = b;
-	c = realloc(m->contexts, (nc + pm->ncontexts + 1) * sizeof(*m->contexts));
-	if (c)
-		m->contexts = c;
+	if (GROW(m->processes, np + pm->nprocesses + 1, g->processes_cap) ||
+	    GROW(m->threads, nt + pm->nthreads + 1, g->threads_cap) ||
+	    GROW(m->contexts, nc + pm->ncontexts + 1, g->contexts_cap))
+		return -ENOMEM;
 	p->thread_map = malloc((pm->nthreads + 1) * sizeof(int));
 	p->context_map = malloc((pm->ncontexts + 1) * sizeof(int));
-	if (!a || !b || !c || !p->thread_map || !p->context_map)
+	if (!p->thread_map || !p->context_map)
 		return -ENOMEM;
 	memcpy(m->processes + np, pm->processes, pm->nprocesses * sizeof(*m->processes));
 	m->nprocesses += pm->nprocesses;
@@ -313,7 +321,7 @@ static int merge_samples(struct model *m)
 /* Python notes: one per kind, their counts added. */
 static int merge_pynotes(struct model *m)
 {
-	size_t i, j, k;
+	size_t i, j, k, cap = 0;
 
 	for (i = 0; i < m->nparts; i++) {
 		const struct model *pm = &m->parts[i].m;
@@ -324,11 +332,8 @@ static int merge_pynotes(struct model *m)
 			     k++)
 				;
 			if (k == m->npynotes) {
-				void *a = realloc(m->pynotes, (k + 1) * sizeof(*m->pynotes));
-
-				if (!a)
+				if (GROW(m->pynotes, k + 1, cap))
 					return -ENOMEM;
-				m->pynotes = a;
 				m->pynotes[m->npynotes++] = pm->pynotes[j];
 			} else {
 				m->pynotes[k].count += pm->pynotes[j].count;
@@ -422,10 +427,10 @@ nomem:
 
 /* ---- loading ------------------------------------------------------------------------------- */
 
+/* Every part loaded; the error of the first that failed. */
 struct loads {
 	struct model_part *parts;
 	char *const *dbs;
-	size_t n, next;
 	unsigned flags;
 	pthread_mutex_t lock;
 	int rc;
@@ -433,31 +438,24 @@ struct loads {
 	char err[1024];
 };
 
-static void *load_some(void *arg)
+/* Load part i. A failure is kept, not returned: the other parts still load, so the message
+   is always the first failed part's. */
+static int load_part(void *ctx, size_t i)
 {
-	struct loads *ls = arg;
+	struct loads *ls = ctx;
+	char err[1024];
+	int rc = model_load(&ls->parts[i].m, ls->dbs[i], ls->flags, err, sizeof(err));
 
-	for (;;) {
-		char err[1024];
-		size_t i;
-		int rc;
-
+	if (rc) {
 		pthread_mutex_lock(&ls->lock);
-		i = ls->next++;
-		pthread_mutex_unlock(&ls->lock);
-		if (i >= ls->n)
-			return NULL;
-		rc = model_load(&ls->parts[i].m, ls->dbs[i], ls->flags, err, sizeof(err));
-		if (rc) {
-			pthread_mutex_lock(&ls->lock);
-			if (!ls->rc || i < ls->failed) {
-				ls->rc = rc;
-				ls->failed = i;
-				snprintf(ls->err, sizeof(ls->err), "%s", err);
-			}
-			pthread_mutex_unlock(&ls->lock);
+		if (!ls->rc || i < ls->failed) {
+			ls->rc = rc;
+			ls->failed = i;
+			err_set(ls->err, sizeof(ls->err), "%s", err);
 		}
+		pthread_mutex_unlock(&ls->lock);
 	}
+	return 0;
 }
 
 /* Load every part, a few at once (each load uses a second thread for its samples). */
@@ -465,22 +463,15 @@ static void *load_some(void *arg)
 
 static int load_parts(struct model *m, char *const *dbs, unsigned flags, char *err, size_t err_size)
 {
-	struct loads ls = { .parts = m->parts,
-			    .dbs = dbs,
-			    .n = m->nparts,
-			    .flags = flags,
-			    .lock = PTHREAD_MUTEX_INITIALIZER };
-	pthread_t th[LOAD_THREADS];
-	size_t i, started = 0;
+	struct loads ls = {
+		.parts = m->parts, .dbs = dbs, .flags = flags, .lock = PTHREAD_MUTEX_INITIALIZER
+	};
+	int rc = parallel_for(m->nparts, LOAD_THREADS, load_part, &ls);
 
-	for (i = 0; i + 1 < LOAD_THREADS && i + 1 < m->nparts; i++)
-		if (!pthread_create(&th[started], NULL, load_some, &ls))
-			started++;
-	load_some(&ls);
-	for (i = 0; i < started; i++)
-		pthread_join(th[i], NULL);
+	if (rc)
+		return rc;
 	if (ls.rc)
-		snprintf(err, err_size, "%s", ls.err);
+		err_set(err, err_size, "%s", ls.err);
 	return ls.rc;
 }
 
@@ -493,6 +484,7 @@ int model_load_job(struct model *m, const char *dir, char *const *dbs, size_t n,
 	int rc;
 
 	memset(m, 0, sizeof(*m));
+	m->arena.chunk_size = MODEL_ARENA_CHUNK;
 	m->db_path = strdup(dir);
 	m->parts = calloc(n + 1, sizeof(*m->parts));
 	m->nparts = n;
@@ -513,12 +505,7 @@ int model_load_job(struct model *m, const char *dir, char *const *dbs, size_t n,
 
 		m->parts[i].offset_ns = start > 0 && first != INT64_MAX ? start - first : 0;
 	}
-	hash_index_init(&g.modules);
-	hash_index_init(&g.files);
-	hash_index_init(&g.functions);
-	hash_index_init(&g.frames);
-	hash_index_init(&g.stacks);
-	hash_index_init(&g.metrics);
+	/* g's indexes are zeroed: empty. */
 	for (i = 0; i < n && !rc; i++) {
 		struct model_part *p = &m->parts[i];
 
@@ -528,12 +515,7 @@ int model_load_job(struct model *m, const char *dir, char *const *dbs, size_t n,
 		if (!rc)
 			rc = merge_own(&g, p);
 	}
-	hash_index_release(&g.modules);
-	hash_index_release(&g.files);
-	hash_index_release(&g.functions);
-	hash_index_release(&g.frames);
-	hash_index_release(&g.stacks);
-	hash_index_release(&g.metrics);
+	merge_release(&g);
 	if (!rc && (m->stack_order = malloc((m->nstacks + 1) * sizeof(int))))
 		for (i = 0; i < m->nstacks; i++)
 			m->stack_order[i] = (int)i; /* every parent was added before its children */
@@ -554,8 +536,8 @@ int model_load_job(struct model *m, const char *dir, char *const *dbs, size_t n,
 		m->interval_ns = m->parts[0].m.interval_ns;
 	}
 	if (rc == -ENOMEM)
-		snprintf(err, err_size, "cannot load the results of job '%s': %s", dir,
-			 strerror(ENOMEM));
+		err_set(err, err_size, "cannot load the results of job '%s': %s", dir,
+			strerror(ENOMEM));
 out:
 	if (rc)
 		model_free(m);
@@ -583,8 +565,8 @@ int model_job_time_range(struct model *m, int64_t from_ns, int64_t to_ns, bool *
 			return rc;
 	}
 	if ((rc = merge_samples(m)))
-		snprintf(err, err_size, "cannot load the timeline of job '%s': %s", m->db_path,
-			 strerror(-rc));
+		err_set(err, err_size, "cannot load the timeline of job '%s': %s", m->db_path,
+			strerror(-rc));
 	return rc;
 }
 
@@ -599,7 +581,7 @@ int model_job_events(struct model *m, int64_t from_ns, int64_t to_ns, struct mod
 		     size_t *n, char *err, size_t err_size)
 {
 	struct model_event *all = NULL;
-	size_t nall = 0, i, j;
+	size_t nall = 0, cap = 0, i, j;
 	int rc = 0;
 
 	*out = NULL;
@@ -608,22 +590,19 @@ int model_job_events(struct model *m, int64_t from_ns, int64_t to_ns, struct mod
 		struct model_part *p = &m->parts[i];
 		struct model_event *ev;
 		size_t nev;
-		void *a;
 
 		rc = model_load_events(&p->m, from_ns - p->offset_ns,
 				       to_ns == INT64_MAX ? to_ns : to_ns - p->offset_ns, &ev, &nev,
 				       err, err_size);
 		if (rc)
 			break;
-		a = realloc(all, (nall + nev + 1) * sizeof(*all));
-		if (!a) {
+		if (GROW(all, nall + nev + 1, cap)) {
 			free(ev);
 			rc = -ENOMEM;
-			snprintf(err, err_size, "cannot load the timeline of job '%s': %s",
-				 m->db_path, strerror(ENOMEM));
+			err_set(err, err_size, "cannot load the timeline of job '%s': %s",
+				m->db_path, strerror(ENOMEM));
 			break;
 		}
-		all = a;
 		for (j = 0; j < nev; j++) {
 			struct model_event e = ev[j];
 

@@ -7,6 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/metric.h"
+#include "report/arena.h"
+
 struct sqlite3;
 
 /*
@@ -174,9 +177,9 @@ struct model {
 	const char **regions; /* the distinct contexts.region paths, sorted */
 	size_t nregions;
 
-	int64_t interval_ns; /* meta.interval_ns */
-	struct model_arena *arena;
-	struct model_ids *ids; /* database ids of stacks and threads */
+	int64_t interval_ns;   /* meta.interval_ns */
+	struct arena arena;    /* the strings */
+	struct model_ids *ids; /* database ids of stacks, threads, contexts and metrics */
 	/* A parallel job (model_load_job()): its node results' models, db NULL. */
 	struct model_part *parts;
 	size_t nparts;
@@ -257,8 +260,10 @@ typedef int (*model_timeline_fn)(void *ctx, const struct model_sample *s, int64_
 int model_scan_timeline(struct model *m, int64_t to_ns, model_timeline_fn fn, void *ctx, char *err,
 			size_t err_size);
 
-/* The index of the metric called name (case-insensitive), or -1. */
+/* The index of the metric called name (case-insensitive), or -1: a name the user gave. */
 int model_find_metric(const struct model *m, const char *name);
+/* The index of the known metric id (common/metric.h) in the result, or -1. */
+int model_metric(const struct model *m, enum metric_id id);
 
 /*
  * The label of sync object i ("lock_a", "mutex 0x55d0c0a0", "fd 5", "pipe:[4242] (fd 5)",

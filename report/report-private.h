@@ -101,6 +101,29 @@ int report_open(struct report *r, const struct report_opts *o, const char *dir,
 		const struct report_view *view);
 void report_close(struct report *r);
 
+/*
+ * -metric, -sort-desc and -threshold (metric-choice.c): which metrics a view shows
+ * (r->shown), sorts by (r->sort_metric, r->sort_side) and judges by (r->min). 0, a usage
+ * error or -ENOMEM.
+ */
+int report_pick_metrics(struct report *r);
+
+/*
+ * The tree views' -group-by (levels.c): process, thread, module, rank, node, wait-kind,
+ * sync-object and region as the top levels of the tree, into r->levels. 0 or a usage error.
+ */
+int report_tree_levels(struct report *r);
+/* Tree views: the tree again, under r->levels and with recursion collapsed. 0 or -ENOMEM. */
+int report_derive_tree(struct report *r);
+
+/* -report-output must not name a file of a result it reads (item 10 of issue 10) (output.c). */
+int report_check_output(const struct report_opts *o);
+/*
+ * t rendered in -format to -report-output (else stdout), a terminal's width unless -width:
+ * 0 or a negative errno, told with log_error().
+ */
+int report_write(const struct report_opts *o, struct report *r, const struct table *t);
+
 /* -time-filter's "A:B", seconds from the start, either side optional, into ns. 0 or a usage
    error. */
 int report_parse_time_filter(const char *s, int64_t *from, int64_t *to);
@@ -192,6 +215,16 @@ void report_note_pruned(const struct report *r, struct table *t, size_t n, const
 
 /* Apply -sort-desc (or default_col) and -limit to a flat table. */
 int report_sort_limit(const struct report *r, struct table *t, const char *default_col);
+
+/*
+ * For qsort_r() of indexes (ints): heaviest first by v[index * stride + col], ties in index
+ * order. The one order of tree nodes, functions and edges by a metric.
+ */
+struct report_heavier {
+	const int64_t *v;
+	size_t stride, col;
+};
+int report_heavier_cmp(const void *pa, const void *pb, void *arg);
 
 /*
  * Children of node in tree, sorted by the sort metric (self or total), heaviest first; ties

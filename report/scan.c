@@ -9,6 +9,7 @@
 
 #include <sqlite3.h>
 
+#include "common/log.h"
 #include "report/bigmem.h"
 #include "report/scan.h"
 
@@ -82,7 +83,7 @@ static int scan_run(struct scan_job *job, sqlite3 *db)
 	int rc, c;
 
 	if (sqlite3_prepare_v2(db, s->sql, -1, &st, NULL) != SQLITE_OK) {
-		snprintf(job->err, sizeof(job->err), "%s", sqlite3_errmsg(db));
+		err_set(job->err, sizeof(job->err), "%s", sqlite3_errmsg(db));
 		return -EIO;
 	}
 	sqlite3_bind_int64(st, 1, s->lo);
@@ -104,7 +105,7 @@ static int scan_run(struct scan_job *job, sqlite3 *db)
 		}
 	}
 	if (rc != SQLITE_DONE)
-		snprintf(job->err, sizeof(job->err), "%s", sqlite3_errmsg(db));
+		err_set(job->err, sizeof(job->err), "%s", sqlite3_errmsg(db));
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : -EIO;
 }

@@ -7,39 +7,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "report/bigmem.h"
 #include "report/radix.h"
 #include "report/table.h"
 
-struct table_arena {
-	struct table_arena *next;
-	size_t used, size;
-	char data[];
-};
-
-#define TABLE_ARENA_CHUNK (64 * 1024)
-
 static char *table_strdup(struct table *t, const char *s)
 {
-	size_t n = strlen(s) + 1;
-	struct table_arena *a = t->arena;
+	char *p = arena_strdup(&t->arena, s);
 
-	if (!a || a->size - a->used < n) {
-		size_t size = n > TABLE_ARENA_CHUNK ? n : TABLE_ARENA_CHUNK;
-
-		a = malloc(sizeof(*a) + size);
-		if (!a) {
-			t->failed = true;
-			return NULL;
-		}
-		a->used = 0;
-		a->size = size;
-		a->next = t->arena;
-		t->arena = a;
-	}
-	memcpy(a->data + a->used, s, n);
-	a->used += n;
-	return a->data + a->used - n;
+	if (!p)
+		t->failed = true;
+	return p;
 }
 
 void table_init(struct table *t)
@@ -49,17 +28,13 @@ void table_init(struct table *t)
 
 void table_release(struct table *t)
 {
-	struct table_arena *a, *next;
 	size_t i;
 
 	for (i = 0; i < t->ncols; i++)
 		free(t->cols[i].name);
 	for (i = 0; i < t->nnotes; i++)
 		free(t->notes[i]);
-	for (a = t->arena; a; a = next) {
-		next = a->next;
-		free(a);
-	}
+	arena_release(&t->arena);
 	free(t->notes);
 	free(t->cols);
 	free(t->cells);
@@ -70,13 +45,13 @@ void table_release(struct table *t)
 
 int table_add_col(struct table *t, const char *name, enum table_type type, unsigned flags)
 {
-	struct table_col *c = realloc(t->cols, (t->ncols + 1) * sizeof(*c));
+	struct table_col *c;
 
-	if (!c) {
+	if (GROW(t->cols, t->ncols + 1, t->colcap)) {
 		t->failed = true;
 		return -1;
 	}
-	t->cols = c;
+	c = t->cols;
 	c[t->ncols].name = strdup(name);
 	c[t->ncols].type = type;
 	c[t->ncols].flags = flags;
@@ -98,19 +73,12 @@ int table_find_col(const struct table *t, const char *name)
 /* Room for cap rows. Returns false (and sets failed) when memory runs out. */
 static bool table_grow(struct table *t, size_t cap)
 {
+	/* The cells are the big array: on huge pages (report/bigmem.h). */
 	struct table_cell *cells = big_realloc(t->cells, cap * t->ncols * sizeof(*cells));
-	int *d;
-	unsigned char *f;
 
 	if (cells)
 		t->cells = cells;
-	d = realloc(t->depth, cap * sizeof(*d));
-	if (d)
-		t->depth = d;
-	f = realloc(t->rowflags, cap);
-	if (f)
-		t->rowflags = f;
-	if (!cells || !d || !f) {
+	if (!cells || GROW(t->depth, cap, t->depthcap) || GROW(t->rowflags, cap, t->flagcap)) {
 		t->failed = true;
 		return false;
 	}
@@ -202,16 +170,14 @@ void table_set_pct(struct table *t, size_t row, int col, double pct)
 
 void table_add_note(struct table *t, const char *fmt, ...)
 {
-	char **notes = realloc(t->notes, (t->nnotes + 1) * sizeof(*notes));
 	va_list ap;
 
-	if (!notes) {
+	if (GROW(t->notes, t->nnotes + 1, t->notecap)) {
 		t->failed = true;
 		return;
 	}
-	t->notes = notes;
 	va_start(ap, fmt);
-	if (vasprintf(&notes[t->nnotes], fmt, ap) < 0)
+	if (vasprintf(&t->notes[t->nnotes], fmt, ap) < 0)
 		t->failed = true;
 	else
 		t->nnotes++;

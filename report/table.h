@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "report/arena.h"
+
 enum table_type {
 	TABLE_TEXT,
 	TABLE_TIME, /* ns, shown as seconds with millisecond precision */
@@ -52,15 +54,16 @@ struct table_cell {
 
 struct table {
 	struct table_col *cols;
-	size_t ncols;
+	size_t ncols, colcap;
 	struct table_cell *cells; /* nrows * ncols */
 	int *depth;               /* per row */
 	unsigned char *rowflags;  /* per row */
-	size_t nrows, cap;
+	size_t nrows, cap;        /* cap: rows of cells */
+	size_t depthcap, flagcap;
 	char **notes; /* lines printed after the table in text */
-	size_t nnotes;
-	struct table_arena *arena;
-	bool failed; /* an allocation failed: the table is incomplete */
+	size_t nnotes, notecap;
+	struct arena arena; /* the text cells */
+	bool failed;        /* an allocation failed: the table is incomplete */
 };
 
 void table_init(struct table *t);

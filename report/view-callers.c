@@ -17,14 +17,14 @@
 int callers_compute(struct callers *c, struct report *r)
 {
 	const struct cct *t = &r->tree;
-	struct keymap map;
+	struct hash_index map;
 	int *fkey = NULL, *ekey = NULL, *leaves = NULL;
 	size_t i, nleaves = 0;
 	int rc = 0;
 
 	memset(c, 0, sizeof(*c));
 	c->r = r;
-	keymap_init(&map);
+	hash_index_init(&map);
 	fkey = malloc(t->n * sizeof(int));
 	ekey = malloc(t->n * sizeof(int));
 	c->edges = malloc(t->n * sizeof(*c->edges));
@@ -45,11 +45,11 @@ int callers_compute(struct callers *c, struct report *r)
 			leaves[nleaves++] = (int)i;
 		if (caller < 0 || n->func < 0)
 			continue;
-		e = keymap_get(&map, key);
+		e = key_index_get(&map, key);
 		if (e < 0) {
 			e = (int)c->nedges++;
 			c->edges[e] = (struct edge){ caller, n->func };
-			rc = keymap_put(&map, key, e);
+			rc = key_index_add(&map, key, e);
 		}
 		ekey[i] = e;
 	}
@@ -65,7 +65,7 @@ out:
 	free(fkey);
 	free(ekey);
 	free(leaves);
-	keymap_release(&map);
+	hash_index_release(&map);
 	return rc;
 }
 
@@ -77,36 +77,16 @@ void callers_release(struct callers *c)
 	memset(c, 0, sizeof(*c));
 }
 
-struct edge_order {
-	const struct callers *c;
-	size_t k;
-};
-
-static int64_t edge_value(const struct callers *c, int e, size_t k)
-{
-	const int64_t *v = c->c_side == REPORT_SELF ? c->ewalk.self : c->ewalk.total;
-
-	return v[(size_t)e * c->ewalk.nm + k];
-}
-
-static int edge_heavier(const void *pa, const void *pb, void *arg)
-{
-	const struct edge_order *o = arg;
-	int a = *(const int *)pa, b = *(const int *)pb;
-	int64_t va = edge_value(o->c, a, o->k), vb = edge_value(o->c, b, o->k);
-
-	if (va != vb)
-		return va > vb ? -1 : 1;
-	return a - b;
-}
-
 int callers_index(struct callers *c, bool by_caller, int **idx, size_t **off)
 {
-	struct edge_order o = { c, (size_t)c->r->sort_metric };
+	struct report_heavier o = {
+		.v = c->r->sort_side == REPORT_SELF ? c->ewalk.self : c->ewalk.total,
+		.stride = c->ewalk.nm,
+		.col = (size_t)c->r->sort_metric,
+	};
 	size_t nf = c->r->m.nfunctions, i;
 	size_t *pos;
 
-	c->c_side = c->r->sort_side;
 	*idx = malloc((c->nedges + 1) * sizeof(int));
 	*off = calloc(nf + 2, sizeof(size_t));
 	pos = malloc((nf + 1) * sizeof(size_t));
@@ -122,7 +102,8 @@ int callers_index(struct callers *c, bool by_caller, int **idx, size_t **off)
 	for (i = 0; i < c->nedges; i++)
 		(*idx)[pos[by_caller ? c->edges[i].caller : c->edges[i].callee]++] = (int)i;
 	for (i = 0; i < nf; i++)
-		qsort_r(*idx + (*off)[i], (*off)[i + 1] - (*off)[i], sizeof(int), edge_heavier, &o);
+		qsort_r(*idx + (*off)[i], (*off)[i + 1] - (*off)[i], sizeof(int),
+			report_heavier_cmp, &o);
 	free(pos);
 	return 0;
 }
@@ -151,54 +132,44 @@ struct index {
 	size_t *callee_off, *caller_off;
 };
 
-/* One block: callers (indented), the function, callees (indented). */
-static void block(struct callers *c, struct table *t, const struct cols *k, int func, int index,
-		  const struct index *ix)
+/* The edges into func (callers) or out of it (callees), indented rows, those with a value. */
+static void edge_rows(struct callers *c, struct table *t, const struct cols *k, int func, int index,
+		      const int *by, const size_t *off, bool callees)
 {
 	size_t i, nm = c->ewalk.nm;
 
-	for (i = ix->callee_off[func]; i < ix->callee_off[func + 1]; i++) {
-		int e = ix->by_callee[i];
+	for (i = off[func]; i < off[func + 1]; i++) {
+		int e = by[i];
 
 		if (report_any_shown(c->r, &c->ewalk.total[(size_t)e * nm]))
-			row_set(c, t, k, 1, "caller", c->edges[e].caller,
-				&c->ewalk.total[(size_t)e * nm], &c->ewalk.self[(size_t)e * nm],
-				index);
-	}
-	row_set(c, t, k, 0, "function", func, &c->funcs.total[(size_t)func * nm],
-		&c->funcs.self[(size_t)func * nm], index);
-	for (i = ix->caller_off[func]; i < ix->caller_off[func + 1]; i++) {
-		int e = ix->by_caller[i];
-
-		if (report_any_shown(c->r, &c->ewalk.total[(size_t)e * nm]))
-			row_set(c, t, k, 1, "callee", c->edges[e].callee,
+			row_set(c, t, k, 1, callees ? "callee" : "caller",
+				callees ? c->edges[e].callee : c->edges[e].caller,
 				&c->ewalk.total[(size_t)e * nm], &c->ewalk.self[(size_t)e * nm],
 				index);
 	}
 }
 
-struct func_order {
-	const int64_t *v;
-	size_t nm, k;
-};
-
-static int func_heavier(const void *pa, const void *pb, void *arg)
+/* One block: callers (indented), the function, callees (indented). */
+static void block(struct callers *c, struct table *t, const struct cols *k, int func, int index,
+		  const struct index *ix)
 {
-	const struct func_order *o = arg;
-	int a = *(const int *)pa, b = *(const int *)pb;
-	int64_t va = o->v[(size_t)a * o->nm + o->k], vb = o->v[(size_t)b * o->nm + o->k];
+	size_t nm = c->ewalk.nm;
 
-	if (va != vb)
-		return va > vb ? -1 : 1;
-	return a - b;
+	edge_rows(c, t, k, func, index, ix->by_callee, ix->callee_off, false);
+	row_set(c, t, k, 0, "function", func, &c->funcs.total[(size_t)func * nm],
+		&c->funcs.self[(size_t)func * nm], index);
+	edge_rows(c, t, k, func, index, ix->by_caller, ix->caller_off, true);
 }
 
 /* The functions of the view, heaviest first: -function's, or every one with a value. */
 int callers_functions(struct callers *c, int **funcs, size_t *n)
 {
 	struct report *r = c->r;
-	const int64_t *v = r->sort_side == REPORT_SELF ? c->funcs.self : c->funcs.total;
-	struct func_order o = { v, c->funcs.nm, (size_t)r->sort_metric };
+	struct report_heavier o = {
+		.v = r->sort_side == REPORT_SELF ? c->funcs.self : c->funcs.total,
+		.stride = c->funcs.nm,
+		.col = (size_t)r->sort_metric,
+	};
 	size_t i;
 	int rc;
 
@@ -215,7 +186,7 @@ int callers_functions(struct callers *c, int **funcs, size_t *n)
 			if (report_any_shown(r, &c->funcs.total[i * c->funcs.nm]))
 				(*funcs)[(*n)++] = (int)i;
 	}
-	qsort_r(*funcs, *n, sizeof(int), func_heavier, &o);
+	qsort_r(*funcs, *n, sizeof(int), report_heavier_cmp, &o);
 	return 0;
 }
 

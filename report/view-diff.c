@@ -5,61 +5,57 @@
 #include <string.h>
 
 #include "common/grow.h"
-#include "common/hash.h"
+#include "common/hash-index.h"
+#include "report/key-index.h"
 #include "common/sat.h"
 #include "report/callers.h"
 #include "report/report-private.h"
 
 #define MAX_DEPTH 2048
 
-/*
- * Functions of both results get a common id from their name and module name. The map keys
- * on a 64-bit hash of both; a collision is resolved by probing the next hash value.
- */
+/* Functions of both results get a common id from their name and module name. */
+struct name_pair {
+	const char *name, *module;
+};
+
 struct names {
-	struct keymap map;
-	const char **name, **module;
+	struct hash_index index;
+	struct name_pair *v;
 	size_t n, cap;
 };
 
+struct name_key {
+	const struct names *ns;
+	struct name_pair p;
+};
+
+static bool name_eq(const void *ctx, uint32_t i)
+{
+	const struct name_key *k = ctx;
+
+	return !strcmp(k->ns->v[i].name, k->p.name) && !strcmp(k->ns->v[i].module, k->p.module);
+}
+
+static int name_make(const void *ctx, void *elem)
+{
+	*(struct name_pair *)elem = ((const struct name_key *)ctx)->p;
+	return 0;
+}
+
 static int names_id(struct names *ns, const char *name, const char *module)
 {
+	struct name_key k = { ns, { name, module } };
 	uint64_t h =
 		hash_combine(hash_bytes(name, strlen(name)), hash_bytes(module, strlen(module)));
-	int id;
+	int64_t id = HASH_INDEX_GET(&ns->index, h, name_eq, name_make, &k, ns->v, ns->n, ns->cap);
 
-	for (;; h++) {
-		id = keymap_get(&ns->map, h);
-		if (id < 0)
-			break;
-		if (!strcmp(ns->name[id], name) && !strcmp(ns->module[id], module))
-			return id;
-	}
-	if (ns->n == ns->cap) {
-		size_t cap = ns->cap ? 2 * ns->cap : 1024;
-		const char **a = realloc(ns->name, cap * sizeof(*a));
-
-		if (!a)
-			return -1;
-		ns->name = a;
-		a = realloc(ns->module, cap * sizeof(*a));
-		if (!a)
-			return -1;
-		ns->module = a;
-		ns->cap = cap;
-	}
-	ns->name[ns->n] = name;
-	ns->module[ns->n] = module;
-	if (keymap_put(&ns->map, h, (int)ns->n))
-		return -1;
-	return (int)ns->n++;
+	return id < 0 ? -1 : (int)id;
 }
 
 static void names_release(struct names *ns)
 {
-	keymap_release(&ns->map);
-	free(ns->name);
-	free(ns->module);
+	hash_index_release(&ns->index);
+	free(ns->v);
 }
 
 /* Per function of r: its common id. */
@@ -208,10 +204,10 @@ int view_hotspots_diff(struct report *a, struct report *b, struct table *t)
 		if (!w[0].is_touched[i] && !w[1].is_touched[i])
 			continue;
 		row = table_add_row(t, 0);
-		table_set_text(t, row, cname, ns.name[i]);
+		table_set_text(t, row, cname, ns.v[i].name);
 		set_diff(a, t, row, &dc, 0, sa, sb);
 		set_diff(a, t, row, &dc, 1, ta, tb);
-		table_set_text(t, row, cmod, ns.module[i]);
+		table_set_text(t, row, cmod, ns.v[i].module);
 	}
 	snprintf(sort, sizeof(sort), "%s:Self:Difference", a->m.metrics[a->sort_metric].name);
 	if (!rc)
@@ -463,7 +459,7 @@ struct callers_diff {
 	struct callers c[2];
 	struct names ns;
 	int *gid[2];
-	struct keymap edge[2]; /* (caller gid, callee gid) -> edge index of that side */
+	struct hash_index edge[2]; /* (caller gid, callee gid) -> edge index of that side */
 	struct table *t;
 	struct diff_cols dc;
 	int cname, crel, cmod, cindex;
@@ -479,13 +475,16 @@ static int index_edges(struct callers_diff *d, int side)
 	const struct callers *c = &d->c[side];
 	size_t e;
 
-	keymap_init(&d->edge[side]);
-	for (e = 0; e < c->nedges; e++)
-		if (keymap_put(&d->edge[side],
-			       edge_key(d->gid[side][c->edges[e].caller],
-					d->gid[side][c->edges[e].callee]),
-			       (int)e))
+	hash_index_init(&d->edge[side]);
+	/* Two edges of one side can join the same names: the last one counts. */
+	for (e = c->nedges; e-- > 0;) {
+		uint64_t key = edge_key(d->gid[side][c->edges[e].caller],
+					d->gid[side][c->edges[e].callee]);
+
+		if (key_index_get(&d->edge[side], key) < 0 &&
+		    key_index_add(&d->edge[side], key, (int)e))
 			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -513,17 +512,17 @@ static void diff_row(struct callers_diff *d, int depth, const char *rel, int nam
 				continue;
 			v[side][0] = &c->funcs.self[(size_t)f * nm];
 			v[side][1] = &c->funcs.total[(size_t)f * nm];
-		} else if ((e = keymap_get(&d->edge[side], edge_key(caller, callee))) >= 0) {
+		} else if ((e = key_index_get(&d->edge[side], edge_key(caller, callee))) >= 0) {
 			v[side][0] = &c->ewalk.self[(size_t)e * nm];
 			v[side][1] = &c->ewalk.total[(size_t)e * nm];
 		}
 	}
 	row = table_add_row(d->t, depth);
-	table_set_text(d->t, row, d->cname, d->ns.name[name_gid]);
+	table_set_text(d->t, row, d->cname, d->ns.v[name_gid].name);
 	table_set_text_ref(d->t, row, d->crel, rel);
 	set_diff(d->r[0], d->t, row, &d->dc, 1, v[0][1], v[1][1]);
 	set_diff(d->r[0], d->t, row, &d->dc, 0, v[0][0], v[1][0]);
-	table_set_text(d->t, row, d->cmod, d->ns.module[name_gid]);
+	table_set_text(d->t, row, d->cmod, d->ns.v[name_gid].module);
 	table_set_int(d->t, row, d->cindex, index);
 }
 
@@ -561,7 +560,7 @@ int view_callers_diff(struct report *a, struct report *b, struct table *t)
 {
 	struct callers_diff d = { .r = { a, b }, .t = t };
 	int *funcs = NULL, *nb = NULL;
-	size_t nfuncs = 0, i, j, nnb, shown = 0;
+	size_t nfuncs = 0, funcs_cap = 0, i, j, nnb, shown = 0;
 	int side, rc = 0;
 
 	d.cname = table_add_col(t, "Function", TABLE_TEXT, TABLE_TREE | TABLE_NAME);
@@ -600,7 +599,7 @@ int view_callers_diff(struct report *a, struct report *b, struct table *t)
 				;
 			if (j < nfuncs)
 				continue;
-			if (!(funcs = realloc(funcs, (nfuncs + 1) * sizeof(*funcs))))
+			if (GROW(funcs, nfuncs + 1, funcs_cap))
 				rc = -ENOMEM;
 			else
 				funcs[nfuncs++] = g;
@@ -631,7 +630,7 @@ int view_callers_diff(struct report *a, struct report *b, struct table *t)
 	free(funcs);
 	for (side = 0; side < 2; side++) {
 		callers_release(&d.c[side]);
-		keymap_release(&d.edge[side]);
+		hash_index_release(&d.edge[side]);
 		free(d.gid[side]);
 	}
 	names_release(&d.ns);

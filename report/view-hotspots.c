@@ -23,9 +23,62 @@ enum dim {
 	DIM_REGION,
 	NDIMS
 };
-static const char *const dim_names[NDIMS] = {
-	"function",  "module",      "source-line", "thread", "process",
-	"wait-kind", "sync-object", "rank",        "node",   "region",
+struct const_key {
+	int who;         /* thread or process index */
+	int wait_kind;   /* index into model.wait_kinds */
+	int sync_object; /* index into model.sync_objects */
+	int rank;        /* the process's rank */
+	int node;        /* index into model.nodes */
+	int region;      /* index into model.regions */
+};
+
+/* The keys of -group-by: the word, the columns each adds, how a label names its rows. */
+static const struct dim_def {
+	const char *name;
+	const char *col[2]; /* NULL: none */
+	enum table_type type[2];
+	unsigned flags[2];
+	/* Rows labeled by the model: label(m, the const_key int at item); NULL: below. */
+	const char *(*label)(const struct model *m, int i);
+	size_t item;
+} dims[NDIMS] = {
+	[DIM_FUNCTION] = { "function", { "Function" }, { TABLE_TEXT }, { TABLE_NAME } },
+	[DIM_MODULE] = { "module", { "Module" }, { TABLE_TEXT }, { TABLE_SHRINK } },
+	[DIM_LINE] = { "source-line",
+		       { "Source File", "Source Line" },
+		       { TABLE_TEXT, TABLE_INT },
+		       { TABLE_KEEP_END, 0 } },
+	[DIM_THREAD] = { "thread",
+			 { "Thread", "TID" },
+			 { TABLE_TEXT, TABLE_INT },
+			 { TABLE_SHRINK } },
+	[DIM_PROCESS] = { "process",
+			  { "Process", "PID" },
+			  { TABLE_TEXT, TABLE_INT },
+			  { TABLE_SHRINK } },
+	[DIM_WAIT_KIND] = { "wait-kind",
+			    { "Wait Kind" },
+			    { TABLE_TEXT },
+			    { 0 },
+			    model_wait_kind_label,
+			    offsetof(struct const_key, wait_kind) },
+	[DIM_SYNC_OBJECT] = { "sync-object",
+			      { "Sync Object", "Object Type" },
+			      { TABLE_TEXT, TABLE_TEXT },
+			      { TABLE_SHRINK, TABLE_DETAIL } },
+	[DIM_RANK] = { "rank", { "Rank" }, { TABLE_INT }, { 0 } },
+	[DIM_NODE] = { "node",
+		       { "Node" },
+		       { TABLE_TEXT },
+		       { TABLE_SHRINK },
+		       model_node_label,
+		       offsetof(struct const_key, node) },
+	[DIM_REGION] = { "region",
+			 { "Region" },
+			 { TABLE_TEXT },
+			 { TABLE_SHRINK },
+			 model_region_label,
+			 offsetof(struct const_key, region) },
 };
 
 struct grouping {
@@ -37,12 +90,15 @@ struct grouping {
 static int grouping_parse(const char *s, struct grouping *g)
 {
 	const char *p = s ? s : "function";
+	const char *dim_names[NDIMS];
+	int d;
 
+	for (d = 0; d < NDIMS; d++)
+		dim_names[d] = dims[d].name;
 	memset(g, 0, sizeof(*g));
 	while (*p) {
 		size_t len = strcspn(p, ",");
 		char word[64];
-		int d;
 
 		snprintf(word, sizeof(word), "%.*s", (int)len, p);
 		for (d = 0; d < NDIMS; d++)
@@ -87,14 +143,6 @@ struct path_key {
 };
 
 /* A constant part: each -1 when not grouped by it (or unknown, or no wait). */
-struct const_key {
-	int who;         /* thread or process index */
-	int wait_kind;   /* index into model.wait_kinds */
-	int sync_object; /* index into model.sync_objects */
-	int rank;        /* the process's rank */
-	int node;        /* index into model.nodes */
-	int region;      /* index into model.regions */
-};
 
 struct group {
 	int ck;    /* index into constant parts */
@@ -124,10 +172,10 @@ static int intern_keys(struct hotspots *h)
 	bool by_first = h->g.has[DIM_FUNCTION] || h->g.has[DIM_MODULE];
 	size_t i, ndirect = 0;
 	int *direct = NULL; /* key per first (or second) + 1, when only one of them counts */
-	struct keymap map;
+	struct hash_index map;
 	int rc = 0;
 
-	keymap_init(&map);
+	hash_index_init(&map);
 	h->key = big_malloc(t->n * sizeof(*h->key));
 	h->keys = big_malloc(t->n * sizeof(*h->keys));
 	if (!h->key || !h->keys)
@@ -159,7 +207,7 @@ static int intern_keys(struct hotspots *h)
 			k = *slot;
 		} else {
 			key = (uint64_t)(uint32_t)first << 32 | (uint32_t)second;
-			k = keymap_get(&map, key);
+			k = key_index_get(&map, key);
 		}
 		if (k < 0) {
 			k = (int)h->nkeys++;
@@ -169,12 +217,12 @@ static int intern_keys(struct hotspots *h)
 			if (slot)
 				*slot = k;
 			else
-				rc = keymap_put(&map, key, k);
+				rc = key_index_add(&map, key, k);
 		}
 		h->key[i] = k;
 	}
 	free(direct);
-	keymap_release(&map);
+	hash_index_release(&map);
 	return rc;
 }
 
@@ -233,14 +281,14 @@ static struct const_key const_of(const struct hotspots *h, const struct model_sa
 }
 
 /* The number of the pair (a, b) of 32-bit numbers in map, numbered from *n when new; -1. */
-static int pair_id(struct keymap *map, int *n, int a, int b)
+static int pair_id(struct hash_index *map, int *n, int a, int b)
 {
 	uint64_t key = (uint64_t)(uint32_t)(a + 1) << 32 | (uint32_t)(b + 1);
-	int id = keymap_get(map, key);
+	int id = key_index_get(map, key);
 
 	if (id >= 0)
 		return id;
-	if (keymap_put(map, key, *n))
+	if (key_index_add(map, key, *n))
 		return -1;
 	return (*n)++;
 }
@@ -253,12 +301,12 @@ static int pair_id(struct keymap *map, int *n, int a, int b)
 static int intern_consts(struct hotspots *h, int *out)
 {
 	struct report *r = h->r;
-	struct keymap pairs, keys;
+	struct hash_index pairs, keys;
 	size_t i;
 	int rc = 0, npairs = 0;
 
-	keymap_init(&pairs);
-	keymap_init(&keys);
+	hash_index_init(&pairs);
+	hash_index_init(&keys);
 	for (i = 0; i < r->nrecs && !rc; i++) {
 		struct const_key k = const_of(h, report_sample(r, &r->recs[i]));
 		int wait = pair_id(&pairs, &npairs, k.wait_kind, k.sync_object);
@@ -274,10 +322,10 @@ static int intern_consts(struct hotspots *h, int *out)
 			break;
 		}
 		pk = (uint64_t)(uint32_t)(k.who + 1) << 32 | (uint32_t)pair;
-		c = keymap_get(&keys, pk);
+		c = key_index_get(&keys, pk);
 		if (c < 0) {
 			if (GROW(h->consts, h->nconsts + 1, h->constcap) ||
-			    (rc = keymap_put(&keys, pk, (int)h->nconsts))) {
+			    (rc = key_index_add(&keys, pk, (int)h->nconsts))) {
 				rc = -ENOMEM;
 				break;
 			}
@@ -286,8 +334,8 @@ static int intern_consts(struct hotspots *h, int *out)
 		}
 		out[i] = c;
 	}
-	keymap_release(&pairs);
-	keymap_release(&keys);
+	hash_index_release(&pairs);
+	hash_index_release(&keys);
 	return rc;
 }
 
@@ -419,42 +467,11 @@ static void fill(struct hotspots *h, struct table *t)
 	for (d = 0; d < h->g.ndims; d++) {
 		int dim = h->g.dims[d];
 
-		switch (dim) {
-		case DIM_FUNCTION:
-			col[dim][0] = table_add_col(t, "Function", TABLE_TEXT, TABLE_NAME);
-			break;
-		case DIM_MODULE:
-			col[dim][0] = table_add_col(t, "Module", TABLE_TEXT, TABLE_SHRINK);
-			break;
-		case DIM_LINE:
-			col[dim][0] = table_add_col(t, "Source File", TABLE_TEXT, TABLE_KEEP_END);
-			col[dim][1] = table_add_col(t, "Source Line", TABLE_INT, 0);
-			break;
-		case DIM_THREAD:
-			col[dim][0] = table_add_col(t, "Thread", TABLE_TEXT, TABLE_SHRINK);
-			col[dim][1] = table_add_col(t, "TID", TABLE_INT, 0);
-			break;
-		case DIM_PROCESS:
-			col[dim][0] = table_add_col(t, "Process", TABLE_TEXT, TABLE_SHRINK);
-			col[dim][1] = table_add_col(t, "PID", TABLE_INT, 0);
-			break;
-		case DIM_WAIT_KIND:
-			col[dim][0] = table_add_col(t, "Wait Kind", TABLE_TEXT, 0);
-			break;
-		case DIM_SYNC_OBJECT:
-			col[dim][0] = table_add_col(t, "Sync Object", TABLE_TEXT, TABLE_SHRINK);
-			col[dim][1] = table_add_col(t, "Object Type", TABLE_TEXT, TABLE_DETAIL);
-			break;
-		case DIM_RANK:
-			col[dim][0] = table_add_col(t, "Rank", TABLE_INT, 0);
-			break;
-		case DIM_NODE:
-			col[dim][0] = table_add_col(t, "Node", TABLE_TEXT, TABLE_SHRINK);
-			break;
-		case DIM_REGION:
-			col[dim][0] = table_add_col(t, "Region", TABLE_TEXT, TABLE_SHRINK);
-			break;
-		}
+		size_t j;
+
+		for (j = 0; j < 2 && dims[dim].col[j]; j++)
+			col[dim][j] = table_add_col(t, dims[dim].col[j], dims[dim].type[j],
+						    dims[dim].flags[j]);
 	}
 	report_add_metric_cols(r, t, &mc, MC_SELF | MC_TOTAL);
 	if (h->g.has[DIM_FUNCTION]) {
@@ -484,6 +501,14 @@ static void fill(struct hotspots *h, struct table *t)
 		for (d = 0; d < h->g.ndims; d++) {
 			int dim = h->g.dims[d];
 
+			if (dims[dim].label) {
+				int item;
+
+				memcpy(&item, (const char *)&c + dims[dim].item, sizeof(item));
+				table_set_text_ref(t, row, col[dim][0],
+						   dims[dim].label(&r->m, item));
+				continue;
+			}
 			switch (dim) {
 			case DIM_FUNCTION:
 				table_set_text_ref(t, row, col[dim][0],
@@ -513,10 +538,6 @@ static void fill(struct hotspots *h, struct table *t)
 								  : -1)
 						    : c.who);
 				break;
-			case DIM_WAIT_KIND:
-				table_set_text_ref(t, row, col[dim][0],
-						   model_wait_kind_label(&r->m, c.wait_kind));
-				break;
 			case DIM_SYNC_OBJECT:
 				table_set_text(t, row, col[dim][0],
 					       model_sync_object_label(&r->m, c.sync_object, label,
@@ -530,14 +551,6 @@ static void fill(struct hotspots *h, struct table *t)
 				 * empty. */
 				if (c.rank >= 0)
 					table_set_int(t, row, col[dim][0], c.rank);
-				break;
-			case DIM_NODE:
-				table_set_text_ref(t, row, col[dim][0],
-						   model_node_label(&r->m, c.node));
-				break;
-			case DIM_REGION:
-				table_set_text_ref(t, row, col[dim][0],
-						   model_region_label(&r->m, c.region));
 				break;
 			}
 		}
@@ -614,7 +627,7 @@ int view_hotspots(struct report *r, struct table *t)
 	if (!rc)
 		rc = compute(&h);
 	if (!rc) {
-		int wait = model_find_metric(&r->m, "Wait Time");
+		int wait = model_metric(&r->m, METRIC_WAIT_TIME);
 
 		fill(&h, t);
 		/* Rows by wait kind or sync object: the heaviest waits first, unless told. */

@@ -10,7 +10,7 @@
 #include "common/options.h"
 #include "common/raw-mpi.h"
 #include "common/sat.h"
-#include "report/keymap.h"
+#include "report/key-index.h"
 #include "report/report-private.h"
 
 /*
@@ -23,8 +23,8 @@
  */
 
 enum { V_TIME, V_CALLS, V_SENT, V_RECV, NV };
-static const char *const metric_names[NV] = { "MPI Time", "MPI Calls", "Bytes Sent",
-					      "Bytes Received" };
+static const enum metric_id metric_ids[NV] = { METRIC_MPI_TIME, METRIC_MPI_CALLS, METRIC_MPI_SENT,
+					       METRIC_MPI_RECV };
 
 enum { D_FUNCTION, D_RANK, D_NODE, ND };
 static const char *const dim_names[ND] = { "function", "rank", "node" };
@@ -60,7 +60,7 @@ static int mpi_init(struct mpi *x, struct report *r)
 	memset(x, 0, sizeof(*x));
 	x->r = r;
 	for (k = 0; k < NV; k++)
-		x->metric[k] = model_find_metric(&r->m, metric_names[k]);
+		x->metric[k] = model_metric(&r->m, metric_ids[k]);
 	x->fnames = calloc(r->m.ncontexts + 1, sizeof(*x->fnames));
 	x->fn_of = malloc((r->m.ncontexts + 1) * sizeof(int));
 	if (!x->fnames || !x->fn_of)
@@ -102,11 +102,11 @@ static int ours(const struct mpi *x, int m)
 static int fill_cells(struct mpi *x)
 {
 	struct report *r = x->r;
-	struct keymap map;
+	struct hash_index map;
 	size_t i;
 	int rc = 0;
 
-	keymap_init(&map);
+	hash_index_init(&map);
 	for (i = 0; i < r->nrecs && !rc; i++) {
 		const struct model_sample *s = report_sample(r, &r->recs[i]);
 		int k = ours(x, s->metric), fn, rank, node, c;
@@ -117,10 +117,10 @@ static int fill_cells(struct mpi *x)
 		rank = report_sample_rank(r, s);
 		node = report_sample_node(r, s);
 		key = key3(fn, rank, node);
-		c = keymap_get(&map, key);
+		c = key_index_get(&map, key);
 		if (c < 0) {
 			if (GROW(x->cells, x->ncells + 1, x->cells_cap) ||
-			    keymap_put(&map, key, (int)x->ncells)) {
+			    key_index_add(&map, key, (int)x->ncells)) {
 				rc = -ENOMEM;
 				break;
 			}
@@ -129,7 +129,7 @@ static int fill_cells(struct mpi *x)
 		}
 		x->cells[c].v[k] = sat_add_i64(x->cells[c].v[k], s->value);
 	}
-	keymap_release(&map);
+	hash_index_release(&map);
 	return rc;
 }
 
@@ -192,12 +192,12 @@ struct rows {
 
 static int build_rows(struct mpi *x, struct rows *out)
 {
-	struct keymap rows, ranks;
+	struct hash_index rows, ranks;
 	size_t i, j;
 	int rc = 0;
 
-	keymap_init(&rows);
-	keymap_init(&ranks);
+	hash_index_init(&rows);
+	hash_index_init(&ranks);
 	memset(out, 0, sizeof(*out));
 	for (i = 0; i < x->ncells && !rc; i++) {
 		const struct cell *c = &x->cells[i];
@@ -205,10 +205,10 @@ static int build_rows(struct mpi *x, struct rows *out)
 		int node = x->has[D_NODE] ? c->node : -1, k, t;
 		uint64_t key = key3(fn, rank, node);
 
-		k = keymap_get(&rows, key);
+		k = key_index_get(&rows, key);
 		if (k < 0) {
 			if (GROW(out->v, out->n + 1, out->cap) ||
-			    keymap_put(&rows, key, (int)out->n)) {
+			    key_index_add(&rows, key, (int)out->n)) {
 				rc = -ENOMEM;
 				break;
 			}
@@ -219,10 +219,10 @@ static int build_rows(struct mpi *x, struct rows *out)
 			out->v[k].v[j] = sat_add_i64(out->v[k].v[j], c->v[j]);
 		/* This cell's rank within the row: one entry per (row, rank). */
 		key = (uint64_t)(uint32_t)k << 32 | (uint32_t)(c->rank + 1);
-		t = keymap_get(&ranks, key);
+		t = key_index_get(&ranks, key);
 		if (t < 0) {
 			if (GROW(out->times, out->ntimes + 1, out->times_cap) ||
-			    keymap_put(&ranks, key, (int)out->ntimes)) {
+			    key_index_add(&ranks, key, (int)out->ntimes)) {
 				rc = -ENOMEM;
 				break;
 			}
@@ -232,8 +232,8 @@ static int build_rows(struct mpi *x, struct rows *out)
 		}
 		out->times[t].ns = sat_add_i64(out->times[t].ns, c->v[V_TIME]);
 	}
-	keymap_release(&rows);
-	keymap_release(&ranks);
+	hash_index_release(&rows);
+	hash_index_release(&ranks);
 	if (rc)
 		return rc;
 	qsort(out->times, out->ntimes, sizeof(*out->times), rank_time_cmp);
@@ -265,6 +265,7 @@ int view_mpi(struct report *r, struct table *t)
 	struct mpi x;
 	struct rows rs = { 0 };
 	int col[ND] = { -1, -1, -1 }, kind = -1, c[NV], pct, per_call, nranks = -1;
+	char name[128];
 	int vmin = -1, vmax = -1, vmean = -1, vsd = -1, rmin = -1, rmax = -1, d;
 	size_t i, j;
 	int rc;
@@ -287,11 +288,12 @@ int view_mpi(struct report *r, struct table *t)
 		}
 	}
 	c[V_CALLS] = table_add_col(t, "Calls", TABLE_INT, 0);
-	c[V_TIME] = table_add_col(t, "MPI Time", TABLE_TIME, 0);
-	pct = table_add_col(t, "MPI Time %", TABLE_PCT, TABLE_OPTIONAL);
+	c[V_TIME] = table_add_col(t, metric_name(METRIC_MPI_TIME), TABLE_TIME, 0);
+	snprintf(name, sizeof(name), "%s %%", metric_name(METRIC_MPI_TIME));
+	pct = table_add_col(t, name, TABLE_PCT, TABLE_OPTIONAL);
 	per_call = table_add_col(t, "Time per Call (ns)", TABLE_INT, TABLE_DETAIL);
-	c[V_SENT] = table_add_col(t, "Bytes Sent", TABLE_BYTES, 0);
-	c[V_RECV] = table_add_col(t, "Bytes Received", TABLE_BYTES, 0);
+	c[V_SENT] = table_add_col(t, metric_name(METRIC_MPI_SENT), TABLE_BYTES, 0);
+	c[V_RECV] = table_add_col(t, metric_name(METRIC_MPI_RECV), TABLE_BYTES, 0);
 	if (!x.has[D_RANK]) {
 		nranks = table_add_col(t, "Ranks", TABLE_INT, 0);
 		vmin = table_add_col(t, "Min Rank Time", TABLE_TIME, 0);
@@ -351,7 +353,7 @@ int view_mpi(struct report *r, struct table *t)
 	}
 	if (!rs.n)
 		table_add_note(t, "no MPI calls match the filters");
-	rc = report_sort_limit(r, t, "MPI Time");
+	rc = report_sort_limit(r, t, metric_name(METRIC_MPI_TIME));
 out:
 	rows_release(&rs);
 	mpi_release(&x);
@@ -416,14 +418,14 @@ static int site_cmp(const void *pa, const void *pb)
 }
 
 /* The rank's entry, added when new; NULL when memory is short. */
-static struct rank_cpu *rank_get(struct rank_cpu **v, size_t *n, size_t *cap, struct keymap *map,
-				 int rank)
+static struct rank_cpu *rank_get(struct rank_cpu **v, size_t *n, size_t *cap,
+				 struct hash_index *map, int rank)
 {
-	int k = keymap_get(map, (uint32_t)(rank + 1));
+	int k = key_index_get(map, (uint32_t)(rank + 1));
 
 	if (k >= 0)
 		return &(*v)[k];
-	if (GROW(*v, *n + 1, *cap) || keymap_put(map, (uint32_t)(rank + 1), (int)*n))
+	if (GROW(*v, *n + 1, *cap) || key_index_add(map, (uint32_t)(rank + 1), (int)*n))
 		return NULL;
 	(*v)[*n] = (struct rank_cpu){ rank, 0, 0, 0 };
 	return &(*v)[(*n)++];
@@ -431,19 +433,19 @@ static struct rank_cpu *rank_get(struct rank_cpu **v, size_t *n, size_t *cap, st
 
 int report_mpi_summary(struct report *r, struct report_mpi_summary *out)
 {
-	int cpu = model_find_metric(&r->m, "CPU Time");
+	int cpu = model_metric(&r->m, METRIC_CPU_TIME);
 	struct rank_cpu *ranks = NULL;
 	struct site *sites = NULL;
 	size_t nranks = 0, ranks_cap = 0, nsites = 0, sites_cap = 0, i;
-	struct keymap rmap, smap;
+	struct hash_index rmap, smap;
 	unsigned char *in = NULL;
 	struct mpi x;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	out->slowest = out->fastest = -1;
-	keymap_init(&rmap);
-	keymap_init(&smap);
+	hash_index_init(&rmap);
+	hash_index_init(&smap);
 	if ((rc = mpi_init(&x, r)))
 		goto out;
 	if (x.metric[V_TIME] < 0) {
@@ -481,9 +483,9 @@ int report_mpi_summary(struct report *r, struct report_mpi_summary *out)
 		node = r->tree.nodes[r->recs[i].node].parent;
 		caller = node > 0 ? r->tree.nodes[node].func : -1;
 		key = (uint64_t)(uint32_t)fn << 32 | (uint32_t)(caller + 1);
-		if ((k = keymap_get(&smap, key)) < 0) {
+		if ((k = key_index_get(&smap, key)) < 0) {
 			if (GROW(sites, nsites + 1, sites_cap) ||
-			    keymap_put(&smap, key, (int)nsites)) {
+			    key_index_add(&smap, key, (int)nsites)) {
 				rc = -ENOMEM;
 				goto out;
 			}
@@ -526,8 +528,8 @@ int report_mpi_summary(struct report *r, struct report_mpi_summary *out)
 						  sites[i].ns };
 	rc = 0;
 out:
-	keymap_release(&rmap);
-	keymap_release(&smap);
+	hash_index_release(&rmap);
+	hash_index_release(&smap);
 	free(in);
 	free(ranks);
 	free(sites);

@@ -110,11 +110,11 @@ static struct site *sites_of(const struct model *m, int k, size_t *n)
 	return v;
 }
 
-static int top_sites(struct summary *s, const char *section, const char *metric)
+static int top_sites(struct summary *s, const char *section, enum metric_id metric)
 {
 	struct report *r = s->r;
 	const struct model *m = &r->m;
-	int k = model_find_metric(m, metric);
+	int k = model_metric(m, metric);
 	struct site *v;
 	size_t n, i, row;
 	char name[1024];
@@ -230,9 +230,9 @@ int summary_memory(struct summary *s)
 {
 	int rc;
 
-	if (model_find_metric(&s->r->m, "Allocated Bytes") < 0)
+	if (model_metric(&s->r->m, METRIC_MEM_ALLOCATED) < 0)
 		return 0;
 	section_memory(s);
-	rc = top_sites(s, "Top Allocating Call Sites", "Allocated Bytes");
-	return rc ? rc : top_sites(s, "Top Leaking Call Sites", "Leaked Bytes");
+	rc = top_sites(s, "Top Allocating Call Sites", METRIC_MEM_ALLOCATED);
+	return rc ? rc : top_sites(s, "Top Leaking Call Sites", METRIC_MEM_LEAKED);
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "report/report-private.h"
 #include "report/summary-private.h"
 
@@ -31,22 +32,18 @@ static bool within(const char *path, const char *prefix)
 /* Every region path and each of its outer levels, sorted, once each (owned strings). */
 static char **all_levels(const struct model *m, size_t *out)
 {
-	char **v = calloc(1, sizeof(*v));
-	size_t n = 0, cap = 1, i, k;
+	char **v = NULL;
+	size_t n = 0, cap = 0, i, k;
 
-	for (i = 0; v && i < m->nregions; i++) {
+	if (GROW(v, 1, cap))
+		return NULL;
+	for (i = 0; i < m->nregions; i++) {
 		const char *p = m->regions[i], *slash;
 
 		for (slash = p;; slash++) {
 			slash = strchr(slash, '/');
-			if (n == cap) {
-				char **nv = realloc(v, 2 * cap * sizeof(*v));
-
-				if (!nv)
-					goto fail;
-				v = nv;
-				cap *= 2;
-			}
+			if (GROW(v, n + 1, cap))
+				goto fail;
 			v[n] = strndup(p, slash ? (size_t)(slash - p) : strlen(p));
 			if (!v[n++])
 				goto fail;
@@ -54,8 +51,6 @@ static char **all_levels(const struct model *m, size_t *out)
 				break;
 		}
 	}
-	if (!v)
-		return NULL;
 	qsort(v, n, sizeof(*v), path_cmp);
 	for (i = k = 0; i < n; i++) {
 		if (k && !strcmp(v[k - 1], v[i])) {

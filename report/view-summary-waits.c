@@ -63,9 +63,9 @@ static void thread_time_add(struct thread_time *sum, const struct thread_time *t
 
 static void thread_rows(struct summary *s, const char *label, const struct thread_time *tt)
 {
-	static const char *const what[] = {
-		"Elapsed Time",      "CPU Time",  "Wait Time",
-		"Unattributed Time", "Spin Time", "Sleeping Wait Time"
+	const char *const what[] = {
+		"Elapsed Time",      metric_name(METRIC_CPU_TIME),  metric_name(METRIC_WAIT_TIME),
+		"Unattributed Time", metric_name(METRIC_SPIN_TIME), "Sleeping Wait Time"
 	};
 	const int64_t v[] = { tt->elapsed, tt->cpu,
 			      tt->wait,    tt->unattributed,
@@ -89,7 +89,7 @@ static void thread_rows(struct summary *s, const char *label, const struct threa
 static int section_thread_time(struct summary *s, int wait)
 {
 	const struct model *m = &s->r->m;
-	int spin = model_find_metric(m, "Spin Time");
+	int spin = model_metric(m, METRIC_SPIN_TIME);
 	int64_t *sampled = calloc(m->nthreads + 1, sizeof(int64_t));
 	int64_t *waited = calloc(m->nthreads + 1, sizeof(int64_t));
 	int64_t *spun = calloc(m->nthreads + 1, sizeof(int64_t));
@@ -268,14 +268,14 @@ static int section_top_waiting(struct summary *s, int wait, int count)
 int summary_waits(struct summary *s)
 {
 	const struct model *m = &s->r->m;
-	int wait = model_find_metric(m, "Wait Time"), rc;
+	int wait = model_metric(m, METRIC_WAIT_TIME), rc;
 	const char *v;
 
 	if (wait < 0)
 		return 0;
 	rc = section_thread_time(s, wait);
 	if (!rc)
-		rc = section_top_waiting(s, wait, model_find_metric(m, "Wait Count"));
+		rc = section_top_waiting(s, wait, model_metric(m, METRIC_WAIT_COUNT));
 	if (!rc && (v = model_meta_get(m, "wait_threshold_ns"))) {
 		char buf[32];
 
@@ -377,7 +377,7 @@ static void region_rows(struct summary *s, const struct region *g)
 static int recorded_regions(struct summary *s)
 {
 	const struct model *m = &s->r->m;
-	int wait = model_find_metric(m, "Wait Time"), count = model_find_metric(m, "Wait Count");
+	int wait = model_metric(m, METRIC_WAIT_TIME), count = model_metric(m, METRIC_WAIT_COUNT);
 	int64_t *waited = calloc(m->nthreads + 1, sizeof(int64_t));
 	bool *in = calloc(m->nthreads + 1, sizeof(bool));
 	sqlite3_stmt *st = NULL;
@@ -457,7 +457,7 @@ out:
 int summary_openmp(struct summary *s)
 {
 	struct report *r = s->r;
-	int spin = model_find_metric(&r->m, "Spin Time");
+	int spin = model_metric(&r->m, METRIC_SPIN_TIME);
 	bool *is_region = calloc(r->m.nfunctions + 1, sizeof(bool));
 	int *slot = malloc((r->m.nfunctions + 1) * sizeof(int));
 	struct region *g = NULL;

@@ -150,7 +150,7 @@ static void section_time(struct summary *s)
 	if (elapsed > 0)
 		summary_row_time(s, "Time", "Elapsed Time", elapsed);
 	if (s->cpu >= 0)
-		summary_row_time(s, "Time", "CPU Time", r->total[s->cpu]);
+		summary_row_time(s, "Time", metric_name(METRIC_CPU_TIME), r->total[s->cpu]);
 	if (elapsed > 0 && s->cpu >= 0) {
 		double used = (double)r->total[s->cpu] / (double)elapsed;
 
@@ -192,7 +192,7 @@ static int section_mpi(struct summary *s)
 		return rc == 1 ? 0 : rc;
 	/* Its percent: of the ranks' elapsed time, ranks x Elapsed Time. */
 	snprintf(buf, sizeof(buf), "%.3f", (double)m.mpi_ns / 1e9);
-	row = summary_row_add(s, "MPI", "MPI Time", buf, "s");
+	row = summary_row_add(s, "MPI", metric_name(METRIC_MPI_TIME), buf, "s");
 	table_set_pct(s->t, row, s->pct, 100.0 * m.share);
 	summary_row_int(s, "MPI", "Ranks", m.nranks, NULL);
 	if (m.has_compute && m.nranks > 0) {
@@ -351,9 +351,14 @@ static void section_collection(struct summary *s)
 		       "FROM threads WHERE cpu_ns > 0",
 		       v, 2) &&
 	    v[0] > 0) {
-		summary_row_time(s, "Collection", "CPU Time Measured by Threads", v[0]);
+		const char *cpu = metric_name(METRIC_CPU_TIME);
+		char label[128];
+
+		snprintf(label, sizeof(label), "%s Measured by Threads", cpu);
+		summary_row_time(s, "Collection", label, v[0]);
 		snprintf(buf, sizeof(buf), "%.1f", 100.0 * (double)v[1] / (double)v[0]);
-		summary_row_add(s, "Collection", "CPU Time Sampled", buf, "%");
+		snprintf(label, sizeof(label), "%s Sampled", cpu);
+		summary_row_add(s, "Collection", label, buf, "%");
 	}
 }
 
@@ -442,7 +447,7 @@ static void section_finalization(struct summary *s, int64_t resolved, int64_t ra
 
 int view_summary(struct report *r, struct table *t)
 {
-	struct summary s = { .r = r, .t = t, .cpu = model_find_metric(&r->m, "CPU Time") };
+	struct summary s = { .r = r, .t = t, .cpu = model_metric(&r->m, METRIC_CPU_TIME) };
 	int64_t resolved = 0, ranged = 0;
 	int rc;
 

@@ -172,7 +172,7 @@ int view_timeline(struct report *r, struct table *t)
 	if (!tl.ncols) {
 		free(tl.col);
 		/* memory-consumption: no time metric, the live heap and RSS over time instead */
-		if (model_find_metric(&r->m, "Allocated Bytes") >= 0)
+		if (model_metric(&r->m, METRIC_MEM_ALLOCATED) >= 0)
 			return view_timeline_memory(r, t);
 		return report_usage_error("the timeline view shows metrics measured in time; none "
 					  "of those asked for is");

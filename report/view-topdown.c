@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "common/grow.h"
 #include "report/report-private.h"
 
 int view_topdown(struct report *r, struct table *t)
@@ -61,17 +62,10 @@ int view_topdown(struct report *r, struct table *t)
 		}
 		if ((rc = report_sorted_children(r, tree, u, &kids, &nkids)))
 			break;
-		if (sp + nkids > cap) {
-			int *s;
-
-			cap = 2 * (sp + nkids);
-			s = realloc(stack, cap * sizeof(int));
-			if (!s) {
-				free(kids);
-				rc = -ENOMEM;
-				break;
-			}
-			stack = s;
+		if (GROW(stack, sp + nkids, cap)) {
+			free(kids);
+			rc = -ENOMEM;
+			break;
 		}
 		for (i = nkids; i-- > 0;)
 			stack[sp++] = kids[i];

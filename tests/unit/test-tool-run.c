@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of common/tool-run.c: finding a tool beside the running one, running it, and the
-   name its messages carry. */
+/* Unit tests of common/tool-run.c: finding a tool beside the running one, running it (several at
+   once too), and the name its messages carry. */
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,36 @@ static void test_tool_run_status(void)
 	CU_ASSERT_EQUAL(tool_run("no-such-tool", nothing), -ENOENT);
 }
 
+/* Several at once: each status comes back with its pid; a tool's stderr can go to a file. */
+static void test_tool_run_spawn(void)
+{
+	char *const exit3[] = { SELF, "--exit", "3", NULL };
+	char *const exit5[] = { SELF, "--exit", "5", NULL };
+	char *const say[] = { SELF, "--say", "kept apart", NULL };
+	char *const nothing[] = { "x", NULL };
+	pid_t a, b, c, ended = 0;
+	FILE *err = tmpfile();
+	char line[64] = "";
+	int i, st;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+	a = tool_spawn(SELF, exit3, -1);
+	b = tool_spawn(SELF, exit5, -1);
+	c = tool_spawn(SELF, say, fileno(err));
+	CU_ASSERT_FATAL(a > 0 && b > 0 && c > 0);
+	for (i = 0; i < 3; i++) {
+		st = tool_wait(-1, &ended);
+		CU_ASSERT(ended == a || ended == b || ended == c);
+		CU_ASSERT_EQUAL(st, ended == a ? 3 : ended == b ? 5 : 0);
+	}
+	CU_ASSERT_EQUAL(tool_wait(-1, &ended), -ECHILD);
+	rewind(err);
+	CU_ASSERT_PTR_NOT_NULL(fgets(line, sizeof(line), err));
+	CU_ASSERT_STRING_EQUAL(line, "kept apart\n");
+	fclose(err);
+	CU_ASSERT_EQUAL(tool_spawn("no-such-tool", nothing, -1), -ENOENT);
+}
+
 /* A tool that pcollect runs speaks as pcollect, whatever directory argv[0] names. */
 static void test_tool_run_speaks_as(void)
 {
@@ -53,6 +84,7 @@ int main(int argc, char **argv)
 	static const struct unit_test tests[] = {
 		{ "find", test_tool_run_find },
 		{ "status", test_tool_run_status },
+		{ "spawn", test_tool_run_spawn },
 		{ "speaks as", test_tool_run_speaks_as },
 		{ NULL, NULL },
 	};
@@ -60,6 +92,10 @@ int main(int argc, char **argv)
 	/* Run by test_tool_run_status() as the tool. */
 	if (argc == 3 && !strcmp(argv[1], "--exit"))
 		return atoi(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "--say")) {
+		fprintf(stderr, "%s\n", argv[2]);
+		return 0;
+	}
 	if (argc == 2 && !strcmp(argv[1], "--kill")) {
 		signal(SIGTERM, SIG_DFL);
 		raise(SIGTERM);

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/* Where a report goes (stdout, -report-output) and how wide it is (-width, the terminal). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/result-dir.h"
+#include "report/report-private.h"
+
+/* The terminal's width, 100 when it does not say. */
+static int terminal_width(FILE *f)
+{
+	struct winsize ws;
+
+	if (!ioctl(fileno(f), TIOCGWINSZ, &ws) && ws.ws_col >= 20)
+		return ws.ws_col;
+	return 100;
+}
+
+static int render(const struct report_opts *o, struct report *r, const struct table *t, FILE *f)
+{
+	/* Nothing is cut on the way to a file or a pipe; a terminal gets its width. */
+	int width = o->width ? o->width : isatty(fileno(f)) ? terminal_width(f) : 0;
+
+	if (o->format == REPORT_CSV)
+		return table_render_csv(t, f, o->csv_delimiter);
+	if (o->format == REPORT_JSON)
+		return table_render_json(t, f, r->view->name);
+	if (r->view->text)
+		return r->view->text(r, t, f, width);
+	return table_render_text(t, f, width);
+}
+
+int report_check_output(const struct report_opts *o)
+{
+	char why[128];
+	size_t i;
+	int ret;
+
+	for (i = 0; o->output && i < o->nresults; i++) {
+		ret = result_dir_owns(o->results[i], o->output, why, sizeof(why));
+		if (ret == 1)
+			return report_usage_error("will not write the report to '%s': it would "
+						  "overwrite %s of result '%s'; give "
+						  "-report-output a new file (one beside them in "
+						  "the result directory will do)",
+						  o->output, why, o->results[i]);
+		if (ret < 0)
+			return report_usage_error("cannot write report '%s': %s", o->output,
+						  strerror(-ret));
+	}
+	return 0;
+}
+
+int report_write(const struct report_opts *o, struct report *r, const struct table *t)
+{
+	FILE *f = stdout;
+	int rc;
+
+	if (o->output && !(f = fopen(o->output, "w"))) {
+		rc = -errno;
+		log_error("cannot write report '%s': %s", o->output, strerror(errno));
+		return rc;
+	}
+	rc = render(o, r, t, f);
+	if ((f != stdout ? fclose(f) : fflush(f)) && !rc)
+		rc = -errno;
+	if (rc)
+		log_error("cannot write report '%s': %s", o->output ? o->output : "stdout",
+			  strerror(-rc));
+	return rc;
+}
