@@ -118,5 +118,8 @@ const char *tool_speaks_as(const char *argv0, const char *own)
 	const char *base = argv0 ? strrchr(argv0, '/') : NULL;
 
 	base = base ? base + 1 : argv0;
-	return base && !strcmp(base, "pcollect") ? "pcollect" : own;
+	if (base &&
+	    (!strcmp(base, "pcollect") || !strcmp(base, "preport") || !strcmp(base, "pfinalize")))
+		return base;
+	return own;
 }

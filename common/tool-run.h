@@ -23,9 +23,9 @@ int tool_find(const char *name, char *path, size_t size);
 /*
  * Run the tool name (tool_find()) with argv (NULL-terminated) and wait for it: its standard
  * streams are ours. argv[0] is the name its messages carry: a tool whose argv[0] is another
- * tool's name speaks as that tool ("pcollect: ..." when pcollect finalizes), so the user sees
- * one program. Returns its exit status (0-255), 128 + N when signal N ended it, or a negative
- * errno when it could not be found (-ENOENT) or started.
+ * tool's name speaks as that tool ("pcollect: ..." when pcollect finalizes; tool_speaks_as()),
+ * so the user sees one program. Returns its exit status (0-255), 128 + N when signal N ended it, or
+ * a negative errno when it could not be found (-ENOENT) or started.
  */
 int tool_run(const char *name, char *const argv[]);
 
@@ -44,8 +44,9 @@ pid_t tool_spawn(const char *name, char *const argv[], int err_fd);
 int tool_wait(pid_t pid, pid_t *ended);
 
 /*
- * The name a tool's messages carry: "pcollect" when argv0's last component is pcollect (a tool
- * that pcollect runs for the user), else own ("pfinalize", "preport").
+ * The name a tool's messages carry: the tool that ran it when argv0's last component names one
+ * of ours (pfinalize run by preport speaks as preport, by pcollect as pcollect: the user sees
+ * the one program they ran), else own ("pfinalize", "preport").
  */
 const char *tool_speaks_as(const char *argv0, const char *own);
 

@@ -69,13 +69,15 @@ static void test_tool_run_spawn(void)
 	CU_ASSERT_EQUAL(tool_spawn("no-such-tool", nothing, -1), -ENOENT);
 }
 
-/* A tool that pcollect runs speaks as pcollect, whatever directory argv[0] names. */
+/* A tool that another of ours runs speaks as that one, whatever directory argv[0] names. */
 static void test_tool_run_speaks_as(void)
 {
 	CU_ASSERT_STRING_EQUAL(tool_speaks_as("pcollect", "pfinalize"), "pcollect");
 	CU_ASSERT_STRING_EQUAL(tool_speaks_as("/opt/bin/pcollect", "preport"), "pcollect");
 	CU_ASSERT_STRING_EQUAL(tool_speaks_as("./pfinalize", "pfinalize"), "pfinalize");
 	CU_ASSERT_STRING_EQUAL(tool_speaks_as("/x/pcollect2", "preport"), "preport");
+	CU_ASSERT_STRING_EQUAL(tool_speaks_as("preport", "pfinalize"), "preport");
+	CU_ASSERT_STRING_EQUAL(tool_speaks_as("/usr/bin/python3", "pfinalize"), "pfinalize");
 	CU_ASSERT_STRING_EQUAL(tool_speaks_as(NULL, "preport"), "preport");
 }
 
