@@ -14,6 +14,27 @@
 #include "tests/unit/result-fixture.h"
 #include "tests/unit/unit.h"
 
+/* How result_dir_create() refuses a directory that another run's data is in. */
+#define HOLDS_DATA " already holds collected data; choose another -r or remove it"
+
+/*
+ * result_dir_create(dir) fails with -error and says so: "result directory 'dir'<tail>" for a
+ * refusal (EEXIST), "cannot create result directory 'dir'<tail>" for an error. Returns what it
+ * set *created to.
+ */
+static bool create_fails(const char *dir, int error, const char *tail)
+{
+	char err[512], want[PATH_MAX + 128];
+	bool created = true;
+
+	CU_ASSERT_EQUAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)),
+			-error);
+	snprintf(want, sizeof(want), "%sresult directory '%s'%s",
+		 error == EEXIST ? "" : "cannot create ", dir, tail);
+	CU_ASSERT_STRING_EQUAL(err, want);
+	return created;
+}
+
 static void test_result_create_new(void)
 {
 	const char *dir = tmp_path(0, "new");
@@ -47,7 +68,7 @@ static void test_result_create_new(void)
 static void test_result_create_existing_result_refused(void)
 {
 	const char *dir = tmp_path(0, "twice");
-	char err[512], want[PATH_MAX + 128];
+	char err[512];
 	bool created = true;
 
 	env_clear();
@@ -56,14 +77,7 @@ static void test_result_create_existing_result_refused(void)
 			      0);
 	touch(dir, "raw/1.1.praw");
 	/* Outside a parallel job even our own job's directory is not reused. */
-	CU_ASSERT_EQUAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)),
-			-EEXIST);
-	CU_ASSERT_FALSE(created);
-	snprintf(want, sizeof(want),
-		 "result directory '%s' already holds collected data; choose another -r or remove "
-		 "it",
-		 dir);
-	CU_ASSERT_STRING_EQUAL(err, want);
+	CU_ASSERT_FALSE(create_fails(dir, EEXIST, HOLDS_DATA));
 	CU_ASSERT_TRUE(exists(dir, "raw/1.1.praw"));
 
 	/* A finalized result without a job file (copied from elsewhere) is refused too. */
@@ -71,13 +85,7 @@ static void test_result_create_existing_result_refused(void)
 	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0755), 0);
 	touch(dir, "result.db");
 	make_old(dir);
-	CU_ASSERT_EQUAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)),
-			-EEXIST);
-	snprintf(want, sizeof(want),
-		 "result directory '%s' already holds collected data; choose another -r or remove "
-		 "it",
-		 dir);
-	CU_ASSERT_STRING_EQUAL(err, want);
+	create_fails(dir, EEXIST, HOLDS_DATA);
 }
 
 static void test_result_create_empty_existing_used(void)
@@ -97,43 +105,25 @@ static void test_result_create_empty_existing_used(void)
 static void test_result_create_nonempty_refused(void)
 {
 	const char *dir = tmp_path(0, "nonempty");
-	char err[512], want[PATH_MAX + 128];
-	bool created = true;
 
 	env_clear();
 	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0755), 0);
 	touch(dir, "notes.txt");
-	CU_ASSERT_EQUAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)),
-			-EEXIST);
-	CU_ASSERT_FALSE(created);
-	snprintf(want, sizeof(want),
-		 "result directory '%s' is not empty; choose another -r or remove it", dir);
-	CU_ASSERT_STRING_EQUAL(err, want);
+	CU_ASSERT_FALSE(create_fails(dir, EEXIST, " is not empty; choose another -r or remove it"));
 	CU_ASSERT_FALSE(exists(dir, "raw"));
 	CU_ASSERT_FALSE(exists(dir, "pcollect.job"));
 }
 
 static void test_result_create_errors(void)
 {
-	char err[512], want[PATH_MAX + 128], big[PATH_MAX + 8];
-	const char *dir;
+	char err[512], big[PATH_MAX + 8];
 	bool created = true;
 
 	env_clear();
-	dir = tmp_path(0, "missing/res");
-	CU_ASSERT_EQUAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)),
-			-ENOENT);
-	CU_ASSERT_FALSE(created);
-	snprintf(want, sizeof(want),
-		 "cannot create result directory '%s': No such file or directory", dir);
-	CU_ASSERT_STRING_EQUAL(err, want);
-
-	dir = tmp_path(0, "a-file");
+	CU_ASSERT_FALSE(
+		create_fails(tmp_path(0, "missing/res"), ENOENT, ": No such file or directory"));
 	touch(fixture_dir, "a-file");
-	CU_ASSERT_EQUAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)),
-			-ENOTDIR);
-	snprintf(want, sizeof(want), "cannot create result directory '%s': Not a directory", dir);
-	CU_ASSERT_STRING_EQUAL(err, want);
+	create_fails(tmp_path(0, "a-file"), ENOTDIR, ": Not a directory");
 
 	memset(big, 'x', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
@@ -149,13 +139,7 @@ static void test_result_create_errors(void)
 		const char *ro = tmp_path(1, "read-only");
 
 		CU_ASSERT_EQUAL_FATAL(mkdir(ro, 0555), 0);
-		dir = tmp_path(0, "read-only/res");
-		CU_ASSERT_EQUAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err,
-						  sizeof(err)),
-				-EACCES);
-		snprintf(want, sizeof(want),
-			 "cannot create result directory '%s': Permission denied", dir);
-		CU_ASSERT_STRING_EQUAL(err, want);
+		create_fails(tmp_path(0, "read-only/res"), EACCES, ": Permission denied");
 		chmod(ro, 0755);
 	}
 }
@@ -225,7 +209,7 @@ static int race(const char *base, const char *slurm_job, int n, int *ok)
 
 static void test_result_create_parallel_race(void)
 {
-	char base[256], dir[512], err[1024], want[1024];
+	char base[256], dir[512], err[1024];
 	bool created = true;
 	int round, ok;
 
@@ -254,14 +238,7 @@ static void test_result_create_parallel_race(void)
 
 	/* Another job (a later run with the same -r) is refused, nothing is touched. */
 	setenv("SLURM_JOB_ID", "4243", 1);
-	CU_ASSERT_EQUAL(result_dir_create(dir, RESULT_MODE_PRIVATE, &created, err, sizeof(err)),
-			-EEXIST);
-	CU_ASSERT_FALSE(created);
-	snprintf(want, sizeof(want),
-		 "result directory '%s' already holds collected data; choose another -r or remove "
-		 "it",
-		 dir);
-	CU_ASSERT_STRING_EQUAL(err, want);
+	CU_ASSERT_FALSE(create_fails(dir, EEXIST, HOLDS_DATA));
 	CU_ASSERT_TRUE(exists(dir, "raw/1.1.praw"));
 
 	/* All ranks of that other job are refused as well. */
@@ -281,12 +258,34 @@ static double seconds_since(const struct timespec *t0)
 	return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) * 1e-9;
 }
 
+/*
+ * Makes dir (holding file unless NULL; made long ago if old) and claims it as a rank of a job
+ * would, waiting up to wait_ns for another rank's job file. Returns what
+ * result_dir_create_timed() returned; *seconds: how long it took.
+ */
+static int claim_existing(const char *dir, const char *file, bool old, long long wait_ns,
+			  bool *created, double *seconds)
+{
+	struct timespec t0;
+	char err[512];
+	int rc;
+
+	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0755), 0);
+	if (file)
+		touch(dir, file);
+	if (old)
+		make_old(dir);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = result_dir_create_timed(dir, RESULT_MODE_PRIVATE, wait_ns, created, err, sizeof(err));
+	*seconds = seconds_since(&t0);
+	return rc;
+}
+
 static void test_result_create_parallel_existing_dirs(void)
 {
 	const char *dir = tmp_path(0, "par-empty");
-	char err[512];
 	bool created = true;
-	struct timespec t0;
+	double seconds;
 
 	env_clear();
 	setenv("PMIX_RANK", "0", 1);
@@ -294,46 +293,28 @@ static void test_result_create_parallel_existing_dirs(void)
 
 	/* An empty directory the user made long ago is claimed at once: long before a wait of
 	   a minute would end, however busy the machine. */
-	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0755), 0);
-	make_old(dir);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	CU_ASSERT_EQUAL(result_dir_create_timed(dir, RESULT_MODE_PRIVATE, 60LL * 1000000000,
-						&created, err, sizeof(err)),
-			0);
-	CU_ASSERT(seconds_since(&t0) < 30.0);
+	CU_ASSERT_EQUAL(claim_existing(dir, NULL, true, 60LL * 1000000000, &created, &seconds), 0);
+	CU_ASSERT(seconds < 30.0);
 	CU_ASSERT_FALSE(created);
 	CU_ASSERT_TRUE(exists(dir, "raw"));
 
 	/* A directory made a moment ago may be another rank's: wait for its job file first. */
 	dir = tmp_path(0, "par-fresh");
-	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0755), 0);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	CU_ASSERT_EQUAL(result_dir_create_timed(dir, RESULT_MODE_PRIVATE, SHORT_WAIT_NS, &created,
-						err, sizeof(err)),
-			0);
-	CU_ASSERT(seconds_since(&t0) >= SHORT_WAIT_NS * 1e-9);
+	CU_ASSERT_EQUAL(claim_existing(dir, NULL, false, SHORT_WAIT_NS, &created, &seconds), 0);
+	CU_ASSERT(seconds >= SHORT_WAIT_NS * 1e-9);
 	CU_ASSERT_TRUE(exists(dir, "pcollect.job"));
 
 	/* A non-empty directory nobody claimed is refused, after the same wait. */
 	dir = tmp_path(0, "par-foreign");
-	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0755), 0);
-	touch(dir, "notes.txt");
-	make_old(dir);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	CU_ASSERT_EQUAL(result_dir_create_timed(dir, RESULT_MODE_PRIVATE, SHORT_WAIT_NS, &created,
-						err, sizeof(err)),
+	CU_ASSERT_EQUAL(claim_existing(dir, "notes.txt", true, SHORT_WAIT_NS, &created, &seconds),
 			-EEXIST);
-	CU_ASSERT(seconds_since(&t0) >= SHORT_WAIT_NS * 1e-9);
+	CU_ASSERT(seconds >= SHORT_WAIT_NS * 1e-9);
 	CU_ASSERT_FALSE(exists(dir, "raw"));
 	CU_ASSERT_FALSE(exists(dir, "pcollect.job"));
 
 	/* A half-written claim left by a crashed rank does not count as content. */
-	dir = tmp_path(0, "par-stale");
-	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0755), 0);
-	touch(dir, ".pcollect.job.99999");
-	make_old(dir);
-	CU_ASSERT_EQUAL(result_dir_create_timed(dir, RESULT_MODE_PRIVATE, SHORT_WAIT_NS, &created,
-						err, sizeof(err)),
+	CU_ASSERT_EQUAL(claim_existing(tmp_path(0, "par-stale"), ".pcollect.job.99999", true,
+				       SHORT_WAIT_NS, &created, &seconds),
 			0);
 	env_clear();
 }

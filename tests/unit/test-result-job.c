@@ -104,29 +104,39 @@ static void test_result_job_parts(void)
 	CU_ASSERT(n == 0 && parts == NULL);
 }
 
+static void check_job_id(const char *want)
+{
+	char id[256];
+
+	result_job_id(id, sizeof(id));
+	CU_ASSERT_STRING_EQUAL(id, want);
+}
+
 static void test_result_job_id(void)
 {
-	char id[256], want[64];
+	/* Each launcher's identity, added one variable after the other. */
+	static const struct {
+		const char *var, *value, *want; /* want: NULL to set the next one first */
+	} steps[] = {
+		{ "SLURM_JOB_ID", "77", "slurm:77" },
+		{ "SLURM_STEP_ID", "3", "slurm:77.3" },
+		{ "PMIX_NAMESPACE", "prterun-x-1@1", NULL },
+		{ "OMPI_MCA_ess_base_jobid", "123", "slurm:77.3,pmix:prterun-x-1@1,ompi:123" },
+	};
+	char want[64];
+	size_t i;
 
 	env_clear();
-	result_job_id(id, sizeof(id));
 	snprintf(want, sizeof(want), "ppid:%ld", (long)getppid());
-	CU_ASSERT_STRING_EQUAL(id, want);
-
-	setenv("SLURM_JOB_ID", "77", 1);
-	result_job_id(id, sizeof(id));
-	CU_ASSERT_STRING_EQUAL(id, "slurm:77");
-	setenv("SLURM_STEP_ID", "3", 1);
-	result_job_id(id, sizeof(id));
-	CU_ASSERT_STRING_EQUAL(id, "slurm:77.3");
-	setenv("PMIX_NAMESPACE", "prterun-x-1@1", 1);
-	setenv("OMPI_MCA_ess_base_jobid", "123", 1);
-	result_job_id(id, sizeof(id));
-	CU_ASSERT_STRING_EQUAL(id, "slurm:77.3,pmix:prterun-x-1@1,ompi:123");
+	check_job_id(want);
+	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		setenv(steps[i].var, steps[i].value, 1);
+		if (steps[i].want)
+			check_job_id(steps[i].want);
+	}
 	env_clear();
 	setenv("OMPI_MCA_ess_base_jobid", "9\n9", 1);
-	result_job_id(id, sizeof(id));
-	CU_ASSERT_STRING_EQUAL(id, "ompi:9");
+	check_job_id("ompi:9");
 	env_clear();
 }
 

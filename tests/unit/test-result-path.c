@@ -145,18 +145,24 @@ static void test_result_path_suffix(void)
 
 static void test_result_path_hostname(void)
 {
-	char host[256], want[256], small[4];
+	/* PCOLLECT_HOSTNAME as a name fit for a directory, cut to the buffer. */
+	static const struct {
+		const char *value, *want;
+		size_t size;
+	} cases[] = {
+		{ "node12", "node12", 256 },
+		{ "a/b", "a_b", 256 },
+		{ "node12", "nod", 4 },
+	};
+	char host[256], want[256];
+	size_t i;
 
 	env_clear();
-	setenv("PCOLLECT_HOSTNAME", "node12", 1);
-	result_short_hostname(host, sizeof(host));
-	CU_ASSERT_STRING_EQUAL(host, "node12");
-	setenv("PCOLLECT_HOSTNAME", "a/b", 1);
-	result_short_hostname(host, sizeof(host));
-	CU_ASSERT_STRING_EQUAL(host, "a_b");
-	setenv("PCOLLECT_HOSTNAME", "node12", 1);
-	result_short_hostname(small, sizeof(small));
-	CU_ASSERT_STRING_EQUAL(small, "nod");
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		setenv("PCOLLECT_HOSTNAME", cases[i].value, 1);
+		result_short_hostname(host, cases[i].size);
+		CU_ASSERT_STRING_EQUAL(host, cases[i].want);
+	}
 
 	unsetenv("PCOLLECT_HOSTNAME");
 	CU_ASSERT_EQUAL_FATAL(gethostname(want, sizeof(want)), 0);
@@ -251,38 +257,31 @@ static void test_result_path_raw_name_parse(void)
 {
 	static const struct {
 		const char *name;
-		int ok;
 		pid_t pid, tid;
 		uint32_t gen;
 		bool process;
-	} cases[] = {
-		{ "res/raw/1234.5678.praw", 1, 1234, 5678, 0, false },
-		{ "1234.1234.x3.praw", 1, 1234, 1234, 3, false },
-		{ "/a/b/77.proc.praw", 1, 77, 0, 0, true },
-		{ "77.x12.proc.praw", 1, 77, 0, 12, true },
-		{ "77.praw", 0, 0, 0, 0, false },
-		{ "77.5.proc.praw", 0, 0, 0, 0, false },
-		{ "077.5.praw", 0, 0, 0, 0, false },
-		{ "77.5.x.praw", 0, 0, 0, 0, false },
-		{ "77.5.praw.tmp", 0, 0, 0, 0, false },
-		{ "a.praw", 0, 0, 0, 0, false },
-		{ "99999999999.1.praw", 0, 0, 0, 0, false },
-		{ "1.2.x1.proc.praw", 0, 0, 0, 0, false },
+	} names[] = {
+		{ "res/raw/1234.5678.praw", 1234, 5678, 0, false },
+		{ "1234.1234.x3.praw", 1234, 1234, 3, false },
+		{ "/a/b/77.proc.praw", 77, 0, 0, true },
+		{ "77.x12.proc.praw", 77, 0, 12, true },
 	};
+	static const char *const refused[] = {
+		"77.praw",       "77.5.proc.praw", "077.5.praw",         "77.5.x.praw",
+		"77.5.praw.tmp", "a.praw",         "99999999999.1.praw", "1.2.x1.proc.praw",
+	};
+	struct result_raw_name n;
 	size_t i;
 
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct result_raw_name n;
-		int rc = result_raw_name_parse(cases[i].name, &n);
-
-		CU_ASSERT_EQUAL(rc == 0, cases[i].ok);
-		if (rc || !cases[i].ok)
-			continue;
-		CU_ASSERT_EQUAL(n.pid, cases[i].pid);
-		CU_ASSERT_EQUAL(n.tid, cases[i].tid);
-		CU_ASSERT_EQUAL(n.generation, cases[i].gen);
-		CU_ASSERT_EQUAL(n.process, cases[i].process);
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		CU_ASSERT_EQUAL(result_raw_name_parse(names[i].name, &n), 0);
+		CU_ASSERT_EQUAL(n.pid, names[i].pid);
+		CU_ASSERT_EQUAL(n.tid, names[i].tid);
+		CU_ASSERT_EQUAL(n.generation, names[i].gen);
+		CU_ASSERT_EQUAL(n.process, names[i].process);
 	}
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		CU_ASSERT_NOT_EQUAL(result_raw_name_parse(refused[i], &n), 0);
 }
 
 UNIT_MAIN("result-path", fixture_init, fixture_clean,
