@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/unit/unit.h"
+
 /*
  * The interpreters tested are those tests/pythons.py discovers (python3.N on PATH, pyenv's
  * versions, PCOLLECT_TEST_PYTHONS): no path of any machine is written in a test. Each found
@@ -129,6 +131,25 @@ static inline int pytest_init(const char *this_file, char *root, struct pytest_p
 	}
 	*n = pytest_find_pythons(root, out, cap);
 	return 0;
+}
+
+/*
+ * Runs the tests as the suite suite_name (unit_run()); a pass that checked nothing against an
+ * interpreter (*checked still 0) is a skip: returns 77, having said that no interpreter of
+ * what was found among the npythons interpreters, and what was checked without one.
+ */
+static inline int pytest_run(const char *suite_name, const struct unit_test *tests,
+			     const size_t *checked, const char *what, size_t npythons,
+			     const char *without)
+{
+	int rc = unit_run(suite_name, tests, NULL, NULL);
+
+	if (rc == 0 && *checked == 0) {
+		printf("skipped: no %s found (tests/pythons.py, %zu interpreters): %s\n", what,
+		       npythons, without);
+		return 77;
+	}
+	return rc;
 }
 
 #endif

@@ -608,34 +608,29 @@ static void test_options_search_dir(void)
 	rmdir(tmp);
 }
 
-int main(void)
-{
-	static const struct unit_test tests[] = {
-		{ "value_forms", test_options_value_forms },
-		{ "values_point_into_argv", test_options_values_point_into_argv },
-		{ "alias", test_options_alias },
-		{ "value_last_wins", test_options_value_last_wins },
-		{ "flags", test_options_flags },
-		{ "flag_with_value_refused", test_options_flag_with_value_refused },
-		{ "list_repeated", test_options_list_repeated },
-		{ "double_dash_ends_options", test_options_double_dash_ends_options },
-		{ "stop_at_nonoption", test_options_stop_at_nonoption },
-		{ "nonoption_refused", test_options_nonoption_refused },
-		{ "unknown_suggests", test_options_unknown_suggests },
-		{ "unknown_after_good_ones", test_options_unknown_after_good_ones },
-		{ "needs_value", test_options_needs_value },
-		{ "value_may_start_with_dash", test_options_value_may_start_with_dash },
-		{ "choices", test_options_choices },
-		{ "empty_table", test_options_empty_table },
-		{ "nearest", test_options_nearest },
-		{ "knob_parse_ok", test_options_knob_parse_ok },
-		{ "knob_parse_errors", test_options_knob_parse_errors },
-		{ "parse_double", test_options_parse_double },
-		{ "parse_long", test_options_parse_long },
-		{ "print_help", test_options_print_help },
-		{ "search_dir", test_options_search_dir },
-		{ NULL, NULL },
-	};
-
-	return unit_run("options", tests, NULL, suite_clean);
-}
+UNIT_MAIN("options", NULL, suite_clean,
+	  {
+		  { "value_forms", test_options_value_forms },
+		  { "values_point_into_argv", test_options_values_point_into_argv },
+		  { "alias", test_options_alias },
+		  { "value_last_wins", test_options_value_last_wins },
+		  { "flags", test_options_flags },
+		  { "flag_with_value_refused", test_options_flag_with_value_refused },
+		  { "list_repeated", test_options_list_repeated },
+		  { "double_dash_ends_options", test_options_double_dash_ends_options },
+		  { "stop_at_nonoption", test_options_stop_at_nonoption },
+		  { "nonoption_refused", test_options_nonoption_refused },
+		  { "unknown_suggests", test_options_unknown_suggests },
+		  { "unknown_after_good_ones", test_options_unknown_after_good_ones },
+		  { "needs_value", test_options_needs_value },
+		  { "value_may_start_with_dash", test_options_value_may_start_with_dash },
+		  { "choices", test_options_choices },
+		  { "empty_table", test_options_empty_table },
+		  { "nearest", test_options_nearest },
+		  { "knob_parse_ok", test_options_knob_parse_ok },
+		  { "knob_parse_errors", test_options_knob_parse_errors },
+		  { "parse_double", test_options_parse_double },
+		  { "parse_long", test_options_parse_long },
+		  { "print_help", test_options_print_help },
+		  { "search_dir", test_options_search_dir },
+	  })

@@ -241,16 +241,9 @@ int main(void)
 		{ "every installed interpreter", test_python_linetable_every_interpreter },
 		{ NULL, NULL },
 	};
-	int rc;
 
 	if (pytest_init(__FILE__, root, pythons, 16, &npythons))
 		return 77;
-	rc = unit_run("python-linetable", tests, NULL, NULL);
-	if (rc == 0 && nknown == 0) {
-		printf("skipped: no CPython 3.10+ found (tests/pythons.py, %zu interpreters): only "
-		       "hand-made tables checked\n",
-		       npythons);
-		return 77;
-	}
-	return rc;
+	return pytest_run("python-linetable", tests, &nknown, "CPython 3.10+", npythons,
+			  "only hand-made tables checked");
 }

@@ -788,27 +788,22 @@ static void test_raw_wait_records(void)
 	close(fd);
 }
 
-int main(void)
-{
-	static const struct unit_test tests[] = {
-		{ "varint edges", test_raw_varint_edges },
-		{ "zigzag", test_raw_zigzag },
-		{ "crc32 check value", test_raw_crc32_known },
-		{ "header fields", test_raw_header_fields },
-		{ "round trip of every record type", test_raw_roundtrip_every_type },
-		{ "sample size", test_raw_sample_size },
-		{ "truncated streams", test_raw_truncated },
-		{ "corrupted streams", test_raw_corrupted },
-		{ "writer limits and errors", test_raw_writer_limits },
-		{ "mapped writer: every record visible at once", test_raw_mapped_visible },
-		{ "mapped writer: no next window", test_raw_mapped_full },
-		{ "duplicate chunks skipped", test_raw_duplicate_chunks },
-		{ "header and base_ns checksums", test_raw_header_and_base_checksums },
-		{ "version 1 fixture", test_raw_v1_fixture },
-		{ "weight bounds", test_raw_weight_bounds },
-		{ "wait records", test_raw_wait_records },
-		{ NULL, NULL },
-	};
-
-	return unit_run("raw-stream", tests, NULL, NULL);
-}
+UNIT_MAIN("raw-stream", NULL, NULL,
+	  {
+		  { "varint edges", test_raw_varint_edges },
+		  { "zigzag", test_raw_zigzag },
+		  { "crc32 check value", test_raw_crc32_known },
+		  { "header fields", test_raw_header_fields },
+		  { "round trip of every record type", test_raw_roundtrip_every_type },
+		  { "sample size", test_raw_sample_size },
+		  { "truncated streams", test_raw_truncated },
+		  { "corrupted streams", test_raw_corrupted },
+		  { "writer limits and errors", test_raw_writer_limits },
+		  { "mapped writer: every record visible at once", test_raw_mapped_visible },
+		  { "mapped writer: no next window", test_raw_mapped_full },
+		  { "duplicate chunks skipped", test_raw_duplicate_chunks },
+		  { "header and base_ns checksums", test_raw_header_and_base_checksums },
+		  { "version 1 fixture", test_raw_v1_fixture },
+		  { "weight bounds", test_raw_weight_bounds },
+		  { "wait records", test_raw_wait_records },
+	  })
