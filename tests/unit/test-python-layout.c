@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "python-test-lib.h"
+#include "tests/unit/python-test-lib.h"
 #include "tests/unit/unit.h"
 
 static char root[PATH_MAX];
@@ -41,7 +41,7 @@ static int32_t table_value(const struct pylayout *L, const char *name, int *foun
    parent too: Debian's pyconfig.h includes <x86_64-linux-gnu/python3.N/pyconfig.h> from
    there), as scripts/python-layouts does. Returns 1 when compared, 0 when py has no headers
    with the internal ones. */
-static int check_headers(const struct pytest_python *py)
+static bool check_headers(const struct pytest_python *py)
 {
 	const struct pylayout *L = pylayout_find(py->minor);
 	const char *inc = py->include;
@@ -95,18 +95,18 @@ static int check_headers(const struct pytest_python *py)
 	return 1;
 }
 
+static bool layout_known(int minor)
+{
+	return pylayout_find(minor) != NULL;
+}
+
 /* Every interpreter of a version the table has, where its headers are installed. */
 static void test_python_layout_matches_headers(void)
 {
-	size_t i, known = 0;
+	size_t known;
 
-	for (i = 0; i < npythons; i++) {
-		if (!pylayout_find(pythons[i].minor))
-			continue;
-		known++;
-		ncompared += (size_t)check_headers(&pythons[i]);
-	}
-	printf("\n    %zu of %zu interpreters of a known version compared", ncompared, known);
+	ncompared = pytest_check_known(pythons, npythons, layout_known, check_headers, "compared",
+				       &known);
 }
 
 /* The generated rows are positional: python-layout-rows.def's columns must be the structs'
