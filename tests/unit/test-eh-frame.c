@@ -119,6 +119,7 @@ static int image_make(struct image *im, const char *frame_name, const struct byt
 	eh.e_shnum = 4;
 	eh.e_shstrndx = 3;
 	memcpy(im->buf, &eh, sizeof(eh));
+	elf_version(EV_CURRENT);
 	im->elf = elf_memory((char *)im->buf, shoff + sizeof(sh));
 	return im->elf ? 0 : -1;
 }
@@ -339,6 +340,7 @@ struct file {
 
 static Elf *file_open(struct file *f, const char *path)
 {
+	elf_version(EV_CURRENT); /* before libelf's first handle; again is harmless */
 	f->fd = open(path, O_RDONLY);
 	f->elf = f->fd < 0 ? NULL : elf_begin(f->fd, ELF_C_READ, NULL);
 	return f->elf;
@@ -429,28 +431,16 @@ static void test_eh_frame_gcc_debug_frame(void)
 	file_close(&a);
 }
 
-int main(int argc, char **argv)
-{
-	static const struct unit_test tests[] = {
-		{ "pointer encodings, lengths, dropped and overlapping FDEs",
-		  test_eh_frame_encodings },
-		{ ".debug_frame records", test_eh_frame_debug_frame_records },
-		{ "damaged tables", test_eh_frame_damaged },
-		{ "gcc's .eh_frame: one FDE per function symbol, stripped or not",
-		  test_eh_frame_gcc_matches_symtab },
-		{ "gcc's .debug_frame: one FDE per function symbol",
-		  test_eh_frame_gcc_debug_frame },
-		{ NULL, NULL },
-	};
+static const char **const libs[] = { &lib_eh, &lib_eh_stripped, &lib_debug_frame };
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: %s LIBRARY STRIPPED-LIBRARY DEBUG-FRAME-LIBRARY\n",
-			argv[0]);
-		return 2;
-	}
-	lib_eh = argv[1];
-	lib_eh_stripped = argv[2];
-	lib_debug_frame = argv[3];
-	elf_version(EV_CURRENT);
-	return unit_run("eh-frame", tests, NULL, NULL);
-}
+UNIT_MAIN_FILES("eh-frame", libs, "LIBRARY STRIPPED-LIBRARY DEBUG-FRAME-LIBRARY", NULL, NULL,
+		{
+			{ "pointer encodings, lengths, dropped and overlapping FDEs",
+			  test_eh_frame_encodings },
+			{ ".debug_frame records", test_eh_frame_debug_frame_records },
+			{ "damaged tables", test_eh_frame_damaged },
+			{ "gcc's .eh_frame: one FDE per function symbol, stripped or not",
+			  test_eh_frame_gcc_matches_symtab },
+			{ "gcc's .debug_frame: one FDE per function symbol",
+			  test_eh_frame_gcc_debug_frame },
+		})

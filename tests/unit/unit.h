@@ -68,4 +68,34 @@ static inline int unit_run(const char *suite_name, const struct unit_test *tests
 				      init, clean);                                                \
 	}
 
+/* The n files a test program is given: argv[1..n] into *dest[0..n-1]. 0, or 2 (a usage error). */
+static inline int unit_files(int argc, char **argv, const char **const *dest, size_t n,
+			     const char *usage)
+{
+	size_t i;
+
+	if (argc != (int)n + 1) {
+		fprintf(stderr, "usage: %s %s\n", argv[0], usage);
+		return 2;
+	}
+	for (i = 0; i < n; i++)
+		*dest[i] = argv[i + 1];
+	return 0;
+}
+
+/*
+ * UNIT_MAIN for a program that is given files (libraries built for it): dest, an array of
+ * the addresses of the variables that get them, in order, usage how to name them.
+ */
+#define UNIT_MAIN_FILES(suite_name, dest, usage, init, clean, ...)                                 \
+	int main(int argc, char **argv)                                                            \
+	{                                                                                          \
+		static const struct unit_test tests_[] = __VA_ARGS__;                              \
+                                                                                                   \
+		if (unit_files(argc, argv, dest, sizeof(dest) / sizeof(dest[0]), usage))           \
+			return 2;                                                                  \
+		return unit_run_tests(suite_name, tests_, sizeof(tests_) / sizeof(tests_[0]),      \
+				      init, clean);                                                \
+	}
+
 #endif
