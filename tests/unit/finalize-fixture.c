@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* What the finalizer's unit tests share: code of known addresses and lines in this binary, raw
-   streams written for it, finalize_run() on them, queries of the database it wrote. */
+/* Known code in this binary, raw streams that sample it, their result.db (finalize-fixture.h). */
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>

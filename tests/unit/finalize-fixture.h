@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* What the finalizer's unit tests share: known code in this binary, raw streams that sample it,
-   finalize_run() on them, queries of the database it writes (finalize-fixture.c). */
+/* What the finalizer's unit tests share: known code, raw streams that sample it, their result. */
 #ifndef PCOLLECT_TESTS_UNIT_FINALIZE_FIXTURE_H
 #define PCOLLECT_TESTS_UNIT_FINALIZE_FIXTURE_H
 

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of what finalize_run() makes of raw streams: counts, threads and the tree, CPU time
-   coverage, damaged and empty streams, atomic replacement, the timeline. */
+/* Unit tests of what finalize_run() makes of raw streams: counts, tree, coverage, damage, time. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -16,6 +15,11 @@
 #include "finalizer/finalize.h"
 #include "tests/unit/finalize-fixture.h"
 #include "tests/unit/unit.h"
+
+/*
+ * Streams of known samples: counts, threads and the tree they share, CPU time coverage,
+ * damaged and empty streams, the database replaced whole, the timeline.
+ */
 
 static void test_finalize_streams_counts_and_tree(void)
 {

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of the names finalize_run() gives: inline chains and lines of this binary (built -O2
-   -g), missing and mismatched modules, -search-dir, the symbol cache, parallel DWARF reading. */
+/* Unit tests of the names finalize_run() gives this binary's code, found, missing or mismatched. */
 #include <elf.h>
 #include <limits.h>
 #include <sqlite3.h>
@@ -12,6 +11,12 @@
 
 #include "tests/unit/finalize-fixture.h"
 #include "tests/unit/unit.h"
+
+/*
+ * The binary is built -O2 -g with an inlined call (finalize-fixture.c), so the answers are
+ * known: names, inline chains and lines; missing and mismatched modules; -search-dir; the
+ * symbol cache; compilation units read on several threads.
+ */
 
 static void test_finalize_symbols_inline_chain(void)
 {
