@@ -8,18 +8,20 @@
 
 /*
  * A chain of dependent multiplications: its latency (not loop alignment or the front end)
- * sets the speed. About 80 million iterations per 100 ms here.
+ * sets the speed. About 80 million iterations per 100 ms here. The seed keeps functions that
+ * burn alike from being folded into one by the compiler (-fipa-icf).
  */
 static volatile unsigned long burn_sink;
-#define BURN(n)                                                                                    \
+#define BURN_SEED(n, seed)                                                                         \
 	do {                                                                                       \
-		unsigned long x_ = 1;                                                              \
+		unsigned long x_ = (seed);                                                         \
 		for (long i_ = 0; i_ < (long)(n); i_++) {                                          \
 			x_ = x_ * 6364136223846793005ul + 1;                                       \
 			__asm__ volatile("" : "+r"(x_)::"memory");                                 \
 		}                                                                                  \
 		burn_sink = x_;                                                                    \
 	} while (0)
+#define BURN(n) BURN_SEED(n, 1)
 
 #define BURN_100MS 80000000L
 
@@ -60,11 +62,12 @@ static inline long long burn_cpu_now_ns(void)
  * (4 ms here) late: make phases tens of milliseconds long.
  */
 #define BURN_CHUNK 80000L
-#define BURN_CPU_MS(ms)                                                                            \
+#define BURN_CPU_MS_SEED(ms, seed)                                                                 \
 	do {                                                                                       \
 		long long end_ = burn_cpu_ns() + (long long)(1000000.0 * (ms));                    \
 		while (burn_cpu_ns() < end_)                                                       \
-			BURN(BURN_CHUNK);                                                          \
+			BURN_SEED(BURN_CHUNK, seed);                                               \
 	} while (0)
+#define BURN_CPU_MS(ms) BURN_CPU_MS_SEED(ms, 1)
 
 #endif

@@ -23,29 +23,25 @@ static __attribute__((noinline, noclone)) void leaf(void)
 	BURN(BURN_100MS / 200);
 }
 
-static __attribute__((noinline, noclone)) void down_b(unsigned path, int depth);
+/*
+ * The two halves of a walk down to leaf(): bit (depth % 29) of path says whether the next
+ * frame is the other half or this one again.
+ */
+#define DOWN(self, other)                                                                          \
+	static __attribute__((noinline, noclone)) void self(unsigned path, int depth)              \
+	{                                                                                          \
+		if (!depth)                                                                        \
+			leaf();                                                                    \
+		else if ((path >> (depth % 29)) & 1)                                               \
+			other(path, depth - 1);                                                    \
+		else                                                                               \
+			self(path, depth - 1);                                                     \
+		sink++;                                                                            \
+	}
 
-static __attribute__((noinline, noclone)) void down_a(unsigned path, int depth)
-{
-	if (!depth)
-		leaf();
-	else if ((path >> (depth % 29)) & 1)
-		down_b(path, depth - 1);
-	else
-		down_a(path, depth - 1);
-	sink++;
-}
-
-static __attribute__((noinline, noclone)) void down_b(unsigned path, int depth)
-{
-	if (!depth)
-		leaf();
-	else if ((path >> (depth % 29)) & 1)
-		down_a(path, depth - 1);
-	else
-		down_b(path, depth - 1);
-	sink++;
-}
+static void down_b(unsigned path, int depth);
+DOWN(down_a, down_b)
+DOWN(down_b, down_a)
 
 int main(int argc, char **argv)
 {

@@ -5,6 +5,8 @@
 #include <unistd.h>
 #include <vector>
 
+#include "mem-sites.h"
+
 // Each site is a function of its own; its totals (bytes allocated, all freed unless said):
 //   scalar_site          new S, delete: 40 (sized delete, _ZdlPvm)
 //   array_site           new S[10], delete[]: 400
@@ -19,9 +21,6 @@
 //   throw_site           new of 2^62 bytes throws bad_alloc through the wrapper: nothing
 //   after_throw_site     new T, delete: 56 (recording goes on after an exception)
 // No two sites have the same code: gcc would fold them into one function (-fipa-icf).
-
-#define KEEP(p) __asm__ volatile("" : : "r"(p) : "memory")
-#define SITE	__attribute__((noinline)) static void
 
 struct S {
 	char b[40];
@@ -143,5 +142,5 @@ int main()
 	leak_site();
 	throw_site();
 	after_throw_site();
-	return write(1, "done\n", 5) == 5 ? 0 : 1;
+	return mem_say_done();
 }

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mem-sites.h"
+
 /*
  *   hold_site   5 blocks of 1000000 bytes, held until the kill: 5000000 allocated and leaked
  *   churn_site  1000 malloc(64)/free pairs: 64000 bytes, all freed
@@ -13,32 +15,20 @@
  * for its end.
  */
 
-#define KEEP(p) __asm__ volatile("" : : "r"(p) : "memory")
-#define SITE    __attribute__((noinline)) static void
-
 static void *held[5];
 
 SITE hold_site(void)
 {
 	int i;
 
-	for (i = 0; i < 5; i++) {
-		held[i] = malloc(1000000);
-		KEEP(held[i]);
+	MALLOC_EACH(i, held, 5, 1000000);
+	for (i = 0; i < 5; i++)
 		memset(held[i], 1, 1000000);
-	}
 }
 
 SITE churn_site(void)
 {
-	int i;
-
-	for (i = 0; i < 1000; i++) {
-		void *p = malloc(64);
-
-		KEEP(p);
-		free(p);
-	}
+	CHURN(1000, 64);
 }
 
 int main(int argc, char **argv)

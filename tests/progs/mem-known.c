@@ -6,10 +6,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "mem-sites.h"
+
 /*
- * Each site is a function of its own that calls the allocator itself, so that its totals are
- * its function's (tests/e2e/mem-known.py holds the answers, one comment per site here).
- * Nothing of stdio is used: its buffers would be allocations of the C runtime's.
+ * The sites (mem-sites.h), one comment each. Nothing of stdio is used: its buffers would be
+ * allocations of the C runtime's.
  *
  *   fixed_loop     1000 x malloc(100), held, then freed (the last freed first): 100000 bytes,
  *                  1000 allocations, all freed, 1 temporary (the last one: freed with no
@@ -31,19 +32,13 @@
  * held_together's last block is a temporary too.
  */
 
-#define KEEP(p) __asm__ volatile("" : : "r"(p) : "memory")
-#define SITE    __attribute__((noinline)) static void
-
 static void *blocks[1000];
 
 SITE fixed_loop(void)
 {
 	int i;
 
-	for (i = 0; i < 1000; i++) {
-		blocks[i] = malloc(100);
-		KEEP(blocks[i]);
-	}
+	MALLOC_EACH(i, blocks, 1000, 100);
 	for (i = 999; i >= 0; i--)
 		free(blocks[i]);
 }
@@ -73,10 +68,7 @@ SITE held_together(void)
 {
 	int i;
 
-	for (i = 0; i < 5; i++) {
-		blocks[i] = malloc((size_t)(i + 1) * 100000);
-		KEEP(blocks[i]);
-	}
+	MALLOC_EACH(i, blocks, 5, (size_t)(i + 1) * 100000);
 	for (i = 0; i < 5; i++)
 		free(blocks[i]);
 }
@@ -140,7 +132,5 @@ int main(void)
 	calloc_site();
 	strings_site();
 	aligned_site();
-	if (write(1, "done\n", 5) != 5)
-		return 1;
-	return 0;
+	return mem_say_done();
 }

@@ -12,9 +12,7 @@
 #include <unistd.h>
 
 #include "api/pcollect.h"
-
-#define KEEP(p) __asm__ volatile("" : : "r"(p) : "memory")
-#define SITE    __attribute__((noinline)) static void
+#include "mem-sites.h"
 
 static void *held[10];
 
@@ -22,10 +20,7 @@ SITE paused_site(void)
 {
 	int i;
 
-	for (i = 0; i < 10; i++) {
-		held[i] = malloc(1000);
-		KEEP(held[i]);
-	}
+	MALLOC_EACH(i, held, 10, 1000);
 }
 
 SITE paused_leak(void)
@@ -55,7 +50,5 @@ int main(int argc, char **argv)
 	resumed_site();
 	for (i = 0; i < 10; i++)
 		free(held[i]);
-	if (write(1, "done\n", 5) != 5)
-		return 1;
-	return 0;
+	return mem_say_done();
 }

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "mem-sites.h"
+
 /*
  *   produce       a thread allocates 500 blocks of 1000 bytes; another thread frees them
  *                 (consume, which allocates nothing): 500000 bytes allocated and freed,
@@ -13,19 +15,13 @@
  *   churn_shared  both threads, 100000 pairs of 48 bytes each, at one call site
  */
 
-#define KEEP(p) __asm__ volatile("" : : "r"(p) : "memory")
-#define SITE    __attribute__((noinline)) static void
-
 static void *blocks[500];
 
 SITE produce(void)
 {
 	int i;
 
-	for (i = 0; i < 500; i++) {
-		blocks[i] = malloc(1000);
-		KEEP(blocks[i]);
-	}
+	MALLOC_EACH(i, blocks, 500, 1000);
 }
 
 SITE consume(void)
@@ -54,39 +50,18 @@ static void *kept[2];
 
 SITE churn_shared(void)
 {
-	int i;
-
-	for (i = 0; i < 100000; i++) {
-		void *p = malloc(48);
-
-		KEEP(p);
-		free(p);
-	}
+	CHURN(100000, 48);
 }
 
 SITE churn_a(void)
 {
-	int i;
-
-	for (i = 0; i < 200000; i++) {
-		void *p = malloc(32);
-
-		KEEP(p);
-		free(p);
-	}
+	CHURN(200000, 32);
 	kept[0] = malloc(777);
 }
 
 SITE churn_b(void)
 {
-	int i;
-
-	for (i = 0; i < 200000; i++) {
-		void *p = malloc(32);
-
-		KEEP(p);
-		free(p);
-	}
+	CHURN(200000, 32);
 	kept[1] = malloc(777);
 }
 
@@ -120,5 +95,5 @@ int main(void)
 	pthread_join(b, NULL);
 	KEEP(kept[0]);
 	KEEP(kept[1]);
-	return write(1, "done\n", 5) == 5 ? 0 : 1;
+	return mem_say_done();
 }

@@ -7,45 +7,27 @@
 
 /*
  * Each function burns a budget of its thread's CPU time (the clock CPU-time sampling runs on)
- * with a chain of dependent multiplications on a single source line (marked "burn:NAME"), so
- * the source view must put each function's time on that line. With argument "twice", medium
- * burns twice its budget: the variant for difference reports. A second argument sets the CPU
- * milliseconds of one round.
+ * with a chain of dependent multiplications on a single source line (marked "burn:NAME";
+ * BURN_CPU_MS_SEED, whose code is all on the line it stands on), so the source view must put
+ * each function's time on that line. Each has its own seed: alike, they would be folded into
+ * one. With argument "twice", medium burns twice its budget: the variant for difference
+ * reports. A second argument sets the CPU milliseconds of one round.
  */
-static volatile unsigned long sink;
 static double unit = 620;
 
 static __attribute__((noinline, noclone)) void heavy(double ms)
 {
-	unsigned long x = 1;
-	long long end = burn_cpu_ns() + (long long)(ms * 1e6);
-
-	/* clang-format off */
-	while (burn_cpu_ns() < end) for (long i = 0; i < BURN_CHUNK; i++) { x = x * 6364136223846793005ul + 1; __asm__ volatile("" : "+r"(x)::"memory"); } /* burn:heavy */
-	/* clang-format on */
-	sink = x;
+	BURN_CPU_MS_SEED(ms, 1); /* burn:heavy */
 }
 
 static __attribute__((noinline, noclone)) void medium(double ms)
 {
-	unsigned long x = 3;
-	long long end = burn_cpu_ns() + (long long)(ms * 1e6);
-
-	/* clang-format off */
-	while (burn_cpu_ns() < end) for (long i = 0; i < BURN_CHUNK; i++) { x = x * 6364136223846793005ul + 1; __asm__ volatile("" : "+r"(x)::"memory"); } /* burn:medium */
-	/* clang-format on */
-	sink = x;
+	BURN_CPU_MS_SEED(ms, 3); /* burn:medium */
 }
 
 static __attribute__((noinline, noclone)) void light(double ms)
 {
-	unsigned long x = 5;
-	long long end = burn_cpu_ns() + (long long)(ms * 1e6);
-
-	/* clang-format off */
-	while (burn_cpu_ns() < end) for (long i = 0; i < BURN_CHUNK; i++) { x = x * 6364136223846793005ul + 1; __asm__ volatile("" : "+r"(x)::"memory"); } /* burn:light */
-	/* clang-format on */
-	sink = x;
+	BURN_CPU_MS_SEED(ms, 5); /* burn:light */
 }
 
 /* Interleave the three in rounds so a sample boundary error stays below one round. */

@@ -273,13 +273,8 @@ static void test_fuzz_random(void)
 	free(buf);
 }
 
-int main(void)
-{
-	static const struct unit_test tests[] = {
-		{ "mutated streams", test_fuzz_mutations },
-		{ "random streams", test_fuzz_random },
-		{ NULL, NULL },
-	};
-
-	return unit_run("fuzz-raw-reader", tests, NULL, NULL);
-}
+UNIT_MAIN("fuzz-raw-reader", NULL, NULL,
+	  {
+		  { "mutated streams", test_fuzz_mutations },
+		  { "random streams", test_fuzz_random },
+	  })

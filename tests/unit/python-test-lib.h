@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/unit/unit.h"
+
 /*
  * The interpreters tested are those tests/pythons.py discovers (python3.N on PATH, pyenv's
  * versions, PCOLLECT_TEST_PYTHONS): no path of any machine is written in a test. Each found
@@ -129,6 +131,48 @@ static inline int pytest_init(const char *this_file, char *root, struct pytest_p
 	}
 	*n = pytest_find_pythons(root, out, cap);
 	return 0;
+}
+
+/*
+ * Runs check() on every interpreter found (py, n of them) of a version known() accepts, and
+ * says how many it checked ("N of M interpreters of a known version <done>"). Returns how many
+ * check() passed; *nknown: how many there were.
+ */
+static inline size_t pytest_check_known(const struct pytest_python *py, size_t n,
+					bool (*known)(int minor),
+					bool (*check)(const struct pytest_python *py),
+					const char *done, size_t *nknown)
+{
+	size_t i, checked = 0;
+
+	*nknown = 0;
+	for (i = 0; i < n; i++) {
+		if (!known(py[i].minor))
+			continue;
+		(*nknown)++;
+		checked += check(&py[i]);
+	}
+	printf("\n    %zu of %zu interpreters of a known version %s", checked, *nknown, done);
+	return checked;
+}
+
+/*
+ * Runs the tests as the suite suite_name (unit_run()); a pass that checked nothing against an
+ * interpreter (*checked still 0) is a skip: returns 77, having said that no interpreter of
+ * what was found among the npythons interpreters, and what was checked without one.
+ */
+static inline int pytest_run(const char *suite_name, const struct unit_test *tests,
+			     const size_t *checked, const char *what, size_t npythons,
+			     const char *without)
+{
+	int rc = unit_run(suite_name, tests, NULL, NULL);
+
+	if (rc == 0 && *checked == 0) {
+		printf("skipped: no %s found (tests/pythons.py, %zu interpreters): %s\n", what,
+		       npythons, without);
+		return 77;
+	}
+	return rc;
 }
 
 #endif

@@ -160,13 +160,8 @@ static void test_db_table_round_trip(void)
 	sqlite3_close(h);
 }
 
-int main(void)
-{
-	static const struct unit_test tests[] = {
-		{ "descriptions match schema.sql", test_db_table_matches_schema },
-		{ "rows round trip with their NULLs", test_db_table_round_trip },
-		{ NULL, NULL },
-	};
-
-	return unit_run("db-table", tests, NULL, NULL);
-}
+UNIT_MAIN("db-table", NULL, NULL,
+	  {
+		  { "descriptions match schema.sql", test_db_table_matches_schema },
+		  { "rows round trip with their NULLs", test_db_table_round_trip },
+	  })

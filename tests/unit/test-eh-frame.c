@@ -119,6 +119,7 @@ static int image_make(struct image *im, const char *frame_name, const struct byt
 	eh.e_shnum = 4;
 	eh.e_shstrndx = 3;
 	memcpy(im->buf, &eh, sizeof(eh));
+	elf_version(EV_CURRENT);
 	im->elf = elf_memory((char *)im->buf, shoff + sizeof(sh));
 	return im->elf ? 0 : -1;
 }
@@ -172,6 +173,16 @@ static void fde_end(struct bytes *o, size_t at, bool z)
 	close_record(o, at);
 }
 
+/* An FDE of cie_at for [start, start + size): 4-byte fields, the start pc-relative if pcrel. */
+static void fde4(struct bytes *o, size_t cie_at, uint64_t start, uint32_t size, bool pcrel)
+{
+	size_t at = fde_begin(o, cie_at);
+
+	put(o, pcrel ? (uint32_t)(start - (FRAME_ADDR + o->n)) : start, 4);
+	put(o, size, 4);
+	fde_end(o, at, true);
+}
+
 static bool has(const struct fde_table *t, uint64_t start, uint64_t end)
 {
 	const struct fde_range *r = fde_table_at(t, start);
@@ -189,51 +200,28 @@ static void records(struct bytes *o_out)
 	size_t c1, c2, c3, c4, c5, c6, f;
 
 	c1 = cie(&o, 0, 1, "zR", pcrel4, 1);
-	f = fde_begin(&o, c1); /* pc-relative: 0x1100 from the field's own address */
-	put(&o, (uint32_t)(0x1100 - (FRAME_ADDR + o.n)), 4);
-	put(&o, 0x40, 4);
-	fde_end(&o, f, true);
+	fde4(&o, c1, 0x1100, 0x40, true); /* 0x1100 from the field's own address */
 	c2 = cie(&o, 0, 1, "zPLR", zplr, sizeof(zplr));
-	f = fde_begin(&o, c2);
-	put(&o, (uint32_t)(0x1180 - (FRAME_ADDR + o.n)), 4);
-	put(&o, 0x20, 4);
-	fde_end(&o, f, true);
+	fde4(&o, c2, 0x1180, 0x20, true);
 	c3 = cie(&o, 0, 1, "", NULL, 0); /* no augmentation: absolute 8-byte addresses */
 	f = fde_begin(&o, c3);
 	put(&o, 0x1200, 8);
 	put(&o, 0x30, 8);
 	fde_end(&o, f, false);
 	c4 = cie(&o, 0, 3, "zR", udata4, 1);
-	f = fde_begin(&o, c4);
-	put(&o, 0x1300, 4);
-	put(&o, 0x10, 4);
-	fde_end(&o, f, true);
-	f = fde_begin(&o, c4); /* outside every executable section: dropped */
-	put(&o, 0x9000, 4);
-	put(&o, 0x10, 4);
-	fde_end(&o, f, true);
-	f = fde_begin(&o, c4); /* empty: dropped */
-	put(&o, 0x1340, 4);
-	put(&o, 0, 4);
-	fde_end(&o, f, true);
-	f = fde_begin(&o, c4); /* two overlapping: the first ends where the second starts */
-	put(&o, 0x1400, 4);
-	put(&o, 0x80, 4);
-	fde_end(&o, f, true);
-	f = fde_begin(&o, c4);
-	put(&o, 0x1440, 4);
-	put(&o, 0x20, 4);
-	fde_end(&o, f, true);
+	fde4(&o, c4, 0x1300, 0x10, false);
+	fde4(&o, c4, 0x9000, 0x10, false); /* outside every executable section: dropped */
+	fde4(&o, c4, 0x1340, 0, false);    /* empty: dropped */
+	/* two overlapping: the first ends where the second starts */
+	fde4(&o, c4, 0x1400, 0x80, false);
+	fde4(&o, c4, 0x1440, 0x20, false);
 	c5 = cie(&o, 0, 1, "zR", uleb, 1);
 	f = fde_begin(&o, c5);
 	put_uleb(&o, 0x1500);
 	put_uleb(&o, 0x300);
 	fde_end(&o, f, true);
 	c6 = cie(&o, 0, 1, "zR", textrel, 1);
-	f = fde_begin(&o, c6); /* relative to .text */
-	put(&o, 0x900, 4);
-	put(&o, 0x50, 4);
-	fde_end(&o, f, true);
+	fde4(&o, c6, 0x900, 0x50, false); /* relative to .text */
 	{ /* a 64-bit length: 0xffffffff, then 8 bytes; the CIE pointer stays 4 bytes */
 		size_t at = put(&o, 0xffffffffu, 4), len_at = put(&o, 0, 8);
 		uint64_t len;
@@ -247,10 +235,7 @@ static void records(struct bytes *o_out)
 		(void)at;
 	}
 	put(&o, 0, 4); /* the terminator: nothing after it is read */
-	f = fde_begin(&o, c4);
-	put(&o, 0x1f00, 4);
-	put(&o, 0x10, 4);
-	fde_end(&o, f, true);
+	fde4(&o, c4, 0x1f00, 0x10, false);
 
 	*o_out = o;
 }
@@ -355,6 +340,7 @@ struct file {
 
 static Elf *file_open(struct file *f, const char *path)
 {
+	elf_version(EV_CURRENT); /* before libelf's first handle; again is harmless */
 	f->fd = open(path, O_RDONLY);
 	f->elf = f->fd < 0 ? NULL : elf_begin(f->fd, ELF_C_READ, NULL);
 	return f->elf;
@@ -445,28 +431,16 @@ static void test_eh_frame_gcc_debug_frame(void)
 	file_close(&a);
 }
 
-int main(int argc, char **argv)
-{
-	static const struct unit_test tests[] = {
-		{ "pointer encodings, lengths, dropped and overlapping FDEs",
-		  test_eh_frame_encodings },
-		{ ".debug_frame records", test_eh_frame_debug_frame_records },
-		{ "damaged tables", test_eh_frame_damaged },
-		{ "gcc's .eh_frame: one FDE per function symbol, stripped or not",
-		  test_eh_frame_gcc_matches_symtab },
-		{ "gcc's .debug_frame: one FDE per function symbol",
-		  test_eh_frame_gcc_debug_frame },
-		{ NULL, NULL },
-	};
+static const char **const libs[] = { &lib_eh, &lib_eh_stripped, &lib_debug_frame };
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: %s LIBRARY STRIPPED-LIBRARY DEBUG-FRAME-LIBRARY\n",
-			argv[0]);
-		return 2;
-	}
-	lib_eh = argv[1];
-	lib_eh_stripped = argv[2];
-	lib_debug_frame = argv[3];
-	elf_version(EV_CURRENT);
-	return unit_run("eh-frame", tests, NULL, NULL);
-}
+UNIT_MAIN_FILES("eh-frame", libs, "LIBRARY STRIPPED-LIBRARY DEBUG-FRAME-LIBRARY", NULL, NULL,
+		{
+			{ "pointer encodings, lengths, dropped and overlapping FDEs",
+			  test_eh_frame_encodings },
+			{ ".debug_frame records", test_eh_frame_debug_frame_records },
+			{ "damaged tables", test_eh_frame_damaged },
+			{ "gcc's .eh_frame: one FDE per function symbol, stripped or not",
+			  test_eh_frame_gcc_matches_symtab },
+			{ "gcc's .debug_frame: one FDE per function symbol",
+			  test_eh_frame_gcc_debug_frame },
+		})

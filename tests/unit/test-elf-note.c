@@ -95,15 +95,10 @@ static void test_elf_note_in_memory(void)
 	CU_ASSERT(len == 20);
 }
 
-int main(void)
-{
-	static const struct unit_test tests[] = {
-		{ "build_id_after_other_notes", test_elf_note_build_id_after_other_notes },
-		{ "align8", test_elf_note_align8 },
-		{ "malformed", test_elf_note_malformed },
-		{ "in_memory", test_elf_note_in_memory },
-		{ NULL, NULL },
-	};
-
-	return unit_run("elf-note", tests, NULL, NULL);
-}
+UNIT_MAIN("elf-note", NULL, NULL,
+	  {
+		  { "build_id_after_other_notes", test_elf_note_build_id_after_other_notes },
+		  { "align8", test_elf_note_align8 },
+		  { "malformed", test_elf_note_malformed },
+		  { "in_memory", test_elf_note_in_memory },
+	  })

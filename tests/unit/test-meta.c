@@ -365,24 +365,19 @@ static void test_meta_write_replaces_atomically(void)
 	meta_release(&m);
 }
 
-int main(void)
-{
-	static const struct unit_test tests[] = {
-		{ "set_get", test_meta_set_get },
-		{ "set_copies", test_meta_set_copies },
-		{ "setf", test_meta_setf },
-		{ "bad_key", test_meta_bad_key },
-		{ "round_trip", test_meta_round_trip },
-		{ "file_format", test_meta_file_format },
-		{ "read_comments_and_blank_lines", test_meta_read_comments_and_blank_lines },
-		{ "read_malformed", test_meta_read_malformed },
-		{ "read_missing", test_meta_read_missing },
-		{ "read_adds_and_replaces", test_meta_read_adds_and_replaces },
-		{ "read_bounded", test_meta_read_bounded },
-		{ "write_mode", test_meta_write_mode },
-		{ "write_replaces_atomically", test_meta_write_replaces_atomically },
-		{ NULL, NULL },
-	};
-
-	return unit_run("meta", tests, suite_init, suite_clean);
-}
+UNIT_MAIN("meta", suite_init, suite_clean,
+	  {
+		  { "set_get", test_meta_set_get },
+		  { "set_copies", test_meta_set_copies },
+		  { "setf", test_meta_setf },
+		  { "bad_key", test_meta_bad_key },
+		  { "round_trip", test_meta_round_trip },
+		  { "file_format", test_meta_file_format },
+		  { "read_comments_and_blank_lines", test_meta_read_comments_and_blank_lines },
+		  { "read_malformed", test_meta_read_malformed },
+		  { "read_missing", test_meta_read_missing },
+		  { "read_adds_and_replaces", test_meta_read_adds_and_replaces },
+		  { "read_bounded", test_meta_read_bounded },
+		  { "write_mode", test_meta_write_mode },
+		  { "write_replaces_atomically", test_meta_write_replaces_atomically },
+	  })

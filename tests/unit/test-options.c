@@ -357,41 +357,40 @@ static void test_options_knob_parse_ok(void)
 static void test_options_knob_parse_errors(void)
 {
 	static const struct knob_spec none[] = { { NULL } };
+	static const struct {
+		const struct knob_spec *spec;
+		const char *knob, *want;    /* want: the message, NULL: not checked */
+		size_t name_size, err_size; /* 0: the whole buffer */
+	} cases[] = {
+		{ knobs, "sampling-intervl=10",
+		  "unknown knob 'sampling-intervl' (did you mean 'sampling-interval'?)" },
+		{ knobs, "enable-stack=true",
+		  "unknown knob 'enable-stack' (did you mean 'enable-stack-collection'?)" },
+		{ knobs, "bogus=1", "unknown knob 'bogus'" },
+		{ knobs, "sampling-interval",
+		  "knob 'sampling-interval' needs a value: -knob sampling-interval=MS" },
+		{ knobs, "filter=", "knob 'filter' needs a value: -knob filter=EXPR" },
+		{ knobs, "=5", "invalid knob '=5': expected -knob name=value" },
+		{ knobs, "filter=1", NULL, 6 },
+		{ none, "filter=1", "unknown knob 'filter': this analysis has no knobs" },
+		/* A small error buffer truncates, never overflows. */
+		{ knobs, "bogus=1", "unknown", 0, 8 },
+	};
 	char name[64], err[256];
-	const char *value = "x";
+	const char *value;
+	size_t i;
 
-	CU_ASSERT_EQUAL(knob_parse(knobs, "sampling-intervl=10", name, sizeof(name), &value, err,
-				   sizeof(err)),
-			-EINVAL);
-	CU_ASSERT_STRING_EQUAL(
-		err, "unknown knob 'sampling-intervl' (did you mean 'sampling-interval'?)");
-	CU_ASSERT_PTR_NULL(value);
-	CU_ASSERT_EQUAL(knob_parse(knobs, "enable-stack=true", name, sizeof(name), &value, err,
-				   sizeof(err)),
-			-EINVAL);
-	CU_ASSERT_STRING_EQUAL(
-		err, "unknown knob 'enable-stack' (did you mean 'enable-stack-collection'?)");
-	CU_ASSERT_EQUAL(knob_parse(knobs, "bogus=1", name, sizeof(name), &value, err, sizeof(err)),
-			-EINVAL);
-	CU_ASSERT_STRING_EQUAL(err, "unknown knob 'bogus'");
-	CU_ASSERT_EQUAL(knob_parse(knobs, "sampling-interval", name, sizeof(name), &value, err,
-				   sizeof(err)),
-			-EINVAL);
-	CU_ASSERT_STRING_EQUAL(
-		err, "knob 'sampling-interval' needs a value: -knob sampling-interval=MS");
-	CU_ASSERT_EQUAL(knob_parse(knobs, "filter=", name, sizeof(name), &value, err, sizeof(err)),
-			-EINVAL);
-	CU_ASSERT_STRING_EQUAL(err, "knob 'filter' needs a value: -knob filter=EXPR");
-	CU_ASSERT_EQUAL(knob_parse(knobs, "=5", name, sizeof(name), &value, err, sizeof(err)),
-			-EINVAL);
-	CU_ASSERT_STRING_EQUAL(err, "invalid knob '=5': expected -knob name=value");
-	CU_ASSERT_EQUAL(knob_parse(knobs, "filter=1", name, 6, &value, err, sizeof(err)), -EINVAL);
-	CU_ASSERT_EQUAL(knob_parse(none, "filter=1", name, sizeof(name), &value, err, sizeof(err)),
-			-EINVAL);
-	CU_ASSERT_STRING_EQUAL(err, "unknown knob 'filter': this analysis has no knobs");
-	/* A small error buffer truncates, never overflows. */
-	CU_ASSERT_EQUAL(knob_parse(knobs, "bogus=1", name, sizeof(name), &value, err, 8), -EINVAL);
-	CU_ASSERT_STRING_EQUAL(err, "unknown");
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		value = "x";
+		CU_ASSERT_EQUAL(knob_parse(cases[i].spec, cases[i].knob, name,
+					   cases[i].name_size ? cases[i].name_size : sizeof(name),
+					   &value, err,
+					   cases[i].err_size ? cases[i].err_size : sizeof(err)),
+				-EINVAL);
+		if (cases[i].want)
+			CU_ASSERT_STRING_EQUAL(err, cases[i].want);
+	}
+	CU_ASSERT_PTR_NULL(value); /* a knob refused has no value */
 }
 
 static void test_options_parse_double(void)
@@ -554,35 +553,35 @@ static void test_options_print_help(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\n  enable-stack-collection=BOOL\n"));
 }
 
+/* options_search_dir() of "-search-dir <type>DIR"; *dir points into a buffer of its own. */
+static int search_dir_typed(const char *type, const char *dir_name, unsigned *kinds,
+			    const char **dir)
+{
+	static char value[128];
+	char err[1024];
+
+	snprintf(value, sizeof(value), "%s%s", type, dir_name);
+	return options_search_dir("-search-dir", value, NULL, kinds, dir, err, sizeof(err));
+}
+
 /* -search-dir: a plain directory, VTune's typed forms, and the mistakes people make. */
 static void test_options_search_dir(void)
 {
-	char err[1024], tmp[] = "/tmp/test-options.XXXXXX", file[64], value[128];
+	char err[1024], tmp[] = "/tmp/test-options.XXXXXX", file[64];
 	const char *dir;
 	unsigned kinds;
 	FILE *f;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(tmp));
-	CU_ASSERT_EQUAL(options_search_dir("-search-dir", tmp, NULL, &kinds, &dir, err,
-					   sizeof(err)),
-			0);
+	CU_ASSERT_EQUAL(search_dir_typed("", tmp, &kinds, &dir), 0);
 	CU_ASSERT_STRING_EQUAL(dir, tmp);
 	CU_ASSERT_EQUAL(kinds, SEARCH_DIR_BINARIES);
-	snprintf(value, sizeof(value), "src:=%s", tmp);
-	CU_ASSERT_EQUAL(options_search_dir("-search-dir", value, NULL, &kinds, &dir, err,
-					   sizeof(err)),
-			0);
+	CU_ASSERT_EQUAL(search_dir_typed("src:=", tmp, &kinds, &dir), 0);
 	CU_ASSERT_STRING_EQUAL(dir, tmp);
 	CU_ASSERT_EQUAL(kinds, SEARCH_DIR_SOURCES);
-	snprintf(value, sizeof(value), "all:rp=%s", tmp);
-	CU_ASSERT_EQUAL(options_search_dir("-search-dir", value, NULL, &kinds, &dir, err,
-					   sizeof(err)),
-			0);
+	CU_ASSERT_EQUAL(search_dir_typed("all:rp=", tmp, &kinds, &dir), 0);
 	CU_ASSERT_EQUAL(kinds, SEARCH_DIR_BINARIES | SEARCH_DIR_SOURCES);
-	snprintf(value, sizeof(value), "sym:=%s", tmp);
-	CU_ASSERT_EQUAL(options_search_dir("-search-dir", value, NULL, &kinds, &dir, err,
-					   sizeof(err)),
-			0);
+	CU_ASSERT_EQUAL(search_dir_typed("sym:=", tmp, &kinds, &dir), 0);
 	CU_ASSERT_EQUAL(kinds, SEARCH_DIR_BINARIES);
 	/* "bin:= ./app": the space took the directory away */
 	CU_ASSERT_EQUAL(options_search_dir("-search-dir", "bin:=", "./app", &kinds, &dir, err,
@@ -608,34 +607,29 @@ static void test_options_search_dir(void)
 	rmdir(tmp);
 }
 
-int main(void)
-{
-	static const struct unit_test tests[] = {
-		{ "value_forms", test_options_value_forms },
-		{ "values_point_into_argv", test_options_values_point_into_argv },
-		{ "alias", test_options_alias },
-		{ "value_last_wins", test_options_value_last_wins },
-		{ "flags", test_options_flags },
-		{ "flag_with_value_refused", test_options_flag_with_value_refused },
-		{ "list_repeated", test_options_list_repeated },
-		{ "double_dash_ends_options", test_options_double_dash_ends_options },
-		{ "stop_at_nonoption", test_options_stop_at_nonoption },
-		{ "nonoption_refused", test_options_nonoption_refused },
-		{ "unknown_suggests", test_options_unknown_suggests },
-		{ "unknown_after_good_ones", test_options_unknown_after_good_ones },
-		{ "needs_value", test_options_needs_value },
-		{ "value_may_start_with_dash", test_options_value_may_start_with_dash },
-		{ "choices", test_options_choices },
-		{ "empty_table", test_options_empty_table },
-		{ "nearest", test_options_nearest },
-		{ "knob_parse_ok", test_options_knob_parse_ok },
-		{ "knob_parse_errors", test_options_knob_parse_errors },
-		{ "parse_double", test_options_parse_double },
-		{ "parse_long", test_options_parse_long },
-		{ "print_help", test_options_print_help },
-		{ "search_dir", test_options_search_dir },
-		{ NULL, NULL },
-	};
-
-	return unit_run("options", tests, NULL, suite_clean);
-}
+UNIT_MAIN("options", NULL, suite_clean,
+	  {
+		  { "value_forms", test_options_value_forms },
+		  { "values_point_into_argv", test_options_values_point_into_argv },
+		  { "alias", test_options_alias },
+		  { "value_last_wins", test_options_value_last_wins },
+		  { "flags", test_options_flags },
+		  { "flag_with_value_refused", test_options_flag_with_value_refused },
+		  { "list_repeated", test_options_list_repeated },
+		  { "double_dash_ends_options", test_options_double_dash_ends_options },
+		  { "stop_at_nonoption", test_options_stop_at_nonoption },
+		  { "nonoption_refused", test_options_nonoption_refused },
+		  { "unknown_suggests", test_options_unknown_suggests },
+		  { "unknown_after_good_ones", test_options_unknown_after_good_ones },
+		  { "needs_value", test_options_needs_value },
+		  { "value_may_start_with_dash", test_options_value_may_start_with_dash },
+		  { "choices", test_options_choices },
+		  { "empty_table", test_options_empty_table },
+		  { "nearest", test_options_nearest },
+		  { "knob_parse_ok", test_options_knob_parse_ok },
+		  { "knob_parse_errors", test_options_knob_parse_errors },
+		  { "parse_double", test_options_parse_double },
+		  { "parse_long", test_options_parse_long },
+		  { "print_help", test_options_print_help },
+		  { "search_dir", test_options_search_dir },
+	  })

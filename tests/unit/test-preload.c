@@ -7,11 +7,27 @@
 
 #define AGENT "/opt/pc/lib/libpcollect-agent.so"
 
+/* LD_PRELOAD as it was (NULL: unset), and as pcollect sets it. */
+struct compose_case {
+	const char *old, *want;
+};
+
+static void check_compose(const char *preload, const struct compose_case *cases, size_t n)
+{
+	char out[512];
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		int len = preload_compose(out, sizeof(out), preload, cases[i].old);
+
+		CU_ASSERT_EQUAL(len, (int)strlen(cases[i].want));
+		CU_ASSERT_STRING_EQUAL(out, cases[i].want);
+	}
+}
+
 static void test_preload_compose_table(void)
 {
-	static const struct {
-		const char *old, *want;
-	} cases[] = {
+	static const struct compose_case cases[] = {
 		{ NULL, AGENT },
 		{ "", AGENT },
 		{ "/lib/libfoo.so", AGENT ":/lib/libfoo.so" },
@@ -32,39 +48,23 @@ static void test_preload_compose_table(void)
 		{ "/libasan.so.8/libfoo.so", AGENT ":/libasan.so.8/libfoo.so" },
 		{ "libubsan.so.1", AGENT ":libubsan.so.1" },
 	};
-	char out[512];
-	size_t i;
 
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		int n = preload_compose(out, sizeof(out), AGENT, cases[i].old);
-
-		CU_ASSERT_EQUAL(n, (int)strlen(cases[i].want));
-		CU_ASSERT_STRING_EQUAL(out, cases[i].want);
-	}
+	check_compose(AGENT, cases, sizeof(cases) / sizeof(cases[0]));
 }
 
 /* -trace-mpi: the agent and the shims, in that order, each once, a sanitizer still first. */
 static void test_preload_compose_shims(void)
 {
 #define SHIMS AGENT ":/opt/pc/lib/libpcollect-mpi-openmpi.so:/opt/pc/lib/libpcollect-mpi-mpich.so"
-	static const struct {
-		const char *old, *want;
-	} cases[] = {
+	static const struct compose_case cases[] = {
 		{ NULL, SHIMS },
 		{ "libfoo.so", SHIMS ":libfoo.so" },
 		{ SHIMS, SHIMS },
 		{ "/opt/pc/lib/libpcollect-mpi-mpich.so:libfoo.so:" AGENT, SHIMS ":libfoo.so" },
 		{ "libfoo.so:libasan.so.8", "libasan.so.8:" SHIMS ":libfoo.so" },
 	};
-	char out[512];
-	size_t i;
 
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		int n = preload_compose(out, sizeof(out), SHIMS, cases[i].old);
-
-		CU_ASSERT_EQUAL(n, (int)strlen(cases[i].want));
-		CU_ASSERT_STRING_EQUAL(out, cases[i].want);
-	}
+	check_compose(SHIMS, cases, sizeof(cases) / sizeof(cases[0]));
 #undef SHIMS
 }
 
@@ -78,14 +78,9 @@ static void test_preload_compose_too_long(void)
 	CU_ASSERT_EQUAL(preload_compose(out, 0, AGENT, NULL), -1);
 }
 
-int main(void)
-{
-	static const struct unit_test tests[] = {
-		{ "compose_table", test_preload_compose_table },
-		{ "compose_shims", test_preload_compose_shims },
-		{ "compose_too_long", test_preload_compose_too_long },
-		{ NULL, NULL },
-	};
-
-	return unit_run("preload", tests, NULL, NULL);
-}
+UNIT_MAIN("preload", NULL, NULL,
+	  {
+		  { "compose_table", test_preload_compose_table },
+		  { "compose_shims", test_preload_compose_shims },
+		  { "compose_too_long", test_preload_compose_too_long },
+	  })

@@ -155,17 +155,12 @@ static void test_probe_backward_shift(void)
 	}
 }
 
-int main(void)
-{
-	static const struct unit_test tests[] = {
-		{ "find_round_trip", test_probe_find_round_trip },
-		{ "find_wraps_around", test_probe_find_wraps_around },
-		{ "find_key_array", test_probe_find_key_array },
-		{ "has_room", test_probe_has_room },
-		{ "stays_cases", test_probe_stays_cases },
-		{ "backward_shift", test_probe_backward_shift },
-		{ NULL, NULL },
-	};
-
-	return unit_run("probe", tests, NULL, NULL);
-}
+UNIT_MAIN("probe", NULL, NULL,
+	  {
+		  { "find_round_trip", test_probe_find_round_trip },
+		  { "find_wraps_around", test_probe_find_wraps_around },
+		  { "find_key_array", test_probe_find_key_array },
+		  { "has_room", test_probe_has_room },
+		  { "stays_cases", test_probe_stays_cases },
+		  { "backward_shift", test_probe_backward_shift },
+	  })

@@ -25,46 +25,62 @@ static void test_proc_maps_file_line(void)
 	CU_ASSERT(!proc_map_is_anon_exec(&m));
 }
 
+/*
+ * line parsed into m, which fails the test if refused. The parser cuts a copy of it, which
+ * m->path points into until the next call.
+ */
+static void parse(const char *line, struct proc_map *m)
+{
+	static char copy[256];
+
+	snprintf(copy, sizeof(copy), "%s", line);
+	CU_ASSERT_FATAL(proc_map_parse(copy, m) == 0);
+}
+
 static void test_proc_maps_anon_and_special(void)
 {
-	char anon[] = "7f0000000000-7f0000010000 rwxp 00000000 00:00 0 \n";
-	char named[] = "7f0000000000-7f0000010000 r-xp 00000000 00:00 0  [anon:jit]";
-	char vdso[] = "7ffd1c5f0000-7ffd1c5f2000 r-xp 00000000 00:00 0      [vdso]";
-	char heap[] = "55d0c0000000-55d0c0021000 rw-p 00000000 00:00 0      [heap]";
-	char memfd[] = "7f0000000000-7f0000001000 r-xs 00000000 00:05 42  /memfd:jit (deleted)";
+	static const struct {
+		const char *line;
+		bool jit; /* proc_map_is_anon_exec() */
+	} maps[] = {
+		{ "7f0000000000-7f0000010000 rwxp 00000000 00:00 0 \n", true },
+		{ "7f0000000000-7f0000010000 r-xp 00000000 00:00 0  [anon:jit]", true },
+		{ "7ffd1c5f0000-7ffd1c5f2000 r-xp 00000000 00:00 0      [vdso]", false },
+		{ "55d0c0000000-55d0c0021000 rw-p 00000000 00:00 0      [heap]", false }, /* no x */
+		{ "7f0000000000-7f0000001000 r-xs 00000000 00:05 42  /memfd:jit (deleted)", true },
+	};
 	struct proc_map m;
+	size_t i;
 
-	CU_ASSERT_FATAL(proc_map_parse(anon, &m) == 0);
-	CU_ASSERT_STRING_EQUAL(m.path, "");
-	CU_ASSERT(m.prot == (PF_R | PF_W | PF_X));
-	CU_ASSERT(proc_map_is_anon_exec(&m));
-	CU_ASSERT_FATAL(proc_map_parse(named, &m) == 0);
-	CU_ASSERT(proc_map_is_anon_exec(&m));
-	CU_ASSERT_FATAL(proc_map_parse(vdso, &m) == 0);
-	CU_ASSERT(!proc_map_is_anon_exec(&m));
-	CU_ASSERT_FATAL(proc_map_parse(heap, &m) == 0);
-	CU_ASSERT(!proc_map_is_anon_exec(&m)); /* not executable */
-	CU_ASSERT_FATAL(proc_map_parse(memfd, &m) == 0);
-	CU_ASSERT(m.shared);
-	CU_ASSERT(proc_map_is_anon_exec(&m));
+	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		parse(maps[i].line, &m);
+		CU_ASSERT_EQUAL(proc_map_is_anon_exec(&m), maps[i].jit);
+		if (i == 0) { /* no path at all */
+			CU_ASSERT_STRING_EQUAL(m.path, "");
+			CU_ASSERT(m.prot == (PF_R | PF_W | PF_X));
+		}
+	}
+	CU_ASSERT(m.shared); /* the memfd */
 }
 
 static void test_proc_maps_malformed(void)
 {
-	char a[] = "";
-	char b[] = "zzzz-0000 r-xp 0 00:00 0";
-	char c[] = "1000-2000 rxp 00000000 00:00 0";
-	char d[] = "2000-1000 r-xp 00000000 00:00 0";
-	char e[] = "1000-2000 r-xp 00000000 00:00";
-	char f[] = "11112222333344445-2000 r-xp 00000000 00:00 0";
+	static const char *const lines[] = {
+		"",
+		"zzzz-0000 r-xp 0 00:00 0",
+		"1000-2000 rxp 00000000 00:00 0",
+		"2000-1000 r-xp 00000000 00:00 0",
+		"1000-2000 r-xp 00000000 00:00",
+		"11112222333344445-2000 r-xp 00000000 00:00 0",
+	};
 	struct proc_map m;
+	char line[64];
+	size_t i;
 
-	CU_ASSERT(proc_map_parse(a, &m) < 0);
-	CU_ASSERT(proc_map_parse(b, &m) < 0);
-	CU_ASSERT(proc_map_parse(c, &m) < 0);
-	CU_ASSERT(proc_map_parse(d, &m) < 0);
-	CU_ASSERT(proc_map_parse(e, &m) < 0);
-	CU_ASSERT(proc_map_parse(f, &m) < 0);
+	for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		snprintf(line, sizeof(line), "%s", lines[i]);
+		CU_ASSERT(proc_map_parse(line, &m) < 0);
+	}
 }
 
 /* An executable anonymous mapping made here shows up in our own maps as JIT code. */
@@ -90,15 +106,10 @@ static void test_proc_maps_live(void)
 	CU_ASSERT(found);
 }
 
-int main(void)
-{
-	static const struct unit_test tests[] = {
-		{ "file_line", test_proc_maps_file_line },
-		{ "anon_and_special", test_proc_maps_anon_and_special },
-		{ "malformed", test_proc_maps_malformed },
-		{ "live", test_proc_maps_live },
-		{ NULL, NULL },
-	};
-
-	return unit_run("proc-maps", tests, NULL, NULL);
-}
+UNIT_MAIN("proc-maps", NULL, NULL,
+	  {
+		  { "file_line", test_proc_maps_file_line },
+		  { "anon_and_special", test_proc_maps_anon_and_special },
+		  { "malformed", test_proc_maps_malformed },
+		  { "live", test_proc_maps_live },
+	  })

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "python-test-lib.h"
+#include "tests/unit/python-test-lib.h"
 #include "tests/unit/unit.h"
 
 static struct pytest_python pythons[16];

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "python-test-lib.h"
+#include "tests/unit/python-test-lib.h"
 #include "tests/unit/unit.h"
 
 static char root[PATH_MAX];
@@ -41,7 +41,7 @@ static int32_t table_value(const struct pylayout *L, const char *name, int *foun
    parent too: Debian's pyconfig.h includes <x86_64-linux-gnu/python3.N/pyconfig.h> from
    there), as scripts/python-layouts does. Returns 1 when compared, 0 when py has no headers
    with the internal ones. */
-static int check_headers(const struct pytest_python *py)
+static bool check_headers(const struct pytest_python *py)
 {
 	const struct pylayout *L = pylayout_find(py->minor);
 	const char *inc = py->include;
@@ -95,18 +95,18 @@ static int check_headers(const struct pytest_python *py)
 	return 1;
 }
 
+static bool layout_known(int minor)
+{
+	return pylayout_find(minor) != NULL;
+}
+
 /* Every interpreter of a version the table has, where its headers are installed. */
 static void test_python_layout_matches_headers(void)
 {
-	size_t i, known = 0;
+	size_t known;
 
-	for (i = 0; i < npythons; i++) {
-		if (!pylayout_find(pythons[i].minor))
-			continue;
-		known++;
-		ncompared += (size_t)check_headers(&pythons[i]);
-	}
-	printf("\n    %zu of %zu interpreters of a known version compared", ncompared, known);
+	ncompared = pytest_check_known(pythons, npythons, layout_known, check_headers, "compared",
+				       &known);
 }
 
 /* The generated rows are positional: python-layout-rows.def's columns must be the structs'
@@ -181,16 +181,10 @@ int main(void)
 		  test_python_layout_matches_headers },
 		{ NULL, NULL },
 	};
-	int rc;
 
 	if (pytest_init(__FILE__, root, pythons, 16, &npythons))
 		return 77;
-	rc = unit_run("python-layout", tests, NULL, NULL);
-	if (rc == 0 && ncompared == 0) {
-		printf("skipped: no CPython 3.10+ with its internal headers found "
-		       "(tests/pythons.py, %zu interpreters): layouts not compared with headers\n",
-		       npythons);
-		return 77;
-	}
-	return rc;
+	return pytest_run("python-layout", tests, &ncompared,
+			  "CPython 3.10+ with its internal headers", npythons,
+			  "layouts not compared with headers");
 }

@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "python-test-lib.h"
+#include "common/grow.h"
+#include "tests/unit/python-test-lib.h"
 #include "tests/unit/unit.h"
 
 /*
@@ -103,10 +104,11 @@ static void check_code(uint32_t version, int first, uint32_t size, const uint8_t
 		t->range_lists_differ++;
 }
 
-/* Run one interpreter on the dump script and check everything it printed. Returns the number
-   of code objects checked. */
-static long check_interpreter(const char *python)
+/* Run one interpreter on the dump script and check everything it printed. Returns whether it
+   printed code objects to check. */
+static bool check_interpreter(const struct pytest_python *py)
 {
+	const char *python = py->exe;
 	char cmd[PATH_MAX * 3], *line = NULL;
 	size_t linecap = 0, tlen = 0;
 	uint8_t *table = NULL;
@@ -143,10 +145,8 @@ static long check_interpreter(const char *python)
 			struct pyline_range r;
 
 			CU_ASSERT_FATAL(sscanf(line, "L %u %u %d", &r.start, &r.end, &r.line) == 3);
-			if (e.n == e.cap) {
-				e.cap = e.cap ? e.cap * 2 : 64;
-				e.r = realloc(e.r, e.cap * sizeof(*e.r));
-			}
+			if (GROW(e.r, e.n + 1, e.cap))
+				CU_FAIL_FATAL("out of memory");
 			e.r[e.n++] = r;
 		}
 	}
@@ -162,7 +162,7 @@ static long check_interpreter(const char *python)
 	free(line);
 	free(table);
 	free(e.r);
-	return t.codes;
+	return t.codes > 0;
 }
 
 /* True when the decoder knows 3.minor's line tables. */
@@ -179,15 +179,9 @@ static bool decoder_knows(int minor)
  */
 static void test_python_linetable_every_interpreter(void)
 {
-	size_t i, checked = 0;
+	size_t checked = pytest_check_known(pythons, npythons, decoder_knows, check_interpreter,
+					    "checked", &nknown);
 
-	for (i = 0; i < npythons; i++) {
-		if (!decoder_knows(pythons[i].minor))
-			continue;
-		nknown++;
-		checked += check_interpreter(pythons[i].exe) > 0;
-	}
-	printf("\n    %zu of %zu interpreters of a known version checked", checked, nknown);
 	CU_ASSERT(checked == nknown);
 }
 
@@ -241,16 +235,9 @@ int main(void)
 		{ "every installed interpreter", test_python_linetable_every_interpreter },
 		{ NULL, NULL },
 	};
-	int rc;
 
 	if (pytest_init(__FILE__, root, pythons, 16, &npythons))
 		return 77;
-	rc = unit_run("python-linetable", tests, NULL, NULL);
-	if (rc == 0 && nknown == 0) {
-		printf("skipped: no CPython 3.10+ found (tests/pythons.py, %zu interpreters): only "
-		       "hand-made tables checked\n",
-		       npythons);
-		return 77;
-	}
-	return rc;
+	return pytest_run("python-linetable", tests, &nknown, "CPython 3.10+", npythons,
+			  "only hand-made tables checked");
 }

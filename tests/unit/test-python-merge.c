@@ -19,6 +19,41 @@ static struct raw_string rs(const char *s)
 	return r;
 }
 
+/* c's file (/src/app.py), its name, and its line table lt (len bytes). */
+static void code_strings(struct raw_py_code *c, const char *name, const uint8_t *lt, size_t len)
+{
+	c->filename = rs("/src/app.py");
+	c->name = rs(name);
+	c->linetable.s = (const char *)lt;
+	c->linetable.len = (uint32_t)len;
+}
+
+/* A stream of one thread written into memory (a memfd called name) through w. Returns the fd. */
+static int stream_begin(struct raw_writer *w, struct raw_file_header *h, const char *name)
+{
+	int fd = memfd_create(name, 0);
+
+	raw_header_init(h, 1, 1, -1, "h", 1000, RAW_SAMPLE_THREAD_CPU);
+	CU_ASSERT_FATAL(raw_writer_init(w, fd, wbuf, sizeof(wbuf), h) == 0);
+	return fd;
+}
+
+/* The stream w wrote to fd, flushed and read back from a copy, *data; caller frees both. */
+static struct raw_reader *stream_read_back(struct raw_writer *w, int fd, uint8_t **data)
+{
+	struct raw_reader *r;
+	off_t len;
+	int err;
+
+	CU_ASSERT(raw_writer_flush(w) == 0);
+	len = lseek(fd, 0, SEEK_END);
+	*data = malloc((size_t)len);
+	CU_ASSERT_FATAL(pread(fd, *data, (size_t)len, 0) == len);
+	r = raw_reader_open_mem(*data, (size_t)len, &err);
+	CU_ASSERT_FATAL(r != NULL);
+	return r;
+}
+
 static void test_python_merge_records_round_trip(void)
 {
 	static const uint8_t lt[] = { 0x80 | (13 << 3) | 3, 0x02 };
@@ -41,17 +76,11 @@ static void test_python_merge_records_round_trip(void)
 	struct raw_py_note gn;
 	struct pycode_table tab;
 	const struct pycode *pc;
-	int fd = memfd_create("pyrec", 0), err, seen = 0;
+	int fd = stream_begin(&w, &h, "pyrec"), seen = 0;
 	uint8_t *data;
-	off_t len;
 
-	c.filename = rs("/src/app.py");
-	c.name = rs("Klass.m\xc3\xa9thode");
-	c.linetable.s = (const char *)lt;
-	c.linetable.len = sizeof(lt);
+	code_strings(&c, "Klass.m\xc3\xa9thode", lt, sizeof(lt));
 	note.detail = rs("sub-interpreters are not walked");
-	raw_header_init(&h, 1, 1, -1, "h", 1000, RAW_SAMPLE_THREAD_CPU);
-	CU_ASSERT_FATAL(raw_writer_init(&w, fd, wbuf, sizeof(wbuf), &h) == 0);
 	CU_ASSERT(raw_py_write_code(&w, &c, scratch, sizeof(scratch)) == 0);
 	c.id = 2;
 	c.firstlineno = 30;
@@ -63,13 +92,8 @@ static void test_python_merge_records_round_trip(void)
 	CU_ASSERT(raw_py_write_stack(&w, 78, 0, ips, 3, py, 2, scratch, 8) == -E2BIG);
 	c.linetable.len = RAW_PY_MAX_LINETABLE + 1;
 	CU_ASSERT(raw_py_write_code(&w, &c, scratch, sizeof(scratch)) == -E2BIG);
-	CU_ASSERT(raw_writer_flush(&w) == 0);
 
-	len = lseek(fd, 0, SEEK_END);
-	data = malloc((size_t)len);
-	CU_ASSERT_FATAL(pread(fd, data, (size_t)len, 0) == len);
-	r = raw_reader_open_mem(data, (size_t)len, &err);
-	CU_ASSERT_FATAL(r != NULL);
+	r = stream_read_back(&w, fd, &data);
 	pycode_table_init(&tab);
 	while (raw_reader_next(r, &rec) == 1) {
 		if (rec.type == RAW_REC_PY_CODE) {
@@ -135,18 +159,12 @@ static void test_python_merge_pystream(void)
 	struct raw_py_stack st;
 	struct pyframe_info fi;
 	struct pystream ps;
-	int fd = memfd_create("pystream", 0), err, stacks = 0;
+	int fd = stream_begin(&w, &h, "pystream"), stacks = 0;
 	size_t off = 99;
 	uint8_t *data;
-	off_t len;
 
-	c.filename = rs("/src/app.py");
-	c.name = rs("f");
-	c.linetable.s = (const char *)lt;
-	c.linetable.len = sizeof(lt);
+	code_strings(&c, "f", lt, sizeof(lt));
 	note.detail = rs("first");
-	raw_header_init(&h, 1, 1, -1, "h", 1000, RAW_SAMPLE_THREAD_CPU);
-	CU_ASSERT_FATAL(raw_writer_init(&w, fd, wbuf, sizeof(wbuf), &h) == 0);
 	CU_ASSERT(raw_py_write_code(&w, &c, scratch, sizeof(scratch)) == 0);
 	CU_ASSERT(raw_py_write_note(&w, &note, scratch, sizeof(scratch)) == 0);
 	CU_ASSERT(raw_py_write_stack(&w, 5, 0, ips, 2, py, 3, scratch, sizeof(scratch)) == 0);
@@ -160,13 +178,8 @@ static void test_python_merge_pystream(void)
 	raw_enc_varint(&e, 1);
 	CU_ASSERT(raw_writer_record(&w, 30, buf, (size_t)(e.p - buf)) == 0);
 	CU_ASSERT(raw_writer_record(&w, RAW_REC_PY_STACK, buf, (size_t)(e.p - buf)) == 0);
-	CU_ASSERT(raw_writer_flush(&w) == 0);
 
-	len = lseek(fd, 0, SEEK_END);
-	data = malloc((size_t)len);
-	CU_ASSERT_FATAL(pread(fd, data, (size_t)len, 0) == len);
-	r = raw_reader_open_mem(data, (size_t)len, &err);
-	CU_ASSERT_FATAL(r != NULL);
+	r = stream_read_back(&w, fd, &data);
 	pystream_init(&ps);
 	while (raw_reader_next(r, &rec) == 1) {
 		int ret =
@@ -260,15 +273,10 @@ static void test_python_merge_stacks(void)
 	}
 }
 
-int main(void)
-{
-	static const struct unit_test tests[] = {
-		{ "python records round trip", test_python_merge_records_round_trip },
-		{ "a stream's python records", test_python_merge_pystream },
-		{ "eval loop names", test_python_merge_eval_names },
-		{ "merged stacks in each mode", test_python_merge_stacks },
-		{ NULL, NULL },
-	};
-
-	return unit_run("python-merge", tests, NULL, NULL);
-}
+UNIT_MAIN("python-merge", NULL, NULL,
+	  {
+		  { "python records round trip", test_python_merge_records_round_trip },
+		  { "a stream's python records", test_python_merge_pystream },
+		  { "eval loop names", test_python_merge_eval_names },
+		  { "merged stacks in each mode", test_python_merge_stacks },
+	  })

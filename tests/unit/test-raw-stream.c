@@ -303,8 +303,9 @@ static void test_raw_sample_size(void)
 	close(fd);
 }
 
-/* Reads every record of data; returns the number of samples. */
-static unsigned count_samples(const uint8_t *data, size_t len, struct raw_reader_stats *st)
+/* Reads every record of data; returns how many are of type (0: of any), and the stats. */
+static unsigned count_records(const uint8_t *data, size_t len, unsigned type,
+			      struct raw_reader_stats *st)
 {
 	struct raw_record rec;
 	struct raw_reader *r;
@@ -314,7 +315,7 @@ static unsigned count_samples(const uint8_t *data, size_t len, struct raw_reader
 	r = raw_reader_open_mem(data, len, &err);
 	CU_ASSERT_FATAL(r != NULL);
 	while (raw_reader_next(r, &rec) == 1)
-		n += rec.type == RAW_REC_SAMPLE;
+		n += !type || rec.type == type;
 	*st = *raw_reader_stats(r);
 	raw_reader_free(r);
 	return n;
@@ -348,18 +349,18 @@ static void test_raw_truncated(void)
 	size_t len, starts[11];
 	uint8_t *data = ten_chunks(&len, starts);
 
-	CU_ASSERT(count_samples(data, len, &st) == 1000);
+	CU_ASSERT(count_records(data, len, RAW_REC_SAMPLE, &st) == 1000);
 	/* Cut in the middle of the last chunk: the nine whole chunks survive. */
 	size_t cut = (starts[9] + starts[10]) / 2;
-	CU_ASSERT(count_samples(data, cut, &st) == 900);
+	CU_ASSERT(count_records(data, cut, RAW_REC_SAMPLE, &st) == 900);
 	CU_ASSERT(st.chunks_truncated == 1);
 	CU_ASSERT(st.bytes_skipped == cut - starts[9]);
 	CU_ASSERT(strstr(st.first_problem, "cut") != NULL);
 	/* Cut inside a chunk header. */
-	CU_ASSERT(count_samples(data, starts[5] + 10, &st) == 500);
+	CU_ASSERT(count_records(data, starts[5] + 10, RAW_REC_SAMPLE, &st) == 500);
 	CU_ASSERT(st.bytes_skipped == 10);
 	/* Just the file header: valid, empty. */
-	CU_ASSERT(count_samples(data, sizeof(struct raw_file_header), &st) == 0 &&
+	CU_ASSERT(count_records(data, sizeof(struct raw_file_header), RAW_REC_SAMPLE, &st) == 0 &&
 		  st.bytes_skipped == 0);
 	/* Less than a header: not a stream. */
 	int err = 0;
@@ -375,7 +376,7 @@ static void test_raw_corrupted(void)
 
 	/* A flipped bit in chunk 3's records: that chunk is dropped, the rest kept. */
 	data[starts[3] + 40] ^= 0x10;
-	CU_ASSERT(count_samples(data, len, &st) == 900);
+	CU_ASSERT(count_records(data, len, RAW_REC_SAMPLE, &st) == 900);
 	CU_ASSERT(st.chunks_bad_crc == 1);
 	CU_ASSERT(st.bytes_skipped == starts[4] - starts[3]);
 	CU_ASSERT(strstr(st.first_problem, "checksum") != NULL);
@@ -384,7 +385,7 @@ static void test_raw_corrupted(void)
 	/* A damaged chunk size: the reader resynchronises on the next chunk. */
 	uint32_t huge = 0x7fffffff;
 	memcpy(data + starts[6] + 4, &huge, 4);
-	CU_ASSERT(count_samples(data, len, &st) == 900);
+	CU_ASSERT(count_records(data, len, RAW_REC_SAMPLE, &st) == 900);
 	CU_ASSERT(st.chunks_bad_magic + st.chunks_truncated == 1);
 
 	/* Garbage between chunks (a torn partial write). */
@@ -394,7 +395,7 @@ static void test_raw_corrupted(void)
 	memcpy(g, data, starts[2]);
 	memset(g + starts[2], 0xa5, 77);
 	memcpy(g + starts[2] + 77, data + starts[2], len - starts[2]);
-	CU_ASSERT(count_samples(g, len + 77, &st) == 1000);
+	CU_ASSERT(count_records(g, len + 77, RAW_REC_SAMPLE, &st) == 1000);
 	CU_ASSERT(st.bytes_skipped == 77 && st.chunks_bad_magic == 1);
 	free(g);
 
@@ -495,23 +496,6 @@ static int write_one(struct raw_writer *w, unsigned i)
 	}
 }
 
-/* Records a snapshot of mem_file reads back, and its stats. */
-static unsigned count_records(size_t len, struct raw_reader_stats *st)
-{
-	struct raw_record rec;
-	struct raw_reader *r;
-	unsigned n = 0;
-	int err;
-
-	r = raw_reader_open_mem(mem_file, len, &err);
-	CU_ASSERT_FATAL(r != NULL);
-	while (raw_reader_next(r, &rec) == 1)
-		n++;
-	*st = *raw_reader_stats(r);
-	raw_reader_free(r);
-	return n;
-}
-
 /*
  * Every record is in the file as soon as the call returns, across windows and chunks; and a
  * writer stopped between storing a record's bytes and its type byte leaves the records before
@@ -529,14 +513,14 @@ static void test_raw_mapped_visible(void)
 	memset(mem_file, 0, sizeof(mem_file));
 	raw_header_init(&h, 5, 6, -1, "host", 1000000, RAW_SAMPLE_THREAD_CPU);
 	CU_ASSERT_FATAL(raw_writer_init_mapped(&w, mem_window, &c, 1024, 256, &h) == 0);
-	CU_ASSERT(count_records(c.end, &st) == 0 && st.bytes_skipped == 0);
+	CU_ASSERT(count_records(mem_file, c.end, 0, &st) == 0 && st.bytes_skipped == 0);
 	for (i = 0; i < n; i++) {
 		size_t at = (size_t)raw_writer_file_size(&w);
 
 		memcpy(before, mem_file, c.end);
 		CU_ASSERT_FATAL(write_one(&w, i) == 0);
 		if (i % 97 == 0 || i < 40) {
-			CU_ASSERT(count_records(c.end, &st) == i + 1);
+			CU_ASSERT(count_records(mem_file, c.end, 0, &st) == i + 1);
 			CU_ASSERT(st.bytes_skipped == 0 && st.chunks_bad_crc == 0 &&
 				  st.chunks_bad_magic == 0 && st.chunks_duplicate == 0);
 			/* The same moment without the type byte: the record is not there yet. */
@@ -550,7 +534,7 @@ static void test_raw_mapped_visible(void)
 				if (mem_file[rec] != (uint8_t)(RAW_CHUNK_MAGIC & 0xff)) {
 					keep = mem_file[rec];
 					mem_file[rec] = 0;
-					CU_ASSERT(count_records(c.end, &st) == i);
+					CU_ASSERT(count_records(mem_file, c.end, 0, &st) == i);
 					CU_ASSERT(st.bytes_skipped == 0 &&
 						  st.records_malformed == 0);
 					mem_file[rec] = keep;
@@ -561,12 +545,12 @@ static void test_raw_mapped_visible(void)
 			CU_ASSERT(raw_writer_flush(&w) == 0);
 	}
 	CU_ASSERT(c.windows_left < 63); /* it went through several windows */
-	CU_ASSERT(count_records(c.end, &st) == n && st.chunks_open == 1);
+	CU_ASSERT(count_records(mem_file, c.end, 0, &st) == n && st.chunks_open == 1);
 	CU_ASSERT(raw_writer_flush(&w) == 0);
-	CU_ASSERT(count_records(c.end, &st) == n && st.chunks_open == 0);
+	CU_ASSERT(count_records(mem_file, c.end, 0, &st) == n && st.chunks_open == 0);
 	CU_ASSERT(st.bytes_skipped == 0 && st.bytes_padding > 0);
 	/* Cut at the length the writer used: same records, less padding. */
-	CU_ASSERT(count_records((size_t)raw_writer_file_size(&w), &st) == n);
+	CU_ASSERT(count_records(mem_file, (size_t)raw_writer_file_size(&w), 0, &st) == n);
 	CU_ASSERT(st.bytes_skipped == 0);
 }
 
@@ -626,7 +610,8 @@ static void test_raw_duplicate_chunks(void)
 	memcpy(d + starts[6], data + starts[3], clen);
 	memcpy(d + starts[6] + clen, data + starts[6], len - starts[6]);
 	memcpy(d + len + clen, data + starts[9], starts[10] - starts[9]);
-	CU_ASSERT(count_samples(d, len + clen + (starts[10] - starts[9]), &st) == 1000);
+	CU_ASSERT(count_records(d, len + clen + (starts[10] - starts[9]), RAW_REC_SAMPLE, &st) ==
+		  1000);
 	CU_ASSERT(st.chunks_duplicate == 2 && st.chunks == 10);
 	CU_ASSERT(st.bytes_skipped == clen + (starts[10] - starts[9]));
 	CU_ASSERT(strstr(st.first_problem, "duplicate") != NULL);
@@ -661,7 +646,7 @@ static void test_raw_header_and_base_checksums(void)
 
 	/* base_ns of chunk 2 flipped: that chunk fails its checksum. */
 	data[starts[2] + offsetof(struct raw_chunk_header, base_ns) + 3] ^= 0x40;
-	CU_ASSERT(count_samples(data, len, &st) == 900 && st.chunks_bad_crc == 1);
+	CU_ASSERT(count_records(data, len, RAW_REC_SAMPLE, &st) == 900 && st.chunks_bad_crc == 1);
 	free(data);
 	/* A file of zeros (killed before its header): empty, not damaged. */
 	data = calloc(1, 8192);
@@ -723,7 +708,7 @@ static void test_raw_weight_bounds(void)
 	CU_ASSERT(raw_writer_sample(&w, 4, 1, RAW_MAX_WEIGHT) == 0);
 	CU_ASSERT(raw_writer_flush(&w) == 0);
 	data = read_back(fd, &len);
-	CU_ASSERT(count_samples(data, len, &st) == 2 && st.records_malformed == 2);
+	CU_ASSERT(count_records(data, len, RAW_REC_SAMPLE, &st) == 2 && st.records_malformed == 2);
 	free(data);
 	close(fd);
 }
@@ -788,27 +773,22 @@ static void test_raw_wait_records(void)
 	close(fd);
 }
 
-int main(void)
-{
-	static const struct unit_test tests[] = {
-		{ "varint edges", test_raw_varint_edges },
-		{ "zigzag", test_raw_zigzag },
-		{ "crc32 check value", test_raw_crc32_known },
-		{ "header fields", test_raw_header_fields },
-		{ "round trip of every record type", test_raw_roundtrip_every_type },
-		{ "sample size", test_raw_sample_size },
-		{ "truncated streams", test_raw_truncated },
-		{ "corrupted streams", test_raw_corrupted },
-		{ "writer limits and errors", test_raw_writer_limits },
-		{ "mapped writer: every record visible at once", test_raw_mapped_visible },
-		{ "mapped writer: no next window", test_raw_mapped_full },
-		{ "duplicate chunks skipped", test_raw_duplicate_chunks },
-		{ "header and base_ns checksums", test_raw_header_and_base_checksums },
-		{ "version 1 fixture", test_raw_v1_fixture },
-		{ "weight bounds", test_raw_weight_bounds },
-		{ "wait records", test_raw_wait_records },
-		{ NULL, NULL },
-	};
-
-	return unit_run("raw-stream", tests, NULL, NULL);
-}
+UNIT_MAIN("raw-stream", NULL, NULL,
+	  {
+		  { "varint edges", test_raw_varint_edges },
+		  { "zigzag", test_raw_zigzag },
+		  { "crc32 check value", test_raw_crc32_known },
+		  { "header fields", test_raw_header_fields },
+		  { "round trip of every record type", test_raw_roundtrip_every_type },
+		  { "sample size", test_raw_sample_size },
+		  { "truncated streams", test_raw_truncated },
+		  { "corrupted streams", test_raw_corrupted },
+		  { "writer limits and errors", test_raw_writer_limits },
+		  { "mapped writer: every record visible at once", test_raw_mapped_visible },
+		  { "mapped writer: no next window", test_raw_mapped_full },
+		  { "duplicate chunks skipped", test_raw_duplicate_chunks },
+		  { "header and base_ns checksums", test_raw_header_and_base_checksums },
+		  { "version 1 fixture", test_raw_v1_fixture },
+		  { "weight bounds", test_raw_weight_bounds },
+		  { "wait records", test_raw_wait_records },
+	  })

@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of common/result-open.c: every kind of directory, a job's parts, their state. */
 #include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,52 +13,13 @@
 #include "common/meta.h"
 #include "common/result-dir.h"
 #include "common/result.h"
+#include "tests/unit/result-fixture.h"
 #include "tests/unit/unit.h"
-
-static char tmpdir[] = "/tmp/test-result-open.XXXXXX";
-static int start_cwd = -1;
-
-/* tmpdir/name, in a static buffer of its own per slot. */
-static const char *tmp_path(int slot, const char *name)
-{
-	static char paths[4][256];
-
-	snprintf(paths[slot], sizeof(paths[slot]), "%s/%s", tmpdir, name);
-	return paths[slot];
-}
-
-static void make_dir(const char *name)
-{
-	CU_ASSERT_EQUAL(mkdir(tmp_path(3, name), 0755), 0);
-}
-
-static void touch(const char *name)
-{
-	int fd = open(tmp_path(3, name), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-	CU_ASSERT(fd >= 0);
-	if (fd >= 0)
-		close(fd);
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
-static int suite_init(void)
-{
-	unsetenv("PCOLLECT_HOSTNAME");
-	start_cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	return mkdtemp(tmpdir) && start_cwd >= 0 ? 0 : -1;
-}
 
 static int suite_clean(void)
 {
-	if (start_cwd >= 0 && fchdir(start_cwd) == 0)
-		close(start_cwd);
 	chmod(tmp_path(0, "locked"), 0700);
-	return nftw(tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	return fixture_clean();
 }
 
 /* result_open(dir) is kind with error, n parts; r stays open for more checks. */
@@ -95,7 +54,7 @@ static void test_result_open_missing(void)
 	result_close(&r);
 	CU_ASSERT(r.dir == NULL && r.parts == NULL && r.nparts == 0);
 	/* A file on the way: ENOTDIR, the user's to fix like ENOENT. */
-	touch("file");
+	touch(fixture_dir, "file");
 	check_open(&r, tmp_path(0, "file/res"), RESULT_MISSING, ENOTDIR, 0);
 	result_close(&r);
 	/* Closing twice, or what was never filled (zeroed), is harmless. */
@@ -107,7 +66,7 @@ static void test_result_open_not_result(void)
 	struct result r;
 
 	/* A file instead of a directory. */
-	touch("plain");
+	touch(fixture_dir, "plain");
 	check_open(&r, tmp_path(0, "plain"), RESULT_NOT_RESULT, ENOTDIR, 0);
 	result_close(&r);
 	/* A directory with neither raw/ nor result.db (meta/ alone is no result). */
@@ -138,7 +97,7 @@ static void test_result_open_node(void)
 		if (nodes[i].raw)
 			make_dir(nodes[i].raw);
 		if (nodes[i].db)
-			touch(nodes[i].db);
+			touch(fixture_dir, nodes[i].db);
 		check_open(&r, tmp_path(0, nodes[i].dir), RESULT_NODE, 0, 1);
 		check_part(&r.parts[0], tmp_path(0, nodes[i].dir), nodes[i].finalized,
 			   nodes[i].has_raw);
@@ -171,9 +130,9 @@ static void test_result_open_job(void)
 	make_dir("job.b/raw");
 	make_dir("job.a");
 	make_dir("job.a/raw");
-	touch("job.a/result.db");
+	touch(fixture_dir, "job.a/result.db");
 	make_dir("job.notresult");
-	touch("job.file");
+	touch(fixture_dir, "job.file");
 	make_dir("jobx.c");
 	make_dir("jobx.c/raw");
 	check_open(&r, tmp_path(0, "job"), RESULT_JOB, ENOENT, 2);
@@ -189,12 +148,12 @@ static void test_result_open_job(void)
 	result_close(&r);
 
 	/* A name without '/': the parts are names in the current directory. */
-	CU_ASSERT_EQUAL_FATAL(chdir(tmpdir), 0);
+	CU_ASSERT_EQUAL_FATAL(chdir(fixture_dir), 0);
 	check_open(&r, "job", RESULT_JOB, ENOENT, 2);
 	check_part(&r.parts[0], "job.a", true, true);
 	check_part(&r.parts[1], "job.b", false, true);
 	result_close(&r);
-	CU_ASSERT_EQUAL(fchdir(start_cwd), 0);
+	CU_ASSERT_EQUAL(fchdir(fixture_cwd), 0);
 
 	/* DIR itself existing is no job, even with DIR.<host> beside it. */
 	make_dir("job");
@@ -240,7 +199,7 @@ static void write_meta(const char *dir, const char *name, const char *status, lo
 	CU_ASSERT_EQUAL(meta_setf(&m, "launcher_pid", "%ld", pid), 0);
 	if (host)
 		CU_ASSERT_EQUAL(meta_set(&m, "host", host), 0);
-	snprintf(path, sizeof(path), "%s/%s/meta/%s.meta", tmpdir, dir, name);
+	snprintf(path, sizeof(path), "%s/%s/meta/%s.meta", fixture_dir, dir, name);
 	CU_ASSERT_EQUAL(meta_write_file(&m, path, 0644), 0);
 	meta_release(&m);
 }
@@ -316,8 +275,9 @@ static void test_result_open_unreadable_parent(void)
 	make_dir("locked/res/raw");
 	make_dir("locked/job.a");
 	make_dir("locked/job.a/raw");
-	/* Root is not refused: the check runs as nobody, who may reach tmpdir but not locked. */
-	CU_ASSERT_EQUAL(chmod(tmpdir, 0755), 0);
+	/* Root is not refused: the check runs as nobody, who may reach the scratch directory
+	   but not locked. */
+	CU_ASSERT_EQUAL(chmod(fixture_dir, 0755), 0);
 	CU_ASSERT_EQUAL(chmod(tmp_path(0, "locked"), 0), 0);
 	fflush(NULL);
 	pid = fork();
@@ -327,20 +287,31 @@ static void test_result_open_unreadable_parent(void)
 	CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
 	CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	CU_ASSERT_EQUAL(chmod(tmp_path(0, "locked"), 0700), 0);
-	CU_ASSERT_EQUAL(chmod(tmpdir, 0700), 0);
+	CU_ASSERT_EQUAL(chmod(fixture_dir, 0700), 0);
 }
 
-int main(void)
+static void test_result_open_is_result(void)
 {
-	static const struct unit_test tests[] = {
-		{ "missing", test_result_open_missing },
-		{ "not_result", test_result_open_not_result },
-		{ "node", test_result_open_node },
-		{ "job", test_result_open_job },
-		{ "collecting", test_result_open_collecting },
-		{ "unreadable_parent", test_result_open_unreadable_parent },
-		{ NULL, NULL },
-	};
+	const char *dir = tmp_path(0, "is-result");
 
-	return unit_run("result-open", tests, suite_init, suite_clean);
+	CU_ASSERT_FALSE(result_dir_is_result(dir));
+	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0755), 0);
+	CU_ASSERT_FALSE(result_dir_is_result(dir));
+	touch(dir, "result.db");
+	CU_ASSERT_TRUE(result_dir_is_result(dir));
+	dir = tmp_path(0, "is-result2");
+	CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0755), 0);
+	make_dir("is-result2/raw");
+	CU_ASSERT_TRUE(result_dir_is_result(dir));
 }
+
+UNIT_MAIN("result-open", fixture_init, suite_clean,
+	  {
+		  { "missing", test_result_open_missing },
+		  { "not_result", test_result_open_not_result },
+		  { "node", test_result_open_node },
+		  { "job", test_result_open_job },
+		  { "collecting", test_result_open_collecting },
+		  { "unreadable_parent", test_result_open_unreadable_parent },
+		  { "is_result", test_result_open_is_result },
+	  })

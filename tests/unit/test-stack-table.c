@@ -107,16 +107,11 @@ static void test_stack_table_many(void)
 	stack_table_release(&t);
 }
 
-int main(void)
-{
-	static const struct unit_test tests[] = {
-		{ "round_trip", test_stack_table_round_trip },
-		{ "collision_compares_frames", test_stack_table_collision_compares_frames },
-		{ "full_then_reset", test_stack_table_full_then_reset },
-		{ "pool_full", test_stack_table_pool_full },
-		{ "many", test_stack_table_many },
-		{ NULL, NULL },
-	};
-
-	return unit_run("stack-table", tests, NULL, NULL);
-}
+UNIT_MAIN("stack-table", NULL, NULL,
+	  {
+		  { "round_trip", test_stack_table_round_trip },
+		  { "collision_compares_frames", test_stack_table_collision_compares_frames },
+		  { "full_then_reset", test_stack_table_full_then_reset },
+		  { "pool_full", test_stack_table_pool_full },
+		  { "many", test_stack_table_many },
+	  })

@@ -32,6 +32,7 @@ static int load(struct loaded *l, const char *path)
 	l->fd = open(path, O_RDONLY);
 	if (l->fd < 0)
 		return -1;
+	elf_version(EV_CURRENT); /* before libelf's first handle; again is harmless */
 	l->elf = elf_begin(l->fd, ELF_C_READ, NULL);
 	if (!l->elf || symtab_load(&l->st, l->elf) || fde_table_load(&l->fdes, l->elf) ||
 	    (l->st.source == SYMTAB_DYNSYM && symtab_name_split_parts(&l->st, l->elf, &l->fdes))) {
@@ -89,20 +90,10 @@ static void test_symtab_split_names_cold_part(void)
 	unload(&b);
 }
 
-int main(int argc, char **argv)
-{
-	static const struct unit_test tests[] = {
-		{ "a stripped library's .cold part gets its name",
-		  test_symtab_split_names_cold_part },
-		{ NULL, NULL },
-	};
+static const char **const libs[] = { &built, &stripped };
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: %s LIBRARY STRIPPED-LIBRARY\n", argv[0]);
-		return 2;
-	}
-	built = argv[1];
-	stripped = argv[2];
-	elf_version(EV_CURRENT);
-	return unit_run("symtab-split", tests, NULL, NULL);
-}
+UNIT_MAIN_FILES("symtab-split", libs, "LIBRARY STRIPPED-LIBRARY", NULL, NULL,
+		{
+			{ "a stripped library's .cold part gets its name",
+			  test_symtab_split_names_cold_part },
+		})
