@@ -52,9 +52,6 @@ extern const char *const report_views[];
 /* The -format names: text, csv, json, then the exports; NULL-terminated. */
 extern const char *const report_formats[];
 
-/* The view a VTune report name stands for ("gprof-cc": caller-callee), or NULL. */
-const char *report_vtune_view(const char *name);
-
 /*
  * Produce the report. A result without result.db is finalized first. Messages go through
  * log_error(), each failure told once (docs/errors.md). Returns 0, -ERR_USAGE for a usage

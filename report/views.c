@@ -37,23 +37,3 @@ const struct report_view *report_view_find(const char *name)
 			return &views[i];
 	return NULL;
 }
-
-/* VTune's report names (vtune -report NAME) and the views that show the same. */
-static const struct {
-	const char *vtune, *view;
-} vtune_names[] = {
-	{ "summary", "summary" },        { "hotspots", "hotspots" },
-	{ "top-down", "top-down" },      { "bottom-up", "bottom-up" },
-	{ "callstacks", "callstacks" },  { "caller-callee", "caller-callee" },
-	{ "gprof-cc", "caller-callee" }, { "source", "source" },
-};
-
-const char *report_vtune_view(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(vtune_names) / sizeof(vtune_names[0]); i++)
-		if (!strcmp(vtune_names[i].vtune, name))
-			return vtune_names[i].view;
-	return NULL;
-}
