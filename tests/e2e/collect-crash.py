@@ -3,7 +3,7 @@
 """Issue 10, items 4 and 5: a killed, aborted or crashing program keeps its samples.
 abort() and SIGSEGV (with and without the program's own handler) after 0.3 s of CPU: the exit
 status and stdout are those of a run without the collector, the program's handler still runs,
-and the samples cover the CPU time the program used before dying (within tolerance). kill -9
+and the samples cover the CPU time main used before dying (within tolerance). kill -9
 while the main thread waits in pthread_join() and two workers have burnt 2:1: the result
 resolves like a finished run (functions named, nothing [unknown]) and the workers' CPU splits
 2:1 within tolerance."""
