@@ -43,9 +43,11 @@ def logs_are_text(res):
 
 
 def native(w, mode):
+    """The program alone: its exit code, output and files (its CPU work left out: they are
+    the same)."""
     nd = w.join("native-" + mode)
     os.mkdir(nd)
-    nat = e.run([e.prog("fd-chaos"), mode, nd])
+    nat = e.run([e.prog("fd-chaos"), mode, nd, "0"])
     e.check(nat.returncode == 0, "%s: runs natively (%d: %s)" % (mode, nat.returncode, nat.stderr))
     return nat, nd
 
