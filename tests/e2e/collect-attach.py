@@ -76,6 +76,16 @@ def attach(res, pid, options=(), quiet=True):
     return argv
 
 
+def attached(res, pid, what):
+    """pcollect -target-pid PID started in the background, once it says it has attached."""
+    c = subprocess.Popen(attach(res, pid, quiet=False), stderr=subprocess.PIPE, text=True,
+                         env=e.tool_environ())
+    while "attached to process" not in c.stderr.readline():
+        if c.poll() is not None:
+            e.fail("%s: pcollect did not attach: %s" % (what, c.stderr.read()))
+    return c
+
+
 def weights(streams):
     """Weight by leaf function over the threads' streams, and the Sampled of them."""
     samples = e.named_samples(streams)
@@ -148,13 +158,7 @@ def new_thread(w):
     res = w.join("res-thread")
     go = w.join("go")
     p = start(w, ["thread", go, "400"])
-    c = subprocess.Popen(attach(res, p.pid, quiet=False), stderr=subprocess.PIPE, text=True,
-                         env=dict(os.environ, **e.tool_env()))
-    line = ""
-    while "attached to process" not in line:
-        line = c.stderr.readline()
-        if not line:
-            e.fail("thread: pcollect did not attach: " + c.stderr.read())
+    c = attached(res, p.pid, "thread")
     open(go, "w").close()
     out = finish(p, "thread", threads=2)
     _out, err = c.communicate(timeout=120)
@@ -181,11 +185,7 @@ def forked(w):
     """A child forked after the attach is followed: its own streams, its CPU time sampled."""
     res = w.join("res-fork")
     p = start(w, ["fork", "fork-go", "400"])
-    c = subprocess.Popen(attach(res, p.pid, quiet=False), stderr=subprocess.PIPE, text=True,
-                         env=e.tool_environ())
-    while "attached to process" not in c.stderr.readline():
-        if c.poll() is not None:
-            e.fail("fork: pcollect did not attach: " + c.stderr.read())
+    c = attached(res, p.pid, "fork")
     open(w.join("fork-go"), "w").close()
     finish(p, "fork", threads=2)  # the agent's control thread: still attached
     _out, err = c.communicate(timeout=120)
@@ -213,11 +213,7 @@ def steered(w):
     res = w.join("res-steered")
     go = w.join("steered-go")
     p = start(w, ["until", go, "100"])
-    c = subprocess.Popen(attach(res, p.pid, quiet=False), stderr=subprocess.PIPE, text=True,
-                         env=dict(os.environ, **e.tool_env()))
-    while "attached to process" not in c.stderr.readline():
-        if c.poll() is not None:
-            e.fail("steered: pcollect did not attach: " + c.stderr.read())
+    c = attached(res, p.pid, "steered")
     for cmd in ("pause", "resume", "stop"):
         time.sleep(0.3)
         r = e.run([e.tool("pcollect"), "-r", res, "-command", cmd], env=e.tool_env())
@@ -228,11 +224,7 @@ def steered(w):
             "steered: -command stop ends the attachment (exit %d, %s)"
             % (c.returncode, err.strip()))
     again = w.join("res-interrupted")
-    c = subprocess.Popen(attach(again, p.pid, quiet=False), stderr=subprocess.PIPE, text=True,
-                         env=dict(os.environ, **e.tool_env()))
-    while "attached to process" not in c.stderr.readline():
-        if c.poll() is not None:
-            e.fail("interrupted: pcollect did not attach again: " + c.stderr.read())
+    c = attached(again, p.pid, "interrupted")
     time.sleep(0.3)
     c.send_signal(signal.SIGINT)
     _out, err = c.communicate(timeout=120)
