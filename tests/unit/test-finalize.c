@@ -922,7 +922,6 @@ int main(void)
 	};
 	int failed;
 	ssize_t n;
-	char cmd[PATH_MAX + 16];
 
 	log_set_tool("test-finalize");
 	setenv("PCOLLECT_NO_CACHE", "1", 1);
@@ -934,8 +933,7 @@ int main(void)
 	self_path[n] = '\0';
 	failed = unit_run("finalize", tests, NULL, NULL);
 	if (!failed) {
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_root);
-		if (system(cmd))
+		if (unit_remove_tree(tmp_root))
 			return 1;
 	} else {
 		fprintf(stderr, "work directory kept: %s\n", tmp_root);

@@ -59,8 +59,7 @@ static int suite_init(void)
 
 static int suite_clean(void)
 {
-	unlink(capture_path);
-	return rmdir(tmpdir);
+	return unit_remove_tree(tmpdir);
 }
 
 static void test_log_error_format(void)

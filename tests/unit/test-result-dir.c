@@ -2,7 +2,6 @@
 /* Unit tests of common/result-dir.c: paths, names, parallel jobs and race-free creation. */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,11 +81,6 @@ static void make_old(const char *dir)
 	CU_ASSERT_EQUAL(utimes(dir, tv), 0);
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
 static int suite_init(void)
 {
 	env_clear();
@@ -100,7 +94,7 @@ static int suite_clean(void)
 
 	if (start_cwd >= 0 && fchdir(start_cwd) == 0)
 		close(start_cwd);
-	rc = nftw(tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	rc = unit_remove_tree(tmpdir);
 	env_clear();
 	return rc;
 }

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* The runner every unit test's main() calls: one CUnit suite, exit status 1 on any failure. */
+/* The runner every unit test's main() calls: one CUnit suite, exit status 1 on any failure;
+   and the removal of a test's temporary directory. */
 #ifndef PCOLLECT_TESTS_UNIT_H
 #define PCOLLECT_TESTS_UNIT_H
 
 #include <CUnit/Basic.h>
+#include <ftw.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 struct unit_test {
 	const char *name;
@@ -41,6 +44,18 @@ fail:
 	fprintf(stderr, "%s: %s\n", suite_name, CU_get_error_msg());
 	CU_cleanup_registry();
 	return 1;
+}
+
+static inline int unit_remove_entry(const char *path, const struct stat *st, int flag,
+				    struct FTW *ftw)
+{
+	return remove(path);
+}
+
+/* Remove dir and everything below it (a test's temporary directory): 0, or -1 with errno. */
+static inline int unit_remove_tree(const char *dir)
+{
+	return nftw(dir, unit_remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 #endif
