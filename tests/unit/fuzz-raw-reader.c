@@ -273,13 +273,5 @@ static void test_fuzz_random(void)
 	free(buf);
 }
 
-int main(void)
-{
-	static const struct unit_test tests[] = {
-		{ "mutated streams", test_fuzz_mutations },
-		{ "random streams", test_fuzz_random },
-		{ NULL, NULL },
-	};
-
-	return unit_run("fuzz-raw-reader", tests, NULL, NULL);
-}
+UNIT_MAIN("fuzz-raw-reader", UNIT_TEST("mutated streams", test_fuzz_mutations),
+	  UNIT_TEST("random streams", test_fuzz_random))

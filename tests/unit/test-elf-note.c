@@ -95,15 +95,8 @@ static void test_elf_note_in_memory(void)
 	CU_ASSERT(len == 20);
 }
 
-int main(void)
-{
-	static const struct unit_test tests[] = {
-		{ "build_id_after_other_notes", test_elf_note_build_id_after_other_notes },
-		{ "align8", test_elf_note_align8 },
-		{ "malformed", test_elf_note_malformed },
-		{ "in_memory", test_elf_note_in_memory },
-		{ NULL, NULL },
-	};
-
-	return unit_run("elf-note", tests, NULL, NULL);
-}
+UNIT_MAIN("elf-note",
+	  UNIT_TEST("build_id_after_other_notes", test_elf_note_build_id_after_other_notes),
+	  UNIT_TEST("align8", test_elf_note_align8),
+	  UNIT_TEST("malformed", test_elf_note_malformed),
+	  UNIT_TEST("in_memory", test_elf_note_in_memory))

@@ -128,15 +128,7 @@ static void test_hash_index_get_zeroed_without_make(void)
 	table_release(&t);
 }
 
-int main(void)
-{
-	static const struct unit_test tests[] = {
-		{ "get_round_trip", test_hash_index_get_round_trip },
-		{ "get_equal_hashes", test_hash_index_get_equal_hashes },
-		{ "get_make_fails", test_hash_index_get_make_fails },
-		{ "get_zeroed_without_make", test_hash_index_get_zeroed_without_make },
-		{ NULL, NULL },
-	};
-
-	return unit_run("hash-index", tests, NULL, NULL);
-}
+UNIT_MAIN("hash-index", UNIT_TEST("get_round_trip", test_hash_index_get_round_trip),
+	  UNIT_TEST("get_equal_hashes", test_hash_index_get_equal_hashes),
+	  UNIT_TEST("get_make_fails", test_hash_index_get_make_fails),
+	  UNIT_TEST("get_zeroed_without_make", test_hash_index_get_zeroed_without_make))

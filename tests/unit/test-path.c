@@ -128,14 +128,6 @@ static void test_path_join_table(void)
 	}
 }
 
-int main(void)
-{
-	static const struct unit_test tests[] = {
-		{ "clean_table", test_path_clean_table },
-		{ "clean_idempotent", test_path_clean_idempotent },
-		{ "join_table", test_path_join_table },
-		{ NULL, NULL },
-	};
-
-	return unit_run("path", tests, NULL, NULL);
-}
+UNIT_MAIN("path", UNIT_TEST("clean_table", test_path_clean_table),
+	  UNIT_TEST("clean_idempotent", test_path_clean_idempotent),
+	  UNIT_TEST("join_table", test_path_join_table))

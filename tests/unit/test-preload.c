@@ -78,14 +78,6 @@ static void test_preload_compose_too_long(void)
 	CU_ASSERT_EQUAL(preload_compose(out, 0, AGENT, NULL), -1);
 }
 
-int main(void)
-{
-	static const struct unit_test tests[] = {
-		{ "compose_table", test_preload_compose_table },
-		{ "compose_shims", test_preload_compose_shims },
-		{ "compose_too_long", test_preload_compose_too_long },
-		{ NULL, NULL },
-	};
-
-	return unit_run("preload", tests, NULL, NULL);
-}
+UNIT_MAIN("preload", UNIT_TEST("compose_table", test_preload_compose_table),
+	  UNIT_TEST("compose_shims", test_preload_compose_shims),
+	  UNIT_TEST("compose_too_long", test_preload_compose_too_long))

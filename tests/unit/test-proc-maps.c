@@ -90,15 +90,6 @@ static void test_proc_maps_live(void)
 	CU_ASSERT(found);
 }
 
-int main(void)
-{
-	static const struct unit_test tests[] = {
-		{ "file_line", test_proc_maps_file_line },
-		{ "anon_and_special", test_proc_maps_anon_and_special },
-		{ "malformed", test_proc_maps_malformed },
-		{ "live", test_proc_maps_live },
-		{ NULL, NULL },
-	};
-
-	return unit_run("proc-maps", tests, NULL, NULL);
-}
+UNIT_MAIN("proc-maps", UNIT_TEST("file_line", test_proc_maps_file_line),
+	  UNIT_TEST("anon_and_special", test_proc_maps_anon_and_special),
+	  UNIT_TEST("malformed", test_proc_maps_malformed), UNIT_TEST("live", test_proc_maps_live))

@@ -260,15 +260,8 @@ static void test_python_merge_stacks(void)
 	}
 }
 
-int main(void)
-{
-	static const struct unit_test tests[] = {
-		{ "python records round trip", test_python_merge_records_round_trip },
-		{ "a stream's python records", test_python_merge_pystream },
-		{ "eval loop names", test_python_merge_eval_names },
-		{ "merged stacks in each mode", test_python_merge_stacks },
-		{ NULL, NULL },
-	};
-
-	return unit_run("python-merge", tests, NULL, NULL);
-}
+UNIT_MAIN("python-merge",
+	  UNIT_TEST("python records round trip", test_python_merge_records_round_trip),
+	  UNIT_TEST("a stream's python records", test_python_merge_pystream),
+	  UNIT_TEST("eval loop names", test_python_merge_eval_names),
+	  UNIT_TEST("merged stacks in each mode", test_python_merge_stacks))

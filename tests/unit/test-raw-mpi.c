@@ -171,14 +171,6 @@ static void test_raw_mpi_functions(void)
 	}
 }
 
-int main(void)
-{
-	static const struct unit_test tests[] = {
-		{ "round_trip", test_raw_mpi_round_trip },
-		{ "malformed", test_raw_mpi_malformed },
-		{ "functions", test_raw_mpi_functions },
-		{ NULL, NULL },
-	};
-
-	return unit_run("raw-mpi", tests, NULL, NULL);
-}
+UNIT_MAIN("raw-mpi", UNIT_TEST("round_trip", test_raw_mpi_round_trip),
+	  UNIT_TEST("malformed", test_raw_mpi_malformed),
+	  UNIT_TEST("functions", test_raw_mpi_functions))

@@ -788,27 +788,19 @@ static void test_raw_wait_records(void)
 	close(fd);
 }
 
-int main(void)
-{
-	static const struct unit_test tests[] = {
-		{ "varint edges", test_raw_varint_edges },
-		{ "zigzag", test_raw_zigzag },
-		{ "crc32 check value", test_raw_crc32_known },
-		{ "header fields", test_raw_header_fields },
-		{ "round trip of every record type", test_raw_roundtrip_every_type },
-		{ "sample size", test_raw_sample_size },
-		{ "truncated streams", test_raw_truncated },
-		{ "corrupted streams", test_raw_corrupted },
-		{ "writer limits and errors", test_raw_writer_limits },
-		{ "mapped writer: every record visible at once", test_raw_mapped_visible },
-		{ "mapped writer: no next window", test_raw_mapped_full },
-		{ "duplicate chunks skipped", test_raw_duplicate_chunks },
-		{ "header and base_ns checksums", test_raw_header_and_base_checksums },
-		{ "version 1 fixture", test_raw_v1_fixture },
-		{ "weight bounds", test_raw_weight_bounds },
-		{ "wait records", test_raw_wait_records },
-		{ NULL, NULL },
-	};
-
-	return unit_run("raw-stream", tests, NULL, NULL);
-}
+UNIT_MAIN("raw-stream", UNIT_TEST("varint edges", test_raw_varint_edges),
+	  UNIT_TEST("zigzag", test_raw_zigzag),
+	  UNIT_TEST("crc32 check value", test_raw_crc32_known),
+	  UNIT_TEST("header fields", test_raw_header_fields),
+	  UNIT_TEST("round trip of every record type", test_raw_roundtrip_every_type),
+	  UNIT_TEST("sample size", test_raw_sample_size),
+	  UNIT_TEST("truncated streams", test_raw_truncated),
+	  UNIT_TEST("corrupted streams", test_raw_corrupted),
+	  UNIT_TEST("writer limits and errors", test_raw_writer_limits),
+	  UNIT_TEST("mapped writer: every record visible at once", test_raw_mapped_visible),
+	  UNIT_TEST("mapped writer: no next window", test_raw_mapped_full),
+	  UNIT_TEST("duplicate chunks skipped", test_raw_duplicate_chunks),
+	  UNIT_TEST("header and base_ns checksums", test_raw_header_and_base_checksums),
+	  UNIT_TEST("version 1 fixture", test_raw_v1_fixture),
+	  UNIT_TEST("weight bounds", test_raw_weight_bounds),
+	  UNIT_TEST("wait records", test_raw_wait_records))

@@ -276,14 +276,6 @@ static void test_report_cct_groups_and_callers(void)
 	fixture_free(&f);
 }
 
-int main(void)
-{
-	static const struct unit_test tests[] = {
-		{ "walk_matches_rule", test_report_cct_walk_matches_rule },
-		{ "collapse_recursion", test_report_cct_collapse_recursion },
-		{ "groups_and_callers", test_report_cct_groups_and_callers },
-		{ NULL, NULL },
-	};
-
-	return unit_run("report-cct", tests, NULL, NULL);
-}
+UNIT_MAIN("report-cct", UNIT_TEST("walk_matches_rule", test_report_cct_walk_matches_rule),
+	  UNIT_TEST("collapse_recursion", test_report_cct_collapse_recursion),
+	  UNIT_TEST("groups_and_callers", test_report_cct_groups_and_callers))

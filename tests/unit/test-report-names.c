@@ -76,13 +76,5 @@ static void test_report_names_match(void)
 	}
 }
 
-int main(void)
-{
-	static const struct unit_test tests[] = {
-		{ "short_forms", test_report_names_short_forms },
-		{ "match", test_report_names_match },
-		{ NULL, NULL },
-	};
-
-	return unit_run("report-names", tests, NULL, NULL);
-}
+UNIT_MAIN("report-names", UNIT_TEST("short_forms", test_report_names_short_forms),
+	  UNIT_TEST("match", test_report_names_match))

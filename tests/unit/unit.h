@@ -46,6 +46,21 @@ fail:
 	return 1;
 }
 
+/*
+ * The main() of a test file with no set-up of its own: UNIT_MAIN("path",
+ * UNIT_TEST("clean_table", test_path_clean_table), ...) runs the tests as suite "path".
+ */
+#define UNIT_TEST(name, fn)                                                                        \
+	{                                                                                          \
+		name, fn                                                                           \
+	}
+#define UNIT_MAIN(suite_name, ...)                                                                 \
+	int main(void)                                                                             \
+	{                                                                                          \
+		static const struct unit_test tests_[] = { __VA_ARGS__, { NULL, NULL } };          \
+		return unit_run(suite_name, tests_, NULL, NULL);                                   \
+	}
+
 static inline int unit_remove_entry(const char *path, const struct stat *st, int flag,
 				    struct FTW *ftw)
 {
