@@ -27,8 +27,9 @@ MS = 300
 def command(res, cmd):
     """pcollect -r RES -command CMD from another shell, until every process has obeyed:
     pcollect waits 5 s for them, then returns naming those that have not (their control
-    thread has not run yet: seen once, a forked child's, under the sanitizers beside other
-    work); asked again, it waits again. A minute without an answer fails."""
+    thread has not run yet, on a busy machine); asked again, it waits again. A minute without
+    an answer fails (a forked child's control thread that never ran, under the sanitizers:
+    agent-control.c)."""
     for _ in range(12):
         r = e.run([e.tool("pcollect"), "-r", res, "-command", cmd])
         e.check(r.returncode == 0, "-command %s from another shell (exit %d: %s)"
