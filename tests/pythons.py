@@ -5,11 +5,13 @@
 Candidates, in this order:
   - each entry of PCOLLECT_TEST_PYTHONS, a colon-separated list of interpreter executables
     (a wrapper script that starts an interpreter some other way counts too);
-  - with pyenv present (on PATH, else PYENV_ROOT): $(pyenv root)/versions/*/bin/python3.N;
+  - with pyenv present (PYENV_ROOT, else `pyenv root`): $(pyenv root)/versions/*/bin/python3.N;
   - every python3.N on PATH (the distribution's /usr/bin/python3.N among them), except pyenv's
     shims, which only run the version pyenv has activated (the versions are listed above).
 Each candidate is run once with a probe that prints its version and build; one that does not
-run is left out with the reason, so a wrapper is known by what it runs, never by its name.
+run is left out with the reason, so a wrapper is known by what it runs, never by its name. A
+good answer is kept (${XDG_CACHE_HOME:-~/.cache}/pcollect/pythons.json) for as long as the file
+probed is the same file (device, inode, size, modification time) and the probe the same.
 
 Labels (the tests' argument, tests/e2e/meson.build):
   3.N         a build of CPython 3.N that is not the distribution's: a shared build
@@ -26,6 +28,7 @@ Command line:
                             executable binary prefix libpython include
 """
 import glob
+import hashlib
 import json
 import os
 import re
@@ -78,6 +81,7 @@ class Python:
 
     def __init__(self, exe, info):
         self.exe = exe
+        self.info = info
         self.version = tuple(info["version"])
         self.minor, self.micro = self.version[1], self.version[2]
         self.binary = os.path.realpath(info.get("image") or info["executable"] or exe)
@@ -100,6 +104,8 @@ class Python:
 
 
 def _pyenv_root():
+    if os.path.isdir(os.environ.get("PYENV_ROOT", "")):
+        return os.environ["PYENV_ROOT"]  # what `pyenv root` says, without running it
     if shutil.which("pyenv"):
         try:
             cp = subprocess.run(["pyenv", "root"], stdout=subprocess.PIPE,
@@ -133,10 +139,57 @@ def candidates(minor=None):
     return uniq
 
 
+CACHE = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
+                     "pcollect", "pythons.json")
+
+
+def _identity(exe):
+    """What makes a probe's answer still good: the file probed (a wrapper's own file: it is
+    written again when what it runs changes), and the probe itself."""
+    st = os.stat(exe)
+    return "%s %d %d %d %d %s" % (os.path.realpath(exe), st.st_dev, st.st_ino, st.st_size,
+                                  st.st_mtime_ns, hashlib.sha1(PROBE.encode()).hexdigest())
+
+
+def _cache_load():
+    try:
+        with open(CACHE) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def _cache_store(cache):
+    """Write the cache whole, by rename: tests running at once each see a whole file."""
+    try:
+        os.makedirs(os.path.dirname(CACHE), exist_ok=True)
+        tmp = "%s.%d" % (CACHE, os.getpid())
+        with open(tmp, "w") as f:
+            json.dump(cache, f)
+        os.replace(tmp, CACHE)
+    except OSError:
+        pass
+
+
 def probe(exe):
-    """A Python for exe, or the reason it is not one (a string)."""
+    """A Python for exe, or the reason it is not one (a string): asked of a cached answer
+    first (run_probe)."""
     if not os.access(exe, os.X_OK) or os.path.isdir(exe):
         return "not an executable file"
+    key = _identity(exe)
+    hit = _cache_load().get(exe)
+    if hit and hit[0] == key:
+        return Python(exe, hit[1])
+    p = run_probe(exe)
+    if not isinstance(p, str):  # a failure may pass (a timeout on a busy machine): not kept
+        cache = _cache_load()
+        cache[exe] = [key, p.info]
+        _cache_store(cache)
+    return p
+
+
+def run_probe(exe):
+    """A Python for exe, or the reason it is not one (a string), from running it."""
     try:
         cp = subprocess.run([exe, "-c", PROBE], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, timeout=60, stdin=subprocess.DEVNULL)

@@ -2,6 +2,7 @@
 /* The agent's control: pause, resume, stop and detach, the control thread, the API's entry. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/prctl.h>
 
@@ -23,8 +24,10 @@
 /* ns: how often an attached agent looks for threads and modules it was not told of */
 #define CONTROL_POLL_NS 100000000ll
 #define CONTROL_STACK   (256u << 10) /* bytes of the control thread's stack */
+/* ns: the longest agent_control_start() waits for the thread it made to run */
+#define CONTROL_START_NS 2000000000ull
 
-static _Atomic int quit;
+static _Atomic int quit, running;
 static __thread int creating AGENT_TLS;
 
 uint32_t agent_control_word(void)
@@ -143,6 +146,7 @@ static void *control_main(void *arg)
 
 	(void)arg;
 	prctl(PR_SET_NAME, "pcollect-ctl", 0, 0, 0);
+	atomic_store(&running, 1);
 	while (!atomic_load(&quit) && agent.active) {
 		uint32_t seq = __atomic_load_n(&agent.data->control_seq, __ATOMIC_ACQUIRE);
 
@@ -184,6 +188,7 @@ int agent_control_start(void)
 	sigfillset(&all);
 	agent_real.pthread_sigmask(SIG_SETMASK, &all, &old);
 	atomic_store(&quit, 0);
+	atomic_store(&running, 0);
 	creating = 1;
 	ret = create(&th, &a, control_main, NULL);
 	creating = 0;
@@ -195,6 +200,16 @@ int agent_control_start(void)
 			  strerror(ret));
 		return -ret;
 	}
+	/*
+	 * Back once the thread runs our code: its start in the C library and in a sanitizer's
+	 * runtime allocates (pthread_getattr_np), and a program that forks first thing would
+	 * give its child that allocator's lock held by a thread the child has not (GCC 12's
+	 * AddressSanitizer takes no lock around fork): the child's own control thread then
+	 * waited for it forever, and the child obeyed no command.
+	 */
+	for (uint64_t t0 = agent_now_mono();
+	     !atomic_load(&running) && agent_now_mono() - t0 < CONTROL_START_NS;)
+		sched_yield();
 	agent.control_thread = true;
 	return 0;
 }

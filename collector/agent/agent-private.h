@@ -94,6 +94,12 @@ struct agent_py {
 };
 
 /*
+ * Overflows a task-clock event may have before its handler has run: at the first it keeps
+ * counting (its signal is being delivered), at the second it stops (agent-sample.c).
+ */
+#define AGENT_PERF_LIMIT 2
+
+/*
  * Waits (-collect threading, agent-wait.c): the call sites of a thread's short waits, each
  * with the stack taken at its first wait and the waits counted since the last WAIT_SUM.
  */

@@ -271,9 +271,10 @@ struct agent_thread *agent_thread_begin(pid_t tid, bool external)
 /*
  * A task-clock event for t (-knob sampling-clock=task-clock): the kernel's own clock of the
  * time t runs, which fires by high-resolution timer at every interval of it, not at the
- * tick, and is not missed by a thread that runs between ticks. Its overflow disables it and
- * sends our signal to t (F_SETSIG, F_SETOWN_EX); the handler turns it on again
- * (PERF_EVENT_IOC_REFRESH). exclude_kernel is what an unprivileged process may ask for
+ * tick, and is not missed by a thread that runs between ticks. Its overflow sends our signal
+ * to t (F_SETSIG, F_SETOWN_EX), and disables it once AGENT_PERF_LIMIT of them found no
+ * handler to top the limit up (agent-sample.c, PERF_EVENT_IOC_REFRESH). exclude_kernel is
+ * what an unprivileged process may ask for
  * (perf_event_paranoid 2): an interval that ends in the kernel is counted, and sampled at
  * the next one that ends in user code. False when the event cannot be had: the timer then.
  */
@@ -347,7 +348,7 @@ static void thread_arm_locked(struct agent_thread *t)
 	if (agent.cfg.memory)
 		return; /* memory-consumption takes no CPU samples */
 	if (agent.cfg.task_clock && !t->has_timer && (t->perf_fd >= 0 || perf_open(t))) {
-		if (hold || !ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1))
+		if (hold || !ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, AGENT_PERF_LIMIT))
 			return;
 		agent_log("cannot start the task-clock event of thread %d: %s", (int)t->tid,
 			  strerror(errno));

@@ -24,17 +24,19 @@ import e2elib as e
 MS = 300
 
 
-def stat_cpu_ns(pid):
-    """utime + stime of pid (/proc/PID/stat fields 14 and 15), ns."""
-    with open("/proc/%d/stat" % pid) as f:
-        rest = f.read().rsplit(")", 1)[1].split()
-    return (int(rest[11]) + int(rest[12])) * 1e9 / os.sysconf("SC_CLK_TCK")
-
-
 def command(res, cmd):
-    r = e.run([e.tool("pcollect"), "-r", res, "-command", cmd])
-    e.check(r.returncode == 0, "-command %s from another shell (exit %d: %s)"
-            % (cmd, r.returncode, r.stderr.strip()))
+    """pcollect -r RES -command CMD from another shell, until every process has obeyed:
+    pcollect waits 5 s for them, then returns naming those that have not (their control
+    thread has not run yet, on a busy machine); asked again, it waits again. A minute without
+    an answer fails (a forked child's control thread that never ran, under the sanitizers:
+    agent-control.c)."""
+    for _ in range(12):
+        r = e.run([e.tool("pcollect"), "-r", res, "-command", cmd])
+        e.check(r.returncode == 0, "-command %s from another shell (exit %d: %s)"
+                % (cmd, r.returncode, r.stderr.strip()))
+        if "did not answer" not in r.stderr:
+            return
+    e.fail("-command %s: a process of the collection has not obeyed in a minute" % cmd)
 
 
 def launch(w, res, argv, options=()):
@@ -91,7 +93,7 @@ def steps(w):
     res = w.join("res-steps")
     p, pid = launch(w, res, [e.prog("attach-target"), "steps", w.path, str(MS)])
     # Both processes burn in phase_one until told: let them gather samples first.
-    while stat_cpu_ns(pid) < 0.15e9 and p.poll() is None:
+    while e.stat_cpu_ns(pid) < 0.15e9 and p.poll() is None:
         time.sleep(0.05)
     command(res, "pause")
     open(w.join("paused"), "w").close()
@@ -119,11 +121,13 @@ def steps(w):
 
 def stopped(w):
     res = w.join("res-stop")
-    p, pid = launch(w, res, [e.prog("attach-target"), "phases", "400", "1500"])
-    while stat_cpu_ns(pid) < 0.1e9 and p.poll() is None:
+    go = w.join("stop-go")
+    p, pid = launch(w, res, [e.prog("attach-target"), "until", go, "300"])
+    while e.stat_cpu_ns(pid) < 0.1e9 and p.poll() is None:
         time.sleep(0.05)
     command(res, "stop")
-    cpu_at_stop = stat_cpu_ns(pid)
+    cpu_at_stop = e.stat_cpu_ns(pid)
+    open(go, "w").close()
     finished(p, "stop")
     by, samples, interval, _t = by_process(res).get(pid, ({}, [], 0, []))
     stats = e.sampled_of(samples, interval) if samples else None

@@ -39,7 +39,7 @@ def one(w, interval):
     s = threads[0]
     e.check(s.stats["bytes_skipped"] == 0, "%s ms: stream reads cleanly" % interval)
     samples = e.named_samples(streams)
-    shares, total = e.leaf_weights(samples, ["work_sixty", "work_thirty", "work_ten"])
+    shares, total = e.under(samples, ["work_sixty", "work_thirty", "work_ten"])
     interval_ns = s.header["interval_ns"]
     e.check(interval_ns == int(float(interval) * 1e6), "%s ms: header interval" % interval)
     print("%s ms: %d samples, weight %d, shares %s, cpu %.3f s, sampled %.3f s" % (

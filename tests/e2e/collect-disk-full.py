@@ -56,7 +56,8 @@ def fill(d, leave_kib):
         f.write(b"\0" * max(free - leave_kib * KIB, 0))
 
 
-def run(w, tag, fs, argv, options=()):
+def on_fs(w, tag, fs, argv, options=()):
+    """fsize-work (argv) under pcollect -r FS/res and alone: the same exit, output and file."""
     nat = e.run(argv[:1] + [w.join("native-" + tag)] + argv[2:])
     res = os.path.join(fs, "res")
     r = e.pcollect(argv, result=res, options=list(options), quiet=False)
@@ -72,14 +73,14 @@ with e.Workdir("disk-full") as w:
     # Full from the start: a few KiB left for the directories.
     fs = tmpfs(512)
     fill(fs, 12)
-    res, r = run(w, "full", fs, [e.prog("fsize-work"), w.join("out-full"), "300"])
+    res, r = on_fs(w, "full", fs, [e.prog("fsize-work"), w.join("out-full"), "300"])
     e.check("No space left on device" in r.stderr,
             "full: pcollect names what it could not write, with the cause: %s"
             % [x for x in r.stderr.splitlines() if "space" in x or "full" in x])
 
     # Room for the first windows only (a thread's is 256 KiB): the stream stops, reason disk-full.
     fs = tmpfs(512)
-    res, r = run(w, "fills", fs, [e.prog("fsize-work"), w.join("out-fills"), "3000"],
+    res, r = on_fs(w, "fills", fs, [e.prog("fsize-work"), w.join("out-fills"), "3000"],
                  options=["-knob", "sampling-interval=1", "-knob", "stack-depth=1024"])
     e.check("is full (No space left on device)" in r.stderr,
             "fills: pcollect says the file system is full: %s"

@@ -37,16 +37,9 @@ def pt_interp(path):
     return None
 
 
-def rows(res, *args):
-    f = e.pfinalize(res, ["-quiet"])
-    if f.returncode != 0:
-        e.fail("pfinalize %s: exit %d\n%s" % (res, f.returncode, f.stderr))
-    return pylib.rows(res, *args)
-
-
-def check_split(res, names, what):
-    hs = {r["Function"]: r for r in rows(res, "-view", "hotspots")}
-    got = pylib.shares([pylib.secs(hs[n]) if n in hs else 0.0 for n in names])
+def check_known_split(res, names, what):
+    hs = {r["Function"]: r for r in e.rows(res, "-view", "hotspots")}
+    got = e.shares([e.secs(hs[n]) if n in hs else 0.0 for n in names])
     print("%s: %s" % (what, dict(zip(names, ["%.1f" % g for g in got]))))
     for n, g, want in zip(names, got, (60, 30, 10)):
         e.check(abs(g - want) <= TOL, "%s: %s has %.1f%% (want %d +- %g)" % (what, n, g, want, TOL))
@@ -58,17 +51,15 @@ def part_c(w):
     loader = pt_interp(prog)
     if not loader:
         e.skip("%s names no program interpreter" % prog)
-    res = w.join("res-c")
-    r = e.pcollect([loader, prog, "4"], result=res)
-    e.check(r.returncode == 0 and r.stdout == "rounds=4\n",
-            "'%s %s' runs as without the loader (exit %d)" % (loader, prog, r.returncode))
-    hs = check_split(res, ["work_sixty", "work_thirty", "work_ten"], "C through " + loader)
+    res = e.collect(w, "res-c", [loader, prog, "4"], finalize=True)
+    e.check(res.stdout == "rounds=4\n", "'%s %s' runs as without the loader" % (loader, prog))
+    hs = check_known_split(res, ["work_sixty", "work_thirty", "work_ten"], "C through " + loader)
     mods = {n: hs[n]["Module"] for n in ("work_sixty", "work_thirty", "work_ten") if n in hs}
     e.check(set(mods.values()) == {"cpu-split"},
             "the work functions are named, in the program's module: %s" % mods)
-    anon = [n for n, r in hs.items() if n.startswith("func@") and pylib.secs(r) > 0.02]
+    anon = [n for n, r in hs.items() if n.startswith("func@") and e.secs(r) > 0.02]
     e.check(not anon, "no unnamed function holds time: %s" % anon[:5])
-    td = rows(res, "-view", "top-down")
+    td = e.rows(res, "-view", "top-down")
     e.check(any(r["Function Stack"].strip() == "main" for r in td), "main is on the stacks")
 
 
@@ -78,13 +69,10 @@ def part_python(w):
     loader = pt_interp(binary)
     if not loader:
         e.skip("%s names no program interpreter" % binary)
-    res = w.join("res-py")
-    r = e.pcollect([loader, binary, pylib.program("split.py")], result=res,
-                   options=["-knob", "sampling-interval=1"])
-    e.check(r.returncode == 0, "'%s %s split.py' runs as without the loader (exit %d: %s)"
-            % (loader, binary, r.returncode, r.stderr.strip()))
-    check_split(res, ["spin_a", "spin_b", "spin_c"], "Python through " + loader)
-    db = pylib.Db(res)
+    res = e.collect(w, "res-py", [loader, binary, pylib.program("split.py")], interval=1,
+                    finalize=True)
+    check_known_split(res, ["spin_a", "spin_b", "spin_c"], "Python through " + loader)
+    db = e.Db(res)
     interp = {name for name, role in db.modules.values() if role == "interpreter"}
     e.check(interp == {binary.rsplit("/", 1)[-1]},
             "the interpreter's module is the program %s, not the loader: %s" % (binary, interp))

@@ -10,6 +10,7 @@ chunk inside), its stdout and exit code are those of a run without the collector
 log holds text only, and the program is still sampled (its CPU time within tolerance) with
 both sampling clocks. A program that lowers RLIMIT_NOFILE opens as many files as without us,
 and its threads are sampled; with task-clock they fall back to the timer, with a note."""
+import functools
 import os
 import re
 import resource
@@ -43,9 +44,11 @@ def logs_are_text(res):
 
 
 def native(w, mode):
+    """The program alone: its exit code, output and files (its CPU work left out: they are
+    the same)."""
     nd = w.join("native-" + mode)
     os.mkdir(nd)
-    nat = e.run([e.prog("fd-chaos"), mode, nd])
+    nat = e.run([e.prog("fd-chaos"), mode, nd, "0"])
     e.check(nat.returncode == 0, "%s: runs natively (%d: %s)" % (mode, nat.returncode, nat.stderr))
     return nat, nd
 
@@ -88,6 +91,12 @@ def one(w, mode, clock, nat, nd, hard=False):
                  "%s: the program's samples against the CPU time its threads used" % tag)
 
 
+@functools.lru_cache(maxsize=None)
+def native_nofile(mode):
+    """fd-chaos nofile* alone (once a mode: what it prints is the same for both clocks)."""
+    return e.run([e.prog("fd-chaos"), mode])
+
+
 def nofile(w, mode, clock):
     """fd-chaos nofile*: the program at its RLIMIT_NOFILE starts threads (nofile: 8 of 100 ms;
     nofile-burst: 32 of 10 ms at once, whose streams are made and cut together, each
@@ -95,7 +104,7 @@ def nofile(w, mode, clock):
     reads at the end is the one it set."""
     tag = "%s-%s" % (mode, clock)
     prefix, count = ("burst-", 32) if mode == "nofile-burst" else ("nofile-", 8)
-    nat = e.run([e.prog("fd-chaos"), mode])
+    nat = native_nofile(mode)
     e.check(nat.returncode == 0 and re.match(r"opened \d+ more", nat.stdout),
             "%s: runs natively: %s" % (tag, nat.stdout.strip().replace("\n", "; ")))
     res = w.join("res-" + tag)

@@ -6,25 +6,19 @@ data counter, the job file, archived binaries, result.db); with -result-mode gro
 0750 and 0640, for colleagues in the group. The program's own files keep the program's umask."""
 import os
 import stat
-import subprocess
 
 import e2elib as e
 
 
-def collect(w, tag, umask, options, program):
-    res = w.join(tag)
+def umasked(w, tag, umask, options, program):
+    """The program ("files": fsize-work, else fd-chaos nofile) under pcollect -archive with
+    umask umask: the result and the program's own directory."""
     out = w.join(tag + "-own-file")
     os.mkdir(out)
-    argv = [e.tool("pcollect"), "-collect", "hotspots", "-r", res, "-quiet", "-archive",
-            "-knob", "sampling-clock=task-clock"] + options + ["--"]
-    if program == "files":
-        argv += [e.prog("fsize-work"), os.path.join(out, "data.0"), "200"]
-    else:
-        argv += [e.prog("fd-chaos"), "nofile"]
-    r = subprocess.run(argv, preexec_fn=lambda: os.umask(umask), stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, text=True, timeout=120,
-                       env=e.tool_environ())
-    e.check(r.returncode == 0, "%s: pcollect exits 0 (%s)" % (tag, r.stderr.strip()))
+    argv = ([e.prog("fsize-work"), os.path.join(out, "data.0"), "200"] if program == "files"
+            else [e.prog("fd-chaos"), "nofile"])
+    res = e.collect(w, tag, argv, options=["-archive", "-knob", "sampling-clock=task-clock"] +
+                    options, preexec_fn=lambda: os.umask(umask), finalization=None)
     return res, out
 
 
@@ -55,7 +49,7 @@ def expect(tag, res, dmode, fmode, log=False):
 
 with e.Workdir("private") as w:
     # umask 0 would give 0777/0666: results stay private anyway.
-    res, own = collect(w, "private", 0, [], "files")
+    res, own = umasked(w, "private", 0, [], "files")
     expect("default, umask 0", res, 0o700, 0o600)
     e.check(e.read_meta(res).get("result_mode") == "private", "the metadata says private")
     # The program's own files are the program's business: its umask applies.
@@ -63,7 +57,7 @@ with e.Workdir("private") as w:
             "the program's own file keeps the program's mode (0644 with umask 0)")
     # umask 077 would take the group's bits away: -result-mode group keeps them. The program
     # lowers RLIMIT_NOFILE: its threads get no task-clock event, which the agent logs.
-    res, own = collect(w, "group", 0o077, ["-result-mode", "group"], "nofile")
+    res, own = umasked(w, "group", 0o077, ["-result-mode", "group"], "nofile")
     expect("-result-mode group, umask 077", res, 0o750, 0o640, log=True)
     e.check(e.read_meta(res).get("result_mode") == "group", "the metadata says group")
     f = e.pfinalize(res)

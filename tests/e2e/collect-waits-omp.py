@@ -26,7 +26,8 @@ name = "omp-work-" + sys.argv[1]
 path = os.path.join(e.BUILD, "tests", "progs", name)
 if not os.access(path, os.X_OK):
     e.skip("%s not built: %s" % (name, "gcc without OpenMP" if sys.argv[1] == "gcc" else
-                                 "clang or libomp-dev (LLVM's OpenMP runtime) not installed"))
+                                 "clang or libomp-dev (LLVM's OpenMP runtime) not installed"),
+           needs=["gcc"] if sys.argv[1] == "gcc" else ["clang", "libomp-dev"])
 
 with e.Workdir("waits-omp") as w:
     res = w.join("res")

@@ -6,12 +6,15 @@ blocks until a child writes 150 ms later, and 300 sleeps of 10 us. The program m
 around its call; the agent's WAIT records must agree within 5% + 3 ms (both clocks see the
 same delays, so a busy machine changes both alike), with the right kind and object, on a
 stack whose innermost frame is the function that called; the short sleeps' count is exact and
-their total (WAIT_SUM records, plus the few a busy machine stretches past the threshold) is the
-program's. Then -knob wait-threshold=0 (every wait its own record), and hotspots without and
-with -knob enable-wait-time=true."""
+their total (WAIT_SUM records, plus those that lasted the threshold or more, each recorded
+alone) is the program's, less what the program's clock saw besides the sleeps: the agent's
+work around each call (e2elib.check_short_waits()). Then -knob wait-threshold=0 (every wait
+its own record), and hotspots without and with -knob enable-wait-time=true."""
 import e2elib as e
 
 REL, ABS_NS = 0.05, 3000000
+KEYS = ["cond_ns", "cond_obj", "mutex_ns", "mutex_obj", "pipe_fd", "pipe_ns", "short_cpu_ns",
+        "short_n", "short_ns", "short_runnable_ns", "sleep_ns"]
 
 
 def parse(stdout):
@@ -45,15 +48,11 @@ def close(got, want):
     return abs(got - want) <= REL * want + ABS_NS
 
 
-def collect(w, name, options, analysis="threading"):
-    res = w.join(name)
-    r = e.pcollect([e.prog("waits")], result=res, options=options, analysis=analysis)
-    e.check(r.returncode == 0, "%s: pcollect exits 0 (%d: %s)" % (name, r.returncode,
-                                                                   r.stderr.strip()))
-    known = parse(r.stdout)
-    e.check(sorted(known) == ["cond_ns", "cond_obj", "mutex_ns", "mutex_obj", "pipe_fd",
-                              "pipe_ns", "short_n", "short_ns", "sleep_ns"],
-            "%s: the program's output is whole" % name)
+def profile(w, name, options, analysis="threading"):
+    """tests/progs/waits under pcollect: the result, the program's figures, the streams."""
+    res = e.collect(w, name, [e.prog("waits")], options=options, analysis=analysis)
+    known = parse(res.stdout)
+    e.check(sorted(known) == KEYS, "%s: the program's output is whole" % name)
     streams = e.load_streams(res)
     e.check(all(s.stats["bytes_skipped"] == 0 and s.stats["records_malformed"] == 0
                 for s in streams), "%s: every stream reads cleanly" % name)
@@ -78,7 +77,7 @@ def check_known(name, known, found):
 
 
 with e.Workdir("waits") as w:
-    res, known, streams = collect(w, "tr", ["-knob", "sampling-interval=1"])
+    res, known, streams = profile(w, "tr", ["-knob", "sampling-interval=1"])
     meta = e.read_meta(res)
     e.check(meta.get("analysis") == "threading" and meta.get("wait_time") == "1" and
             meta.get("wait_threshold_ns") == "100000",
@@ -100,11 +99,18 @@ with e.Workdir("waits") as w:
     e.check(all(r["kind"] == "sleep" for r in short), "the short sleeps are sleeps")
     e.check(count == known["short_n"], "%d short sleeps counted (%d made)" % (
         count, known["short_n"]))
-    e.check(any(r["type"] == "wait_sum" for r in short), "short sleeps summed per call site")
-    e.check(close(total, known["short_ns"]), "the short sleeps total %.3f ms, the program "
-            "measured %.3f ms" % (total / 1e6, known["short_ns"] / 1e6))
+    # A sleep of 10 us lasts about 100 us on a VM: those that reach the threshold are recorded
+    # alone, the others summed per call site (all of them reached it once, under the
+    # sanitizers beside other work).
+    alone = [r["duration"] for r in short if r["type"] == "wait"]
+    threshold = int(meta["wait_threshold_ns"])
+    e.check(all(d >= threshold for d in alone) and
+            (any(r["type"] == "wait_sum" for r in short) or len(alone) == known["short_n"]),
+            "short sleeps under the threshold summed per call site, the %d recorded alone "
+            "%d us or longer" % (len(alone), threshold // 1000))
+    e.check_short_waits(total, known, "%d recorded alone" % len(alone))
 
-    res, known, streams = collect(w, "all", ["-knob", "wait-threshold=0"])
+    res, known, streams = profile(w, "all", ["-knob", "wait-threshold=0"])
     found = waits(streams, e.Symbolizer(streams))
     e.check(not any(r["type"] == "wait_sum" for _s, r, _f in found),
             "threshold 0: no wait is summed")
@@ -112,13 +118,13 @@ with e.Workdir("waits") as w:
     short = [r for _s, r, f in found if named(f, "short_sleeps")]
     e.check(len(short) == known["short_n"], "threshold 0: each short sleep its own record")
 
-    res, known, streams = collect(w, "hs", [], analysis="hotspots")
+    res, known, streams = profile(w, "hs", [], analysis="hotspots")
     e.check(not any(r["type"] in ("wait", "wait_sum", "object") for s in streams
                     for r in s.records), "hotspots: no wait recorded")
     e.check(not any(r["name"].startswith("Wait") for s in streams
                     for r in s.of_type("metric")), "hotspots: no wait metric declared")
     e.check(e.read_meta(res).get("wait_time") == "0", "hotspots: meta wait_time 0")
 
-    res, known, streams = collect(w, "hsw", ["-knob", "enable-wait-time=true"],
+    res, known, streams = profile(w, "hsw", ["-knob", "enable-wait-time=true"],
                                   analysis="hotspots")
     check_known("hsw", known, waits(streams, e.Symbolizer(streams)))

@@ -1,32 +1,45 @@
 # SPDX-License-Identifier: MIT
-"""Shared helpers for the end-to-end scripts: run the tools, read raw streams, name frames,
-and judge a sampled answer against the known one (Sampled, below).
+"""The one helper module of the end-to-end scripts: run the tools (collect, finalize, report)
+one way, read their answers (preport's rows, result.db, the raw streams), and judge a sampled
+answer against the known one (Sampled, below).
+
+A case runs as uftrace's TestBase runs one: collect() starts the program under pcollect and
+fails the test unless pcollect exits as expected, finalizes when asked, and returns the
+result directory (a Result: a path that also reads its own rows, database and streams).
 
 The collector's tests read the raw streams directly (through tests/progs/raw-dump) and name
 program counters with `nm` of the module files, so they test the collector alone.
 """
 import atexit
 import bisect
+import csv
 import glob
+import io
 import json
 import math
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 
 BUILD = os.environ.get("PCOLLECT_BUILD", "")
 SOURCE = os.environ.get("PCOLLECT_SOURCE", "")
 
 SKIP = 77
 
+# What ./scripts/dev test provides (packages it installs, the interpreters it prepares, the
+# build itself): a test skipped for want of one of these fails instead (skip(needs=...)).
+STRICT = set(os.environ.get("PCOLLECT_TEST_STRICT", "").split())
+
 # ---- a sanitizer build (meson -Db_sanitize=...; tests/e2e/meson.build sets these) -----------
 # Every sanitizer report of the tools, the agent or the programs goes to a file in one
 # directory (log_path), and a test that leaves one fails, whatever it checked: a report is
 # a bug even when the run's answer was right. AddressSanitizer must be the first library a
 # program loads: the programs pcollect starts get it preloaded (PRELOAD), ahead of the agent
-# (collector/preload.h keeps it there across exec).
+# (common/preload.h keeps it there across exec).
 SANITIZE = os.environ.get("PCOLLECT_TEST_SANITIZE", "")
 PRELOAD = os.environ.get("PCOLLECT_TEST_PRELOAD", "")
 SANITIZER_LOGS = None
@@ -68,12 +81,14 @@ def tool_env(env=None):
         out["LD_PRELOAD"] = PRELOAD + (":" + old if old else "")
     return out
 
+
 def tool_environ(env=None):
     """The whole environment for a subprocess that runs pcollect (os.environ, env and
     tool_env() merged)."""
     out = dict(os.environ)
     out.update(tool_env(env))
     return out
+
 
 # enum raw_process_origin, enum raw_module_kind, enum raw_lost_reason, raw_stack_flags
 ORIGIN_START, ORIGIN_FORK, ORIGIN_EXEC = 0, 1, 2
@@ -82,12 +97,23 @@ LOST_BUFFER, LOST_UNWIND, LOST_DATA_LIMIT, LOST_STACK_TABLE, LOST_BUSY = 1, 2, 3
 STACK_TRUNCATED, STACK_UNWIND_ERROR, STACK_FIRST_IS_PC = 1, 2, 4
 
 
+# ---- verdicts ----------------------------------------------------------------------------------
+
 def fail(msg):
     print("FAIL: " + msg, flush=True)
     sys.exit(1)
 
 
-def skip(reason):
+def skip(reason, needs=()):
+    """Exit 77 (meson's "skipped") saying why. needs names what would let the test run, as
+    ./scripts/dev knows it (a Debian package, "sid-pythons", "speedscope", "build"): where
+    that is in PCOLLECT_TEST_STRICT (./scripts/dev test sets it to what it provided), the
+    skip is a failure: the suite was meant to run this test here."""
+    needs = [needs] if isinstance(needs, str) else list(needs)
+    provided = [n for n in needs if n in STRICT]
+    if provided:
+        fail("%s; but ./scripts/dev test provides %s (PCOLLECT_TEST_STRICT): this test must "
+             "run here" % (reason, " ".join(provided)))
     print("SKIP: " + reason, flush=True)
     sys.exit(SKIP)
 
@@ -102,6 +128,11 @@ def check(cond, msg):
 
 TICK_NS = 4000000  # the kernel tick here (../shared/NOTES.md): CPU-time timers are checked at it
 Z = 4.5  # standard deviations: two-sided 7e-6 a check
+# A task-clock event runs on perf's clock of the thread, which stops at the scheduler's perf
+# hooks a little before each context switch and starts a little after it; the thread's CPU
+# clock (THREAD_END, getrusage) runs through the switch. Measured here beside busy loops:
+# 8 to 14 us a switch (cpu-split, 300 to 700 switches); twice that is the allowance.
+SWITCH_NS = 20000
 
 
 class Sampled:
@@ -136,6 +167,11 @@ class Sampled:
     - Quantization, for a total: a thread's samples miss the part of its last interval that
       no sample closed, and each end may be checked a tick late: QUANTUM = one interval and
       two ticks, per thread.
+
+    A known answer is a budget of CPU time that includes the clock reads the program makes to
+    keep it (tests/progs/burn.h reads getrusage every 0.1 ms; 1% of the time on a quiet
+    machine here, 4% seen on a busy one): a function's share is judged on the samples with
+    the function anywhere on their stack (under()), never on its own leaf samples alone.
 
     So: no raw count of samples, no wall time; a tolerance from n, the lumps and the
     interval, and nothing else.
@@ -212,12 +248,86 @@ def check_split(stats_a, a_ns, stats_b, b_ns, want, what, stretches=None):
         what, 100 * got, 100 - 100 * got, 100 * want, 100 - 100 * want, 100 * tol))
 
 
+def cpu_close(got_ns, want_ns, interval_ns, rel=0.10, intervals=3):
+    """A sampled CPU time agrees with a measured one within a stated relative tolerance (the
+    MPI tests' 10%), plus a few sampling intervals (at least a kernel tick each) for the
+    first and last samples' rounding. Sampled's tolerances are the finer judge where the
+    samples themselves are at hand."""
+    slack = rel * want_ns + intervals * max(interval_ns, TICK_NS)
+    return abs(got_ns - want_ns) <= slack
+
+
+def check_short_waits(got_ns, known, what):
+    """The recorded total got_ns of tests/progs/waits' 300 short sleeps against the program's
+    figures (known): it timed each call, and so holds what the agent does around the sleep
+    as well (a sleep of 10 us lasts about 100 us on a VM, many reach the 100 us threshold,
+    and each of those is recorded alone, with an unwind of its stack: tens of microseconds),
+    on a CPU or waiting for one: at most the loop's time on a CPU or runnable (the program
+    reads its schedstat) below the program's total. Else within 5% + 3 ms, the tolerance of
+    every wait the program measures."""
+    want, around = known["short_ns"], known["short_cpu_ns"] + known["short_runnable_ns"]
+    tol = 0.05 * want + 3000000
+    check(want - around - tol <= got_ns <= want + tol,
+          "%s: the short sleeps total %.3f ms, the program measured %.3f ms, %.3f ms of its "
+          "loop on a CPU or runnable (the agent's work around the calls: at most that less)"
+          % (what, got_ns / 1e6, want / 1e6, around / 1e6))
+
+
+def shares(values):
+    """Each value's share of their sum, in percent."""
+    total = sum(values)
+    return [100.0 * v / total if total else 0.0 for v in values]
+
+
+CLK_TCK_NS = 1e9 / os.sysconf("SC_CLK_TCK")
+
+
+def stat_cpu_ns(pid, tid=None):
+    """utime + stime of process pid (/proc/PID/stat fields 14 and 15), or of its thread tid
+    (/proc/PID/task/TID/stat), ns: each counted in clock ticks, so a reading is less than two
+    ticks (CLK_TCK_NS) behind."""
+    path = "/proc/%d/stat" % pid if tid is None else "/proc/%d/task/%d/stat" % (pid, tid)
+    with open(path) as f:
+        rest = f.read().rsplit(")", 1)[1].split()
+    return (int(rest[11]) + int(rest[12])) * CLK_TCK_NS
+
+
+def attach(argv, pid, env=None, timeout=120):
+    """Run argv (pcollect -target-pid pid ...) between two readings of the CPU time of pid's
+    main thread. Returns the run and the window: (CPU ns before, CPU ns after, wall ns from
+    one reading to the other), for check_attached()."""
+    before, t0 = stat_cpu_ns(pid, pid), time.monotonic_ns()
+    r = run(argv, env=env, timeout=timeout)
+    t1, after = time.monotonic_ns(), stat_cpu_ns(pid, pid)
+    return r, (before, after, t1 - t0)
+
+
+def check_attached(window, stream, what):
+    """The CPU time the agent measured in the target's main thread while attached (stream's
+    THREAD_END) against what the kernel counted around the whole pcollect run (attach()):
+    never more, and less by at most what the thread can have used in the wall time the run
+    lasted beyond the stream's own span (pcollect starting, attaching, detaching, ending),
+    each give or take the kernel's rounding (two ticks a reading)."""
+    before, after, wall = window
+    used, agent = after - before, stream.cpu_ns()
+    ends = {r["type"]: r["time"] for r in stream.records if r["type"] in ("thread_start",
+                                                                         "thread_end")}
+    outside = wall - (ends["thread_end"] - ends["thread_start"])
+    check(agent <= used + 2 * CLK_TCK_NS and used - agent <= outside + 2 * CLK_TCK_NS,
+          "%s: the agent measured %.3f s of CPU in the target's main thread while attached; "
+          "the kernel counted %.3f s around the pcollect run, whose %.3f s of wall time "
+          "outside the stream's span bound the difference (/proc/PID/task/PID/stat)"
+          % (what, agent / 1e9, used / 1e9, outside / 1e9))
+
+
+# ---- running the tools ---------------------------------------------------------------------------
+
 def tool(name):
     """Path of a tool in the build tree: pcollect, pfinalize, preport."""
     sub = {"pcollect": "collector", "pfinalize": "finalizer", "preport": "report"}[name]
     path = os.path.join(BUILD, sub, name)
     if not os.access(path, os.X_OK):
-        skip("%s not built at %s" % (name, path))
+        skip("%s not built at %s" % (name, path), needs="build")
     return path
 
 
@@ -249,6 +359,29 @@ class Workdir:
         return os.path.join(self.path, *parts)
 
 
+def run(argv, cwd=None, env=None, timeout=120, stdin=None, preexec_fn=None):
+    """Run argv, capturing its output as text. pcollect gets tool_env(): in a sanitizer
+    build the programs it starts must load the sanitizer's runtime first."""
+    argv = [str(a) for a in argv]
+    e = dict(os.environ)
+    if os.path.basename(argv[0]) == "pcollect":
+        env = tool_env(env)
+    if env:
+        e.update(env)
+    return subprocess.run(argv, cwd=cwd, env=e, timeout=timeout, stdin=stdin,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          errors="replace", preexec_fn=preexec_fn)
+
+
+def run_ok(argv, code=0, **kw):
+    """run(), failing the test unless argv exits with code (its output printed)."""
+    cp = run(argv, **kw)
+    if cp.returncode != code:
+        fail("%s: exit %d, expected %d\n%s%s" % (" ".join(str(a) for a in argv),
+                                                 cp.returncode, code, cp.stdout, cp.stderr))
+    return cp
+
+
 class Run:
     def __init__(self, cp, result):
         self.returncode = cp.returncode
@@ -257,21 +390,8 @@ class Run:
         self.result = result
 
 
-def run(argv, cwd=None, env=None, timeout=120, stdin=None):
-    """Run argv, capturing its output as text. pcollect gets tool_env(): in a sanitizer
-    build the programs it starts must load the sanitizer's runtime first."""
-    e = dict(os.environ)
-    if os.path.basename(argv[0]) == "pcollect":
-        env = tool_env(env)
-    if env:
-        e.update(env)
-    return subprocess.run(argv, cwd=cwd, env=e, timeout=timeout, stdin=stdin,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          errors="replace")
-
-
 def pcollect(target, result=None, options=(), cwd=None, env=None, timeout=120,
-             finalization="none", quiet=True, analysis="hotspots"):
+             finalization="none", quiet=True, analysis="hotspots", preexec_fn=None):
     """Run pcollect -collect ANALYSIS (hotspots) on target (a list). Returns a Run (result:
     the directory path, or None when -r was not given)."""
     argv = [tool("pcollect"), "-collect", analysis]
@@ -282,9 +402,352 @@ def pcollect(target, result=None, options=(), cwd=None, env=None, timeout=120,
     if quiet:
         argv.append("-quiet")
     argv += list(options) + ["--"] + list(target)
-    cp = run(argv, cwd=cwd, env=tool_env(env), timeout=timeout)
+    cp = run(argv, cwd=cwd, env=tool_env(env), timeout=timeout, preexec_fn=preexec_fn)
     return Run(cp, result)
 
+
+def copy_result(src, dst):
+    """A copy of the result directory src at dst, without its result.db: the same raw data to
+    finalize again, or to damage. Returns the Result."""
+    shutil.copytree(src, dst)
+    if os.path.exists(os.path.join(dst, "result.db")):
+        os.unlink(os.path.join(dst, "result.db"))
+    return Result(dst)
+
+
+def pfinalize(result, options=(), env=None, timeout=120):
+    """Run pfinalize -r result [options]. Returns the CompletedProcess."""
+    return run([tool("pfinalize"), "-r", result] + list(options), env=env, timeout=timeout)
+
+
+def finalize(result, options=("-quiet",), env=None, timeout=120):
+    """pfinalize -r result [options], failing the test unless it exits 0. Returns its
+    stderr (the summary, without -quiet)."""
+    return run_ok([tool("pfinalize"), "-r", result] + list(options), env=env,
+                  timeout=timeout).stderr
+
+
+_finalize = finalize
+
+
+class Result(str):
+    """A result directory (the path itself), with the run of pcollect that made it (stdout,
+    stderr, returncode; None when it was made otherwise) and its readers."""
+
+    def __new__(cls, path, run=None):
+        self = str.__new__(cls, path)
+        self.run = run
+        return self
+
+    @property
+    def stdout(self):
+        return self.run.stdout
+
+    @property
+    def stderr(self):
+        return self.run.stderr
+
+    @property
+    def returncode(self):
+        return self.run.returncode
+
+    def preport(self, *args, code=0, env=None):
+        return preport("-r", self, *args, code=code, env=env)
+
+    def rows(self, *args, env=None):
+        return rows(self, *args, env=env)
+
+    def json_rows(self, *args):
+        return json_rows(self, *args)
+
+    def db(self, sql, args=()):
+        return db_rows(self, sql, args)
+
+    def meta(self):
+        return read_meta(self)
+
+    def streams(self):
+        return load_streams(self)
+
+    def agent_log(self):
+        return agent_log(self)
+
+
+def collect(w, name, target, options=(), analysis="hotspots", interval=None, code=0,
+            stdout=None, native=False, finalize=False, finalization="none", quiet=True,
+            env=None, cwd=None, timeout=120, preexec_fn=None):
+    """The one way a test profiles a program: pcollect -collect ANALYSIS -r W/NAME on target
+    (a list; numbers are made text), sampling every interval ms when given, options after.
+    The test fails unless pcollect exits with code (None: any) and, when stdout is given,
+    the program printed exactly that; native: the program is run alone first, and pcollect
+    must exit as it did (128 + the signal it died of) with the same output. finalize runs
+    pfinalize -quiet after it (which must succeed). Returns the Result."""
+    if native:
+        alone = run(target, env=env, cwd=cwd, timeout=timeout, preexec_fn=preexec_fn)
+        code = 128 - alone.returncode if alone.returncode < 0 else alone.returncode
+        stdout = alone.stdout
+    res = w.join(name) if name else None
+    opts = (["-knob", "sampling-interval=%s" % interval] if interval is not None else []) + \
+        list(options)
+    r = pcollect([str(x) for x in target], result=res, options=opts, cwd=cwd, env=env,
+                 timeout=timeout, finalization=finalization, quiet=quiet, analysis=analysis,
+                 preexec_fn=preexec_fn)
+    if code is not None and r.returncode != code:
+        fail("%s: pcollect -collect %s exits %d, expected %d%s\n%s%s" % (
+            name, analysis, r.returncode, code, " (as without it)" if native else "",
+            r.stdout[-2000:], r.stderr[-3000:]))
+    if stdout is not None:
+        check(r.stdout == stdout, "%s: exit %d and output as %s (%r)" % (
+            name, r.returncode, "without the collector" if native else "expected", stdout))
+    out = Result(res or "", r)
+    if finalize:
+        _finalize(out, timeout=timeout)
+    return out
+
+
+def preport(*args, code=0, env=None, timeout=120):
+    """preport ARGS, failing the test unless it exits with code. The CompletedProcess."""
+    return run_ok([tool("preport")] + list(args), code=code, env=env, timeout=timeout)
+
+
+def rows(res, *args, env=None):
+    """The rows of preport -r res -format csv ARGS, as dicts."""
+    out = preport("-r", res, "-format", "csv", *args, env=env).stdout
+    return list(csv.DictReader(io.StringIO(out)))
+
+
+def json_rows(res, *args):
+    """The rows of preport -r res -format json ARGS."""
+    return json.loads(preport("-r", res, "-format", "json", *args).stdout)["rows"]
+
+
+# ---- preport's numbers as CSV prints them --------------------------------------------------------
+
+def ns(v):
+    """A CSV time ("1.234", s to the ns as preport prints it) in ns; empty is 0."""
+    return round(float(v) * 1e9) if v not in ("", None) else 0
+
+
+def ms(v):
+    """Seconds as printed ("1.234") to whole milliseconds; empty is 0."""
+    return round(float(v) * 1000) if v not in ("", None) else 0
+
+
+def num(v):
+    return float(v) if v not in ("", None) else 0.0
+
+
+def secs(row, col="CPU Time:Self"):
+    """A row's time column in seconds; empty or absent is 0."""
+    return float(row[col]) if row.get(col) else 0.0
+
+
+def summary_value(text, label):
+    """The value of label in preport's text summary (what follows "label:" on its line)."""
+    for line in text.splitlines():
+        if line.strip().startswith(label + ":"):
+            return line.split(":", 1)[1].strip()
+    fail("summary has no '%s' line:\n%s" % (label, text))
+
+
+def by(rows_, key, col, conv=ms):
+    return {r[key]: conv(r[col]) for r in rows_}
+
+
+def text_bytes(v):
+    """Bytes as text shows them: "512 B", "1.5 KB", "3.0 MB" (1 KB = 1024 B)."""
+    v = int(v)
+    if abs(v) < 1024:
+        return "%d B" % v
+    x, u = float(abs(v)), -1
+    units = ["KB", "MB", "GB", "TB", "PB", "EB"]
+    while x >= 1024 and u < 5:
+        x /= 1024
+        u += 1
+    if x >= 1023.95 and u < 5:
+        x /= 1024
+        u += 1
+    return "%s%.1f %s" % ("-" if v < 0 else "", x, units[u])
+
+
+def at_terminal(argv, cols, rows_=50):
+    """Run argv with a pseudo-terminal of cols columns as its output; returns what it wrote."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows_, cols, 0, 0))
+    p = subprocess.Popen(argv, stdout=slave, stderr=slave, stdin=subprocess.DEVNULL,
+                         close_fds=True)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO once the program has closed its side
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    if p.wait(timeout=60) != 0:
+        fail("%s at a terminal: exit %d\n%s" % (" ".join(argv), p.returncode,
+                                                 out.decode(errors="replace")))
+    return out.decode(errors="replace").replace("\r\n", "\n")
+
+
+# ---- result.db ---------------------------------------------------------------------------------
+
+def db_rows(result, sql, args=()):
+    """Rows of a query on result/result.db."""
+    con = sqlite3.connect("file:%s?mode=ro" % os.path.join(result, "result.db"), uri=True)
+    try:
+        return con.execute(sql, args).fetchall()
+    finally:
+        con.close()
+
+
+def source_line(path, marker):
+    """The 1-based line of path that contains marker (a comment such as 'LOOP-A')."""
+    with open(path) as f:
+        for i, line in enumerate(f, 1):
+            if marker in line:
+                return i
+    fail("marker %s not found in %s" % (marker, path))
+
+
+# Schema 2 (docs/schema.md): CPU Time rows only; a weight is value / interval_ns.
+CPU_METRIC = "(SELECT id FROM metrics WHERE name = 'CPU Time')"
+INTERVAL_NS = "(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'interval_ns')"
+
+LEAF_SQL = """
+SELECT f.name, fr.inline_depth, fr.line, pf.name, pfr.line, SUM(s.count),
+       SUM(s.value) / %s
+FROM samples s JOIN stacks st ON st.id = s.stack_id
+JOIN frames fr ON fr.id = st.frame_id JOIN functions f ON f.id = fr.function_id
+LEFT JOIN stacks ps ON ps.id = st.parent_id LEFT JOIN frames pfr ON pfr.id = ps.frame_id
+LEFT JOIN functions pf ON pf.id = pfr.function_id
+WHERE s.metric_id = %s
+GROUP BY f.name, fr.inline_depth, fr.line, pf.name, pfr.line
+""" % (INTERVAL_NS, CPU_METRIC)
+
+
+def db_leaf_weights(result):
+    """CPU Time sample weight (intervals) of a finalized result by the name of the sampled
+    (innermost) function."""
+    return dict(db_rows(result, "SELECT f.name, SUM(s.value) / %s FROM samples s"
+                        " JOIN stacks st ON st.id = s.stack_id JOIN frames fr ON fr.id = "
+                        "st.frame_id JOIN functions f ON f.id = fr.function_id"
+                        " WHERE s.metric_id = %s GROUP BY f.name" % (INTERVAL_NS, CPU_METRIC)))
+
+
+def leaf_samples(result):
+    """Per distinct leaf: (function, inline_depth, line, parent function, parent line, count,
+    weight)."""
+    return db_rows(result, LEAF_SQL)
+
+
+def db_sampled(result, where="1", args=()):
+    """Sampled of the samples of a finalized result (its timeline), of the threads that a
+    WHERE clause over threads t and processes p chooses (all by default)."""
+    interval = db_rows(result, "SELECT value FROM meta WHERE key = 'collect.interval_ns'")
+    join = ("FROM timeline tl JOIN threads t ON t.id = tl.thread_id "
+            "JOIN processes p ON p.id = t.process_id WHERE tl.metric_id = " + CPU_METRIC +
+            " AND (" + where + ")")
+    weights = [w for (w,) in db_rows(result, "SELECT tl.value / %s " % INTERVAL_NS + join,
+                                     args)]
+    threads = db_rows(result, "SELECT COUNT(DISTINCT t.id) " + join, args)[0][0]
+    return Sampled(weights, int(interval[0][0]), max(threads, 1))
+
+
+class Db:
+    """result.db loaded for stack walks: per sample the frames, outermost first."""
+
+    def __init__(self, res):
+        q = lambda sql: db_rows(res, sql)  # noqa: E731
+        self.res = res
+        self.files = dict(q("SELECT id, path FROM source_files"))
+        self.modules = {i: (name, role) for i, name, role in
+                        q("SELECT id, name, role FROM modules")}
+        self.functions = {}
+        for i, name, mod, lang, file_id, line in q(
+                "SELECT id, name, module_id, language, source_file_id, line FROM functions"):
+            self.functions[i] = {"name": name, "module": mod, "language": lang,
+                                 "file": self.files.get(file_id), "line": line,
+                                 "interp": mod is not None and self.modules[mod][1] ==
+                                 "interpreter"}
+        self.frames = {}
+        for i, fn, mod, addr, depth, file_id, line in q(
+                "SELECT id, function_id, module_id, address, inline_depth, source_file_id, "
+                "line FROM frames"):
+            f = dict(self.functions[fn])
+            f.update(function_id=fn, address=addr, inline_depth=depth,
+                     frame_file=self.files.get(file_id), frame_line=line)
+            self.frames[i] = f
+        self.stacks = {i: (p, fr) for i, p, fr in q("SELECT id, parent_id, frame_id FROM stacks")}
+        self.threads = {i: (tid, pid) for i, tid, pid in q(
+            "SELECT t.id, t.tid, p.pid FROM threads t JOIN processes p ON p.id = t.process_id")}
+        # CPU samples (docs/schema.md): value = weight x interval, in ns
+        self.samples = q("SELECT s.thread_id, s.stack_id, s.count, s.value / (SELECT value "
+                         "FROM meta WHERE key = 'interval_ns'), s.value FROM samples s "
+                         "JOIN metrics m ON m.id = s.metric_id AND m.name = 'CPU Time'")
+        self._cache = {}
+
+    def stack(self, sid):
+        """Frames of a stack, outermost first."""
+        if sid in self._cache:
+            return self._cache[sid]
+        out = []
+        s = sid
+        while s is not None:
+            p, fr = self.stacks[s]
+            out.append(self.frames[fr])
+            s = p
+        out.reverse()
+        self._cache[sid] = out
+        return out
+
+    def python_frames(self, sid):
+        return [f for f in self.stack(sid) if f["language"] == "python"]
+
+    def under(self, names):
+        """CPU Time weight of the samples with each of names anywhere on their stack (the
+        function and what it calls: the burn loop's clock read, getrusage), and the total
+        weight; a sample with two of names counts for the innermost (under() for raw
+        samples)."""
+        w = {n: 0 for n in names}
+        total = 0
+        for _t, sid, _c, weight, _v in self.samples:
+            total += weight
+            for f in reversed(self.stack(sid)):
+                if f["name"] in w:
+                    w[f["name"]] += weight
+                    break
+        return w, total
+
+    def timeline(self):
+        """(time_ns since the start, tid, pid, stack id, weight) of every sample."""
+        return [(t, self.threads[th][0], self.threads[th][1], st, w) for t, th, st, w in
+                db_rows(self.res, "SELECT t.time_ns, t.thread_id, t.stack_id, t.value / "
+                        "(SELECT value FROM meta WHERE key = 'interval_ns') FROM timeline t "
+                        "JOIN metrics m ON m.id = t.metric_id AND m.name = 'CPU Time'")]
+
+    def meta(self, key):
+        r = db_rows(self.res, "SELECT value FROM meta WHERE key = ?", (key,))
+        return r[0][0] if r else None
+
+    def notes(self):
+        """{kind: count} of the python_notes table."""
+        out = {}
+        for kind, count in db_rows(self.res,
+                                   "SELECT kind, SUM(count) FROM python_notes GROUP BY kind"):
+            out[kind] = count
+        return out
+
+
+# ---- raw streams -------------------------------------------------------------------------------
 
 class Stream:
     """One raw stream: its header, its records in order, and the reader's stats. kind is
@@ -337,6 +800,35 @@ def load_streams(result):
         lines = [json.loads(l) for l in cp.stdout.splitlines() if l.strip()]
         streams.append(Stream(path, lines))
     return streams
+
+
+def read_meta(result):
+    """The launcher's metadata file(s) of a result, merged: dict of key -> value."""
+    meta = {}
+    d = os.path.join(result, "meta")
+    for name in sorted(os.listdir(d)):
+        if name.endswith(".meta"):
+            with open(os.path.join(d, name)) as f:
+                for line in f:
+                    line = line.rstrip("\n")
+                    if line and not line.startswith("#") and "=" in line:
+                        k, v = line.split("=", 1)
+                        meta[k] = v
+    return meta
+
+
+def agent_log(result):
+    """What the agents of a result wrote in its log/ directory, one text."""
+    text = ""
+    for path in sorted(glob.glob(os.path.join(result, "log", "*"))):
+        with open(path, errors="replace") as f:
+            text += f.read()
+    return text
+
+
+def sampled_ns(streams):
+    """CPU time the samples of these streams stand for: weight x their header's interval."""
+    return sum(s.weight() * s.header["interval_ns"] for s in streams)
 
 
 _nm_cache = {}
@@ -430,113 +922,16 @@ def named_samples(streams, sym=None):
     return out
 
 
-def leaf_weights(samples, names):
-    """Weight of samples whose leaf function is each of names, and the total weight."""
+def under(samples, names):
+    """Weight of the named_samples() with each of names anywhere on their stack (the function
+    and what it calls: the burn loop's clock read, getrusage), and the total weight. A
+    sample with two of names counts for the innermost."""
     w = {n: 0 for n in names}
     total = 0
     for _s, weight, stack, _f in samples:
         total += weight
-        if stack and stack[0] in w:
-            w[stack[0]] += weight
+        for f in stack:
+            if f in w:
+                w[f] += weight
+                break
     return w, total
-
-
-def read_meta(result):
-    """The launcher's metadata file(s) of a result, merged: dict of key -> value."""
-    meta = {}
-    d = os.path.join(result, "meta")
-    for name in sorted(os.listdir(d)):
-        if name.endswith(".meta"):
-            with open(os.path.join(d, name)) as f:
-                for line in f:
-                    line = line.rstrip("\n")
-                    if line and not line.startswith("#") and "=" in line:
-                        k, v = line.split("=", 1)
-                        meta[k] = v
-    return meta
-
-
-# ---- finalizer helpers (added by the finalizer engineer) ------------------------------------
-
-def pfinalize(result, options=(), env=None, timeout=120):
-    """Run pfinalize -r result [options]. Returns the CompletedProcess."""
-    return run([tool("pfinalize"), "-r", result] + list(options), env=env, timeout=timeout)
-
-
-def db_rows(result, sql, args=()):
-    """Rows of a query on result/result.db."""
-    import sqlite3
-    con = sqlite3.connect("file:%s?mode=ro" % os.path.join(result, "result.db"), uri=True)
-    try:
-        return con.execute(sql, args).fetchall()
-    finally:
-        con.close()
-
-
-def source_line(path, marker):
-    """The 1-based line of path that contains marker (a comment such as 'LOOP-A')."""
-    with open(path) as f:
-        for i, line in enumerate(f, 1):
-            if marker in line:
-                return i
-    fail("marker %s not found in %s" % (marker, path))
-
-
-# Schema 2 (docs/schema.md): CPU Time rows only; a weight is value / interval_ns.
-CPU_METRIC = "(SELECT id FROM metrics WHERE name = 'CPU Time')"
-INTERVAL_NS = "(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'interval_ns')"
-
-LEAF_SQL = """
-SELECT f.name, fr.inline_depth, fr.line, pf.name, pfr.line, SUM(s.count),
-       SUM(s.value) / %s
-FROM samples s JOIN stacks st ON st.id = s.stack_id
-JOIN frames fr ON fr.id = st.frame_id JOIN functions f ON f.id = fr.function_id
-LEFT JOIN stacks ps ON ps.id = st.parent_id LEFT JOIN frames pfr ON pfr.id = ps.frame_id
-LEFT JOIN functions pf ON pf.id = pfr.function_id
-WHERE s.metric_id = %s
-GROUP BY f.name, fr.inline_depth, fr.line, pf.name, pfr.line
-""" % (INTERVAL_NS, CPU_METRIC)
-
-
-def db_leaf_weights(result):
-    """CPU Time sample weight (intervals) of a finalized result by the name of the sampled
-    (innermost) function (leaf_weights() does the same for raw samples)."""
-    return dict(db_rows(result, "SELECT f.name, SUM(s.value) / %s FROM samples s"
-                        " JOIN stacks st ON st.id = s.stack_id JOIN frames fr ON fr.id = "
-                        "st.frame_id JOIN functions f ON f.id = fr.function_id"
-                        " WHERE s.metric_id = %s GROUP BY f.name" % (INTERVAL_NS, CPU_METRIC)))
-
-
-def leaf_samples(result):
-    """Per distinct leaf: (function, inline_depth, line, parent function, parent line, count,
-    weight)."""
-    return db_rows(result, LEAF_SQL)
-
-
-def db_sampled(result, where="1", args=()):
-    """Sampled of the samples of a finalized result (its timeline), of the threads that a
-    WHERE clause over threads t and processes p chooses (all by default)."""
-    interval = db_rows(result, "SELECT value FROM meta WHERE key = 'collect.interval_ns'")
-    join = ("FROM timeline tl JOIN threads t ON t.id = tl.thread_id "
-            "JOIN processes p ON p.id = t.process_id WHERE tl.metric_id = " + CPU_METRIC +
-            " AND (" + where + ")")
-    weights = [w for (w,) in db_rows(result, "SELECT tl.value / %s " % INTERVAL_NS + join,
-                                     args)]
-    threads = db_rows(result, "SELECT COUNT(DISTINCT t.id) " + join, args)[0][0]
-    return Sampled(weights, int(interval[0][0]), max(threads, 1))
-
-
-# ---- raw streams' CPU time -------------------------------------------------------------------
-
-def cpu_close(got_ns, want_ns, interval_ns, rel=0.10, intervals=3):
-    """A sampled CPU time agrees with a measured one within a stated relative tolerance (the
-    MPI tests' 10%), plus a few sampling intervals (at least a kernel tick each) for the
-    first and last samples' rounding. Sampled's tolerances are the finer judge where the
-    samples themselves are at hand."""
-    slack = rel * want_ns + intervals * max(interval_ns, TICK_NS)
-    return abs(got_ns - want_ns) <= slack
-
-
-def sampled_ns(streams):
-    """CPU time the samples of these streams stand for: weight x their header's interval."""
-    return sum(s.weight() * s.header["interval_ns"] for s in streams)

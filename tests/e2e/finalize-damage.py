@@ -36,13 +36,6 @@ def weights(res):
     return rows, sampled, used
 
 
-def finalize(res):
-    f = e.pfinalize(res, timeout=TIMEOUT)
-    e.check(f.returncode == 0, "%s: pfinalize exits 0 (%s)" % (os.path.basename(res),
-                                                              f.stderr.strip()[-300:]))
-    return f
-
-
 def sane(res, tag):
     """No sum over 100% of what the threads used (beyond what sampling may add: e2elib's
     tolerance), none negative."""
@@ -70,16 +63,6 @@ def problem(res, name):
     return rows[0][0] if rows and rows[0][0] else ""
 
 
-def copy_result(base, w, tag):
-    res = w.join(tag)
-    shutil.copytree(base, res)
-    for f in ("result.db",):
-        p = os.path.join(res, f)
-        if os.path.exists(p):
-            os.unlink(p)
-    return res
-
-
 def thread_stream(res):
     raw = os.path.join(res, "raw")
     names = sorted(n for n in os.listdir(raw) if n.endswith(".praw") and ".proc." not in n)
@@ -91,13 +74,15 @@ def proc_stream(res):
     return os.path.join(raw, [n for n in os.listdir(raw) if n.endswith(".proc.praw")][0])
 
 
+def copy_result(w, tag):
+    """The pristine raw result again, to damage, as W/TAG."""
+    return e.copy_result(w.join("pristine"), w.join(tag))
+
+
 with e.Workdir("damage") as w:
-    base = w.join("base")
-    r = e.pcollect([e.prog("cpu-split"), str(ROUNDS)], result=base,
-                   options=["-knob", "sampling-interval=1"])
-    e.check(r.returncode == 0, "pcollect runs cpu-split")
+    base = e.collect(w, "base", [e.prog("cpu-split"), ROUNDS], interval=1)
     shutil.copytree(base, w.join("pristine"))
-    finalize(base)
+    e.finalize(base, (), timeout=TIMEOUT)
     w0, sampled0, used0 = sane(base, "undamaged")
     shares_ok(base, w0, "undamaged")
     total0 = sum(w0.values())
@@ -106,14 +91,14 @@ with e.Workdir("damage") as w:
     for field, value in (("interval_ns", 1 << 40), ("pid", 4242), ("generation", 7)):
         for fix in (False, True):
             tag = "%s-%s" % (field, "crc-made-again" if fix else "flipped")
-            res = copy_result(w.join("pristine"), w, tag)
+            res = copy_result(w, tag)
             rf = RawFile(thread_stream(res))
             rf.set_header(recompute_crc=fix, **{field: value})
             rf.save()
-            f = finalize(res)
+            err = e.finalize(res, (), timeout=TIMEOUT)
             wd, sampled, used = sane(res, tag)
             p = problem(res, os.path.basename(rf.path))
-            e.check(p and "damaged:" in f.stderr,
+            e.check(p and "damaged:" in err,
                     "%s: the summary and the streams table name it: %s" % (tag, p))
             # The file name (pid, tid, generation) and meta/ (interval) tell the truth.
             e.check(sum(wd.values()) == total0, "%s: every sample kept with its weight (%d of %d)"
@@ -121,38 +106,38 @@ with e.Workdir("damage") as w:
             shares_ok(res, wd, tag)
 
     # A chunk's base_ns is covered by its checksum: that chunk is dropped, named.
-    res = copy_result(w.join("pristine"), w, "base_ns")
+    res = copy_result(w, "base_ns")
     rf = RawFile(thread_stream(res))
     off, _size, _seq = rf.chunks()[1]
     rf.flip(off + 16 + 5)
     rf.save()
-    f = finalize(res)
+    err = e.finalize(res, (), timeout=TIMEOUT)
     sane(res, "base_ns")
     e.check("checksum mismatch" in problem(res, os.path.basename(rf.path)),
             "base_ns: the flipped chunk fails its checksum (%s)"
             % problem(res, os.path.basename(rf.path)))
 
     # ---- 7: copies --------------------------------------------------------------------------
-    res = copy_result(w.join("pristine"), w, "copied-stream")
+    res = copy_result(w, "copied-stream")
     src = thread_stream(res)
     hdr = RawFile(src).header()
     copy = os.path.join(res, "raw", "%d.%d.praw" % (hdr["pid"], hdr["tid"] + 100000))
     shutil.copyfile(src, copy)
-    f = finalize(res)
+    err = e.finalize(res, (), timeout=TIMEOUT)
     wd, sampled, used = sane(res, "copied-stream")
     e.check(sum(wd.values()) == total0, "copied stream: counted once (%d, %d)"
             % (sum(wd.values()), total0))
-    e.check("a copy of" in problem(res, os.path.basename(copy)) and "ignored:" in f.stderr,
+    e.check("a copy of" in problem(res, os.path.basename(copy)) and "ignored:" in err,
             "copied stream: the copy is ignored and named (%s)"
             % problem(res, os.path.basename(copy)))
 
-    res = copy_result(w.join("pristine"), w, "repeated-chunk")
+    res = copy_result(w, "repeated-chunk")
     rf = RawFile(thread_stream(res))
     chunks = rf.chunks()
     e.check(len(chunks) >= 3, "the thread stream has several chunks (%d)" % len(chunks))
     rf.append(rf.chunk_bytes(1))
     rf.save()
-    f = finalize(res)
+    err = e.finalize(res, (), timeout=TIMEOUT)
     wd, sampled, used = sane(res, "repeated-chunk")
     e.check(sum(wd.values()) == total0, "repeated chunk: counted once (%d, %d)"
             % (sum(wd.values()), total0))
@@ -164,22 +149,22 @@ with e.Workdir("damage") as w:
 
     # A chunk whose sample weights were changed and its checksum made again: the checksums
     # cannot tell, the thread's CPU time can (its samples stood for more than it used).
-    res = copy_result(w.join("pristine"), w, "weights-rechecksummed")
+    res = copy_result(w, "weights-rechecksummed")
     rf = RawFile(thread_stream(res))
     big = max(range(len(rf.chunks())), key=lambda i: rf.chunks()[i][1])
     n = rf.set_sample_weights(big, 100)
     rf.fix_chunk_crc(big)
     rf.save()
-    f = finalize(res)
+    err = e.finalize(res, (), timeout=TIMEOUT)
     wd, sampled, used = sane(res, "weights-rechecksummed")
     p = problem(res, os.path.basename(rf.path))
     e.check(n > 10 and "its thread used" in p and "scaled down to the thread's time" in p and
-            "damaged:" in f.stderr,
+            "damaged:" in err,
             "weights changed in %d samples, checksum made again: caught by the thread's CPU "
             "time, capped and named (%s)" % (n, p))
 
     # ---- 8: one flipped byte costs what it touches ------------------------------------------
-    res = copy_result(w.join("pristine"), w, "flipped-byte")
+    res = copy_result(w, "flipped-byte")
     path = thread_stream(res)
     dump = e.load_streams(w.join("pristine"))
     rf = RawFile(path)
@@ -189,7 +174,7 @@ with e.Workdir("damage") as w:
     rf.save()
     # What that chunk held, read from the undamaged copy by position.
     mine = [s for s in dump if s.path.endswith(os.path.basename(path))][0]
-    f = finalize(res)
+    err = e.finalize(res, (), timeout=TIMEOUT)
     wd, sampled, used = sane(res, "flipped-byte")
     lost = total0 - sum(wd.values())
     damaged = wd.get("[damaged stack]", 0)
@@ -198,38 +183,38 @@ with e.Workdir("damage") as w:
             % (lost, total0))
     e.check(damaged > 0, "flipped byte: later samples whose stack was in it keep their weight "
                          "as [damaged stack] (%d)" % damaged)
-    e.check("damaged:" in f.stderr and "timer signals came late" not in f.stderr and
-            "task-clock event stopped early" not in f.stderr,
+    e.check("damaged:" in err and "timer signals came late" not in err and
+            "task-clock event stopped early" not in err,
             "flipped byte: the summary names damage, not the clock: %s"
-            % [l for l in f.stderr.splitlines() if "damaged" in l or "undersampled" in l])
+            % [l for l in err.splitlines() if "damaged" in l or "undersampled" in l])
 
-    res = copy_result(w.join("pristine"), w, "process-stream")
+    res = copy_result(w, "process-stream")
     rf = RawFile(proc_stream(res))
     off, size, _seq = rf.chunks()[0]
     rf.flip(off + 24 + size // 2)
     rf.save()
-    f = finalize(res)
+    err = e.finalize(res, (), timeout=TIMEOUT)
     wd, sampled, used = sane(res, "process-stream")
     e.check(sum(wd.values()) == total0,
             "process stream damaged: every sample kept (%d of %d)" % (sum(wd.values()), total0))
-    e.check("damaged:" in f.stderr and "undersampled" not in f.stderr,
+    e.check("damaged:" in err and "undersampled" not in err,
             "process stream damaged: named as damage, no thread blamed")
 
     # ---- 9: not regular files ---------------------------------------------------------------
-    res = copy_result(w.join("pristine"), w, "fifo")
+    res = copy_result(w, "fifo")
     fifo = os.path.join(res, "raw", "99.99.praw")
     os.mkfifo(fifo)
     os.symlink("/dev/zero", os.path.join(res, "raw", "98.98.praw"))
     os.mkfifo(os.path.join(res, "meta", "1.meta"))
     os.symlink("/dev/zero", os.path.join(res, "meta", "2.meta"))
-    f = finalize(res)
+    err = e.finalize(res, (), timeout=TIMEOUT)
     wd, sampled, used = sane(res, "fifo")
     e.check(sum(wd.values()) == total0, "FIFO and /dev/zero streams: the rest is read whole")
-    e.check("99.99.praw' not read: not a regular file" in f.stderr and
-            "98.98.praw' not read: a symbolic link" in f.stderr,
+    e.check("99.99.praw' not read: not a regular file" in err and
+            "98.98.praw' not read: a symbolic link" in err,
             "FIFO and /dev/zero streams: named with their cause: %s"
-            % [l for l in f.stderr.splitlines() if "not read" in l])
-    e.check("1.meta': not a regular file" in f.stderr and "2.meta': a symbolic link" in f.stderr,
+            % [l for l in err.splitlines() if "not read" in l])
+    e.check("1.meta': not a regular file" in err and "2.meta': a symbolic link" in err,
             "FIFO and /dev/zero metadata: named with their cause")
     for kind in ("fifo", "zero"):
         db = os.path.join(res, "result.db")

@@ -21,25 +21,12 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2elib as e  # noqa: E402
 from rawfile import RawFile  # noqa: E402
 
 PREPORT = e.tool("preport")
-
-
-def collect(w, tag, argv, options=(), finalization="none"):
-    nat = e.run(argv)
-    # A shell's exit status: 128 + the signal the program died of.
-    code = 128 - nat.returncode if nat.returncode < 0 else nat.returncode
-    res = w.join(tag)
-    r = e.pcollect(argv, result=res, options=options, finalization=finalization, quiet=False)
-    e.check(r.returncode == code and r.stdout == nat.stdout,
-            "%s: exit code and stdout as without the collector (%d %r; %d %r)"
-            % (tag, r.returncode, r.stdout, nat.returncode, nat.stdout))
-    return res, r
 
 
 def empty_says(res, tag, *words):
@@ -119,7 +106,8 @@ def running(w):
 
 with e.Workdir("messages") as w:
     # A run to damage and to edit.
-    base, _ = collect(w, "base", [e.prog("cpu-split"), "1", "20"], finalization="full")
+    base = e.collect(w, "base", [e.prog("cpu-split"), "1", "20"], finalization="full",
+                     quiet=False, native=True)
 
     # ---- no samples: damage, a crash before the first sample, a short run ----------------
     dmg = w.join("damaged")
@@ -131,23 +119,23 @@ with e.Workdir("messages") as w:
         rf.save(os.path.join(dmg, "raw", os.path.basename(path)))
     empty_says(dmg, "every chunk damaged", "raw streams could not be read",
                "checksum mismatch")
-    res, _ = collect(w, "abort", [e.prog("crash"), "abort", "0"], finalization="full",
-                     options=["-knob", "sampling-interval=100"])
+    res = e.collect(w, "abort", [e.prog("crash"), "abort", "0"], finalization="full",
+                    interval=100, quiet=False, native=True)
     empty_says(res, "abort before the first sample", "died of signal 6",
                "before its first sample")
-    res, _ = collect(w, "short", [e.prog("cpu-split"), "1", "0.1"], finalization="full",
-                     options=["-knob", "sampling-interval=50"])
+    res = e.collect(w, "short", [e.prog("cpu-split"), "1", "0.1"], finalization="full",
+                    interval=50, quiet=False, native=True)
     empty_says(res, "5 ms of CPU at 50 ms", "less than one sampling interval (50 ms)",
                "-knob sampling-interval")
 
     # ---- -data-limit -----------------------------------------------------------------------
-    res, r = collect(w, "data-limit", [e.prog("fsize-work"), w.join("out"), "1500"],
-                     options=["-data-limit", "0.05", "-knob", "sampling-interval=1",
-                              "-knob", "stack-depth=1024"], finalization="full")
-    e.check(re.search(r"lost: +\d+ samples \([0-9.]+ s of CPU time\), data-limit", r.stderr)
-            and "came late" not in r.stderr and "undersampled" not in r.stderr,
+    res = e.collect(w, "data-limit", [e.prog("fsize-work"), w.join("out"), "1500"],
+                    interval=1, options=["-data-limit", "0.05", "-knob", "stack-depth=1024"],
+                    finalization="full", quiet=False, native=True)
+    e.check(re.search(r"lost: +\d+ samples \([0-9.]+ s of CPU time\), data-limit", res.stderr)
+            and "came late" not in res.stderr and "undersampled" not in res.stderr,
             "data limit: pfinalize counts the samples it stopped, blames no clock: %s"
-            % [x for x in r.stderr.splitlines() if x.startswith("  ")])
+            % [x for x in res.stderr.splitlines() if x.startswith("  ")])
     summary = e.run([PREPORT, "-r", res]).stdout
     e.check(re.search(r"Lost Samples \(data-limit\): +[1-9]", summary) and
             "reached -data-limit" in summary,
@@ -166,11 +154,11 @@ with e.Workdir("messages") as w:
     running(w)
 
     # ---- many short threads -----------------------------------------------------------------
-    res, r = collect(w, "short-threads", [e.prog("threads-work"), "many", "200", "8"],
-                     finalization="full")
+    res = e.collect(w, "short-threads", [e.prog("threads-work"), "many", "200", "8"],
+                    finalization="full", quiet=False, native=True)
     m = re.search(r"undersampled: (\d+) threads of ([0-9.]+) ms of CPU time each on average: "
                   r"[0-9.]+ s of their [0-9.]+ s covered by samples \(([0-9.]+)%\); (.*)",
-                  r.stderr)
+                  res.stderr)
     e.check(m and int(m.group(1)) >= 200 and "-knob sampling-interval" in m.group(4),
             "200 threads of 8 ms: one undersampled line for them, with the knob: %s"
-            % [x for x in r.stderr.splitlines() if "undersampled" in x])
+            % [x for x in res.stderr.splitlines() if "undersampled" in x])

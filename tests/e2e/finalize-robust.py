@@ -4,7 +4,6 @@
 a 1 ms program, a directory that is not a result (exit 2), an interrupted finalize leaving the
 previous database in place."""
 import os
-import shutil
 import signal
 import sqlite3
 import subprocess

@@ -47,17 +47,10 @@ def lib_built():
     return path
 
 
-def run(argv, **kw):
-    cp = e.run(argv, **kw)
-    if cp.returncode != 0:
-        e.fail("%s: exit %d: %s" % (" ".join(argv), cp.returncode, cp.stderr.strip()))
-    return cp
-
-
 def symbols(path):
     """Function name -> address from the .symtab of path."""
     out = {}
-    for line in run(["nm", "--defined-only", path]).stdout.splitlines():
+    for line in e.run_ok(["nm", "--defined-only", path]).stdout.splitlines():
         parts = line.split()
         if len(parts) == 3 and parts[1] in "tT":
             out[parts[2]] = int(parts[0], 16)
@@ -65,7 +58,7 @@ def symbols(path):
 
 
 def build_id(path):
-    for line in run(["readelf", "-n", path]).stdout.splitlines():
+    for line in e.run_ok(["readelf", "-n", path]).stdout.splitlines():
         if "Build ID:" in line:
             return line.split()[-1]
     e.fail("no build-id in " + path)
@@ -79,45 +72,18 @@ def copies(w, built):
         os.makedirs(os.path.dirname(path))
         out.append(path)
     shutil.copy2(built, out[0])
-    run(["objcopy", "--strip-all", built, out[1]])
+    e.run_ok(["objcopy", "--strip-all", built, out[1]])
     return out
 
 
-def collect(w, tag, lib, prog=None):
-    res = w.join("res-" + tag)
-    r = e.pcollect([prog or e.prog("stripped-main"), lib, "60"], result=res,
-                   options=["-knob", "sampling-interval=1"])
-    e.check(r.returncode == 0, "%s: pcollect runs the program (%s)" % (tag, r.stderr.strip()))
-    return res
-
-
-def copy_result(res, tag):
-    dst = res + "-" + tag
-    shutil.copytree(res, dst)
-    return dst
-
-
-def finalize(res, options=(), env=None):
-    f = e.pfinalize(res, list(options), env=env)
-    if f.returncode != 0:
-        e.fail("pfinalize %s: exit %d: %s" % (" ".join(options), f.returncode, f.stderr))
-    print(f.stderr.strip())
-    return f.stderr
-
-
-def report(res, *args, env=None):
-    return run([e.tool("preport"), "-r", res] + list(args), env=env).stdout
-
-
-def csv_rows(res, *args):
-    import csv
-    import io
-    return list(csv.DictReader(io.StringIO(report(res, "-format", "csv", *args))))
+def stripped_main(w, tag, lib, prog=None):
+    """stripped-main (or prog) on lib under pcollect at 1 ms: the result W/res-TAG."""
+    return e.collect(w, "res-" + tag, [prog or e.prog("stripped-main"), lib, "60"], interval=1)
 
 
 def totals(res, col="CPU Time:Total %"):
     """Function -> Total % (or col) of the CPU time, for the library's functions (hotspots)."""
-    return {r["Function"]: float(r[col]) for r in csv_rows(res, "-view", "hotspots")
+    return {r["Function"]: float(r[col]) for r in e.rows(res, "-view", "hotspots")
             if r["Module"] == LIBNAME}
 
 
@@ -130,11 +96,9 @@ def module_frames(res):
         WHERE m.name = ? ORDER BY fr.address, fr.inline_depth""", (LIBNAME,))
 
 
-def summary_value(res, metric):
-    for line in report(res, "-view", "summary").splitlines():
-        if line.strip().startswith(metric + ":"):
-            return float(line.split(":", 1)[1].split("%")[0])
-    e.fail("no '%s' in preport's summary" % metric)
+def summary_percent(res, metric):
+    return float(e.summary_value(e.preport("-r", res, "-view", "summary").stdout,
+                                 metric).split("%")[0])
 
 
 def near(got, want, what, tol=TOL):
@@ -151,14 +115,14 @@ def part_ranges(w):
             % syms.get("many_blocks.cold", 0))
     full, strip = copies(w, built)
 
-    ref = collect(w, "unstripped", full)
-    finalize(ref)
+    ref = stripped_main(w, "unstripped", full)
+    e.finalize(ref, ())
     rt = totals(ref)
     near(rt.get("many_blocks", 0), 75, "unstripped: many_blocks")
     near(rt.get("one_block", 0), 25, "unstripped: one_block")
 
-    res = collect(w, "stripped", strip)
-    err = finalize(res)
+    res = stripped_main(w, "stripped", strip)
+    err = e.finalize(res, ())
     hot, cold, light = ("func@0x%x" % syms[n] for n in ("many_blocks", "many_blocks.cold",
                                                           "one_block"))
     st = totals(res)
@@ -184,8 +148,8 @@ def part_ranges(w):
     e.check(per_address == 0, "no address of the library is left alone (%d)" % per_address)
 
     # The same raw data with the unstripped copy: each range is exactly one function.
-    named = copy_result(res, "named")
-    finalize(named, ["-search-dir", w.join("full")])
+    named = e.copy_result(res, res + "-named")
+    e.finalize(named, ["-search-dir", w.join("full")])
     by_addr = {(a, d): n for a, d, n, _k, _f, _l in module_frames(named)}
     owner = {}
     for a, d, n, kind, _f, _l in module_frames(res):
@@ -198,7 +162,7 @@ def part_ranges(w):
     near(st.get(hot, 0), nt.get("many_blocks", 0), "same data: %s as many_blocks" % hot, 0.2)
 
     # Every view: top-down has the range under stripped_work; the summaries count it apart.
-    td = csv_rows(res, "-view", "top-down")
+    td = e.rows(res, "-view", "top-down")
     e.check(any(r["Function Stack"] == hot and r["Module"] == LIBNAME for r in td),
             "top-down shows %s" % hot)
     m = [l for l in err.splitlines() if l.strip().startswith("unnamed:")]
@@ -207,20 +171,20 @@ def part_ranges(w):
     selfs = totals(res, "CPU Time:Self %")
     in_ranges = sum(v for n, v in selfs.items() if n.startswith("func@"))  # of the CPU time
     near(share, in_ranges, "pfinalize's summary: samples in function ranges", 2)
-    near(summary_value(res, "CPU Time In Unnamed Function Ranges"), in_ranges,
+    near(summary_percent(res, "CPU Time In Unnamed Function Ranges"), in_ranges,
          "preport -view summary: CPU Time In Unnamed Function Ranges", 0.2)
-    near(summary_value(res, "CPU Time In Resolved Functions"), 100 - in_ranges,
+    near(summary_percent(res, "CPU Time In Resolved Functions"), 100 - in_ranges,
          "preport -view summary: the rest in named functions", 0.5)
 
     # With the symbol cache: the ranges are kept by build-id and read back from there.
     cache = w.join("cache")
     env = {"PCOLLECT_NO_CACHE": "0", "PCOLLECT_CACHE_DIR": cache}
     bid = build_id(built)
-    cached = copy_result(res, "cached")
-    finalize(cached, env=env)
+    cached = e.copy_result(res, res + "-cached")
+    e.finalize(cached, (), env=env)
     e.check(os.path.exists(os.path.join(cache, bid + ".fde")),
             "the ranges are kept in the symbol cache as %s.fde" % bid)
-    v = finalize(cached, ["-verbose"], env=env)
+    v = e.finalize(cached, ["-verbose"], env=env)
     e.check("function ranges (.eh_frame) from the symbol cache" in v,
             "a second finalization reads them from the cache")
     e.check(module_frames(cached) == module_frames(res), "with the same frames")
@@ -232,39 +196,39 @@ def add_minidebuginfo(w, built, out):
     """GDB's recipe ("MiniDebugInfo" in its manual), on a copy of built at out."""
     d = w.join("mini")
     os.makedirs(d)
-    dyn = set(l.split()[0] for l in run(["nm", "-D", built, "--format=posix",
+    dyn = set(l.split()[0] for l in e.run_ok(["nm", "-D", built, "--format=posix",
                                          "--defined-only"]).stdout.splitlines() if l.strip())
-    funcs = set(p[0] for p in (l.split() for l in run(["nm", built, "--format=posix",
+    funcs = set(p[0] for p in (l.split() for l in e.run_ok(["nm", built, "--format=posix",
                                                       "--defined-only"]).stdout.splitlines())
                 if len(p) > 1 and p[1] in ("T", "t", "D"))
     with open(os.path.join(d, "keep_symbols"), "w") as f:
         f.write("".join(s + "\n" for s in sorted(funcs - dyn)))
     debug, mini = os.path.join(d, "debug"), os.path.join(d, "mini_debuginfo")
     shutil.copy2(built, out)
-    run(["objcopy", "--only-keep-debug", out, debug])
-    run(["objcopy", "-S", "--remove-section", ".gdb_index", "--remove-section", ".comment",
+    e.run_ok(["objcopy", "--only-keep-debug", out, debug])
+    e.run_ok(["objcopy", "-S", "--remove-section", ".gdb_index", "--remove-section", ".comment",
          "--keep-symbols=" + os.path.join(d, "keep_symbols"), debug, mini])
-    run(["strip", "--strip-all", "-R", ".comment", out])
-    run(["xz", mini])
-    run(["objcopy", "--add-section", ".gnu_debugdata=" + mini + ".xz", out])
+    e.run_ok(["strip", "--strip-all", "-R", ".comment", out])
+    e.run_ok(["xz", mini])
+    e.run_ok(["objcopy", "--add-section", ".gnu_debugdata=" + mini + ".xz", out])
     return sorted(funcs - dyn)
 
 
 def part_minidebuginfo(w):
     if not shutil.which("xz"):
-        e.skip("xz is not installed (Debian: xz-utils)")
+        e.skip("xz is not installed (Debian: xz-utils)", needs="xz-utils")
     built = lib_built()
     lib = os.path.join(w.join("mini-lib"), LIBNAME)
     os.makedirs(os.path.dirname(lib))
     kept = add_minidebuginfo(w, built, lib)
     print("symbols kept in the MiniDebugInfo:", kept)
     e.check({"many_blocks", "one_block"} <= set(kept), "the recipe keeps the static functions")
-    sections = run(["readelf", "-S", "-W", lib]).stdout
+    sections = e.run_ok(["readelf", "-S", "-W", lib]).stdout
     e.check(".gnu_debugdata" in sections and ".symtab" not in sections and
             ".debug_info" not in sections,
             "the library has .gnu_debugdata, no .symtab and no DWARF")
-    res = collect(w, "mini", lib)
-    v = finalize(res, ["-verbose"])
+    res = stripped_main(w, "mini", lib)
+    v = e.finalize(res, ["-verbose"])
     e.check("MiniDebugInfo (.gnu_debugdata): %d function symbols added" % len(kept) in v,
             "-verbose says the MiniDebugInfo added its %d symbols" % len(kept))
     t = totals(res)
@@ -280,8 +244,8 @@ def part_minidebuginfo(w):
     junk = w.join("mini", "junk")
     with open(junk, "wb") as f:
         f.write(b"\xfd7zXZ\x00" + bytes(range(256)) * 4)
-    run(["objcopy", "--update-section", ".gnu_debugdata=" + junk, lib])
-    v = finalize(res, ["-verbose"])
+    e.run_ok(["objcopy", "--update-section", ".gnu_debugdata=" + junk, lib])
+    v = e.finalize(res, ["-verbose"])
     e.check("MiniDebugInfo (.gnu_debugdata) not read: not an xz-compressed ELF file (damaged)"
             in v, "-verbose says a damaged MiniDebugInfo is not read")
     kinds = set(k for _a, d, _n, k, _f, _l in module_frames(res) if d == 0)
@@ -356,19 +320,20 @@ def fetch_parts(line):
 
 def part_debuginfod(w):
     if not shutil.which("debuginfod"):
-        e.skip("the debuginfod server is not installed (Debian: debuginfod)")
+        e.skip("the debuginfod server is not installed (Debian: debuginfod)",
+               needs="debuginfod")
     built = lib_built()
     bid = build_id(built)
     _full, lib = copies(w, built)
     prog = w.join("lib", "stripped-main")
-    run(["objcopy", "--strip-all", e.prog("stripped-main"), prog])
+    e.run_ok(["objcopy", "--strip-all", e.prog("stripped-main"), prog])
     # The server's directory: the debug file, and an archive of it with its sources at the
     # paths its DWARF names (debuginfod serves sources from archives that hold the debug file
     # too; from plain directories only where the DWARF's paths exist on its machine).
     serve = w.join("serve")
     os.makedirs(serve)
     debug = os.path.join(serve, "libstripped-work.debug")
-    run(["objcopy", "--only-keep-debug", built, debug])
+    e.run_ok(["objcopy", "--only-keep-debug", built, debug])
     with tarfile.open(os.path.join(serve, "sources.tar"), "w") as t:
         t.add(debug, "libstripped-work.debug")
         for name in ("stripped-work.c", "burn.h"):
@@ -377,9 +342,9 @@ def part_debuginfod(w):
     src = "/pcollect-test-src/tests/progs/stripped-work.c"
     e.check(not os.path.exists(src), "the sources are nowhere on this machine at %s" % src)
 
-    res = collect(w, "stripped", lib, prog)
-    ref = copy_result(res, "ref")
-    finalize(ref, ["-search-dir", w.join("full")])
+    res = stripped_main(w, "stripped", lib, prog)
+    ref = e.copy_result(res, res + "-ref")
+    e.finalize(ref, ["-search-dir", w.join("full")])
     want = module_frames(ref)
     e.check(any(f[2] == "many_blocks" and f[4] == src for f in want),
             "the unstripped copy gives many_blocks at %s" % src)
@@ -388,22 +353,23 @@ def part_debuginfod(w):
     server = None
     try:
         env = {"DEBUGINFOD_CACHE_PATH": cache}
-        off = copy_result(res, "off")
-        err = finalize(off, ["-no-debuginfod"], env=dict(env, DEBUGINFOD_URLS="http://127.0.0.1:9"))
+        off = e.copy_result(res, res + "-off")
+        err = e.finalize(off, ["-no-debuginfod"],
+                         env=dict(env, DEBUGINFOD_URLS="http://127.0.0.1:9"))
         e.check("debuginfod: not asked (-no-debuginfod) for" in err,
                 "-no-debuginfod: the summary says which modules were not asked")
         e.check(not any(f[3] == "symbol" for f in module_frames(off) if f[2] != "stripped_work"),
                 "-no-debuginfod: the static functions stay unnamed")
-        empty = copy_result(res, "empty")
-        err = finalize(empty, env=dict(env, DEBUGINFOD_URLS=""))
+        empty = e.copy_result(res, res + "-empty")
+        err = e.finalize(empty, (), env=dict(env, DEBUGINFOD_URLS=""))
         e.check(not fetch_line(err) and not os.path.exists(cache),
                 "an empty DEBUGINFOD_URLS asks nothing (no summary line, no cache)")
 
         server = Server(w, serve, ["/buildid/%s/debuginfo" % bid,
                                    "/buildid/%s/source%s" % (bid, src)])
         env["DEBUGINFOD_URLS"] = server.url
-        on = copy_result(res, "on")
-        err = finalize(on, env=env)
+        on = e.copy_result(res, res + "-on")
+        err = e.finalize(on, (), env=env)
         line = fetch_line(err)
         parts = fetch_parts(line)
         e.check(parts.get("fetched") == "%s (debug file)" % LIBNAME and
@@ -416,31 +382,33 @@ def part_debuginfod(w):
             for a, b in zip(got, want):
                 if a != b:
                     print("  got %s\n  want %s" % (a, b))
-        hot_ref = [r for r in csv_rows(ref, "-view", "hotspots") if r["Module"] == LIBNAME]
-        hot_on = [r for r in csv_rows(on, "-view", "hotspots") if r["Module"] == LIBNAME]
+        hot_ref = [r for r in e.rows(ref, "-view", "hotspots") if r["Module"] == LIBNAME]
+        hot_on = [r for r in e.rows(on, "-view", "hotspots") if r["Module"] == LIBNAME]
         e.check(hot_on == hot_ref, "hotspots rows of the library are the unstripped ones")
         dbg = e.db_rows(on, "SELECT symbols, debug_path FROM modules WHERE name = ?", (LIBNAME,))
         e.check(dbg and dbg[0][0] == "dwarf" and dbg[0][1].startswith(cache),
                 "modules: symbols 'dwarf', the debug file from libdebuginfod's cache (%s)" % dbg)
 
-        out = report(on, "-view", "source", "-source-object", "function=many_blocks", env=env)
+        out = e.preport("-r", on, "-view", "source", "-source-object", "function=many_blocks",
+                        env=env).stdout
         e.check("x = (x ^ (x >> 17)) * 0x9e3779b97f4a7c15ul;" in out and
                 "from a debuginfod server" in out,
                 "the source view fetches stripped-work.c from the server")
-        out = report(on, "-view", "source", "-source-object", "function=many_blocks",
-                     env={"DEBUGINFOD_URLS": ""})
+        out = e.preport("-r", on, "-view", "source", "-source-object", "function=many_blocks",
+                        env={"DEBUGINFOD_URLS": ""}).stdout
         e.check("not found" in out, "without DEBUGINFOD_URLS the source is not found")
 
-        again = copy_result(res, "again")
-        line = fetch_line(finalize(again, env=env))
+        again = e.copy_result(res, res + "-again")
+        line = fetch_line(e.finalize(again, (), env=env))
         e.check(fetch_parts(line).get("from its cache") == "%s (debug file)" % LIBNAME,
                 "a second finalization takes the debug file from the cache: %s" % line)
         e.check(module_frames(again) == want, "and resolves the same")
 
         server.stop()
         server = None
-        down = copy_result(res, "down")
-        line = fetch_line(finalize(down, env=dict(env, DEBUGINFOD_CACHE_PATH=w.join("dcache2"))))
+        down = e.copy_result(res, res + "-down")
+        line = fetch_line(e.finalize(down, (),
+                                     env=dict(env, DEBUGINFOD_CACHE_PATH=w.join("dcache2"))))
         e.check("%s (Connection refused)" % LIBNAME in fetch_parts(line).get("failed", ""),
                 "a server that is down is reported: %s" % line)
     finally:

@@ -14,27 +14,19 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2elib as e  # noqa: E402
-from report_util import preport, rows  # noqa: E402
+from e2elib import preport, rows  # noqa: E402
 
 MARK = "[truncated stack]"
 ROUNDS = 4
 SHARES = {"work_sixty": 0.6, "work_thirty": 0.3, "work_ten": 0.1}
 
 
-def collect(w, tag, options):
-    res = w.join(tag)
-    r = e.pcollect([e.prog("cpu-split"), str(ROUNDS), "20"], result=res, options=options,
-                   finalization="full", quiet=False)
-    e.check(r.returncode == 0 and r.stdout == NATIVE.stdout,
-            "%s: exit code and stdout as without the collector (%d %r)"
-            % (tag, r.returncode, r.stdout))
-    return res, r
-
-
-NATIVE = e.run([e.prog("cpu-split"), str(ROUNDS), "20"])
+ARGV = [e.prog("cpu-split"), ROUNDS, 20]
+OUT = "rounds=%d\n" % ROUNDS  # the program's output, as without the collector
 
 with e.Workdir("truncated") as w:
-    res, r = collect(w, "depth-8", ["-knob", "stack-depth=8"])
+    res = e.collect(w, "depth-8", ARGV, options=["-knob", "stack-depth=8"],
+                    finalization="full", quiet=False, stdout=OUT)
     total, cut = [int(e.db_rows(res, "SELECT value FROM meta WHERE key = ?", (k,))[0][0])
                   for k in ("samples_total", "samples_truncated")]
     e.check(total > 0 and cut == total,
@@ -44,9 +36,9 @@ with e.Workdir("truncated") as w:
                           "WHERE st.parent_id IS NULL")
     e.check(tops == [(MARK,)], "depth 8: the one root of the stacks is %s (%s)" % (MARK, tops))
     e.check("truncated: %d samples (100.0%%) have stacks cut at 8 frames (stack-depth)" % total
-            in r.stderr and "-knob stack-depth=N" in r.stderr,
+            in res.stderr and "-knob stack-depth=N" in res.stderr,
             "depth 8: pfinalize's summary counts them and names the knob: %s"
-            % [l for l in r.stderr.splitlines() if "truncated" in l])
+            % [l for l in res.stderr.splitlines() if "truncated" in l])
 
     summary = preport("-r", res).stdout
     e.check(re.search(r"Samples With Truncated Stacks: +%d \(100\.0%%\)" % total, summary) and
@@ -78,10 +70,10 @@ with e.Workdir("truncated") as w:
         e.check_share(stats, self_ns.get(f, 0) / work, share, "depth 8: %s" % f,
                       stretches=ROUNDS)
 
-    res, r = collect(w, "default", [])
+    res = e.collect(w, "default", ARGV, finalization="full", quiet=False, stdout=OUT)
     cut = int(e.db_rows(res, "SELECT value FROM meta WHERE key = 'samples_truncated'")[0][0])
     names = {n for (n,) in e.db_rows(res, "SELECT name FROM functions")}
-    e.check(cut == 0 and MARK not in names and "truncated:" not in r.stderr,
+    e.check(cut == 0 and MARK not in names and "truncated:" not in res.stderr,
             "default depth: nothing cut, nothing marked (%d)" % cut)
     summary = preport("-r", res).stdout
     e.check(re.search(r"Samples With Truncated Stacks: +0 \(0\.0%\)\n", summary) and

@@ -23,8 +23,6 @@ pfinalize and preport (CSV views, the summary, result.db). One part a run (the a
 
 Exact means exact: the only allocations besides the sites' are the C runtime's own, each
 listed below by the function that makes it (RUNTIME), and every one of them is printed."""
-import csv
-import io
 import json
 import math
 import os
@@ -94,33 +92,17 @@ THREAD_SITES = {
 }
 
 
-def collect(w, name, argv, options=(), check_exit=True):
-    res = w.join(name)
-    r = e.pcollect(argv, result=res, analysis="memory-consumption", options=options)
-    if check_exit:
-        e.check(r.returncode == 0, "%s: pcollect exits with the program's 0 (got %d: %s)"
-                % (name, r.returncode, r.stderr.strip()))
-        e.check(r.stdout == "done\n", "%s: the program's output is unchanged" % name)
-    finalize(res)
-    return res
-
-
-def finalize(res):
-    f = e.pfinalize(res, ["-quiet"])
-    e.check(f.returncode == 0, "pfinalize %s: exit %d: %s" % (res, f.returncode, f.stderr))
-
-
-def preport(res, *args):
-    cp = e.run([e.tool("preport"), "-r", res] + list(args), timeout=60)
-    e.check(cp.returncode == 0, "preport %s: exit %d: %s" % (" ".join(args), cp.returncode,
-                                                            cp.stderr))
-    return cp.stdout
+def profile(w, name, argv, options=()):
+    """pcollect -collect memory-consumption on argv, which must print "done" and exit 0;
+    finalized."""
+    return e.collect(w, name, argv, options=options, analysis="memory-consumption",
+                     stdout="done\n", finalize=True)
 
 
 def hotspots(res):
     """Function -> (row) of preport's hotspots CSV, with numbers as ints."""
     out = {}
-    for r in csv.DictReader(io.StringIO(preport(res, "-view", "hotspots", "-format", "csv"))):
+    for r in e.rows(res, "-view", "hotspots"):
         for m in METRICS:
             for k in ("Self", "Total"):
                 r[m + ":" + k] = int(float(r[m + ":" + k] or 0))
@@ -176,15 +158,8 @@ def check_rest(what, prog, rows, sites, total_sites):
     return runtime
 
 
-def summary_value(text, label):
-    for line in text.splitlines():
-        if line.strip().startswith(label + ":"):
-            return line.split(":", 1)[1].strip()
-    e.fail("summary has no '%s' line:\n%s" % (label, text))
-
-
 def part_c(w):
-    res = collect(w, "c", [e.prog("mem-known")])
+    res = profile(w, "c", [e.prog("mem-known")])
     rows = hotspots(res)
     check_sites("mem-known", rows, C_SITES, C_TOTAL_SITES)
     runtime = check_rest("mem-known", "mem-known", rows, C_SITES, C_TOTAL_SITES)
@@ -203,10 +178,10 @@ def part_c(w):
     live = [v for (v,) in e.db_rows(res, "select value from counters where name = 'Live Heap'")]
     e.check(live and max(live) == C_PEAK, "the Live Heap counter peaks at %d (got %s)"
             % (C_PEAK, max(live) if live else None))
-    s = preport(res)
+    s = e.preport("-r", res).stdout
     for label, want in (("Allocated Bytes", "%d bytes" % total), ("Allocations", str(allocs)),
                         ("Leaked Bytes", "4321 bytes"), ("Peak Live Bytes", "%d bytes" % C_PEAK)):
-        got = summary_value(s, label)
+        got = e.summary_value(s, label)
         e.check(got == want, "summary: %s is '%s', expected '%s'" % (label, got, want))
     e.check("leak_site (mem-known.c:" in s.split("Top Leaking Call Sites", 1)[-1],
             "summary: leak_site is the top leaking call site, with its line")
@@ -214,8 +189,8 @@ def part_c(w):
 
 def part_cxx(w):
     if not os.access(os.path.join(e.BUILD, "tests", "progs", "mem-cxx"), os.X_OK):
-        e.skip("mem-cxx not built: no C++ compiler")
-    res = collect(w, "cxx", [e.prog("mem-cxx")])
+        e.skip("mem-cxx not built: no C++ compiler", needs="clang")
+    res = profile(w, "cxx", [e.prog("mem-cxx")])
     rows = hotspots(res)
     check_sites("mem-cxx", rows, CXX_SITES, CXX_TOTAL_SITES)
     check_rest("mem-cxx", "mem-cxx", rows, CXX_SITES, CXX_TOTAL_SITES)
@@ -231,7 +206,7 @@ def part_cxx(w):
 
 
 def part_threads(w):
-    res = collect(w, "threads", [e.prog("mem-threads")])
+    res = profile(w, "threads", [e.prog("mem-threads")])
     rows = hotspots(res)
     check_sites("mem-threads", rows, THREAD_SITES)
     runtime = check_rest("mem-threads", "mem-threads", rows, THREAD_SITES, ())
@@ -268,7 +243,7 @@ def part_killed(w):
     _out, err = p.communicate(timeout=60)
     e.check(p.returncode == 128 + signal.SIGKILL, "pcollect exits as the killed program: %d "
             "(got %d: %s)" % (128 + signal.SIGKILL, p.returncode, err.strip()))
-    finalize(res)
+    e.finalize(res)
     rows = hotspots(res)
     check_sites("mem-killed", rows, {"hold_site": (5000000, 5, 0, 5000000, 5000000, 0),
                                      "churn_site": (64000, 1000, 64000, 0, 64, 1000)})
@@ -283,13 +258,14 @@ def part_killed(w):
 
 def part_sampled(w):
     mean = 4096
-    res = collect(w, "sampled", [e.prog("mem-threads")],
+    res = profile(w, "sampled", [e.prog("mem-threads")],
                   options=["-knob", "sampling=bytes:%d" % mean])
     rows = hotspots(res)
     pm = process_memory(res)
     e.check(pm["sample_bytes"] == mean, "process_memory says the mean gap was %d bytes (%d)"
             % (mean, pm["sample_bytes"]))
-    e.check("bytes" in summary_value(preport(res), "Sampling"), "the summary names the sampling")
+    e.check("bytes" in e.summary_value(res.preport().stdout, "Sampling"),
+            "the summary names the sampling")
     # The estimate of a site's bytes is the sum over its sampled blocks of size / p, with p =
     # 1 - exp(-size / mean): its variance is count * size^2 * (1 - p) / p. Sites are
     # independent: the total's variance is the sum of theirs.
@@ -331,7 +307,7 @@ PAUSED_SITES = {
 
 
 def part_paused(w):
-    res = collect(w, "paused", [e.prog("mem-paused")])
+    res = profile(w, "paused", [e.prog("mem-paused")])
     rows = hotspots(res)
     for name in ("paused_site", "paused_leak"):
         e.check(name not in rows or not rows[name]["Allocated Bytes:Self"],
@@ -345,7 +321,7 @@ def part_paused(w):
             " got %d)" % pm["leaked"])
     # The C runtime frees a few blocks of its own made before the agent: the same program
     # run without pausing says how many.
-    base = collect(w, "nopause", [e.prog("mem-paused"), "nopause"])
+    base = profile(w, "nopause", [e.prog("mem-paused"), "nopause"])
     brows = hotspots(base)
     e.check(brows.get("paused_site", {}).get("Allocated Bytes:Self") == 10000 and
             brows.get("paused_leak", {}).get("Leaked Bytes:Self") == 777,
@@ -372,26 +348,22 @@ def part_job(w):
     for node, prog in (("nodeA", "mem-known"), ("nodeB", "mem-steps")):
         env = {"SLURM_JOB_ID": "6161", "SLURM_STEP_ID": "0", "SLURM_PROCID": "0",
                "PCOLLECT_HOSTNAME": node}
-        r = e.pcollect([e.prog(prog)], result=res, analysis="memory-consumption", env=env,
-                       cwd=w.path)
-        e.check(r.returncode == 0, "%s on %s: pcollect exits 0 (got %d: %s)"
-                % (prog, node, r.returncode, r.stderr.strip()))
-        finalize(res + "." + node)
+        e.collect(w, "res", [e.prog(prog)], analysis="memory-consumption", env=env, cwd=w.path)
+        e.finalize(res + "." + node)
     steps_peak = 32 << 20
-    s = preport(res)
+    s = e.preport("-r", res).stdout
     for label, want in (("Peak Live Bytes (sum of the processes' peaks)",
                          "%d bytes" % (C_PEAK + steps_peak)),
                         ("Leaked Bytes", "4321 bytes")):
-        got = summary_value(s, label)
+        got = e.summary_value(s, label)
         e.check(got == want, "job: summary %s is '%s', expected '%s'" % (label, got, want))
-    rows = {(r["Function"], r["Module"]): r for r in
-            csv.DictReader(io.StringIO(preport(res, "-view", "hotspots", "-format", "csv")))}
+    rows = {(r["Function"], r["Module"]): r for r in e.rows(res, "-view", "hotspots")}
     e.check(int(float(rows[("leak_site", "mem-known")]["Leaked Bytes:Self"])) == 4321 and
             int(float(rows[("main", "mem-steps")]["Allocated Bytes:Self"])) == steps_peak,
             "job: both nodes' sites in the hotspots (leak_site's 4321 bytes leaked, mem-steps' "
             "main's 32 MiB)")
     page = w.join("job.html")
-    preport(res, "-format", "html", "-report-output", page)
+    e.preport("-r", res, "-format", "html", "-report-output", page)
     with open(page, encoding="utf-8") as f:
         text = f.read()
     data = json.loads(text.split('<script type="application/json" id="pcollect-data">', 1)[1]
@@ -404,7 +376,7 @@ def part_job(w):
             if x["name"] == "Live Heap"}
     e.check(heap == {"mem-known": C_PEAK, "mem-steps": steps_peak},
             "job: each process's live heap peaks at its own peak (%s)" % heap)
-    rows = list(csv.DictReader(io.StringIO(preport(res, "-view", "timeline", "-format", "csv"))))
+    rows = e.rows(res, "-view", "timeline")
     top = {}
     for x in rows:
         p = x["Process"].split(" (")[0]
@@ -416,13 +388,20 @@ def part_job(w):
 def part_timeline(w):
     """tests/progs/mem-steps: -view timeline gives each bucket the highest live heap it had,
     which is the known step wherever a bucket lies within one step."""
-    res = collect(w, "steps", [e.prog("mem-steps")])
+    res = profile(w, "steps", [e.prog("mem-steps")])
     pts = e.db_rows(res, "select time_ns, value from counters where name = 'Live Heap' "
                          "order by time_ns")
-    rows = list(csv.DictReader(io.StringIO(preport(res, "-view", "timeline", "-format", "csv",
-                                                   "-time-buckets", "40"))))
-    e.check(len(rows) >= 38 and all(x["Process"].startswith("mem-steps (PID ") for x in rows),
-            "timeline: 40 buckets of mem-steps (%d rows)" % len(rows))
+    rows = e.rows(res, "-view", "timeline", "-time-buckets", "40")
+    # 40 buckets of the run, a row each from the one holding the process's first point on
+    # (before it the process had none: how long that is depends on how soon it started).
+    first = e.db_rows(res, "select min(time_ns) from counters")[0][0]
+    edges = [(e.ns(x["Start"]), e.ns(x["End"])) for x in rows]
+    e.check(rows and all(x["Process"].startswith("mem-steps (PID ") for x in rows) and
+            edges[0][0] <= first < edges[0][1] and
+            all(edges[i][1] == edges[i + 1][0] for i in range(len(edges) - 1)) and
+            len(rows) == 40 - round(edges[0][0] / (edges[0][1] - edges[0][0])),
+            "timeline: the buckets of 40 from mem-steps' first point at %.3f s on, one row "
+            "each (%d rows)" % (first / 1e9, len(rows)))
     inside = 0
     for x in rows:
         a, b = round(float(x["Start"]) * 1e9), round(float(x["End"]) * 1e9)
@@ -439,13 +418,12 @@ def part_timeline(w):
             "timeline: the highest bucket holds the 32 MiB peak")
     # A window that opens in the middle of a step starts with that step's value.
     mid = (pts[2][0] + pts[3][0]) / 2e9
-    win = list(csv.DictReader(io.StringIO(preport(res, "-view", "timeline", "-format", "csv",
-                                                  "-time-filter", "%.6f:" % mid))))
+    win = e.rows(res, "-view", "timeline", "-time-filter", "%.6f:" % mid)
     e.check(win and abs(float(win[0]["Start"]) - mid) < 0.001 and
             int(win[0]["Live Heap"] or -1) == pts[2][1],
             "timeline: -time-filter %.3f: opens with the step in force then, %d bytes (got %s)"
             % (mid, pts[2][1], win[0]["Live Heap"] if win else None))
-    text = preport(res, "-view", "timeline")
+    text = e.preport("-r", res, "-view", "timeline").stdout
     e.check("32.0 MB" in text and "Live Heap" in text and "RSS" in text,
             "timeline: the text table names Live Heap and RSS, in bytes")
 
@@ -453,7 +431,7 @@ def part_timeline(w):
 def part_callers(w):
     """tests/progs/mem-callers: two callers whose stacks differ in one return address, at
     every recursion depth from 1 to 40: each caller's bytes are its own, exact."""
-    res = collect(w, "callers", [e.prog("mem-callers")])
+    res = profile(w, "callers", [e.prog("mem-callers")])
     rows = hotspots(res)
     for name, size in (("from_a", 100), ("from_b", 300)):
         got = rows[name]

@@ -55,7 +55,7 @@ def finalize_job(abi, res):
 def compute_by_rank(res):
     """CPU Time in compute() per rank, from the job's report."""
     return {int(r["Rank"]): round(float(r["CPU Time:Total"]) * 1e9)
-            for r in mpilib.rows(res, "-view", "hotspots", "-group-by", "rank,function",
+            for r in e.rows(res, "-view", "hotspots", "-group-by", "rank,function",
                                  "-filter", "function=compute", "-metric", "CPU Time")
             if r["Function"] == "compute"}
 
@@ -72,7 +72,7 @@ def singleton(abi, w, prog):
                          options=["-trace-mpi"] if traced else [])
         e.check(run.returncode == 0 and run.stdout == "rank 0 of 1 done, sum 0\n",
                 "%s singleton runs (%r %s)" % (abi, run.stdout, run.stderr[-800:]))
-        ranks = [x["Rank"] for x in mpilib.rows(res, "-view", "hotspots", "-group-by",
+        ranks = [x["Rank"] for x in e.rows(res, "-view", "hotspots", "-group-by",
                                                  "rank", "-metric", "CPU Time", "-filter",
                                                  "process=" + os.path.basename(prog))]
         e.check(ranks == (["0"] if traced else [""]),
@@ -85,7 +85,8 @@ def singleton(abi, w, prog):
 def part_c(abi, w):
     mpilib.shim(abi)
     prog = mpilib.built(os.path.join("tests", "progs", "mpi-job-" + abi),
-                        "no %s development files at build time" % abi)
+                        "no %s development files at build time" % abi,
+                        mpilib.PACKAGES[abi].split())
     singleton(abi, w, prog)
     res = w.join("res")
     cp = mpilib.job(abi, NODES, 2, res, [prog, str(UNIT_MS), str(ROUNDS)],
@@ -124,27 +125,27 @@ def part_c(abi, w):
                 "rank %d: one MPI_Barrier, one MPI_Allreduce of 8 bytes" % r)
 
     # by node, by rank, one rank
-    nodes = {x["Node"]: x for x in mpilib.rows(res, "-view", "mpi", "-group-by", "node")}
+    nodes = {x["Node"]: x for x in e.rows(res, "-view", "mpi", "-group-by", "node")}
     e.check(sorted(nodes) == list(NODES) and all(int(x["Ranks"]) == 2 and
                                                  int(x["Calls"]) > 0 for x in nodes.values()),
             "-view mpi -group-by node: two nodes of two ranks (%s)" % nodes)
-    one = mpilib.rows(res, "-view", "mpi", "-group-by", "rank", "-filter", "rank=2")
+    one = e.rows(res, "-view", "mpi", "-group-by", "rank", "-filter", "rank=2")
     e.check([x["Rank"] for x in one] == ["2"] and
             int(one[0]["Bytes Sent"]) == 2 * ROUNDS * 3 * 1024 + 8,
             "-filter rank=2 keeps rank 2 alone (%s)" % one)
     # the rings ran in the region "rings": their calls, the summed short ones too, count there
     ring = {x["Function"]: int(x["Calls"])
-            for x in mpilib.rows(res, "-view", "mpi", "-filter", "region=rings")}
+            for x in e.rows(res, "-view", "mpi", "-filter", "region=rings")}
     e.check(ring == {f: RANKS * ROUNDS for f in ("MPI_Sendrecv", "MPI_Isend", "MPI_Irecv",
                                                  "MPI_Waitall")},
             "-view mpi -filter region=rings: the rings' calls, all of them, alone (%s)" % ring)
     regions = {x["Region"]: int(x["MPI Calls:Self"])
-               for x in mpilib.rows(res, "-view", "hotspots", "-group-by", "region",
+               for x in e.rows(res, "-view", "hotspots", "-group-by", "region",
                                     "-metric", "MPI Calls")}
     e.check(regions.get("rings") == 4 * RANKS * ROUNDS and regions.get("[no region]", 0) > 0,
             "hotspots -group-by region: the rings' MPI calls in 'rings', the others outside "
             "(%s)" % regions)
-    fn = {x["Function"]: x for x in mpilib.rows(res, "-view", "mpi")}
+    fn = {x["Function"]: x for x in e.rows(res, "-view", "mpi")}
     e.check(int(fn["MPI_Sendrecv"]["Calls"]) == RANKS * ROUNDS and
             int(fn["MPI_Sendrecv"]["Ranks"]) == RANKS and
             fn["MPI_Barrier"]["Rank of Max"] == "0" and fn["MPI_Barrier"]["Kind"] ==
@@ -161,7 +162,7 @@ def part_c(abi, w):
 
     # every view by node and filtered to one: compute 1+2 units on nodeA, 3+4 on nodeB
     by_node = {x["Node"]: round(float(x["CPU Time:Self"]) * 1e9)
-               for x in mpilib.rows(res, "-view", "hotspots", "-group-by", "node,function",
+               for x in e.rows(res, "-view", "hotspots", "-group-by", "node,function",
                                     "-filter", "function=compute", "-metric", "CPU Time")
                if x["Function"] == "compute"}
     for node, units in zip(NODES, (3, 7)):
@@ -169,7 +170,7 @@ def part_c(abi, w):
         e.check(node in by_node and e.cpu_close(by_node[node], want, 2000000, rel=0.10),
                 "hotspots -group-by node: %s computes %s ns, known %d (10%%)" % (
                     node, by_node.get(node), want))
-    tree = mpilib.rows(res, "-view", "top-down", "-group-by", "node", "-filter",
+    tree = e.rows(res, "-view", "top-down", "-group-by", "node", "-filter",
                        "node=" + NODES[1], "-metric", "CPU Time", "-threshold", "0")
     groups = [x["Function Stack"].strip() for x in tree if x["Group"] == "node"]
     under = [round(float(x["CPU Time:Self"]) * 1e9) for x in tree
@@ -180,20 +181,20 @@ def part_c(abi, w):
             % (NODES[1], groups, under))
 
     # the calls sit under the functions that made them
-    sites = mpilib.rows(res, "-view", "hotspots", "-metric", "MPI Calls", "-filter",
+    sites = e.rows(res, "-view", "hotspots", "-metric", "MPI Calls", "-filter",
                         "function=sendrecv_ring")
     e.check(sum(int(x["MPI Calls:Self"]) for x in sites) == RANKS * ROUNDS,
             "the MPI_Sendrecv calls are under sendrecv_ring (%s)" % sites)
 
     # the summary: imbalance (max - mean) / max of compute, 0.375 for 1:2:3:4
-    summary = {(x["Section"], x["Metric"]): x for x in mpilib.rows(res)}
+    summary = {(x["Section"], x["Metric"]): x for x in e.rows(res)}
     imb = float(summary[("MPI", "MPI Imbalance")]["Value"])
     e.check(abs(imb - 37.5) <= 5.0, "MPI Imbalance %.1f%%, known 37.5%% (+- 5)" % imb)
     e.check(summary[("MPI", "Slowest Rank")]["Value"].startswith("3 ") and
             summary[("MPI", "Fastest Rank")]["Value"].startswith("0 ") and
             summary[("MPI", "Ranks")]["Value"] == "4",
             "slowest rank 3, fastest 0, 4 ranks")
-    mpi_ns = sum(float(x["MPI Time"]) for x in mpilib.rows(res, "-view", "mpi")) * 1e9
+    mpi_ns = sum(float(x["MPI Time"]) for x in e.rows(res, "-view", "mpi")) * 1e9
     got = summary[("MPI", "MPI Time")]
     e.check(abs(float(got["Value"]) * 1e9 - mpi_ns) <= 0.002e9 + 0.001 * mpi_ns and
             0 < float(got["Percent"]) < 100,
@@ -206,7 +207,7 @@ def part_c(abi, w):
                 for s, m in summary), "MPI_Barrier from main is a top MPI call site")
 
     # the job's timeline: the long calls as slices that start when they began
-    trace = json.loads(mpilib.preport(res, "-format", "chrome").stdout)
+    trace = json.loads(e.preport("-r", res, "-format", "chrome").stdout)
     barriers = [x for x in trace["traceEvents"] if x.get("cat") == "MPI Time" and
                 x.get("name", "").endswith("MPI_Barrier")]
     e.check(len(barriers) >= 1 and all(x["ts"] >= 0 and x["dur"] > 0 for x in barriers),
@@ -216,7 +217,8 @@ def part_c(abi, w):
 def part_fortran(abi, w):
     mpilib.shim(abi)
     prog = mpilib.built(os.path.join("tests", "progs", "mpi-fort-" + abi),
-                        "no mpif90.%s or gfortran at build time" % abi)
+                        "no mpif90.%s or gfortran at build time" % abi,
+                        mpilib.PACKAGES[abi].split() + ["gfortran"])
     res = w.join("fres")
     cp = mpilib.job(abi, NODES, 2, res, [prog])
     e.check(len([x for x in cp.stdout.splitlines() if x.endswith(" of 4 done")]) == RANKS,
@@ -228,7 +230,7 @@ def part_fortran(abi, w):
                 int(cells[(r, "MPI_Allreduce")]["Bytes Received"]) == 8 and
                 int(cells[(r, "MPI_Init")]["Calls"]) == 1,
                 "rank %d: MPI_Init, MPI_Barrier and MPI_Allreduce once each" % r)
-    sites = mpilib.rows(res, "-view", "hotspots", "-metric", "MPI Calls", "-filter",
+    sites = e.rows(res, "-view", "hotspots", "-metric", "MPI Calls", "-filter",
                         "function=fort_ring")
     e.check(sum(int(x["MPI Calls:Self"]) for x in sites) == RANKS * 50,
             "the Fortran MPI_Sendrecv calls are under fort_ring (%s)" % sites)

@@ -22,7 +22,7 @@ RANKS, A, B = 4, 30, 20
 def calls_under(res, function, mpi_function):
     """MPI Calls of mpi_function made with function on the stack, over the job."""
     total = 0
-    for r in mpilib.rows(res, "-view", "mpi", "-filter", "function=" + function):
+    for r in e.rows(res, "-view", "mpi", "-filter", "function=" + function):
         if r["Function"] == mpi_function:
             total += int(r["Calls"])
     return total
@@ -32,7 +32,8 @@ def main():
     mpilib.launcher("openmpi")
     mpilib.shim("openmpi")
     if not os.access(PYTHON, os.X_OK) or e.run([PYTHON, "-c", "import mpi4py"]).returncode:
-        e.skip("%s cannot import mpi4py: install python3-mpi4py" % PYTHON)
+        e.skip("%s cannot import mpi4py: install python3-mpi4py" % PYTHON,
+               needs="python3-mpi4py")
     script = os.path.join(e.SOURCE, "tests", "progs", "python", "mpi_ring.py")
     with e.Workdir("mpi-python") as w:
         res = w.join("res")
@@ -49,7 +50,7 @@ def main():
         got = calls_under(res, "py_meet", "MPI_Barrier")
         e.check(got == RANKS, "py_meet holds the %d MPI_Barrier calls (got %d)"
                 % (RANKS, got))
-        rows = mpilib.rows(res, "-view", "top-down", "-metric", "MPI Calls", "-threshold",
+        rows = e.rows(res, "-view", "top-down", "-metric", "MPI Calls", "-threshold",
                            "0", "-filter", "function=ring_b")
         names = [r["Function Stack"].strip() for r in rows]
         e.check("main" in names and "ring_b" in names and "exchange" in names,

@@ -6,14 +6,14 @@ An MPI is named by its ABI: "openmpi" (mpirun.openmpi, mpicc.openmpi) or "mpich"
 (mpirun.mpich). A test of an MPI whose launcher or test program is missing skips (77) with the
 reason; scripts/dev installs both (openmpi-bin libopenmpi-dev mpich libmpich-dev).
 """
-import csv
-import io
 import os
 import shutil
 
 import e2elib as e
 
 ABIS = ("openmpi", "mpich")
+# The Debian packages of each MPI's launcher and headers (scripts/dev installs them).
+PACKAGES = {"openmpi": "openmpi-bin libopenmpi-dev", "mpich": "mpich libmpich-dev"}
 
 
 def launcher(abi):
@@ -22,22 +22,23 @@ def launcher(abi):
         e.fail("unknown MPI '%s' (one of %s)" % (abi, ", ".join(ABIS)))
     path = shutil.which("mpirun." + abi)
     if not path:
-        e.skip("mpirun.%s not found: install %s" % (
-            abi, "openmpi-bin libopenmpi-dev" if abi == "openmpi" else "mpich libmpich-dev"))
+        e.skip("mpirun.%s not found: install %s" % (abi, PACKAGES[abi]),
+               needs=PACKAGES[abi].split())
     return path
 
 
-def built(name, why):
-    """A program or shim of the build tree, or skip saying why it is absent."""
+def built(name, why, needs=()):
+    """A program or shim of the build tree, or skip saying why it is absent (needs: the
+    packages that would have built it)."""
     path = os.path.join(e.BUILD, name)
     if not os.path.exists(path):
-        e.skip("%s not built (%s)" % (name, why))
+        e.skip("%s not built (%s)" % (name, why), needs=needs)
     return path
 
 
 def shim(abi):
     return built(os.path.join("collector", "libpcollect-mpi-%s.so" % abi),
-                 "no %s headers at build time" % abi)
+                 "no %s headers at build time" % abi, PACKAGES[abi].split())
 
 
 def mpi_vars(abi):
@@ -76,23 +77,10 @@ def job(abi, nodes, per_node, result, target, options=(), timeout=300):
     return cp
 
 
-def preport(res, *args):
-    cp = e.run([e.tool("preport"), "-r", res] + list(args), timeout=120)
-    if cp.returncode != 0:
-        e.fail("preport -r %s %s: exit %d\n%s%s" % (res, " ".join(args), cp.returncode,
-                                                    cp.stdout, cp.stderr))
-    return cp
-
-
-def rows(res, *args):
-    """preport -format csv rows as dicts."""
-    return list(csv.DictReader(io.StringIO(preport(res, "-format", "csv", *args).stdout)))
-
-
 def mpi_cells(res, *args):
     """-view mpi -group-by rank,function: {(rank, function): row}."""
     return {(int(r["Rank"]), r["Function"]): r
-            for r in rows(res, "-view", "mpi", "-group-by", "rank,function", *args)}
+            for r in e.rows(res, "-view", "mpi", "-group-by", "rank,function", *args)}
 
 
 def check_ring(cells, ranks, rounds, what, fn="MPI_Sendrecv", sent=True, received=True,

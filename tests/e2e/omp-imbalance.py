@@ -15,13 +15,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2elib as e  # noqa: E402
-from report_util import rows  # noqa: E402
+from e2elib import rows  # noqa: E402
 
 PROGS = {"gomp": "omp-imbalance", "libomp": "omp-imbalance-libomp"}
-
-
-def ns(v):
-    return round(float(v) * 1e9) if v not in ("", None) else 0
 
 
 def main():
@@ -31,7 +27,8 @@ def main():
     prog = os.path.join(e.BUILD, "tests", "progs", PROGS[runtime])
     if not os.access(prog, os.X_OK):
         e.skip("%s not built: %s" % (PROGS[runtime], "no OpenMP in the C compiler"
-                                     if runtime == "gomp" else "no clang with libomp"))
+                                     if runtime == "gomp" else "no clang with libomp"),
+               needs=["gcc"] if runtime == "gomp" else ["clang", "libomp-dev"])
     with e.Workdir("omp-" + runtime) as w:
         res = w.join("res")
         r = e.pcollect([prog], result=res, analysis="threading",
@@ -55,7 +52,7 @@ def main():
         if recorded:
             # The agent's records: each thread's wait in the implicit barrier, measured.
             for i in (0, 1):
-                got = ns(val["%s Waiting at the Barrier" % label[i]])
+                got = e.ns(val["%s Waiting at the Barrier" % label[i]])
                 want = k["thread%d_wait_ns" % i]
                 e.check(abs(got - want) <= 0.05 * want + 3000000,
                         "%s: thread %d waited %.1f ms at the barrier (program: %.1f ms)" % (
@@ -69,7 +66,7 @@ def main():
             # From the CPU samples: busy = CPU Time in the region less its Spin Time.
             tol = []
             for i in (0, 1):
-                got = ns(val["%s Busy Time" % label[i]])
+                got = e.ns(val["%s Busy Time" % label[i]])
                 e.check_time(stats[i], got, busy[i], "%s: thread %d's busy time" % (runtime, i),
                              stretches=1)
                 tol.append(stats[i].time_tolerance_ns(busy[i], stretches=1))
@@ -79,8 +76,8 @@ def main():
             got = float(val["Imbalance"])
             e.check(abs(got - want) <= err + 0.05, "%s: imbalance %.1f%%, the program's %.1f%% "
                     "(+- %.1f)" % (runtime, got, want, err))
-            e.check(ns(val["%s Waiting for the Slowest" % label[1]]) > 0 and
-                    ns(val["%s Waiting for the Slowest" % label[0]]) == 0,
+            e.check(e.ns(val["%s Waiting for the Slowest" % label[1]]) > 0 and
+                    e.ns(val["%s Waiting for the Slowest" % label[0]]) == 0,
                     "%s: thread 1 waits for thread 0, the slowest" % runtime)
         # Spin Time: what the waiting thread burned while it waited, nothing for the other.
         spin = dict(e.db_rows(res, "SELECT t.tid, sum(s.value) FROM samples s JOIN threads t ON "
@@ -98,7 +95,7 @@ def main():
         e.check(spin.get(tid[1], 0) <= cpu[tid[1]], "%s: Spin Time is part of CPU Time" % runtime)
         # Thread Time: the spinning counted once, Elapsed = CPU + Sleeping Wait + Unattributed.
         for i in (0, 1):
-            tt = {x["Metric"][len(label[i]) + 1:]: ns(x["Value"]) for x in s
+            tt = {x["Metric"][len(label[i]) + 1:]: e.ns(x["Value"]) for x in s
                   if x["Section"] == "Thread Time" and x["Metric"].startswith(label[i] + " ")}
             sp = spin.get(tid[i], 0)
             e.check(sp == 0 or (abs(tt.get("Spin Time", -1) - sp) <= 1000000 and

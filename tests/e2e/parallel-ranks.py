@@ -10,12 +10,12 @@ e2elib.Sampled.
 """
 import os
 import shutil
-import socket
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2elib as e  # noqa: E402
+import mpilib  # noqa: E402
 
 RANK_SQL = """
 SELECT p.rank, p.host, SUM(s.value)
@@ -61,8 +61,7 @@ def simulated_nodes(w):
     for node, ranks in (("nodeA", {0, 1}), ("nodeB", {2, 3})):
         d = res + "." + node
         e.check(os.path.isdir(d), "node result %s exists" % d)
-        cp = e.pfinalize(d, ["-quiet"])
-        e.check(cp.returncode == 0, "pfinalize %s (stderr: %s)" % (d, cp.stderr.strip()))
+        e.finalize(d)
         times, hosts = rank_times(d)
         e.check(set(times) == ranks, "%s holds ranks %s (got %s)" % (node, ranks, set(times)))
         e.check(hosts == {node}, "%s processes carry host %s (got %s)" % (node, node, hosts))
@@ -84,8 +83,7 @@ def real_mpirun(w):
     if not mpirun or not os.access(prog, os.X_OK):
         return "mpirun or tests/progs/mpi-ranks absent (install openmpi-bin libopenmpi-dev)"
     res = w.join("mpires")
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_btl_vader_single_copy_mechanism="none", PCOLLECT_HOSTNAME="mpinode")
+    env = dict(os.environ, PCOLLECT_HOSTNAME="mpinode", **mpilib.mpi_vars("openmpi"))
     cp = e.run([mpirun, "--oversubscribe", "-np", "2", e.tool("pcollect"), "-collect",
                 "hotspots", "-r", res, "-finalization-mode=none", "-quiet", "--", prog],
                env=e.tool_env(env), timeout=180)
@@ -93,8 +91,7 @@ def real_mpirun(w):
     e.check(sorted(cp.stdout.split("\n"))[1:] == ["rank 0 of 2 done", "rank 1 of 2 done"],
             "both ranks ran and printed (%r)" % cp.stdout)
     d = res + ".mpinode"
-    cp = e.pfinalize(d, ["-quiet"])
-    e.check(cp.returncode == 0, "pfinalize %s (stderr: %s)" % (d, cp.stderr.strip()))
+    e.finalize(d)
     times, _hosts = rank_times(d)
     e.check(set(times) == {0, 1}, "ranks 0 and 1 found in one node result (got %s)" % times)
     check_ranks(d, times, 300000000, "mpirun")
@@ -109,7 +106,7 @@ def main():
         else:
             why = real_mpirun(w)
             if why:
-                e.skip(why)
+                e.skip(why, needs=mpilib.PACKAGES["openmpi"].split())
 
 
 if __name__ == "__main__":

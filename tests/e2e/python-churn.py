@@ -17,14 +17,15 @@ def main():
     python = pylib.interpreter(pylib.label_arg())
     with e.Workdir("py-churn") as w:
         times = w.join("times.txt")
-        res, _ = pylib.collect(w, "res", python, "churn.py", [times, 3000, 10000])
+        res = e.collect(w, "res", [python, pylib.program("churn.py"), times, 3000, 10000],
+                        interval=1, finalize=True)
         windows = {}
         with open(times) as f:
             for line in f:
                 i, t0, t1 = (int(x) for x in line.split())
                 windows[i] = (t0, t1)
         e.check(len(windows) == 3000, "churn.py ran 3000 rounds")
-        db = pylib.Db(res)
+        db = e.Db(res)
         start = int(db.meta("start_monotonic_ns"))
         checked = wrong = unknown = 0
         rounds = set()

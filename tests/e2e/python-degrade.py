@@ -28,17 +28,19 @@ def main():
     python = pylib.interpreter(label)
     unsupported = label == "3.9"
     with e.Workdir("py-degrade") as w:
-        res, out = pylib.collect(w, "res", python, "degrade.py", [LIB, MS, MS, MS])
+        res = e.collect(w, "res", [python, pylib.program("degrade.py"), LIB, MS, MS, MS],
+                        interval=1, finalize=True)
+        out = res.stdout
         phases = json.loads(out.strip().splitlines()[-1])
         e.check(set(phases) == {"spin", "cthread", "sub"}, "degrade.py ran to its end")
-        db = pylib.Db(res)
+        db = e.Db(res)
         notes = db.notes()
         print("notes: %s; phases %s" % (notes, phases))
         stats = e.db_sampled(res)
         interval = stats.interval_ns
         py_count = sum(c for _th, sid, c, _w, _t in db.samples if db.python_frames(sid))
         count = sum(c for _th, _sid, c, _w, _t in db.samples)
-        summary = pylib.preport(res, "-view", "summary", "-format", "csv").stdout
+        summary = res.preport("-view", "summary", "-format", "csv").stdout
         if unsupported:
             e.check(py_count == 0, "3.9: %d samples, none with Python frames" % count)
             # The phases, and starting Python besides: at least their CPU time.
@@ -92,8 +94,8 @@ def main():
         e.check("Samples Without Python Frames (subinterpreter)" in summary and
                 "Samples Without Python Frames (no-thread-state)" in summary,
                 "the summary names both reasons")
-        hs = pylib.rows(res, "-view", "hotspots")
-        e.check(abs(sum(pylib.secs(r) for r in hs) - sum(t for *_x, t in db.samples) / 1e9)
+        hs = e.rows(res, "-view", "hotspots")
+        e.check(abs(sum(e.secs(r) for r in hs) - sum(t for *_x, t in db.samples) / 1e9)
                 < 0.001 * max(1, len(hs)), "hotspots account for every sample")
 
 

@@ -15,26 +15,26 @@ def main():
     src = pylib.program("lines.py")
     a, b = e.source_line(src, "# LOOP-A"), e.source_line(src, "# LOOP-B")
     with e.Workdir("py-lines") as w:
-        res, _ = pylib.collect(w, "res", python, "lines.py", [75])
+        res = e.collect(w, "res", [python, src, 75], interval=1, finalize=True)
 
-        hl = pylib.rows(res, "-view", "hotspots", "-group-by", "source-line")
+        hl = e.rows(res, "-view", "hotspots", "-group-by", "source-line")
         by_line = {}
         for r in hl:
             if r["Source File"] == src and r["Source Line"]:
-                by_line[int(r["Source Line"])] = pylib.secs(r)
+                by_line[int(r["Source Line"])] = e.secs(r)
         mine = sum(by_line.values())
-        allt = sum(pylib.secs(r) for r in hl)
+        allt = sum(e.secs(r) for r in hl)
         print("lines.py by line: %s (all %.3f s)" % (sorted(by_line.items()), allt))
         e.check(by_line.get(a, 0) + by_line.get(b, 0) >= 0.9 * mine and mine >= 0.8 * allt,
                 "lines %d and %d hold the time of lines.py, which holds the run" % (a, b))
         stats = e.db_sampled(res)
-        sa, _sb = pylib.shares([by_line.get(a, 0), by_line.get(b, 0)])
+        sa, _sb = e.shares([by_line.get(a, 0), by_line.get(b, 0)])
         e.check_share(stats, sa / 100, 0.75, "hotspots -group-by source-line: LOOP-A",
                       stretches=ROUNDS)
 
-        sv = pylib.rows(res, "-view", "source", "-source-object", "function=two_loops")
-        sl = {int(r["Line"]): pylib.secs(r) for r in sv if r["Line"]}
-        s2a, _ = pylib.shares([sl.get(a, 0), sl.get(b, 0)])
+        sv = e.rows(res, "-view", "source", "-source-object", "function=two_loops")
+        sl = {int(r["Line"]): e.secs(r) for r in sv if r["Line"]}
+        s2a, _ = e.shares([sl.get(a, 0), sl.get(b, 0)])
         e.check(any(src.endswith(r.get("Source File", "")) for r in sv),
                 "the source view is of lines.py")
         e.check_share(stats, s2a / 100, 0.75, "source view of two_loops: LOOP-A",
@@ -42,7 +42,7 @@ def main():
         e.check(any("LOOP-A" in r["Source"] for r in sv if r["Line"] and int(r["Line"]) == a),
                 "the source view shows the text of lines.py")
 
-        db = pylib.Db(res)
+        db = e.Db(res)
         na = nb = n = 0
         for _th, sid, _count, weight, _t in db.samples:
             py = db.python_frames(sid)
@@ -52,7 +52,7 @@ def main():
                 nb += weight if py[-1]["frame_line"] == b else 0
         e.check(n > 0 and na + nb >= 0.95 * n,
                 "database: %d of %d two_loops samples on the loop lines" % (na + nb, n))
-        s3a, _ = pylib.shares([na, nb])
+        s3a, _ = e.shares([na, nb])
         e.check_share(stats, s3a / 100, 0.75, "database: LOOP-A", stretches=ROUNDS)
 
 

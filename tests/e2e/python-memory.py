@@ -6,7 +6,6 @@ made them, with their bytes (CPython adds a few object headers and the growth of
 that holds them: at most SLACK more), all freed, and held together at the process's peak.
 numpy's arrays, allocated by its C code, land on the Python line that asked for them in
 -call-stack-mode python-only (where numpy is importable: /usr/bin/python3's python3-numpy)."""
-import os
 
 import e2elib as e
 import pylib
@@ -23,7 +22,7 @@ NUMPY = ("# NUMPY", "make_numpy", 2 * 8 * MB)
 
 def by_line(res, src, *args):
     out = {}
-    for r in pylib.rows(res, "-view", "hotspots", "-group-by", "source-line", *args):
+    for r in e.rows(res, "-view", "hotspots", "-group-by", "source-line", *args):
         if r["Source File"] == src and r["Source Line"]:
             out[int(r["Source Line"])] = r
     return out
@@ -49,28 +48,21 @@ def main():
     python = pylib.interpreter(pylib.label_arg())
     src = pylib.program("mem.py")
     with e.Workdir("py-memory") as w:
-        res = w.join("res")
-        r = e.pcollect([python, src], result=res, analysis="memory-consumption")
-        e.check(r.returncode == 0, "pcollect exits 0 (got %d: %s)" % (r.returncode, r.stderr))
-        has_numpy = r.stdout == "numpy\n"
-        e.check(has_numpy or r.stdout == "no numpy\n", "the program's output is unchanged")
+        res = e.collect(w, "res", [python, src], analysis="memory-consumption")
+        has_numpy = res.stdout == "numpy\n"
+        e.check(has_numpy or res.stdout == "no numpy\n", "the program's output is unchanged")
         # Every interpreter here uses the C library's malloc, which the agent must know as
         # its own (a non-PIE python's canonical malloc is its PLT entry: Debian's 3.11).
-        log = ""
-        for name in sorted(os.listdir(os.path.join(res, "log"))):
-            if name.startswith("agent.") and name.endswith(".log"):
-                with open(os.path.join(res, "log", name), errors="replace") as lf:
-                    log += lf.read()
+        log = res.agent_log()
         e.check("has no hooks" not in log,
                 "the agent records the interpreter's malloc (its log: %r)" % log[-2000:])
-        f = e.pfinalize(res, ["-quiet"])
-        e.check(f.returncode == 0, "pfinalize exits 0 (got %d: %s)" % (f.returncode, f.stderr))
+        e.finalize(res)
 
         lines = by_line(res, src)
         held = 0
         for marker, (func, want) in SITES.items():
             held += check_line(func, lines, e.source_line(src, marker), want)
-        funcs = {x["Function"]: x for x in pylib.rows(res, "-view", "hotspots")}
+        funcs = {x["Function"]: x for x in e.rows(res, "-view", "hotspots")}
         for func, want in SITES.values():
             x = funcs.get(func)
             e.check(x is not None and x["Module"] == "[python]" and

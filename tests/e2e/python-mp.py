@@ -20,14 +20,16 @@ WORKERS = "abcd"
 def main():
     python = pylib.interpreter(pylib.label_arg())
     with e.Workdir("py-mp") as w:
-        res, out = pylib.collect(w, "res", python, "mp.py", [TURNS, UNIT_MS])
+        res = e.collect(w, "res", [python, pylib.program("mp.py"), TURNS, UNIT_MS], interval=1,
+                        finalize=True)
+        out = res.stdout
         ref = json.loads(out.strip().splitlines()[-1])
         pids, cpu = ref["pid"], ref["cpu"]
         e.check(set(pids) == set(WORKERS), "mp.py reports its workers' pids %s" % pids)
         how = {"a": "forked", "b": "forked", "c": "spawned",
                "d": "default start method, %s" % ref["default"]}
 
-        db = pylib.Db(res)
+        db = e.Db(res)
         spin = {k: 0 for k in WORKERS}  # ns under spin_for
         mine = {k: 0 for k in WORKERS}  # weight under spin_for and proc_k
         other = {k: 0 for k in WORKERS}  # weight under spin_for and not proc_k

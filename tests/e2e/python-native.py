@@ -18,8 +18,8 @@ ROUNDS, NATIVE_MS, PY_MS = 10, 40, 20  # tests/progs/python/native.py
 
 
 def folded(res, *args):
-    return [(r["Call Stack"].split(";"), pylib.secs(r)) for r in
-            pylib.rows(res, "-view", "callstacks", "-threshold", "0", *args)]
+    return [(r["Call Stack"].split(";"), e.secs(r)) for r in
+            e.rows(res, "-view", "callstacks", "-threshold", "0", *args)]
 
 
 def main():
@@ -29,10 +29,12 @@ def main():
     if not os.path.exists(LIB):
         e.fail("libpyburn.so not built at " + LIB)
     with e.Workdir("py-native") as w:
-        res, out = pylib.collect(w, "res", python, "native.py", [LIB, NATIVE_MS, PY_MS])
+        res = e.collect(w, "res", [python, src, LIB, NATIVE_MS, PY_MS], interval=1,
+                        finalize=True)
+        out = res.stdout
         used = json.loads(out.strip().splitlines()[-1])
 
-        hs = {r["Function"]: pylib.secs(r) for r in pylib.rows(res, "-view", "hotspots")}
+        hs = {r["Function"]: e.secs(r) for r in e.rows(res, "-view", "hotspots")}
         print("hotspots: %s" % sorted(hs.items(), key=lambda x: -x[1])[:8])
         stats = e.db_sampled(res)
         e.check_time(stats, hs.get("pyburn_spin", 0) * 1e9, used["native"] * 1e9,
@@ -56,7 +58,7 @@ def main():
                     if s[-1] == "pyburn_spin" for n in s),
                 "-call-stack-mode all: the eval loop is on pyburn_spin's stacks")
 
-        db = pylib.Db(res)
+        db = e.Db(res)
         n = good = 0
         for _th, sid, count, _w, _t in db.samples:
             st = db.stack(sid)
@@ -70,13 +72,13 @@ def main():
                 "database: %d of %d pyburn_spin samples have call_native at line %d as the "
                 "nearest Python frame" % (good, n, call_line))
 
-        hp = {r["Function"]: pylib.secs(r) for r in
-              pylib.rows(res, "-view", "hotspots", "-call-stack-mode", "python-only")}
+        hp = {r["Function"]: e.secs(r) for r in
+              e.rows(res, "-view", "hotspots", "-call-stack-mode", "python-only")}
         want = hs.get("call_native", 0) + tb
         e.check("pyburn_spin" not in hp and abs(hp.get("call_native", 0) - want) <= 0.01 + 0.02 * want,
                 "python-only: call_native's self %.3f s includes the native time (%.3f s)"
                 % (hp.get("call_native", 0), want))
-        hl = pylib.rows(res, "-view", "hotspots", "-filter", "language=python")
+        hl = e.rows(res, "-view", "hotspots", "-filter", "language=python")
         e.check(hl and all(r["Module"] == "[python]" for r in hl) and
                 not any(r["Function"] == "pyburn_spin" for r in hl),
                 "-filter language=python keeps only samples in Python code")

@@ -18,15 +18,16 @@ def main():
     python = pylib.interpreter(label)
     src = pylib.program("split.py")
     with e.Workdir("py-split") as w:
-        res, out = pylib.collect(w, "res", python, "split.py", [30])
+        res = e.collect(w, "res", [python, src, 30], interval=1, finalize=True)
+        out = res.stdout
         e.check(out.strip().isdigit(), "split.py ran to its end under pcollect")
 
-        hs = {r["Function"]: r for r in pylib.rows(res, "-view", "hotspots")}
+        hs = {r["Function"]: r for r in e.rows(res, "-view", "hotspots")}
         missing = [n for n in NAMES if n not in hs]
         if missing:
             e.fail("hotspots lack %s: %s" % (missing, sorted(hs)[:20]))
-        self_s = [pylib.secs(hs[n]) for n in NAMES]
-        total = sum(pylib.secs(r) for r in hs.values())
+        self_s = [e.secs(hs[n]) for n in NAMES]
+        total = sum(e.secs(r) for r in hs.values())
         print("self %s = %s s of %.3f s" % (NAMES, self_s, total))
         stats = e.db_sampled(res)
         spin = sum(self_s) * 1e9
@@ -45,7 +46,7 @@ def main():
                     % (n, r["Module"], r["Source File"], r["Source Line"]))
 
         # The stacks: every spin sample carries the whole Python chain, in order.
-        db = pylib.Db(res)
+        db = e.Db(res)
         chain_ok = chain_all = 0
         for _th, sid, count, _w, _t in db.samples:
             names = [f["name"] for f in db.python_frames(sid)]
@@ -61,7 +62,7 @@ def main():
                 "the database keeps the interpreter's frames, marked (modules.role)")
 
         # user-only (default) hides the interpreter between Python frames; all shows it.
-        td = pylib.rows(res, "-view", "top-down", "-threshold", "0")
+        td = e.rows(res, "-view", "top-down", "-threshold", "0")
         names_td = {r["Function Stack"] for r in td}
         e.check(not any(n.startswith("_PyEval_EvalFrameDefault") for n in names_td),
                 "user-only top-down shows no _PyEval_EvalFrameDefault")
@@ -75,20 +76,20 @@ def main():
         e.check(all(parent.get(n) == {"level3"} for n in NAMES) and
                 parent.get("level3") == {"level2"} and parent.get("level1") == {"main"},
                 "user-only top-down: main > level1 > level2 > level3 > spin_* directly")
-        tda = pylib.rows(res, "-view", "top-down", "-threshold", "0", "-call-stack-mode", "all")
+        tda = e.rows(res, "-view", "top-down", "-threshold", "0", "-call-stack-mode", "all")
         e.check(any(r["Function Stack"].startswith("_PyEval_EvalFrameDefault") for r in tda),
                 "-call-stack-mode all shows _PyEval_EvalFrameDefault")
-        hsa = {r["Function"]: pylib.secs(r) for r in
-               pylib.rows(res, "-view", "hotspots", "-call-stack-mode", "all")}
+        hsa = {r["Function"]: e.secs(r) for r in
+               e.rows(res, "-view", "hotspots", "-call-stack-mode", "all")}
         e.check(abs(sum(hsa.values()) - total) < 0.002 * max(1, len(hsa)),
                 "all and user-only account for the same time")
 
         # Only Python: python-only mode and -filter language=python.
-        hp = pylib.rows(res, "-view", "hotspots", "-call-stack-mode", "python-only",
+        hp = e.rows(res, "-view", "hotspots", "-call-stack-mode", "python-only",
                         "-filter", "language=python")
         e.check(hp and all(r["Module"] == "[python]" for r in hp),
                 "python-only + -filter language=python lists only Python functions")
-        got_p = [sum(pylib.secs(r) for r in hp if r["Function"] == n) * 1e9 for n in NAMES]
+        got_p = [sum(e.secs(r) for r in hp if r["Function"] == n) * 1e9 for n in NAMES]
         for n, t, want in zip(NAMES, got_p, [0.6, 0.3, 0.1]):
             e.check_share(stats, t / sum(got_p), want, "python-only: " + n, stretches=ROUNDS)
 

@@ -18,12 +18,14 @@ TURNS, UNIT_MS = 20, 10
 def main():
     python = pylib.interpreter(pylib.label_arg())
     with e.Workdir("py-threads") as w:
-        res, out = pylib.collect(w, "res", python, "threads.py", [TURNS, UNIT_MS])
+        res = e.collect(w, "res", [python, pylib.program("threads.py"), TURNS, UNIT_MS],
+                        interval=1, finalize=True)
+        out = res.stdout
         ref = json.loads(out.strip().splitlines()[-1])
         tids, cpu = ref["tid"], ref["cpu"]
         e.check(set(tids) == {"a", "b"}, "threads.py reports its workers' tids %s" % tids)
 
-        db = pylib.Db(res)
+        db = e.Db(res)
         spin = {"a": 0, "b": 0}  # ns under spin_for
         seen = {"a": [0, 0], "b": [0, 0]}  # weight under worker_k only, all weight
         for th, sid, _count, weight, t_ns in db.samples:

@@ -41,19 +41,20 @@ def main():
     if what == "c":
         argv = [e.prog("regions")]
         out_alone = "regions done"
-        options = []
+        interval = None
     elif what == "fortran":
         if not os.path.exists(os.path.join(e.BUILD, "tests", "progs", "regions-fortran")):
-            e.skip("tests/progs/regions-fortran was not built (no Fortran compiler)")
+            e.skip("tests/progs/regions-fortran was not built (no Fortran compiler)",
+                   needs="gfortran")
         argv = [e.prog("regions-fortran")]
         out_alone = "regions done"
-        options = []
+        interval = None
         known = {"outside": 200e6, "small": 300e6, "large": 600e6}
     else:
         python = pylib.interpreter(what)
         argv = [python, pylib.program("regions.py")]
         out_alone = "regions done active=0"
-        options = ["-knob", "sampling-interval=1"]
+        interval = 1
     with e.Workdir("regions") as w:
         # Alone, the program runs as it does under pcollect: the calls do nothing.
         env = {"PYTHONPATH": os.path.join(e.BUILD, "api", "python")}
@@ -62,23 +63,19 @@ def main():
                 "alone: the program runs, its calls do nothing (exit %d: %r %s)"
                 % (alone.returncode, alone.stdout, alone.stderr.strip()))
 
-        res = w.join("res")
-        r = e.pcollect(argv, result=res, options=["-start-paused"] + options)
+        res = e.collect(w, "res", argv, options=["-start-paused"], interval=interval,
+                        finalize=True)
         want_out = out_alone.replace("active=0", "active=1")
-        e.check(r.returncode == 0 and r.stdout.strip() == want_out,
-                "under pcollect -start-paused: exit 0, output %r (%d: %r %s)"
-                % (want_out, r.returncode, r.stdout, r.stderr.strip()))
-        f = e.pfinalize(res, ["-quiet"])
-        if f.returncode != 0:
-            e.fail("pfinalize: exit %d: %s" % (f.returncode, f.stderr.strip()))
-        ns = known or spent(r.stderr)
+        e.check(res.stdout.strip() == want_out, "under pcollect -start-paused: exit 0, output "
+                "%r (%r %s)" % (want_out, res.stdout, res.stderr.strip()))
+        ns = known or spent(res.stderr)
         print("the phases' CPU time: %s" % ns)
         stats = e.db_sampled(res)
 
         # Nothing sampled while paused: no frame of the paused phases, and the total is the
         # resumed phases' CPU time (the interpreter's start, paused too, is not in it).
-        hs = {row["Function"]: row for row in pylib.rows(res, "-view", "hotspots")}
-        e.check(all(pylib.secs(hs[n], "CPU Time:Total") == 0 for n in PAUSED if n in hs),
+        hs = {row["Function"]: row for row in e.rows(res, "-view", "hotspots")}
+        e.check(all(e.secs(hs[n], "CPU Time:Total") == 0 for n in PAUSED if n in hs),
                 "no sample under %s (paused): %s" % (
                     PAUSED, {n: hs[n]["CPU Time:Total"] for n in PAUSED if n in hs}))
         resumed = sum(ns[p] for p in PHASES)
@@ -87,8 +84,8 @@ def main():
                      extra_ns=len(PHASES) * TICK_NS)
 
         # -group-by region: a row per region path and [no region], each its phase's time.
-        by = {row["Region"]: pylib.secs(row) * 1e9
-              for row in pylib.rows(res, "-view", "hotspots", "-group-by", "region")}
+        by = {row["Region"]: e.secs(row) * 1e9
+              for row in e.rows(res, "-view", "hotspots", "-group-by", "region")}
         e.check(sorted(by) == sorted(REGIONS), "-group-by region: rows %s" % sorted(by))
         for name, phase in REGIONS.items():
             e.check_time(stats, by[name], ns[phase], "region %s" % name, stretches=1,
@@ -101,7 +98,7 @@ def main():
                       "solve/small against solve/large, by their measured CPU time")
 
         # top-down grouped by region: the region paths as the tree's first level.
-        td = pylib.rows(res, "-view", "top-down", "-group-by", "region", "-threshold", "0")
+        td = e.rows(res, "-view", "top-down", "-group-by", "region", "-threshold", "0")
         top = {row["Function Stack"]: float(row["CPU Time:Total"]) * 1e9
                for row in td if row["Depth"] == "1"}
         e.check(top == by and all(row["Group"] == "region" for row in td
@@ -110,7 +107,7 @@ def main():
 
         # -filter region=NAME: a whole component of the path.
         def kept(name):
-            return {row["Region"]: pylib.secs(row) * 1e9 for row in pylib.rows(
+            return {row["Region"]: e.secs(row) * 1e9 for row in e.rows(
                 res, "-view", "hotspots", "-group-by", "region", "-filter", "region=" + name)}
         solve = kept("solve")
         e.check(solve == {k: by[k] for k in ("solve/small", "solve/large")},
@@ -118,19 +115,20 @@ def main():
         small = kept("small")
         e.check(small == {"solve/small": by["solve/small"]},
                 "-filter region=small keeps solve/small alone (%s)" % small)
-        none = pylib.preport(res, "-view", "hotspots", "-filter", "region=sol", ok=False)
-        e.check(none.returncode == 2 and "no region 'sol'" in none.stderr,
-                "-filter region=sol: a part of a name is no region: exit 2 (%d: %s)" % (none.returncode, none.stderr.strip()))
-        rows = pylib.rows(res, "-view", "hotspots", "-filter", "region=small")
+        none = res.preport("-view", "hotspots", "-filter", "region=sol", code=2)
+        e.check("no region 'sol'" in none.stderr,
+                "-filter region=sol: a part of a name is no region: exit 2 (%s)"
+                % none.stderr.strip())
+        rows = e.rows(res, "-view", "hotspots", "-filter", "region=small")
         work = "burn_ms_" if what == "fortran" else "small_work"
-        total = sum(pylib.secs(row) for row in rows)
-        inside = sum(pylib.secs(row, "CPU Time:Total") for row in rows if row["Function"] == work)
+        total = sum(e.secs(row) for row in rows)
+        inside = sum(e.secs(row, "CPU Time:Total") for row in rows if row["Function"] == work)
         e.check(total > 0 and abs(inside - total) < 1e-6,
                 "-filter region=small: every sample under %s (%.3f s of %.3f s)"
                 % (work, inside, total))
 
         # The summary's Regions rows: each region with what is nested in it, [no region].
-        summ = pylib.rows(res)
+        summ = e.rows(res)
         regions = {row["Metric"]: float(row["Value"]) * 1e9 for row in summ
                    if row["Section"] == "Regions"}
         want = dict(by, solve=by["solve/small"] + by["solve/large"])

@@ -11,7 +11,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2elib  # noqa: E402
-from report_util import preport, rows, run  # noqa: E402
+from e2elib import preport, rows, run_ok as run  # noqa: E402
 
 # A module's symbols cached by an earlier finalization would hide where -search-dir found it.
 os.environ["PCOLLECT_NO_CACHE"] = "1"
@@ -20,11 +20,10 @@ PFINALIZE = e2elib.tool("pfinalize")
 
 
 def collect_node(w, node):
+    """cpu-split as the one rank of a job on node: its part, res.NODE."""
     env = {"SLURM_JOB_ID": "5151", "SLURM_STEP_ID": "0", "SLURM_PROCID": "0",
            "PCOLLECT_HOSTNAME": node}
-    r = e2elib.pcollect([e2elib.prog("cpu-split")], result=w.join("res"), env=env, cwd=w.path)
-    if r.returncode != 0:
-        e2elib.fail("pcollect on %s: exit %d\n%s" % (node, r.returncode, r.stderr))
+    e2elib.collect(w, "res", [e2elib.prog("cpu-split")], env=env, cwd=w.path)
     return w.join("res." + node)
 
 

@@ -23,10 +23,10 @@ REASON = browser.need_selenium()
 import e2elib  # noqa: E402
 import report_synth as synth  # noqa: E402
 
-from report_util import preport, rows  # noqa: E402
+from e2elib import preport, rows  # noqa: E402
 
 if REASON:
-    e2elib.skip(REASON)
+    e2elib.skip(REASON, needs="python3-selenium")
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
@@ -94,15 +94,6 @@ class Page:
             g.drawImage(c, 0, 0);
             return [...g.getImageData(Math.round((arguments[0] + arguments[2] / 2) * d),
                 Math.round((arguments[1] + 1.5) * d), 1, 1).data];""", r["x"], r["y"], r["w"])
-
-
-def collect(w, name, args=()):
-    res = w.join(name)
-    r = e2elib.pcollect([e2elib.prog("report-split")] + list(args), result=res,
-                        options=["-knob", "sampling-interval=1"], finalization="full")
-    if r.returncode:
-        e2elib.fail("pcollect report-split: exit %d\n%s" % (r.returncode, r.stderr))
-    return res
 
 
 def html(w, name, *args):
@@ -228,11 +219,8 @@ STEPS = [8 * MIB, 16 * MIB, 24 * MIB, 32 * MIB, 24 * MIB, 16 * MIB, 8 * MIB, 0]
 
 
 def collect_steps(w):
-    res = w.join("steps")
-    r = e2elib.pcollect([e2elib.prog("mem-steps")], result=res,
-                        analysis="memory-consumption", finalization="full")
-    if r.returncode:
-        e2elib.fail("pcollect mem-steps: exit %d\n%s" % (r.returncode, r.stderr))
+    res = e2elib.collect(w, "steps", [e2elib.prog("mem-steps")], analysis="memory-consumption",
+                         finalization="full")
     pts = e2elib.db_rows(res, "select time_ns, value from counters where name = 'Live Heap' "
                               "order by time_ns")
     # Each step is 60 ms of CPU time apart, a point of its own; the peak is also a point at
@@ -295,8 +283,10 @@ def check_memory_page(p, res, pts):
 def main():
     with e2elib.Workdir("report-html") as w:
         shots = [w.path, os.path.join(e2elib.BUILD, "meson-logs", "report-html")]
-        res = collect(w, "split")
-        twice = collect(w, "twice", ["twice"])
+        res = e2elib.collect(w, "split", [e2elib.prog("report-split")], interval=1,
+                             finalization="full")
+        twice = e2elib.collect(w, "twice", [e2elib.prog("report-split"), "twice"], interval=1,
+                               finalization="full")
         k3 = synth.known3(w.join("k3"))
         steps, steps_pts = collect_steps(w)
         pages = {
@@ -308,7 +298,7 @@ def main():
         }
         reason = browser.missing()
         if reason:
-            e2elib.skip(reason)
+            e2elib.skip(reason, needs=["chromium", "chromium-driver"])
         d = browser.chrome(console=True)
         try:
             check_split_page(Page(d, pages["split"], shots), res)

@@ -14,7 +14,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2elib  # noqa: E402
 import report_synth as synth  # noqa: E402
 
-from report_util import by, ms, preport, rows  # noqa: E402
+from e2elib import by, ms, preport, rows  # noqa: E402
 
 K = synth.KNOWN
 

@@ -10,8 +10,10 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2elib  # noqa: E402
 import report_synth as synth  # noqa: E402
-from report_util import (at_terminal, by, json_rows, ms, num, preport, rows,  # noqa: E402
-                         text_bytes, PREPORT)
+from e2elib import (at_terminal, by, json_rows, ms, num, preport, rows,  # noqa: E402
+                    text_bytes)
+
+PREPORT = e2elib.tool("preport")
 
 K = synth.KNOWN
 K3 = synth.KNOWN3

@@ -16,7 +16,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2elib  # noqa: E402
 import report_synth  # noqa: E402
-from report_util import PREPORT  # noqa: E402
+PREPORT = e2elib.tool("preport")
 
 BIG = (1 << 63) - 1000
 VIEWS = [
@@ -44,7 +44,7 @@ def forge(path, value):
     con.close()
 
 
-def shares(out):
+def percents(out):
     """Every percentage column of a CSV report, as floats."""
     got = []
     for row in csv.DictReader(io.StringIO(out)):
@@ -65,7 +65,7 @@ with e2elib.Workdir("report-overflow") as w:
         for view in VIEWS:
             cp = e2elib.run([PREPORT, "-r", res, "-format", "csv"] + view)
             if tag == "huge":
-                pct = shares(cp.stdout)
+                pct = percents(cp.stdout)
                 e2elib.check(cp.returncode == 0 and all(0 <= p <= 100.0 for p in pct),
                              "%s %s: answers, no share over 100%% (%d shares)"
                              % (tag, " ".join(view), len(pct)))

@@ -5,44 +5,20 @@ itself; views agree with the known split and with each other; the source view fi
 lines; a difference report sees medium's work doubled. The known answers are CPU times
 (report-split: 5 rounds of 0.62 s, heavy/medium/light 6:3:1 of each); tolerances from the
 samples (e2elib.Sampled)."""
-import csv
-import io
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2elib  # noqa: E402
+from e2elib import preport, rows  # noqa: E402
 
-PREPORT = e2elib.tool("preport")
 ROUND_S = 0.62  # CPU seconds of a round of report-split (tests/progs/report-split.c)
 ROUNDS = 5
 
 
-def preport(*args):
-    cp = subprocess.run([PREPORT] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                        text=True, timeout=60)
-    if cp.returncode != 0:
-        e2elib.fail("preport %s: exit %d\n%s%s" % (" ".join(args), cp.returncode, cp.stdout,
-                                                   cp.stderr))
-    return cp
-
-
-def rows(res, *args):
-    return list(csv.DictReader(io.StringIO(preport("-r", res, "-format", "csv", *args).stdout)))
-
-
-def collect(w, name, prog, args=()):
-    res = w.join(name)
-    r = e2elib.pcollect([e2elib.prog(prog)] + list(args), result=res)
-    if r.returncode != 0:
-        e2elib.fail("pcollect %s: exit %d\n%s" % (prog, r.returncode, r.stderr))
-    return res
-
-
-def split(res, names):
-    """Self per function (s) and the shares of names among themselves (percent)."""
-    hs = {r["Function"]: float(r["CPU Time:Self"]) for r in rows(res, "-view", "hotspots")}
+def split(res, names, col="CPU Time:Self"):
+    """col (Self) per function (s) and the shares of names among themselves (percent)."""
+    hs = {r["Function"]: float(r[col]) for r in rows(res, "-view", "hotspots")}
     total = sum(hs.get(n, 0) for n in names)
     if total <= 0:
         e2elib.fail("no time in %s: %s" % (names, hs))
@@ -50,12 +26,14 @@ def split(res, names):
 
 
 def views_agree(res, names, expect, stretches):
-    hs, shares = split(res, names)
+    # The known shares are of each function's budget, its clock reads included: its Total.
+    total, shares = split(res, names, "CPU Time:Total")
     print("shares %s: %s" % (names, ["%.1f" % s for s in shares]))
     stats = e2elib.db_sampled(res)
     for n, share in zip(names, expect):
-        e2elib.check_share(stats, hs.get(n, 0) * 1e9 / stats.total_ns, share / 100.0,
+        e2elib.check_share(stats, total.get(n, 0) * 1e9 / stats.total_ns, share / 100.0,
                            "hotspots: " + n, stretches=stretches)
+    hs, _shares = split(res, names)
     allself = sum(float(r["CPU Time:Self"]) for r in rows(res, "-view", "hotspots"))
     td = rows(res, "-view", "top-down", "-threshold", "0")
     e2elib.check(abs(float(td[0]["CPU Time:Total"]) - allself) < 0.0015,
@@ -78,10 +56,9 @@ def views_agree(res, names, expect, stretches):
 
 
 def main():
-    if not os.path.exists(os.path.join(e2elib.BUILD, "finalizer", "pfinalize")):
-        e2elib.skip("pfinalize not built")
+    e2elib.tool("pfinalize")
     with e2elib.Workdir("report-real") as w:
-        res = collect(w, "split", "report-split")
+        res = e2elib.collect(w, "split", [e2elib.prog("report-split")])
         e2elib.check(not os.path.exists(os.path.join(res, "result.db")),
                      "the result is not finalized yet")
         cp = preport("-r", res, "-view", "summary")
@@ -113,12 +90,13 @@ def main():
                          "source view: %.3fs of %s's %.3fs on line %d" % (on, n, hs[n], marks[n]))
 
         # difference report against twice the work in medium
-        res2 = collect(w, "twice", "report-split", ["twice"])
+        res2 = e2elib.collect(w, "twice", [e2elib.prog("report-split"), "twice"])
         d = {r["Function"]: r for r in rows(res, "-r", res2, "-view", "hotspots")}
-        m1 = float(d["medium"]["CPU Time:Self:Result 1"])
-        m2 = float(d["medium"]["CPU Time:Self:Result 2"])
-        h1 = float(d["heavy"]["CPU Time:Self:Result 1"])
-        h2 = float(d["heavy"]["CPU Time:Self:Result 2"])
+        # the budgets, clock reads included: each function's Total
+        m1 = float(d["medium"]["CPU Time:Total:Result 1"])
+        m2 = float(d["medium"]["CPU Time:Total:Result 2"])
+        h1 = float(d["heavy"]["CPU Time:Total:Result 1"])
+        h2 = float(d["heavy"]["CPU Time:Total:Result 2"])
         print("medium %.3f -> %.3f, heavy %.3f -> %.3f" % (m1, m2, h1, h2))
         # Each function's budget is read on a clock that moves at ticks: a tick a round.
         s1, s2 = e2elib.db_sampled(res), e2elib.db_sampled(res2)
@@ -129,7 +107,7 @@ def main():
                           "difference report: medium before", ROUNDS, tick)
         e2elib.check_time(s2, h2 * 1e9, 0.6 * ROUND_S * ROUNDS * 1e9,
                           "difference report: heavy unchanged", ROUNDS, tick)
-        e2elib.check(abs(float(d["medium"]["CPU Time:Self:Difference"]) - (m2 - m1)) < 0.0015,
+        e2elib.check(abs(float(d["medium"]["CPU Time:Total:Difference"]) - (m2 - m1)) < 0.0015,
                      "difference column is Result 2 - Result 1")
         td = rows(res, "-r", res2, "-view", "top-down")
         e2elib.check(td[0]["Function Stack"] == "Total" and
@@ -137,7 +115,7 @@ def main():
                      "top-down difference report")
 
         # the collector's 60/30/10 program
-        res3 = collect(w, "cpu-split", "cpu-split")
+        res3 = e2elib.collect(w, "cpu-split", [e2elib.prog("cpu-split")])
         views_agree(res3, ["work_sixty", "work_thirty", "work_ten"], [60, 30, 10], 5)
 
 

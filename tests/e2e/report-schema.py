@@ -15,7 +15,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2elib  # noqa: E402
 import report_synth as synth  # noqa: E402
-from report_util import preport, rows, run  # noqa: E402
+from e2elib import preport, rows, run_ok as run  # noqa: E402
 
 VIEWS = [
     ["-view", "summary"],

@@ -10,7 +10,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2elib  # noqa: E402
 import report_synth as synth  # noqa: E402
-from report_util import PREPORT, at_terminal, by, ms, preport, rows  # noqa: E402
+from e2elib import at_terminal, by, ms, preport, rows  # noqa: E402
+PREPORT = e2elib.tool("preport")
 
 K = synth.KNOWN
 

@@ -101,7 +101,7 @@ with e.Workdir("verbose") as w:
     def stripped(flag, src, dst):
         cp = subprocess.run(["strip", flag, "-o", dst, src], capture_output=True, text=True)
         if cp.returncode != 0:
-            e.skip("strip %s failed: %s" % (flag, cp.stderr.strip()))
+            e.skip("strip %s failed: %s" % (flag, cp.stderr.strip()), needs="binutils")
         return dst
 
     for flag, want in (("--strip-debug", "no DWARF: function names from .symtab"),

@@ -14,7 +14,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2elib  # noqa: E402
-from report_util import json_rows, ms, preport, rows  # noqa: E402
+from e2elib import json_rows, ms, preport, rows  # noqa: E402
 
 MS = 1000000
 check = e2elib.check

@@ -14,6 +14,8 @@
 
 /*
  * attach-target phases MS1 MS2: burns MS1 ms of CPU time in phase_one, then MS2 in phase_two.
+ * attach-target until FILE MS2: burns CPU time in phase_one until FILE exists, then MS2 ms in
+ * phase_two.
  * attach-target thread FILE MS: waits (sleeping) until FILE exists, then burns MS ms in a
  * thread it creates then (after the attach: a thread the agent learns of through
  * pthread_create), and MS in main meanwhile.
@@ -30,9 +32,13 @@
  * thread must be gone after a detach). Exit code 3.
  */
 
-static __attribute__((noipa)) void phase_one(double ms)
+/* ms of CPU time, or (until not NULL) as long as it takes the file until to appear. */
+static __attribute__((noipa)) void phase_one(double ms, const char *until)
 {
-	BURN_CPU_MS(ms);
+	if (!until)
+		BURN_CPU_MS(ms);
+	while (until && access(until, F_OK))
+		BURN_CPU_MS(5);
 }
 
 static __attribute__((noipa)) void phase_two(double ms)
@@ -123,7 +129,12 @@ int main(int argc, char **argv)
 	if (argc == 4 && !strcmp(argv[1], "phases")) {
 		printf("pid=%d\n", (int)getpid());
 		fflush(stdout);
-		phase_one(atof(argv[2]));
+		phase_one(atof(argv[2]), NULL);
+		phase_two(atof(argv[3]));
+	} else if (argc == 4 && !strcmp(argv[1], "until")) {
+		printf("pid=%d\n", (int)getpid());
+		fflush(stdout);
+		phase_one(0, argv[2]);
 		phase_two(atof(argv[3]));
 	} else if (argc == 4 && !strcmp(argv[1], "thread")) {
 		double ms = atof(argv[3]);
@@ -135,7 +146,7 @@ int main(int argc, char **argv)
 			usleep(2000);
 		if (pthread_create(&t, NULL, worker, &ms))
 			return 1;
-		phase_one(ms);
+		phase_one(ms, NULL);
 		pthread_join(t, NULL);
 	} else if (argc == 4 && !strcmp(argv[1], "fork")) {
 		double ms = atof(argv[3]);
@@ -147,7 +158,7 @@ int main(int argc, char **argv)
 		child = fork();
 		if (child < 0)
 			return 1;
-		phase_one(ms);
+		phase_one(ms, NULL);
 		if (child_done(child))
 			return 1;
 	} else if (argc == 4 && !strcmp(argv[1], "steps")) {
@@ -185,8 +196,9 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		wait_for(".", argv[2]);
 	} else {
-		fprintf(stderr, "usage: attach-target phases MS1 MS2 | thread FILE MS | fork FILE "
-				"MS | steps DIR MS | nodump FILE\n");
+		fprintf(stderr,
+			"usage: attach-target phases MS1 MS2 | until FILE MS2 | thread FILE "
+			"MS | fork FILE MS | steps DIR MS | nodump FILE\n");
 		return 2;
 	}
 	report();

@@ -85,6 +85,9 @@ int main(int argc, char **argv)
 		(long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ll +
 			(long long)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ll);
 	fprintf(stderr, "spent_ns=%lld,%lld,%lld\n", spent[0], spent[1], spent[2]);
+	/* How often the thread was switched out: a task-clock event stops around each switch. */
+	getrusage(RUSAGE_THREAD, &ru);
+	fprintf(stderr, "switches=%ld\n", ru.ru_nvcsw + ru.ru_nivcsw);
 	printf("rounds=%ld\n", rounds);
 	return 0;
 }

@@ -14,10 +14,11 @@
 #include "burn.h"
 
 /*
- * fd-chaos MODE DIR: gets rid of descriptors as MODE says, then opens NFILES data files in DIR
- * and writes FILE_SIZE bytes into each, a block at a time with CPU work between blocks (about
- * 1.3 s of CPU in all, so a sampler's periodic writes fall in the middle). Every file must
- * end up holding exactly its pattern; stdout says what was done.
+ * fd-chaos MODE DIR [WORK_MS]: gets rid of descriptors as MODE says, then opens NFILES data
+ * files in DIR and writes FILE_SIZE bytes into each, a block at a time with WORK_MS (18) of CPU
+ * work between blocks (about 1.3 s of CPU in all, so a sampler's periodic writes fall in the
+ * middle; 0 for the same files and output at once). Every file must end up holding exactly
+ * its pattern; stdout says what was done.
  *   close-loop   close(3..4095)
  *   close-range  close_range(3, ~0U, 0)
  *   closefrom    closefrom(3)
@@ -36,9 +37,11 @@
 #define FILE_SIZE (48 * 1024)
 #define BLOCK     4096
 
+static double work_ms = 18; /* CPU time between two blocks */
+
 static __attribute__((noinline, noclone)) void fill_work(void)
 {
-	BURN_CPU_MS(18);
+	BURN_CPU_MS(work_ms);
 }
 
 static void pattern(char *buf, int file, int block)
@@ -189,9 +192,12 @@ int main(int argc, char **argv)
 		burst = !strcmp(argv[1], "nofile-burst");
 		return nofile(!strcmp(argv[1], "nofile-hard"));
 	}
-	if (argc != 3) {
-		fprintf(stderr, "usage: fd-chaos MODE DIR | fd-chaos nofile[-hard|-burst]\n");
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr,
+			"usage: fd-chaos MODE DIR [WORK_MS] | fd-chaos nofile[-hard|-burst]\n");
 		return 2;
 	}
+	if (argc == 4)
+		work_ms = atof(argv[3]);
 	return files(argv[1], argv[2]);
 }

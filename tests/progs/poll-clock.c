@@ -4,10 +4,12 @@
  * clock_gettime(CLOCK_THREAD_CPUTIME_ID) about every 0.1 ms, as timing code does. On a busy
  * machine this ends their time slices between kernel ticks, where CPU-time timers are not
  * checked (docs/pcollect.md, LIMITS): the case the task-clock sampling clock is for.
- * Prints each thread's tid and the CPU time it used, one "tid=N cpu_ns=N" line each.
+ * Prints each thread's tid, the CPU time it used and how often it was switched out, one
+ * "tid=N cpu_ns=N switches=N" line each.
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,7 +28,7 @@ static long long thread_clock_ns(void)
 }
 
 static long long used[THREADS];
-static long tids[THREADS];
+static long tids[THREADS], switches[THREADS];
 
 static __attribute__((noinline, noclone)) void poll_work(long long ns)
 {
@@ -40,9 +42,13 @@ static void *worker(void *arg)
 {
 	long i = (long)arg;
 
+	struct rusage ru;
+
 	tids[i] = (long)syscall(SYS_gettid);
 	poll_work(BUDGET_NS);
 	used[i] = thread_clock_ns();
+	getrusage(RUSAGE_THREAD, &ru);
+	switches[i] = ru.ru_nvcsw + ru.ru_nivcsw;
 	return NULL;
 }
 
@@ -57,6 +63,6 @@ int main(void)
 	for (i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
 	for (i = 0; i < THREADS; i++)
-		printf("tid=%ld cpu_ns=%lld\n", tids[i], used[i]);
+		printf("tid=%ld cpu_ns=%lld switches=%ld\n", tids[i], used[i], switches[i]);
 	return 0;
 }

@@ -26,20 +26,7 @@ static int suite_init(void)
 
 static int suite_clean(void)
 {
-	DIR *d = opendir(tmpdir);
-	struct dirent *e;
-	char p[512];
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.' && (!e->d_name[1] || !strcmp(e->d_name, "..")))
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", tmpdir, e->d_name);
-		unlink(p);
-	}
-	closedir(d);
-	return rmdir(tmpdir);
+	return unit_remove_tree(tmpdir);
 }
 
 static void write_raw(const char *text, size_t len)

@@ -124,15 +124,10 @@ static void test_report_export_names(void)
 	export_names_release(&ns);
 }
 
-int main(void)
-{
-	static const struct unit_test tests[] = {
-		{ "test_report_export_json_strings", test_report_export_json_strings },
-		{ "test_report_export_numbers", test_report_export_numbers },
-		{ "test_report_export_ids", test_report_export_ids },
-		{ "test_report_export_names", test_report_export_names },
-		{ NULL, NULL },
-	};
-
-	return unit_run("report-export", tests, NULL, NULL);
-}
+UNIT_MAIN("report-export", NULL, NULL,
+	  {
+		  { "json strings", test_report_export_json_strings },
+		  { "numbers", test_report_export_numbers },
+		  { "ids", test_report_export_ids },
+		  { "names", test_report_export_names },
+	  })

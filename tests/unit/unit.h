@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* The runner every unit test's main() calls: one CUnit suite, exit status 1 on any failure. */
+/* The runner every unit test's main() calls: one CUnit suite, exit status 1 on any failure;
+   and the removal of a test's temporary directory. */
 #ifndef PCOLLECT_TESTS_UNIT_H
 #define PCOLLECT_TESTS_UNIT_H
 
 #include <CUnit/Basic.h>
+#include <ftw.h>
+#include <sys/stat.h>
 #include <stdio.h>
 
 struct unit_test {
@@ -97,5 +100,17 @@ static inline int unit_files(int argc, char **argv, const char **const *dest, si
 		return unit_run_tests(suite_name, tests_, sizeof(tests_) / sizeof(tests_[0]),      \
 				      init, clean);                                                \
 	}
+
+static inline int unit_remove_entry(const char *path, const struct stat *st, int flag,
+				    struct FTW *ftw)
+{
+	return remove(path);
+}
+
+/* Remove dir and everything below it (a test's temporary directory): 0, or -1 with errno. */
+static inline int unit_remove_tree(const char *dir)
+{
+	return nftw(dir, unit_remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
 
 #endif

@@ -3,7 +3,8 @@
 Thread.join, Lock.acquire of a lock another thread holds, queue.get until another thread puts;
 then two threads that burn CPU in Python and so wait for the GIL in turn. Prints name=value
 lines for tests/e2e/collect-waits-python.py: each wait's start and end on CLOCK_MONOTONIC (ns,
-the clock of the raw streams), each burner's time off the CPU and blocked."""
+the clock of the raw streams), each burner's time off the CPU and blocked, and the start and
+end of the window it measured them in."""
 import os
 import queue
 import sys
@@ -82,7 +83,7 @@ def burner(out, i):
     t1 = ns()
     run1, delay1 = schedstat()
     off = t1 - t0 - (run1 - run0)
-    out[i] = (off, off - (delay1 - delay0), threading.get_native_id())
+    out[i] = (off, off - (delay1 - delay0), threading.get_native_id(), t0, t1)
 
 
 def gil():
@@ -99,6 +100,6 @@ def gil():
 for name, f in (("sleep", sleeper), ("join", joiner), ("lock", locker), ("queue", getter)):
     start, end = f()
     print("%s_start=%d %s_end=%d" % (name, start, name, end))
-for i, (off, blocked, tid) in enumerate(gil()):
-    print("burner%d_off_ns=%d burner%d_blocked_ns=%d burner%d_tid=%d" % (
-        i, off, i, blocked, i, tid))
+for i, (off, blocked, tid, t0, t1) in enumerate(gil()):
+    print("burner%d_off_ns=%d burner%d_blocked_ns=%d burner%d_tid=%d burner%d_start=%d "
+          "burner%d_end=%d" % (i, off, i, blocked, i, tid, i, t0, i, t1))
