@@ -213,6 +213,8 @@ int module_resolve_file(struct module *m, const struct resolve_opts *o)
 			goto out;
 		}
 	}
+	if (m->naddrs && (ret = symtab_name_stubs(&st, f.elf)))
+		goto out;
 	m->symbols = symbols_name(st.source);
 	if (dwarf_path && !m->naddrs) {
 		m->symbols = "dwarf"; /* not read: no sample is there */

@@ -16,7 +16,7 @@
 #include "finalizer/sorted.h"
 
 /*
- * File: "PCSYMC3\n", u32 flags (1: inline chains), strings resolved_path, debug_path, symbols,
+ * File: "PCSYMC4\n", u32 flags (1: inline chains), strings resolved_path, debug_path, symbols,
  * u64 count, then count entries sorted by address:
  *   u64 addr, u32 nframes, nframes * { str name, str mangled, str decl_file, u32 decl_line,
  *   str file, u32 line, u8 kind (bit 0: resolved, bit 1: range) }
@@ -26,7 +26,8 @@
  * Beside it, <build-id>.fde holds the module's FDE ranges: "PCFDE01\n", u32 source (enum
  * fde_source), u64 count, then count * { u64 start, u64 end }.
  */
-#define CACHE_MAGIC   "PCSYMC3\n" /* 3: FDE ranges; 2: source paths cleaned, DWARF 5 file 0 */
+#define CACHE_MAGIC                                                                                \
+	"PCSYMC4\n" /* 4: PLT stubs, entry; 3: FDE ranges; 2: source paths, DWARF 5 file 0 */
 #define RANGES_MAGIC  "PCFDE01\n"
 #define NULL_STR      0xffffffffu
 #define FLAG_INLINE   1u

@@ -186,7 +186,7 @@ int symtab_merge(struct symtab *t, struct symtab *more, enum symtab_source sourc
 	struct symtab_sym *v;
 	size_t i, j, n = t->n, cap = t->n;
 
-	if (more->split_names || more->more_names || t->more_names)
+	if (more->split_names || more->stub_names || more->more_names || t->more_names)
 		BUG("symtab_merge() takes one file's own symbols, once");
 	if (!more->n) {
 		symtab_release(more);
@@ -219,6 +219,7 @@ void symtab_release(struct symtab *t)
 	free(t->syms);
 	free(t->names);
 	free(t->split_names);
+	free(t->stub_names);
 	free(t->more_names);
 	memset(t, 0, sizeof(*t));
 }

@@ -28,6 +28,7 @@ struct symtab {
 	size_t n;
 	char *names;       /* all names, NUL separated */
 	char *split_names; /* names made for split parts (symtab_name_split_parts) */
+	char *stub_names;  /* names made for PLT stubs and the entry (symtab_name_stubs) */
 	char *more_names;  /* names of the symbols merged in (symtab_merge) */
 	enum symtab_source source;
 };
@@ -58,6 +59,14 @@ int symtab_merge(struct symtab *t, struct symtab *more, enum symtab_source sourc
  * (finalizer/symtab-split.c says how it is recognised). Returns 0 or -ENOMEM.
  */
 int symtab_name_split_parts(struct symtab *t, Elf *elf, const struct fde_table *fdes);
+
+/*
+ * Add the names no symbol table gives: "<function>@plt" for each stub of .plt, .plt.sec and
+ * .plt.got whose GOT slot a relocation binds to a function, and "_start" at the ELF entry
+ * address, each where no symbol of t already stands (finalizer/symtab-plt.c says how).
+ * Once per table. Returns 0 or -ENOMEM.
+ */
+int symtab_name_stubs(struct symtab *t, Elf *elf);
 
 /*
  * The function containing addr (an ELF virtual address), or NULL. A symbol without a size

@@ -17,7 +17,12 @@
 #include "report/names.h"
 #include "report/report-private.h"
 
-/* Function names as shown: whole, or with -name-style short without parameter lists. */
+/*
+ * Function names as shown: whole, or with -name-style short as people of each language know
+ * them: C++ without parameter lists (VTune's habit), Python by the last component of the
+ * qualified name, the function's own name as cProfile and py-spy print it ("<listcomp>" for
+ * 3.11's "f.<locals>.<listcomp>", "step" for "Simulation.step").
+ */
 static int name_functions(struct report *r)
 {
 	size_t i;
@@ -26,14 +31,18 @@ static int name_functions(struct report *r)
 	if (!r->fnames)
 		return -ENOMEM;
 	for (i = 0; i < r->m.nfunctions; i++) {
-		const char *name = r->m.functions[i].name;
-		size_t n = r->o->short_names ? names_short_len(name) : strlen(name);
+		const char *name = r->m.functions[i].name, *from = name;
+		size_t n = strlen(name);
 		char *s;
 
 		r->fnames[i] = name;
-		if (n == strlen(name))
+		if (r->o->short_names && r->m.functions[i].python)
+			from = names_last(name, &n);
+		else if (r->o->short_names)
+			n = names_short_len(name);
+		if (from == name && n == strlen(name))
 			continue;
-		s = strndup(name, n);
+		s = strndup(from, n);
 		if (!s || !(r->fnames[i] = model_strdup(&r->m, s))) {
 			free(s);
 			return -ENOMEM;

@@ -143,9 +143,13 @@ def check_names(names):
     cp = preport("-r", names, "-view", "hotspots", "-function", "relx", code=2)
     e2elib.check("did you mean 'relax'" in cp.stderr, "a typo: the nearest short name")
     hs = rows(names, "-view", "hotspots", "-name-style", "short")
-    e2elib.check({"physics::Grid<double>::relax", "physics::Solver::step", "ns::S::operator()",
-                  "Simulation.step"} <= {r["Function"] for r in hs},
-                 "-name-style short: names without parameter lists")
+    short = {r["Function"] for r in hs}
+    e2elib.check({"physics::Grid<double>::relax", "physics::Solver::step",
+                  "ns::S::operator()"} <= short,
+                 "-name-style short: C++ names without parameter lists")
+    e2elib.check({"step", "<listcomp>"} <= short and
+                 not {"Simulation.step", "f.<locals>.<listcomp>"} & short,
+                 "-name-style short: Python functions by the last component of their names")
 
 
 def check_output(names):

@@ -402,6 +402,7 @@ NAMES = [
     ("physics::Solver::step() const", "app", 30),
     ("ns::S::operator()(int)", "app", 40),
     ("Simulation.step", None, 7),
+    ("f.<locals>.<listcomp>", None, 3),  # how 3.11 names a list comprehension
     ("sqrt", "libm.so.6", 25),
     (LONG, "app", 5),
 ]
