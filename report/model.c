@@ -93,9 +93,9 @@ int64_t model_meta_int(const struct model *m, const char *key, int64_t def)
 
 /* What the loader does not read from a table of its own. */
 static const size_t model_derived[] = {
-	offsetof(struct model, db_path),      offsetof(struct model, stack_order),
-	offsetof(struct model, wait_kinds),   offsetof(struct model, sync_objects),
-	offsetof(struct model, nodes),        offsetof(struct model, regions),
+	offsetof(struct model, db_path),    offsetof(struct model, stack_order),
+	offsetof(struct model, wait_kinds), offsetof(struct model, sync_objects),
+	offsetof(struct model, nodes),      offsetof(struct model, regions),
 };
 
 static void model_free_array(struct model *m, size_t offset)

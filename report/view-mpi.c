@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cmp.h"
 #include "common/grow.h"
 #include "common/options.h"
 #include "common/raw-mpi.h"
@@ -178,9 +179,7 @@ static int rank_time_cmp(const void *pa, const void *pb)
 {
 	const struct rank_time *a = pa, *b = pb;
 
-	if (a->row != b->row)
-		return a->row < b->row ? -1 : 1;
-	return a->rank < b->rank ? -1 : a->rank > b->rank;
+	return CMP_THEN(CMP(a->row, b->row), CMP(a->rank, b->rank));
 }
 
 struct rows {
@@ -412,9 +411,7 @@ static int site_cmp(const void *pa, const void *pb)
 {
 	const struct site *a = pa, *b = pb;
 
-	if (a->ns != b->ns)
-		return a->ns > b->ns ? -1 : 1;
-	return a->fn != b->fn ? a->fn - b->fn : a->caller - b->caller;
+	return CMP_THEN(CMP(b->ns, a->ns), CMP_THEN(CMP(a->fn, b->fn), CMP(a->caller, b->caller)));
 }
 
 /* The rank's entry, added when new; NULL when memory is short. */

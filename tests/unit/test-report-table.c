@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cmp.h"
 #include "report/bigmem.h"
 #include "report/key-index.h"
 #include "report/outbuf.h"
@@ -228,9 +229,7 @@ static int item_cmp(const void *pa, const void *pb)
 {
 	const struct radix_item *a = pa, *b = pb;
 
-	if (a->key != b->key)
-		return a->key < b->key ? -1 : 1;
-	return a->val < b->val ? -1 : a->val > b->val;
+	return CMP_THEN(CMP(a->key, b->key), CMP(a->val, b->val));
 }
 
 static void test_report_table_radix_sort_stable(void)
