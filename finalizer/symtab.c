@@ -215,10 +215,7 @@ int symtab_merge(struct symtab *t, struct symtab *more, enum symtab_source sourc
 
 void symtab_release(struct symtab *t)
 {
-	free(t->syms);
-	free(t->names);
-	free(t->split_names);
-	free(t->more_names);
+	FREE_ALL(t->syms, t->names, t->split_names, t->more_names);
 	memset(t, 0, sizeof(*t));
 }
 

@@ -567,12 +567,7 @@ static void fill(struct hotspots *h, struct table *t)
 
 static void hotspots_release(struct hotspots *h)
 {
-	free(h->keys);
-	free(h->key);
-	free(h->groups);
-	free(h->vals);
-	free(h->want);
-	free(h->consts);
+	FREE_ALL(h->keys, h->key, h->groups, h->vals, h->want, h->consts);
 	cct_walk_release(&h->w);
 }
 
