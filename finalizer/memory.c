@@ -131,12 +131,9 @@ void fin_memory_release(struct fin *f)
 {
 	size_t i;
 
-	for (i = 0; i < f->nmems; i++) {
-		free(f->mems[i].path);
-		free(f->mems[i].entries);
-	}
-	free(f->mems);
-	free(f->counters);
+	for (i = 0; i < f->nmems; i++)
+		FREE_ALL(f->mems[i].path, f->mems[i].entries);
+	FREE_ALL(f->mems, f->counters);
 }
 
 int mem_take(struct stream *s, const struct raw_record *rec)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/log.h"
 #include "finalizer/finalize-private.h"
 #include "common/metric.h"
@@ -45,11 +46,9 @@ void fin_metrics_release(struct fin *f)
 	size_t i;
 
 	for (i = 0; i < f->nmetrics; i++) {
-		free(f->metrics[i].name);
-		free(f->metrics[i].unit);
-		free(f->metrics[i].aggregation);
-		free(f->metrics[i].kind);
-		free(f->metrics[i].description);
+		struct fin_metric_def *mt = &f->metrics[i];
+
+		FREE_ALL(mt->name, mt->unit, mt->aggregation, mt->kind, mt->description);
 	}
 	free(f->metrics);
 	f->metrics = NULL;
