@@ -182,16 +182,16 @@ static int node_child(struct cct *t, int parent, int func, int loc)
 static int loc_of(struct cct *t, int file, int line)
 {
 	uint64_t key = (uint64_t)(uint32_t)file << 32 | (uint32_t)line;
-	int v = key_index_get(&t->locmap, key);
+	bool added;
+	int v = KEY_INDEX_SLOT(&t->locmap, key, t->locs, t->nlocs, t->loccap, &added);
 
-	if (v >= 0)
-		return v;
-	if (GROW(t->locs, t->nlocs + 1, t->loccap))
+	if (v < 0)
 		return -1;
-	t->locs[t->nlocs].file = file;
-	t->locs[t->nlocs].line = line;
-	v = (int)t->nlocs++;
-	return key_index_add(&t->locmap, key, v) ? -1 : v;
+	if (added) {
+		t->locs[v].file = file;
+		t->locs[v].line = line;
+	}
+	return v;
 }
 
 /*
