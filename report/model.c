@@ -4,11 +4,11 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include <sqlite3.h>
 
 #include "common/metric.h"
+#include "common/str.h"
 #include "report/model-private.h"
 
 const char *model_strdup(struct model *m, const char *s)
@@ -55,12 +55,8 @@ bool model_has_samples(struct model *m)
 
 int model_find_metric(const struct model *m, const char *name)
 {
-	size_t i;
-
-	for (i = 0; i < m->nmetrics; i++)
-		if (!strcasecmp(m->metrics[i].name, name))
-			return (int)i;
-	return -1;
+	return (int)str_find_field(m->metrics, m->nmetrics, sizeof(*m->metrics),
+				   offsetof(struct model_metric, name), name, true);
 }
 
 int model_metric(const struct model *m, enum metric_id id)
