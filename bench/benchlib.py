@@ -3,6 +3,7 @@
 C, ...), so that load from other jobs on a shared machine, and its drift during the run, hits
 every variant alike; each variant's time is also divided by the baseline's in the same round
 (a paired ratio), whose median holds when the machine's speed drifts."""
+import argparse
 import os
 import shutil
 import statistics
@@ -63,3 +64,17 @@ def fresh(work, name):
     if os.path.exists(path):
         os.unlink(path)
     return path
+
+
+def synth_parser(keep_help):
+    """The options of a benchmark on a synthetic result (tests/e2e/report_synth.py): the
+    build directory, the result's size, the runs and where the result is kept."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("build", nargs="?",
+                    default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                         "build"))
+    ap.add_argument("--stacks", type=int, default=100000)
+    ap.add_argument("--samples", type=int, default=1000000)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--keep", help=keep_help)
+    return ap

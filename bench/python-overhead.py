@@ -21,6 +21,7 @@ usage: bench/python-overhead.py [--baseline BUILD] [--scale S] [--no-others]
        --no-others leaves cProfile and scalene out.
 """
 import argparse
+import functools
 import os
 import shutil
 import sqlite3
@@ -67,11 +68,7 @@ def main():
             if not os.access(x, os.X_OK):
                 sys.exit("%s: missing '%s'" % (WHO, x))
     work = tempfile.mkdtemp(prefix="python-overhead.")
-
-    def fresh(name):
-        path = os.path.join(work, name)
-        shutil.rmtree(path, ignore_errors=True)
-        return path
+    fresh = functools.partial(benchlib.fresh, work)
 
     def collect(build, ms, res):
         return lambda: [os.path.join(build, "collector", "pcollect"), "-collect", "hotspots",

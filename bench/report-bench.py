@@ -12,7 +12,6 @@ directory) on the same views, alternating with this one run by run, and prints i
 and the ratios; a baseline older than metrics reads schema 1 only, so it gets the same result
 written in schema 1 (--baseline-schema 1, the default; 2 for a baseline that reads schema 2).
 """
-import argparse
 import os
 import sqlite3
 import statistics
@@ -73,12 +72,7 @@ def timed_cpu(argvs, runs):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("build", nargs="?", default=os.path.join(HERE, "..", "build"))
-    ap.add_argument("--stacks", type=int, default=100000)
-    ap.add_argument("--samples", type=int, default=1000000)
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--keep", help="reuse or keep the result directory here")
+    ap = benchlib.synth_parser("reuse or keep the result directory here")
     ap.add_argument("--worst", action="store_true",
                     help="every frame of every stack random (about 15 tree nodes per stack)")
     ap.add_argument("--baseline", help="another preport (binary or build directory) to compare")

@@ -13,7 +13,6 @@ printed beside. --screenshot profiles the bundled demo (tests/progs/demo.c), sel
 heaviest function and saves the page as PNG. Runs under /usr/bin/python3 (python3-selenium,
 chromium, chromium-driver). Run it on a quiet machine: the figures are wall times.
 """
-import argparse
 import os
 import shutil
 import statistics
@@ -29,6 +28,9 @@ import browser  # noqa: E402
 if browser.need_selenium() or browser.missing():
     sys.exit("report-html: %s" % (browser.need_selenium() or browser.missing()))
 import report_synth  # noqa: E402
+
+sys.path.insert(0, HERE)
+import benchlib  # noqa: E402
 
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
@@ -81,12 +83,7 @@ def screenshot(build, out):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("build", nargs="?", default=os.path.join(HERE, "..", "build"))
-    ap.add_argument("--stacks", type=int, default=100000)
-    ap.add_argument("--samples", type=int, default=1000000)
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--keep", help="directory for the synthetic result (reused when there)")
+    ap = benchlib.synth_parser("directory for the synthetic result (reused when there)")
     ap.add_argument("--screenshot", help="write the demo's report as PNG here and stop")
     a = ap.parse_args()
     build = os.path.abspath(a.build)

@@ -17,6 +17,7 @@ ratios to the plain run, and the median of the paired wall ratios.
 
 usage: bench/threading-overhead.py [BUILD_DIR] [ROUNDS] [--no-valgrind]   (build, 5)
 """
+import functools
 import os
 import shutil
 import subprocess
@@ -54,13 +55,7 @@ def main():
         if not os.access(x, os.X_OK):
             sys.exit("%s: missing '%s': build first" % (WHO, x))
     work = tempfile.mkdtemp(prefix="threading-overhead.")
-
-    def fresh(name):
-        path = os.path.join(work, name)
-        shutil.rmtree(path, ignore_errors=True)
-        if os.path.exists(path):
-            os.unlink(path)
-        return path
+    fresh = functools.partial(benchlib.fresh, work)
 
     def pc(analysis, prog):
         return lambda: [pcollect, "-collect", analysis, "-quiet", "-finalization-mode=none",

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Array growth with overflow checks (common/grow.h). */
+/* Array growth with overflow checks, and freeing many arrays (common/grow.h). */
 #include "common/grow.h"
 
 #include <errno.h>
@@ -29,4 +29,12 @@ int array_reserve(void *p, size_t *cap, size_t need, size_t el)
 	memcpy(p, &np, sizeof(np));
 	*cap = ncap;
 	return 0;
+}
+
+void free_all(void *const ptrs[], size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(ptrs[i]);
 }

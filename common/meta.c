@@ -25,10 +25,8 @@ void meta_release(struct meta *m)
 {
 	size_t i;
 
-	for (i = 0; i < m->n; i++) {
-		free(m->entries[i].key);
-		free(m->entries[i].value);
-	}
+	for (i = 0; i < m->n; i++)
+		FREE_ALL(m->entries[i].key, m->entries[i].value);
 	free(m->entries);
 	meta_init(m);
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/log.h"
 #include "finalizer/dwarf-info-private.h"
 #include "finalizer/elf-file.h"
@@ -157,11 +158,7 @@ void dwarf_lookup_release(struct dwarf_lookup *l)
 {
 	size_t i;
 
-	free(l->first);
-	free(l->count);
-	free(l->leaf_file);
-	free(l->leaf_line);
-	free(l->frames);
+	FREE_ALL(l->first, l->count, l->leaf_file, l->leaf_line, l->frames);
 	for (i = 0; i < l->npools; i++)
 		str_pool_release(&l->pools[i]);
 	free(l->pools);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/log.h"
 #include "finalizer/dwarf-info-private.h"
 #include "finalizer/sorted.h"
@@ -329,9 +330,6 @@ int cu_units_resolve(struct cu_units *u, const char *path, struct cu_ctx *c, int
 
 void cu_units_release(struct cu_units *u)
 {
-	free(u->v);
-	free(u->rangeless);
-	free(u->idx);
-	free(u->owned);
+	FREE_ALL(u->v, u->rangeless, u->idx, u->owned);
 	memset(u, 0, sizeof(*u));
 }

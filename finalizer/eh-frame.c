@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cmp.h"
 #include "common/grow.h"
 #include "finalizer/byte-reader.h"
 #include "finalizer/eh-frame.h"
@@ -327,9 +328,7 @@ static int range_cmp(const void *a, const void *b)
 {
 	const struct fde_range *x = a, *y = b;
 
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return x->end > y->end ? -1 : x->end < y->end; /* the longer first */
+	return CMP_THEN(CMP(x->start, y->start), CMP(y->end, x->end)); /* the longer first */
 }
 
 int fde_table_adopt(struct fde_table *t, struct fde_range *v, size_t n, enum fde_source source)

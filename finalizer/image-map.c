@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cmp.h"
 #include "common/grow.h"
 #include "finalizer/finalize-private.h"
 #include "finalizer/sorted.h"
@@ -167,9 +168,7 @@ static int mapping_cmp(const void *a, const void *b)
 {
 	const struct mapping *x = a, *y = b;
 
-	if (x->lo != y->lo)
-		return x->lo < y->lo ? -1 : 1;
-	return x->load_ns < y->load_ns ? -1 : x->load_ns > y->load_ns;
+	return CMP_THEN(CMP(x->lo, y->lo), CMP(x->load_ns, y->load_ns));
 }
 
 static const struct mapping *maps_find(const struct mapping *maps, size_t n, uint64_t addr,

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/cmp.h"
 #include "common/grow.h"
 #include "common/log.h"
 #include "common/result-dir.h"
@@ -30,7 +31,7 @@ static int entry_cmp(const void *a, const void *b)
 {
 	const struct raw_mem_entry *x = a, *y = b;
 
-	return x->tid < y->tid ? -1 : x->tid > y->tid;
+	return CMP(x->tid, y->tid);
 }
 
 /* Read one file into m. A file that is not one is told and left out (returns 0). */
@@ -130,12 +131,9 @@ void fin_memory_release(struct fin *f)
 {
 	size_t i;
 
-	for (i = 0; i < f->nmems; i++) {
-		free(f->mems[i].path);
-		free(f->mems[i].entries);
-	}
-	free(f->mems);
-	free(f->counters);
+	for (i = 0; i < f->nmems; i++)
+		FREE_ALL(f->mems[i].path, f->mems[i].entries);
+	FREE_ALL(f->mems, f->counters);
 }
 
 int mem_take(struct stream *s, const struct raw_record *rec)
@@ -274,11 +272,9 @@ static int counter_cmp(const void *a, const void *b)
 {
 	const struct counter_row *x = a, *y = b;
 
-	if (x->time_ns != y->time_ns)
-		return x->time_ns < y->time_ns ? -1 : 1;
-	if (x->image != y->image)
-		return x->image < y->image ? -1 : 1;
-	return strcmp(x->name, y->name);
+	int c = CMP_THEN(CMP(x->time_ns, y->time_ns), CMP(x->image, y->image));
+
+	return c ? c : strcmp(x->name, y->name);
 }
 
 int fin_memory_done(struct fin *f)

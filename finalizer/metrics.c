@@ -2,10 +2,13 @@
 /* The metrics a result declares (docs/schema.md): CPU Time, and those the streams declare. */
 #define LOG_DOMAIN "metrics"
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/log.h"
+#include "common/str.h"
 #include "finalizer/finalize-private.h"
 #include "common/metric.h"
 #include "finalizer/metrics.h"
@@ -45,11 +48,9 @@ void fin_metrics_release(struct fin *f)
 	size_t i;
 
 	for (i = 0; i < f->nmetrics; i++) {
-		free(f->metrics[i].name);
-		free(f->metrics[i].unit);
-		free(f->metrics[i].aggregation);
-		free(f->metrics[i].kind);
-		free(f->metrics[i].description);
+		struct fin_metric_def *mt = &f->metrics[i];
+
+		FREE_ALL(mt->name, mt->unit, mt->aggregation, mt->kind, mt->description);
 	}
 	free(f->metrics);
 	f->metrics = NULL;
@@ -58,12 +59,8 @@ void fin_metrics_release(struct fin *f)
 
 int64_t fin_metrics_find(const struct fin *f, const char *name)
 {
-	size_t i;
-
-	for (i = 0; i < f->nmetrics; i++)
-		if (!strcmp(f->metrics[i].name, name))
-			return (int64_t)i;
-	return -1;
+	return str_find_field(f->metrics, f->nmetrics, sizeof(*f->metrics),
+			      offsetof(struct fin_metric_def, name), name, false);
 }
 
 int64_t fin_metrics_add(struct fin *f, const char *name, const char *unit, const char *aggregation,

@@ -40,18 +40,8 @@ void module_release(struct module *m)
 {
 	size_t i;
 
-	free(m->path);
-	free(m->addrs);
-	free(m->objs);
-	free(m->obj_names);
-	free(m->spin_code);
-	free(m->first);
-	free(m->count);
-	free(m->frames);
-	free(m->resolved_path);
-	free(m->debug_path);
-	free(m->mismatch_path);
-	free(m->dwarf_error);
+	FREE_ALL(m->path, m->addrs, m->objs, m->obj_names, m->spin_code, m->first, m->count,
+		 m->frames, m->resolved_path, m->debug_path, m->mismatch_path, m->dwarf_error);
 	str_pool_release(&m->pool);
 	for (i = 0; i < m->nmore_pools; i++)
 		str_pool_release(&m->more_pools[i]);

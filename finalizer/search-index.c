@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/cmp.h"
 #include "common/log.h"
 #include "common/hash-index.h"
 #include "finalizer/search-index.h"
@@ -82,13 +83,8 @@ static int entry_cmp(const void *a, const void *b)
 	const struct search_entry *x = a, *y = b;
 	int c = strcmp(x->base, y->base);
 
-	if (c)
-		return c;
-	if (x->dir != y->dir)
-		return x->dir < y->dir ? -1 : 1;
-	if (x->depth != y->depth)
-		return x->depth < y->depth ? -1 : 1;
-	return strcmp(x->path, y->path);
+	c = CMP_THEN(c, CMP_THEN(CMP(x->dir, y->dir), CMP(x->depth, y->depth)));
+	return c ? c : strcmp(x->path, y->path);
 }
 
 int search_index_build(struct search_index *x, const char *const *dirs, size_t n)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cmp.h"
 #include "common/grow.h"
 #include "common/log.h"
 #include "finalizer/symtab.h"
@@ -21,10 +22,8 @@ static int raw_sym_cmp(const void *a, const void *b)
 {
 	const struct raw_sym *x = a, *y = b;
 
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
 	/* Best first: highest rank. */
-	return y->rank - x->rank;
+	return CMP_THEN(CMP(x->start, y->start), CMP(y->rank, x->rank));
 }
 
 static Elf_Scn *find_section(Elf *elf, Elf64_Word type, size_t *count)
@@ -178,7 +177,7 @@ static int sym_cmp(const void *a, const void *b)
 {
 	const struct symtab_sym *x = a, *y = b;
 
-	return x->start < y->start ? -1 : x->start > y->start;
+	return CMP(x->start, y->start);
 }
 
 int symtab_merge(struct symtab *t, struct symtab *more, enum symtab_source source)
@@ -216,11 +215,7 @@ int symtab_merge(struct symtab *t, struct symtab *more, enum symtab_source sourc
 
 void symtab_release(struct symtab *t)
 {
-	free(t->syms);
-	free(t->names);
-	free(t->split_names);
-	free(t->stub_names);
-	free(t->more_names);
+	FREE_ALL(t->syms, t->names, t->split_names, t->stub_names, t->more_names);
 	memset(t, 0, sizeof(*t));
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cmp.h"
 #include "finalizer/finalize-private.h"
 
 /*
@@ -30,9 +31,7 @@ static int order_key_cmp(const void *a, const void *b)
 {
 	const struct order_key *x = a, *y = b;
 
-	if (x->time_ns != y->time_ns)
-		return x->time_ns < y->time_ns ? -1 : 1;
-	return x->idx < y->idx ? -1 : x->idx > y->idx; /* stable */
+	return CMP_THEN(CMP(x->time_ns, y->time_ns), CMP(x->idx, y->idx)); /* stable */
 }
 
 static size_t run_index(const struct run *r)

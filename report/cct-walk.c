@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/sat.h"
 #include "report/bigmem.h"
 #include "report/cct.h"
@@ -215,17 +216,7 @@ void cct_walk_reset(struct cct_walk *w)
 
 void cct_walk_release(struct cct_walk *w)
 {
-	free(w->link);
-	free(w->self);
-	free(w->total);
-	free(w->touched);
-	free(w->is_touched);
-	free(w->stamp);
-	free(w->sub);
-	free(w->live);
-	free(w->active);
-	free(w->kid_off);
-	free(w->kids);
-	free(w->visit);
+	FREE_ALL(w->link, w->self, w->total, w->touched, w->is_touched, w->stamp, w->sub, w->live,
+		 w->active, w->kid_off, w->kids, w->visit);
 	memset(w, 0, sizeof(*w));
 }

@@ -182,16 +182,16 @@ static int node_child(struct cct *t, int parent, int func, int loc)
 static int loc_of(struct cct *t, int file, int line)
 {
 	uint64_t key = (uint64_t)(uint32_t)file << 32 | (uint32_t)line;
-	int v = key_index_get(&t->locmap, key);
+	bool added;
+	int v = KEY_INDEX_SLOT(&t->locmap, key, t->locs, t->nlocs, t->loccap, &added);
 
-	if (v >= 0)
-		return v;
-	if (GROW(t->locs, t->nlocs + 1, t->loccap))
+	if (v < 0)
 		return -1;
-	t->locs[t->nlocs].file = file;
-	t->locs[t->nlocs].line = line;
-	v = (int)t->nlocs++;
-	return key_index_add(&t->locmap, key, v) ? -1 : v;
+	if (added) {
+		t->locs[v].file = file;
+		t->locs[v].line = line;
+	}
+	return v;
 }
 
 /*
@@ -205,9 +205,7 @@ struct pyview {
 
 static void pyview_release(struct pyview *v)
 {
-	free(v->strip);
-	free(v->up);
-	free(v->down);
+	FREE_ALL(v->strip, v->up, v->down);
 	memset(v, 0, sizeof(*v));
 }
 
@@ -402,21 +400,8 @@ int cct_sum(struct cct *t)
 
 void cct_release(struct cct *t)
 {
-	free(t->nodes);
-	free(t->self);
-	free(t->count);
-	free(t->total);
-	free(t->nkids);
-	free(t->inner);
-	free(t->leaf);
-	free(t->hidden);
-	free(t->frame_loc);
-	free(t->locs);
-	free(t->slots);
-	free(t->groups);
-	free(t->dtop);
-	free(t->dnode);
-	free(t->dstack);
+	FREE_ALL(t->nodes, t->self, t->count, t->total, t->nkids, t->inner, t->leaf, t->hidden,
+		 t->frame_loc, t->locs, t->slots, t->groups, t->dtop, t->dnode, t->dstack);
 	hash_index_release(&t->locmap);
 	hash_index_release(&t->groupmap);
 	memset(t, 0, sizeof(*t));

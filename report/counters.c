@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cmp.h"
 #include "common/grow.h"
 #include "report/counters.h"
 #include "report/report-private.h"
@@ -109,13 +110,10 @@ static int cmp_series(const void *pa, const void *pb)
 {
 	const struct counter_series *a = pa, *b = pb;
 
-	if (a->peak != b->peak)
-		return a->peak > b->peak ? -1 : 1;
-	if (a->part != b->part)
-		return a->part < b->part ? -1 : 1;
-	if (a->proc != b->proc)
-		return a->proc < b->proc ? -1 : 1;
-	return strcmp(a->name, b->name);
+	int c = CMP_THEN(CMP(b->peak, a->peak),
+			 CMP_THEN(CMP(a->part, b->part), CMP(a->proc, b->proc)));
+
+	return c ? c : strcmp(a->name, b->name);
 }
 
 int counters_load(struct report *r, int64_t from, int64_t to, struct counter_series **out,

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/grow.h"
 #include "common/hash-index.h"
 #include "report/bigmem.h"
 
@@ -34,6 +35,28 @@ static inline int key_index_add(struct hash_index *h, uint64_t key, int value)
 {
 	return hash_index_add(h, hash_mix(key), (uint32_t)value);
 }
+
+/*
+ * The element of key in the array *arr the index numbers (*n elements of el bytes, room for
+ * *cap): the number stored for key; for a new key, *n, after the array grew by an element
+ * for the caller to fill, *n counted it and *added was set. -ENOMEM.
+ */
+static inline int key_index_slot(struct hash_index *h, uint64_t key, void *arr, size_t *n,
+				 size_t *cap, size_t el, bool *added)
+{
+	int k = key_index_get(h, key);
+
+	*added = k < 0;
+	if (k >= 0)
+		return k;
+	if (array_reserve(arr, cap, *n + 1, el) || key_index_add(h, key, (int)*n))
+		return -ENOMEM;
+	return (int)(*n)++;
+}
+
+/* key_index_slot() of an array variable, its count and its capacity. */
+#define KEY_INDEX_SLOT(h, key, arr, n, cap, added)                                                 \
+	key_index_slot((h), (key), &(arr), &(n), &(cap), sizeof(*(arr)), (added))
 
 /*
  * Room in an empty index (any hash_index, keyed so or not) for n entries at once, its slots on

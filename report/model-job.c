@@ -632,10 +632,7 @@ void model_job_free(struct model *m)
 		struct model_part *p = &m->parts[i];
 
 		model_free(&p->m);
-		free(p->stack_map);
-		free(p->thread_map);
-		free(p->metric_map);
-		free(p->context_map);
+		FREE_ALL(p->stack_map, p->thread_map, p->metric_map, p->context_map);
 	}
 	free(m->parts);
 	m->parts = NULL;

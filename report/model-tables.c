@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cmp.h"
 #include "common/log.h"
 #include "common/metric.h"
 #include "report/bigmem.h"
@@ -309,7 +310,7 @@ static int object_cmp(const void *pa, const void *pb, void *arg)
 	int a = *(const int *)pa, b = *(const int *)pb;
 	int d = object_order(&c[a], &c[b]);
 
-	return d ? d : a - b;
+	return CMP_THEN(d, CMP(a, b));
 }
 
 static int str_cmp(const void *a, const void *b)

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* A loaded model: its databases, metrics and meta by name, and its end. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include <sqlite3.h>
 
 #include "common/metric.h"
+#include "common/str.h"
 #include "report/model-private.h"
 
 const char *model_strdup(struct model *m, const char *s)
@@ -54,12 +55,8 @@ bool model_has_samples(struct model *m)
 
 int model_find_metric(const struct model *m, const char *name)
 {
-	size_t i;
-
-	for (i = 0; i < m->nmetrics; i++)
-		if (!strcasecmp(m->metrics[i].name, name))
-			return (int)i;
-	return -1;
+	return (int)str_find_field(m->metrics, m->nmetrics, sizeof(*m->metrics),
+				   offsetof(struct model_metric, name), name, true);
 }
 
 int model_metric(const struct model *m, enum metric_id id)
@@ -90,6 +87,21 @@ int64_t model_meta_int(const struct model *m, const char *key, int64_t def)
 	return errno || *end ? def : (int64_t)x;
 }
 
+/* What the loader does not read from a table of its own. */
+static const size_t model_derived[] = {
+	offsetof(struct model, db_path),    offsetof(struct model, stack_order),
+	offsetof(struct model, wait_kinds), offsetof(struct model, sync_objects),
+	offsetof(struct model, nodes),      offsetof(struct model, regions),
+};
+
+static void model_free_array(struct model *m, size_t offset)
+{
+	void *rows;
+
+	memcpy(&rows, (char *)m + offset, sizeof(rows));
+	free(rows);
+}
+
 void model_free(struct model *m)
 {
 	size_t i;
@@ -101,23 +113,11 @@ void model_free(struct model *m)
 		idmap_release(&m->ids->map[i]);
 	free(m->ids);
 	arena_release(&m->arena);
-	free(m->db_path);
-	free(m->meta);
-	free(m->modules);
-	free(m->files);
-	free(m->functions);
-	free(m->frames);
-	free(m->stacks);
-	free(m->stack_order);
-	free(m->processes);
-	free(m->threads);
-	free(m->samples);
-	free(m->pynotes);
-	free(m->metrics);
-	free(m->contexts);
-	free(m->wait_kinds);
-	free(m->sync_objects);
-	free(m->nodes);
-	free(m->regions);
+	/* The rows of each table the loader reads, by the same descriptions. */
+	for (i = 0; i < model_ntables; i++)
+		model_free_array(m, model_tables[i]->rows);
+	model_free_array(m, model_samples_table.rows);
+	for (i = 0; i < sizeof(model_derived) / sizeof(model_derived[0]); i++)
+		model_free_array(m, model_derived[i]);
 	memset(m, 0, sizeof(*m));
 }

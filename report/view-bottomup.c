@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cmp.h"
 #include "common/sat.h"
 #include "report/report-private.h"
 
@@ -39,9 +40,7 @@ static int by_func(const void *pa, const void *pb)
 {
 	const struct entry *a = pa, *b = pb;
 
-	if (a->func != b->func)
-		return a->func < b->func ? -1 : 1;
-	return a->cur < b->cur ? -1 : a->cur > b->cur;
+	return CMP_THEN(CMP(a->func, b->func), CMP(a->cur, b->cur));
 }
 
 struct run_order {
@@ -53,9 +52,7 @@ static int by_value(const void *pa, const void *pb, void *arg)
 	const struct run *a = pa, *b = pb;
 	size_t k = ((const struct run_order *)arg)->k;
 
-	if (a->v[k] != b->v[k])
-		return a->v[k] > b->v[k] ? -1 : 1;
-	return a->func < b->func ? -1 : a->func > b->func;
+	return CMP_THEN(CMP(b->v[k], a->v[k]), CMP(a->func, b->func));
 }
 
 static void runs_free(struct run *runs, size_t n, int64_t *vals)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cmp.h"
 #include "report/report-private.h"
 
 struct leaf_order {
@@ -21,11 +22,9 @@ static int heavier(const void *pa, const void *pb, void *arg)
 	int64_t va = o->tree->self[(size_t)a * o->tree->nm + o->k];
 	int64_t vb = o->tree->self[(size_t)b * o->tree->nm + o->k];
 
-	if (o->top && o->rank[o->top[a]] != o->rank[o->top[b]])
-		return o->rank[o->top[a]] < o->rank[o->top[b]] ? -1 : 1;
-	if (va != vb)
-		return va > vb ? -1 : 1;
-	return a < b ? -1 : a > b;
+	int c = o->top ? CMP(o->rank[o->top[a]], o->rank[o->top[b]]) : 0;
+
+	return CMP_THEN(c, CMP_THEN(CMP(vb, va), CMP(a, b)));
 }
 
 /* "main;compute;kernel": outermost first, the folded format flame graph tools read. */

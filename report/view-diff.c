@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cmp.h"
 #include "common/grow.h"
 #include "common/hash-index.h"
 #include "report/key-index.h"
@@ -245,16 +246,14 @@ static int pair_by_gid(const void *pa, const void *pb)
 {
 	const struct pair *a = pa, *b = pb;
 
-	return a->g < b->g ? -1 : a->g > b->g;
+	return CMP(a->g, b->g);
 }
 
 static int pair_heavier(const void *pa, const void *pb)
 {
 	const struct pair *a = pa, *b = pb;
 
-	if (a->weight != b->weight)
-		return a->weight > b->weight ? -1 : 1;
-	return a->g < b->g ? -1 : a->g > b->g;
+	return CMP_THEN(CMP(b->weight, a->weight), CMP(a->g, b->g));
 }
 
 static const int64_t *node_vals(const struct merge *mg, int side, int node, bool total)

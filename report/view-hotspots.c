@@ -304,6 +304,7 @@ static int intern_consts(struct hotspots *h, int *out)
 	struct hash_index pairs, keys;
 	size_t i;
 	int rc = 0, npairs = 0;
+	bool added;
 
 	hash_index_init(&pairs);
 	hash_index_init(&keys);
@@ -322,16 +323,13 @@ static int intern_consts(struct hotspots *h, int *out)
 			break;
 		}
 		pk = (uint64_t)(uint32_t)(k.who + 1) << 32 | (uint32_t)pair;
-		c = key_index_get(&keys, pk);
+		c = KEY_INDEX_SLOT(&keys, pk, h->consts, h->nconsts, h->constcap, &added);
 		if (c < 0) {
-			if (GROW(h->consts, h->nconsts + 1, h->constcap) ||
-			    (rc = key_index_add(&keys, pk, (int)h->nconsts))) {
-				rc = -ENOMEM;
-				break;
-			}
-			c = (int)h->nconsts;
-			h->consts[h->nconsts++] = k;
+			rc = c;
+			break;
 		}
+		if (added)
+			h->consts[c] = k;
 		out[i] = c;
 	}
 	hash_index_release(&pairs);
@@ -567,12 +565,7 @@ static void fill(struct hotspots *h, struct table *t)
 
 static void hotspots_release(struct hotspots *h)
 {
-	free(h->keys);
-	free(h->key);
-	free(h->groups);
-	free(h->vals);
-	free(h->want);
-	free(h->consts);
+	FREE_ALL(h->keys, h->key, h->groups, h->vals, h->want, h->consts);
 	cct_walk_release(&h->w);
 }
 

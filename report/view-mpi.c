@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/grow.h"
+#include "common/cmp.h"
 #include "common/options.h"
 #include "common/raw-mpi.h"
 #include "common/sat.h"
@@ -105,6 +105,7 @@ static int fill_cells(struct mpi *x)
 	struct hash_index map;
 	size_t i;
 	int rc = 0;
+	bool added;
 
 	hash_index_init(&map);
 	for (i = 0; i < r->nrecs && !rc; i++) {
@@ -117,16 +118,13 @@ static int fill_cells(struct mpi *x)
 		rank = report_sample_rank(r, s);
 		node = report_sample_node(r, s);
 		key = key3(fn, rank, node);
-		c = key_index_get(&map, key);
+		c = KEY_INDEX_SLOT(&map, key, x->cells, x->ncells, x->cells_cap, &added);
 		if (c < 0) {
-			if (GROW(x->cells, x->ncells + 1, x->cells_cap) ||
-			    key_index_add(&map, key, (int)x->ncells)) {
-				rc = -ENOMEM;
-				break;
-			}
-			c = (int)x->ncells++;
-			x->cells[c] = (struct cell){ fn, rank, node, { 0 } };
+			rc = c;
+			break;
 		}
+		if (added)
+			x->cells[c] = (struct cell){ fn, rank, node, { 0 } };
 		x->cells[c].v[k] = sat_add_i64(x->cells[c].v[k], s->value);
 	}
 	hash_index_release(&map);
@@ -178,9 +176,7 @@ static int rank_time_cmp(const void *pa, const void *pb)
 {
 	const struct rank_time *a = pa, *b = pb;
 
-	if (a->row != b->row)
-		return a->row < b->row ? -1 : 1;
-	return a->rank < b->rank ? -1 : a->rank > b->rank;
+	return CMP_THEN(CMP(a->row, b->row), CMP(a->rank, b->rank));
 }
 
 struct rows {
@@ -195,6 +191,7 @@ static int build_rows(struct mpi *x, struct rows *out)
 	struct hash_index rows, ranks;
 	size_t i, j;
 	int rc = 0;
+	bool added;
 
 	hash_index_init(&rows);
 	hash_index_init(&ranks);
@@ -205,28 +202,23 @@ static int build_rows(struct mpi *x, struct rows *out)
 		int node = x->has[D_NODE] ? c->node : -1, k, t;
 		uint64_t key = key3(fn, rank, node);
 
-		k = key_index_get(&rows, key);
+		k = KEY_INDEX_SLOT(&rows, key, out->v, out->n, out->cap, &added);
 		if (k < 0) {
-			if (GROW(out->v, out->n + 1, out->cap) ||
-			    key_index_add(&rows, key, (int)out->n)) {
-				rc = -ENOMEM;
-				break;
-			}
-			k = (int)out->n++;
-			out->v[k] = (struct row){ fn, rank, node, { 0 }, 0, 0 };
+			rc = k;
+			break;
 		}
+		if (added)
+			out->v[k] = (struct row){ fn, rank, node, { 0 }, 0, 0 };
 		for (j = 0; j < NV; j++)
 			out->v[k].v[j] = sat_add_i64(out->v[k].v[j], c->v[j]);
 		/* This cell's rank within the row: one entry per (row, rank). */
 		key = (uint64_t)(uint32_t)k << 32 | (uint32_t)(c->rank + 1);
-		t = key_index_get(&ranks, key);
+		t = KEY_INDEX_SLOT(&ranks, key, out->times, out->ntimes, out->times_cap, &added);
 		if (t < 0) {
-			if (GROW(out->times, out->ntimes + 1, out->times_cap) ||
-			    key_index_add(&ranks, key, (int)out->ntimes)) {
-				rc = -ENOMEM;
-				break;
-			}
-			t = (int)out->ntimes++;
+			rc = t;
+			break;
+		}
+		if (added) {
 			out->times[t] = (struct rank_time){ k, c->rank, 0 };
 			out->v[k].n++;
 		}
@@ -412,23 +404,21 @@ static int site_cmp(const void *pa, const void *pb)
 {
 	const struct site *a = pa, *b = pb;
 
-	if (a->ns != b->ns)
-		return a->ns > b->ns ? -1 : 1;
-	return a->fn != b->fn ? a->fn - b->fn : a->caller - b->caller;
+	return CMP_THEN(CMP(b->ns, a->ns), CMP_THEN(CMP(a->fn, b->fn), CMP(a->caller, b->caller)));
 }
 
 /* The rank's entry, added when new; NULL when memory is short. */
 static struct rank_cpu *rank_get(struct rank_cpu **v, size_t *n, size_t *cap,
 				 struct hash_index *map, int rank)
 {
-	int k = key_index_get(map, (uint32_t)(rank + 1));
+	bool added;
+	int k = key_index_slot(map, (uint32_t)(rank + 1), v, n, cap, sizeof(**v), &added);
 
-	if (k >= 0)
-		return &(*v)[k];
-	if (GROW(*v, *n + 1, *cap) || key_index_add(map, (uint32_t)(rank + 1), (int)*n))
+	if (k < 0)
 		return NULL;
-	(*v)[*n] = (struct rank_cpu){ rank, 0, 0, 0 };
-	return &(*v)[(*n)++];
+	if (added)
+		(*v)[k] = (struct rank_cpu){ rank, 0, 0, 0 };
+	return &(*v)[k];
 }
 
 int report_mpi_summary(struct report *r, struct report_mpi_summary *out)
@@ -440,6 +430,7 @@ int report_mpi_summary(struct report *r, struct report_mpi_summary *out)
 	struct hash_index rmap, smap;
 	unsigned char *in = NULL;
 	struct mpi x;
+	bool added;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -483,15 +474,13 @@ int report_mpi_summary(struct report *r, struct report_mpi_summary *out)
 		node = r->tree.nodes[r->recs[i].node].parent;
 		caller = node > 0 ? r->tree.nodes[node].func : -1;
 		key = (uint64_t)(uint32_t)fn << 32 | (uint32_t)(caller + 1);
-		if ((k = key_index_get(&smap, key)) < 0) {
-			if (GROW(sites, nsites + 1, sites_cap) ||
-			    key_index_add(&smap, key, (int)nsites)) {
-				rc = -ENOMEM;
-				goto out;
-			}
-			k = (int)nsites;
-			sites[nsites++] = (struct site){ fn, caller, 0 };
+		k = KEY_INDEX_SLOT(&smap, key, sites, nsites, sites_cap, &added);
+		if (k < 0) {
+			rc = k;
+			goto out;
 		}
+		if (added)
+			sites[k] = (struct site){ fn, caller, 0 };
 		sites[k].ns = sat_add_i64(sites[k].ns, s->value);
 	}
 	out->nranks = (int)nranks;

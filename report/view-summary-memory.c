@@ -8,6 +8,7 @@
 
 #include <sqlite3.h>
 
+#include "common/cmp.h"
 #include "common/sat.h"
 #include "report/report-private.h"
 #include "report/summary-private.h"
@@ -69,18 +70,15 @@ static int site_cmp(const void *a, const void *b)
 {
 	const struct site *x = a, *y = b;
 
-	if (x->func != y->func)
-		return x->func < y->func ? -1 : 1;
-	if (x->file != y->file)
-		return x->file < y->file ? -1 : 1;
-	return x->line < y->line ? -1 : x->line > y->line;
+	return CMP_THEN(CMP(x->func, y->func),
+			CMP_THEN(CMP(x->file, y->file), CMP(x->line, y->line)));
 }
 
 static int by_value(const void *a, const void *b)
 {
 	const struct site *x = a, *y = b;
 
-	return x->value > y->value ? -1 : x->value < y->value;
+	return CMP(y->value, x->value);
 }
 
 /* The sites of metric k's samples, largest first: *n of them, caller frees. */

@@ -9,6 +9,7 @@
 
 #include <sqlite3.h>
 
+#include "common/cmp.h"
 #include "common/sat.h"
 #include "report/summary-private.h"
 
@@ -193,9 +194,7 @@ static int heavier_wait(const void *pa, const void *pb)
 {
 	const struct waiting *a = pa, *b = pb;
 
-	if (a->ns != b->ns)
-		return a->ns > b->ns ? -1 : 1;
-	return a->item - b->item;
+	return CMP_THEN(CMP(b->ns, a->ns), CMP(a->item, b->item));
 }
 
 /* Top waiting rows: per item (a function, an object), its Wait Time and Wait Count. */
@@ -325,9 +324,7 @@ static int heavier_region(const void *pa, const void *pb)
 {
 	const struct region *a = pa, *b = pb;
 
-	if (a->cpu != b->cpu)
-		return a->cpu > b->cpu ? -1 : 1;
-	return a->func - b->func;
+	return CMP_THEN(CMP(b->cpu, a->cpu), CMP(a->func, b->func));
 }
 
 /*

@@ -7,6 +7,7 @@
 
 #include <sqlite3.h>
 
+#include "common/cmp.h"
 #include "common/sat.h"
 #include "report/report-private.h"
 #include "report/summary-private.h"
@@ -224,9 +225,7 @@ static int heavier(const void *pa, const void *pb, void *arg)
 	const int64_t *self = arg;
 	int a = *(const int *)pa, b = *(const int *)pb;
 
-	if (self[a] != self[b])
-		return self[a] > self[b] ? -1 : 1;
-	return a - b;
+	return CMP_THEN(CMP(self[b], self[a]), CMP(a, b));
 }
 
 /*

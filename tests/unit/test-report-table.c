@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cmp.h"
 #include "report/bigmem.h"
 #include "report/key-index.h"
 #include "report/outbuf.h"
@@ -170,6 +171,31 @@ static void test_report_table_key_index_round_trip(void)
 	hash_index_release(&k);
 }
 
+/* KEY_INDEX_SLOT(): a new key gets the next element of the array, a known one its own. */
+static void test_report_table_key_index_slot(void)
+{
+	struct hash_index k;
+	uint64_t *v = NULL;
+	size_t n = 0, cap = 0;
+	bool added;
+	int i, bad = 0;
+
+	hash_index_init(&k);
+	for (i = 0; i < 1000; i++) {
+		int s = KEY_INDEX_SLOT(&k, (uint64_t)i % 100 + 7, v, n, cap, &added);
+
+		CU_ASSERT_FATAL(s >= 0);
+		CU_ASSERT_EQUAL(added, i < 100);
+		if (added)
+			v[s] = (uint64_t)i % 100 + 7;
+		bad += v[s] != (uint64_t)i % 100 + 7;
+	}
+	CU_ASSERT_EQUAL(bad, 0);
+	CU_ASSERT_EQUAL(n, 100);
+	hash_index_release(&k);
+	free(v);
+}
+
 /* Numbers are formatted (and measured) by hand: exactly as printf would print them. */
 static void test_report_table_numbers_match_printf(void)
 {
@@ -228,9 +254,7 @@ static int item_cmp(const void *pa, const void *pb)
 {
 	const struct radix_item *a = pa, *b = pb;
 
-	if (a->key != b->key)
-		return a->key < b->key ? -1 : 1;
-	return a->val < b->val ? -1 : a->val > b->val;
+	return CMP_THEN(CMP(a->key, b->key), CMP(a->val, b->val));
 }
 
 static void test_report_table_radix_sort_stable(void)
@@ -496,6 +520,7 @@ int main(void)
 		{ "csv_complete", test_report_table_csv_complete },
 		{ "sort_truncate", test_report_table_sort_truncate },
 		{ "key_index_round_trip", test_report_table_key_index_round_trip },
+		{ "key_index_slot", test_report_table_key_index_slot },
 		{ "numbers_match_printf", test_report_table_numbers_match_printf },
 		{ "radix_sort_stable", test_report_table_radix_sort_stable },
 		{ "sort_matches_reference", test_report_table_sort_matches_reference },

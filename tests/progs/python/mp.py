@@ -13,35 +13,23 @@ usage: mp.py [TURNS [UNIT]]   (default 20 turns of 10 ms)
 import json
 import multiprocessing as mp
 import sys
-import time
-from work import spin_for
-
-
-def take_turns(name, turns, ms, mine, theirs, out):
-    cpu = 0
-    for _ in range(turns):
-        mine.acquire()
-        t0 = time.thread_time_ns()
-        spin_for(ms)
-        cpu += time.thread_time_ns() - t0
-        theirs.release()
-    out.put((name, cpu / 1e9))
+from work import take_turns
 
 
 def proc_a(turns, unit, mine, theirs, out):
-    take_turns("a", turns, 2 * unit, mine, theirs, out)
+    out.put(("a", take_turns(turns, 2 * unit, mine, theirs)))
 
 
 def proc_b(turns, unit, mine, theirs, out):
-    take_turns("b", turns, unit, mine, theirs, out)
+    out.put(("b", take_turns(turns, unit, mine, theirs)))
 
 
 def proc_c(turns, unit, mine, theirs, out):
-    take_turns("c", turns, unit, mine, theirs, out)
+    out.put(("c", take_turns(turns, unit, mine, theirs)))
 
 
 def proc_d(turns, unit, mine, theirs, out):
-    take_turns("d", turns, unit, mine, theirs, out)
+    out.put(("d", take_turns(turns, unit, mine, theirs)))
 
 
 def main():

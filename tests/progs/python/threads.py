@@ -11,30 +11,22 @@ usage: threads.py [TURNS [UNIT]]   (default 20 turns of 10 ms)
 import json
 import sys
 import threading
-import time
-from work import spin_for
+from work import take_turns
 
 tids, cpu = {}, {}
 
 
-def take_turns(name, turns, ms, mine, theirs):
+def worker(name, turns, ms, mine, theirs):
     tids[name] = threading.get_native_id()
-    used = 0
-    for _ in range(turns):
-        mine.acquire()
-        t0 = time.thread_time_ns()
-        spin_for(ms)
-        used += time.thread_time_ns() - t0
-        theirs.release()
-    cpu[name] = used / 1e9
+    cpu[name] = take_turns(turns, ms, mine, theirs)
 
 
 def worker_a(turns, unit, mine, theirs):
-    take_turns("a", turns, 2 * unit, mine, theirs)
+    worker("a", turns, 2 * unit, mine, theirs)
 
 
 def worker_b(turns, unit, mine, theirs):
-    take_turns("b", turns, unit, mine, theirs)
+    worker("b", turns, unit, mine, theirs)
 
 
 def main():

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """CPU work and a CPU clock shared by the Python known-answer programs."""
 import resource
+import time
 from itertools import repeat
 
 CHUNK = 5000  # iterations of spin() between two looks at the clock: about 0.2 ms
@@ -33,3 +34,17 @@ def spin_for(ms):
     while cpu_ns() < end:
         x += spin(CHUNK)
     return x
+
+
+def take_turns(turns, ms, mine, theirs):
+    """A worker's share of a semaphore ring: turns times, acquire mine, spin_for(ms), release
+    theirs. Returns the CPU seconds its spin_for calls took (time.thread_time, read twice a
+    turn): the reference the profile must agree with."""
+    used = 0
+    for _ in range(turns):
+        mine.acquire()
+        t0 = time.thread_time_ns()
+        spin_for(ms)
+        used += time.thread_time_ns() - t0
+        theirs.release()
+    return used / 1e9
