@@ -11,6 +11,7 @@
 #include "common/grow.h"
 #include "finalizer/demangle.h"
 #include "finalizer/module-private.h"
+#include "finalizer/mpi-names.h"
 
 static struct sym_frame *frame_push(struct module *m)
 {
@@ -34,6 +35,18 @@ static const char *placeholder_name(struct module *m, uint64_t addr)
 	return str_pool_get(&m->pool, buf);
 }
 
+/*
+ * The C name of an MPI Fortran binding's function (interned), or NULL: one name for an MPI
+ * function whatever the language that called it (finalizer/mpi-names.c).
+ */
+static const char *mpi_binding(struct module *m, const char *name)
+{
+	char c[128];
+
+	return name && mpi_names_binding(m->name, name, c, sizeof(c)) ? str_pool_get(&m->pool, c)
+								      : NULL;
+}
+
 /* Demangled symbol names, computed once per symbol. */
 struct sym_names {
 	const struct symtab *st;
@@ -48,9 +61,10 @@ static const char *sym_display(struct module *m, struct sym_names *sn, const str
 
 	if (!sn->dem[i]) {
 		char *d = demangle(s->name);
+		const char *c = d ? NULL : mpi_binding(m, s->name);
 
-		sn->dem[i] = str_pool_get(&m->pool, d ? d : s->name);
-		sn->mangled[i] = d ? str_pool_get(&m->pool, s->name) : NULL;
+		sn->dem[i] = str_pool_get(&m->pool, d ? d : c ? c : s->name);
+		sn->mangled[i] = d || c ? str_pool_get(&m->pool, s->name) : NULL;
 		free(d);
 	}
 	*mangled = sn->mangled[i];
@@ -122,11 +136,16 @@ int module_compose(struct module *m, const struct symtab *st, const struct dwarf
 				ret = -ENOMEM;
 				goto out;
 			}
-			f->name = d->name;
-			f->mangled =
-				d->mangled && d->name != d->mangled && strcmp(d->mangled, d->name)
-					? d->mangled
-					: NULL;
+			f->name = mpi_binding(m, d->name);
+			if (f->name) {
+				f->mangled = d->name;
+			} else {
+				f->name = d->name;
+				f->mangled = d->mangled && d->name != d->mangled &&
+							     strcmp(d->mangled, d->name)
+						     ? d->mangled
+						     : NULL;
+			}
 			if (!f->name && k == 0 && s)
 				f->name = sym_display(m, &sn, s, &f->mangled);
 			f->resolved = f->name != NULL;
