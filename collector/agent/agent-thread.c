@@ -179,6 +179,8 @@ int agent_thread_open_stream(struct agent_thread *t)
 	t->paused = false;
 	t->cpu_paused_ns = 0;
 	t->cpu_seen_ns = 0;
+	t->unsampled = agent.active && agent.cfg.signo <= 0;
+	t->unsampled_from_ns = 0;
 	thread_name(t->tid, !t->external, name, sizeof(name));
 	raw_writer_thread_start(&t->w, (uint32_t)t->tid, raw_header_now(&t->hdr), name);
 	raw_writer_flush(&t->w);
@@ -345,8 +347,8 @@ static void thread_arm_locked(struct agent_thread *t)
 		t->paused = true;
 		t->paused_at_ns = clock_ns(t->cpu_clock);
 	}
-	if (agent.cfg.memory)
-		return; /* memory-consumption takes no CPU samples */
+	if (agent.cfg.memory || agent.cfg.signo <= 0)
+		return; /* memory-consumption takes no CPU samples; no signal, none either */
 	if (agent.cfg.task_clock && !t->has_timer && (t->perf_fd >= 0 || perf_open(t))) {
 		if (hold || !ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, AGENT_PERF_LIMIT))
 			return;
@@ -382,6 +384,37 @@ void agent_thread_arm(struct agent_thread *t)
 	if (atomic_load(&t->state) == AGENT_THREAD_LIVE)
 		thread_arm_locked(t);
 	pthread_mutex_unlock(&agent.control_lock);
+}
+
+void agent_threads_move_signal(void)
+{
+	size_t i, n = atomic_load(&agent.nthreads);
+
+	for (i = 0; i < n; i++) {
+		struct agent_thread *t = agent.threads[i];
+
+		if (!t || atomic_load(&t->state) != AGENT_THREAD_LIVE)
+			continue;
+		if (agent.cfg.signo <= 0 && !t->unsampled) {
+			t->unsampled = true;
+			t->unsampled_from_ns = agent_thread_cpu_used(t);
+		}
+		if (t->perf_fd >= 0 && agent.cfg.signo > 0) {
+			/* The event goes on counting: only the signal it sends changes. */
+			if (!fcntl(t->perf_fd, F_SETSIG, agent.cfg.signo))
+				continue;
+			agent_log("cannot move the task-clock event of thread %d: %s", (int)t->tid,
+				  strerror(errno));
+		}
+		agent_thread_perf_close(t);
+		/* A timer's signal is fixed at its creation: a new one, armed unless paused. */
+		if (t->has_timer) {
+			timer_delete(t->timer);
+			t->has_timer = false;
+		}
+		if (!t->paused)
+			thread_arm_locked(t);
+	}
 }
 
 void agent_thread_pause(struct agent_thread *t)
@@ -478,6 +511,16 @@ static void stream_finish(struct agent_thread *t)
 	/* The short waits may be many records: before the reserve is all that is left. */
 	agent_wait_thread_finish(t);
 	raw_writer_finishing(&t->w);
+	if (t->unsampled) {
+		/* No signal was free: the samples its CPU time since would have had. */
+		uint64_t used = agent_thread_cpu_used(t), w = 0;
+
+		if (used > t->unsampled_from_ns)
+			w = (used - t->unsampled_from_ns) / agent.cfg.interval_ns;
+		t->lost_count[RAW_LOST_NO_SIGNAL] += w ? w : 1;
+		t->lost_weight[RAW_LOST_NO_SIGNAL] += w;
+		t->unsampled_from_ns = used;
+	}
 	agent_thread_write_lost(t);
 	agent_mpi_thread_finish(t);
 	agent_python_thread_finish(t);
