@@ -184,6 +184,8 @@ struct agent_thread {
 	pid_t tid;
 	pthread_t pthread;
 	bool external; /* existed before the agent started: no code of ours runs in it */
+	pid_t proc_tid; /* its name in /proc/self/task when not tid (/proc of another pid
+			   namespace: agent_tasks_each()), else 0 */
 	bool has_timer;
 	timer_t timer;
 	/* With -knob sampling-clock=task-clock: the thread's perf task-clock event, or -1 (the
@@ -387,6 +389,13 @@ void agent_thread_key_destructor(void *p);
 void agent_thread_suspend(struct agent_thread *t);
 void agent_thread_resume(struct agent_thread *t);
 void agent_threads_adopt_existing(void);
+/*
+ * fn(tid, proc_tid, ctx) for every thread of this process: tid as this process knows it (its
+ * own pid namespace's: timers, clocks and signals take it), proc_tid the name /proc/self/task
+ * gives it, which differs where /proc was mounted for another pid namespace (a container
+ * given the host's /proc, unshare --pid without --mount-proc). 0 or -errno.
+ */
+int agent_tasks_each(void (*fn)(pid_t tid, pid_t proc_tid, void *ctx), void *ctx);
 struct agent_thread *agent_thread_find_tid(pid_t tid);
 pid_t agent_gettid(void);
 

@@ -16,6 +16,8 @@
 #include "collector/agent/agent-private.h"
 #include "common/result-dir.h"
 
+static pid_t adopting_proc_tid; /* the /proc name of the thread being adopted (control_lock) */
+
 pid_t agent_gettid(void)
 {
 	return (pid_t)syscall(SYS_gettid);
@@ -181,7 +183,7 @@ int agent_thread_open_stream(struct agent_thread *t)
 	t->cpu_seen_ns = 0;
 	t->unsampled = agent.active && agent.cfg.signo <= 0;
 	t->unsampled_from_ns = 0;
-	thread_name(t->tid, !t->external, name, sizeof(name));
+	thread_name(t->proc_tid ? t->proc_tid : t->tid, !t->external, name, sizeof(name));
 	raw_writer_thread_start(&t->w, (uint32_t)t->tid, raw_header_now(&t->hdr), name);
 	raw_writer_flush(&t->w);
 	agent_account(t);
@@ -236,6 +238,7 @@ static struct agent_thread *thread_begin_locked(pid_t tid, bool external)
 		return NULL;
 	}
 	t->tid = tid;
+	t->proc_tid = external ? adopting_proc_tid : 0;
 	t->external = external;
 	t->pthread = external ? 0 : pthread_self();
 	t->has_timer = false;
@@ -593,31 +596,94 @@ void agent_thread_key_destructor(void *p)
 		agent_thread_end(t, true);
 }
 
-/*
- * Threads that exist before the agent starts (another preloaded library's constructor may
- * create some): no code of ours will run in them before their first signal, so their slot is
- * prepared here and their timer created with their tid; the handler finds the slot by tid.
- */
-void agent_threads_adopt_existing(void)
+/* True when /proc is mounted for another pid namespace than ours: it names us otherwise. */
+static bool proc_foreign(void)
+{
+	char link[32];
+	ssize_t n = readlink("/proc/self", link, sizeof(link) - 1);
+
+	if (n <= 0)
+		return false;
+	link[n] = '\0';
+	return atoi(link) != (int)getpid();
+}
+
+/* The last id of the NSpid line of a task's status: its id in its own pid namespace. */
+static pid_t task_own_tid(const char *name)
+{
+	char path[300], buf[2048], *p, *end;
+	long last = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%s/status", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strstr(buf, "\nNSpid:");
+	if (!p)
+		return 0;
+	for (p += 7; *p && *p != '\n'; p = end) {
+		long v = strtol(p, &end, 10);
+
+		if (end == p)
+			break;
+		last = v;
+	}
+	return (pid_t)last;
+}
+
+int agent_tasks_each(void (*fn)(pid_t tid, pid_t proc_tid, void *ctx), void *ctx)
 {
 	AGENT_BUSY;
-	pid_t self = agent_gettid();
+	bool foreign = proc_foreign();
 	struct dirent *e;
 	DIR *d = opendir("/proc/self/task");
 
 	if (!d)
-		return;
+		return -errno;
 	while ((e = readdir(d))) {
-		pid_t tid = (pid_t)atoi(e->d_name);
-		struct agent_thread *t;
+		pid_t name = (pid_t)atoi(e->d_name);
+		pid_t tid = foreign && name > 0 ? task_own_tid(e->d_name) : name;
 
-		if (tid <= 0 || tid == self || agent_thread_find_tid(tid))
-			continue;
-		t = agent_thread_begin(tid, true);
-		if (t)
-			agent_thread_arm(t);
+		if (tid > 0)
+			fn(tid, name, ctx);
 	}
 	closedir(d);
+	return 0;
+}
+
+static void adopt_one(pid_t tid, pid_t proc_tid, void *self)
+{
+	struct agent_thread *t;
+
+	if (tid == *(pid_t *)self || agent_thread_find_tid(tid))
+		return;
+	adopting_proc_tid = proc_tid;
+	t = agent_thread_begin(tid, true);
+	adopting_proc_tid = 0;
+	if (t)
+		agent_thread_arm(t);
+}
+
+/*
+ * Threads that exist before the agent starts (another preloaded library's constructor may
+ * create some, and an attached agent finds them all): no code of ours will run in them
+ * before their first signal, so their slot is prepared here and their timer created with
+ * their tid (as this process knows it: agent_tasks_each()); the handler finds the slot by tid.
+ */
+void agent_threads_adopt_existing(void)
+{
+	pid_t self = agent_gettid();
+
+	pthread_mutex_lock(&agent.control_lock);
+	agent_tasks_each(adopt_one, &self);
+	pthread_mutex_unlock(&agent.control_lock);
 }
 
 /* ---- interposed thread functions ---------------------------------------------------------- */
@@ -739,7 +805,7 @@ void agent_thread_resume(struct agent_thread *t)
 	}
 	t->w.finishing = t->write_stopped;
 	t->cpu_start_ns = clock_ns(t->cpu_clock);
-	thread_name(t->tid, t == agent_self, name, sizeof(name));
+	thread_name(t->proc_tid ? t->proc_tid : t->tid, t == agent_self, name, sizeof(name));
 	raw_writer_thread_start(&t->w, (uint32_t)t->tid, raw_header_now(&t->hdr), name);
 	atomic_store(&t->busy, 0);
 	agent_thread_arm(t);
