@@ -217,7 +217,8 @@ static pid_t member_here(pid_t pid, uint64_t ticks)
 	while (!here && (e = readdir(d))) {
 		pid_t n = (pid_t)atoi(e->d_name);
 
-		if (n > 0 && n != pid && data_counter_start_ticks(n) == ticks && own_ns_pid(n) == pid)
+		if (n > 0 && n != pid && data_counter_start_ticks(n) == ticks &&
+		    own_ns_pid(n) == pid)
 			here = n;
 	}
 	closedir(d);

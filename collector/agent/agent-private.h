@@ -69,8 +69,8 @@ struct agent_config {
 	int rank;
 	int signo;         /* the sampling signal now (agent-signal.c); 0: none free, no sampling */
 	bool signo_forced; /* -knob sampling-signal=N (PCOLLECT_SIGNAL): not chosen at the start */
-	bool task_clock;            /* -knob sampling-clock=task-clock */
-	bool waits;                 /* record waits (-collect threading) */
+	bool task_clock;   /* -knob sampling-clock=task-clock */
+	bool waits;        /* record waits (-collect threading) */
 	uint64_t wait_threshold_ns; /* waits this long get their own stack */
 	bool memory;                /* memory-consumption: allocations recorded, no CPU samples */
 	uint64_t mem_sample_bytes;  /* -knob sampling=bytes:N; 0: every allocation */
@@ -183,7 +183,7 @@ struct agent_thread {
 	_Atomic int busy;  /* 1 while someone uses the writer: handler or thread code */
 	pid_t tid;
 	pthread_t pthread;
-	bool external; /* existed before the agent started: no code of ours runs in it */
+	bool external;  /* existed before the agent started: no code of ours runs in it */
 	pid_t proc_tid; /* its name in /proc/self/task when not tid (/proc of another pid
 			   namespace: agent_tasks_each()), else 0 */
 	bool has_timer;

@@ -68,7 +68,8 @@ static void taken_read(sigset_t *set)
 	if ((d = opendir("/proc/self/task"))) {
 		while ((e = readdir(d)))
 			if (e->d_name[0] != '.') {
-				snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
+				snprintf(path, sizeof(path), "/proc/self/task/%s/status",
+					 e->d_name);
 				sigemptyset(&one);
 				mask_read(&one, path, "SigBlk:");
 				if (!set_full(&one))
@@ -151,8 +152,8 @@ static void signal_move(const sigset_t *also)
 	sigaddset(&claimed, from);
 	to = agent_signal_choose(also);
 	if (to)
-		agent_log("the program took signal %d for itself: sampling moved to signal %d", from,
-			  to);
+		agent_log("the program took signal %d for itself: sampling moved to signal %d",
+			  from, to);
 	else
 		agent_log("the program took signal %d for itself and no other real-time signal is "
 			  "free: sampling stopped",
@@ -166,7 +167,8 @@ bool agent_signal_claim(const sigset_t *set)
 	int sig = agent.cfg.signo;
 
 	/* The agent's own calls (libunwind's masks in our handler hold ours) claim nothing. */
-	if (agent_in_agent || !agent.active || sig <= 0 || !set || sigismember(set, sig) != 1 || set_full(set))
+	if (agent_in_agent || !agent.active || sig <= 0 || !set || sigismember(set, sig) != 1 ||
+	    set_full(set))
 		return false;
 	signal_move(set);
 	return true;
@@ -211,7 +213,8 @@ static int wait_filtered(const sigset_t *set, siginfo_t *info, const struct time
 	agent_signal_claim(set);
 	if (timeout) {
 		left = *timeout;
-		end = now_ns() + (uint64_t)timeout->tv_sec * 1000000000u + (uint64_t)timeout->tv_nsec;
+		end = now_ns() + (uint64_t)timeout->tv_sec * 1000000000u +
+		      (uint64_t)timeout->tv_nsec;
 	}
 	for (;;) {
 		r = agent_real.sigtimedwait(set, &si, timeout ? &left : NULL);

@@ -101,8 +101,8 @@ static int take(const char *how, int sig, int fd)
 	siginfo_t si;
 
 	if (!strcmp(how, "signalfd")) {
-		if (read(fd, &fsi, sizeof(fsi)) != (ssize_t)sizeof(fsi) || (int)fsi.ssi_signo != sig ||
-		    fsi.ssi_code != SI_QUEUE)
+		if (read(fd, &fsi, sizeof(fsi)) != (ssize_t)sizeof(fsi) ||
+		    (int)fsi.ssi_signo != sig || fsi.ssi_code != SI_QUEUE)
 			return -1;
 		return fsi.ssi_int;
 	}
