@@ -181,7 +181,8 @@ int agent_thread_open_stream(struct agent_thread *t)
 	t->paused = false;
 	t->cpu_paused_ns = 0;
 	t->cpu_seen_ns = 0;
-	t->unsampled = agent.active && agent.cfg.signo <= 0;
+	/* memory-consumption takes no CPU samples: none is lost for want of a signal. */
+	t->unsampled = agent.active && agent.cfg.signo <= 0 && !agent.cfg.memory;
 	t->unsampled_from_ns = 0;
 	thread_name(t->proc_tid ? t->proc_tid : t->tid, !t->external, name, sizeof(name));
 	raw_writer_thread_start(&t->w, (uint32_t)t->tid, raw_header_now(&t->hdr), name);
@@ -398,7 +399,7 @@ void agent_threads_move_signal(void)
 
 		if (!t || atomic_load(&t->state) != AGENT_THREAD_LIVE)
 			continue;
-		if (agent.cfg.signo <= 0 && !t->unsampled) {
+		if (agent.cfg.signo <= 0 && !t->unsampled && !agent.cfg.memory) {
 			t->unsampled = true;
 			t->unsampled_from_ns = agent_thread_cpu_used(t);
 		}
