@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/proc-status.h"
 #include "common/raw-window.h"
 #include "common/result-dir.h"
 
@@ -90,22 +91,15 @@ uint64_t data_counter_start_ticks(pid_t pid)
 {
 	char path[64], buf[1024], *p;
 	unsigned long long ticks = 0;
-	ssize_t n;
-	int fd, field;
+	int field;
 
 	/* Our own through /proc/self: a /proc of another pid namespace numbers us otherwise. */
 	if (pid == getpid())
 		snprintf(path, sizeof(path), "/proc/self/stat");
 	else
 		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (proc_read_small(path, buf, sizeof(buf)) <= 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
 	/* The name in parentheses may hold spaces and parentheses: count from the last ')'. */
 	p = strrchr(buf, ')');
 	if (!p)
@@ -164,34 +158,6 @@ void data_counter_leave(struct agent_data_counter *c, pid_t pid)
 	}
 }
 
-/* The last id of the NStgid line of /proc/PID/status: pid's id in its own pid namespace. */
-static pid_t own_ns_pid(pid_t pid)
-{
-	char path[64], buf[2048], *p, *end;
-	long last = 0;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strstr(buf, "\nNStgid:");
-	for (p = p ? p + 8 : NULL; p && *p && *p != '\n'; p = end) {
-		long v = strtol(p, &end, 10);
-
-		if (end == p)
-			break;
-		last = v;
-	}
-	return (pid_t)last;
-}
-
 /*
  * A member of a pid namespace below ours (pcollect -target-pid into a container) entered
  * the pid it knows itself by: the process here that started at ticks and is pid there, found
@@ -216,9 +182,11 @@ static pid_t member_here(pid_t pid, uint64_t ticks)
 		return 0;
 	while (!here && (e = readdir(d))) {
 		pid_t n = (pid_t)atoi(e->d_name);
+		char status[64];
 
+		snprintf(status, sizeof(status), "/proc/%d/status", (int)n);
 		if (n > 0 && n != pid && data_counter_start_ticks(n) == ticks &&
-		    own_ns_pid(n) == pid)
+		    proc_status_inner_id(status, "NStgid:") == pid)
 			here = n;
 	}
 	closedir(d);

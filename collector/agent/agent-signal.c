@@ -2,7 +2,6 @@
 /* The sampling signal: chosen free at the start, moved when the program claims it. */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 #include <unistd.h>
 
 #include "collector/agent/agent-private.h"
+#include "common/proc-status.h"
 
 /*
  * The agent samples with the highest real-time signal that is free: its disposition the
@@ -29,16 +29,10 @@ static void mask_read(sigset_t *set, const char *path, const char *key)
 {
 	char buf[2048], *p;
 	unsigned long long bits;
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), sig;
+	int sig;
 
-	if (fd < 0)
+	if (proc_read_small(path, buf, sizeof(buf)) <= 0)
 		return;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	buf[n] = '\0';
 	for (p = buf; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
 		if (strncmp(p, key, strlen(key)))
 			continue;

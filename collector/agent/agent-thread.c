@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "collector/agent/agent-private.h"
+#include "common/proc-status.h"
 #include "common/result-dir.h"
 
 static pid_t adopting_proc_tid; /* the /proc name of the thread being adopted (control_lock) */
@@ -609,34 +610,13 @@ static bool proc_foreign(void)
 	return atoi(link) != (int)getpid();
 }
 
-/* The last id of the NSpid line of a task's status: its id in its own pid namespace. */
+/* A thread's id in its own pid namespace, from its name in /proc/self/task. */
 static pid_t task_own_tid(const char *name)
 {
-	char path[300], buf[2048], *p, *end;
-	long last = 0;
-	ssize_t n;
-	int fd;
+	char path[300];
 
 	snprintf(path, sizeof(path), "/proc/self/task/%s/status", name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strstr(buf, "\nNSpid:");
-	if (!p)
-		return 0;
-	for (p += 7; *p && *p != '\n'; p = end) {
-		long v = strtol(p, &end, 10);
-
-		if (end == p)
-			break;
-		last = v;
-	}
-	return (pid_t)last;
+	return proc_status_inner_id(path, "NSpid:");
 }
 
 int agent_tasks_each(void (*fn)(pid_t tid, pid_t proc_tid, void *ctx), void *ctx)
