@@ -368,10 +368,10 @@ void agent_signal_switch(int to)
 	/* Deliveries of the signal left go on to the program's disposition until it is back. */
 	__atomic_store_n(&agent.cfg.signo, to, __ATOMIC_SEQ_CST);
 	agent_threads_move_signal();
-	app_action = prev;
 	/* No timer of ours sends it any more: what is still pending of it is discarded. */
 	if (from > 0)
 		handler_remove(from, &left);
+	app_action = prev;
 }
 
 bool agent_signal_info_ours(const siginfo_t *si)
