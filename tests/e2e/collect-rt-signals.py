@@ -54,7 +54,8 @@ with e.Workdir("rt-signals") as w:
             "moved off the program's signal" if args[1] != 57 else
             "never sampled with the program's signal")))
 
-    res = e.collect(w, "all", [prog, "all"], interval=1, native=True, finalize=True)
+    res = e.collect(w, "all", [prog, "all"], interval=1, native=True)
+    summary = e.finalize(res, options=())
     check_work(res, "all", ["early_work"])
     rt_ns = known(res)["rt_work"]
     lost = res.db("SELECT sum(count), sum(weight) FROM lost WHERE reason = 'no-signal'")[0]
@@ -63,7 +64,6 @@ with e.Workdir("rt-signals") as w:
             "all: the CPU time after every real-time signal was taken is lost, reason "
             "no-signal: %.3f s (rt_work's %.3f s known, and the signals' own)" % (
                 (lost[1] or 0) * interval / 1e9, rt_ns / 1e9))
-    summary = e.finalize(res, options=())
     e.check("no-signal" in summary, "all: pfinalize's summary says why: " + " ".join(
         x.strip() for x in summary.splitlines() if "no-signal" in x))
 
