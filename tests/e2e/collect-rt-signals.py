@@ -8,7 +8,8 @@ whether the signal is 57 (SIGRTMAX-7, the collector's signal once: the program d
 exit 185), SIGRTMAX (the signal the agent chooses first: sampling moves to another) or one
 forced with -knob sampling-signal; rt_work and side_work are still sampled for their CPU time.
 A program that takes every real-time signal runs the same, and what it burns after is
-reported lost for want of a signal (reason no-signal) with its CPU time. -knob
+reported lost for want of a signal (reason no-signal) with its CPU time; one that blocks
+every signal but SIGINT and SIGTERM (a blanket, which claims none) is still sampled. -knob
 sampling-signal is checked."""
 import re
 import signal
@@ -66,6 +67,10 @@ with e.Workdir("rt-signals") as w:
                 (lost[1] or 0) * interval / 1e9, rt_ns / 1e9))
     e.check("no-signal" in summary, "all: pfinalize's summary says why: " + " ".join(
         x.strip() for x in summary.splitlines() if "no-signal" in x))
+
+    res = e.collect(w, "blanket", [prog, "blanket"], interval=1, native=True)
+    check_work(res, "blanket", ["rt_work"])
+    e.check("took signal" not in res.agent_log(), "blanket: the agent kept its signal")
 
     for bad in ("70", "0", "33", "x"):
         r = e.pcollect([prog, "handler", "50"], options=["-knob", "sampling-signal=" + bad])

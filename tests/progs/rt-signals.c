@@ -9,7 +9,9 @@
  *   rt-signals handler SIG   the same, SIG taken by a handler of its own (sigaction);
  *   rt-signals all           burns 100 ms in early_work, then blocks every real-time signal
  *                            (a set that is not full) and, 10 rounds, burns 20 ms in rt_work
- *                            and sends itself each of them, taken back with sigwaitinfo().
+ *                            and sends itself each of them, taken back with sigwaitinfo();
+ *   rt-signals blanket       blocks every signal but SIGINT and SIGTERM, then burns 10 x 20 ms
+ *                            in rt_work (a profiler must go on sampling it).
  * Prints what came back; exits 0 when every signal came back as sent, else 1. On stderr, the
  * CPU time each function burned as the thread's clock measured it (a burn ends up to a tick
  * late): "rt_work_ns=N side_work_ns=N early_work_ns=N".
@@ -178,13 +180,31 @@ static int all(void)
 	return done(good == ROUNDS * n ? 0 : 1);
 }
 
+/* A thread that leaves signals to others: it claims none in particular. */
+static int blanket(void)
+{
+	sigset_t set;
+	int i;
+
+	sigfillset(&set);
+	sigdelset(&set, SIGINT);
+	sigdelset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	for (i = 0; i < ROUNDS; i++)
+		rt_work();
+	printf("blanket: %d rounds\n", ROUNDS);
+	return done(0);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "all"))
 		return all();
+	if (argc == 2 && !strcmp(argv[1], "blanket"))
+		return blanket();
 	if (argc == 3 && (!strcmp(argv[1], "queue") || !strcmp(argv[1], "signalfd") ||
 			  !strcmp(argv[1], "handler")))
 		return one(argv[1], atoi(argv[2]));
-	fprintf(stderr, "usage: rt-signals queue|signalfd|handler SIG | all\n");
+	fprintf(stderr, "usage: rt-signals queue|signalfd|handler SIG | all | blanket\n");
 	return 2;
 }
