@@ -2,11 +2,13 @@
 /* The page all processes of a collection share: the raw-data counter and the control word. */
 #include "common/data-counter.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -14,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/proc-status.h"
 #include "common/raw-window.h"
 #include "common/result-dir.h"
 
@@ -88,18 +91,15 @@ uint64_t data_counter_start_ticks(pid_t pid)
 {
 	char path[64], buf[1024], *p;
 	unsigned long long ticks = 0;
-	ssize_t n;
-	int fd, field;
+	int field;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	/* Our own through /proc/self: a /proc of another pid namespace numbers us otherwise. */
+	if (pid == getpid())
+		snprintf(path, sizeof(path), "/proc/self/stat");
+	else
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (proc_read_small(path, buf, sizeof(buf)) <= 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
 	/* The name in parentheses may hold spaces and parentheses: count from the last ')'. */
 	p = strrchr(buf, ')');
 	if (!p)
@@ -158,6 +158,46 @@ void data_counter_leave(struct agent_data_counter *c, pid_t pid)
 	}
 }
 
+/*
+ * A member of a pid namespace below ours (pcollect -target-pid into a container) entered
+ * the pid it knows itself by: the process here that started at ticks and is pid there, found
+ * once by a look through /proc and remembered; 0 when there is none.
+ */
+static pid_t member_here(pid_t pid, uint64_t ticks)
+{
+	static struct {
+		pid_t pid, here;
+		uint64_t ticks;
+	} seen[AGENT_MAX_MEMBERS];
+	static size_t nseen;
+	struct dirent *e;
+	pid_t here = 0;
+	size_t i;
+	DIR *d;
+
+	for (i = 0; i < nseen; i++)
+		if (seen[i].pid == pid && seen[i].ticks == ticks)
+			return data_counter_start_ticks(seen[i].here) == ticks ? seen[i].here : 0;
+	if (!ticks || !(d = opendir("/proc")))
+		return 0;
+	while (!here && (e = readdir(d))) {
+		pid_t n = (pid_t)atoi(e->d_name);
+		char status[64];
+
+		snprintf(status, sizeof(status), "/proc/%d/status", (int)n);
+		if (n > 0 && n != pid && data_counter_start_ticks(n) == ticks &&
+		    proc_status_inner_id(status, "NStgid:") == pid)
+			here = n;
+	}
+	closedir(d);
+	if (here && nseen < AGENT_MAX_MEMBERS) {
+		seen[nseen].pid = pid;
+		seen[nseen].ticks = ticks;
+		seen[nseen++].here = here;
+	}
+	return here;
+}
+
 int data_counter_members_alive(struct agent_data_counter *c)
 {
 	int alive = 0;
@@ -171,7 +211,7 @@ int data_counter_members_alive(struct agent_data_counter *c)
 			continue;
 		ticks = data_counter_start_ticks(pid);
 		want = __atomic_load_n(&c->members[i].start_ticks, __ATOMIC_SEQ_CST);
-		if (ticks && (ticks == want || !want))
+		if ((ticks && (ticks == want || !want)) || member_here(pid, want))
 			alive++;
 		else
 			__atomic_compare_exchange_n(&c->members[i].pid, &pid, 0, false,

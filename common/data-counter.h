@@ -56,7 +56,8 @@ int data_counter_wait_applied(struct agent_data_counter *c, uint32_t seq, int64_
 /* Take pid out of the member table. */
 void data_counter_leave(struct agent_data_counter *c, pid_t pid);
 /*
- * The members still alive (pid running with the start time it entered with); the entries of
+ * The members still alive (pid running with the start time it entered with, here or, for a
+ * process of a pid namespace below ours, as the pid it is there: NStgid); the entries of
  * processes gone (killed before they could leave) are cleared.
  */
 int data_counter_members_alive(struct agent_data_counter *c);

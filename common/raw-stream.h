@@ -179,7 +179,9 @@ enum raw_lost_reason {
 	RAW_LOST_FILE_SIZE_LIMIT = 6, /* the stream reached RLIMIT_FSIZE: sampling stopped */
 	RAW_LOST_DISK_FULL = 7,       /* no room on the file system (ENOSPC, EDQUOT): sampling
 					 stopped */
-	RAW_LOST_REASON_MAX = 7,
+	RAW_LOST_NO_SIGNAL = 8,       /* the program claimed every real-time signal: sampling
+					 stopped, the CPU time after counted */
+	RAW_LOST_REASON_MAX = 8,
 };
 
 /* The name of a lost reason as reports show it ("busy", "file-size-limit"), "other" else. */

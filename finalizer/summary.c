@@ -144,6 +144,9 @@ static void print_stopped(FILE *o, const struct fin *f)
 				       "(raise it; 0: no limit)" },
 		{ RAW_LOST_DISK_FULL, "the file system of the result was full: the streams could "
 				      "not grow (make room, or collect elsewhere)" },
+		{ RAW_LOST_NO_SIGNAL, "the program claimed every real-time signal, the last "
+				      "one free for sampling among them (docs/pcollect.md, "
+				      "Sampling signal)" },
 	};
 	size_t i, k, j;
 

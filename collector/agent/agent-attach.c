@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* An agent loaded into a running process: new threads and modules found, then the detach. */
-#include <dirent.h>
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +58,20 @@ static bool task_alive(pid_t tid, const pid_t *tids, size_t n)
 	return false;
 }
 
+struct task_list {
+	pid_t tids[1024];
+	size_t n;
+};
+
+static void task_add(pid_t tid, pid_t proc_tid, void *ctx)
+{
+	struct task_list *l = ctx;
+
+	(void)proc_tid;
+	if (l->n < sizeof(l->tids) / sizeof(l->tids[0]))
+		l->tids[l->n++] = tid;
+}
+
 /*
  * Threads the agent adopted (external) end without telling it: their stream ends when their
  * tid is gone from /proc/self/task, with the CPU time last seen (a thread's clock goes with
@@ -66,18 +79,13 @@ static bool task_alive(pid_t tid, const pid_t *tids, size_t n)
  */
 static void end_gone_threads(void)
 {
-	pid_t tids[1024];
-	size_t n = 0, i, nslots;
-	struct dirent *e;
-	DIR *d = opendir("/proc/self/task");
+	struct task_list l;
+	size_t i, nslots;
 
-	if (!d)
+	l.n = 0;
+	if (agent_tasks_each(task_add, &l))
 		return;
-	while ((e = readdir(d)) && n < sizeof(tids) / sizeof(tids[0]))
-		if (atoi(e->d_name) > 0)
-			tids[n++] = (pid_t)atoi(e->d_name);
-	closedir(d);
-	if (n == sizeof(tids) / sizeof(tids[0]))
+	if (l.n == sizeof(l.tids) / sizeof(l.tids[0]))
 		return; /* more threads than we listed: end none by mistake */
 	nslots = atomic_load(&agent.nthreads);
 	for (i = 0; i < nslots; i++) {
@@ -85,7 +93,7 @@ static void end_gone_threads(void)
 
 		if (!t || !t->external || atomic_load(&t->state) != AGENT_THREAD_LIVE)
 			continue;
-		if (task_alive(t->tid, tids, n)) {
+		if (task_alive(t->tid, l.tids, l.n)) {
 			agent_thread_cpu_used(t); /* the figure to end with, should it go */
 			continue;
 		}

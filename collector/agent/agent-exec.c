@@ -104,7 +104,9 @@ static int env_build(struct env_buf *b, char *const envp[], const char *exec_var
 	VAR("%s=%d", AGENT_ENV_RANK, c->rank);
 	VAR("%s=%s", AGENT_ENV_AGENT, c->agent_path);
 	VAR("%s=%d", AGENT_ENV_LAUNCHER_PID, (int)c->launcher_pid);
-	VAR("%s=%d", AGENT_ENV_SIGNAL, c->signo);
+	/* A signal the agent chose is chosen again by the new image, which may use it. */
+	if (c->signo_forced)
+		VAR("%s=%d", AGENT_ENV_SIGNAL, c->signo);
 	if (c->mpi_shims[0]) {
 		VAR("%s=%s", AGENT_ENV_MPI_SHIMS, c->mpi_shims);
 		VAR("%s=%llu", AGENT_ENV_MPI_THRESHOLD, (unsigned long long)c->mpi_threshold_ns);
@@ -151,7 +153,7 @@ static void exec_prepare(void)
 	sigemptyset(&mask);
 	sigaddset(&mask, agent.cfg.signo);
 	agent_real.pthread_sigmask(SIG_BLOCK, &mask, &old);
-	while (sigtimedwait(&mask, NULL, &zero) > 0)
+	while (agent_real.sigtimedwait(&mask, NULL, &zero) > 0)
 		;
 	agent_real.pthread_sigmask(SIG_SETMASK, &old, NULL);
 }

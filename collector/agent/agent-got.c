@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include "collector/agent/agent-private.h"
@@ -69,6 +70,10 @@ static const struct got_hook hooks[] = {
 	{ "pipe", (void *)pipe },
 	{ "pipe2", (void *)pipe2 },
 	{ "read", (void *)read },
+	{ "sigtimedwait", (void *)sigtimedwait },
+	{ "sigwaitinfo", (void *)sigwaitinfo },
+	{ "sigwait", (void *)sigwait },
+	{ "signalfd", (void *)signalfd },
 };
 
 /* One entry we changed: where, what was there, and in which module (to put it back). */

@@ -67,9 +67,10 @@ struct agent_config {
 	uint64_t data_limit_bytes;   /* 0: unlimited */
 	bool follow_child;
 	int rank;
-	int signo;
-	bool task_clock;            /* -knob sampling-clock=task-clock */
-	bool waits;                 /* record waits (-collect threading) */
+	int signo;         /* the sampling signal now (agent-signal.c); 0: none free, no sampling */
+	bool signo_forced; /* -knob sampling-signal=N (PCOLLECT_SIGNAL): not chosen at the start */
+	bool task_clock;   /* -knob sampling-clock=task-clock */
+	bool waits;        /* record waits (-collect threading) */
 	uint64_t wait_threshold_ns; /* waits this long get their own stack */
 	bool memory;                /* memory-consumption: allocations recorded, no CPU samples */
 	uint64_t mem_sample_bytes;  /* -knob sampling=bytes:N; 0: every allocation */
@@ -182,7 +183,9 @@ struct agent_thread {
 	_Atomic int busy;  /* 1 while someone uses the writer: handler or thread code */
 	pid_t tid;
 	pthread_t pthread;
-	bool external; /* existed before the agent started: no code of ours runs in it */
+	bool external;  /* existed before the agent started: no code of ours runs in it */
+	pid_t proc_tid; /* its name in /proc/self/task when not tid (/proc of another pid
+			   namespace: agent_tasks_each()), else 0 */
 	bool has_timer;
 	timer_t timer;
 	/* With -knob sampling-clock=task-clock: the thread's perf task-clock event, or -1 (the
@@ -202,10 +205,14 @@ struct agent_thread {
 	int64_t last_flush_ns;
 	uint64_t accounted; /* w.bytes_written already added to the data counter */
 	/* Samples not recorded, by enum raw_lost_reason; written as LOST records. */
-	uint64_t lost_count[8];
-	uint64_t lost_weight[8];
+	uint64_t lost_count[RAW_LOST_REASON_MAX + 1];
+	uint64_t lost_weight[RAW_LOST_REASON_MAX + 1];
 	uint64_t samples;
 	bool suspended; /* streams finished for an exec that may still fail */
+	/* No signal was free for sampling (agent-signal.c): the CPU time used since
+	   unsampled_from_ns is counted lost (RAW_LOST_NO_SIGNAL) at the stream's end. */
+	bool unsampled;
+	uint64_t unsampled_from_ns;
 	/* Paused (agent-control.c): timer disarmed, and the CPU time meanwhile is not the
 	   stream's (THREAD_END counts the CPU time sampling covered). */
 	bool paused;
@@ -322,6 +329,8 @@ struct agent_real {
 	int (*dup3)(int, int, int);
 	int (*pipe2)(int[2], int);
 	ssize_t (*read)(int, void *, size_t);
+	int (*sigtimedwait)(const sigset_t *, siginfo_t *, const struct timespec *);
+	int (*signalfd)(int, const sigset_t *, int);
 };
 extern struct agent_real agent_real;
 
@@ -380,6 +389,13 @@ void agent_thread_key_destructor(void *p);
 void agent_thread_suspend(struct agent_thread *t);
 void agent_thread_resume(struct agent_thread *t);
 void agent_threads_adopt_existing(void);
+/*
+ * fn(tid, proc_tid, ctx) for every thread of this process: tid as this process knows it (its
+ * own pid namespace's: timers, clocks and signals take it), proc_tid the name /proc/self/task
+ * gives it, which differs where /proc was mounted for another pid namespace (a container
+ * given the host's /proc, unshare --pid without --mount-proc). 0 or -errno.
+ */
+int agent_tasks_each(void (*fn)(pid_t tid, pid_t proc_tid, void *ctx), void *ctx);
 struct agent_thread *agent_thread_find_tid(pid_t tid);
 pid_t agent_gettid(void);
 
@@ -399,6 +415,26 @@ void agent_signal_restore(void);
 uint64_t agent_stack_id(struct agent_thread *t, uint32_t n, uint32_t flags);
 void agent_block_sampling(sigset_t *old);
 void agent_restore_mask(const sigset_t *old);
+/*
+ * Sample with signal to (0: none, sampling stops) instead of the current one: our handler on
+ * to, every thread's timer and event moved to it, and the program's own disposition back on
+ * the signal left, its pending instances (ours among them) discarded first. control_lock held.
+ */
+void agent_signal_switch(int to);
+/* si is a delivery of one of our timers or events (of any signal we sampled with). */
+bool agent_signal_info_ours(const siginfo_t *si);
+
+/* agent-signal.c: which signal the agent samples with */
+/* The highest real-time signal free for sampling, not in also (may be NULL); 0 when none. */
+int agent_signal_choose(const sigset_t *also);
+/*
+ * The program claims the signals of set (it blocks them, waits for them, or reads them from a
+ * signalfd): when ours is one of them and set is not a blanket "every signal", sampling moves
+ * to another free signal (or stops) before this returns. False when ours stays ours.
+ */
+bool agent_signal_claim(const sigset_t *set);
+/* The same for a handler the program installs on sig. */
+bool agent_signal_claim_one(int sig);
 
 /* agent-proc.c: the process stream */
 /* Open this image's process stream and write its PROCESS and METRIC records. 0 or -errno. */
@@ -478,6 +514,9 @@ void agent_thread_pause(struct agent_thread *t);
 void agent_thread_unpause(struct agent_thread *t);
 /* Its CPU time since the stream began, paused time left out. */
 uint64_t agent_thread_cpu_used(struct agent_thread *t);
+/* Every live thread's timer and event onto agent.cfg.signo, or, when it is 0, stopped with
+   the CPU time from now on counted lost (control_lock held). */
+void agent_threads_move_signal(void);
 
 /* The entry points the agent exports besides its interposers. */
 /* pcollect -target-pid's call into the running program (agent.c): 0 or -errno. */

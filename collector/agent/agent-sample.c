@@ -12,13 +12,13 @@
 #include "collector/agent/agent-unwind.h"
 
 /*
- * The agent samples with a real-time signal (SIGRTMAX-7 unless PCOLLECT_SIGNAL says
- * otherwise), not SIGPROF, so a program's own SIGPROF and setitimer(ITIMER_PROF) are left
- * entirely to it. Our timers carry AGENT_COOKIE in si_value with si_code SI_TIMER, and our
- * task-clock events (-knob sampling-clock=task-clock) come with si_code POLL_IN or POLL_HUP
- * and the event's descriptor in si_fd: any other delivery of the signal is the program's, and goes
- * to the disposition it asked for, which sigaction()/signal() record here instead of
- * installing.
+ * The agent samples with a real-time signal (the highest one free at the start unless
+ * PCOLLECT_SIGNAL says which: agent-signal.c), not SIGPROF, so a program's own SIGPROF and
+ * setitimer(ITIMER_PROF) are left entirely to it. Our timers carry AGENT_COOKIE in si_value
+ * with si_code SI_TIMER, and our task-clock events (-knob sampling-clock=task-clock) come with
+ * si_code POLL_IN or POLL_HUP and the event's descriptor in si_fd: any other delivery of the
+ * signal is the program's, and goes to the disposition it asked for, which sigaction()/signal()
+ * record here instead of installing (a handler of its own moves us to another signal).
  */
 
 struct agent_real agent_real;
@@ -77,6 +77,8 @@ AGENT_EARLY void agent_resolve(void)
 	RESOLVE(dup3);
 	RESOLVE(pipe2);
 	RESOLVE(read);
+	RESOLVE(sigtimedwait);
+	RESOLVE(signalfd);
 #undef RESOLVE
 	agent_real.exit_ = (void (*)(int))next_fn("_exit");
 	/* Before any handler runs: syscall() is one of them, and the handler calls it. */
@@ -308,17 +310,36 @@ out:
 	errno = saved;
 }
 
-int agent_signal_install(void)
+static int handler_install(int sig)
 {
 	struct sigaction sa;
 
-	if (agent_real.sigaction(agent.cfg.signo, NULL, &app_action))
-		return -1;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_signal;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	return agent_real.sigaction(agent.cfg.signo, &sa, NULL);
+	return agent_real.sigaction(sig, &sa, NULL);
+}
+
+int agent_signal_install(void)
+{
+	if (agent.cfg.signo <= 0)
+		return 0; /* none free: nothing sampled (agent-signal.c) */
+	if (agent_real.sigaction(agent.cfg.signo, NULL, &app_action))
+		return -1;
+	return handler_install(agent.cfg.signo);
+}
+
+/* The program's disposition of sig back, with every pending instance of ours discarded. */
+static void handler_remove(int sig, const struct sigaction *app)
+{
+	struct sigaction ign;
+
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	agent_real.sigaction(sig, &ign, NULL);
+	agent_real.sigaction(sig, app, NULL);
 }
 
 /*
@@ -328,13 +349,36 @@ int agent_signal_install(void)
  */
 void agent_signal_restore(void)
 {
-	struct sigaction ign;
+	if (agent.cfg.signo > 0)
+		handler_remove(agent.cfg.signo, &app_action);
+}
 
-	memset(&ign, 0, sizeof(ign));
-	ign.sa_handler = SIG_IGN;
-	sigemptyset(&ign.sa_mask);
-	agent_real.sigaction(agent.cfg.signo, &ign, NULL);
-	agent_real.sigaction(agent.cfg.signo, &app_action, NULL);
+void agent_signal_switch(int to)
+{
+	int from = agent.cfg.signo;
+	struct sigaction left = app_action, prev;
+
+	memset(&prev, 0, sizeof(prev));
+	prev.sa_handler = SIG_DFL;
+	if (to > 0 && (agent_real.sigaction(to, NULL, &prev) || handler_install(to))) {
+		agent_log("cannot install the signal handler on signal %d: %s", to,
+			  strerror(errno));
+		to = 0;
+	}
+	/* Deliveries of the signal left go on to the program's disposition until it is back. */
+	__atomic_store_n(&agent.cfg.signo, to, __ATOMIC_SEQ_CST);
+	agent_threads_move_signal();
+	/* No timer of ours sends it any more: what is still pending of it is discarded. */
+	if (from > 0)
+		handler_remove(from, &left);
+	app_action = prev;
+}
+
+bool agent_signal_info_ours(const siginfo_t *si)
+{
+	return (si->si_code == SI_TIMER && si->si_value.sival_ptr == AGENT_COOKIE) ||
+	       ((si->si_code == POLL_IN || si->si_code == POLL_HUP) &&
+		agent_perf_fd_ours(si->si_fd));
 }
 
 void agent_block_sampling(sigset_t *old)
@@ -355,14 +399,21 @@ void agent_restore_mask(const sigset_t *old)
 
 static bool ours(int sig)
 {
-	return agent.active && sig == agent.cfg.signo;
+	return agent.active && sig > 0 && sig == agent.cfg.signo;
+}
+
+/* A handler of the program's own: the signal is the program's from now on. */
+static bool installs_handler(const struct sigaction *act)
+{
+	return act && ((act->sa_flags & SA_SIGINFO) ||
+		       (act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN));
 }
 
 AGENT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	if (!agent_real.sigaction)
 		agent_resolve();
-	if (!ours(sig))
+	if (!ours(sig) || (installs_handler(act) && agent_signal_claim_one(sig)))
 		return agent_real.sigaction(sig, act, old);
 	if (old)
 		*old = app_action;
@@ -377,7 +428,8 @@ AGENT_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 
 	if (!agent_real.signal)
 		agent_resolve();
-	if (!ours(sig))
+	if (!ours(sig) || (handler != SIG_DFL && handler != SIG_IGN && handler != SIG_ERR &&
+			   agent_signal_claim_one(sig)))
 		return agent_real.signal(sig, handler);
 	prev = (app_action.sa_flags & SA_SIGINFO) ? (sighandler_t)(void *)app_action.sa_sigaction
 						  : app_action.sa_handler;
@@ -387,10 +439,15 @@ AGENT_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 	return prev;
 }
 
-/* The program may block what it likes, except our signal: a blocked thread is not sampled. */
+/*
+ * The program may block what it likes. Blocking our signal alone, or with others, claims it
+ * (sampling moves to another signal first); blocking every signal, as around a critical
+ * section, does not: ours is left out, since a blocked thread is not sampled.
+ */
 static const sigset_t *mask_without_ours(int how, const sigset_t *set, sigset_t *copy)
 {
-	if (!set || how == SIG_UNBLOCK || !agent.active || !sigismember(set, agent.cfg.signo))
+	if (!set || how == SIG_UNBLOCK || !agent.active || agent.cfg.signo <= 0 ||
+	    sigismember(set, agent.cfg.signo) != 1 || agent_signal_claim(set))
 		return set;
 	*copy = *set;
 	sigdelset(copy, agent.cfg.signo);

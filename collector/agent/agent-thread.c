@@ -14,7 +14,10 @@
 #include <unistd.h>
 
 #include "collector/agent/agent-private.h"
+#include "common/proc-status.h"
 #include "common/result-dir.h"
+
+static pid_t adopting_proc_tid; /* the /proc name of the thread being adopted (control_lock) */
 
 pid_t agent_gettid(void)
 {
@@ -179,7 +182,10 @@ int agent_thread_open_stream(struct agent_thread *t)
 	t->paused = false;
 	t->cpu_paused_ns = 0;
 	t->cpu_seen_ns = 0;
-	thread_name(t->tid, !t->external, name, sizeof(name));
+	/* memory-consumption takes no CPU samples: none is lost for want of a signal. */
+	t->unsampled = agent.active && agent.cfg.signo <= 0 && !agent.cfg.memory;
+	t->unsampled_from_ns = 0;
+	thread_name(t->proc_tid ? t->proc_tid : t->tid, !t->external, name, sizeof(name));
 	raw_writer_thread_start(&t->w, (uint32_t)t->tid, raw_header_now(&t->hdr), name);
 	raw_writer_flush(&t->w);
 	agent_account(t);
@@ -234,6 +240,7 @@ static struct agent_thread *thread_begin_locked(pid_t tid, bool external)
 		return NULL;
 	}
 	t->tid = tid;
+	t->proc_tid = external ? adopting_proc_tid : 0;
 	t->external = external;
 	t->pthread = external ? 0 : pthread_self();
 	t->has_timer = false;
@@ -345,8 +352,8 @@ static void thread_arm_locked(struct agent_thread *t)
 		t->paused = true;
 		t->paused_at_ns = clock_ns(t->cpu_clock);
 	}
-	if (agent.cfg.memory)
-		return; /* memory-consumption takes no CPU samples */
+	if (agent.cfg.memory || agent.cfg.signo <= 0)
+		return; /* memory-consumption takes no CPU samples; no signal, none either */
 	if (agent.cfg.task_clock && !t->has_timer && (t->perf_fd >= 0 || perf_open(t))) {
 		if (hold || !ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, AGENT_PERF_LIMIT))
 			return;
@@ -382,6 +389,37 @@ void agent_thread_arm(struct agent_thread *t)
 	if (atomic_load(&t->state) == AGENT_THREAD_LIVE)
 		thread_arm_locked(t);
 	pthread_mutex_unlock(&agent.control_lock);
+}
+
+void agent_threads_move_signal(void)
+{
+	size_t i, n = atomic_load(&agent.nthreads);
+
+	for (i = 0; i < n; i++) {
+		struct agent_thread *t = agent.threads[i];
+
+		if (!t || atomic_load(&t->state) != AGENT_THREAD_LIVE)
+			continue;
+		if (agent.cfg.signo <= 0 && !t->unsampled && !agent.cfg.memory) {
+			t->unsampled = true;
+			t->unsampled_from_ns = agent_thread_cpu_used(t);
+		}
+		if (t->perf_fd >= 0 && agent.cfg.signo > 0) {
+			/* The event goes on counting: only the signal it sends changes. */
+			if (!fcntl(t->perf_fd, F_SETSIG, agent.cfg.signo))
+				continue;
+			agent_log("cannot move the task-clock event of thread %d: %s", (int)t->tid,
+				  strerror(errno));
+		}
+		agent_thread_perf_close(t);
+		/* A timer's signal is fixed at its creation: a new one, armed unless paused. */
+		if (t->has_timer) {
+			timer_delete(t->timer);
+			t->has_timer = false;
+		}
+		if (!t->paused)
+			thread_arm_locked(t);
+	}
 }
 
 void agent_thread_pause(struct agent_thread *t)
@@ -478,6 +516,16 @@ static void stream_finish(struct agent_thread *t)
 	/* The short waits may be many records: before the reserve is all that is left. */
 	agent_wait_thread_finish(t);
 	raw_writer_finishing(&t->w);
+	if (t->unsampled) {
+		/* No signal was free: the samples its CPU time since would have had. */
+		uint64_t used = agent_thread_cpu_used(t), w = 0;
+
+		if (used > t->unsampled_from_ns)
+			w = (used - t->unsampled_from_ns) / agent.cfg.interval_ns;
+		t->lost_count[RAW_LOST_NO_SIGNAL] += w ? w : 1;
+		t->lost_weight[RAW_LOST_NO_SIGNAL] += w;
+		t->unsampled_from_ns = used;
+	}
 	agent_thread_write_lost(t);
 	agent_mpi_thread_finish(t);
 	agent_python_thread_finish(t);
@@ -550,31 +598,73 @@ void agent_thread_key_destructor(void *p)
 		agent_thread_end(t, true);
 }
 
-/*
- * Threads that exist before the agent starts (another preloaded library's constructor may
- * create some): no code of ours will run in them before their first signal, so their slot is
- * prepared here and their timer created with their tid; the handler finds the slot by tid.
- */
-void agent_threads_adopt_existing(void)
+/* True when /proc is mounted for another pid namespace than ours: it names us otherwise. */
+static bool proc_foreign(void)
+{
+	char link[32];
+	ssize_t n = readlink("/proc/self", link, sizeof(link) - 1);
+
+	if (n <= 0)
+		return false;
+	link[n] = '\0';
+	return atoi(link) != (int)getpid();
+}
+
+/* A thread's id in its own pid namespace, from its name in /proc/self/task. */
+static pid_t task_own_tid(const char *name)
+{
+	char path[300];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%s/status", name);
+	return proc_status_inner_id(path, "NSpid:");
+}
+
+int agent_tasks_each(void (*fn)(pid_t tid, pid_t proc_tid, void *ctx), void *ctx)
 {
 	AGENT_BUSY;
-	pid_t self = agent_gettid();
+	bool foreign = proc_foreign();
 	struct dirent *e;
 	DIR *d = opendir("/proc/self/task");
 
 	if (!d)
-		return;
+		return -errno;
 	while ((e = readdir(d))) {
-		pid_t tid = (pid_t)atoi(e->d_name);
-		struct agent_thread *t;
+		pid_t name = (pid_t)atoi(e->d_name);
+		pid_t tid = foreign && name > 0 ? task_own_tid(e->d_name) : name;
 
-		if (tid <= 0 || tid == self || agent_thread_find_tid(tid))
-			continue;
-		t = agent_thread_begin(tid, true);
-		if (t)
-			agent_thread_arm(t);
+		if (tid > 0)
+			fn(tid, name, ctx);
 	}
 	closedir(d);
+	return 0;
+}
+
+static void adopt_one(pid_t tid, pid_t proc_tid, void *self)
+{
+	struct agent_thread *t;
+
+	if (tid == *(pid_t *)self || agent_thread_find_tid(tid))
+		return;
+	adopting_proc_tid = proc_tid;
+	t = agent_thread_begin(tid, true);
+	adopting_proc_tid = 0;
+	if (t)
+		agent_thread_arm(t);
+}
+
+/*
+ * Threads that exist before the agent starts (another preloaded library's constructor may
+ * create some, and an attached agent finds them all): no code of ours will run in them
+ * before their first signal, so their slot is prepared here and their timer created with
+ * their tid (as this process knows it: agent_tasks_each()); the handler finds the slot by tid.
+ */
+void agent_threads_adopt_existing(void)
+{
+	pid_t self = agent_gettid();
+
+	pthread_mutex_lock(&agent.control_lock);
+	agent_tasks_each(adopt_one, &self);
+	pthread_mutex_unlock(&agent.control_lock);
 }
 
 /* ---- interposed thread functions ---------------------------------------------------------- */
@@ -696,7 +786,7 @@ void agent_thread_resume(struct agent_thread *t)
 	}
 	t->w.finishing = t->write_stopped;
 	t->cpu_start_ns = clock_ns(t->cpu_clock);
-	thread_name(t->tid, t == agent_self, name, sizeof(name));
+	thread_name(t->proc_tid ? t->proc_tid : t->tid, t == agent_self, name, sizeof(name));
 	raw_writer_thread_start(&t->w, (uint32_t)t->tid, raw_header_now(&t->hdr), name);
 	atomic_store(&t->busy, 0);
 	agent_thread_arm(t);

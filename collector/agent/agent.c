@@ -206,9 +206,11 @@ static int config_read(struct agent_config *c, config_lookup_fn get, void *ctx)
 		c->memory = true;
 		c->mem_sample_bytes = strtoull(s + 6, NULL, 10);
 	}
-	c->signo = SIGRTMAX - 7;
-	if (!env_u64(get, ctx, AGENT_ENV_SIGNAL, &v) && (int)v >= SIGRTMIN && (int)v <= SIGRTMAX)
+	/* Without PCOLLECT_SIGNAL, agent_start() chooses a free one. */
+	if (!env_u64(get, ctx, AGENT_ENV_SIGNAL, &v) && (int)v >= SIGRTMIN && (int)v <= SIGRTMAX) {
 		c->signo = (int)v;
+		c->signo_forced = true;
+	}
 	if (!env_u64(get, ctx, AGENT_ENV_LAUNCHER_PID, &v))
 		c->launcher_pid = (pid_t)v;
 	result_short_hostname(c->host, sizeof(c->host));
@@ -390,6 +392,9 @@ static int agent_start(void)
 		once = true;
 	}
 	unwinder_prepare();
+	if (!agent.cfg.signo_forced && !(agent.cfg.signo = agent_signal_choose(NULL)))
+		agent_log("no real-time signal is free (each has a handler, is blocked or is held "
+			  "by a signalfd): nothing is sampled");
 	if (agent_signal_install()) {
 		ret = -errno;
 		agent_log("cannot install the signal handler: %s", strerror(errno));
@@ -417,10 +422,12 @@ static int agent_start(void)
 		agent_got_patch();
 	pthread_mutex_lock(&agent.control_lock);
 	agent_threads_adopt_existing();
-	/* A mask inherited across exec may block our signal: programs cannot, the agent does. */
-	sigemptyset(&mask);
-	sigaddset(&mask, agent.cfg.signo);
-	agent_real.pthread_sigmask(SIG_UNBLOCK, &mask, NULL);
+	/* A mask inherited across exec may block a signal forced on us: the agent unblocks it. */
+	if (agent.cfg.signo > 0) {
+		sigemptyset(&mask);
+		sigaddset(&mask, agent.cfg.signo);
+		agent_real.pthread_sigmask(SIG_UNBLOCK, &mask, NULL);
+	}
 	/* Waits are recorded from here on, when asked for: the streams exist. */
 	agent_wait_init();
 	if (t)

@@ -168,7 +168,8 @@ static char *attach_config(const struct collect_opts *o, const struct collection
 		     (unsigned long long)(o->data_limit_mb * 1048576.0), AGENT_ENV_FOLLOW_CHILD,
 		     o->follow_child ? 1 : 0, AGENT_ENV_RANK, c->rank, AGENT_ENV_LAUNCHER_PID,
 		     (int)getpid());
-	(void)n;
+	if (n > 0 && (size_t)n < size && o->signo)
+		snprintf(buf + n, size - (size_t)n, "%s=%d\n", AGENT_ENV_SIGNAL, o->signo);
 	return buf;
 }
 

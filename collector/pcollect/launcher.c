@@ -351,6 +351,8 @@ static void child_exec(const struct collect_opts *o, const char *path, const cha
 	SETNUM(AGENT_ENV_INTERVAL_NS, "%llu", (unsigned long long)o->interval_ns);
 	SETNUM(AGENT_ENV_STACK_DEPTH, "%u", o->stack_depth);
 	setenv(AGENT_ENV_SAMPLING_CLOCK, o->task_clock ? "task-clock" : "timer", 1);
+	if (o->signo)
+		SETNUM(AGENT_ENV_SIGNAL, "%d", o->signo);
 	if (o->waits)
 		SETNUM(AGENT_ENV_WAIT_THRESHOLD, "%llu", (unsigned long long)o->wait_threshold_ns);
 	else

@@ -26,6 +26,7 @@ struct collect_opts {
 	uint64_t interval_ns;
 	uint32_t stack_depth;
 	bool task_clock;            /* -knob sampling-clock=task-clock */
+	int signo;                  /* -knob sampling-signal=N; 0: the agent chooses */
 	bool trace_mpi;             /* -trace-mpi: the MPI shims preloaded after the agent */
 	uint64_t mpi_threshold_ns;  /* -knob mpi-threshold: a call this long gets its stack */
 	bool waits;                 /* threading, or hotspots with -knob enable-wait-time=true */

@@ -2,6 +2,7 @@
 /* pcollect: parse the command line and hand the collection to collect_run(). */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,9 @@ static const struct knob_spec knobs[] = {
 	{ "stack-depth", "N", "frames kept per call stack, 1 to 2048 (default 256)" },
 	{ "sampling-clock", "timer|task-clock",
 	  "per-thread CPU-time timer, fires at kernel ticks (default), or perf task-clock event" },
+	{ "sampling-signal", "N",
+	  "the real-time signal the samples come with (default: the highest one the program "
+	  "leaves free, chosen by each process)" },
 	{ "mpi-threshold", "US",
 	  "-trace-mpi: an MPI call this long (microseconds) is recorded with its own call stack "
 	  "and time; shorter ones are summed per call site (default 100)" },
@@ -300,6 +304,16 @@ static void knobs_apply(const struct option_value *v, struct collect_opts *o, in
 			*numbers[k].ns = (uint64_t)(d * numbers[k].scale + 0.5);
 			if (numbers[k].ns == &o->wait_threshold_ns)
 				*threshold_given = true;
+		} else if (!strcmp(name, "sampling-signal")) {
+			if (options_parse_long(what, value, SIGRTMIN, SIGRTMAX, &n, err,
+					       sizeof(err))) {
+				err_set(err, sizeof(err),
+					"knob 'sampling-signal': '%s' is not a real-time signal "
+					"(%d to %d)",
+					value, SIGRTMIN, SIGRTMAX);
+				usage_error(err);
+			}
+			o->signo = (int)n;
 		} else if (!strcmp(name, "stack-depth")) {
 			if (options_parse_long(what, value, 1, 2048, &n, err, sizeof(err)))
 				usage_error(err);

@@ -25,10 +25,13 @@ with e.Workdir("waits-safe") as w:
         for analysis in ("hotspots", "threading"):
             for mode in ("plain", "forge"):
                 name = "%s-%s-%s" % (analysis, clock, mode)
+                # forge sends signal 57 with our cookie: the agent's, forced (the program
+                # reads PCOLLECT_SIGNAL).
                 r = e.pcollect([prog, mode, BUDGET_MS], result=w.join(name),
                                analysis=analysis,
                                options=["-knob", "sampling-interval=1", "-knob",
-                                        "sampling-clock=" + clock])
+                                        "sampling-clock=" + clock] +
+                               (["-knob", "sampling-signal=57"] if mode == "forge" else []))
                 out = dict(x.split("=") for x in r.stdout.split()) if r.returncode == 0 \
                     else {}
                 e.check(r.returncode == 0 and out.get("eintr") == "0" and

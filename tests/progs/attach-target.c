@@ -25,6 +25,8 @@
  * exists, then MS ms in phase_two; the parent then writes DIR/b-done and both wait until
  * DIR/resumed exists, then burn MS ms in phase_three (pcollect -command pause and resume
  * from another shell, between the steps).
+ * attach-target worker FILE: a thread burns CPU time in phase_one until FILE exists, while
+ * main waits for it in pthread_join (the busy thread is not the one pcollect stops).
  * attach-target nodump FILE: makes itself not dumpable (PR_SET_DUMPABLE 0), then waits until
  * FILE exists (attaching is refused).
  * Each prints its pid first, and at the end what it finds of a profiler: signals whose
@@ -82,6 +84,12 @@ static int child_done(pid_t child)
 static __attribute__((noipa)) void *worker(void *arg)
 {
 	BURN_CPU_MS(*(double *)arg);
+	return NULL;
+}
+
+static __attribute__((noipa)) void *until_worker(void *arg)
+{
+	phase_one(0, arg);
 	return NULL;
 }
 
@@ -190,6 +198,14 @@ int main(int argc, char **argv)
 		phase_three(ms);
 		if (child_done(child))
 			return 1;
+	} else if (argc == 3 && !strcmp(argv[1], "worker")) {
+		pthread_t t;
+
+		printf("pid=%d\n", (int)getpid());
+		fflush(stdout);
+		if (pthread_create(&t, NULL, until_worker, argv[2]))
+			return 1;
+		pthread_join(t, NULL);
 	} else if (argc == 3 && !strcmp(argv[1], "nodump")) {
 		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 		printf("pid=%d\n", (int)getpid());
@@ -198,7 +214,7 @@ int main(int argc, char **argv)
 	} else {
 		fprintf(stderr,
 			"usage: attach-target phases MS1 MS2 | until FILE MS2 | thread FILE "
-			"MS | fork FILE MS | steps DIR MS | nodump FILE\n");
+			"MS | fork FILE MS | steps DIR MS | worker FILE | nodump FILE\n");
 		return 2;
 	}
 	report();

@@ -5,10 +5,11 @@
 
    no-eintr [forge [BUDGET_MS]]: "forge" makes the sampling signal interrupt nearly every call,
    which a CPU-time timer does only when it fires as a call begins: each thread arms a
-   CLOCK_MONOTONIC timer every 300 us that sends pcollect's signal (PCOLLECT_SIGNAL, else
-   SIGRTMAX-7) with the agent's cookie, so the agent takes it for its own. Without pcollect
-   the program handles that signal itself (no SA_RESTART) and counts the EINTRs instead of
-   failing on them: the hazard is real, and the count says how often it strikes. */
+   CLOCK_MONOTONIC timer every 300 us that sends pcollect's signal (PCOLLECT_SIGNAL, which the
+   test forces with -knob sampling-signal; else SIGRTMAX-7) with the agent's cookie, so the agent
+   takes it for its own. Without pcollect the program handles that signal itself (no SA_RESTART) and
+   counts the EINTRs instead of failing on them: the hazard is real, and the count says how often it
+   strikes. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
