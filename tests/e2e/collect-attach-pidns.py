@@ -96,7 +96,7 @@ def run_case(w, how):
     e.check(r.returncode == 0, "%s: pcollect -target-pid %d exits 0 (got %d: %s)"
             % (how, host, r.returncode, r.stderr.strip()))
     e.check((first + out, p.returncode) == alone, "%s: the program prints and exits as alone "
-            "(exit %d, %r)" % (how, p.returncode, (first + out).splitlines()[-1:]))
+            "(exit %d, %r; alone: %r)" % (how, p.returncode, first + out, alone))
     log = e.agent_log(res)
     e.check("cannot" not in log, "%s: the agent sampled every thread (log: %s)"
             % (how, " | ".join(log.strip().splitlines())))
