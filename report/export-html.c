@@ -623,7 +623,7 @@ static void put_page_head(struct html *h)
 			outbuf_puts(h->b, "&lt;");
 		else if (*p == '&')
 			outbuf_puts(h->b, "&amp;");
-		else if (*p != '\n')
+		else if ((unsigned char)*p >= 0x20 && *p != 0x7f) /* no control character */
 			outbuf_putc(h->b, *p);
 	outbuf_puts(h->b, "</title>\n<style>\n");
 	outbuf_puts(h->b, report_html_css);

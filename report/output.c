@@ -8,6 +8,7 @@
 
 #include "common/log.h"
 #include "common/result-dir.h"
+#include "report/escape.h"
 #include "report/report-private.h"
 
 /* The terminal's width, 100 when it does not say. */
@@ -20,18 +21,41 @@ static int terminal_width(FILE *f)
 	return 100;
 }
 
-static int render(const struct report_opts *o, struct report *r, const struct table *t, FILE *f)
+static int render_shown(const struct report_opts *o, struct report *r, const struct table *t,
+			FILE *f)
 {
 	/* Nothing is cut on the way to a file or a pipe; a terminal gets its width. */
 	int width = o->width ? o->width : isatty(fileno(f)) ? terminal_width(f) : 0;
 
 	if (o->format == REPORT_CSV)
 		return table_render_csv(t, f, o->csv_delimiter);
-	if (o->format == REPORT_JSON)
-		return table_render_json(t, f, r->view->name);
 	if (r->view->text)
 		return r->view->text(r, t, f, width);
 	return table_render_text(t, f, width);
+}
+
+/*
+ * Names are the program's or a result's author's: text shows their control characters
+ * escaped, CSV too and its cells a spreadsheet would run as formulas quoted (but -csv-raw).
+ * JSON escapes by its own rules.
+ */
+static int render(const struct report_opts *o, struct report *r, const struct table *t, FILE *f)
+{
+	unsigned how = o->format != REPORT_CSV ? ESCAPE_CONTROLS
+		       : o->csv_raw            ? 0
+					       : ESCAPE_CONTROLS | ESCAPE_FORMULAS;
+	const struct table *shown;
+	struct table copy;
+	int rc;
+
+	if (o->format == REPORT_JSON)
+		return table_render_json(t, f, r->view->name);
+	if (how && (rc = escape_table(t, how, &copy, &shown)))
+		return rc;
+	rc = render_shown(o, r, how ? shown : t, f);
+	if (how)
+		escape_table_release(&copy);
+	return rc;
 }
 
 int report_check_output(const struct report_opts *o)
