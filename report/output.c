@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Where a report goes (stdout, -report-output) and how wide it is (-width, the terminal). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -79,12 +81,50 @@ int report_check_output(const struct report_opts *o)
 	return 0;
 }
 
+FILE *report_output_open(const struct report_opts *o)
+{
+	mode_t mode = 0666;
+	struct stat st;
+	bool created = true;
+	size_t i;
+	FILE *f;
+	int fd, errsv;
+
+	/* A report carries what its results hold (names, the command line): it is private when
+	   one of them is, group-readable when all are (result_file_mode(), -result-mode). */
+	for (i = 0; i < o->nresults; i++)
+		mode &= result_file_mode(o->results[i]);
+	fd = open(o->output, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+	if (fd < 0 && errno == EEXIST) {
+		created = false;
+		fd = open(o->output, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return NULL;
+	/* A new file gets exactly the mode, whatever the umask; one that was there loses what the
+	   results would not give (a regular file's bits only: not /dev/null's). */
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) &&
+	    ((created && (st.st_mode & 07777) != mode) || (st.st_mode & 07777 & ~mode)) &&
+	    fchmod(fd, created ? mode : st.st_mode & 0777 & mode)) {
+		errsv = errno;
+		close(fd);
+		errno = errsv;
+		return NULL;
+	}
+	if (!(f = fdopen(fd, "w"))) {
+		errsv = errno;
+		close(fd);
+		errno = errsv;
+	}
+	return f;
+}
+
 int report_write(const struct report_opts *o, struct report *r, const struct table *t)
 {
 	FILE *f = stdout;
 	int rc;
 
-	if (o->output && !(f = fopen(o->output, "w"))) {
+	if (o->output && !(f = report_output_open(o))) {
 		rc = -errno;
 		log_error("cannot write report '%s': %s", o->output, strerror(errno));
 		return rc;
