@@ -10,9 +10,29 @@
 #include "common/grow.h"
 #include "common/log.h"
 
+const char *db_strerror_or(sqlite3 *h, const char *msg)
+{
+	int code = sqlite3_errcode(h) & 0xff, errnum = sqlite3_system_errno(h);
+
+	if (code != SQLITE_IOERR && code != SQLITE_FULL && code != SQLITE_CANTOPEN)
+		return msg;
+	/* sqlite3_system_errno() is errno as SQLite found it after the failure, often 0 by
+	   then; the unix VFS keeps the failed call's own errno with the file. */
+	if (!errnum)
+		sqlite3_file_control(h, "main", SQLITE_FCNTL_LAST_ERRNO, &errnum);
+	if (errnum == EFBIG)
+		return "File too large (the file size limit, ulimit -f)";
+	return errnum ? strerror(errnum) : msg;
+}
+
+const char *db_strerror(sqlite3 *h)
+{
+	return db_strerror_or(h, sqlite3_errmsg(h));
+}
+
 int db_fail(sqlite3 *h, const char *what)
 {
-	log_error("cannot write result database (%s): %s", what, sqlite3_errmsg(h));
+	log_error("cannot write result database (%s): %s", what, db_strerror(h));
 	return -EIO;
 }
 

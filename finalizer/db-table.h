@@ -189,7 +189,16 @@ void db_writer_release(struct db_writer *w);
 int db_writer_array(struct db_writer *w, const struct db_table *t, const struct db_rows_ctx *ctx,
 		    const void *rows, size_t n, size_t size);
 
-/* Log SQLite's complaint about what failed; returns -EIO. */
+/*
+ * Why SQLite's last call on h failed, in the system's words when a system call failed
+ * (SQLite says "disk I/O error" for EFBIG, EIO, ENOSPC alike: the failed call's errno tells
+ * them apart): "File too large (the file size limit, ulimit -f)", else sqlite3_errmsg().
+ */
+const char *db_strerror(sqlite3 *h);
+/* The same with SQLite's message msg (sqlite3_exec()'s) where no system call failed. */
+const char *db_strerror_or(sqlite3 *h, const char *msg);
+
+/* Log SQLite's complaint about what failed (db_strerror()); returns -EIO. */
 int db_fail(sqlite3 *h, const char *what);
 
 #endif

@@ -332,14 +332,15 @@ int fin_db_open(struct fin_db **out, const char *path)
 			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 			    NULL) != SQLITE_OK) {
 		log_error("cannot create database '%s': %s", path,
-			  x->h ? sqlite3_errmsg(x->h) : "out of memory");
+			  x->h ? db_strerror(x->h) : "out of memory");
 		sqlite3_close(x->h);
 		free(x);
 		return -EIO;
 	}
 	if (sqlite3_exec(x->h, pragmas_sql, NULL, NULL, &msg) != SQLITE_OK ||
 	    sqlite3_exec(x->h, fin_schema_tables, NULL, NULL, &msg) != SQLITE_OK) {
-		log_error("cannot create the tables of '%s': %s", path, msg ? msg : "");
+		log_error("cannot create the tables of '%s': %s", path,
+			  msg ? db_strerror_or(x->h, msg) : db_strerror(x->h));
 		sqlite3_free(msg);
 		sqlite3_close(x->h);
 		free(x);
@@ -357,7 +358,8 @@ static int db_exec(struct fin_db *x, int ret, const char *sql, const char *what)
 
 	if (ret || sqlite3_exec(x->h, sql, NULL, NULL, &msg) == SQLITE_OK)
 		return ret;
-	log_error("cannot %s '%s': %s", what, x->path, msg ? msg : "");
+	log_error("cannot %s '%s': %s", what, x->path,
+		  msg ? db_strerror_or(x->h, msg) : db_strerror(x->h));
 	sqlite3_free(msg);
 	return -EIO;
 }
@@ -379,7 +381,7 @@ int fin_db_close(struct fin_db *x, int ret)
 	ret = db_exec(x, ret, fin_schema_sample_indexes, "index");
 	ret = db_exec(x, ret, "COMMIT;", "index");
 	if (sqlite3_close(x->h) != SQLITE_OK && !ret) {
-		log_error("cannot close '%s'", x->path);
+		log_error("cannot close '%s': %s", x->path, db_strerror(x->h));
 		ret = -EIO;
 	}
 	db_writer_release(&x->w);

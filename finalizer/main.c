@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* pfinalize's command line: parse the options and call finalize_run() (pcollect -finalize too). */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +137,9 @@ int finalize_main(int argc, char **argv, const char *tool)
 	int ret;
 
 	log_set_tool(tool);
+	/* A write past the file size limit (ulimit -f) fails with EFBIG, told as "File too
+	   large", instead of killing pfinalize with SIGXFSZ and leaving its temporary file. */
+	signal(SIGXFSZ, SIG_IGN);
 	if (options_parse(&r, specs, argc, argv, false)) {
 		log_error("%s", r.error);
 		fprintf(stderr, "%s: see '%s -help'\n", tool, tool);

@@ -152,8 +152,18 @@ int module_resolve(struct module *m, const struct resolve_opts *o)
 	if (!m->first || !m->count)
 		return -ENOMEM;
 	if (o->cache_dir && m->build_id_len && sym_cache_load(m, o) == 0) {
+		struct elf_file f;
+
 		log_debug("'%s': %zu addresses from the symbol cache in '%s'", m->path, m->naddrs,
 			  o->cache_dir);
+		/* The cache keeps no file path (one in another result's archive would outlive
+		   it): the module's file is where this result finds it, if anywhere. */
+		if (module_find_file(m, o, &f)) {
+			free(m->resolved_path);
+			m->resolved_path = strdup(f.path);
+			elf_file_close(&f);
+		}
+		m->found_in = "cache";
 		m->from_cache = true;
 		ret = 0;
 	} else if (m->kind == RAW_MODULE_VDSO) {

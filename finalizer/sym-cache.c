@@ -16,7 +16,9 @@
 #include "finalizer/sorted.h"
 
 /*
- * File: "PCSYMC4\n", u32 flags (1: inline chains), strings resolved_path, debug_path, symbols,
+ * File: "PCSYMC5\n", u32 flags (1: inline chains), strings resolved_path (always NULL: the
+ * module's file is found again by each result, module_resolve()), debug_path (NULL when it
+ * was inside a result directory, whose archive another result cannot count on), symbols,
  * u64 count, then count entries sorted by address:
  *   u64 addr, u32 nframes, nframes * { str name, str mangled, str decl_file, u32 decl_line,
  *   str file, u32 line, u8 kind (bit 0: resolved, bit 1: range) }
@@ -26,8 +28,11 @@
  * Beside it, <build-id>.fde holds the module's FDE ranges: "PCFDE01\n", u32 source (enum
  * fde_source), u64 count, then count * { u64 start, u64 end }.
  */
-#define CACHE_MAGIC                                                                                \
-	"PCSYMC4\n" /* 4: PLT stubs, entry; 3: FDE ranges; 2: source paths, DWARF 5 file 0 */
+/*
+ * 5: PLT stubs and the entry named; 4: no paths into a result's archive; 3: FDE ranges;
+ * 2: source paths cleaned, DWARF 5 file 0
+ */
+#define CACHE_MAGIC   "PCSYMC5\n"
 #define RANGES_MAGIC  "PCFDE01\n"
 #define NULL_STR      0xffffffffu
 #define FLAG_INLINE   1u
@@ -250,10 +255,14 @@ int sym_cache_load(struct module *m, const struct resolve_opts *o)
 	r.p = c.data + 12;
 	r.end = c.data + c.size;
 	r.bad = false;
-	s = rd_str(&r, &len);
-	m->resolved_path = s ? strndup(s, len) : NULL;
+	rd_str(&r, &len); /* resolved_path: NULL since version 4 */
 	s = rd_str(&r, &len);
 	m->debug_path = s ? strndup(s, len) : NULL;
+	/* A debug file gone since (or a foreign one) names nothing. */
+	if (m->debug_path && access(m->debug_path, R_OK)) {
+		free(m->debug_path);
+		m->debug_path = NULL;
+	}
 	s = rd_str(&r, &len);
 	m->symbols = pool_str(m, s, len, &oom);
 	m->status = "ok";
@@ -388,6 +397,16 @@ static int write_file(const char *dir, const char *path, const void *p, size_t n
 	return ret;
 }
 
+/* Whether path lies inside dir (a result's archive, which a later result cannot count on). */
+static bool inside(const char *dir, const char *path)
+{
+	size_t n = dir ? strlen(dir) : 0;
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	return dir && path && !strncmp(path, dir, n) && path[n] == '/';
+}
+
 int sym_cache_store(struct module *m, const struct resolve_opts *o)
 {
 	struct cache_file old;
@@ -409,8 +428,8 @@ int sym_cache_store(struct module *m, const struct resolve_opts *o)
 	}
 	w_bytes(&w, CACHE_MAGIC, 8);
 	w_u32(&w, o->inline_chains ? FLAG_INLINE : 0);
-	w_str(&w, m->resolved_path);
-	w_str(&w, m->debug_path);
+	w_str(&w, NULL);
+	w_str(&w, inside(o->result_dir, m->debug_path) ? NULL : m->debug_path);
 	w_str(&w, m->symbols);
 	count_at = w.n;
 	w_bytes(&w, &count, 8);

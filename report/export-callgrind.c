@@ -4,8 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/sat.h"
 #include "common/grow.h"
 #include "report/bigmem.h"
+#include "report/escape.h"
 #include "report/export-private.h"
 
 /*
@@ -100,8 +102,9 @@ static void add_costs(const struct callgrind *c, int64_t *dst, int node)
 	size_t k;
 
 	for (k = 0; k < c->nmetrics; k++)
-		dst[k] += t->self[(size_t)node * t->nm + (size_t)c->metrics[k]];
-	dst[c->nmetrics] += t->count[(size_t)node * t->nm + (size_t)c->metrics[0]];
+		dst[k] = sat_add_i64(dst[k], t->self[(size_t)node * t->nm + (size_t)c->metrics[k]]);
+	dst[c->nmetrics] = sat_add_i64(dst[c->nmetrics],
+				       t->count[(size_t)node * t->nm + (size_t)c->metrics[0]]);
 }
 
 /* The self costs per line, and the calls of the outermost frame of each function. */
@@ -164,13 +167,26 @@ out:
 
 enum { NAMED_OB, NAMED_FL, NAMED_FN };
 
+/* An event's name is a word of printable ASCII: "CPU_Time", its long name the metric's. */
+static const char *event_word(const char *name, char *ev, size_t size)
+{
+	unsigned char *p;
+
+	snprintf(ev, size, "%s", name);
+	for (p = (unsigned char *)ev; *p; p++)
+		if (*p <= ' ' || *p >= 0x7f || *p == ',' || *p == ':')
+			*p = '_';
+	return ev;
+}
+
 /* "fn=(3) name" the first time, "fn=(3)" after: callgrind's name compression. */
 static void put_name(struct callgrind *c, const char *key, int space, int id, const char *s)
 {
 	outbuf_printf(c->b, "%s=(%d)", key, id + 1);
 	if (!c->named[space][id]) {
 		outbuf_putc(c->b, ' ');
-		outbuf_puts(c->b, s);
+		/* A name is the rest of its line: a newline in it would start a record. */
+		escape_put(c->b, s, strlen(s));
 		c->named[space][id] = true;
 	}
 	outbuf_putc(c->b, '\n');
@@ -236,15 +252,14 @@ static void put_header(struct callgrind *c)
 {
 	const char *cmd = model_meta_get(&c->r->m, "command_line");
 	size_t k;
-	char ev[256], *p;
+	char ev[256];
 
 	outbuf_puts(c->b,
 		    "# callgrind format\nversion: 1\ncreator: preport (pcollect " PCOLLECT_VERSION
 		    ")\n");
 	if (cmd) {
 		outbuf_puts(c->b, "cmd: ");
-		for (p = (char *)cmd; *p; p++)
-			outbuf_putc(c->b, *p == '\n' ? ' ' : *p);
+		escape_put(c->b, cmd, strlen(cmd));
 		outbuf_putc(c->b, '\n');
 	}
 	outbuf_puts(c->b, "positions: line\n");
@@ -252,21 +267,14 @@ static void put_header(struct callgrind *c)
 		const struct model_metric *mt = &c->r->m.metrics[c->metrics[k]];
 		const char *unit = export_unit(mt);
 
-		/* An event's name is a word: "CPU_Time", its long name the metric's. */
-		snprintf(ev, sizeof(ev), "%s", mt->name);
-		for (p = ev; *p; p++)
-			if (*p == ' ' || *p == '\t' || *p == ',' || *p == ':')
-				*p = '_';
-		outbuf_printf(c->b, "event: %s : %s%s%s%s\n", ev, mt->name, *unit ? " (" : "", unit,
-			      *unit ? ")" : "");
+		outbuf_printf(c->b, "event: %s : ", event_word(mt->name, ev, sizeof(ev)));
+		escape_put(c->b, mt->name, strlen(mt->name));
+		outbuf_printf(c->b, "%s%s%s\n", *unit ? " (" : "", unit, *unit ? ")" : "");
 	}
 	outbuf_puts(c->b, "events:");
 	for (k = 0; k < c->nmetrics; k++) {
-		snprintf(ev, sizeof(ev), "%s", c->r->m.metrics[c->metrics[k]].name);
-		for (p = ev; *p; p++)
-			if (*p == ' ' || *p == '\t' || *p == ',' || *p == ':')
-				*p = '_';
-		outbuf_printf(c->b, " %s", ev);
+		outbuf_printf(c->b, " %s",
+			      event_word(c->r->m.metrics[c->metrics[k]].name, ev, sizeof(ev)));
 	}
 	outbuf_puts(c->b, "\nsummary:");
 	for (k = 0; k < c->nmetrics; k++) {

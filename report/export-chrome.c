@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/sat.h"
 #include "common/grow.h"
 #include "common/log.h"
 #include "report/export-private.h"
@@ -102,7 +103,7 @@ static void put_slice(struct chrome *c, const struct track *tr, int node, int64_
 {
 	put_event_start(c, "\"ph\": \"X\", \"name\": ", node, tr->slot, tr, start);
 	outbuf_puts(c->b, ", \"dur\": ");
-	put_us(c->b, end - start);
+	put_us(c->b, sat_sub_i64(end, start));
 	outbuf_putc(c->b, '}');
 	outbuf_spill(c->b);
 }
@@ -139,7 +140,8 @@ static int put_sample(struct chrome *c, struct track *tr, int node, int64_t time
 		      bool begins)
 {
 	const struct cct *t = &c->r->tree;
-	int64_t start = begins ? time : time - value;
+	/* Saturated: a forged result's times and values near 2^63 must not overflow. */
+	int64_t start = begins ? time : sat_sub_i64(time, value);
 	int depth = export_path(t, node, c->path, (int)t->n);
 	size_t keep = 0;
 	int d;
@@ -155,7 +157,7 @@ static int put_sample(struct chrome *c, struct track *tr, int node, int64_t time
 		return -ENOMEM;
 	for (d = (int)keep; d < depth; d++)
 		tr->open[tr->nopen++] = (struct open_frame){ c->path[d], start };
-	tr->end = start + value;
+	tr->end = sat_add_i64(start, value);
 	return 0;
 }
 

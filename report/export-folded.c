@@ -4,15 +4,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/escape.h"
 #include "report/export-private.h"
 
-/* A frame as the format allows: ';' separates frames and a line ends the stack. */
+/*
+ * A frame as the format allows: ';' separates frames, a line ends the stack, and the SVG a
+ * flame graph tool makes of it cannot hold control characters (escaped as "\x1b").
+ */
 static void put_frame(struct outbuf *b, const char *name)
 {
-	const char *p;
+	const char *p, *run;
 
-	for (p = name; *p; p++)
-		outbuf_putc(b, *p == ';' ? ':' : *p == '\n' || *p == '\r' ? ' ' : *p);
+	for (p = run = name;; p++) {
+		if (*p && *p != ';')
+			continue;
+		escape_put(b, run, (size_t)(p - run));
+		if (!*p)
+			break;
+		outbuf_putc(b, ':');
+		run = p + 1;
+	}
 }
 
 /*

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/sat.h"
 #include "common/grow.h"
 #include "report/export-html.h"
 
@@ -114,8 +115,11 @@ int html_project(struct html *h, int side)
 		fnode[i] = fid;
 		for (k = 0; k < h->nmetrics; k++)
 			if (h->metrics[side][k] >= 0)
-				h->self[(size_t)map[i] * w + (size_t)side * h->nmetrics + k] +=
-					t->self[i * t->nm + (size_t)h->metrics[side][k]];
+				h->self[(size_t)map[i] * w + (size_t)side * h->nmetrics + k] =
+					sat_add_i64(
+						h->self[(size_t)map[i] * w +
+							(size_t)side * h->nmetrics + k],
+						t->self[i * t->nm + (size_t)h->metrics[side][k]]);
 	}
 	if (!rc) {
 		free(h->nodefn[side]);

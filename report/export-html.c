@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/sat.h"
 #include "common/grow.h"
 #include "common/log.h"
 #include "report/export-html.h"
@@ -21,17 +22,20 @@ void html_put_str(struct outbuf *b, const char *s)
 	outbuf_json(b, s ? s : "", s ? strlen(s) : 0, OUTBUF_JSON_HTML);
 }
 
-static int64_t gcd(int64_t a, int64_t b)
+/* In unsigned magnitudes: -INT64_MIN has no int64_t (a forged result's values). */
+static int64_t gcd(int64_t sa, int64_t sb)
 {
-	a = a < 0 ? -a : a;
-	b = b < 0 ? -b : b;
+	uint64_t a = sa < 0 ? -(uint64_t)sa : (uint64_t)sa,
+		 b = sb < 0 ? -(uint64_t)sb : (uint64_t)sb;
+
 	while (b) {
-		int64_t t = a % b;
+		uint64_t t = a % b;
 
 		a = b;
 		b = t;
 	}
-	return a;
+	/* gcd(INT64_MIN, 0) is 2^63: no divisor a value can be written in units of but 1 then. */
+	return a > INT64_MAX ? 1 : (int64_t)a;
 }
 
 /* Per metric: the divisor of every value the page writes scaled (1 when there is none). */
@@ -154,7 +158,8 @@ static int64_t *node_totals(const struct html *h)
 	memcpy(tot, h->self, h->nnodes * w * sizeof(int64_t));
 	for (i = h->nnodes; i-- > 1;)
 		for (j = 0; j < w; j++)
-			tot[(size_t)h->node[i].parent * w + j] += tot[i * w + j];
+			tot[(size_t)h->node[i].parent * w + j] =
+				sat_add_i64(tot[(size_t)h->node[i].parent * w + j], tot[i * w + j]);
 	return tot;
 }
 
@@ -235,7 +240,9 @@ static int put_tree(struct html *h, const int64_t *scale, size_t *dropped)
 	for (i = h->nnodes; i-- > 1;)
 		if (!keep[i] && keep[h->node[i].parent])
 			for (j = 0; j < w; j++)
-				other[(size_t)h->node[i].parent * w + j] += tot[i * w + j];
+				other[(size_t)h->node[i].parent * w + j] =
+					sat_add_i64(other[(size_t)h->node[i].parent * w + j],
+						    tot[i * w + j]);
 	for (i = 1; i < h->nnodes; i++) {
 		struct html_node *p = &h->node[h->node[i].parent];
 
@@ -556,10 +563,11 @@ static int timeline(struct html *h)
 			rc = -ENOMEM;
 			goto out;
 		}
-		l->bins[k * HTML_TIMELINE_BINS + (bin < h->tl_bins ? bin : h->tl_bins - 1)] +=
-			e->value;
+		bin = k * HTML_TIMELINE_BINS + (bin < h->tl_bins ? bin : h->tl_bins - 1);
+		/* Saturated, as every sum of a forged result's values near 2^63. */
+		l->bins[bin] = sat_add_i64(l->bins[bin], e->value);
 		if (!k)
-			l->total += e->value;
+			l->total = sat_add_i64(l->total, e->value);
 	}
 	qsort(h->lanes, h->nlanes, sizeof(*h->lanes), cmp_lane);
 out:
@@ -623,7 +631,7 @@ static void put_page_head(struct html *h)
 			outbuf_puts(h->b, "&lt;");
 		else if (*p == '&')
 			outbuf_puts(h->b, "&amp;");
-		else if (*p != '\n')
+		else if ((unsigned char)*p >= 0x20 && *p != 0x7f) /* no control character */
 			outbuf_putc(h->b, *p);
 	outbuf_puts(h->b, "</title>\n<style>\n");
 	outbuf_puts(h->b, report_html_css);

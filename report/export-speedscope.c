@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "common/sat.h"
 #include "report/export-private.h"
 
 /*
@@ -97,17 +98,22 @@ static int order(struct speedscope *s)
 		return -ENOMEM;
 	}
 	for (i = 0; i < s->n; i++)
-		s->prof_total[s->e[i].prof] += s->e[i].value;
+		/* Saturated: a forged result's values near 2^63 must not overflow. */
+		s->prof_total[s->e[i].prof] =
+			sat_add_i64(s->prof_total[s->e[i].prof], s->e[i].value);
 	for (i = 0; i < np; i++)
 		by[i] = (int)i;
-	qsort_r(by, np, sizeof(int), cmp_prof, s);
+	/* qsort_r() takes no NULL array, even empty: a result without samples has none. */
+	if (np)
+		qsort_r(by, np, sizeof(int), cmp_prof, s);
 	for (i = 0; i < np; i++)
 		s->prof_rank[by[i]] = (int)i;
 	free(by);
-	qsort_r(s->e, s->n, sizeof(*s->e), cmp_entry, s);
+	if (s->n)
+		qsort_r(s->e, s->n, sizeof(*s->e), cmp_entry, s);
 	for (i = j = 0; i < s->n; i++) {
 		if (j && s->e[j - 1].prof == s->e[i].prof && s->e[j - 1].node == s->e[i].node)
-			s->e[j - 1].value += s->e[i].value;
+			s->e[j - 1].value = sat_add_i64(s->e[j - 1].value, s->e[i].value);
 		else
 			s->e[j++] = s->e[i];
 	}

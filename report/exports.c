@@ -357,7 +357,7 @@ int report_export(const struct report_opts *o)
 	pick_metrics(&r[0], e->flags, &x);
 	log_debug("-format %s: %zu samples kept, %zu tree nodes, %zu metrics", e->name, r[0].nrecs,
 		  r[0].tree.n, x.nmetrics);
-	if (o->output && !(f = fopen(o->output, "w"))) {
+	if (o->output && !(f = report_output_open(o))) {
 		rc = -errno;
 		log_error("cannot write report '%s': %s", o->output, strerror(errno));
 		goto out;

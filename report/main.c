@@ -88,6 +88,10 @@ static const struct option_spec specs[] = {
 	{ "csv-delimiter", NULL, OPTION_VALUE, "CHAR",
 	  "CSV field separator: a character, or comma, tab, semicolon (default comma)", NULL,
 	  NULL },
+	{ "csv-raw", NULL, OPTION_FLAG, NULL,
+	  "CSV cells as they are: no escaped control characters, no quote before a cell a "
+	  "spreadsheet would take for a formula (=, +, -, @)",
+	  NULL, NULL },
 	{ "report-output", NULL, OPTION_VALUE, "FILE", "write the report to FILE", NULL, NULL },
 	{ "width", NULL, OPTION_VALUE, "N",
 	  "text width in columns (default: the terminal's; no limit into a file or pipe)", NULL,
@@ -225,6 +229,7 @@ int report_main(int argc, char **argv, const char *tool)
 					    : REPORT_EXPORT;
 	o.export_format = o.format == REPORT_EXPORT ? s : NULL;
 	o.csv_delimiter = parse_delimiter(options_get_str(&res, "csv-delimiter"));
+	o.csv_raw = options_has(&res, "csv-raw");
 	o.output = options_get_str(&res, "report-output");
 	o.width = (s = options_get_str(&res, "width")) ? (int)number("width", s, 40, 10000) : 0;
 	o.quiet = options_has(&res, "quiet");

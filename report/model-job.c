@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "common/grow.h"
+#include "common/sat.h"
 #include "common/hash-index.h"
 #include "common/log.h"
 #include "common/parallel.h"
@@ -622,6 +623,43 @@ int model_job_events(struct model *m, int64_t from_ns, int64_t to_ns, struct mod
 	*out = all;
 	*n = nall;
 	return 0;
+}
+
+/* A part's timeline row as the job's: its indexes mapped, its time from the job's start. */
+struct job_scan {
+	const struct model_part *p;
+	model_timeline_fn fn;
+	void *ctx;
+};
+
+static int job_scan_row(void *ctx, const struct model_sample *s, int64_t time_ns)
+{
+	const struct job_scan *js = ctx;
+	struct model_sample x = *s;
+
+	x.thread = map_of(js->p->thread_map, x.thread);
+	x.stack = js->p->stack_map[x.stack];
+	x.metric = js->p->metric_map[x.metric];
+	x.context = map_of(js->p->context_map, x.context);
+	return js->fn(js->ctx, &x, sat_add_i64(time_ns, js->p->offset_ns));
+}
+
+int model_job_scan_timeline(struct model *m, int64_t to_ns, model_timeline_fn fn, void *ctx,
+			    char *err, size_t err_size)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < m->nparts && !rc; i++) {
+		struct job_scan js = { &m->parts[i], fn, ctx };
+
+		rc = model_scan_timeline(&m->parts[i].m,
+					 to_ns == INT64_MAX
+						 ? to_ns
+						 : sat_sub_i64(to_ns, m->parts[i].offset_ns),
+					 job_scan_row, &js, err, err_size);
+	}
+	return rc;
 }
 
 void model_job_free(struct model *m)

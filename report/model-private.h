@@ -178,6 +178,9 @@ int model_index_nodes(struct model *m);
 /* model_load_time_range(), model_load_events() and model_free() of a job (model-job.c). */
 int model_job_time_range(struct model *m, int64_t from_ns, int64_t to_ns, bool *skipped, char *err,
 			 size_t err_size);
+/* model_scan_timeline() of a job: each part's rows in turn, mapped to the job's tables. */
+int model_job_scan_timeline(struct model *m, int64_t to_ns, model_timeline_fn fn, void *ctx,
+			    char *err, size_t err_size);
 int model_job_events(struct model *m, int64_t from_ns, int64_t to_ns, struct model_event **out,
 		     size_t *n, char *err, size_t err_size);
 void model_job_free(struct model *m);

@@ -297,10 +297,10 @@ int model_scan_timeline(struct model *m, int64_t to_ns, model_timeline_fn fn, vo
 	sqlite3_stmt *st;
 	int rc;
 
-	/*
-	 * No stack, no row to show. A job's model has no ids of its own (its parts have): -view
-	 * timeline of a job fails here, as it did before issue 21, until it reads each part.
-	 */
+	/* A job's model has no database or ids of its own: its parts have. */
+	if (m->nparts)
+		return model_job_scan_timeline(m, to_ns, fn, ctx, err, err_size);
+	/* No stack, no row to show. */
 	if (!m->ids->map[MAP_STACKS].n)
 		return 0;
 	rc = timeline_rows(&l, "FROM timeline WHERE time_ns < ?1 ORDER BY time_ns", to_ns, 0, &st);

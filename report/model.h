@@ -252,9 +252,10 @@ int model_load_events(struct model *m, int64_t from_ns, int64_t to_ns, struct mo
 		      size_t *n, char *err, size_t err_size);
 
 /*
- * Every timeline row before to_ns, in time order, as a sample (count 1, its value, indexes
- * into m's tables; rows of unknown stacks or metrics are skipped) with its time: fn returns
- * 0 to go on. Returns 0, fn's other value, or a negative errno with err set.
+ * Every timeline row before to_ns, in time order (a job's: each node result's in turn), as a
+ * sample (count 1, its value, indexes into m's tables; rows of unknown stacks or metrics are
+ * skipped) with its time: fn returns 0 to go on. Returns 0, fn's other value, or a negative errno
+ * with err set.
  */
 typedef int (*model_timeline_fn)(void *ctx, const struct model_sample *s, int64_t time_ns);
 int model_scan_timeline(struct model *m, int64_t to_ns, model_timeline_fn fn, void *ctx, char *err,

@@ -113,13 +113,22 @@ void outbuf_json(struct outbuf *b, const char *s, size_t len, unsigned flags)
 
 	outbuf_putc(b, '"');
 	while (p < end) {
-		for (run = p; p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\' &&
+		for (run = p; p < end && *p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\' &&
 			      !(html && (*p == '<' || *p == '>' || *p == '&'));
 		     p++)
 			;
 		outbuf_put(b, (const char *)run, (size_t)(p - run));
 		if (p == end)
 			break;
+		/* C1 controls (U+0080 to U+009F) as \u escapes, as the C0 ones and DEL: a terminal
+		   showing the file acts on none of them. */
+		if (*p == 0xc2 && p + 1 < end && p[1] >= 0x80 && p[1] < 0xa0) {
+			char u[6] = { '\\', 'u', '0', '0', hex[p[1] >> 4], hex[p[1] & 15] };
+
+			outbuf_put(b, u, sizeof(u));
+			p += 2;
+			continue;
+		}
 		if (*p >= 0x80) {
 			if ((n = outbuf_utf8_len(p, end))) {
 				outbuf_put(b, (const char *)p, n);

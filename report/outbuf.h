@@ -65,7 +65,8 @@ enum outbuf_json_flags {
 
 /*
  * s (len bytes) as a JSON string, quotes included. Bytes that are not UTF-8 become U+FFFD,
- * so the output always parses.
+ * so the output always parses; control characters (C0, DEL, C1) are \u escapes, so a
+ * terminal showing the file acts on none.
  */
 void outbuf_json(struct outbuf *b, const char *s, size_t len, unsigned flags);
 

@@ -119,6 +119,12 @@ int report_derive_tree(struct report *r);
 /* -report-output must not name a file of a result it reads (item 10 of issue 10) (output.c). */
 int report_check_output(const struct report_opts *o);
 /*
+ * -report-output for writing, created with the mode of the results it reports
+ * (result_file_mode(): 0600, or 0640 when every result is group-readable), an existing file
+ * narrowed to it. NULL with errno set on failure.
+ */
+FILE *report_output_open(const struct report_opts *o);
+/*
  * t rendered in -format to -report-output (else stdout), a terminal's width unless -width:
  * 0 or a negative errno, told with log_error().
  */

@@ -35,6 +35,7 @@ struct report_opts {
 	enum report_format format;
 	const char *export_format; /* REPORT_EXPORT: pstats, callgrind, folded, ... (exports.c) */
 	char csv_delimiter;
+	bool csv_raw; /* -csv-raw: CSV cells as they are, control characters and formulas too */
 	const char *output;             /* -report-output FILE, or NULL for stdout */
 	const char *time_filter;        /* "A:B" in seconds from the start, either side optional */
 	int time_buckets;               /* -time-buckets: the timeline view's buckets; 0: default */

@@ -83,17 +83,25 @@ static int time_range(struct timeline *tl, char *err, size_t err_size)
 {
 	struct report *r = tl->r;
 	int64_t from = 0, to = INT64_MAX;
+	bool open_end;
+	size_t i;
 	int rc;
 
 	if (r->o->time_filter && (rc = report_parse_time_filter(r->o->time_filter, &from, &to)))
 		return rc;
-	if (to == INT64_MAX && (to = model_meta_int(&r->m, "elapsed_ns", 0)) <= from) {
+	open_end = to == INT64_MAX;
+	if (open_end && (to = model_meta_int(&r->m, "elapsed_ns", 0)) <= from) {
 		tl->last_end = INT64_MIN;
 		rc = model_scan_timeline(&r->m, INT64_MAX, take_row, tl, err, err_size);
 		if (rc)
 			return rc;
 		to = tl->last_end;
 	}
+	/* A node result that several ranks share holds one launcher's elapsed time: a rank that
+	   ran on after it ends the range. */
+	for (i = 0; open_end && i < r->m.nthreads; i++)
+		if (r->m.threads[i].end_ns > to)
+			to = r->m.threads[i].end_ns;
 	tl->from = from;
 	tl->to = to > from ? to : from + 1;
 	tl->nb = (size_t)(r->o->time_buckets > 0 ? r->o->time_buckets : REPORT_TIME_BUCKETS);
@@ -112,10 +120,14 @@ static void fill(struct timeline *tl, struct table *t)
 	int end = table_add_col(t, "End", TABLE_TIME, 0);
 	int name = table_add_col(t, "Thread", TABLE_TEXT, TABLE_SHRINK);
 	int tid = table_add_col(t, "TID", TABLE_INT, 0);
-	int cols[REPORT_MAX_METRICS];
+	int rank = -1, cols[REPORT_MAX_METRICS];
 	size_t i, b, k;
 	char buf[512];
 
+	/* A job's threads: their rank tells them apart (TIDs repeat across nodes). */
+	for (i = 0; i < r->m.nprocesses && rank < 0; i++)
+		if (r->m.processes[i].rank >= 0)
+			rank = table_add_col(t, "Rank", TABLE_INT, 0);
 	for (i = 0; i < r->nshown; i++) {
 		int m = r->shown[i];
 
@@ -139,6 +151,8 @@ static void fill(struct timeline *tl, struct table *t)
 			snprintf(buf, sizeof(buf), "%s", *th->name ? th->name : "[thread]");
 			table_set_text(t, row, name, buf);
 			table_set_int(t, row, tid, th->tid);
+			if (rank >= 0 && th->process >= 0 && r->m.processes[th->process].rank >= 0)
+				table_set_int(t, row, rank, r->m.processes[th->process].rank);
 			for (k = 0; k < tl->ncols; k++) {
 				double pct = 100.0 *
 					     (double)tl->ns[(i * tl->nb + b) * tl->ncols + k] /

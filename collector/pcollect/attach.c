@@ -99,6 +99,41 @@ static char **target_argv(pid_t pid, char **bufp, int *argcp)
 	return argv;
 }
 
+/*
+ * True when pid has exited and waits for its parent to reap it (a zombie: state Z or X in
+ * /proc/PID/stat, one thread left): nothing runs in it to attach to, and every check on its
+ * files would fail for that reason, not theirs.
+ */
+static bool target_exited(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	/* "pid (comm) S ...": comm may hold ')' and blanks, the last ')' ends it. */
+	if (!(p = strrchr(buf, ')')) || p[1] != ' ')
+		return false;
+	/* Field 20, num_threads: a main thread that called pthread_exit() is a zombie too while
+	   the other threads run on. */
+	if (p[2] == 'Z' || p[2] == 'X') {
+		int field = 3;
+		char *q = p + 2;
+
+		while (field < 20 && (q = strchr(q, ' ')))
+			q++, field++;
+		return !q || atoi(q) <= 1;
+	}
+	return false;
+}
+
 /* A class-64 ELF executable, as the agent needs; an error message otherwise. */
 static const char *target_kind(pid_t pid)
 {
@@ -308,6 +343,12 @@ int attach_run(const struct collect_opts *o)
 	}
 	if (kill(pid, 0) && errno == ESRCH) {
 		log_error("cannot attach to process %d: no such process", (int)pid);
+		return EXIT_USAGE;
+	}
+	if (target_exited(pid)) {
+		log_error("cannot attach to process %d: it has exited (a zombie its parent has not "
+			  "reaped yet)",
+			  (int)pid);
 		return EXIT_USAGE;
 	}
 	if ((why = target_kind(pid))) {

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,34 +20,60 @@
 
 #define OBEY_WAIT_NS 5000000000ll /* ns: how long -command waits for every process to obey */
 
-/* True when a launcher of dir says it runs and is alive (meta/<pid>.meta, status running). */
-static bool collection_running(const char *dir)
+/*
+ * 1 when a launcher of dir says it runs and is alive (meta/<pid>.meta, status running), 0
+ * when none does, -errno when its metadata cannot be read (-EACCES: another user's result).
+ */
+static int collection_running(const char *dir)
 {
 	char path[PATH_MAX];
-	bool running = false;
+	int running = 0;
 	struct dirent *e;
 	DIR *d;
 
-	if (result_path(path, sizeof(path), dir, RESULT_PATH_META_DIR, 0, 0, NULL, NULL) < 0 ||
-	    !(d = opendir(path)))
-		return false;
-	while (!running && (e = readdir(d))) {
+	if (result_path(path, sizeof(path), dir, RESULT_PATH_META_DIR, 0, 0, NULL, NULL) < 0)
+		return 0;
+	if (!(d = opendir(path)))
+		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+	while (running <= 0 && (e = readdir(d))) {
 		char file[PATH_MAX * 2];
 		const char *status, *pid;
 		struct meta m;
+		int rc;
 
 		if (!strstr(e->d_name, ".meta"))
 			continue;
 		snprintf(file, sizeof(file), "%s/%s", path, e->d_name);
 		meta_init(&m);
-		if (!meta_read_file(&m, file) && (status = meta_get(&m, "status")) &&
-		    !strcmp(status, "running") && (pid = meta_get(&m, "launcher_pid")) &&
-		    (kill((pid_t)atoi(pid), 0) == 0 || errno == EPERM))
-			running = true;
+		if ((rc = meta_read_file(&m, file)) == -EACCES || rc == -EPERM)
+			running = rc;
+		else if (!rc && (status = meta_get(&m, "status")) && !strcmp(status, "running") &&
+			 (pid = meta_get(&m, "launcher_pid")) &&
+			 (kill((pid_t)atoi(pid), 0) == 0 || errno == EPERM))
+			running = 1;
 		meta_release(&m);
 	}
 	closedir(d);
 	return running;
+}
+
+/*
+ * -command refused by the system (errnum: EACCES, EPERM): whose the result is, never "no
+ * collection is running", which is not ours to know. Returns the exit code.
+ */
+static int refused(const char *command, const char *dir, const struct stat *st, int errnum)
+{
+	struct passwd *pw = getpwuid(st->st_uid);
+	char owner[64];
+
+	if (pw)
+		snprintf(owner, sizeof(owner), "%s", pw->pw_name);
+	else
+		snprintf(owner, sizeof(owner), "%u", (unsigned)st->st_uid);
+	log_error("cannot %s collection '%s': %s: the result is user %s's (only its owner or "
+		  "root can steer its collection)",
+		  command, dir, strerror(errnum), owner);
+	return EXIT_RUNTIME;
 }
 
 int collect_command(const char *result_dir, const char *command, bool quiet)
@@ -62,7 +89,7 @@ int collect_command(const char *result_dir, const char *command, bool quiet)
 	struct agent_data_counter *c;
 	struct stat st;
 	uint32_t seq;
-	int behind;
+	int behind, running;
 	size_t i;
 
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
@@ -84,12 +111,21 @@ int collect_command(const char *result_dir, const char *command, bool quiet)
 			  errno ? strerror(errno) : "not a directory");
 		return EXIT_USAGE;
 	}
-	if (!collection_running(result_dir)) {
+	if ((running = collection_running(result_dir)) == -EACCES || running == -EPERM)
+		return refused(command, result_dir, &st, -running);
+	if (running < 0) {
+		log_error("cannot %s collection '%s': cannot read its metadata: %s", command,
+			  result_dir, strerror(-running));
+		return EXIT_RUNTIME;
+	}
+	if (!running) {
 		log_error("cannot %s collection '%s': no collection is running in it", command,
 			  result_dir);
 		return EXIT_RUNTIME;
 	}
 	c = data_counter_map(result_dir, 0);
+	if (!c && (errno == EACCES || errno == EPERM))
+		return refused(command, result_dir, &st, errno);
 	if (!c) {
 		log_error("cannot %s collection '%s': cannot map its control page: %s", command,
 			  result_dir, strerror(errno));

@@ -72,6 +72,14 @@ if SANITIZE:
     atexit.register(_sanitizer_reports)
 
 
+# The symbol cache (pfinalize's, finalizer/sym-cache.c): each test a directory of its own,
+# removed at its end, so that no test reads what another (or the user's own runs) cached, nor
+# writes into ~/.cache/pcollect. A test that sets PCOLLECT_CACHE_DIR itself keeps its own.
+if "PCOLLECT_CACHE_DIR" not in os.environ:
+    os.environ["PCOLLECT_CACHE_DIR"] = tempfile.mkdtemp(prefix="pcollect-cache.")
+    atexit.register(shutil.rmtree, os.environ["PCOLLECT_CACHE_DIR"], ignore_errors=True)
+
+
 def tool_env(env=None):
     """The environment additions for running pcollect (env merged in): in a sanitizer build,
     the sanitizer runtime preloaded ahead of the agent."""

@@ -5,8 +5,10 @@ The known three-metric result (report_synth.known3) with every sample's and time
 value and count set near INT64_MAX, and a copy with them near INT64_MIN: every view (with
 -group-by, -recursion-mode collapse, -time-filter, -threshold 0), and the difference of the
 two, answers without a crash; sums saturate (common/sat.h), so no share passes 100% on the
-huge result. In the sanitizer build (build-asan/) UBSan fails the test on any signed
-overflow (e2elib)."""
+huge result. Issue 22: every export of both (speedscope's sums, the HTML page's common
+divisor of INT64_MIN), and the exports of a result whose samples all weigh 0 or that a filter
+empties (speedscope sorted no array). In the sanitizer build (build-asan/) UBSan fails the
+test on any signed overflow or NULL given to qsort (e2elib)."""
 import csv
 import io
 import os
@@ -19,6 +21,7 @@ import report_synth  # noqa: E402
 PREPORT = e2elib.tool("preport")
 
 BIG = (1 << 63) - 1000
+EXPORTS = ["speedscope", "html", "callgrind", "folded", "chrome", "pstats"]
 VIEWS = [
     ["-view", "summary"],
     ["-view", "hotspots", "-threshold", "0"],
@@ -78,3 +81,24 @@ with e2elib.Workdir("report-overflow") as w:
                          view, "-format", "csv", "-threshold", "0"])
         e2elib.check(cp.returncode in (0, 1), "difference %s of the two answers (%d)"
                      % (view, cp.returncode))
+    for tag, res in results.items():
+        for fmt in EXPORTS:
+            out = os.path.join(w.path, "%s.%s" % (tag, fmt))
+            cp = e2elib.run([PREPORT, "-r", res, "-format", fmt, "-report-output", out])
+            e2elib.check(cp.returncode in (0, 1) and "BUG" not in cp.stderr,
+                         "%s -format %s: answers or refuses (%d)" % (tag, fmt, cp.returncode))
+    # Samples that weigh nothing: no entry to sort (qsort_r got NULL).
+    zero = w.join("zero")
+    report_synth.known3(zero)
+    con = sqlite3.connect(os.path.join(zero, "result.db"))
+    con.execute("UPDATE samples SET value = 0")
+    con.commit()
+    con.close()
+    for res, extra in ((zero, []), (results["huge"], ["-filter", "thread=999999"]),
+                       (results["huge"], ["-time-filter", "1000000:"])):
+        for fmt in EXPORTS:
+            out = w.join("empty." + fmt)
+            cp = e2elib.run([PREPORT, "-r", res, "-format", fmt, "-report-output", out] + extra)
+            e2elib.check(cp.returncode in (0, 1, 2) and "BUG" not in cp.stderr,
+                         "%s %s -format %s: answers or refuses (%d)"
+                         % (os.path.basename(res), " ".join(extra), fmt, cp.returncode))
