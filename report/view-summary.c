@@ -7,6 +7,7 @@
 
 #include <sqlite3.h>
 
+#include "common/raw-stream.h"
 #include "common/sat.h"
 #include "report/report-private.h"
 #include "report/summary-private.h"
@@ -140,6 +141,25 @@ static void lost_by_reason(struct summary *s)
 	}
 }
 
+/*
+ * The CPU time pfinalize put under the agent's own frame (RAW_STACK_AGENT_NAME): samples taken
+ * while the collector's code ran in the program's threads, its overhead, shown as its own.
+ */
+static int64_t agent_overhead(const struct summary *s)
+{
+	const struct cct *t = &s->r->tree;
+	int64_t v = 0;
+	size_t i;
+
+	for (i = 1; i < t->n; i++) {
+		int f = t->nodes[i].func;
+
+		if (f >= 0 && !strcmp(s->r->m.functions[f].name, RAW_STACK_AGENT_NAME))
+			v = sat_add_i64(v, cct_self(t, (int)i)[s->cpu]);
+	}
+	return v;
+}
+
 static void section_time(struct summary *s)
 {
 	struct report *r = s->r;
@@ -149,8 +169,10 @@ static void section_time(struct summary *s)
 
 	if (elapsed > 0)
 		summary_row_time(s, "Time", "Elapsed Time", elapsed);
-	if (s->cpu >= 0)
+	if (s->cpu >= 0) {
 		summary_row_time(s, "Time", metric_name(METRIC_CPU_TIME), r->total[s->cpu]);
+		summary_row_value(s, "Time", "Collector Overhead", s->cpu, agent_overhead(s), true);
+	}
 	if (elapsed > 0 && s->cpu >= 0) {
 		double used = (double)r->total[s->cpu] / (double)elapsed;
 

@@ -5,6 +5,7 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +21,12 @@
 /* A module as seen by one scan. */
 struct module {
 	uint32_t kind;
+	bool seen; /* found again by the scan under way */
 	uint64_t base;
 	char *path;
+	/* Who the loader says it is (FILE and VDSO modules): how a scan knows it again. */
+	const void *phdr;
+	char *dl_name;
 	uint8_t build_id[RAW_MAX_BUILD_ID];
 	uint32_t build_id_len;
 	uint32_t nsegs;
@@ -35,6 +40,8 @@ struct module_list {
 
 /* What the streams of this image already describe. Guarded by agent.lock. */
 static struct module_list known;
+/* The loader's counts of objects added and removed (dlpi_adds, dlpi_subs) at the last scan. */
+static unsigned long long known_adds, known_subs;
 
 static struct module *list_add(struct module_list *l)
 {
@@ -44,12 +51,18 @@ static struct module *list_add(struct module_list *l)
 	return &l->v[l->n++];
 }
 
+static void module_release(struct module *m)
+{
+	free(m->path);
+	free(m->dl_name);
+}
+
 static void list_release(struct module_list *l)
 {
 	size_t i;
 
 	for (i = 0; i < l->n; i++)
-		free(l->v[i].path);
+		module_release(&l->v[i]);
 	free(l->v);
 	memset(l, 0, sizeof(*l));
 }
@@ -76,21 +89,57 @@ void agent_module_text(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t
 void agent_modules_reset(void)
 {
 	list_release(&known);
+	known_adds = known_subs = 0;
 }
 
-static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
+/* One scan: the modules known before it, a cursor in them, and the ones new to it. */
+struct scan {
+	struct module_list added;
+	size_t cursor;
+	bool whole;     /* walk even when the loader's counts did not move */
+	bool counted;   /* the counts were read (from the first object) */
+	bool unchanged; /* they did not: nothing to do */
+	bool failed;
+};
+
+static bool same_object(const struct module *m, const struct dl_phdr_info *info)
 {
-	struct module_list *l = data;
+	return m->kind != RAW_MODULE_ANON && m->base == info->dlpi_addr &&
+	       m->phdr == info->dlpi_phdr && m->dl_name &&
+	       !strcmp(m->dl_name, info->dlpi_name ? info->dlpi_name : "");
+}
+
+/*
+ * The known module the loader reports now, marked seen; false for a new one. The loader
+ * walks its objects in the same order each time with new ones after those of their
+ * namespace: the one after the last found is tried first, so a scan costs a comparison per
+ * object, not one per pair.
+ */
+static bool known_again(struct scan *sc, const struct dl_phdr_info *info)
+{
+	size_t i;
+
+	for (i = sc->cursor; i < known.n; i++)
+		if (same_object(&known.v[i], info))
+			goto found;
+	for (i = 0; i < sc->cursor && i < known.n; i++)
+		if (same_object(&known.v[i], info))
+			goto found;
+	return false;
+found:
+	known.v[i].seen = true;
+	sc->cursor = i + 1;
+	return true;
+}
+
+static void module_describe(struct module *m, const struct dl_phdr_info *info)
+{
 	uint64_t vdso = getauxval(AT_SYSINFO_EHDR);
-	struct module *m;
 	int i;
 
-	(void)size;
-	m = list_add(l);
-	if (!m)
-		return 1;
 	m->kind = RAW_MODULE_FILE;
 	m->base = info->dlpi_addr;
+	m->phdr = info->dlpi_phdr;
 	for (i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 
@@ -117,9 +166,38 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
 		m->path = strdup(agent.exe[0] ? agent.exe : "[exe]");
 	else
 		m->path = strdup(info->dlpi_name);
-	if (!m->path || !m->nsegs) {
-		free(m->path);
-		l->n--;
+	m->dl_name = strdup(info->dlpi_name ? info->dlpi_name : "");
+}
+
+static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct scan *sc = data;
+	struct module *m;
+
+	/* The loader counts what it added and removed: unchanged, nothing is new. */
+	if (!sc->counted &&
+	    size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
+		sc->counted = true;
+		if (!sc->whole && info->dlpi_adds == known_adds && info->dlpi_subs == known_subs) {
+			sc->unchanged = true;
+			return 1;
+		}
+		known_adds = info->dlpi_adds;
+		known_subs = info->dlpi_subs;
+	}
+	if (known_again(sc, info))
+		return 0;
+	m = list_add(&sc->added);
+	if (!m) {
+		sc->failed = true;
+		return 1;
+	}
+	module_describe(m, info);
+	if (!m->path || !m->dl_name || !m->nsegs) {
+		if (!m->path || !m->dl_name)
+			sc->failed = true;
+		module_release(m);
+		sc->added.n--;
 	}
 	return 0;
 }
@@ -144,44 +222,61 @@ static bool in_modules(const struct module_list *l, uint64_t start, uint64_t end
 	return false;
 }
 
-/* Executable memory that belongs to no ELF module (JIT code), from /proc/self/maps. */
-static void scan_anon(struct module_list *l)
+static bool same_anon(const struct module *a, const struct proc_map *pm, const char *path)
 {
-	size_t nfiles = l->n;
+	return a->kind == RAW_MODULE_ANON && a->segs[0].start == pm->start &&
+	       a->segs[0].size == pm->end - pm->start && !strcmp(a->path, path);
+}
+
+/*
+ * Executable memory that belongs to no ELF module (JIT code), from /proc/self/maps: the
+ * regions known already are marked seen, the others added to sc->added.
+ */
+static void scan_anon(struct scan *sc)
+{
 	char line[PATH_MAX + 128];
 	FILE *f = fopen("/proc/self/maps", "re");
 
-	if (!f)
+	if (!f) {
+		sc->failed = true;
 		return;
+	}
 	while (fgets(line, sizeof(line), f)) {
-		struct module_list files = { l->v, nfiles, nfiles };
 		struct proc_map pm;
+		const char *path;
 		struct module *m;
+		size_t i;
 
 		if (proc_map_parse(line, &pm) || !proc_map_is_anon_exec(&pm) ||
-		    in_modules(&files, pm.start, pm.end))
+		    in_modules(&known, pm.start, pm.end) ||
+		    in_modules(&sc->added, pm.start, pm.end))
 			continue;
-		m = list_add(l);
-		if (!m)
+		path = pm.path[0] ? pm.path : "[anon]";
+		for (i = 0; i < known.n && !same_anon(&known.v[i], &pm, path); i++)
+			;
+		if (i < known.n) {
+			known.v[i].seen = true;
+			continue;
+		}
+		m = list_add(&sc->added);
+		if (!m) {
+			sc->failed = true;
 			break;
+		}
 		m->kind = RAW_MODULE_ANON;
 		m->base = 0;
-		m->path = strdup(pm.path[0] ? pm.path : "[anon]");
+		m->path = strdup(path);
 		m->nsegs = 1;
 		m->segs[0].start = pm.start;
 		m->segs[0].size = pm.end - pm.start;
 		m->segs[0].file_offset = 0;
 		m->segs[0].prot = pm.prot;
-		if (!m->path)
-			l->n--;
+		if (!m->path) {
+			sc->added.n--;
+			sc->failed = true;
+		}
 	}
 	fclose(f);
-}
-
-static bool same_module(const struct module *a, const struct module *b)
-{
-	return a->kind == b->kind && a->base == b->base && a->segs[0].start == b->segs[0].start &&
-	       a->segs[0].size == b->segs[0].size && !strcmp(a->path, b->path);
 }
 
 static void write_load(struct raw_writer *w, const struct module *m)
@@ -203,65 +298,94 @@ static void write_load(struct raw_writer *w, const struct module *m)
 
 /*
  * Compare what is loaded now with what the process stream already says, and write the
- * difference: MODULE_LOAD for each new object, MODULE_UNLOAD for each one gone. Called at
- * start, after fork, and after each dlopen/dlclose; never in the handler.
+ * difference: MODULE_LOAD for each new object, MODULE_UNLOAD for each one gone. maps: read
+ * /proc/self/maps for JIT code too (at start, after fork, when the program maps executable
+ * memory); the loader's changes alone otherwise (dlopen/dlclose), which cost nothing when
+ * its counts did not move and a comparison per object when they did: only new objects are
+ * read. Never in the handler.
  */
-void agent_modules_scan(void)
+static void modules_scan(bool maps)
 {
 	AGENT_BUSY;
-	struct module_list now = { 0 };
+	struct scan sc = { .whole = maps };
 	struct raw_writer *w;
-	bool *seen = NULL;
 	sigset_t old, outer;
-	size_t i, j;
+	size_t i, kept;
 
 	if (!agent.active)
 		return;
 	/*
 	 * No sample of this thread while it scans: it mallocs and frees, and a handler that
 	 * unwinds while this thread holds an arena lock can deadlock with a dlclose() in another
-	 * thread (loader lock, then that arena) and the unwinder's lock a third one holds.
+	 * thread (loader lock, then that arena) and the unwinder's lock a third one holds. A
+	 * sample held back meanwhile is delivered when the signal is unblocked, and recorded as
+	 * the agent's own (agent-sample.c).
 	 */
 	agent_block_sampling(&outer);
 	pthread_mutex_lock(&agent.lock);
+	for (i = 0; i < known.n; i++)
+		known.v[i].seen = false;
 	agent_in_dl++;
-	agent_real.dl_iterate_phdr(phdr_cb, &now);
+	agent_real.dl_iterate_phdr(phdr_cb, &sc);
 	agent_in_dl--;
-	scan_anon(&now);
-	seen = calloc(known.n + 1, sizeof(*seen));
-	if (!seen)
+	if (sc.unchanged)
 		goto out;
+	if (sc.failed) {
+		/* Describe everything again at the next scan: nothing is taken as gone. */
+		known_adds = known_subs = 0;
+		for (i = 0; i < known.n; i++)
+			known.v[i].seen = true;
+	}
+	if (maps)
+		scan_anon(&sc);
+	for (i = 0; i < known.n && !maps; i++)
+		if (known.v[i].kind == RAW_MODULE_ANON)
+			known.v[i].seen = true;
 	w = agent_proc_begin(&old);
-	for (i = 0; i < now.n; i++) {
-		for (j = 0; j < known.n; j++)
-			if (!seen[j] && same_module(&now.v[i], &known.v[j]))
-				break;
-		if (j < known.n) {
-			seen[j] = true;
+	for (i = 0; i < sc.added.n; i++) {
+		if (w)
+			write_load(w, &sc.added.v[i]);
+		if (sc.added.v[i].kind == RAW_MODULE_FILE)
+			agent_python_module(sc.added.v[i].path, sc.added.v[i].base);
+	}
+	for (i = 0; w && i < known.n; i++)
+		if (!known.v[i].seen)
+			raw_writer_module_unload(w, raw_header_now(&agent.proc.hdr),
+						 known.v[i].base, known.v[i].path);
+	agent_proc_end(&old);
+	/* Known from now on: the ones seen again, then the new ones. */
+	for (i = kept = 0; i < known.n; i++) {
+		if (known.v[i].seen)
+			known.v[kept++] = known.v[i];
+		else
+			module_release(&known.v[i]);
+	}
+	known.n = kept;
+	for (i = 0; i < sc.added.n; i++) {
+		struct module *m = list_add(&known);
+
+		if (!m) {
+			/* Forgotten: described again at the next whole scan. */
+			module_release(&sc.added.v[i]);
+			known_adds = known_subs = 0;
 			continue;
 		}
-		if (w)
-			write_load(w, &now.v[i]);
-		if (now.v[i].kind == RAW_MODULE_FILE)
-			agent_python_module(now.v[i].path, now.v[i].base);
+		*m = sc.added.v[i];
 	}
-	for (j = 0; w && j < known.n; j++)
-		if (!seen[j])
-			raw_writer_module_unload(w, raw_header_now(&agent.proc.hdr),
-						 known.v[j].base, known.v[j].path);
-	agent_proc_end(&old);
-	list_release(&known);
-	known = now;
-	now.v = NULL;
-	now.n = now.cap = 0;
-	agent_python_modules_done();
+	sc.added.n = 0;
+	if (sc.added.cap)
+		agent_python_modules_done();
 out:
-	free(seen);
-	list_release(&now);
+	list_release(&sc.added);
 	pthread_mutex_unlock(&agent.lock);
 	agent_restore_mask(&outer);
-	if (agent.cfg.memory)
+	if (agent.cfg.memory && !sc.unchanged)
 		mem_python_resolve();
+}
+
+void agent_modules_scan(void)
+{
+	modules_scan(true);
 }
 
 /* ---- interposed loader functions ------------------------------------------------------ */
@@ -276,7 +400,7 @@ AGENT_EXPORT void *dlopen(const char *file, int mode)
 	h = agent_real.dlopen(file, mode);
 	agent_in_dl--;
 	if (h && agent.active)
-		agent_modules_scan();
+		modules_scan(false);
 	return h;
 }
 
@@ -290,7 +414,7 @@ AGENT_EXPORT void *dlmopen(Lmid_t lmid, const char *file, int mode)
 	h = agent_real.dlmopen(lmid, file, mode);
 	agent_in_dl--;
 	if (h && agent.active)
-		agent_modules_scan();
+		modules_scan(false);
 	return h;
 }
 
@@ -306,7 +430,7 @@ AGENT_EXPORT int dlclose(void *handle)
 	if (agent.active) {
 		/* Unwind information cached for the unmapped code must not be used again. */
 		unw_flush_cache(unw_local_addr_space, 0, 0);
-		agent_modules_scan();
+		modules_scan(false);
 	}
 	return ret;
 }
