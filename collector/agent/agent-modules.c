@@ -30,7 +30,8 @@ struct module {
 	uint8_t build_id[RAW_MAX_BUILD_ID];
 	uint32_t build_id_len;
 	uint32_t nsegs;
-	struct raw_segment segs[RAW_MAX_SEGMENTS];
+	/* Its own allocation: the list stays small (a scan walks it, a deletion moves it). */
+	struct raw_segment *segs;
 };
 
 struct module_list {
@@ -55,6 +56,7 @@ static void module_release(struct module *m)
 {
 	free(m->path);
 	free(m->dl_name);
+	free(m->segs);
 }
 
 static void list_release(struct module_list *l)
@@ -92,9 +94,12 @@ void agent_modules_reset(void)
 	known_adds = known_subs = 0;
 }
 
-/* One scan: the modules known before it, a cursor in them, and the ones new to it. */
+/*
+ * One scan: a cursor in the modules known before it (known.v[0..old)); the ones new to it are
+ * appended to known (known.v[old..known.n)), so nothing is copied.
+ */
 struct scan {
-	struct module_list added;
+	size_t old;
 	size_t cursor;
 	bool whole;     /* walk even when the loader's counts did not move */
 	bool counted;   /* the counts were read (from the first object) */
@@ -119,10 +124,10 @@ static bool known_again(struct scan *sc, const struct dl_phdr_info *info)
 {
 	size_t i;
 
-	for (i = sc->cursor; i < known.n; i++)
+	for (i = sc->cursor; i < sc->old; i++)
 		if (same_object(&known.v[i], info))
 			goto found;
-	for (i = 0; i < sc->cursor && i < known.n; i++)
+	for (i = 0; i < sc->cursor && i < sc->old; i++)
 		if (same_object(&known.v[i], info))
 			goto found;
 	return false;
@@ -132,18 +137,25 @@ found:
 	return true;
 }
 
-static void module_describe(struct module *m, const struct dl_phdr_info *info)
+/* False when memory ran out. */
+static bool module_describe(struct module *m, const struct dl_phdr_info *info)
 {
 	uint64_t vdso = getauxval(AT_SYSINFO_EHDR);
+	uint32_t nload = 0;
 	int i;
 
 	m->kind = RAW_MODULE_FILE;
 	m->base = info->dlpi_addr;
 	m->phdr = info->dlpi_phdr;
+	for (i = 0; i < info->dlpi_phnum; i++)
+		nload += info->dlpi_phdr[i].p_type == PT_LOAD;
+	if (nload > RAW_MAX_SEGMENTS)
+		nload = RAW_MAX_SEGMENTS;
+	m->segs = nload ? calloc(nload, sizeof(*m->segs)) : NULL;
 	for (i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 
-		if (ph->p_type == PT_LOAD && m->nsegs < RAW_MAX_SEGMENTS) {
+		if (ph->p_type == PT_LOAD && m->segs && m->nsegs < nload) {
 			struct raw_segment *s = &m->segs[m->nsegs++];
 
 			s->start = info->dlpi_addr + ph->p_vaddr;
@@ -167,12 +179,14 @@ static void module_describe(struct module *m, const struct dl_phdr_info *info)
 	else
 		m->path = strdup(info->dlpi_name);
 	m->dl_name = strdup(info->dlpi_name ? info->dlpi_name : "");
+	return m->path && m->dl_name && (m->segs || !nload);
 }
 
 static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
 	struct scan *sc = data;
 	struct module *m;
+	bool ok;
 
 	/* The loader counts what it added and removed: unchanged, nothing is new. */
 	if (!sc->counted &&
@@ -187,17 +201,19 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
 	}
 	if (known_again(sc, info))
 		return 0;
-	m = list_add(&sc->added);
+	m = list_add(&known);
 	if (!m) {
 		sc->failed = true;
 		return 1;
 	}
-	module_describe(m, info);
-	if (!m->path || !m->dl_name || !m->nsegs) {
-		if (!m->path || !m->dl_name)
+	m->seen = true;
+	ok = module_describe(m, info);
+	if (!ok || !m->nsegs) {
+		/* No segment: nothing to record (not a failure, nothing taken as gone). */
+		if (!ok)
 			sc->failed = true;
 		module_release(m);
-		sc->added.n--;
+		known.n--;
 	}
 	return 0;
 }
@@ -230,7 +246,7 @@ static bool same_anon(const struct module *a, const struct proc_map *pm, const c
 
 /*
  * Executable memory that belongs to no ELF module (JIT code), from /proc/self/maps: the
- * regions known already are marked seen, the others added to sc->added.
+ * regions known already are marked seen, the others appended to known.
  */
 static void scan_anon(struct scan *sc)
 {
@@ -248,17 +264,16 @@ static void scan_anon(struct scan *sc)
 		size_t i;
 
 		if (proc_map_parse(line, &pm) || !proc_map_is_anon_exec(&pm) ||
-		    in_modules(&known, pm.start, pm.end) ||
-		    in_modules(&sc->added, pm.start, pm.end))
+		    in_modules(&known, pm.start, pm.end))
 			continue;
 		path = pm.path[0] ? pm.path : "[anon]";
-		for (i = 0; i < known.n && !same_anon(&known.v[i], &pm, path); i++)
+		for (i = 0; i < sc->old && !same_anon(&known.v[i], &pm, path); i++)
 			;
-		if (i < known.n) {
+		if (i < sc->old) {
 			known.v[i].seen = true;
 			continue;
 		}
-		m = list_add(&sc->added);
+		m = list_add(&known);
 		if (!m) {
 			sc->failed = true;
 			break;
@@ -266,13 +281,18 @@ static void scan_anon(struct scan *sc)
 		m->kind = RAW_MODULE_ANON;
 		m->base = 0;
 		m->path = strdup(path);
-		m->nsegs = 1;
-		m->segs[0].start = pm.start;
-		m->segs[0].size = pm.end - pm.start;
-		m->segs[0].file_offset = 0;
-		m->segs[0].prot = pm.prot;
-		if (!m->path) {
-			sc->added.n--;
+		m->segs = calloc(1, sizeof(*m->segs));
+		m->seen = true;
+		if (m->segs) {
+			m->nsegs = 1;
+			m->segs[0].start = pm.start;
+			m->segs[0].size = pm.end - pm.start;
+			m->segs[0].file_offset = 0;
+			m->segs[0].prot = pm.prot;
+		}
+		if (!m->path || !m->segs) {
+			module_release(m);
+			known.n--;
 			sc->failed = true;
 		}
 	}
@@ -309,20 +329,19 @@ static void modules_scan(bool maps)
 	AGENT_BUSY;
 	struct scan sc = { .whole = maps };
 	struct raw_writer *w;
-	sigset_t old, outer;
+	sigset_t old;
 	size_t i, kept;
 
 	if (!agent.active)
 		return;
 	/*
-	 * No sample of this thread while it scans: it mallocs and frees, and a handler that
-	 * unwinds while this thread holds an arena lock can deadlock with a dlclose() in another
-	 * thread (loader lock, then that arena) and the unwinder's lock a third one holds. A
-	 * sample held back meanwhile is delivered when the signal is unblocked, and recorded as
-	 * the agent's own (agent-sample.c).
+	 * The signal is not blocked: a sample of this thread while it scans finds AGENT_BUSY
+	 * set and is recorded as the agent's own at once, without unwinding (agent-sample.c),
+	 * so the handler takes no lock this thread may hold (an arena's, the loader's, the
+	 * unwinder's) and no sample waits for the scan's end to land in the program's frames.
 	 */
-	agent_block_sampling(&outer);
 	pthread_mutex_lock(&agent.lock);
+	sc.old = known.n;
 	for (i = 0; i < known.n; i++)
 		known.v[i].seen = false;
 	agent_in_dl++;
@@ -330,55 +349,38 @@ static void modules_scan(bool maps)
 	agent_in_dl--;
 	if (sc.unchanged)
 		goto out;
-	if (sc.failed) {
-		/* Describe everything again at the next scan: nothing is taken as gone. */
-		known_adds = known_subs = 0;
-		for (i = 0; i < known.n; i++)
-			known.v[i].seen = true;
-	}
 	if (maps)
 		scan_anon(&sc);
-	for (i = 0; i < known.n && !maps; i++)
-		if (known.v[i].kind == RAW_MODULE_ANON)
+	for (i = 0; i < sc.old; i++)
+		/* Not read again, or not all read: nothing is taken as gone. */
+		if (sc.failed || (!maps && known.v[i].kind == RAW_MODULE_ANON))
 			known.v[i].seen = true;
+	if (sc.failed)
+		known_adds = known_subs = 0; /* everything looked at again next time */
 	w = agent_proc_begin(&old);
-	for (i = 0; i < sc.added.n; i++) {
+	for (i = sc.old; i < known.n; i++) {
 		if (w)
-			write_load(w, &sc.added.v[i]);
-		if (sc.added.v[i].kind == RAW_MODULE_FILE)
-			agent_python_module(sc.added.v[i].path, sc.added.v[i].base);
+			write_load(w, &known.v[i]);
+		if (known.v[i].kind == RAW_MODULE_FILE)
+			agent_python_module(known.v[i].path, known.v[i].base);
 	}
-	for (i = 0; w && i < known.n; i++)
+	for (i = 0; w && i < sc.old; i++)
 		if (!known.v[i].seen)
 			raw_writer_module_unload(w, raw_header_now(&agent.proc.hdr),
 						 known.v[i].base, known.v[i].path);
 	agent_proc_end(&old);
-	/* Known from now on: the ones seen again, then the new ones. */
+	if (known.n > sc.old)
+		agent_python_modules_done();
+	/* Known from now on: the ones seen again, then the new ones, in their order. */
 	for (i = kept = 0; i < known.n; i++) {
-		if (known.v[i].seen)
-			known.v[kept++] = known.v[i];
-		else
+		if (!known.v[i].seen)
 			module_release(&known.v[i]);
+		else if (kept++ != i)
+			known.v[kept - 1] = known.v[i];
 	}
 	known.n = kept;
-	for (i = 0; i < sc.added.n; i++) {
-		struct module *m = list_add(&known);
-
-		if (!m) {
-			/* Forgotten: described again at the next whole scan. */
-			module_release(&sc.added.v[i]);
-			known_adds = known_subs = 0;
-			continue;
-		}
-		*m = sc.added.v[i];
-	}
-	sc.added.n = 0;
-	if (sc.added.cap)
-		agent_python_modules_done();
 out:
-	list_release(&sc.added);
 	pthread_mutex_unlock(&agent.lock);
-	agent_restore_mask(&outer);
 	if (agent.cfg.memory && !sc.unchanged)
 		mem_python_resolve();
 }

@@ -140,10 +140,11 @@ static void write_failed(struct agent_thread *t, uint64_t weight)
 }
 
 /*
- * own: the signal came while the agent's own code ran in this thread (a sample our module
- * scan or a record deferred by blocking the signal is delivered when it unblocks): the
- * sample is the collector's overhead, recorded as such (RAW_STACK_AGENT, no frames), never
- * in the program's functions that called into us.
+ * own: the signal came while the agent's own code ran in this thread (its module scan at a
+ * dlopen, or a record it held the signal back for, delivered when it unblocks): the sample
+ * is the collector's overhead, recorded as such (RAW_STACK_AGENT, no frames), never in the
+ * program's functions that called into us. Nothing is unwound for it: the handler takes no
+ * lock the interrupted agent code may hold (the loader's, an arena's, the unwinder's).
  */
 static void sample(struct agent_thread *t, uint64_t weight, void *uc, bool own)
 {
@@ -179,7 +180,7 @@ static void sample(struct agent_thread *t, uint64_t weight, void *uc, bool own)
 	 * Inside dlopen/dlclose/dl_iterate_phdr this thread may hold the loader's lock, and the
 	 * unwinder would take it again (or walk a list being changed): skip the sample.
 	 */
-	if (agent_in_dl) {
+	if (agent_in_dl && !own) {
 		lost(t, RAW_LOST_BUSY, weight);
 		goto out;
 	}
