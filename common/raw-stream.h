@@ -195,7 +195,12 @@ enum raw_note_kind {
 	RAW_NOTE_TIMER_FALLBACK = 1, /* sampled with the CPU-time timer: no task-clock event */
 	RAW_NOTE_NO_STREAM = 2,      /* not sampled: its stream could not be created */
 	RAW_NOTE_STREAM_STOPPED = 3, /* its stream stopped early (detail: why) */
-	RAW_NOTE_KIND_MAX = 3,
+	RAW_NOTE_PROCESS_CPU = 4,    /* tid: the pid; detail: the CPU time in ns (decimal) all
+					the process's threads used while the image ran, sampled
+					or not (CLOCK_PROCESS_CPUTIME_ID at its end less at the
+					agent's start): threads made after sampling stopped have
+					no stream, and count here */
+	RAW_NOTE_KIND_MAX = 4,
 };
 
 /*

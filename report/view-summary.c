@@ -366,12 +366,19 @@ static void section_collection(struct summary *s)
 	/*
 	 * The CPU time the threads measured at their end against what their samples account
 	 * for: short of it when samples were lost (above), data was damaged, threads were short
-	 * or timer signals came late (pfinalize's summary says which).
+	 * or timer signals came late (pfinalize's summary says which). A process's own measure
+	 * at its end (note 'process-cpu') counts when more: its threads made after sampling
+	 * stopped have no row.
 	 */
-	if (query_ints(r,
-		       "SELECT coalesce(sum(cpu_ns), 0), coalesce(sum(time_ns), 0) "
-		       "FROM threads WHERE cpu_ns > 0",
-		       v, 2) &&
+	if (query_ints(
+		    r,
+		    "SELECT coalesce(sum(max(coalesce(t.cpu, 0), coalesce(n.cpu, 0))), 0), "
+		    "coalesce(sum(t.sampled), 0) FROM processes p "
+		    "LEFT JOIN (SELECT process_id, sum(cpu_ns) AS cpu, sum(time_ns) AS sampled "
+		    "FROM threads WHERE cpu_ns > 0 GROUP BY process_id) t ON t.process_id = p.id "
+		    "LEFT JOIN (SELECT process_id, sum(CAST(detail AS INTEGER)) AS cpu FROM notes "
+		    "WHERE kind = 'process-cpu' GROUP BY process_id) n ON n.process_id = p.id",
+		    v, 2) &&
 	    v[0] > 0) {
 		const char *cpu = metric_name(METRIC_CPU_TIME);
 		char label[128];
