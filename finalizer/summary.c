@@ -68,10 +68,13 @@ static uint64_t image_used(const struct fin *f, size_t im, uint64_t *unstreamed)
 
 		if (!s->has_header || s->image != im)
 			continue;
+		/* The last is the whole (an image whose exec failed noted before it too). */
 		for (k = 0; k < s->nnotes; k++)
-			if (s->notes[k].kind == RAW_NOTE_PROCESS_CPU && s->notes[k].detail)
-				process = sat_add_u64(process,
-						      strtoull(s->notes[k].detail, NULL, 10));
+			if (s->notes[k].kind == RAW_NOTE_PROCESS_CPU && s->notes[k].detail) {
+				uint64_t v = strtoull(s->notes[k].detail, NULL, 10);
+
+				process = v > process ? v : process;
+			}
 	}
 	*unstreamed = process > threads ? process - threads : 0;
 	return process > threads ? process : threads;

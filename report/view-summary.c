@@ -376,7 +376,7 @@ static void section_collection(struct summary *s)
 		    "coalesce(sum(t.sampled), 0) FROM processes p "
 		    "LEFT JOIN (SELECT process_id, sum(cpu_ns) AS cpu, sum(time_ns) AS sampled "
 		    "FROM threads WHERE cpu_ns > 0 GROUP BY process_id) t ON t.process_id = p.id "
-		    "LEFT JOIN (SELECT process_id, sum(CAST(detail AS INTEGER)) AS cpu FROM notes "
+		    "LEFT JOIN (SELECT process_id, max(CAST(detail AS INTEGER)) AS cpu FROM notes "
 		    "WHERE kind = 'process-cpu' GROUP BY process_id) n ON n.process_id = p.id",
 		    v, 2) &&
 	    v[0] > 0) {

@@ -3,13 +3,13 @@
 """The agent's own work is shown as its own (issue 22, item 8). A program dlopens 100 small
 libraries (one built with gcc here, copied to 100 files: each a load of its own) and burns
 400 ms of CPU time in burn_work, 4 ms after each load. Every dlopen runs the agent's module
-scan with our signal blocked; a sample held back meanwhile is delivered when the scan ends,
-in __pthread_sigmask called by the agent called by the program's dlopen. Such samples are
-the collector's overhead: they must be recorded under the root "[pcollect agent]" alone,
-never under the program's functions, and the summary must say how much there was
-("Collector Overhead"). burn_work then holds at least 95% of the program's CPU time (the
-rest: the loader's real work, start-up), and no stack of the program's holds a
-signal-mask call."""
+scan; a sample taken in it is the collector's overhead (before issue 22 the scan blocked our
+signal, and the sample held back landed in __pthread_sigmask under the program's dlopen
+call). Such samples must be recorded under the root "[pcollect agent]" alone, never under the
+program's functions, and the summary must say how much there was ("Collector Overhead").
+burn_work then holds at least 95% of the program's CPU time (the rest: the loader's real
+work, start-up), and no stack of the program's holds a signal-mask call. The program's
+output is as without us."""
 import os
 import re
 import shutil
