@@ -27,31 +27,63 @@ int data_counter_path(char *buf, size_t size, const char *dir)
 	return n < 0 ? n : 0;
 }
 
-struct agent_data_counter *data_counter_map(const char *dir, int create)
+/*
+ * A new counter, whole: made under a name of this process's, its blocks reserved, then
+ * linked to path, which either appears whole or is someone else's already (EEXIST: every
+ * launcher of a node's ranks shares the one the first made). Returns its descriptor, or
+ * -EEXIST, or -errno.
+ */
+static int counter_create(const char *path, mode_t mode)
 {
-	char path[4096];
-	struct stat st;
-	void *p = MAP_FAILED;
-	int fd, err;
+	char tmp[4096];
+	int fd, err, n = snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
 
-	if ((err = data_counter_path(path, sizeof(path), dir)))
-		goto out;
-	/* The agent maps it and closes the descriptor at once: nothing of ours stays open. */
-	fd = create ? result_create_file(path, result_file_mode(dir))
-		    : open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0) {
-		err = create ? fd : -errno;
-		goto out;
-	}
+	if (n < 0 || (size_t)n >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	unlink(tmp); /* one a killed process of this pid left */
+	fd = result_create_file(tmp, mode);
+	if (fd < 0)
+		return fd;
 	/*
 	 * Its blocks reserved, not a hole: every process stores into the mapping, and a store
 	 * into a page a full disk cannot give is a SIGBUS, in the program. For the same reason
 	 * a file shorter than the counter (its reservation failed) is not mapped.
 	 */
-	err = create ? raw_window_reserve(fd, 0, sizeof(struct agent_data_counter)) : 0;
-	if (!err && fstat(fd, &st))
+	err = raw_window_reserve(fd, 0, sizeof(struct agent_data_counter));
+	if (!err && link(tmp, path))
 		err = -errno;
-	else if (!err && (uint64_t)st.st_size < sizeof(struct agent_data_counter))
+	unlink(tmp);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+struct agent_data_counter *data_counter_map(const char *dir, int create)
+{
+	char path[4096];
+	struct stat st;
+	void *p = MAP_FAILED;
+	int fd = -1, err;
+
+	if ((err = data_counter_path(path, sizeof(path), dir)))
+		goto out;
+	/* The agent maps it and closes the descriptor at once: nothing of ours stays open. */
+	if (create)
+		fd = counter_create(path, result_file_mode(dir));
+	if (!create || fd == -EEXIST) {
+		fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0)
+			fd = -errno;
+	}
+	if (fd < 0) {
+		err = fd;
+		goto out;
+	}
+	if (fstat(fd, &st))
+		err = -errno;
+	else if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size < sizeof(struct agent_data_counter))
 		err = -ENOSPC;
 	if (!err) {
 		p = mmap(NULL, sizeof(struct agent_data_counter), PROT_READ | PROT_WRITE,
@@ -59,8 +91,6 @@ struct agent_data_counter *data_counter_map(const char *dir, int create)
 		err = p == MAP_FAILED ? -errno : 0;
 	}
 	close(fd);
-	if (err && create)
-		unlink(path);
 out:
 	errno = -err;
 	return err ? NULL : p;

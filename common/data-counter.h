@@ -23,9 +23,11 @@
 int data_counter_path(char *buf, size_t size, const char *dir);
 
 /*
- * Create (launcher, create = 1: its blocks reserved) or open it, and map it. Returns the
- * mapping, or NULL with errno set (a file shorter than the page, of an older collector or
- * cut short: ENOSPC).
+ * Create (launcher, create = 1: made whole, its blocks reserved, under another name and
+ * linked into place; when another launcher of the same result made it first, as the ranks of
+ * an MPI job on one node do, that one is opened and shared) or open it, and map it. Returns
+ * the mapping, or NULL with errno set (a file shorter than the page, of an older collector
+ * or cut short: ENOSPC).
  */
 struct agent_data_counter *data_counter_map(const char *dir, int create);
 

@@ -152,7 +152,12 @@ enum raw_stack_flags {
 	RAW_STACK_UNWIND_ERROR = 1 << 1, /* the unwinder stopped on an error, not at the root */
 	RAW_STACK_FIRST_IS_PC = 1 << 2,  /* ip[0] is the interrupted pc (exact), the rest are
 					    return addresses (look up at ip - 1) */
+	RAW_STACK_AGENT = 1 << 3,        /* taken while the agent's own code ran in the thread
+					    (its module scan, its records): no frames (depth 0),
+					    the collector's overhead, never the program's */
 };
+/* The one frame pfinalize gives a RAW_STACK_AGENT stack, a root of its own (docs/schema.md). */
+#define RAW_STACK_AGENT_NAME "[pcollect agent]"
 
 /* RAW_REC_PROCESS origin. */
 enum raw_process_origin {
@@ -192,7 +197,12 @@ enum raw_note_kind {
 	RAW_NOTE_TIMER_FALLBACK = 1, /* sampled with the CPU-time timer: no task-clock event */
 	RAW_NOTE_NO_STREAM = 2,      /* not sampled: its stream could not be created */
 	RAW_NOTE_STREAM_STOPPED = 3, /* its stream stopped early (detail: why) */
-	RAW_NOTE_KIND_MAX = 3,
+	RAW_NOTE_PROCESS_CPU = 4,    /* tid: the pid; detail: the CPU time in ns (decimal) all
+					the process's threads used while the image ran, sampled
+					or not (CLOCK_PROCESS_CPUTIME_ID at its end less at the
+					agent's start): threads made after sampling stopped have
+					no stream, and count here */
+	RAW_NOTE_KIND_MAX = 4,
 };
 
 /*

@@ -231,6 +231,7 @@ static struct db_value note_kind(const void *rec, const struct db_rows_ctx *c)
 		[RAW_NOTE_TIMER_FALLBACK] = "timer-fallback",
 		[RAW_NOTE_NO_STREAM] = "no-stream",
 		[RAW_NOTE_STREAM_STOPPED] = "stream-stopped",
+		[RAW_NOTE_PROCESS_CPU] = "process-cpu",
 	};
 	uint32_t kind = ((const struct note_rec *)rec)->kind;
 

@@ -167,6 +167,12 @@ static int stack_append(struct stream *s, uint64_t id, uint32_t flags, const uin
 
 static int take_stack(struct stream *s, const struct raw_record *rec)
 {
+	static const uint64_t agent_addr = FIN_AGENT_STACK_ADDR;
+
+	/* The agent's own work: whatever frames it names, one root of its own. */
+	if (rec->u.stack.flags & RAW_STACK_AGENT)
+		return stack_append(s, rec->u.stack.id, RAW_STACK_FIRST_IS_PC | RAW_STACK_AGENT,
+				    &agent_addr, 1);
 	return stack_append(s, rec->u.stack.id, rec->u.stack.flags, rec->u.stack.ips,
 			    rec->u.stack.depth);
 }

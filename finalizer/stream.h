@@ -31,6 +31,13 @@
 #define FIN_TRUNCATED_STACK_ADDR 0xffffffffffff0010ull
 #define FIN_TRUNCATED_STACK_NAME "[truncated stack]"
 /*
+ * A sample the agent took while its own code ran in the thread (RAW_STACK_AGENT): one frame
+ * at this address, a root of its own named "[pcollect agent]", so the collector's overhead
+ * is shown as ours and never inside the program's functions.
+ */
+#define FIN_AGENT_STACK_ADDR 0xffffffffffff0020ull
+#define FIN_AGENT_STACK_NAME RAW_STACK_AGENT_NAME
+/*
  * How much more CPU time a thread's samples may stand for than the thread measured at its end
  * (THREAD_END) before it is damage: none by design (a sample closes an interval the thread
  * used), so the slack covers only rounding: two intervals, two kernel ticks and 1%.

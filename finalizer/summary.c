@@ -50,6 +50,37 @@ static const char *undersampled_why(uint64_t damaged, bool limit_hit, bool task_
 }
 
 /*
+ * The CPU time the threads of image im used: what its threads measured at their end, or
+ * what the process measured at its end (RAW_NOTE_PROCESS_CPU) when more: threads made after
+ * sampling stopped (-data-limit, -duration) have no stream, and count there. *unstreamed:
+ * the part no thread of a stream accounts for.
+ */
+static uint64_t image_used(const struct fin *f, size_t im, uint64_t *unstreamed)
+{
+	uint64_t threads = 0, process = 0;
+	size_t i, k;
+
+	for (i = 0; i < f->nthreads; i++)
+		if (f->threads[i].image == im)
+			threads = sat_add_u64(threads, f->threads[i].cpu_ns);
+	for (i = 0; i < f->nstreams; i++) {
+		const struct stream *s = &f->streams[i];
+
+		if (!s->has_header || s->image != im)
+			continue;
+		/* The last is the whole (an image whose exec failed noted before it too). */
+		for (k = 0; k < s->nnotes; k++)
+			if (s->notes[k].kind == RAW_NOTE_PROCESS_CPU && s->notes[k].detail) {
+				uint64_t v = strtoull(s->notes[k].detail, NULL, 10);
+
+				process = v > process ? v : process;
+			}
+	}
+	*unstreamed = process > threads ? process - threads : 0;
+	return process > threads ? process : threads;
+}
+
+/*
  * The CPU time the threads measured at their end against what their samples account for.
  * Threads still running when the program was killed measured nothing and are left out.
  * Samples the agent counted as lost (the summary of preport lists them by reason) are
@@ -61,19 +92,28 @@ static void print_coverage(FILE *o, const struct fin *f)
 	const char *hit = meta_get(&f->meta, "data_limit_hit");
 	bool task_clock = clock && !strcmp(clock, "task-clock");
 	bool limit_hit = hit && !strcmp(hit, "1");
-	uint64_t used = 0, sampled = 0, *covered, *damaged;
+	uint64_t used = 0, sampled = 0, unstreamed = 0, *covered, *damaged;
 	uint64_t rest_used = 0, rest_covered = 0, rest_damaged = 0;
 	size_t i, k, shown = 0, rest = 0;
 
 	for (i = 0; i < f->nthreads; i++)
-		if (f->threads[i].cpu_ns) {
-			used = sat_add_u64(used, f->threads[i].cpu_ns);
+		if (f->threads[i].cpu_ns)
 			sampled = sat_add_u64(sampled, f->threads[i].time_ns);
-		}
+	for (i = 0; i < f->nimages; i++) {
+		uint64_t un;
+
+		used = sat_add_u64(used, image_used(f, i, &un));
+		unstreamed = sat_add_u64(unstreamed, un);
+	}
 	if (!used)
 		return;
 	fprintf(o, "  cpu time:  %.3f s sampled of %.3f s the threads used (%.1f%%)\n",
 		(double)sampled / 1e9, (double)used / 1e9, pct(sampled, used));
+	if (unstreamed >= used / 10 && unstreamed >= 50000000)
+		fprintf(o, "  undersampled: %.3f s of CPU time in threads never sampled; %s\n",
+			(double)unstreamed / 1e9,
+			limit_hit ? "they started after the raw data reached -data-limit"
+				  : "they started after sampling stopped");
 	covered = calloc(f->nthreads, sizeof(*covered));
 	damaged = calloc(f->nthreads, sizeof(*damaged));
 	if (!covered || !damaged) {
@@ -254,6 +294,8 @@ static void print_notes(FILE *o, const struct fin *f)
 			const struct note_rec *nk = &f->streams[i].notes[k];
 			bool seen = false;
 
+			if (nk->kind == RAW_NOTE_PROCESS_CPU)
+				continue; /* a figure, not a note: print_coverage() */
 			/* Once per (kind, detail): the first time it appears. */
 			for (j = 0; j <= i && !seen; j++)
 				for (l = 0; l < (j < i ? f->streams[j].nnotes : k) && !seen; l++)

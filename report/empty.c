@@ -88,8 +88,9 @@ void report_explain_empty(const struct report *r)
 			  "(by reason: %s; docs/schema.md, table lost)",
 			  dir, reasons);
 	else if (query_row(m,
-			   "SELECT count(*), kind || ': ' || detail FROM notes GROUP BY kind, "
-			   "detail ORDER BY count(*) DESC LIMIT 1",
+			   "SELECT count(*), kind || ': ' || detail FROM notes "
+			   "WHERE kind != 'process-cpu' GROUP BY kind, detail "
+			   "ORDER BY count(*) DESC LIMIT 1",
 			   &notes, 1, detail, sizeof(detail)) &&
 		 notes)
 		log_error("result '%s' holds no samples: the collector noted for %" PRId64

@@ -8,6 +8,7 @@
 #include <sqlite3.h>
 
 #include "common/cmp.h"
+#include "common/raw-stream.h"
 #include "common/sat.h"
 #include "report/report-private.h"
 #include "report/summary-private.h"
@@ -141,6 +142,25 @@ static void lost_by_reason(struct summary *s)
 	}
 }
 
+/*
+ * The CPU time pfinalize put under the agent's own frame (RAW_STACK_AGENT_NAME): samples taken
+ * while the collector's code ran in the program's threads, its overhead, shown as its own.
+ */
+static int64_t agent_overhead(const struct summary *s)
+{
+	const struct cct *t = &s->r->tree;
+	int64_t v = 0;
+	size_t i;
+
+	for (i = 1; i < t->n; i++) {
+		int f = t->nodes[i].func;
+
+		if (f >= 0 && !strcmp(s->r->m.functions[f].name, RAW_STACK_AGENT_NAME))
+			v = sat_add_i64(v, cct_self(t, (int)i)[s->cpu]);
+	}
+	return v;
+}
+
 static void section_time(struct summary *s)
 {
 	struct report *r = s->r;
@@ -150,8 +170,10 @@ static void section_time(struct summary *s)
 
 	if (elapsed > 0)
 		summary_row_time(s, "Time", "Elapsed Time", elapsed);
-	if (s->cpu >= 0)
+	if (s->cpu >= 0) {
 		summary_row_time(s, "Time", metric_name(METRIC_CPU_TIME), r->total[s->cpu]);
+		summary_row_value(s, "Time", "Collector Overhead", s->cpu, agent_overhead(s), true);
+	}
 	if (elapsed > 0 && s->cpu >= 0) {
 		double used = (double)r->total[s->cpu] / (double)elapsed;
 
@@ -343,12 +365,19 @@ static void section_collection(struct summary *s)
 	/*
 	 * The CPU time the threads measured at their end against what their samples account
 	 * for: short of it when samples were lost (above), data was damaged, threads were short
-	 * or timer signals came late (pfinalize's summary says which).
+	 * or timer signals came late (pfinalize's summary says which). A process's own measure
+	 * at its end (note 'process-cpu') counts when more: its threads made after sampling
+	 * stopped have no row.
 	 */
-	if (query_ints(r,
-		       "SELECT coalesce(sum(cpu_ns), 0), coalesce(sum(time_ns), 0) "
-		       "FROM threads WHERE cpu_ns > 0",
-		       v, 2) &&
+	if (query_ints(
+		    r,
+		    "SELECT coalesce(sum(max(coalesce(t.cpu, 0), coalesce(n.cpu, 0))), 0), "
+		    "coalesce(sum(t.sampled), 0) FROM processes p "
+		    "LEFT JOIN (SELECT process_id, sum(cpu_ns) AS cpu, sum(time_ns) AS sampled "
+		    "FROM threads WHERE cpu_ns > 0 GROUP BY process_id) t ON t.process_id = p.id "
+		    "LEFT JOIN (SELECT process_id, max(CAST(detail AS INTEGER)) AS cpu FROM notes "
+		    "WHERE kind = 'process-cpu' GROUP BY process_id) n ON n.process_id = p.id",
+		    v, 2) &&
 	    v[0] > 0) {
 		const char *cpu = metric_name(METRIC_CPU_TIME);
 		char label[128];

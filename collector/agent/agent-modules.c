@@ -5,6 +5,7 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,12 +21,17 @@
 /* A module as seen by one scan. */
 struct module {
 	uint32_t kind;
+	bool seen; /* found again by the scan under way */
 	uint64_t base;
 	char *path;
+	/* Who the loader says it is (FILE and VDSO modules): how a scan knows it again. */
+	const void *phdr;
+	char *dl_name;
 	uint8_t build_id[RAW_MAX_BUILD_ID];
 	uint32_t build_id_len;
 	uint32_t nsegs;
-	struct raw_segment segs[RAW_MAX_SEGMENTS];
+	/* Its own allocation: the list stays small (a scan walks it, a deletion moves it). */
+	struct raw_segment *segs;
 };
 
 struct module_list {
@@ -35,6 +41,8 @@ struct module_list {
 
 /* What the streams of this image already describe. Guarded by agent.lock. */
 static struct module_list known;
+/* The loader's counts of objects added and removed (dlpi_adds, dlpi_subs) at the last scan. */
+static unsigned long long known_adds, known_subs;
 
 static struct module *list_add(struct module_list *l)
 {
@@ -44,12 +52,19 @@ static struct module *list_add(struct module_list *l)
 	return &l->v[l->n++];
 }
 
+static void module_release(struct module *m)
+{
+	free(m->path);
+	free(m->dl_name);
+	free(m->segs);
+}
+
 static void list_release(struct module_list *l)
 {
 	size_t i;
 
 	for (i = 0; i < l->n; i++)
-		free(l->v[i].path);
+		module_release(&l->v[i]);
 	free(l->v);
 	memset(l, 0, sizeof(*l));
 }
@@ -76,25 +91,71 @@ void agent_module_text(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t
 void agent_modules_reset(void)
 {
 	list_release(&known);
+	known_adds = known_subs = 0;
 }
 
-static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
+/*
+ * One scan: a cursor in the modules known before it (known.v[0..old)); the ones new to it are
+ * appended to known (known.v[old..known.n)), so nothing is copied.
+ */
+struct scan {
+	size_t old;
+	size_t cursor;
+	bool whole;     /* walk even when the loader's counts did not move */
+	bool counted;   /* the counts were read (from the first object) */
+	bool unchanged; /* they did not: nothing to do */
+	bool failed;
+};
+
+static bool same_object(const struct module *m, const struct dl_phdr_info *info)
 {
-	struct module_list *l = data;
+	return m->kind != RAW_MODULE_ANON && m->base == info->dlpi_addr &&
+	       m->phdr == info->dlpi_phdr && m->dl_name &&
+	       !strcmp(m->dl_name, info->dlpi_name ? info->dlpi_name : "");
+}
+
+/*
+ * The known module the loader reports now, marked seen; false for a new one. The loader
+ * walks its objects in the same order each time with new ones after those of their
+ * namespace: the one after the last found is tried first, so a scan costs a comparison per
+ * object, not one per pair.
+ */
+static bool known_again(struct scan *sc, const struct dl_phdr_info *info)
+{
+	size_t i;
+
+	for (i = sc->cursor; i < sc->old; i++)
+		if (same_object(&known.v[i], info))
+			goto found;
+	for (i = 0; i < sc->cursor && i < sc->old; i++)
+		if (same_object(&known.v[i], info))
+			goto found;
+	return false;
+found:
+	known.v[i].seen = true;
+	sc->cursor = i + 1;
+	return true;
+}
+
+/* False when memory ran out. */
+static bool module_describe(struct module *m, const struct dl_phdr_info *info)
+{
 	uint64_t vdso = getauxval(AT_SYSINFO_EHDR);
-	struct module *m;
+	uint32_t nload = 0;
 	int i;
 
-	(void)size;
-	m = list_add(l);
-	if (!m)
-		return 1;
 	m->kind = RAW_MODULE_FILE;
 	m->base = info->dlpi_addr;
+	m->phdr = info->dlpi_phdr;
+	for (i = 0; i < info->dlpi_phnum; i++)
+		nload += info->dlpi_phdr[i].p_type == PT_LOAD;
+	if (nload > RAW_MAX_SEGMENTS)
+		nload = RAW_MAX_SEGMENTS;
+	m->segs = nload ? calloc(nload, sizeof(*m->segs)) : NULL;
 	for (i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 
-		if (ph->p_type == PT_LOAD && m->nsegs < RAW_MAX_SEGMENTS) {
+		if (ph->p_type == PT_LOAD && m->segs && m->nsegs < nload) {
 			struct raw_segment *s = &m->segs[m->nsegs++];
 
 			s->start = info->dlpi_addr + ph->p_vaddr;
@@ -117,9 +178,42 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
 		m->path = strdup(agent.exe[0] ? agent.exe : "[exe]");
 	else
 		m->path = strdup(info->dlpi_name);
-	if (!m->path || !m->nsegs) {
-		free(m->path);
-		l->n--;
+	m->dl_name = strdup(info->dlpi_name ? info->dlpi_name : "");
+	return m->path && m->dl_name && (m->segs || !nload);
+}
+
+static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct scan *sc = data;
+	struct module *m;
+	bool ok;
+
+	/* The loader counts what it added and removed: unchanged, nothing is new. */
+	if (!sc->counted &&
+	    size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
+		sc->counted = true;
+		if (!sc->whole && info->dlpi_adds == known_adds && info->dlpi_subs == known_subs) {
+			sc->unchanged = true;
+			return 1;
+		}
+		known_adds = info->dlpi_adds;
+		known_subs = info->dlpi_subs;
+	}
+	if (known_again(sc, info))
+		return 0;
+	m = list_add(&known);
+	if (!m) {
+		sc->failed = true;
+		return 1;
+	}
+	m->seen = true;
+	ok = module_describe(m, info);
+	if (!ok || !m->nsegs) {
+		/* No segment: nothing to record (not a failure, nothing taken as gone). */
+		if (!ok)
+			sc->failed = true;
+		module_release(m);
+		known.n--;
 	}
 	return 0;
 }
@@ -144,44 +238,65 @@ static bool in_modules(const struct module_list *l, uint64_t start, uint64_t end
 	return false;
 }
 
-/* Executable memory that belongs to no ELF module (JIT code), from /proc/self/maps. */
-static void scan_anon(struct module_list *l)
+static bool same_anon(const struct module *a, const struct proc_map *pm, const char *path)
 {
-	size_t nfiles = l->n;
+	return a->kind == RAW_MODULE_ANON && a->segs[0].start == pm->start &&
+	       a->segs[0].size == pm->end - pm->start && !strcmp(a->path, path);
+}
+
+/*
+ * Executable memory that belongs to no ELF module (JIT code), from /proc/self/maps: the
+ * regions known already are marked seen, the others appended to known.
+ */
+static void scan_anon(struct scan *sc)
+{
 	char line[PATH_MAX + 128];
 	FILE *f = fopen("/proc/self/maps", "re");
 
-	if (!f)
+	if (!f) {
+		sc->failed = true;
 		return;
+	}
 	while (fgets(line, sizeof(line), f)) {
-		struct module_list files = { l->v, nfiles, nfiles };
 		struct proc_map pm;
+		const char *path;
 		struct module *m;
+		size_t i;
 
 		if (proc_map_parse(line, &pm) || !proc_map_is_anon_exec(&pm) ||
-		    in_modules(&files, pm.start, pm.end))
+		    in_modules(&known, pm.start, pm.end))
 			continue;
-		m = list_add(l);
-		if (!m)
+		path = pm.path[0] ? pm.path : "[anon]";
+		for (i = 0; i < sc->old && !same_anon(&known.v[i], &pm, path); i++)
+			;
+		if (i < sc->old) {
+			known.v[i].seen = true;
+			continue;
+		}
+		m = list_add(&known);
+		if (!m) {
+			sc->failed = true;
 			break;
+		}
 		m->kind = RAW_MODULE_ANON;
 		m->base = 0;
-		m->path = strdup(pm.path[0] ? pm.path : "[anon]");
-		m->nsegs = 1;
-		m->segs[0].start = pm.start;
-		m->segs[0].size = pm.end - pm.start;
-		m->segs[0].file_offset = 0;
-		m->segs[0].prot = pm.prot;
-		if (!m->path)
-			l->n--;
+		m->path = strdup(path);
+		m->segs = calloc(1, sizeof(*m->segs));
+		m->seen = true;
+		if (m->segs) {
+			m->nsegs = 1;
+			m->segs[0].start = pm.start;
+			m->segs[0].size = pm.end - pm.start;
+			m->segs[0].file_offset = 0;
+			m->segs[0].prot = pm.prot;
+		}
+		if (!m->path || !m->segs) {
+			module_release(m);
+			known.n--;
+			sc->failed = true;
+		}
 	}
 	fclose(f);
-}
-
-static bool same_module(const struct module *a, const struct module *b)
-{
-	return a->kind == b->kind && a->base == b->base && a->segs[0].start == b->segs[0].start &&
-	       a->segs[0].size == b->segs[0].size && !strcmp(a->path, b->path);
 }
 
 static void write_load(struct raw_writer *w, const struct module *m)
@@ -203,65 +318,76 @@ static void write_load(struct raw_writer *w, const struct module *m)
 
 /*
  * Compare what is loaded now with what the process stream already says, and write the
- * difference: MODULE_LOAD for each new object, MODULE_UNLOAD for each one gone. Called at
- * start, after fork, and after each dlopen/dlclose; never in the handler.
+ * difference: MODULE_LOAD for each new object, MODULE_UNLOAD for each one gone. maps: read
+ * /proc/self/maps for JIT code too (at start, after fork, when the program maps executable
+ * memory); the loader's changes alone otherwise (dlopen/dlclose), which cost nothing when
+ * its counts did not move and a comparison per object when they did: only new objects are
+ * read. Never in the handler.
  */
-void agent_modules_scan(void)
+static void modules_scan(bool maps)
 {
 	AGENT_BUSY;
-	struct module_list now = { 0 };
+	struct scan sc = { .whole = maps };
 	struct raw_writer *w;
-	bool *seen = NULL;
-	sigset_t old, outer;
-	size_t i, j;
+	sigset_t old;
+	size_t i, kept;
 
 	if (!agent.active)
 		return;
 	/*
-	 * No sample of this thread while it scans: it mallocs and frees, and a handler that
-	 * unwinds while this thread holds an arena lock can deadlock with a dlclose() in another
-	 * thread (loader lock, then that arena) and the unwinder's lock a third one holds.
+	 * The signal is not blocked: a sample of this thread while it scans finds AGENT_BUSY
+	 * set and is recorded as the agent's own at once, without unwinding (agent-sample.c),
+	 * so the handler takes no lock this thread may hold (an arena's, the loader's, the
+	 * unwinder's) and no sample waits for the scan's end to land in the program's frames.
 	 */
-	agent_block_sampling(&outer);
 	pthread_mutex_lock(&agent.lock);
+	sc.old = known.n;
+	for (i = 0; i < known.n; i++)
+		known.v[i].seen = false;
 	agent_in_dl++;
-	agent_real.dl_iterate_phdr(phdr_cb, &now);
+	agent_real.dl_iterate_phdr(phdr_cb, &sc);
 	agent_in_dl--;
-	scan_anon(&now);
-	seen = calloc(known.n + 1, sizeof(*seen));
-	if (!seen)
+	if (sc.unchanged)
 		goto out;
+	if (maps)
+		scan_anon(&sc);
+	for (i = 0; i < sc.old; i++)
+		/* Not read again, or not all read: nothing is taken as gone. */
+		if (sc.failed || (!maps && known.v[i].kind == RAW_MODULE_ANON))
+			known.v[i].seen = true;
+	if (sc.failed)
+		known_adds = known_subs = 0; /* everything looked at again next time */
 	w = agent_proc_begin(&old);
-	for (i = 0; i < now.n; i++) {
-		for (j = 0; j < known.n; j++)
-			if (!seen[j] && same_module(&now.v[i], &known.v[j]))
-				break;
-		if (j < known.n) {
-			seen[j] = true;
-			continue;
-		}
+	for (i = sc.old; i < known.n; i++) {
 		if (w)
-			write_load(w, &now.v[i]);
-		if (now.v[i].kind == RAW_MODULE_FILE)
-			agent_python_module(now.v[i].path, now.v[i].base);
+			write_load(w, &known.v[i]);
+		if (known.v[i].kind == RAW_MODULE_FILE)
+			agent_python_module(known.v[i].path, known.v[i].base);
 	}
-	for (j = 0; w && j < known.n; j++)
-		if (!seen[j])
+	for (i = 0; w && i < sc.old; i++)
+		if (!known.v[i].seen)
 			raw_writer_module_unload(w, raw_header_now(&agent.proc.hdr),
-						 known.v[j].base, known.v[j].path);
+						 known.v[i].base, known.v[i].path);
 	agent_proc_end(&old);
-	list_release(&known);
-	known = now;
-	now.v = NULL;
-	now.n = now.cap = 0;
-	agent_python_modules_done();
+	if (known.n > sc.old)
+		agent_python_modules_done();
+	/* Known from now on: the ones seen again, then the new ones, in their order. */
+	for (i = kept = 0; i < known.n; i++) {
+		if (!known.v[i].seen)
+			module_release(&known.v[i]);
+		else if (kept++ != i)
+			known.v[kept - 1] = known.v[i];
+	}
+	known.n = kept;
 out:
-	free(seen);
-	list_release(&now);
 	pthread_mutex_unlock(&agent.lock);
-	agent_restore_mask(&outer);
-	if (agent.cfg.memory)
+	if (agent.cfg.memory && !sc.unchanged)
 		mem_python_resolve();
+}
+
+void agent_modules_scan(void)
+{
+	modules_scan(true);
 }
 
 /* ---- interposed loader functions ------------------------------------------------------ */
@@ -276,7 +402,7 @@ AGENT_EXPORT void *dlopen(const char *file, int mode)
 	h = agent_real.dlopen(file, mode);
 	agent_in_dl--;
 	if (h && agent.active)
-		agent_modules_scan();
+		modules_scan(false);
 	return h;
 }
 
@@ -290,7 +416,7 @@ AGENT_EXPORT void *dlmopen(Lmid_t lmid, const char *file, int mode)
 	h = agent_real.dlmopen(lmid, file, mode);
 	agent_in_dl--;
 	if (h && agent.active)
-		agent_modules_scan();
+		modules_scan(false);
 	return h;
 }
 
@@ -306,7 +432,7 @@ AGENT_EXPORT int dlclose(void *handle)
 	if (agent.active) {
 		/* Unwind information cached for the unmapped code must not be used again. */
 		unw_flush_cache(unw_local_addr_space, 0, 0);
-		agent_modules_scan();
+		modules_scan(false);
 	}
 	return ret;
 }

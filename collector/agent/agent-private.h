@@ -242,6 +242,7 @@ struct agent_proc {
 	bool open;
 	bool failed_logged;
 	uint64_t accounted;
+	uint64_t cpu_start_ns; /* the process's CPU time when the stream was opened */
 	struct raw_window_file win;
 	struct raw_file_header hdr;
 	struct raw_writer w;
@@ -448,6 +449,13 @@ void agent_proc_suspend(void);
 void agent_proc_resume(void);
 /* At exit: close the stream (cut to its length). */
 void agent_proc_close(void);
+/* The process's CPU time (every thread's, ended ones too), ns. */
+uint64_t agent_proc_cpu_ns(void);
+/*
+ * At the image's end: the CPU time all its threads used since the stream opened, as a
+ * RAW_NOTE_PROCESS_CPU (threads made after sampling stopped have no stream of their own).
+ */
+void agent_proc_note_cpu(void);
 /* A fork child: let go of the parent's window (nothing written into it). */
 void agent_proc_drop(void);
 /* The NOTE record of a thread (enum raw_note_kind), in the process stream. */

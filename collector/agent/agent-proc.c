@@ -97,6 +97,7 @@ int agent_proc_open(void)
 	int ret;
 
 	memset(p, 0, sizeof(*p));
+	p->cpu_start_ns = agent_proc_cpu_ns();
 	snprintf(gen, sizeof(gen), "x%u", agent.generation);
 	if (result_path(path, sizeof(path), agent.cfg.result_dir, RESULT_PATH_RAW_PROC, agent.pid,
 			0, NULL, agent.generation ? gen : NULL) < 0)
@@ -229,6 +230,27 @@ void agent_proc_resume(void)
 			  strerror(p->win.error));
 		p->open = false;
 	}
+}
+
+uint64_t agent_proc_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void agent_proc_note_cpu(void)
+{
+	uint64_t now = agent_proc_cpu_ns();
+	char detail[32];
+
+	if (!agent.proc.open || now < agent.proc.cpu_start_ns)
+		return;
+	snprintf(detail, sizeof(detail), "%llu",
+		 (unsigned long long)(now - agent.proc.cpu_start_ns));
+	agent_proc_note(agent.pid, RAW_NOTE_PROCESS_CPU, detail);
 }
 
 void agent_proc_close(void)

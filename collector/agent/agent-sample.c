@@ -141,7 +141,14 @@ static void write_failed(struct agent_thread *t, uint64_t weight)
 		lost(t, RAW_LOST_BUFFER, weight);
 }
 
-static void sample(struct agent_thread *t, uint64_t weight, void *uc)
+/*
+ * own: the signal came while the agent's own code ran in this thread (its module scan at a
+ * dlopen, or a record it held the signal back for, delivered when it unblocks): the sample
+ * is the collector's overhead, recorded as such (RAW_STACK_AGENT, no frames), never in the
+ * program's functions that called into us. Nothing is unwound for it: the handler takes no
+ * lock the interrupted agent code may hold (the loader's, an arena's, the unwinder's).
+ */
+static void sample(struct agent_thread *t, uint64_t weight, void *uc, bool own)
 {
 	AGENT_BUSY;
 	struct agent_unwind u = { .ips = t->ips, .max = agent.cfg.stack_depth };
@@ -175,16 +182,19 @@ static void sample(struct agent_thread *t, uint64_t weight, void *uc)
 	 * Inside dlopen/dlclose/dl_iterate_phdr this thread may hold the loader's lock, and the
 	 * unwinder would take it again (or walk a list being changed): skip the sample.
 	 */
-	if (agent_in_dl) {
+	if (agent_in_dl && !own) {
 		lost(t, RAW_LOST_BUSY, weight);
 		goto out;
 	}
 	now = raw_header_now(&t->hdr);
-	if (!agent_unwind_signal(&u, uc)) {
+	if (own) {
+		id = agent_stack_id(t, 0, RAW_STACK_AGENT);
+	} else if (!agent_unwind_signal(&u, uc)) {
 		lost(t, RAW_LOST_UNWIND, weight);
 		goto out;
+	} else {
+		id = agent_stack_record(t, u.n, u.flags);
 	}
-	id = agent_stack_record(t, u.n, u.flags);
 	if (!id || raw_writer_sample(&t->w, now, id, weight)) {
 		write_failed(t, weight);
 		goto out;
@@ -272,7 +282,7 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 {
 	struct agent_thread *t;
 	int saved = errno;
-	bool perf;
+	bool perf, own = agent_in_agent > 0;
 	uint64_t weight;
 
 	perf = (si->si_code == POLL_IN || si->si_code == POLL_HUP) && agent_perf_fd_ours(si->si_fd);
@@ -305,7 +315,7 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 	} else
 		weight = 1 + (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0);
 	if (weight)
-		sample(t, weight, uc);
+		sample(t, weight, uc, own);
 out:
 	errno = saved;
 }

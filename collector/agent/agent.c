@@ -551,6 +551,7 @@ static void agent_shutdown(void)
 		if (t && atomic_load(&t->state) == AGENT_THREAD_LIVE)
 			agent_thread_end(t, t == agent_self);
 	}
+	agent_proc_note_cpu();
 	agent_proc_close();
 	if (agent.data)
 		data_counter_leave(agent.data, agent.pid);
