@@ -35,6 +35,7 @@
  *   DIR/log/agent.<pid>.log  messages of the agent inside process <pid>
  *   DIR/log/.data-used       the raw-byte counter all processes share (-data-limit)
  *   DIR/archive/<build-id>/<file name>  binaries copied by -archive
+ *   DIR/archive/src/<path>   sources put there for preport (read by result_open_beneath())
  *   DIR/result.db            the SQLite database written by pfinalize
  *   DIR/.result.db.tmp.<pid> a database being written, renamed over result.db when complete
  *   DIR/source-cache/        reserved
@@ -184,6 +185,23 @@ int result_open_file(const char *path, bool nofollow, uint64_t max_size, struct 
 
 /* strerror() for result_open_file()'s errors (a positive errno): "not a regular file", ... */
 const char *result_strerror(int errnum);
+
+/*
+ * Open the regular file rel beneath the directory dirfd as result_open_file() does, but
+ * following no symbolic link in any component and taking no "..": a path that names a link
+ * or climbs out is refused (-ELOOP, -EXDEV), so what a hostile result names reaches nothing
+ * outside dirfd. Leading and doubled slashes and "." are skipped.
+ */
+int result_open_beneath(int dirfd, const char *rel, uint64_t max_size, struct stat *st);
+
+/*
+ * The identity of directory dir (follows a link to it), as pcollect records it in the
+ * metadata (result_dir_id): its owner, device, inode and birth time, which no copy or other
+ * user reproduces. preport trusts paths a result names (its build paths) only when the
+ * identity it recorded is the directory's own and the caller owns it (docs/security.md).
+ * Returns 0 or a negative errno.
+ */
+int result_dir_identity(const char *dir, char *buf, size_t size);
 
 /* Creation and removal (result-create.c). */
 

@@ -87,6 +87,8 @@ struct report {
 	const char **fnames;     /* per function: the name shown (-name-style) */
 	enum cct_group_kind levels[REPORT_MAX_LEVELS]; /* -group-by of tree views */
 	size_t nlevels;
+	/* The result was made here by this user: the paths it names may be read (view-source.c). */
+	bool own_paths;
 };
 
 /* The model's sample a record stands for. */

@@ -230,6 +230,9 @@ static void meta_fill_start(struct meta *m, const struct collect_opts *o, const 
 		meta_set(m, "collector_command_line", o->command_line);
 	meta_set(m, "cwd", getcwd(buf, sizeof(buf)) ? buf : "");
 	meta_set(m, "result_dir", dir);
+	/* preport reads the build's source paths only from a result this user made here. */
+	if (!result_dir_identity(dir, buf, sizeof(buf)))
+		meta_set(m, "result_dir_id", buf);
 	result_short_hostname(buf, sizeof(buf));
 	meta_set(m, "host", buf);
 	meta_set(m, "user", pw ? pw->pw_name : (getenv("USER") ? getenv("USER") : ""));
