@@ -145,7 +145,58 @@ def part_source(w):
     e.check(CANARY not in text, "a path with '..' is not looked for in -source-search-dir")
 
 
-PARTS = {"source": part_source}
+# Every view and format a hostile result must not hang, crash or mislead.
+VIEWS = [["-view", v] for v in ("summary", "hotspots", "top-down", "bottom-up", "callstacks",
+                                "timeline", "mpi")] + [
+    ["-view", "caller-callee", "-function", "medium"],
+    ["-view", "source", "-source-object", "function=medium"],
+    ["-format", "html"], ["-format", "csv", "-view", "hotspots"],
+    ["-format", "json", "-view", "top-down"]]
+
+# (tag, SQL that makes a pristine result.db hostile, word the refusal must say)
+HOSTILE_SCHEMAS = [
+    ("recursive-view",
+     "ALTER TABLE frames RENAME TO frames_real; CREATE VIEW frames AS WITH RECURSIVE "
+     "r(id, function_id, module_id, address, inline_depth, source_file_id, line) AS "
+     "(SELECT * FROM frames_real UNION ALL SELECT id + 1, function_id, module_id, address, "
+     "inline_depth, source_file_id, line FROM r) SELECT * FROM r", "view 'frames'"),
+    ("view-for-meta",
+     "ALTER TABLE meta RENAME TO meta_real; CREATE VIEW meta AS WITH RECURSIVE "
+     "r(key, value) AS (SELECT key, value FROM meta_real UNION ALL SELECT key || 'x', value "
+     "FROM r) SELECT * FROM r", "view 'meta'"),
+    ("view-beside", "CREATE VIEW extra AS WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL "
+     "SELECT x + 1 FROM r) SELECT x FROM r", "view 'extra'"),
+    ("trigger", "CREATE TABLE log_(x); CREATE TRIGGER grow AFTER INSERT ON log_ BEGIN "
+     "INSERT INTO log_ VALUES (new.x + 1); END", "trigger 'grow'"),
+]
+
+
+def sha(path):
+    import hashlib
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def part_schema(w):
+    prog = e.prog("report-split")
+    own = e.collect(w, "own", [prog, "once", "40"], native=True, finalize=True)
+    for tag, sql, word in HOSTILE_SCHEMAS:
+        res = w.join(tag)
+        shutil.copytree(own, res)
+        db = os.path.join(res, "result.db")
+        con = sqlite3.connect(db)
+        con.executescript(sql)
+        con.close()
+        before = sha(db)
+        for args in VIEWS:
+            cp = preport_run("-r", res, *args, "-report-output", w.join("out"))
+            e.check(cp.returncode == 1 and db in cp.stderr and word in cp.stderr,
+                    "%s: preport %s refused at once, naming the file and its %s (%d: %s)"
+                    % (tag, " ".join(args), word, cp.returncode, cp.stderr.strip()[-300:]))
+        e.check(sha(db) == before, "%s: the database is left as it was" % tag)
+
+
+PARTS = {"source": part_source, "schema": part_schema}
 
 if len(sys.argv) != 2 or sys.argv[1] not in PARTS:
     e.fail("usage: report-hostile.py %s" % "|".join(PARTS))
