@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* Where a report goes (stdout, -report-output) and how wide it is (-width, the terminal). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -34,6 +37,28 @@ static int render(const struct report_opts *o, struct report *r, const struct ta
 	return table_render_text(t, f, width);
 }
 
+/*
+ * FILE may be new or a regular file: a symbolic link (another user's, where links are not
+ * protected) is not written through, a FIFO is not waited on, a device is not written to.
+ */
+static int check_kind(const char *path)
+{
+	struct stat st;
+	const char *what;
+
+	if (lstat(path, &st))
+		return 0;
+	if (S_ISREG(st.st_mode))
+		return 0;
+	what = S_ISLNK(st.st_mode)    ? "a symbolic link (not followed)"
+	       : S_ISFIFO(st.st_mode) ? "a FIFO"
+	       : S_ISDIR(st.st_mode)  ? "a directory"
+				      : "not a regular file";
+	return report_usage_error("will not write the report to '%s': it is %s; give "
+				  "-report-output a regular file or a new name",
+				  path, what);
+}
+
 int report_check_output(const struct report_opts *o)
 {
 	char why[128];
@@ -52,24 +77,73 @@ int report_check_output(const struct report_opts *o)
 			return report_usage_error("cannot write report '%s': %s", o->output,
 						  strerror(-ret));
 	}
-	return 0;
+	return o->output ? check_kind(o->output) : 0;
 }
 
 int report_write(const struct report_opts *o, struct report *r, const struct table *t)
 {
-	FILE *f = stdout;
-	int rc;
+	struct report_out out;
+	int rc = report_output_open(o, &out);
 
-	if (o->output && !(f = fopen(o->output, "w"))) {
-		rc = -errno;
-		log_error("cannot write report '%s': %s", o->output, strerror(errno));
+	if (rc)
 		return rc;
-	}
-	rc = render(o, r, t, f);
-	if ((f != stdout ? fclose(f) : fflush(f)) && !rc)
-		rc = -errno;
+	rc = render(o, r, t, out.f);
+	rc = report_output_close(&out, rc);
 	if (rc)
 		log_error("cannot write report '%s': %s", o->output ? o->output : "stdout",
 			  strerror(-rc));
+	return rc;
+}
+
+int report_output_open(const struct report_opts *o, struct report_out *out)
+{
+	const char *slash = o->output ? strrchr(o->output, '/') : NULL;
+	mode_t mask;
+	int fd;
+
+	out->f = stdout;
+	out->path = o->output;
+	if (!o->output)
+		return 0;
+	/*
+	 * A new file beside FILE, renamed over it when whole: a link or a FIFO put at FILE is
+	 * replaced, never followed or waited on, and a failed report leaves the old one.
+	 */
+	if (snprintf(out->tmp, sizeof(out->tmp), "%.*s.%s.tmp.XXXXXX",
+		     slash ? (int)(slash - o->output + 1) : 0, o->output,
+		     slash ? slash + 1 : o->output) >= (int)sizeof(out->tmp)) {
+		log_error("cannot write report '%s': %s", o->output, strerror(ENAMETOOLONG));
+		return -ENAMETOOLONG;
+	}
+	fd = mkostemp(out->tmp, O_CLOEXEC);
+	if (fd < 0) {
+		fd = -errno;
+		log_error("cannot write report '%s': %s", o->output, strerror(-fd));
+		return fd;
+	}
+	/* The mode fopen() would give: 0666 less the umask. */
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask) || !(out->f = fdopen(fd, "w"))) {
+		int errsv = errno;
+
+		close(fd);
+		unlink(out->tmp);
+		log_error("cannot write report '%s': %s", o->output, strerror(errsv));
+		return -errsv;
+	}
+	return 0;
+}
+
+int report_output_close(struct report_out *out, int rc)
+{
+	if (out->f == stdout)
+		return fflush(stdout) && !rc ? -errno : rc;
+	if (fclose(out->f) && !rc)
+		rc = -errno;
+	if (!rc && rename(out->tmp, out->path))
+		rc = -errno;
+	if (rc)
+		unlink(out->tmp);
 	return rc;
 }

@@ -118,8 +118,27 @@ int report_tree_levels(struct report *r);
 /* Tree views: the tree again, under r->levels and with recursion collapsed. 0 or -ENOMEM. */
 int report_derive_tree(struct report *r);
 
-/* -report-output must not name a file of a result it reads (item 10 of issue 10) (output.c). */
+/*
+ * -report-output must not name a file of a result it reads (item 10 of issue 10), nor be a
+ * link, a FIFO or anything else that is not a regular file (output.c): a usage error.
+ */
 int report_check_output(const struct report_opts *o);
+/*
+ * Where a report is written: stdout, or a new file beside -report-output renamed over it by
+ * report_output_close() when whole (no link followed, no FIFO waited on: docs/security.md).
+ */
+struct report_out {
+	FILE *f;
+	const char *path; /* -report-output, NULL for stdout */
+	char tmp[4096];   /* the file being written */
+};
+/* Open o's output into out: 0, or a negative errno told with log_error(). */
+int report_output_open(const struct report_opts *o, struct report_out *out);
+/*
+ * Close out after a write that gave rc: flushed, and the file renamed into place when all
+ * went well, else removed. Returns rc, or the first error of the close.
+ */
+int report_output_close(struct report_out *out, int rc);
 /*
  * t rendered in -format to -report-output (else stdout), a terminal's width unless -width:
  * 0 or a negative errno, told with log_error().

@@ -196,7 +196,50 @@ def part_schema(w):
         e.check(sha(db) == before, "%s: the database is left as it was" % tag)
 
 
-PARTS = {"source": part_source, "schema": part_schema}
+def part_output(w):
+    if os.geteuid() != 0:
+        e.skip("needs root: the link is made by 'nobody'")
+    os.chmod(w.path, 0o711)
+    prog = e.prog("report-split")
+    own = e.collect(w, "own", [prog, "once", "40"], native=True, finalize=True)
+    victim = w.join("victim")
+    with open(victim, "w") as f:
+        f.write("root's own file\n")
+    shared = w.join("shared")  # a sticky world-writable directory, as /tmp
+    os.mkdir(shared)
+    os.chmod(shared, 0o1777)
+    theirs = os.path.join(shared, "report.html")
+    r = e.run(["ln", "-s", victim, theirs], preexec_fn=as_nobody)
+    e.check(r.returncode == 0 and os.lstat(theirs).st_uid == nobody_ids()[0],
+            "nobody's link made in the shared directory")
+    mine = w.join("mine.txt")
+    os.symlink(victim, mine)
+    fifo = w.join("fifo")
+    os.mkfifo(fifo)
+    for out, what in ((theirs, "another user's symbolic link"), (mine, "a symbolic link"),
+                      (fifo, "a FIFO with no reader"), (w.path, "a directory")):
+        for args in (["-view", "hotspots"], ["-format", "html"], ["-format", "csv"]):
+            cp = preport_run("-r", own, *args, "-report-output", out)
+            e.check(cp.returncode == 2 and "will not write the report to '%s'" % out in
+                    cp.stderr, "%s %s: refused at once, exit 2 (%d: %s)"
+                    % (what, " ".join(args), cp.returncode, cp.stderr.strip()[-300:]))
+    with open(victim) as f:
+        e.check(f.read() == "root's own file\n", "the links' target is left unchanged")
+    e.check(os.path.islink(theirs) and os.path.islink(mine), "the links are left in place")
+    plain = w.join("plain.txt")
+    with open(plain, "w") as f:
+        f.write("AN-OLDER-REPORT\n" * 10000)
+    for args in (["-view", "hotspots"], ["-format", "html"]):
+        cp = preport_run("-r", own, *args, "-report-output", plain)
+        with open(plain) as f:
+            text = f.read()
+        e.check(cp.returncode == 0 and "medium" in text and "AN-OLDER-REPORT" not in text,
+                "a regular file is replaced whole (%s)" % " ".join(args))
+    left = [n for n in os.listdir(w.path) + os.listdir(shared) if ".tmp." in n]
+    e.check(not left, "no temporary file left behind (%s)" % left)
+
+
+PARTS = {"source": part_source, "schema": part_schema, "output": part_output}
 
 if len(sys.argv) != 2 or sys.argv[1] not in PARTS:
     e.fail("usage: report-hostile.py %s" % "|".join(PARTS))
