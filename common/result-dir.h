@@ -211,7 +211,9 @@ int result_dir_identity(const char *dir, char *buf, size_t size);
  *   - in a parallel job, a directory already claimed by the same job id is joined;
  *   - a directory that holds collected data (raw/, meta/ or result.db) from another job, or
  *     any non-empty directory outside a parallel job, is refused with -EEXIST;
- *   - an empty existing directory is used.
+ *   - an empty existing directory is used;
+ *   - a directory of another user is refused with -EPERM, and the subdirectories are made
+ *     relative to the directory's descriptor, none followed if a link, each the caller's.
  * On failure, err receives the message without the tool's name, for example
  *   "cannot create result directory 'res': Permission denied" or
  *   "result directory 'res' already holds collected data; choose another -r or remove it".
@@ -227,6 +229,13 @@ int result_dir_create(const char *dir, enum result_mode mode, bool *created, cha
 		      size_t err_size);
 
 #define RESULT_DIR_JOB_WAIT_NS (2000LL * 1000 * 1000) /* ns */
+
+/*
+ * 0 when the result directory dir (st its stat) belongs to the caller (effective uid), else
+ * -EPERM with err set ("result directory 'x' belongs to another user (uid N); ..."): the
+ * tools write into no directory another user may change (docs/security.md).
+ */
+int result_dir_check_owner(const char *dir, const struct stat *st, char *err, size_t err_size);
 
 /* result_dir_create() with that wait (ns) given: the unit tests wait less. */
 int result_dir_create_timed(const char *dir, enum result_mode mode, long long wait_ns,

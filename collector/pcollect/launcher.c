@@ -430,10 +430,12 @@ int collection_begin(struct collection *c, const struct collect_opts *o)
 	rc = result_dir_create(c->name, o->result_mode, &c->created, err, sizeof(err));
 	if (rc) {
 		log_error("%s", err);
-		/* The directory named is in the way (it holds data, it is a file, the name is
-		   too long): the user picks another. Other refusals are the system's. */
-		return rc == -EEXIST || rc == -ENOTDIR || rc == -ENAMETOOLONG ? EXIT_USAGE
-									      : EXIT_RUNTIME;
+		/* The directory named is in the way (it holds data, it is a file, another user's,
+		   the name is too long): the user picks another. Other refusals are the system's.
+		 */
+		return rc == -EEXIST || rc == -ENOTDIR || rc == -ENAMETOOLONG || rc == -EPERM
+			       ? EXIT_USAGE
+			       : EXIT_RUNTIME;
 	}
 	if (!realpath(c->name, c->dir)) {
 		log_error("cannot resolve result directory '%s': %s", c->name, strerror(errno));
