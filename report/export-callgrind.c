@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "common/sat.h"
 #include "report/bigmem.h"
 #include "report/export-private.h"
 
@@ -100,8 +101,9 @@ static void add_costs(const struct callgrind *c, int64_t *dst, int node)
 	size_t k;
 
 	for (k = 0; k < c->nmetrics; k++)
-		dst[k] += t->self[(size_t)node * t->nm + (size_t)c->metrics[k]];
-	dst[c->nmetrics] += t->count[(size_t)node * t->nm + (size_t)c->metrics[0]];
+		dst[k] = sat_add_i64(dst[k], t->self[(size_t)node * t->nm + (size_t)c->metrics[k]]);
+	dst[c->nmetrics] = sat_add_i64(dst[c->nmetrics],
+				       t->count[(size_t)node * t->nm + (size_t)c->metrics[0]]);
 }
 
 /* The self costs per line, and the calls of the outermost frame of each function. */

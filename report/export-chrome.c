@@ -6,6 +6,7 @@
 
 #include "common/grow.h"
 #include "common/log.h"
+#include "common/sat.h"
 #include "report/export-private.h"
 
 /*
@@ -102,7 +103,7 @@ static void put_slice(struct chrome *c, const struct track *tr, int node, int64_
 {
 	put_event_start(c, "\"ph\": \"X\", \"name\": ", node, tr->slot, tr, start);
 	outbuf_puts(c->b, ", \"dur\": ");
-	put_us(c->b, end - start);
+	put_us(c->b, sat_sub_i64(end, start));
 	outbuf_putc(c->b, '}');
 	outbuf_spill(c->b);
 }
@@ -155,7 +156,7 @@ static int put_sample(struct chrome *c, struct track *tr, int node, int64_t time
 		return -ENOMEM;
 	for (d = (int)keep; d < depth; d++)
 		tr->open[tr->nopen++] = (struct open_frame){ c->path[d], start };
-	tr->end = start + value;
+	tr->end = sat_add_i64(start, value);
 	return 0;
 }
 

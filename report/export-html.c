@@ -6,6 +6,7 @@
 
 #include "common/grow.h"
 #include "common/log.h"
+#include "common/sat.h"
 #include "report/export-html.h"
 
 /*
@@ -154,7 +155,8 @@ static int64_t *node_totals(const struct html *h)
 	memcpy(tot, h->self, h->nnodes * w * sizeof(int64_t));
 	for (i = h->nnodes; i-- > 1;)
 		for (j = 0; j < w; j++)
-			tot[(size_t)h->node[i].parent * w + j] += tot[i * w + j];
+			tot[(size_t)h->node[i].parent * w + j] =
+				sat_add_i64(tot[(size_t)h->node[i].parent * w + j], tot[i * w + j]);
 	return tot;
 }
 
@@ -542,6 +544,7 @@ static int timeline(struct html *h)
 	for (i = 0; i < nev; i++) {
 		const struct model_event *e = &ev[i];
 		struct html_lane *l = &h->lanes[e->thread + 1];
+		int64_t *b;
 		size_t bin = (size_t)((double)(e->time_ns - h->tl_start) / (double)h->tl_span *
 				      (double)h->tl_bins);
 
@@ -556,10 +559,10 @@ static int timeline(struct html *h)
 			rc = -ENOMEM;
 			goto out;
 		}
-		l->bins[k * HTML_TIMELINE_BINS + (bin < h->tl_bins ? bin : h->tl_bins - 1)] +=
-			e->value;
+		b = &l->bins[k * HTML_TIMELINE_BINS + (bin < h->tl_bins ? bin : h->tl_bins - 1)];
+		*b = sat_add_i64(*b, e->value);
 		if (!k)
-			l->total += e->value;
+			l->total = sat_add_i64(l->total, e->value);
 	}
 	qsort(h->lanes, h->nlanes, sizeof(*h->lanes), cmp_lane);
 out:
