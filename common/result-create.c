@@ -240,6 +240,44 @@ fail:
 	return create_error(err, err_size, dir, rc);
 }
 
+int result_dir_check_owner(const char *dir, const struct stat *st, char *err, size_t err_size)
+{
+	if (st->st_uid == geteuid())
+		return 0;
+	err_set(err, err_size,
+		"result directory '%s' belongs to another user (uid %u), who could change it "
+		"under us; choose another -r, or copy it and use the copy",
+		dir, (unsigned)st->st_uid);
+	return -EPERM;
+}
+
+/*
+ * The subdirectory name of the result open as dfd: made (or found, made by a rank that
+ * joined) without following a link, a directory of the caller's own, with dfd's mode.
+ */
+static int make_subdir(int dfd, const struct stat *st, const char *name, const char *path,
+		       char *err, size_t err_size)
+{
+	struct stat sub;
+	int fd, rc;
+
+	/* Ranks that joined make the same subdirectories: EEXIST is success. */
+	if (mkdirat(dfd, name, 0700) && errno != EEXIST)
+		return create_error(err, err_size, path, -errno);
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return create_error(err, err_size, path, errno == ENOTDIR ? -ELOOP : -errno);
+	if (fstat(fd, &sub))
+		rc = create_error(err, err_size, path, -errno);
+	else
+		rc = result_dir_check_owner(path, &sub, err, err_size);
+	/* The directory's own mode (a joined rank did not choose it), whatever the umask. */
+	if (!rc && (sub.st_mode ^ st->st_mode) & 0777 && fchmod(fd, st->st_mode & 0777))
+		rc = create_error(err, err_size, path, -errno);
+	close(fd);
+	return rc;
+}
+
 int result_dir_create(const char *dir, enum result_mode mode, bool *created, char *err,
 		      size_t err_size)
 {
@@ -252,9 +290,9 @@ int result_dir_create_timed(const char *dir, enum result_mode mode, long long wa
 	char id[256], path[PATH_MAX];
 	bool parallel = result_in_parallel_job(NULL);
 	bool made = false;
-	struct stat st, sub;
+	struct stat st;
 	size_t i;
-	int rc;
+	int rc, dfd;
 
 	if (created)
 		*created = false;
@@ -273,6 +311,12 @@ int result_dir_create_timed(const char *dir, enum result_mode mode, long long wa
 		return create_error(err, err_size, dir, -errno);
 	else if (!S_ISDIR(st.st_mode))
 		return create_error(err, err_size, dir, -ENOTDIR);
+	/*
+	 * Another user's directory (made beforehand, mode 777) stays theirs to change: they
+	 * could put a link in place of raw/ and have us create our files where they chose.
+	 */
+	else if ((rc = result_dir_check_owner(dir, &st, err, err_size)))
+		return rc;
 	if (created)
 		*created = made;
 
@@ -280,20 +324,26 @@ int result_dir_create_timed(const char *dir, enum result_mode mode, long long wa
 	if (rc)
 		return rc;
 
-	for (i = 0; i < NSUBDIRS; i++) {
+	/* From here on relative to the directory itself: a name swapped meanwhile is not used. */
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0 || fstat(dfd, &st)) {
+		rc = -errno;
+		if (dfd >= 0)
+			close(dfd);
+		return create_error(err, err_size, dir, rc);
+	}
+	if ((rc = result_dir_check_owner(dir, &st, err, err_size))) {
+		close(dfd);
+		return rc;
+	}
+	for (i = 0; i < NSUBDIRS && !rc; i++) {
 		if (!subdirs[i].made)
 			continue;
 		result_path(path, sizeof(path), dir, subdirs[i].kind, 0, 0, NULL, NULL);
-		/* Ranks that joined make the same subdirectories: EEXIST is success. */
-		if (mkdir(path, 0700) && errno != EEXIST)
-			return create_error(err, err_size, path, -errno);
-		/* The directory's own mode (a joined rank did not choose it), whatever the umask.
-		 */
-		if (stat(dir, &st) || stat(path, &sub) ||
-		    ((sub.st_mode ^ st.st_mode) & 0777 && chmod(path, st.st_mode & 0777)))
-			return create_error(err, err_size, path, -errno);
+		rc = make_subdir(dfd, &st, strrchr(path, '/') + 1, path, err, err_size);
 	}
-	return 0;
+	close(dfd);
+	return rc;
 }
 
 void result_dir_remove_empty(const char *dir)

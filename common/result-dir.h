@@ -35,6 +35,7 @@
  *   DIR/log/agent.<pid>.log  messages of the agent inside process <pid>
  *   DIR/log/.data-used       the raw-byte counter all processes share (-data-limit)
  *   DIR/archive/<build-id>/<file name>  binaries copied by -archive
+ *   DIR/archive/src/<path>   sources put there for preport (read by result_open_beneath())
  *   DIR/result.db            the SQLite database written by pfinalize
  *   DIR/.result.db.tmp.<pid> a database being written, renamed over result.db when complete
  *   DIR/source-cache/        reserved
@@ -185,6 +186,23 @@ int result_open_file(const char *path, bool nofollow, uint64_t max_size, struct 
 /* strerror() for result_open_file()'s errors (a positive errno): "not a regular file", ... */
 const char *result_strerror(int errnum);
 
+/*
+ * Open the regular file rel beneath the directory dirfd as result_open_file() does, but
+ * following no symbolic link in any component and taking no "..": a path that names a link
+ * or climbs out is refused (-ELOOP, -EXDEV), so what a hostile result names reaches nothing
+ * outside dirfd. Leading and doubled slashes and "." are skipped.
+ */
+int result_open_beneath(int dirfd, const char *rel, uint64_t max_size, struct stat *st);
+
+/*
+ * The identity of directory dir (follows a link to it), as pcollect records it in the
+ * metadata (result_dir_id): its owner, device, inode and birth time, which no copy or other
+ * user reproduces. preport trusts paths a result names (its build paths) only when the
+ * identity it recorded is the directory's own and the caller owns it (docs/security.md).
+ * Returns 0 or a negative errno.
+ */
+int result_dir_identity(const char *dir, char *buf, size_t size);
+
 /* Creation and removal (result-create.c). */
 
 /*
@@ -193,7 +211,9 @@ const char *result_strerror(int errnum);
  *   - in a parallel job, a directory already claimed by the same job id is joined;
  *   - a directory that holds collected data (raw/, meta/ or result.db) from another job, or
  *     any non-empty directory outside a parallel job, is refused with -EEXIST;
- *   - an empty existing directory is used.
+ *   - an empty existing directory is used;
+ *   - a directory of another user is refused with -EPERM, and the subdirectories are made
+ *     relative to the directory's descriptor, none followed if a link, each the caller's.
  * On failure, err receives the message without the tool's name, for example
  *   "cannot create result directory 'res': Permission denied" or
  *   "result directory 'res' already holds collected data; choose another -r or remove it".
@@ -209,6 +229,13 @@ int result_dir_create(const char *dir, enum result_mode mode, bool *created, cha
 		      size_t err_size);
 
 #define RESULT_DIR_JOB_WAIT_NS (2000LL * 1000 * 1000) /* ns */
+
+/*
+ * 0 when the result directory dir (st its stat) belongs to the caller (effective uid), else
+ * -EPERM with err set ("result directory 'x' belongs to another user (uid N); ..."): the
+ * tools write into no directory another user may change (docs/security.md).
+ */
+int result_dir_check_owner(const char *dir, const struct stat *st, char *err, size_t err_size);
 
 /* result_dir_create() with that wait (ns) given: the unit tests wait less. */
 int result_dir_create_timed(const char *dir, enum result_mode mode, long long wait_ns,

@@ -465,6 +465,8 @@ static void fin_release(struct fin *f)
 static int check_result(const char *dir)
 {
 	struct result res;
+	struct stat st;
+	char err[512];
 	int ret = result_open(&res, dir);
 
 	if (ret) {
@@ -485,6 +487,13 @@ static int check_result(const char *dir)
 		ret = -ERR_USAGE;
 		break;
 	case RESULT_NODE:
+		/* result.db is written into it: not into a directory another user may change. */
+		if (stat(dir, &st)) {
+			ret = -errno;
+			log_error("cannot finalize '%s': %s", dir, strerror(-ret));
+		} else if ((ret = result_dir_check_owner(dir, &st, err, sizeof(err)))) {
+			log_error("cannot finalize '%s': %s", dir, err);
+		}
 		break;
 	}
 	result_close(&res);

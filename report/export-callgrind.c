@@ -6,6 +6,7 @@
 
 #include "common/sat.h"
 #include "common/grow.h"
+#include "common/sat.h"
 #include "report/bigmem.h"
 #include "report/escape.h"
 #include "report/export-private.h"

@@ -7,6 +7,7 @@
 #include "common/sat.h"
 #include "common/grow.h"
 #include "common/log.h"
+#include "common/sat.h"
 #include "report/export-private.h"
 
 /*

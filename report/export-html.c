@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/sat.h"
 #include "common/grow.h"
 #include "common/log.h"
+#include "common/sat.h"
 #include "report/export-html.h"
 
 /*
@@ -537,11 +537,12 @@ static int timeline(struct html *h)
 	h->nlanes = r->m.nthreads + 1;
 	/* From the window's start (the run's without -time-filter) to the last event. */
 	h->tl_start = from < lo ? from : lo;
-	h->tl_span = hi - h->tl_start + 1;
+	h->tl_span = sat_add_i64(sat_sub_i64(hi, h->tl_start), 1);
 	/* Slices of two sampling intervals at least, so that a busy thread reads as one band. */
 	h->tl_bins = HTML_TIMELINE_BINS;
-	if (r->m.interval_ns > 0 && h->tl_span / (2 * r->m.interval_ns) < HTML_TIMELINE_BINS)
-		h->tl_bins = (size_t)(h->tl_span / (2 * r->m.interval_ns));
+	if (r->m.interval_ns > 0 &&
+	    h->tl_span / sat_mul_i64(2, r->m.interval_ns) < HTML_TIMELINE_BINS)
+		h->tl_bins = (size_t)(h->tl_span / sat_mul_i64(2, r->m.interval_ns));
 	if (h->tl_bins < 20)
 		h->tl_bins = 20;
 	for (i = 0; i < h->nlanes; i++)

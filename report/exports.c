@@ -325,7 +325,7 @@ int report_export(const struct report_opts *o)
 	struct report r[2];
 	struct export_job x = { .r = r, .nr = o->nresults };
 	struct outbuf b;
-	FILE *f = stdout;
+	struct report_out out;
 	size_t i;
 	int rc;
 
@@ -341,7 +341,7 @@ int report_export(const struct report_opts *o)
 	if (o->nresults < 1 || o->nresults > 2)
 		return report_usage_error(o->nresults ? "give at most two results (-r A -r B)"
 						      : "no result given: use -r DIR");
-	if ((rc = check_options(o, e)))
+	if ((rc = check_options(o, e)) || (rc = report_check_output(o)))
 		return rc;
 	if ((e->flags & EXPORT_BINARY) && !o->output && isatty(STDOUT_FILENO))
 		return report_usage_error("-format %s writes a binary file: give it with "
@@ -357,30 +357,24 @@ int report_export(const struct report_opts *o)
 	pick_metrics(&r[0], e->flags, &x);
 	log_debug("-format %s: %zu samples kept, %zu tree nodes, %zu metrics", e->name, r[0].nrecs,
 		  r[0].tree.n, x.nmetrics);
-	if (o->output && !(f = report_output_open(o))) {
-		rc = -errno;
-		log_error("cannot write report '%s': %s", o->output, strerror(errno));
+	if ((rc = report_output_open(o, &out)))
 		goto out;
-	}
-	outbuf_init(&b, f);
+	outbuf_init(&b, out.f);
 	x.b = &b;
 	/* A failure the export met is told by it; memory and the output's are told here. */
 	rc = e->run(&x);
 	if (!rc) {
-		rc = outbuf_finish(&b);
-		if ((f != stdout ? fclose(f) : fflush(f)) && !rc)
-			rc = -errno;
-		f = stdout;
+		rc = report_output_close(&out, outbuf_finish(&b));
 		if (rc)
 			log_error("cannot write the %s export '%s': %s", e->name,
 				  o->output ? o->output : "stdout", strerror(-rc));
-	} else if (rc == -ENOMEM) {
-		log_error("cannot export result '%s' as %s: %s", o->results[0], e->name,
-			  strerror(ENOMEM));
+	} else {
+		if (rc == -ENOMEM)
+			log_error("cannot export result '%s' as %s: %s", o->results[0], e->name,
+				  strerror(ENOMEM));
+		report_output_close(&out, rc);
 	}
 	outbuf_release(&b);
-	if (f != stdout)
-		fclose(f);
 out:
 	for (i = 0; i < o->nresults; i++)
 		report_close(&r[i]);

@@ -404,13 +404,9 @@ int model_load(struct model *m, const char *db_path, unsigned flags, char *err, 
 		goto out;
 	}
 	close(rc);
-	rc = sqlite3_open_v2(db_path, &m->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
-	l.db = m->db;
-	if (rc != SQLITE_OK) {
-		rc = model_error(&l, "cannot open database '%s'", db_path);
+	if ((rc = scan_open(db_path, &m->db, err, err_size)))
 		goto out;
-	}
-	scan_tune(m->db);
+	l.db = m->db;
 	sj.l.err = sj.err;
 	sj.l.err_size = sizeof(sj.err);
 	for (i = 0; i < model_ntables && !rc; i++) {

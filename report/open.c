@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -14,6 +15,7 @@
 #include "common/result.h"
 #include "common/tool-run.h"
 #include "report/filter.h"
+#include "report/model-private.h"
 #include "report/names.h"
 #include "report/report-private.h"
 
@@ -282,6 +284,21 @@ static int not_a_result(const struct result *res)
 	return -res->error;
 }
 
+/*
+ * Whether the result at dir, loaded into m, was made here by this user: the directory is the
+ * caller's and is the very one pcollect recorded (result_dir_identity()). A copy, another
+ * user's result or a forged database is not, and the paths it names are not read.
+ */
+static bool own_result(const char *dir, const struct model *m)
+{
+	const char *rec = model_meta_get(m, "collect.result_dir_id");
+	char id[128];
+	struct stat st;
+
+	return rec && !result_dir_identity(dir, id, sizeof(id)) && !strcmp(rec, id) &&
+	       !stat(dir, &st) && st.st_uid == geteuid();
+}
+
 /* A node result, finalized first when it has no database yet. */
 static int load_node(struct report *r, const struct result_part *part, unsigned mflags)
 {
@@ -302,6 +319,7 @@ static int load_node(struct report *r, const struct result_part *part, unsigned 
 		  r->o->time_filter ? " (the timeline, for -time-filter)" : "");
 	/* With a time filter the samples come from the timeline: the samples table is not read. */
 	rc = model_load(&r->m, part->db, mflags, err, sizeof(err));
+	r->own_paths = !rc && own_result(part->dir, &r->m);
 	if (rc) {
 		log_error("%s", err);
 		if (rc == -EPROTO)
@@ -330,6 +348,9 @@ static int load_job(struct report *r, const struct result *res, unsigned mflags)
 	rc = model_load_job(&r->m, res->dir, dbs, res->nparts, mflags, err, sizeof(err));
 	if (rc)
 		log_error("%s", err);
+	r->own_paths = !rc && r->m.nparts == res->nparts;
+	for (i = 0; r->own_paths && i < res->nparts; i++)
+		r->own_paths = own_result(res->parts[i].dir, &r->m.parts[i].m);
 	free(dbs);
 	return rc;
 }

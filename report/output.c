@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -60,6 +61,28 @@ static int render(const struct report_opts *o, struct report *r, const struct ta
 	return rc;
 }
 
+/*
+ * FILE may be new or a regular file: a symbolic link (another user's, where links are not
+ * protected) is not written through, a FIFO is not waited on, a device is not written to.
+ */
+static int check_kind(const char *path)
+{
+	struct stat st;
+	const char *what;
+
+	if (lstat(path, &st))
+		return 0;
+	if (S_ISREG(st.st_mode))
+		return 0;
+	what = S_ISLNK(st.st_mode)    ? "a symbolic link (not followed)"
+	       : S_ISFIFO(st.st_mode) ? "a FIFO"
+	       : S_ISDIR(st.st_mode)  ? "a directory"
+				      : "not a regular file";
+	return report_usage_error("will not write the report to '%s': it is %s; give "
+				  "-report-output a regular file or a new name",
+				  path, what);
+}
+
 int report_check_output(const struct report_opts *o)
 {
 	char why[128];
@@ -78,62 +101,79 @@ int report_check_output(const struct report_opts *o)
 			return report_usage_error("cannot write report '%s': %s", o->output,
 						  strerror(-ret));
 	}
-	return 0;
-}
-
-FILE *report_output_open(const struct report_opts *o)
-{
-	mode_t mode = 0666;
-	struct stat st;
-	bool created = true;
-	size_t i;
-	FILE *f;
-	int fd, errsv;
-
-	/* A report carries what its results hold (names, the command line): it is private when
-	   one of them is, group-readable when all are (result_file_mode(), -result-mode). */
-	for (i = 0; i < o->nresults; i++)
-		mode &= result_file_mode(o->results[i]);
-	fd = open(o->output, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-	if (fd < 0 && errno == EEXIST) {
-		created = false;
-		fd = open(o->output, O_WRONLY | O_TRUNC | O_CLOEXEC);
-	}
-	if (fd < 0)
-		return NULL;
-	/* A new file gets exactly the mode, whatever the umask; one that was there loses what the
-	   results would not give (a regular file's bits only: not /dev/null's). */
-	if (!fstat(fd, &st) && S_ISREG(st.st_mode) &&
-	    ((created && (st.st_mode & 07777) != mode) || (st.st_mode & 07777 & ~mode)) &&
-	    fchmod(fd, created ? mode : st.st_mode & 0777 & mode)) {
-		errsv = errno;
-		close(fd);
-		errno = errsv;
-		return NULL;
-	}
-	if (!(f = fdopen(fd, "w"))) {
-		errsv = errno;
-		close(fd);
-		errno = errsv;
-	}
-	return f;
+	return o->output ? check_kind(o->output) : 0;
 }
 
 int report_write(const struct report_opts *o, struct report *r, const struct table *t)
 {
-	FILE *f = stdout;
-	int rc;
+	struct report_out out;
+	int rc = report_output_open(o, &out);
 
-	if (o->output && !(f = report_output_open(o))) {
-		rc = -errno;
-		log_error("cannot write report '%s': %s", o->output, strerror(errno));
+	if (rc)
 		return rc;
-	}
-	rc = render(o, r, t, f);
-	if ((f != stdout ? fclose(f) : fflush(f)) && !rc)
-		rc = -errno;
+	rc = render(o, r, t, out.f);
+	rc = report_output_close(&out, rc);
 	if (rc)
 		log_error("cannot write report '%s': %s", o->output ? o->output : "stdout",
 			  strerror(-rc));
+	return rc;
+}
+
+int report_output_open(const struct report_opts *o, struct report_out *out)
+{
+	const char *slash = o->output ? strrchr(o->output, '/') : NULL;
+	mode_t mask, mode;
+	size_t i;
+	int fd;
+
+	out->f = stdout;
+	out->path = o->output;
+	if (!o->output)
+		return 0;
+	/*
+	 * A new file beside FILE, renamed over it when whole: a link or a FIFO put at FILE is
+	 * replaced, never followed or waited on, and a failed report leaves the old one.
+	 */
+	if (snprintf(out->tmp, sizeof(out->tmp), "%.*s.%s.tmp.XXXXXX",
+		     slash ? (int)(slash - o->output + 1) : 0, o->output,
+		     slash ? slash + 1 : o->output) >= (int)sizeof(out->tmp)) {
+		log_error("cannot write report '%s': %s", o->output, strerror(ENAMETOOLONG));
+		return -ENAMETOOLONG;
+	}
+	fd = mkostemp(out->tmp, O_CLOEXEC);
+	if (fd < 0) {
+		fd = -errno;
+		log_error("cannot write report '%s': %s", o->output, strerror(-fd));
+		return fd;
+	}
+	/* A report carries what its results hold (names, the command line): it is private when
+	   one of them is, group-readable when all are (result_file_mode(), -result-mode); with
+	   no result, the mode fopen() would give: 0666 less the umask. */
+	mask = umask(0);
+	umask(mask);
+	mode = 0666 & ~mask;
+	for (i = 0; i < o->nresults; i++)
+		mode = (i ? mode : 0666) & result_file_mode(o->results[i]);
+	if (fchmod(fd, mode) || !(out->f = fdopen(fd, "w"))) {
+		int errsv = errno;
+
+		close(fd);
+		unlink(out->tmp);
+		log_error("cannot write report '%s': %s", o->output, strerror(errsv));
+		return -errsv;
+	}
+	return 0;
+}
+
+int report_output_close(struct report_out *out, int rc)
+{
+	if (out->f == stdout)
+		return fflush(stdout) && !rc ? -errno : rc;
+	if (fclose(out->f) && !rc)
+		rc = -errno;
+	if (!rc && rename(out->tmp, out->path))
+		rc = -errno;
+	if (rc)
+		unlink(out->tmp);
 	return rc;
 }

@@ -87,6 +87,8 @@ struct report {
 	const char **fnames;     /* per function: the name shown (-name-style) */
 	enum cct_group_kind levels[REPORT_MAX_LEVELS]; /* -group-by of tree views */
 	size_t nlevels;
+	/* The result was made here by this user: the paths it names may be read (view-source.c). */
+	bool own_paths;
 };
 
 /* The model's sample a record stands for. */
@@ -116,14 +118,31 @@ int report_tree_levels(struct report *r);
 /* Tree views: the tree again, under r->levels and with recursion collapsed. 0 or -ENOMEM. */
 int report_derive_tree(struct report *r);
 
-/* -report-output must not name a file of a result it reads (item 10 of issue 10) (output.c). */
+/*
+ * -report-output must not name a file of a result it reads (item 10 of issue 10), nor be a
+ * link, a FIFO or anything else that is not a regular file (output.c): a usage error.
+ */
 int report_check_output(const struct report_opts *o);
 /*
- * -report-output for writing, created with the mode of the results it reports
- * (result_file_mode(): 0600, or 0640 when every result is group-readable), an existing file
- * narrowed to it. NULL with errno set on failure.
+ * Where a report is written: stdout, or a new file beside -report-output renamed over it by
+ * report_output_close() when whole (no link followed, no FIFO waited on: docs/security.md).
  */
-FILE *report_output_open(const struct report_opts *o);
+struct report_out {
+	FILE *f;
+	const char *path; /* -report-output, NULL for stdout */
+	char tmp[4096];   /* the file being written */
+};
+/*
+ * Open o's output into out: 0, or a negative errno told with log_error(). The file gets the
+ * mode of the results it reports (result_file_mode(): 0600, or 0640 when every result is
+ * group-readable), whatever the umask.
+ */
+int report_output_open(const struct report_opts *o, struct report_out *out);
+/*
+ * Close out after a write that gave rc: flushed, and the file renamed into place when all
+ * went well, else removed. Returns rc, or the first error of the close.
+ */
+int report_output_close(struct report_out *out, int rc);
 /*
  * t rendered in -format to -report-output (else stdout), a terminal's width unless -width:
  * 0 or a negative errno, told with log_error().

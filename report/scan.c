@@ -19,6 +19,68 @@ void scan_tune(sqlite3 *db)
 	sqlite3_exec(db, "PRAGMA mmap_size = 1099511627776", NULL, NULL, NULL);
 }
 
+/*
+ * What a result.db may hold: tables and their indexes. A view or a trigger (a recursive one
+ * hangs every query and grows without end) or a virtual table is no work of pfinalize's.
+ */
+static int check_schema(sqlite3 *db, const char *path, char *err, size_t err_size)
+{
+	static const char sql[] =
+		"SELECT type, name FROM sqlite_master WHERE type NOT IN ('table', 'index') OR "
+		"(type = 'table' AND sql LIKE 'CREATE VIRTUAL%') LIMIT 1";
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		err_set(err, err_size, "cannot read database '%s': %s", path, sqlite3_errmsg(db));
+		return -EIO;
+	}
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		err_set(err, err_size,
+			"cannot read database '%s': it holds a %s '%s', which no result has (not a "
+			"database pfinalize wrote; finalize the result again)",
+			path,
+			strcmp((const char *)sqlite3_column_text(st, 0), "table")
+				? (const char *)sqlite3_column_text(st, 0)
+				: "virtual table",
+			(const char *)sqlite3_column_text(st, 1));
+	else if (rc != SQLITE_DONE)
+		err_set(err, err_size, "cannot read database '%s': %s", path, sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+int scan_open(const char *path, sqlite3 **db, char *err, size_t err_size)
+{
+	int rc = sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+
+	if (rc != SQLITE_OK) {
+		err_set(err, err_size, "cannot open database '%s': %s", path,
+			*db ? sqlite3_errmsg(*db) : sqlite3_errstr(rc));
+		sqlite3_close(*db);
+		*db = NULL;
+		return -EIO;
+	}
+	/* The file is data from anywhere: nothing in it runs, nothing is written, sizes bounded. */
+	sqlite3_db_config(*db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+	sqlite3_db_config(*db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
+	sqlite3_db_config(*db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, NULL);
+	sqlite3_db_config(*db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+	sqlite3_limit(*db, SQLITE_LIMIT_LENGTH, SCAN_MAX_VALUE);
+	sqlite3_limit(*db, SQLITE_LIMIT_ATTACHED, 0);
+	sqlite3_limit(*db, SQLITE_LIMIT_TRIGGER_DEPTH, 0);
+	sqlite3_exec(*db, "PRAGMA query_only = 1", NULL, NULL, NULL);
+	rc = check_schema(*db, path, err, err_size);
+	if (rc) {
+		sqlite3_close(*db);
+		*db = NULL;
+		return rc;
+	}
+	scan_tune(*db);
+	return 0;
+}
+
 static void jobs_work(struct scan_jobs *set, sqlite3 *db)
 {
 	size_t i;
@@ -32,11 +94,10 @@ static void *helper_main(void *arg)
 	struct scan_jobs *set = arg;
 	sqlite3 *db;
 
-	if (sqlite3_open_v2(set->db_path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) ==
-	    SQLITE_OK) {
-		scan_tune(db);
+	char err[256];
+
+	if (!scan_open(set->db_path, &db, err, sizeof(err)))
 		jobs_work(set, db);
-	}
 	/* When it cannot open the database, the caller's connection runs every job. */
 	sqlite3_close(db);
 	return NULL;

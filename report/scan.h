@@ -40,6 +40,18 @@ void scan_jobs_start(struct scan_jobs *set);
 /* Run the jobs nobody took on db, wait for the helper. Returns the first failed job's rc. */
 int scan_jobs_finish(struct scan_jobs *set, struct sqlite3 *db);
 
+/* The longest string or blob a database may hand preport (SQLITE_LIMIT_LENGTH). */
+#define SCAN_MAX_VALUE (16 << 20)
+
+/*
+ * Open the result database at path for reading, as data from anywhere: read-only and
+ * query_only, no trigger or view ever run, an untrusted schema, values at most
+ * SCAN_MAX_VALUE bytes, and refused when it holds anything but tables and indexes (a view,
+ * a trigger, a virtual table). Returns 0, or -EIO with err set ("cannot open database 'x':
+ * ..." / "cannot read database 'x': it holds a view 'v', ...").
+ */
+int scan_open(const char *path, struct sqlite3 **db, char *err, size_t err_size);
+
 /* Make reads of db map the file instead of copying pages (preport never writes it). */
 void scan_tune(struct sqlite3 *db);
 

@@ -2,13 +2,17 @@
 /* The source view: a function's or a file's source with self and total values per line. */
 #define LOG_DOMAIN "source"
 #include <errno.h>
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "common/options.h"
 #include "common/debuginfod.h"
+#include "common/result-dir.h"
 #include "report/report-private.h"
 
 #define LINE_MAX_BYTES 4096
@@ -121,24 +125,76 @@ out:
 	return rc;
 }
 
+/* path as a stream if it is a regular file: a FIFO is never waited on, a device never read. */
+static FILE *open_regular(const char *path)
+{
+	struct stat st;
+	int fd = result_open_file(path, false, 0, &st);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+
+	if (fd >= 0 && !f)
+		close(fd);
+	errno = fd < 0 ? -fd : errno;
+	return f;
+}
+
+/* Whether path has a ".." component: joined to a search directory, it would climb out. */
+static bool climbs(const char *path)
+{
+	const char *p = path;
+
+	while ((p = strstr(p, "..")))
+		if ((p == path || p[-1] == '/') && (p[2] == '/' || !p[2]))
+			return true;
+		else
+			p += 2;
+	return false;
+}
+
 static FILE *open_in(const char *dir, const char *path)
 {
 	const char *p = path;
 	char buf[4096];
 	FILE *f;
 
+	if (climbs(path)) {
+		log_debug("'%s': not looked for in '%s': it climbs out with '..'", path, dir);
+		return NULL;
+	}
 	/* Try dir/<path without its first components>, longest first: a moved tree. */
 	while (p && *p) {
 		while (*p == '/')
 			p++;
 		snprintf(buf, sizeof(buf), "%s/%s", dir, p);
-		f = fopen(buf, "r");
+		f = open_regular(buf);
 		log_debug("'%s': tried '%s': %s", path, buf, f ? "found" : strerror(errno));
 		if (f)
 			return f;
 		p = strchr(p, '/');
 	}
 	return NULL;
+}
+
+/*
+ * The source copied into the result: DIR/archive/src/<path>, read beneath DIR without
+ * following a link or "..", so that a result's own files cannot lead elsewhere.
+ */
+static FILE *open_archived(const struct report *r, const char *path)
+{
+	char rel[4096];
+	struct stat st;
+	int dfd = open(r->dir, O_PATH | O_DIRECTORY | O_CLOEXEC), fd = -ENOENT;
+	FILE *f = NULL;
+
+	if (dfd >= 0 && snprintf(rel, sizeof(rel), "archive/src/%s", path) < (int)sizeof(rel))
+		fd = result_open_beneath(dfd, rel, 0, &st);
+	if (dfd >= 0)
+		close(dfd);
+	if (fd >= 0 && !(f = fdopen(fd, "r")))
+		close(fd);
+	log_debug("'%s': in the result's archive: %s", path,
+		  f ? "found" : result_strerror(fd < 0 ? -fd : errno));
+	return f;
 }
 
 /*
@@ -167,7 +223,7 @@ static FILE *fetch_source(const struct report *r, const char *path)
 		if (!hex ||
 		    debug_server_fetch_hex(DEBUG_SERVER_SOURCE, hex, path, &got, &downloaded))
 			continue;
-		f = fopen(got, "r");
+		f = open_regular(got);
 		log_debug("'%s': from debuginfod by build-id %s: '%s'%s", path, hex, got,
 			  f ? "" : " cannot be read");
 		free(got);
@@ -176,16 +232,28 @@ static FILE *fetch_source(const struct report *r, const char *path)
 	return f;
 }
 
-/* The source file at path, where the build left it, in a source search directory, or from a
- * debuginfod server (then *fetched, when fetched is not NULL). NULL when none has it. */
+/*
+ * The source file at path: where the build left it and in the search directories pfinalize
+ * was given (only for a result this user made on this machine: r->own_paths), in a
+ * -source-search-dir, in the result's archive, or from a debuginfod server (then *fetched,
+ * when fetched is not NULL). NULL when none has it. A path a result names is never read by
+ * itself otherwise (docs/security.md).
+ */
 static FILE *open_source(const struct report *r, const char *path, bool *fetched)
 {
 	const struct report_opts *o = r->o;
-	const char *dirs = model_meta_get(&r->m, "source_search_dirs");
-	FILE *f = fopen(path, "r");
+	const char *dirs = r->own_paths ? model_meta_get(&r->m, "source_search_dirs") : NULL;
+	FILE *f = NULL;
 	size_t i;
 
-	log_debug("'%s': %s", path, f ? "read where the build left it" : strerror(errno));
+	if (r->own_paths) {
+		f = open_regular(path);
+		log_debug("'%s': %s", path, f ? "read where the build left it" : strerror(errno));
+	} else {
+		log_debug("'%s': not read where the build left it: the result was not made here by "
+			  "this user",
+			  path);
+	}
 	for (i = 0; !f && i < o->nsource_dirs; i++)
 		f = open_in(o->source_dirs[i], path);
 	while (!f && dirs && *dirs) {
@@ -197,6 +265,8 @@ static FILE *open_source(const struct report *r, const char *path, bool *fetched
 			f = open_in(dir, path);
 		dirs += len + (dirs[len] == ':');
 	}
+	if (!f)
+		f = open_archived(r, path);
 	if (!f && path[0] == '/' && (f = fetch_source(r, path)) && fetched)
 		*fetched = true;
 	return f;

@@ -230,6 +230,9 @@ static void meta_fill_start(struct meta *m, const struct collect_opts *o, const 
 		meta_set(m, "collector_command_line", o->command_line);
 	meta_set(m, "cwd", getcwd(buf, sizeof(buf)) ? buf : "");
 	meta_set(m, "result_dir", dir);
+	/* preport reads the build's source paths only from a result this user made here. */
+	if (!result_dir_identity(dir, buf, sizeof(buf)))
+		meta_set(m, "result_dir_id", buf);
 	result_short_hostname(buf, sizeof(buf));
 	meta_set(m, "host", buf);
 	meta_set(m, "user", pw ? pw->pw_name : (getenv("USER") ? getenv("USER") : ""));
@@ -429,10 +432,12 @@ int collection_begin(struct collection *c, const struct collect_opts *o)
 	rc = result_dir_create(c->name, o->result_mode, &c->created, err, sizeof(err));
 	if (rc) {
 		log_error("%s", err);
-		/* The directory named is in the way (it holds data, it is a file, the name is
-		   too long): the user picks another. Other refusals are the system's. */
-		return rc == -EEXIST || rc == -ENOTDIR || rc == -ENAMETOOLONG ? EXIT_USAGE
-									      : EXIT_RUNTIME;
+		/* The directory named is in the way (it holds data, it is a file, another user's,
+		   the name is too long): the user picks another. Other refusals are the system's.
+		 */
+		return rc == -EEXIST || rc == -ENOTDIR || rc == -ENAMETOOLONG || rc == -EPERM
+			       ? EXIT_USAGE
+			       : EXIT_RUNTIME;
 	}
 	if (!realpath(c->name, c->dir)) {
 		log_error("cannot resolve result directory '%s': %s", c->name, strerror(errno));
