@@ -75,6 +75,13 @@ int wait_take(struct stream *s, const struct raw_record *rec)
 		w.object = rec->u.wait.object;
 		w.count = 1;
 		break;
+	case RAW_REC_WAIT_OPEN:
+		w.stack = rec->u.wait.stack_id;
+		w.kind = rec->u.wait.kind;
+		w.object = rec->u.wait.object;
+		w.count = 1;
+		w.open = true;
+		break;
 	case RAW_REC_WAIT_SUM:
 		w.stack = rec->u.wait_sum.stack_id;
 		w.kind = rec->u.wait_sum.kind;
@@ -125,6 +132,42 @@ int wait_take(struct stream *s, const struct raw_record *rec)
 	return 0;
 }
 
+/*
+ * A WAIT_OPEN (a wait in progress when the agent's control thread saw it) is the wait its
+ * WAIT of the same start closes, counted there; one left without it lasted until the
+ * program's end: the latest end pcollect recorded (meta end_monotonic_ns, the moment it saw
+ * its program end, by a signal or not), else the stream's last wait.
+ */
+static void opens_close(const struct fin *f, struct stream *s)
+{
+	int64_t end = INT64_MIN;
+	size_t i, j, n = 0;
+
+	for (i = 0; i < s->nwaits; i++)
+		if (!s->waits[i].open && !s->waits[i].summed &&
+		    s->waits[i].time_ns + (int64_t)s->waits[i].total_ns > end)
+			end = s->waits[i].time_ns + (int64_t)s->waits[i].total_ns;
+	if (f->end_mono_ns >= 0 && (uint64_t)f->end_mono_ns >= s->hdr.origin_ns)
+		end = (int64_t)((uint64_t)f->end_mono_ns - s->hdr.origin_ns);
+	for (i = 0; i < s->nwaits; i++) {
+		struct wait_rec *w = &s->waits[i];
+		bool closed = false;
+
+		if (w->open) {
+			for (j = 0; j < s->nwaits && !closed; j++)
+				closed = !s->waits[j].open && !s->waits[j].summed &&
+					 s->waits[j].time_ns == w->time_ns &&
+					 s->waits[j].kind == w->kind;
+			if (closed || end < w->time_ns)
+				continue;
+			w->total_ns = (uint64_t)(end - w->time_ns);
+			w->open = false;
+		}
+		s->waits[n++] = *w;
+	}
+	s->nwaits = n;
+}
+
 int waits_to_events(struct fin *f, struct stream *s)
 {
 	struct thread *t = &f->threads[s->thread];
@@ -144,6 +187,7 @@ int waits_to_events(struct fin *f, struct stream *s)
 		s->regions[i].context = (uint32_t)ctx;
 		f->regions++;
 	}
+	opens_close(f, s);
 	if (!s->nwaits)
 		return 0;
 	wt = fin_metrics_standard(f, METRIC_WAIT_TIME);

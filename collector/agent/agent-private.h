@@ -114,6 +114,9 @@ struct agent_py {
  * only on descriptors that can block (pipes, sockets, terminals...).
  */
 #define AGENT_WAIT_IO_FLOOR_NS 5000
+/* A wait in progress this long is put on record by the control thread (WAIT_OPEN). */
+#define AGENT_WAIT_OPEN_NS     200000000ull
+#define AGENT_WAIT_OPEN_STACKS 64 /* call sites whose stack a wait's start finds known */
 
 struct agent_wait_site {
 	uint64_t key;      /* 0: free */
@@ -171,6 +174,24 @@ struct agent_wait_thread {
 	} named[AGENT_WAIT_NAMED];
 	uint32_t nnamed;
 	struct agent_omp_thread omp;
+	/*
+	 * The wait in progress (agent_wait_open()): what a WAIT_OPEN record needs, set by the
+	 * thread before it blocks, so the control thread can put it on record while it lasts
+	 * (a program ended by a signal runs no code of ours to tell it). state is stored last.
+	 */
+	struct {
+		_Atomic int state;  /* 1 while the wait lasts */
+		bool written;       /* its WAIT_OPEN is in the stream: its end must be a WAIT */
+		const void *call;   /* the struct agent_wait_call that opened it */
+		uint64_t start_ns;  /* CLOCK_MONOTONIC */
+		uint64_t stack;
+		uint64_t object;
+		uint32_t kind;
+	} open;
+	/* The stacks of the call sites (return address, frame, Python frames) waits began at. */
+	struct {
+		uint64_t key, stack;
+	} open_stacks[AGENT_WAIT_OPEN_STACKS];
 };
 
 struct mem_thread;
@@ -566,6 +587,14 @@ static inline bool agent_wait_enter(struct agent_wait_call *c, uintptr_t site, u
 	return agent_wait_begin(c, site, sp);
 }
 
+/*
+ * After agent_wait_enter(): the wait of kind on object begins; its start and stack are kept
+ * where the control thread finds them (agent_wait_scan()). Keeps errno. The leave that
+ * follows ends it.
+ */
+void agent_wait_open(const struct agent_wait_call *c, uint32_t kind, uint64_t object);
+/* The control thread: every wait in progress for AGENT_WAIT_OPEN_NS put on record. */
+void agent_wait_scan(void);
 /* The call returned: record it as a wait of kind on object. Keeps errno. */
 void agent_wait_leave(const struct agent_wait_call *c, uint32_t kind, uint64_t object);
 /* The same for a wait known to have ended at end_ns (CLOCK_MONOTONIC). */
@@ -610,17 +639,18 @@ void agent_omp_thread_finish(struct agent_thread *t);
 #define AGENT_WAIT_SITE ((uintptr_t)__builtin_return_address(0))
 #define AGENT_WAIT_SP   ((uintptr_t)__builtin_frame_address(0))
 /*
- * The end of an interposer that measures call (of result type type): made, and told as a wait
- * by leave (agent_wait_leave(&c, ...) or agent_wait_leave_io(&c, ...)) once it returned; made
+ * The end of an interposer that measures call (of result type type): open (agent_wait_open())
+ * before it, made, and told as a wait by leave (agent_wait_leave(&c, ...) or agent_wait_leave_io(&c, ...)) once it returned; made
  * unmeasured when this thread records no wait now.
  */
-#define AGENT_WAIT_MEASURE(type, call, leave)                                                      \
+#define AGENT_WAIT_MEASURE(type, open, call, leave)                                                      \
 	do {                                                                                       \
 		struct agent_wait_call c;                                                          \
 		type r;                                                                            \
                                                                                                    \
 		if (!agent_wait_enter(&c, AGENT_WAIT_SITE, AGENT_WAIT_SP))                         \
 			return call;                                                               \
+		open;                                                                              \
 		r = call;                                                                          \
 		leave;                                                                             \
 		return r;                                                                          \

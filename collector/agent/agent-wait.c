@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -488,13 +489,123 @@ struct agent_thread *agent_wait_thread(void)
 	return t;
 }
 
-static void account(const struct agent_wait_call *c, uint64_t end, uint32_t kind, uint64_t object)
+/* ---- waits in progress ------------------------------------------------------------------- */
+
+/*
+ * A program ended by a signal it does not handle (TERM at a job's time limit, KILL) runs no
+ * code of ours: a wait it was in would never be told. So each wait's start, stack, kind and
+ * object are kept before it blocks, and the control thread writes a WAIT_OPEN record into
+ * the thread's stream for one that lasted AGENT_WAIT_OPEN_NS (agent_wait_scan()); its end
+ * then writes a WAIT with the same start, whatever its length, and pfinalize ends one left
+ * open at the program's end. The stack is taken once per call site (return address, frame
+ * and Python frames): a wait's start costs a table look-up after the first.
+ */
+
+void agent_wait_open(const struct agent_wait_call *c, uint32_t kind, uint64_t object)
+{
+	struct agent_thread *t = agent_wait_thread();
+	struct agent_wait_thread *wt;
+	struct agent_py *py;
+	uint64_t key, pykey = 0, stack;
+	bool python;
+	size_t slot;
+	sigset_t old;
+	int saved = errno;
+
+	if (!t)
+		return;
+	wt = t->wait;
+	/* A wait inside a wait (a runtime's own calls): the outer one is the program's. */
+	if (atomic_load_explicit(&wt->open.state, memory_order_relaxed))
+		return;
+	py = atomic_load_explicit(&t->py, memory_order_acquire);
+	python = py && pyagent_active() && !pyagent_stack_key(&py->pt, &pykey);
+	key = hash_combine(hash_combine(hash_mix(c->site), c->sp), pykey);
+	key = key ? key : 1;
+	slot = key & (AGENT_WAIT_OPEN_STACKS - 1);
+	stack = wt->open_stacks[slot].key == key ? wt->open_stacks[slot].stack : 0;
+	if (!stack) {
+		agent_in_agent++;
+		if (agent_wait_writer_take(t, &old)) {
+			stack = stack_id_here(t, 0, false, python && agent_python_capture(t));
+			agent_wait_writer_give(t, &old);
+		}
+		agent_in_agent--;
+		if (!stack) {
+			errno = saved;
+			return;
+		}
+		wt->open_stacks[slot].key = key;
+		wt->open_stacks[slot].stack = stack;
+	}
+	wt->open.call = c;
+	wt->open.written = false;
+	wt->open.start_ns = c->start_ns;
+	wt->open.stack = stack;
+	wt->open.kind = kind;
+	wt->open.object = object;
+	atomic_store_explicit(&wt->open.state, 1, memory_order_release);
+	errno = saved;
+}
+
+/* The wait c opened ends: whether its WAIT_OPEN was written (its end must be a WAIT then). */
+static bool wait_close(const struct agent_wait_call *c)
+{
+	struct agent_thread *t = agent_self;
+	struct agent_wait_thread *wt = t ? t->wait : NULL;
+	int expected = 0;
+	unsigned i;
+
+	if (!wt || wt->open.call != c || !atomic_load(&wt->open.state))
+		return false;
+	/* The control thread may be writing its WAIT_OPEN: a few microseconds. */
+	for (i = 0; i < 100000 && !atomic_compare_exchange_weak(&t->busy, &expected, 1); i++) {
+		expected = 0;
+		sched_yield();
+	}
+	atomic_store_explicit(&wt->open.state, 0, memory_order_release);
+	wt->open.call = NULL;
+	if (i < 100000)
+		give(&t->busy);
+	return wt->open.written;
+}
+
+void agent_wait_scan(void)
+{
+	size_t i, n = atomic_load(&agent.nthreads);
+	uint64_t now = now_ns();
+
+	if (!agent_waits_on)
+		return;
+	for (i = 0; i < n && i < AGENT_MAX_THREADS; i++) {
+		struct agent_thread *t = agent.threads[i];
+		struct agent_wait_thread *wt;
+
+		if (!t || atomic_load(&t->state) != AGENT_THREAD_LIVE || !try_take(&t->busy))
+			continue;
+		wt = t->wait;
+		if (wt && !t->write_stopped && atomic_load(&wt->open.state) && !wt->open.written &&
+		    now - wt->open.start_ns >= AGENT_WAIT_OPEN_NS &&
+		    atomic_load(&t->state) == AGENT_THREAD_LIVE) {
+			name_object(t, wt->open.kind, wt->open.object);
+			if (!raw_writer_wait_open(&t->w, (int64_t)(wt->open.start_ns - t->hdr.origin_ns),
+						  wt->open.stack, wt->open.kind, wt->open.object))
+				wt->open.written = true;
+			agent_account(t);
+		}
+		give(&t->busy);
+	}
+}
+
+static void account(const struct agent_wait_call *c, uint64_t end, uint32_t kind, uint64_t object,
+		    bool written)
 {
 	struct agent_thread *t = agent_wait_thread();
 
 	if (!t || end < c->start_ns)
 		return;
-	if (end - c->start_ns >= agent.cfg.wait_threshold_ns)
+	/* One put on record while it lasted ends with its own WAIT, short or not. */
+	if (written || end - c->start_ns >= agent.cfg.wait_threshold_ns)
 		record_long(t, c->start_ns, end, kind, object);
 	else
 		record_short(t, c, end, kind, object);
@@ -504,7 +615,7 @@ void agent_wait_leave(const struct agent_wait_call *c, uint32_t kind, uint64_t o
 {
 	int saved = errno;
 
-	account(c, now_ns(), kind, object);
+	account(c, now_ns(), kind, object, wait_close(c));
 	errno = saved;
 }
 
@@ -513,7 +624,7 @@ void agent_wait_leave_at(const struct agent_wait_call *c, uint64_t end_ns, uint3
 {
 	int saved = errno;
 
-	account(c, end_ns, kind, object);
+	account(c, end_ns, kind, object, wait_close(c));
 	errno = saved;
 }
 
@@ -531,14 +642,15 @@ void agent_wait_leave_io(const struct agent_wait_call *c, uint32_t kind, int fd)
 {
 	int saved = errno;
 	uint64_t end = now_ns(), dur = end - c->start_ns;
+	bool written = wait_close(c);
 
 	/*
 	 * Too short to have blocked; a short one on a file is the page cache's copy, not a wait.
 	 * Disk I/O lasts the threshold or more and is one, whatever the descriptor.
 	 */
-	if (end > c->start_ns && dur >= AGENT_WAIT_IO_FLOOR_NS &&
-	    (dur >= agent.cfg.wait_threshold_ns || fd_can_block(fd)))
-		account(c, end, kind, fd < 0 ? 0 : (uint64_t)fd);
+	if (written || (end > c->start_ns && dur >= AGENT_WAIT_IO_FLOOR_NS &&
+			(dur >= agent.cfg.wait_threshold_ns || fd_can_block(fd))))
+		account(c, end, kind, fd < 0 ? 0 : (uint64_t)fd, written);
 	errno = saved;
 }
 
