@@ -180,10 +180,10 @@ struct agent_wait_thread {
 	 * (a program ended by a signal runs no code of ours to tell it). state is stored last.
 	 */
 	struct {
-		_Atomic int state;  /* 1 while the wait lasts */
-		bool written;       /* its WAIT_OPEN is in the stream: its end must be a WAIT */
-		const void *call;   /* the struct agent_wait_call that opened it */
-		uint64_t start_ns;  /* CLOCK_MONOTONIC */
+		_Atomic int state; /* 1 while the wait lasts */
+		bool written;      /* its WAIT_OPEN is in the stream: its end must be a WAIT */
+		const void *call;  /* the struct agent_wait_call that opened it */
+		uint64_t start_ns; /* CLOCK_MONOTONIC */
 		uint64_t stack;
 		uint64_t object;
 		uint32_t kind;
@@ -640,10 +640,11 @@ void agent_omp_thread_finish(struct agent_thread *t);
 #define AGENT_WAIT_SP   ((uintptr_t)__builtin_frame_address(0))
 /*
  * The end of an interposer that measures call (of result type type): open (agent_wait_open())
- * before it, made, and told as a wait by leave (agent_wait_leave(&c, ...) or agent_wait_leave_io(&c, ...)) once it returned; made
- * unmeasured when this thread records no wait now.
+ * before it, made, and told as a wait by leave (agent_wait_leave(&c, ...) or
+ * agent_wait_leave_io(&c, ...)) once it returned; made unmeasured when this thread records no wait
+ * now.
  */
-#define AGENT_WAIT_MEASURE(type, open, call, leave)                                                      \
+#define AGENT_WAIT_MEASURE(type, open, call, leave)                                                \
 	do {                                                                                       \
 		struct agent_wait_call c;                                                          \
 		type r;                                                                            \

@@ -95,8 +95,8 @@ ssize_t __recvfrom_chk(int fd, void *buf, size_t len, size_t buflen, int flags, 
 
 /* An I/O call on fd: measured, a wait of kind if it blocked. */
 #define IO_CALL(kind, fd, call)                                                                    \
-	AGENT_WAIT_MEASURE(ssize_t, agent_wait_open(&c, kind, (fd) < 0 ? 0 : (uint64_t)(fd)), call, \
-			   agent_wait_leave_io(&c, kind, fd))
+	AGENT_WAIT_MEASURE(ssize_t, agent_wait_open(&c, kind, (fd) < 0 ? 0 : (uint64_t)(fd)),      \
+			   call, agent_wait_leave_io(&c, kind, fd))
 
 AGENT_EXPORT ssize_t write(int fd, const void *buf, size_t len)
 {

@@ -588,9 +588,15 @@ void agent_wait_scan(void)
 		    now - wt->open.start_ns >= AGENT_WAIT_OPEN_NS &&
 		    atomic_load(&t->state) == AGENT_THREAD_LIVE) {
 			name_object(t, wt->open.kind, wt->open.object);
-			if (!raw_writer_wait_open(&t->w, (int64_t)(wt->open.start_ns - t->hdr.origin_ns),
+			if (!raw_writer_wait_open(&t->w,
+						  (int64_t)(wt->open.start_ns - t->hdr.origin_ns),
 						  wt->open.stack, wt->open.kind, wt->open.object))
 				wt->open.written = true;
+			/* Its short waits before: the thread counts none until this one ends. */
+			if (try_take(&wt->lock)) {
+				sites_write(t, now, false);
+				give(&wt->lock);
+			}
 			agent_account(t);
 		}
 		give(&t->busy);
