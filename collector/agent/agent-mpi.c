@@ -30,6 +30,8 @@
 
 #define MPI_SITES        1024 /* call sites per thread: a power of two */
 #define MPI_SUM_EVERY_NS 1000000000ll
+/* A thread's sampling handler writes its sums this often: a killed job keeps its calls. */
+#define MPI_SUM_TICK_NS 100000000ll
 
 struct mpi_site {
 	uintptr_t ret; /* 0: a free slot */
@@ -265,6 +267,14 @@ AGENT_EXPORT void pcollect_mpi_rank(int rank, int size)
 void agent_mpi_thread_sums(struct agent_thread *t, int64_t now)
 {
 	if (t->mpi && t->mpi->stream_id == t->hdr.stream_id)
+		sums_write(t, t->mpi, now);
+}
+
+void agent_mpi_thread_tick(struct agent_thread *t, int64_t now)
+{
+	/* In the handler, writer held: no account() is half done. sums_write() only encodes. */
+	if (t->mpi && t->mpi->stream_id == t->hdr.stream_id &&
+	    now - t->mpi->last_sum_ns >= MPI_SUM_TICK_NS)
 		sums_write(t, t->mpi, now);
 }
 

@@ -480,6 +480,8 @@ uint64_t agent_python_stack(struct agent_thread *t, const uint64_t *ips, uint32_
 /* agent-mpi.c: MPI calls from the shims (collector/agent/mpi/, -trace-mpi) */
 /* Before THREAD_END (writer held): the sums of t's short calls. */
 void agent_mpi_thread_finish(struct agent_thread *t);
+/* From the sampling handler (writer held): the sums written when MPI_SUM_TICK_NS passed. */
+void agent_mpi_thread_tick(struct agent_thread *t, int64_t now);
 /* The sums of t's short calls written now, stamped at stream time now (writer held): before
    a region's record, so that the calls summed count in the region they were made in. */
 void agent_mpi_thread_sums(struct agent_thread *t, int64_t now);
