@@ -114,6 +114,8 @@ struct agent_py {
  * only on descriptors that can block (pipes, sockets, terminals...).
  */
 #define AGENT_WAIT_IO_FLOOR_NS 5000
+/* A thread's short waits are written this often by its sampling handler (on the CPU). */
+#define AGENT_WAIT_TICK_NS 100000000ull
 /* A wait in progress this long is put on record by the control thread (WAIT_OPEN). */
 #define AGENT_WAIT_OPEN_NS     200000000ull
 #define AGENT_WAIT_OPEN_STACKS 64 /* call sites whose stack a wait's start finds known */
@@ -482,6 +484,8 @@ uint64_t agent_python_stack(struct agent_thread *t, const uint64_t *ips, uint32_
 void agent_mpi_thread_finish(struct agent_thread *t);
 /* From the sampling handler (writer held): the sums written when MPI_SUM_TICK_NS passed. */
 void agent_mpi_thread_tick(struct agent_thread *t, int64_t now);
+/* The control thread: the sums of a thread that made no call for a second written. */
+void agent_mpi_scan(void);
 /* The sums of t's short calls written now, stamped at stream time now (writer held): before
    a region's record, so that the calls summed count in the region they were made in. */
 void agent_mpi_thread_sums(struct agent_thread *t, int64_t now);
@@ -595,8 +599,20 @@ static inline bool agent_wait_enter(struct agent_wait_call *c, uintptr_t site, u
  * follows ends it.
  */
 void agent_wait_open(const struct agent_wait_call *c, uint32_t kind, uint64_t object);
-/* The control thread: every wait in progress for AGENT_WAIT_OPEN_NS put on record. */
+/*
+ * The control thread: every wait in progress for AGENT_WAIT_OPEN_NS put on record, with the
+ * short waits before it, and the short waits of a thread that counted none for
+ * AGENT_WAIT_FLUSH_NS written out.
+ */
 void agent_wait_scan(void);
+/* The sampling handler (t's writer held): the short waits written every AGENT_WAIT_TICK_NS. */
+void agent_wait_thread_tick(struct agent_thread *t);
+/*
+ * Take a flag (a thread's busy, its wait table's lock) that the control thread may hold for
+ * a few microseconds: tried AGENT_TAKE_TRIES times, yielding between. False if never had.
+ */
+#define AGENT_TAKE_TRIES 1000
+bool agent_take_soon(_Atomic int *flag);
 /* The call returned: record it as a wait of kind on object. Keeps errno. */
 void agent_wait_leave(const struct agent_wait_call *c, uint32_t kind, uint64_t object);
 /* The same for a wait known to have ended at end_ns (CLOCK_MONOTONIC). */

@@ -129,6 +129,18 @@ static void give(_Atomic int *flag)
 	atomic_store_explicit(flag, 0, memory_order_release);
 }
 
+bool agent_take_soon(_Atomic int *flag)
+{
+	unsigned i;
+
+	for (i = 0; i < AGENT_TAKE_TRIES; i++) {
+		if (try_take(flag))
+			return true;
+		sched_yield();
+	}
+	return false;
+}
+
 /* ---- stacks ------------------------------------------------------------------------------ */
 
 bool agent_ip_is_ours(uintptr_t ip)
@@ -172,7 +184,7 @@ static uint64_t stack_id_here(struct agent_thread *t, uintptr_t pc, bool keep_la
 bool agent_wait_writer_take(struct agent_thread *t, sigset_t *old)
 {
 	agent_block_sampling(old);
-	if (t->write_stopped || !try_take(&t->busy)) {
+	if (t->write_stopped || !agent_take_soon(&t->busy)) {
 		agent_restore_mask(old);
 		return false;
 	}
@@ -399,7 +411,7 @@ static void record_short(struct agent_thread *t, const struct agent_wait_call *c
 	bool known = false;
 	sigset_t old;
 
-	if (!try_take(&wt->lock)) {
+	if (!agent_take_soon(&wt->lock)) {
 		wt->lost++;
 		return;
 	}
@@ -553,19 +565,15 @@ static bool wait_close(const struct agent_wait_call *c)
 {
 	struct agent_thread *t = agent_self;
 	struct agent_wait_thread *wt = t ? t->wait : NULL;
-	int expected = 0;
-	unsigned i;
+	bool held;
 
 	if (!wt || wt->open.call != c || !atomic_load(&wt->open.state))
 		return false;
 	/* The control thread may be writing its WAIT_OPEN: a few microseconds. */
-	for (i = 0; i < 100000 && !atomic_compare_exchange_weak(&t->busy, &expected, 1); i++) {
-		expected = 0;
-		sched_yield();
-	}
+	held = agent_take_soon(&t->busy);
 	atomic_store_explicit(&wt->open.state, 0, memory_order_release);
 	wt->open.call = NULL;
-	if (i < 100000)
+	if (held)
 		give(&t->busy);
 	return wt->open.written;
 }
@@ -584,6 +592,13 @@ void agent_wait_scan(void)
 		if (!t || atomic_load(&t->state) != AGENT_THREAD_LIVE || !try_take(&t->busy))
 			continue;
 		wt = t->wait;
+		/* Short waits a second old, of a thread that neither waits nor runs now. */
+		if (wt && !t->write_stopped && now - wt->last_flush_ns >= AGENT_WAIT_FLUSH_NS &&
+		    atomic_load(&t->state) == AGENT_THREAD_LIVE && try_take(&wt->lock)) {
+			sites_write(t, now, false);
+			give(&wt->lock);
+			agent_account(t);
+		}
 		if (wt && !t->write_stopped && atomic_load(&wt->open.state) && !wt->open.written &&
 		    now - wt->open.start_ns >= AGENT_WAIT_OPEN_NS &&
 		    atomic_load(&t->state) == AGENT_THREAD_LIVE) {
@@ -692,6 +707,20 @@ void agent_wait_record_at(struct agent_thread *t, uint64_t start_ns, uint64_t en
 	if (!writer_held)
 		agent_wait_writer_give(t, &old);
 	agent_in_agent--;
+}
+
+void agent_wait_thread_tick(struct agent_thread *t)
+{
+	struct agent_wait_thread *wt = t->wait;
+	uint64_t now;
+
+	/* The lock is the thread's own, taken outside the handler: it is counting a wait now. */
+	if (!wt || !try_take(&wt->lock))
+		return;
+	now = now_ns();
+	if (now - wt->last_flush_ns >= AGENT_WAIT_TICK_NS)
+		sites_write(t, now, false);
+	give(&wt->lock);
 }
 
 void agent_wait_thread_finish(struct agent_thread *t)

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """A job ended by a signal during a wait (issue 22, item 5): tests/progs/term-wait (20 short
-reads, then a 2.4 s nanosleep in wait_here()) and a Python time.sleep(2.4) under -collect
-threading are ended during the sleep by TERM sent to the program, by `timeout -s TERM 3
+reads, then a 2.4 s nanosleep in wait_here(), or 2.4 s on the CPU) and a Python
+time.sleep(2.4) under -collect threading are ended during the sleep by TERM sent to the program, by `timeout -s TERM 3
 pcollect ...` (TERM to pcollect, then to its group) and by KILL. Each time the result is
 finalized by pcollect, the wait in progress is counted under its function from its start
 (the program prints it) to the kill, within 10% + 80 ms (pfinalize ends it when pcollect saw
@@ -17,7 +17,7 @@ import time
 
 import e2elib as e
 
-KILL_AFTER = 1.0
+KILL_AFTER = 0.6
 REL, ABS_NS = 0.10, 80000000
 PY = """import sys, time
 sys.stdout.write("waiting\\n"); sys.stdout.flush()
@@ -98,6 +98,16 @@ with e.Workdir("collect-term") as w:
     reads = sum(e.num(x["Wait Count:Total"]) for x in counts
                 if x["Function"] == "short_waits" and x["Wait Kind"] == "read")
     e.check(reads == 20, "TERM: the 20 short reads before the wait counted (%d)" % reads)
+
+    # The short reads of a thread that then runs: written by its sampling, not at its end.
+    res = w.join("c-burn")
+    code, out, err, start, killed = run_killed(pcollect(res) + [prog, "burn"], signal.SIGTERM)
+    e.check(code == -signal.SIGTERM, "TERM while on the CPU: pcollect ends by TERM (%d)" % code)
+    counts = e.rows(res, "-view", "hotspots", "-group-by", "wait-kind,function", "-metric",
+                    "Wait Count", "-threshold", "0")
+    reads = sum(e.num(x["Wait Count:Total"]) for x in counts
+                if x["Function"] == "short_waits" and x["Wait Kind"] == "read")
+    e.check(reads == 20, "TERM while on the CPU: the 20 short reads before counted (%d)" % reads)
 
     # timeout(1): TERM to pcollect, which passes it on, then to the whole group again.
     res = w.join("c-timeout")

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* A wait of known start killed by a signal: short reads, then a 2.4 s sleep in wait_here(). */
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -8,6 +9,7 @@
  * Prints "waiting" on stdout and, on stderr, the CLOCK_MONOTONIC ns at which wait_here() is
  * about to block: a test that kills the program during the sleep knows how long it waited.
  * Before it, 20 reads of an empty pipe's peer that a child fills 1 ms later: short waits.
+ * With the argument "burn", 2.4 s of CPU work in burn() take the sleep's place.
  */
 static __attribute__((noinline)) void wait_here(void)
 {
@@ -17,6 +19,25 @@ static __attribute__((noinline)) void wait_here(void)
 	fprintf(stderr, "start_ns=%lld\n", (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec);
 	nanosleep(&req, NULL);
 	__asm__ volatile("" ::: "memory"); /* the call is no tail call: wait_here stays */
+}
+
+static long long mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+/* "burn": 2.4 s on the CPU instead of the sleep (no wait, only the short ones before). */
+static __attribute__((noinline)) void burn(void)
+{
+	long long start = mono_ns();
+	volatile unsigned x = 1;
+
+	fprintf(stderr, "start_ns=%lld\n", start);
+	while (mono_ns() - start < 2400000000ll)
+		x = x * 1664525u + 1013904223u;
 }
 
 static __attribute__((noinline)) void short_waits(void)
@@ -41,12 +62,15 @@ static __attribute__((noinline)) void short_waits(void)
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	short_waits();
 	printf("waiting\n");
 	fflush(stdout);
-	wait_here();
+	if (argc > 1 && !strcmp(argv[1], "burn"))
+		burn();
+	else
+		wait_here();
 	printf("done\n");
 	return 0;
 }
