@@ -492,7 +492,7 @@ int raw_writer_value(struct raw_writer *w, int64_t time_ns, uint64_t stack_id, u
 int raw_writer_region_begin(struct raw_writer *w, int64_t time_ns, uint32_t depth,
 			    const char *name);
 int raw_writer_region_end(struct raw_writer *w, int64_t time_ns, uint32_t depth);
-/* Waits (types 48-51, docs/raw-format.md); times are ns since origin, absolute. */
+/* Waits (types 48-52, docs/raw-format.md); times are ns since origin, absolute. */
 int raw_writer_wait(struct raw_writer *w, int64_t time_ns, uint64_t stack_id, uint64_t duration_ns,
 		    uint32_t kind, uint64_t object);
 int raw_writer_wait_sum(struct raw_writer *w, int64_t time_ns, uint64_t stack_id, uint32_t kind,
