@@ -116,7 +116,12 @@ struct agent_py {
 #define AGENT_WAIT_IO_FLOOR_NS 5000
 /* A thread's short waits are written this often by its sampling handler (on the CPU). */
 #define AGENT_WAIT_TICK_NS 100000000ull
-/* A wait in progress this long is put on record by the control thread (WAIT_OPEN). */
+/*
+ * A wait in progress this long is put on record by the control thread (WAIT_OPEN), again
+ * every second, or every tenth of its length so far when longer (a process killed in it ends
+ * it there, docs/pfinalize.md).
+ */
+#define AGENT_WAIT_SEEN_NS     1000000000ull
 #define AGENT_WAIT_OPEN_NS     200000000ull
 #define AGENT_WAIT_OPEN_STACKS 64 /* call sites whose stack a wait's start finds known */
 
@@ -184,6 +189,7 @@ struct agent_wait_thread {
 	struct {
 		_Atomic int state; /* 1 while the wait lasts */
 		bool written;      /* its WAIT_OPEN is in the stream: its end must be a WAIT */
+		uint64_t seen_ns;  /* CLOCK_MONOTONIC when its last WAIT_OPEN was written */
 		const void *call;  /* the struct agent_wait_call that opened it */
 		uint64_t start_ns; /* CLOCK_MONOTONIC */
 		uint64_t stack;

@@ -578,6 +578,16 @@ static bool wait_close(const struct agent_wait_call *c)
 	return wt->open.written;
 }
 
+/* Whether the wait in progress is to be put on record, or told still in progress, now. */
+static bool open_due(const struct agent_wait_thread *wt, uint64_t now)
+{
+	uint64_t every = (now - wt->open.start_ns) / 10;
+
+	if (!wt->open.written)
+		return now - wt->open.start_ns >= AGENT_WAIT_OPEN_NS;
+	return now - wt->open.seen_ns >= (every > AGENT_WAIT_SEEN_NS ? every : AGENT_WAIT_SEEN_NS);
+}
+
 void agent_wait_scan(void)
 {
 	size_t i, n = atomic_load(&agent.nthreads);
@@ -599,14 +609,17 @@ void agent_wait_scan(void)
 			give(&wt->lock);
 			agent_account(t);
 		}
-		if (wt && !t->write_stopped && atomic_load(&wt->open.state) && !wt->open.written &&
-		    now - wt->open.start_ns >= AGENT_WAIT_OPEN_NS &&
+		if (wt && !t->write_stopped && atomic_load(&wt->open.state) && open_due(wt, now) &&
 		    atomic_load(&t->state) == AGENT_THREAD_LIVE) {
-			name_object(t, wt->open.kind, wt->open.object);
+			if (!wt->open.written)
+				name_object(t, wt->open.kind, wt->open.object);
 			if (!raw_writer_wait_open(&t->w,
 						  (int64_t)(wt->open.start_ns - t->hdr.origin_ns),
-						  wt->open.stack, wt->open.kind, wt->open.object))
+						  wt->open.stack, wt->open.kind, wt->open.object,
+						  (int64_t)(now - t->hdr.origin_ns))) {
 				wt->open.written = true;
+				wt->open.seen_ns = now;
+			}
 			/* Its short waits before: the thread counts none until this one ends. */
 			if (try_take(&wt->lock)) {
 				sites_write(t, now, false);
@@ -730,6 +743,19 @@ void agent_wait_thread_finish(struct agent_thread *t)
 	if (!wt)
 		return;
 	agent_omp_thread_finish(t);
+	/*
+	 * A wait still in progress as the stream ends (another thread's exit or exec ends it):
+	 * it lasted until now. Written (and its WAIT_OPEN closed) here, or its end would be
+	 * taken for the program's, which may be much later for a process of a family.
+	 */
+	if (atomic_load(&wt->open.state)) {
+		uint64_t now = now_ns();
+
+		if (wt->open.written || now - wt->open.start_ns >= agent.cfg.wait_threshold_ns)
+			write_wait(t, wt->open.start_ns, now, wt->open.kind, wt->open.object,
+				   wt->open.stack);
+		atomic_store(&wt->open.state, 0);
+	}
 	/* The thread itself may be counting a wait (another thread ends it at exit): skip. */
 	if (!try_take(&wt->lock))
 		return;

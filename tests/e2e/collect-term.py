@@ -8,7 +8,10 @@ finalized by pcollect, the wait in progress is counted under its function from i
 (the program prints it) to the kill, within 10% + 80 ms (pfinalize ends it when pcollect saw
 the program end), the short reads before it are counted (-knob wait-threshold=50000 (50 ms) makes
 them short: summed), and pcollect exits as the program did: by TERM (-15 to Python, 143 to
-a shell), 137 after KILL; the program's output is the same as alone, killed the same way."""
+a shell), 137 after KILL; the program's output is the same as alone, killed the same way.
+
+Usage: collect-term.py PART: 'signals' (TERM and KILL to the C program) or 'timeout'
+(timeout -s TERM 3 pcollect, TERM on the CPU, and Python's time.sleep)."""
 import os
 import signal
 import subprocess
@@ -82,8 +85,10 @@ def pcollect(res):
             "wait-threshold=50000", "-r", res, "--"]
 
 
-with e.Workdir("collect-term") as w:
-    prog = e.prog("term-wait")
+part = sys.argv[1] if len(sys.argv) > 1 else "signals"
+
+
+def signals(w, prog):
     alone = run_killed([prog], signal.SIGTERM, collector=False)
 
     # TERM to the program (Slurm's scancel, a kill from a script).
@@ -99,6 +104,23 @@ with e.Workdir("collect-term") as w:
                 if x["Function"] == "short_waits" and x["Wait Kind"] == "read")
     e.check(reads == 20, "TERM: the 20 short reads before the wait counted (%d)" % reads)
 
+    # KILL: no code of ours runs in the program, nor would any of its own.
+    res = w.join("c-kill")
+    code, out, err, start, killed = run_killed(pcollect(res) + [prog], signal.SIGKILL)
+    e.check(code == 128 + signal.SIGKILL and out == alone[1],
+            "KILL: pcollect exits 137 (%d), the output as alone (%r)" % (code, out))
+    check_wait(res, "wait_here", "sleep", start, killed, "KILL")
+
+
+def timeout(w, prog):
+    # timeout(1): TERM to pcollect, which passes it on, then to the whole group again.
+    res = w.join("c-timeout")
+    code, out, err, start, killed = run_killed(
+        pcollect(res) + [prog], None, prefix=("timeout", "--preserve-status", "-s", "TERM", "3"))
+    e.check(code == 128 + signal.SIGTERM and out == "waiting\n",
+            "timeout -s TERM: exit %d as the program's (143), its output %r" % (code, out))
+    check_wait(res, "wait_here", "sleep", start, killed, "timeout -s TERM")
+
     # The short reads of a thread that then runs: written by its sampling, not at its end.
     res = w.join("c-burn")
     code, out, err, start, killed = run_killed(pcollect(res) + [prog, "burn"], signal.SIGTERM)
@@ -109,19 +131,6 @@ with e.Workdir("collect-term") as w:
                 if x["Function"] == "short_waits" and x["Wait Kind"] == "read")
     e.check(reads == 20, "TERM while on the CPU: the 20 short reads before counted (%d)" % reads)
 
-    # timeout(1): TERM to pcollect, which passes it on, then to the whole group again.
-    res = w.join("c-timeout")
-    code, out, err, start, killed = run_killed(
-        pcollect(res) + [prog], None, prefix=("timeout", "--preserve-status", "-s", "TERM", "3"))
-    e.check(code == 128 + signal.SIGTERM, "timeout -s TERM: exit %d as the program's (143)" % code)
-    check_wait(res, "wait_here", "sleep", start, killed, "timeout -s TERM")
-
-    # KILL: no code of ours runs in the program, nor would any of its own.
-    res = w.join("c-kill")
-    code, out, err, start, killed = run_killed(pcollect(res) + [prog], signal.SIGKILL)
-    e.check(code == 128 + signal.SIGKILL, "KILL: pcollect exits 137 (%d)" % code)
-    check_wait(res, "wait_here", "sleep", start, killed, "KILL")
-
     # Python's time.sleep.
     script = w.join("sleeper.py")
     with open(script, "w") as f:
@@ -129,5 +138,10 @@ with e.Workdir("collect-term") as w:
     res = w.join("py-term")
     code, out, err, start, killed = run_killed(pcollect(res) + [sys.executable, script],
                                                signal.SIGTERM)
-    e.check(code == -signal.SIGTERM, "Python, TERM: pcollect ends by TERM (%d)" % code)
+    e.check(code == -signal.SIGTERM and out == "waiting\n",
+            "Python, TERM: pcollect ends by TERM (%d), its output %r" % (code, out))
     check_wait(res, "<module>", "sleep", start, killed, "Python, TERM")
+
+
+with e.Workdir("collect-term") as w:
+    {"signals": signals, "timeout": timeout}[part](w, e.prog("term-wait"))
