@@ -68,6 +68,7 @@ def run_killed(argv, sig, prefix=(), collector=True):
 
 
 def check_wait(res, func, kind, start, end, what):
+    """The result finalized, and its wait of kind under func as long as start to end."""
     e.check(os.path.exists(os.path.join(res, "result.db")), "%s: the result is finalized" % what)
     rows = e.rows(res, "-view", "hotspots", "-group-by", "wait-kind,function", "-metric",
                   "Wait Time", "-threshold", "0")
@@ -77,7 +78,15 @@ def check_wait(res, func, kind, start, end, what):
     e.check(abs(got - want) <= REL * want + ABS_NS,
             "%s: the %s wait in progress counted under %s: %.0f ms, it lasted %.0f ms to the "
             "kill" % (what, kind, func, got / 1e6, want / 1e6))
-    return rows
+
+
+def check_short_reads(res, what):
+    """The 20 short reads of short_waits() before the kill, each counted (summed)."""
+    counts = e.rows(res, "-view", "hotspots", "-group-by", "wait-kind,function", "-metric",
+                    "Wait Count", "-threshold", "0")
+    reads = sum(e.num(x["Wait Count:Total"]) for x in counts
+                if x["Function"] == "short_waits" and x["Wait Kind"] == "read")
+    e.check(reads == 20, "%s: the 20 short reads before counted (%d)" % (what, reads))
 
 
 def pcollect(res):
@@ -97,12 +106,8 @@ def signals(w, prog):
     e.check(code == -signal.SIGTERM and code == alone[0] and out == alone[1],
             "TERM: pcollect ends by TERM as the program alone (%d, %r; alone %d, %r)"
             % (code, out, alone[0], alone[1]))
-    rows = check_wait(res, "wait_here", "sleep", start, killed, "TERM")
-    counts = e.rows(res, "-view", "hotspots", "-group-by", "wait-kind,function", "-metric",
-                    "Wait Count", "-threshold", "0")
-    reads = sum(e.num(x["Wait Count:Total"]) for x in counts
-                if x["Function"] == "short_waits" and x["Wait Kind"] == "read")
-    e.check(reads == 20, "TERM: the 20 short reads before the wait counted (%d)" % reads)
+    check_wait(res, "wait_here", "sleep", start, killed, "TERM")
+    check_short_reads(res, "TERM")
 
     # KILL: no code of ours runs in the program, nor would any of its own.
     res = w.join("c-kill")
@@ -125,11 +130,7 @@ def timeout(w, prog):
     res = w.join("c-burn")
     code, out, err, start, killed = run_killed(pcollect(res) + [prog, "burn"], signal.SIGTERM)
     e.check(code == -signal.SIGTERM, "TERM while on the CPU: pcollect ends by TERM (%d)" % code)
-    counts = e.rows(res, "-view", "hotspots", "-group-by", "wait-kind,function", "-metric",
-                    "Wait Count", "-threshold", "0")
-    reads = sum(e.num(x["Wait Count:Total"]) for x in counts
-                if x["Function"] == "short_waits" and x["Wait Kind"] == "read")
-    e.check(reads == 20, "TERM while on the CPU: the 20 short reads before counted (%d)" % reads)
+    check_short_reads(res, "TERM while on the CPU")
 
     # Python's time.sleep.
     script = w.join("sleeper.py")
