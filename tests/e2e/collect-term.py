@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """A job ended by a signal during a wait (issue 22, item 5): tests/progs/term-wait (20 short
-reads, then a 2.4 s nanosleep in wait_here(), or 2.4 s on the CPU) and a Python
-time.sleep(2.4) under -collect threading are ended during the sleep by TERM sent to the program, by `timeout -s TERM 3
-pcollect ...` (TERM to pcollect, then to its group) and by KILL. Each time the result is
-finalized by pcollect, the wait in progress is counted under its function from its start
-(the program prints it) to the kill, within 10% + 80 ms (pfinalize ends it when pcollect saw
-the program end), the short reads before it are counted (-knob wait-threshold=50000 (50 ms) makes
-them short: summed), and pcollect exits as the program did: by TERM (-15 to Python, 143 to
-a shell), 137 after KILL; the program's output is the same as alone, killed the same way.
+reads of a pipe a forked child fills, then a 2.4 s nanosleep in wait_here(), or 2.4 s on the
+CPU) and a Python time.sleep(2.4) under -collect threading are ended during the sleep by
+TERM sent to the program, by `timeout -s TERM 3 pcollect ...` (TERM to pcollect, then to
+its group) and by KILL. Each time the result is finalized by pcollect, the wait in
+progress is counted under its function from its start (the program prints it) to the kill,
+within 10% + 80 ms (pfinalize ends it when pcollect saw the program end), the short reads
+before it are all counted (-knob wait-threshold=1000000, 1 s, makes them short: summed,
+even when a busy machine makes a fork slow), and pcollect exits as the program did: by
+TERM (-15 to Python, 143 to a shell), 137 after KILL; the program's output is the same as
+alone, killed the same way.
 
 Usage: collect-term.py PART: 'signals' (TERM and KILL to the C program) or 'timeout'
 (timeout -s TERM 3 pcollect, TERM on the CPU, and Python's time.sleep)."""
@@ -91,7 +93,7 @@ def check_short_reads(res, what):
 
 def pcollect(res):
     return [e.tool("pcollect"), "-collect", "threading", "-quiet", "-knob",
-            "wait-threshold=50000", "-r", res, "--"]
+            "wait-threshold=1000000", "-r", res, "--"]
 
 
 part = sys.argv[1] if len(sys.argv) > 1 else "signals"
