@@ -123,7 +123,8 @@ struct agent_py {
  */
 #define AGENT_WAIT_SEEN_NS     1000000000ull
 #define AGENT_WAIT_OPEN_NS     200000000ull
-#define AGENT_WAIT_OPEN_STACKS 64 /* call sites whose stack a wait's start finds known */
+#define AGENT_WAIT_OPEN_STACKS 64          /* call sites whose stack a wait's start finds known */
+#define AGENT_WAIT_PY_EVERY_NS 10000000ull /* a Python thread's frames at a wait's start */
 
 struct agent_wait_site {
 	uint64_t key;      /* 0: free */
@@ -196,6 +197,8 @@ struct agent_wait_thread {
 		uint64_t object;
 		uint32_t kind;
 	} open;
+	uint64_t open_py_ns[2]; /* CLOCK_MONOTONIC when a wait's start last took Python frames:
+				   [1] reads and writes, [0] the other waits */
 	/* The stacks of the call sites (return address, frame, Python frames) waits began at. */
 	struct {
 		uint64_t key, stack;

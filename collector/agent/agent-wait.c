@@ -517,9 +517,8 @@ void agent_wait_open(const struct agent_wait_call *c, uint32_t kind, uint64_t ob
 {
 	struct agent_thread *t = agent_wait_thread();
 	struct agent_wait_thread *wt;
-	struct agent_py *py;
-	uint64_t key, pykey = 0, stack;
-	bool python;
+	uint64_t key, pykey = 0, stack = 0;
+	bool python, io;
 	size_t slot;
 	sigset_t old;
 	int saved = errno;
@@ -530,26 +529,43 @@ void agent_wait_open(const struct agent_wait_call *c, uint32_t kind, uint64_t ob
 	/* A wait inside a wait (a runtime's own calls): the outer one is the program's. */
 	if (atomic_load_explicit(&wt->open.state, memory_order_relaxed))
 		return;
-	py = atomic_load_explicit(&t->py, memory_order_acquire);
-	python = py && pyagent_active() && !pyagent_stack_key(&py->pt, &pykey);
-	key = hash_combine(hash_combine(hash_mix(c->site), c->sp), pykey);
-	key = key ? key : 1;
-	slot = key & (AGENT_WAIT_OPEN_STACKS - 1);
-	stack = wt->open_stacks[slot].key == key ? wt->open_stacks[slot].stack : 0;
-	if (!stack) {
-		agent_in_agent++;
-		if (agent_wait_writer_take(t, &old)) {
-			stack = stack_id_here(t, 0, false, python && agent_python_capture(t));
+	/*
+	 * A Python thread's frames tell its callers apart, but reading them costs some 100 us:
+	 * taken at most every AGENT_WAIT_PY_EVERY_NS for reads and writes, and as often for the
+	 * other waits (a thread that waits more often, in a loop of I/O or of polls, gets its
+	 * native stack: the interpreter's frames, unnamed in Python terms). A sleep after a
+	 * write still gets its Python frames.
+	 */
+	io = kind == RAW_WAIT_READ || kind == RAW_WAIT_WRITE;
+	python = atomic_load_explicit(&t->py, memory_order_relaxed) && pyagent_active() &&
+		 c->start_ns - wt->open_py_ns[io] >= AGENT_WAIT_PY_EVERY_NS;
+	agent_in_agent++;
+	if (python && agent_wait_writer_take(t, &old)) {
+		wt->open_py_ns[io] = c->start_ns;
+		pykey = agent_python_capture(t);
+		key = hash_combine(hash_combine(hash_mix(c->site), c->sp), pykey);
+		slot = (key ? key : 1) & (AGENT_WAIT_OPEN_STACKS - 1);
+		if (wt->open_stacks[slot].key == (key ? key : 1))
+			stack = wt->open_stacks[slot].stack;
+		else
+			stack = stack_id_here(t, 0, false, pykey != 0);
+		agent_wait_writer_give(t, &old);
+	} else {
+		key = hash_combine(hash_mix(c->site), c->sp);
+		slot = (key ? key : 1) & (AGENT_WAIT_OPEN_STACKS - 1);
+		if (wt->open_stacks[slot].key == (key ? key : 1))
+			stack = wt->open_stacks[slot].stack;
+		else if (agent_wait_writer_take(t, &old)) {
+			stack = stack_id_here(t, 0, false, false);
 			agent_wait_writer_give(t, &old);
 		}
-		agent_in_agent--;
-		if (!stack) {
-			errno = saved;
-			return;
-		}
-		wt->open_stacks[slot].key = key;
-		wt->open_stacks[slot].stack = stack;
 	}
+	agent_in_agent--;
+	errno = saved;
+	if (!stack)
+		return;
+	wt->open_stacks[slot].key = key ? key : 1;
+	wt->open_stacks[slot].stack = stack;
 	wt->open.call = c;
 	wt->open.written = false;
 	wt->open.start_ns = c->start_ns;
@@ -557,7 +573,6 @@ void agent_wait_open(const struct agent_wait_call *c, uint32_t kind, uint64_t ob
 	wt->open.kind = kind;
 	wt->open.object = object;
 	atomic_store_explicit(&wt->open.state, 1, memory_order_release);
-	errno = saved;
 }
 
 /* The wait c opened ends: whether its WAIT_OPEN was written (its end must be a WAIT then). */

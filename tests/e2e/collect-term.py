@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """A job ended by a signal during a wait (issue 22, item 5): tests/progs/term-wait (20 short
-reads of a pipe a forked child fills, then a 2.4 s nanosleep in wait_here(), or 2.4 s on the
+reads of a pipe a forked child fills, then a 5 s nanosleep in wait_here(), or 5 s on the
 CPU) and a Python time.sleep(2.4) under -collect threading are ended during the sleep by
 TERM sent to the program, by `timeout -s TERM 3 pcollect ...` (TERM to pcollect, then to
 its group) and by KILL. Each time the result is finalized by pcollect, the wait in

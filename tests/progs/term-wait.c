@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* A wait of known start killed by a signal: short reads, then a 2.4 s sleep in wait_here(). */
+/* A wait of known start killed by a signal: short reads, then a 5 s sleep in wait_here(). */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -9,11 +9,11 @@
  * Prints "waiting" on stdout and, on stderr, the CLOCK_MONOTONIC ns at which wait_here() is
  * about to block: a test that kills the program during the sleep knows how long it waited.
  * Before it, 20 reads of an empty pipe's peer that a child fills 1 ms later: short waits.
- * With the argument "burn", 2.4 s of CPU work in burn() take the sleep's place.
+ * With the argument "burn", 5 s of CPU work in burn() take the sleep's place.
  */
 static __attribute__((noinline)) void wait_here(void)
 {
-	struct timespec ts, req = { 2, 400000000 };
+	struct timespec ts, req = { 5, 0 };
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	fprintf(stderr, "start_ns=%lld\n", (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec);
@@ -29,14 +29,14 @@ static long long mono_ns(void)
 	return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
 }
 
-/* "burn": 2.4 s on the CPU instead of the sleep (no wait, only the short ones before). */
+/* "burn": 5 s on the CPU instead of the sleep (no wait, only the short ones before). */
 static __attribute__((noinline)) void burn(void)
 {
 	long long start = mono_ns();
 	volatile unsigned x = 1;
 
 	fprintf(stderr, "start_ns=%lld\n", start);
-	while (mono_ns() - start < 2400000000ll)
+	while (mono_ns() - start < 5000000000ll)
 		x = x * 1664525u + 1013904223u;
 }
 
