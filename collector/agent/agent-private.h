@@ -192,6 +192,7 @@ struct agent_wait_thread {
 		bool written;      /* its WAIT_OPEN is in the stream: its end must be a WAIT */
 		uint64_t seen_ns;  /* CLOCK_MONOTONIC when its last WAIT_OPEN was written */
 		const void *call;  /* the struct agent_wait_call that opened it */
+		uintptr_t sp; /* its interposer's frame (a later wait's above it: it is gone) */
 		uint64_t start_ns; /* CLOCK_MONOTONIC */
 		uint64_t stack;
 		uint64_t object;

@@ -526,9 +526,29 @@ void agent_wait_open(const struct agent_wait_call *c, uint32_t kind, uint64_t ob
 	if (!t)
 		return;
 	wt = t->wait;
-	/* A wait inside a wait (a runtime's own calls): the outer one is the program's. */
-	if (atomic_load_explicit(&wt->open.state, memory_order_relaxed))
-		return;
+	/*
+	 * A wait inside a wait (a runtime's own calls, deeper in the stack): the outer one is the
+	 * program's. One whose interposer's frame is gone (this one's is not deeper: a signal
+	 * handler jumped out of it with siglongjmp) ended before now: told as ended now if it
+	 * was put on record, then replaced.
+	 */
+	if (atomic_load_explicit(&wt->open.state, memory_order_relaxed)) {
+		if (c->sp < wt->open.sp)
+			return;
+		agent_in_agent++;
+		if (agent_wait_writer_take(t, &old)) {
+			if (wt->open.written)
+				write_wait(t, wt->open.start_ns, c->start_ns, wt->open.kind,
+					   wt->open.object, wt->open.stack);
+			atomic_store_explicit(&wt->open.state, 0, memory_order_relaxed);
+			agent_wait_writer_give(t, &old);
+		}
+		agent_in_agent--;
+		if (atomic_load_explicit(&wt->open.state, memory_order_relaxed)) {
+			errno = saved;
+			return;
+		}
+	}
 	/*
 	 * A Python thread's frames tell its callers apart, but reading them costs some 100 us:
 	 * taken at most every AGENT_WAIT_PY_EVERY_NS for reads and writes, and as often for the
@@ -567,6 +587,7 @@ void agent_wait_open(const struct agent_wait_call *c, uint32_t kind, uint64_t ob
 	wt->open_stacks[slot].key = key ? key : 1;
 	wt->open_stacks[slot].stack = stack;
 	wt->open.call = c;
+	wt->open.sp = c->sp;
 	wt->open.written = false;
 	wt->open.start_ns = c->start_ns;
 	wt->open.stack = stack;
