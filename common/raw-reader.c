@@ -597,6 +597,9 @@ static bool decode(struct raw_reader *r, struct raw_record *rec)
 		return dec_fields(&d, "ivuvvv", &rec->time_ns, &rec->u.wait_sum.stack_id,
 				  &rec->u.wait_sum.kind, &rec->u.wait_sum.object,
 				  &rec->u.wait_sum.count, &rec->u.wait_sum.total_ns);
+	case RAW_REC_WAIT_OPEN:
+		return dec_fields(&d, "ivuvi", &rec->time_ns, &rec->u.wait.stack_id,
+				  &rec->u.wait.kind, &rec->u.wait.object, &rec->u.wait.seen_ns);
 	case RAW_REC_OBJECT:
 		return dec_fields(&d, "uvs", &rec->u.object.kind, &rec->u.object.object,
 				  &rec->u.object.name);

@@ -143,6 +143,8 @@ enum raw_type {
 	RAW_REC_OBJECT = 50,       /* kind:varint object:varint name:string */
 	RAW_REC_OMP_REGION = 51,   /* time:svarint duration:varint object:varint
 				      threads:varint */
+	RAW_REC_WAIT_OPEN = 52,    /* time:svarint stack:varint kind:varint object:varint
+				      seen:svarint: a wait begun at time, not ended at seen */
 	RAW_REC_MAX = 127,
 };
 
@@ -502,12 +504,18 @@ int raw_writer_value(struct raw_writer *w, int64_t time_ns, uint64_t stack_id, u
 int raw_writer_region_begin(struct raw_writer *w, int64_t time_ns, uint32_t depth,
 			    const char *name);
 int raw_writer_region_end(struct raw_writer *w, int64_t time_ns, uint32_t depth);
-/* Waits (types 48-51, docs/raw-format.md); times are ns since origin, absolute. */
+/* Waits (types 48-52, docs/raw-format.md); times are ns since origin, absolute. */
 int raw_writer_wait(struct raw_writer *w, int64_t time_ns, uint64_t stack_id, uint64_t duration_ns,
 		    uint32_t kind, uint64_t object);
 int raw_writer_wait_sum(struct raw_writer *w, int64_t time_ns, uint64_t stack_id, uint32_t kind,
 			uint64_t object, uint64_t count, uint64_t total_ns);
 int raw_writer_object(struct raw_writer *w, uint32_t kind, uint64_t object, const char *name);
+/*
+ * A wait begun at time_ns still in progress at seen_ns (RAW_REC_WAIT_OPEN): its WAIT, with the
+ * same time, follows if it ends.
+ */
+int raw_writer_wait_open(struct raw_writer *w, int64_t time_ns, uint64_t stack_id, uint32_t kind,
+			 uint64_t object, int64_t seen_ns);
 int raw_writer_omp_region(struct raw_writer *w, int64_t time_ns, uint64_t duration_ns,
 			  uint64_t object, uint32_t threads);
 /* Any record type: payload is written as given (for analyses' own record types). */
@@ -614,10 +622,11 @@ struct raw_record {
 		} region;
 		struct {
 			uint64_t stack_id;
-			uint64_t duration_ns; /* time_ns is when it began */
+			uint64_t duration_ns; /* time_ns is when it began; WAIT_OPEN: 0 */
 			uint32_t kind;        /* enum raw_wait_kind */
 			uint64_t object;
-		} wait;
+			int64_t seen_ns; /* WAIT_OPEN: when it was still in progress */
+		} wait;                  /* WAIT and WAIT_OPEN */
 		struct {
 			uint64_t stack_id;
 			uint32_t kind; /* enum raw_wait_kind */

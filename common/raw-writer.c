@@ -686,6 +686,13 @@ int raw_writer_wait_sum(struct raw_writer *w, int64_t time_ns, uint64_t stack_id
 			     object, count, total_ns);
 }
 
+int raw_writer_wait_open(struct raw_writer *w, int64_t time_ns, uint64_t stack_id, uint32_t kind,
+			 uint64_t object, int64_t seen_ns)
+{
+	return record_fields(w, RAW_REC_WAIT_OPEN, "ivvvi", time_ns, stack_id, (uint64_t)kind,
+			     object, seen_ns);
+}
+
 int raw_writer_omp_region(struct raw_writer *w, int64_t time_ns, uint64_t duration_ns,
 			  uint64_t object, uint32_t threads)
 {

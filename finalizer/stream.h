@@ -131,6 +131,8 @@ struct wait_rec {
 	uint64_t stack;    /* the stream's stack id */
 	uint32_t kind;     /* enum raw_wait_kind */
 	bool summed;       /* a WAIT_SUM: count short waits, not one */
+	bool open;         /* a WAIT_OPEN: in progress at seen_ns; total_ns set at the end */
+	int64_t seen_ns;   /* a WAIT_OPEN's stream time when it was written */
 	uint64_t object;   /* address, fd, pid or 0 (docs/raw-format.md) */
 	uint64_t count;    /* waits (1 for a WAIT) */
 	uint64_t total_ns; /* their duration */

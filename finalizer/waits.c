@@ -75,6 +75,18 @@ int wait_take(struct stream *s, const struct raw_record *rec)
 		w.object = rec->u.wait.object;
 		w.count = 1;
 		break;
+	case RAW_REC_WAIT_OPEN:
+		w.stack = rec->u.wait.stack_id;
+		w.kind = rec->u.wait.kind;
+		w.object = rec->u.wait.object;
+		w.count = 1;
+		w.open = true;
+		w.seen_ns = rec->u.wait.seen_ns;
+		if (w.seen_ns < w.time_ns) {
+			s->records_malformed++;
+			return 0;
+		}
+		break;
 	case RAW_REC_WAIT_SUM:
 		w.stack = rec->u.wait_sum.stack_id;
 		w.kind = rec->u.wait_sum.kind;
@@ -125,6 +137,70 @@ int wait_take(struct stream *s, const struct raw_record *rec)
 	return 0;
 }
 
+/* How long after its last WAIT_OPEN a wait may have lasted: the agent's period of telling it
+   again (a second, or a tenth of its length so far), and the control thread's poll. */
+static int64_t open_grace(const struct wait_rec *w)
+{
+	int64_t every = (w->seen_ns - w->time_ns) / 10;
+
+	return (every > 1000000000 ? every : 1000000000) + 100000000;
+}
+
+/* Whether w, a WAIT_OPEN, is told again by a later one, or ended by its WAIT. */
+static bool open_superseded(const struct stream *s, size_t i)
+{
+	const struct wait_rec *w = &s->waits[i];
+	size_t j;
+
+	for (j = 0; j < s->nwaits; j++) {
+		const struct wait_rec *o = &s->waits[j];
+
+		if (j == i || o->summed || o->time_ns != w->time_ns || o->kind != w->kind)
+			continue;
+		if (!o->open || o->seen_ns > w->seen_ns || (o->seen_ns == w->seen_ns && j > i))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A WAIT_OPEN (a wait in progress when the agent's control thread saw it, told again every
+ * second or tenth of its length) is the wait its WAIT of the same start closes, counted
+ * there; one left without it lasted until its process was ended by a signal: to the
+ * program's end as pcollect saw it (meta end_monotonic_ns, the moment its wait for the
+ * program returned), but no later than its last WAIT_OPEN allows (a process of the family
+ * killed while the program went on); without pcollect's end, to its last WAIT_OPEN.
+ */
+static void opens_close(const struct fin *f, struct stream *s)
+{
+	int64_t end = INT64_MIN;
+	size_t i, n = 0;
+
+	if (f->end_mono_ns >= 0 && (uint64_t)f->end_mono_ns >= s->hdr.origin_ns)
+		end = (int64_t)((uint64_t)f->end_mono_ns - s->hdr.origin_ns);
+	for (i = 0; i < s->nwaits; i++) {
+		struct wait_rec *w = &s->waits[i];
+
+		if (w->open) {
+			int64_t last = w->seen_ns;
+
+			if (open_superseded(s, i))
+				continue;
+			if (end != INT64_MIN) {
+				last = sat_add_i64(w->seen_ns, open_grace(w));
+				if (end < last)
+					last = end;
+			}
+			if (last < w->time_ns)
+				last = w->time_ns;
+			w->total_ns = (uint64_t)(last - w->time_ns);
+			w->open = false;
+		}
+		s->waits[n++] = *w;
+	}
+	s->nwaits = n;
+}
+
 int waits_to_events(struct fin *f, struct stream *s)
 {
 	struct thread *t = &f->threads[s->thread];
@@ -144,6 +220,7 @@ int waits_to_events(struct fin *f, struct stream *s)
 		s->regions[i].context = (uint32_t)ctx;
 		f->regions++;
 	}
+	opens_close(f, s);
 	if (!s->nwaits)
 		return 0;
 	wt = fin_metrics_standard(f, METRIC_WAIT_TIME);

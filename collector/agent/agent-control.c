@@ -135,7 +135,9 @@ static int64_t wait_ns(void)
 {
 	int64_t left = duration_left_ns();
 
-	if (agent.attached && (left < 0 || left > CONTROL_POLL_NS))
+	/* Waits in progress are put on record within a poll of AGENT_WAIT_OPEN_NS. */
+	if ((agent.attached || agent_waits_on || agent.cfg.mpi_shims[0]) &&
+	    (left < 0 || left > CONTROL_POLL_NS))
 		return CONTROL_POLL_NS;
 	return left;
 }
@@ -155,6 +157,8 @@ static void *control_main(void *arg)
 			break;
 		if (agent.attached)
 			agent_attach_poll();
+		agent_wait_scan();
+		agent_mpi_scan();
 		data_counter_wait(agent.data, seq, wait_ns());
 	}
 	pthread_mutex_lock(&agent.control_lock);

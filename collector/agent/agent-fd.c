@@ -313,6 +313,7 @@ AGENT_EXPORT ssize_t read(int fd, void *buf, size_t len)
 	/* A read that blocks is a wait (agent-wait-io.c has the other I/O calls). */
 	if (!agent_wait_enter(&c, AGENT_WAIT_SITE, AGENT_WAIT_SP))
 		return agent_real.read(fd, buf, len);
+	agent_wait_open(&c, RAW_WAIT_READ, fd < 0 ? 0 : (uint64_t)fd);
 	r = agent_real.read(fd, buf, len);
 	agent_wait_leave_io(&c, RAW_WAIT_READ, fd);
 	return r;

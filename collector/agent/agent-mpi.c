@@ -30,6 +30,8 @@
 
 #define MPI_SITES        1024 /* call sites per thread: a power of two */
 #define MPI_SUM_EVERY_NS 1000000000ll
+/* A thread's sampling handler writes its sums this often: a killed job keeps its calls. */
+#define MPI_SUM_TICK_NS 100000000ll
 
 struct mpi_site {
 	uintptr_t ret; /* 0: a free slot */
@@ -231,8 +233,10 @@ AGENT_EXPORT void pcollect_mpi_call(const struct pcollect_mpi_call *c)
 
 	if (!t || !recording() || atomic_load(&t->state) != AGENT_THREAD_LIVE)
 		return;
-	if (!atomic_compare_exchange_strong(&t->busy, &expected, 1))
-		return; /* the thread's stream is being finished (exit): too late for this call */
+	/* The control thread may hold it a moment (agent_mpi_scan()); else the stream is being
+	   finished (exit): too late for this call. */
+	if (!atomic_compare_exchange_strong(&t->busy, &expected, 1) && !agent_take_soon(&t->busy))
+		return;
 	if (!t->write_stopped) {
 		account(t, c);
 		agent_account(t);
@@ -266,6 +270,39 @@ void agent_mpi_thread_sums(struct agent_thread *t, int64_t now)
 {
 	if (t->mpi && t->mpi->stream_id == t->hdr.stream_id)
 		sums_write(t, t->mpi, now);
+}
+
+void agent_mpi_thread_tick(struct agent_thread *t, int64_t now)
+{
+	/* In the handler, writer held: no account() is half done. sums_write() only encodes. */
+	if (t->mpi && t->mpi->stream_id == t->hdr.stream_id &&
+	    now - t->mpi->last_sum_ns >= MPI_SUM_TICK_NS)
+		sums_write(t, t->mpi, now);
+}
+
+void agent_mpi_scan(void)
+{
+	size_t i, n = atomic_load(&agent.nthreads);
+
+	if (!recording())
+		return;
+	for (i = 0; i < n && i < AGENT_MAX_THREADS; i++) {
+		struct agent_thread *t = agent.threads[i];
+		int expected = 0;
+		int64_t now;
+
+		if (!t || !t->mpi || atomic_load(&t->state) != AGENT_THREAD_LIVE ||
+		    !atomic_compare_exchange_strong(&t->busy, &expected, 1))
+			continue;
+		now = raw_header_now(&t->hdr);
+		if (t->mpi && !t->write_stopped && atomic_load(&t->state) == AGENT_THREAD_LIVE &&
+		    t->mpi->stream_id == t->hdr.stream_id &&
+		    now - t->mpi->last_sum_ns >= MPI_SUM_EVERY_NS) {
+			sums_write(t, t->mpi, now);
+			agent_account(t);
+		}
+		atomic_store_explicit(&t->busy, 0, memory_order_release);
+	}
 }
 
 void agent_mpi_thread_finish(struct agent_thread *t)

@@ -115,6 +115,17 @@ struct agent_py {
  * only on descriptors that can block (pipes, sockets, terminals...).
  */
 #define AGENT_WAIT_IO_FLOOR_NS 5000
+/* A thread's short waits are written this often by its sampling handler (on the CPU). */
+#define AGENT_WAIT_TICK_NS 100000000ull
+/*
+ * A wait in progress this long is put on record by the control thread (WAIT_OPEN), again
+ * every second, or every tenth of its length so far when longer (a process killed in it ends
+ * it there, docs/pfinalize.md).
+ */
+#define AGENT_WAIT_SEEN_NS     1000000000ull
+#define AGENT_WAIT_OPEN_NS     200000000ull
+#define AGENT_WAIT_OPEN_STACKS 64          /* call sites whose stack a wait's start finds known */
+#define AGENT_WAIT_PY_EVERY_NS 10000000ull /* a Python thread's frames at a wait's start */
 
 struct agent_wait_site {
 	uint64_t key;      /* 0: free */
@@ -172,6 +183,28 @@ struct agent_wait_thread {
 	} named[AGENT_WAIT_NAMED];
 	uint32_t nnamed;
 	struct agent_omp_thread omp;
+	/*
+	 * The wait in progress (agent_wait_open()): what a WAIT_OPEN record needs, set by the
+	 * thread before it blocks, so the control thread can put it on record while it lasts
+	 * (a program ended by a signal runs no code of ours to tell it). state is stored last.
+	 */
+	struct {
+		_Atomic int state; /* 1 while the wait lasts */
+		bool written;      /* its WAIT_OPEN is in the stream: its end must be a WAIT */
+		uint64_t seen_ns;  /* CLOCK_MONOTONIC when its last WAIT_OPEN was written */
+		const void *call;  /* the struct agent_wait_call that opened it */
+		uintptr_t sp; /* its interposer's frame (a later wait's above it: it is gone) */
+		uint64_t start_ns; /* CLOCK_MONOTONIC */
+		uint64_t stack;
+		uint64_t object;
+		uint32_t kind;
+	} open;
+	uint64_t open_py_ns[2]; /* CLOCK_MONOTONIC when a wait's start last took Python frames:
+				   [1] reads and writes, [0] the other waits */
+	/* The stacks of the call sites (return address, frame, Python frames) waits began at. */
+	struct {
+		uint64_t key, stack;
+	} open_stacks[AGENT_WAIT_OPEN_STACKS];
 };
 
 struct mem_thread;
@@ -503,6 +536,10 @@ uint64_t agent_python_stack(struct agent_thread *t, const uint64_t *ips, uint32_
 /* agent-mpi.c: MPI calls from the shims (collector/agent/mpi/, -trace-mpi) */
 /* Before THREAD_END (writer held): the sums of t's short calls. */
 void agent_mpi_thread_finish(struct agent_thread *t);
+/* From the sampling handler (writer held): the sums written when MPI_SUM_TICK_NS passed. */
+void agent_mpi_thread_tick(struct agent_thread *t, int64_t now);
+/* The control thread: the sums of a thread that made no call for a second written. */
+void agent_mpi_scan(void);
 /* The sums of t's short calls written now, stamped at stream time now (writer held): before
    a region's record, so that the calls summed count in the region they were made in. */
 void agent_mpi_thread_sums(struct agent_thread *t, int64_t now);
@@ -613,6 +650,26 @@ static inline bool agent_wait_enter(struct agent_wait_call *c, uintptr_t site, u
 	return agent_wait_begin(c, site, sp);
 }
 
+/*
+ * After agent_wait_enter(): the wait of kind on object begins; its start and stack are kept
+ * where the control thread finds them (agent_wait_scan()). Keeps errno. The leave that
+ * follows ends it.
+ */
+void agent_wait_open(const struct agent_wait_call *c, uint32_t kind, uint64_t object);
+/*
+ * The control thread: every wait in progress for AGENT_WAIT_OPEN_NS put on record, with the
+ * short waits before it, and the short waits of a thread that counted none for
+ * AGENT_WAIT_FLUSH_NS written out.
+ */
+void agent_wait_scan(void);
+/* The sampling handler (t's writer held): the short waits written every AGENT_WAIT_TICK_NS. */
+void agent_wait_thread_tick(struct agent_thread *t);
+/*
+ * Take a flag (a thread's busy, its wait table's lock) that the control thread may hold for
+ * a few microseconds: tried AGENT_TAKE_TRIES times, yielding between. False if never had.
+ */
+#define AGENT_TAKE_TRIES 1000
+bool agent_take_soon(_Atomic int *flag);
 /* The call returned: record it as a wait of kind on object. Keeps errno. */
 void agent_wait_leave(const struct agent_wait_call *c, uint32_t kind, uint64_t object);
 /* The same for a wait known to have ended at end_ns (CLOCK_MONOTONIC). */
@@ -657,17 +714,19 @@ void agent_omp_thread_finish(struct agent_thread *t);
 #define AGENT_WAIT_SITE ((uintptr_t)__builtin_return_address(0))
 #define AGENT_WAIT_SP   ((uintptr_t)__builtin_frame_address(0))
 /*
- * The end of an interposer that measures call (of result type type): made, and told as a wait
- * by leave (agent_wait_leave(&c, ...) or agent_wait_leave_io(&c, ...)) once it returned; made
- * unmeasured when this thread records no wait now.
+ * The end of an interposer that measures call (of result type type): open (agent_wait_open())
+ * before it, made, and told as a wait by leave (agent_wait_leave(&c, ...) or
+ * agent_wait_leave_io(&c, ...)) once it returned; made unmeasured when this thread records no wait
+ * now.
  */
-#define AGENT_WAIT_MEASURE(type, call, leave)                                                      \
+#define AGENT_WAIT_MEASURE(type, open, call, leave)                                                \
 	do {                                                                                       \
 		struct agent_wait_call c;                                                          \
 		type r;                                                                            \
                                                                                                    \
 		if (!agent_wait_enter(&c, AGENT_WAIT_SITE, AGENT_WAIT_SP))                         \
 			return call;                                                               \
+		open;                                                                              \
 		r = call;                                                                          \
 		leave;                                                                             \
 		return r;                                                                          \

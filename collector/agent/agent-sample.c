@@ -200,6 +200,8 @@ static void sample(struct agent_thread *t, uint64_t weight, void *uc, bool own)
 		goto out;
 	}
 	t->samples++;
+	agent_mpi_thread_tick(t, now);
+	agent_wait_thread_tick(t);
 	/*
 	 * Every record is in the file already (a killed program loses nothing); closing the
 	 * chunk now and then puts a checksum on what was written, so damage costs little.

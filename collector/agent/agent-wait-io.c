@@ -94,7 +94,9 @@ ssize_t __recvfrom_chk(int fd, void *buf, size_t len, size_t buflen, int flags, 
 		       socklen_t *alen);
 
 /* An I/O call on fd: measured, a wait of kind if it blocked. */
-#define IO_CALL(kind, fd, call) AGENT_WAIT_MEASURE(ssize_t, call, agent_wait_leave_io(&c, kind, fd))
+#define IO_CALL(kind, fd, call)                                                                    \
+	AGENT_WAIT_MEASURE(ssize_t, agent_wait_open(&c, kind, (fd) < 0 ? 0 : (uint64_t)(fd)),      \
+			   call, agent_wait_leave_io(&c, kind, fd))
 
 AGENT_EXPORT ssize_t write(int fd, const void *buf, size_t len)
 {
@@ -228,6 +230,7 @@ AGENT_EXPORT int connect(int fd, const struct sockaddr *a, socklen_t alen)
                                                                                                    \
 		if (((options)&WNOHANG) || !agent_wait_enter(&c, AGENT_WAIT_SITE, AGENT_WAIT_SP))  \
 			return call;                                                               \
+		agent_wait_open(&c, RAW_WAIT_CHILD, (pid) > 0 ? (uint64_t)(pid) : 0);              \
 		r = call;                                                                          \
 		agent_wait_leave(&c, RAW_WAIT_CHILD, (pid) > 0 ? (uint64_t)(pid) : 0);             \
 		return r;                                                                          \

@@ -81,7 +81,8 @@ static uint32_t gil_or(uint32_t kind, const void *object)
 
 /* A call measured every time it is made (waits on), as a wait of kind on object. */
 #define MEASURED(kind, object, call)                                                               \
-	AGENT_WAIT_MEASURE(int, call, agent_wait_leave(&c, kind, (uintptr_t)(object)))
+	AGENT_WAIT_MEASURE(int, agent_wait_open(&c, kind, (uintptr_t)(object)), call,              \
+			   agent_wait_leave(&c, kind, (uintptr_t)(object)))
 
 /* ---- mutexes ----------------------------------------------------------------------------- */
 
@@ -227,6 +228,8 @@ AGENT_EXPORT int pthread_clockjoin_np(pthread_t th, void **ret, clockid_t clock,
 			return 0;                                                                  \
 		errno = saved;                                                                     \
 		measured = agent_waits_on && agent_wait_enter(&c, AGENT_WAIT_SITE, AGENT_WAIT_SP); \
+		if (measured)                                                                      \
+			agent_wait_open(&c, RAW_WAIT_SEMAPHORE, (uintptr_t)s);                     \
 		do {                                                                               \
 			sigs = agent_sig_count;                                                    \
 			r = call;                                                                  \

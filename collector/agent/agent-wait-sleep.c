@@ -112,6 +112,9 @@ AGENT_EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
 	int r, saved = errno;
 	unsigned sigs;
 
+	if (measured)
+		agent_wait_open(&c, RAW_WAIT_SLEEP, 0);
+
 	for (;;) {
 		sigs = agent_sig_count;
 		r = REAL(nanosleep)(req, rem ? rem : &left);
@@ -134,6 +137,9 @@ AGENT_EXPORT int clock_nanosleep(clockid_t clock, int flags, const struct timesp
 	bool measured = agent_wait_enter(&c, AGENT_WAIT_SITE, AGENT_WAIT_SP);
 	unsigned sigs;
 	int r;
+
+	if (measured)
+		agent_wait_open(&c, RAW_WAIT_SLEEP, 0);
 
 	for (;;) {
 		sigs = agent_sig_count;
@@ -182,6 +188,8 @@ AGENT_EXPORT int usleep(useconds_t us)
 	if (!agent.active)
 		return REAL(usleep)(us);
 	measured = agent_wait_enter(&c, AGENT_WAIT_SITE, AGENT_WAIT_SP);
+	if (measured)
+		agent_wait_open(&c, RAW_WAIT_SLEEP, 0);
 	r = sleep_for(req, &rem);
 	if (measured)
 		agent_wait_leave(&c, RAW_WAIT_SLEEP, 0);
@@ -199,6 +207,8 @@ AGENT_EXPORT unsigned sleep(unsigned seconds)
 	if (!agent.active)
 		return REAL(sleep)(seconds);
 	measured = agent_wait_enter(&c, AGENT_WAIT_SITE, AGENT_WAIT_SP);
+	if (measured)
+		agent_wait_open(&c, RAW_WAIT_SLEEP, 0);
 	/* Interrupted, sleep() gives the whole seconds it did not sleep, errno EINTR. */
 	if (sleep_for(req, &rem))
 		r = errno == EINTR ? (unsigned)rem.tv_sec : seconds;
@@ -296,6 +306,8 @@ static int pcall_run(struct pcall *p, const struct agent_wait_call *c, bool meas
 	int r, saved = errno;
 	unsigned sigs;
 
+	if (measured)
+		agent_wait_open(c, RAW_WAIT_POLL, pcall_object(p));
 	if (p->tmo)
 		deadline += ts_ns(p->tmo);
 	else if (p->ms > 0)

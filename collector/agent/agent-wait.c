@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +129,18 @@ static void give(_Atomic int *flag)
 	atomic_store_explicit(flag, 0, memory_order_release);
 }
 
+bool agent_take_soon(_Atomic int *flag)
+{
+	unsigned i;
+
+	for (i = 0; i < AGENT_TAKE_TRIES; i++) {
+		if (try_take(flag))
+			return true;
+		sched_yield();
+	}
+	return false;
+}
+
 /* ---- stacks ------------------------------------------------------------------------------ */
 
 bool agent_ip_is_ours(uintptr_t ip)
@@ -171,7 +184,7 @@ static uint64_t stack_id_here(struct agent_thread *t, uintptr_t pc, bool keep_la
 bool agent_wait_writer_take(struct agent_thread *t, sigset_t *old)
 {
 	agent_block_sampling(old);
-	if (t->write_stopped || !try_take(&t->busy)) {
+	if (t->write_stopped || !agent_take_soon(&t->busy)) {
 		agent_restore_mask(old);
 		return false;
 	}
@@ -398,7 +411,7 @@ static void record_short(struct agent_thread *t, const struct agent_wait_call *c
 	bool known = false;
 	sigset_t old;
 
-	if (!try_take(&wt->lock)) {
+	if (!agent_take_soon(&wt->lock)) {
 		wt->lost++;
 		return;
 	}
@@ -488,13 +501,181 @@ struct agent_thread *agent_wait_thread(void)
 	return t;
 }
 
-static void account(const struct agent_wait_call *c, uint64_t end, uint32_t kind, uint64_t object)
+/* ---- waits in progress ------------------------------------------------------------------- */
+
+/*
+ * A program ended by a signal it does not handle (TERM at a job's time limit, KILL) runs no
+ * code of ours: a wait it was in would never be told. So each wait's start, stack, kind and
+ * object are kept before it blocks, and the control thread writes a WAIT_OPEN record into
+ * the thread's stream for one that lasted AGENT_WAIT_OPEN_NS (agent_wait_scan()); its end
+ * then writes a WAIT with the same start, whatever its length, and pfinalize ends one left
+ * open at the program's end. The stack is taken once per call site (return address, frame
+ * and Python frames): a wait's start costs a table look-up after the first.
+ */
+
+void agent_wait_open(const struct agent_wait_call *c, uint32_t kind, uint64_t object)
+{
+	struct agent_thread *t = agent_wait_thread();
+	struct agent_wait_thread *wt;
+	uint64_t key, pykey = 0, stack = 0;
+	bool python, io;
+	size_t slot;
+	sigset_t old;
+	int saved = errno;
+
+	if (!t)
+		return;
+	wt = t->wait;
+	/*
+	 * A wait inside a wait (a runtime's own calls, deeper in the stack): the outer one is the
+	 * program's. One whose interposer's frame is gone (this one's is not deeper: a signal
+	 * handler jumped out of it with siglongjmp) ended before now: told as ended now if it
+	 * was put on record, then replaced.
+	 */
+	if (atomic_load_explicit(&wt->open.state, memory_order_relaxed)) {
+		if (c->sp < wt->open.sp)
+			return;
+		agent_in_agent++;
+		if (agent_wait_writer_take(t, &old)) {
+			if (wt->open.written)
+				write_wait(t, wt->open.start_ns, c->start_ns, wt->open.kind,
+					   wt->open.object, wt->open.stack);
+			atomic_store_explicit(&wt->open.state, 0, memory_order_relaxed);
+			agent_wait_writer_give(t, &old);
+		}
+		agent_in_agent--;
+		if (atomic_load_explicit(&wt->open.state, memory_order_relaxed)) {
+			errno = saved;
+			return;
+		}
+	}
+	/*
+	 * A Python thread's frames tell its callers apart, but reading them costs some 100 us:
+	 * taken at most every AGENT_WAIT_PY_EVERY_NS for reads and writes, and as often for the
+	 * other waits (a thread that waits more often, in a loop of I/O or of polls, gets its
+	 * native stack: the interpreter's frames, unnamed in Python terms). A sleep after a
+	 * write still gets its Python frames.
+	 */
+	io = kind == RAW_WAIT_READ || kind == RAW_WAIT_WRITE;
+	python = atomic_load_explicit(&t->py, memory_order_relaxed) && pyagent_active() &&
+		 c->start_ns - wt->open_py_ns[io] >= AGENT_WAIT_PY_EVERY_NS;
+	agent_in_agent++;
+	if (python && agent_wait_writer_take(t, &old)) {
+		wt->open_py_ns[io] = c->start_ns;
+		pykey = agent_python_capture(t);
+		key = hash_combine(hash_combine(hash_mix(c->site), c->sp), pykey);
+		slot = (key ? key : 1) & (AGENT_WAIT_OPEN_STACKS - 1);
+		if (wt->open_stacks[slot].key == (key ? key : 1))
+			stack = wt->open_stacks[slot].stack;
+		else
+			stack = stack_id_here(t, 0, false, pykey != 0);
+		agent_wait_writer_give(t, &old);
+	} else {
+		key = hash_combine(hash_mix(c->site), c->sp);
+		slot = (key ? key : 1) & (AGENT_WAIT_OPEN_STACKS - 1);
+		if (wt->open_stacks[slot].key == (key ? key : 1))
+			stack = wt->open_stacks[slot].stack;
+		else if (agent_wait_writer_take(t, &old)) {
+			stack = stack_id_here(t, 0, false, false);
+			agent_wait_writer_give(t, &old);
+		}
+	}
+	agent_in_agent--;
+	errno = saved;
+	if (!stack)
+		return;
+	wt->open_stacks[slot].key = key ? key : 1;
+	wt->open_stacks[slot].stack = stack;
+	wt->open.call = c;
+	wt->open.sp = c->sp;
+	wt->open.written = false;
+	wt->open.start_ns = c->start_ns;
+	wt->open.stack = stack;
+	wt->open.kind = kind;
+	wt->open.object = object;
+	atomic_store_explicit(&wt->open.state, 1, memory_order_release);
+}
+
+/* The wait c opened ends: whether its WAIT_OPEN was written (its end must be a WAIT then). */
+static bool wait_close(const struct agent_wait_call *c)
+{
+	struct agent_thread *t = agent_self;
+	struct agent_wait_thread *wt = t ? t->wait : NULL;
+	bool held;
+
+	if (!wt || wt->open.call != c || !atomic_load(&wt->open.state))
+		return false;
+	/* The control thread may be writing its WAIT_OPEN: a few microseconds. */
+	held = agent_take_soon(&t->busy);
+	atomic_store_explicit(&wt->open.state, 0, memory_order_release);
+	wt->open.call = NULL;
+	if (held)
+		give(&t->busy);
+	return wt->open.written;
+}
+
+/* Whether the wait in progress is to be put on record, or told still in progress, now. */
+static bool open_due(const struct agent_wait_thread *wt, uint64_t now)
+{
+	uint64_t every = (now - wt->open.start_ns) / 10;
+
+	if (!wt->open.written)
+		return now - wt->open.start_ns >= AGENT_WAIT_OPEN_NS;
+	return now - wt->open.seen_ns >= (every > AGENT_WAIT_SEEN_NS ? every : AGENT_WAIT_SEEN_NS);
+}
+
+void agent_wait_scan(void)
+{
+	size_t i, n = atomic_load(&agent.nthreads);
+	uint64_t now = now_ns();
+
+	if (!agent_waits_on)
+		return;
+	for (i = 0; i < n && i < AGENT_MAX_THREADS; i++) {
+		struct agent_thread *t = agent.threads[i];
+		struct agent_wait_thread *wt;
+
+		if (!t || atomic_load(&t->state) != AGENT_THREAD_LIVE || !try_take(&t->busy))
+			continue;
+		wt = t->wait;
+		/* Short waits a second old, of a thread that neither waits nor runs now. */
+		if (wt && !t->write_stopped && now - wt->last_flush_ns >= AGENT_WAIT_FLUSH_NS &&
+		    atomic_load(&t->state) == AGENT_THREAD_LIVE && try_take(&wt->lock)) {
+			sites_write(t, now, false);
+			give(&wt->lock);
+			agent_account(t);
+		}
+		if (wt && !t->write_stopped && atomic_load(&wt->open.state) && open_due(wt, now) &&
+		    atomic_load(&t->state) == AGENT_THREAD_LIVE) {
+			if (!wt->open.written)
+				name_object(t, wt->open.kind, wt->open.object);
+			if (!raw_writer_wait_open(&t->w,
+						  (int64_t)(wt->open.start_ns - t->hdr.origin_ns),
+						  wt->open.stack, wt->open.kind, wt->open.object,
+						  (int64_t)(now - t->hdr.origin_ns))) {
+				wt->open.written = true;
+				wt->open.seen_ns = now;
+			}
+			/* Its short waits before: the thread counts none until this one ends. */
+			if (try_take(&wt->lock)) {
+				sites_write(t, now, false);
+				give(&wt->lock);
+			}
+			agent_account(t);
+		}
+		give(&t->busy);
+	}
+}
+
+static void account(const struct agent_wait_call *c, uint64_t end, uint32_t kind, uint64_t object,
+		    bool written)
 {
 	struct agent_thread *t = agent_wait_thread();
 
 	if (!t || end < c->start_ns)
 		return;
-	if (end - c->start_ns >= agent.cfg.wait_threshold_ns)
+	/* One put on record while it lasted ends with its own WAIT, short or not. */
+	if (written || end - c->start_ns >= agent.cfg.wait_threshold_ns)
 		record_long(t, c->start_ns, end, kind, object);
 	else
 		record_short(t, c, end, kind, object);
@@ -504,7 +685,7 @@ void agent_wait_leave(const struct agent_wait_call *c, uint32_t kind, uint64_t o
 {
 	int saved = errno;
 
-	account(c, now_ns(), kind, object);
+	account(c, now_ns(), kind, object, wait_close(c));
 	errno = saved;
 }
 
@@ -513,7 +694,7 @@ void agent_wait_leave_at(const struct agent_wait_call *c, uint64_t end_ns, uint3
 {
 	int saved = errno;
 
-	account(c, end_ns, kind, object);
+	account(c, end_ns, kind, object, wait_close(c));
 	errno = saved;
 }
 
@@ -531,14 +712,15 @@ void agent_wait_leave_io(const struct agent_wait_call *c, uint32_t kind, int fd)
 {
 	int saved = errno;
 	uint64_t end = now_ns(), dur = end - c->start_ns;
+	bool written = wait_close(c);
 
 	/*
 	 * Too short to have blocked; a short one on a file is the page cache's copy, not a wait.
 	 * Disk I/O lasts the threshold or more and is one, whatever the descriptor.
 	 */
-	if (end > c->start_ns && dur >= AGENT_WAIT_IO_FLOOR_NS &&
-	    (dur >= agent.cfg.wait_threshold_ns || fd_can_block(fd)))
-		account(c, end, kind, fd < 0 ? 0 : (uint64_t)fd);
+	if (written || (end > c->start_ns && dur >= AGENT_WAIT_IO_FLOOR_NS &&
+			(dur >= agent.cfg.wait_threshold_ns || fd_can_block(fd))))
+		account(c, end, kind, fd < 0 ? 0 : (uint64_t)fd, written);
 	errno = saved;
 }
 
@@ -576,6 +758,20 @@ void agent_wait_record_at(struct agent_thread *t, uint64_t start_ns, uint64_t en
 	agent_in_agent--;
 }
 
+void agent_wait_thread_tick(struct agent_thread *t)
+{
+	struct agent_wait_thread *wt = t->wait;
+	uint64_t now;
+
+	/* The lock is the thread's own, taken outside the handler: it is counting a wait now. */
+	if (!wt || !try_take(&wt->lock))
+		return;
+	now = now_ns();
+	if (now - wt->last_flush_ns >= AGENT_WAIT_TICK_NS)
+		sites_write(t, now, false);
+	give(&wt->lock);
+}
+
 void agent_wait_thread_finish(struct agent_thread *t)
 {
 	struct agent_wait_thread *wt = t->wait;
@@ -583,6 +779,19 @@ void agent_wait_thread_finish(struct agent_thread *t)
 	if (!wt)
 		return;
 	agent_omp_thread_finish(t);
+	/*
+	 * A wait still in progress as the stream ends (another thread's exit or exec ends it):
+	 * it lasted until now. Written (and its WAIT_OPEN closed) here, or its end would be
+	 * taken for the program's, which may be much later for a process of a family.
+	 */
+	if (atomic_load(&wt->open.state)) {
+		uint64_t now = now_ns();
+
+		if (wt->open.written || now - wt->open.start_ns >= agent.cfg.wait_threshold_ns)
+			write_wait(t, wt->open.start_ns, now, wt->open.kind, wt->open.object,
+				   wt->open.stack);
+		atomic_store(&wt->open.state, 0);
+	}
 	/* The thread itself may be counting a wait (another thread ends it at exit): skip. */
 	if (!try_take(&wt->lock))
 		return;

@@ -281,6 +281,29 @@ static void forward_signal(int sig, siginfo_t *si, void *uc)
 }
 
 /*
+ * A program ended by TERM, INT or HUP (a job's time limit, a terminal's ^C or hang-up): pcollect
+ * ends by the same signal, so its caller (a shell, Slurm, timeout(1), a Python subprocess)
+ * sees what it would see without us. Other deaths keep the exit status 128 + signal: a
+ * SIGSEGV raised here would dump pcollect's core, not the program's.
+ */
+static void exit_as_target(int status)
+{
+	sigset_t set;
+	int sig;
+
+	if (!WIFSIGNALED(status))
+		return;
+	sig = WTERMSIG(status);
+	if (sig != SIGTERM && sig != SIGINT && sig != SIGHUP)
+		return;
+	fflush(NULL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+}
+
+/*
  * The Python API's pure-Python module (api/python/pcollect): "import pcollect" works in a
  * program run under pcollect. Put after the program's own PYTHONPATH, so that a pcollect
  * module of its own, or one installed, comes first.
@@ -695,9 +718,15 @@ int collect_run(const struct collect_opts *o)
 	close(pipefd[0]);
 	resumed = !o->resume_after_ns;
 	wait_target(pid, &status, &c, o, &resumed);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
+	/*
+	 * The program is gone; what is left is ours to finish. A job's end signals the whole
+	 * process group more than once (timeout(1) sends TERM to pcollect, then to its group;
+	 * Slurm to every process of the step): they must not stop the finalization, nor
+	 * pfinalize, which inherits them ignored. KILL still does (docs/pcollect.md).
+	 */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
 
 	if (n == (ssize_t)sizeof(child_err)) {
 		log_error("cannot run '%s': %s", o->argv[0], strerror(child_err));
@@ -712,5 +741,9 @@ int collect_run(const struct collect_opts *o)
 		meta_setf(c.meta, "exit_code", "%d", code);
 	}
 	collection_end(&c, o);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	exit_as_target(status);
 	return code;
 }

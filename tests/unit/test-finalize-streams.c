@@ -265,6 +265,43 @@ static void test_finalize_streams_timeline(void)
 	sqlite3_close(db);
 }
 
+/*
+ * Waits in progress (WAIT_OPEN): one its WAIT ends is counted once, by the WAIT; one left open
+ * lasted until the program's end as pcollect saw it (meta end_monotonic_ns, 2 s here), told
+ * twice it is counted once; one whose last WAIT_OPEN is older than its period (a second) and
+ * the control thread's poll (0.1 s) ends there (its process was killed earlier).
+ */
+static void test_finalize_streams_open_waits(void)
+{
+	char dir[PATH_MAX], path[PATH_MAX];
+	struct stream_w a;
+	sqlite3 *db;
+	FILE *m;
+
+	stream_start(&a, dir, sizeof(dir), 910, NULL, NULL, 0);
+	stream_samples(&a, 1, 2, &(int64_t){ 0 });
+	CU_ASSERT_FATAL(raw_writer_wait_open(&a.w, 100000000, 1, RAW_WAIT_SLEEP, 0, 300000000) ==
+			0);
+	CU_ASSERT_FATAL(raw_writer_wait(&a.w, 100000000, 1, 500000000, RAW_WAIT_SLEEP, 0) == 0);
+	CU_ASSERT_FATAL(raw_writer_wait_open(&a.w, 1000000000, 1, RAW_WAIT_READ, 3, 1200000000) ==
+			0);
+	CU_ASSERT_FATAL(raw_writer_wait_open(&a.w, 1000000000, 1, RAW_WAIT_READ, 3, 1500000000) ==
+			0);
+	CU_ASSERT_FATAL(raw_writer_wait_open(&a.w, 200000000, 1, RAW_WAIT_POLL, 4, 400000000) == 0);
+	stream_close(&a);
+	result_path(path, sizeof(path), dir, RESULT_PATH_META, 910, 0, NULL, NULL);
+	m = fopen(path, "a");
+	CU_ASSERT_FATAL(m != NULL);
+	fprintf(m, "end_monotonic_ns=%llu\n", (unsigned long long)a.h.origin_ns + 2000000000ull);
+	fclose(m);
+	db = finalize_open_db(dir, NULL, 0);
+	CU_ASSERT(q_int(db, "SELECT SUM(value) FROM samples WHERE metric_id = (SELECT id FROM"
+			    " metrics WHERE name = 'Wait Time')") == 2800000000ll);
+	CU_ASSERT(q_int(db, "SELECT SUM(value) FROM samples WHERE metric_id = (SELECT id FROM"
+			    " metrics WHERE name = 'Wait Count')") == 3);
+	sqlite3_close(db);
+}
+
 UNIT_MAIN("finalize-streams", finalize_fixture_init, finalize_fixture_clean,
 	  {
 		  { "counts and tree", test_finalize_streams_counts_and_tree },
@@ -272,4 +309,5 @@ UNIT_MAIN("finalize-streams", finalize_fixture_init, finalize_fixture_clean,
 		  { "damaged stream", test_finalize_streams_damaged_stream },
 		  { "empty and errors", test_finalize_streams_empty_and_errors },
 		  { "timeline", test_finalize_streams_timeline },
+		  { "open waits", test_finalize_streams_open_waits },
 	  })

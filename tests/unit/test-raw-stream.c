@@ -713,7 +713,7 @@ static void test_raw_weight_bounds(void)
 	close(fd);
 }
 
-/* The wait records (48-51) read back field by field, the largest values included. */
+/* The wait records (48-52) read back field by field, the largest values included. */
 static void test_raw_wait_records(void)
 {
 	struct raw_file_header h;
@@ -732,6 +732,7 @@ static void test_raw_wait_records(void)
 				      47000000) == 0);
 	CU_ASSERT(raw_writer_object(&w, RAW_WAIT_READ, 5, "pipe:[1234]") == 0);
 	CU_ASSERT(raw_writer_omp_region(&w, 500, 2000000, 0x401234, 4) == 0);
+	CU_ASSERT(raw_writer_wait_open(&w, 600, 11, RAW_WAIT_POLL, 3, 700) == 0);
 	/* A kind that does not fit 32 bits is damage: the record is skipped. */
 	raw_enc_svarint(&e, 1);
 	raw_enc_varint(&e, 0x100000000ull);
@@ -761,6 +762,11 @@ static void test_raw_wait_records(void)
 	CU_ASSERT(rec.type == RAW_REC_OMP_REGION && rec.time_ns == 500);
 	CU_ASSERT(rec.u.omp_region.duration_ns == 2000000);
 	CU_ASSERT(rec.u.omp_region.object == 0x401234 && rec.u.omp_region.threads == 4);
+	CU_ASSERT_FATAL(raw_reader_next(r, &rec) == 1);
+	CU_ASSERT(rec.type == RAW_REC_WAIT_OPEN && rec.decoded && rec.time_ns == 600);
+	CU_ASSERT(rec.u.wait.stack_id == 11 && rec.u.wait.kind == RAW_WAIT_POLL);
+	CU_ASSERT(rec.u.wait.object == 3 && rec.u.wait.duration_ns == 0);
+	CU_ASSERT(rec.u.wait.seen_ns == 700);
 	CU_ASSERT(raw_reader_next(r, &rec) == 0);
 	CU_ASSERT(raw_reader_stats(r)->records_malformed == 1);
 
