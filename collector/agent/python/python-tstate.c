@@ -109,9 +109,12 @@ uintptr_t pytstate_find(struct pyagent_thread *t, struct pymem *m, uint8_t *ts, 
 		return 0;
 	head = (uintptr_t)field(rt, L->rt_interp_head - lo);
 	main_interp = (uintptr_t)field(rt, L->rt_interp_main - lo);
-	*why = RAW_PY_NOTE_NO_THREAD_STATE;
+	/* No interpreter (not yet made, or finalized; or a program that links libpython and never
+	   starts it, as perf does): no Python frame is missed, so no note either */
+	*why = 0;
 	if (!main_interp)
 		return 0;
+	*why = RAW_PY_NOTE_NO_THREAD_STATE;
 	if (L->rt_autotss < 0) {
 		/* new interpreters go to the head of the list: head != main means sub-interpreters
 		 */

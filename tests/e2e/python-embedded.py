@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""A native program that links libpython (issue 23, item 10: perf does, for its scripts).
+tests/progs/embed-python.c:
+
+idle: burns 300 ms of CPU in C and never starts the interpreter: the summary has no Python
+  section (no "Samples Without Python Frames (no-thread-state)" for a program that runs no
+  Python), and c_burn holds the CPU time it took.
+run: starts the interpreter and burns 300 ms in the Python function py_burn, then 300 ms in
+  C: the Python section is there, py_burn and c_burn each within the sampling tolerance of
+  the 300 ms they were given.
+The program's output and exit code are those it has without the collector.
+"""
+import os
+
+import e2elib as e
+
+MS = 300
+
+
+def python_section(res):
+    text = e.preport("-r", res, "-view", "summary").stdout
+    return [line.strip() for line in text.splitlines() if "Python" in line]
+
+
+def main():
+    if not os.access(os.path.join(e.BUILD, "tests", "progs", "embed-python"), os.X_OK):
+        e.skip("embed-python is not built: the build found no python3-embed (libpython3-dev)",
+               needs="libpython3-dev")
+    prog = e.prog("embed-python")
+    with e.Workdir("embedded") as w:
+        res = e.collect(w, "idle", [prog, "idle", MS], interval=2, native=True, finalize=True)
+        lines = python_section(res)
+        e.check(not lines, "idle: no Python section in the summary of a program that runs no "
+                "Python (%s)" % lines)
+        hs = {r["Function"]: e.secs(r, "CPU Time:Total") for r in
+              e.rows(res, "-view", "hotspots")}
+        stats = e.db_sampled(res)
+        e.check_time(stats, hs.get("c_burn", 0) * 1e9, MS * 1e6, "idle: c_burn")
+
+        res = e.collect(w, "run", [prog, "run", MS], interval=2, native=True, finalize=True)
+        lines = python_section(res)
+        e.check(any(x.startswith("Python Version") for x in lines) and
+                any(x.startswith("Samples With Python Frames") for x in lines),
+                "run: the summary has a Python section: %s" % lines)
+        hs = {r["Function"]: e.secs(r, "CPU Time:Total") for r in
+              e.rows(res, "-view", "hotspots")}
+        stats = e.db_sampled(res)
+        e.check_time(stats, hs.get("py_burn", 0) * 1e9, MS * 1e6, "run: py_burn")
+        e.check_time(stats, hs.get("c_burn", 0) * 1e9, MS * 1e6, "run: c_burn")
+
+
+if __name__ == "__main__":
+    main()
