@@ -387,10 +387,10 @@ static size_t format_pct(double pct, bool text, char *buf)
 	return n;
 }
 
-/* Bytes as text reads them: "512 B", "1.5 KB", "12.3 MB", "-2.0 GB". */
+/* Bytes as text reads them, in binary units: "512 B", "1.5 KiB", "12.3 MiB", "-2.0 GiB". */
 static size_t format_bytes(int64_t v, char *buf)
 {
-	static const char *const units[] = { "KB", "MB", "GB", "TB", "PB", "EB" };
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
 	uint64_t a = v < 0 ? -(uint64_t)v : (uint64_t)v;
 	double x = (double)a;
 	int u = -1;
@@ -401,7 +401,7 @@ static size_t format_bytes(int64_t v, char *buf)
 		x /= 1024;
 		u++;
 	}
-	/* 1023.95 KB rounds to "1024.0 KB": say "1.0 MB" instead. */
+	/* 1023.95 KiB rounds to "1024.0 KiB": say "1.0 MiB" instead. */
 	if (x >= 1023.95 && u < 5) {
 		x /= 1024;
 		u++;

@@ -8,6 +8,7 @@
 #include <sqlite3.h>
 
 #include "common/cmp.h"
+#include "common/str.h"
 #include "common/raw-stream.h"
 #include "common/sat.h"
 #include "report/report-private.h"
@@ -207,7 +208,7 @@ static int section_mpi(struct summary *s)
 {
 	struct report *r = s->r;
 	struct report_mpi_summary m;
-	char buf[512], name[160];
+	char buf[512];
 	size_t i, row;
 	int rc = report_mpi_summary(r, &m);
 
@@ -230,11 +231,17 @@ static int section_mpi(struct summary *s)
 		summary_row_add(s, "MPI", "Fastest Rank", buf, NULL);
 	}
 	for (i = 0; i < m.nsites; i++) {
-		snprintf(name, sizeof(name), "%s from %s", m.sites[i].function,
-			 m.sites[i].caller >= 0 ? report_function_name(r, m.sites[i].caller)
-						: "[unknown]");
+		/* the caller whole, as long as C++ makes it: CSV and JSON cut no name */
+		const char *caller = m.sites[i].caller >= 0
+					     ? report_function_name(r, m.sites[i].caller)
+					     : "[unknown]";
+		char *name = str_join((const char *[]){ m.sites[i].function, caller }, 2, " from ");
+
+		if (!name)
+			return -ENOMEM;
 		snprintf(buf, sizeof(buf), "%.3f", (double)m.sites[i].ns / 1e9);
 		row = summary_row_add(s, "Top MPI Call Sites", name, buf, "s");
+		free(name);
 		table_set_pct(s->t, row, s->pct,
 			      m.mpi_ns > 0 ? 100.0 * (double)m.sites[i].ns / (double)m.mpi_ns
 					   : 0.0);
@@ -505,12 +512,23 @@ int view_summary(struct report *r, struct table *t)
 	return 0;
 }
 
-/* "Section" then "  Metric: value unit (pct)", metrics aligned, within the width (0: any). */
+/*
+ * The column values are aligned at: after the longest label, but no further than
+ * SUMMARY_ALIGN_MAX, so that one long name (a C++ signature among the top hotspots, an MPI
+ * call site's caller) does not push every value of the summary off to the right.
+ */
+#define SUMMARY_ALIGN_MAX 40
+
+/*
+ * "Section" then "  Metric: value unit (pct)", values aligned, within the width (0: any). A
+ * label longer than the alignment is written whole with its value right after it, or, within
+ * a width, shortened in the middle to leave the value room.
+ */
 int view_summary_text(struct report *r, const struct table *t, FILE *f, int width_arg)
 {
 	size_t row, w = 0;
 	const char *last = NULL;
-	char sec[256], met[512], val[2048], unit[64], pct[32], out[4096], line[4096];
+	char sec[256], met[8192], val[2048], unit[64], pct[32], out[8192], line[8192];
 	size_t width = width_arg > 0 ? (size_t)width_arg : sizeof(out) - 1;
 
 	(void)r;
@@ -519,10 +537,12 @@ int view_summary_text(struct report *r, const struct table *t, FILE *f, int widt
 		if (strlen(met) > w)
 			w = strlen(met);
 	}
+	if (w > SUMMARY_ALIGN_MAX)
+		w = SUMMARY_ALIGN_MAX;
 	if (w > width / 2)
 		w = width / 2;
 	for (row = 0; row < t->nrows; row++) {
-		size_t room;
+		size_t room, label;
 
 		table_format_cell(t, row, 0, true, sec, sizeof(sec));
 		table_format_cell(t, row, 1, true, met, sizeof(met));
@@ -533,15 +553,20 @@ int view_summary_text(struct report *r, const struct table *t, FILE *f, int widt
 			fprintf(f, "%s%s\n", last ? "\n" : "", sec);
 			last = t->cells[row * t->ncols].v.s;
 		}
-		table_shorten_middle(met, w, out, sizeof(out));
-		fprintf(f, "  %s:%*s ", out, (int)(w - strlen(out)), "");
-		room = width - w - 4;
 		if (*unit && strcmp(unit, "s") && strcmp(unit, "%"))
 			snprintf(line, sizeof(line), "%s %s", val, unit);
 		else
 			snprintf(line, sizeof(line), "%s%s", val, unit);
 		if (*pct)
 			snprintf(line + strlen(line), sizeof(line) - strlen(line), " (%s)", pct);
+		/* a long label takes what the value leaves of the width, at least the alignment */
+		label = strlen(met);
+		if (label > w && width_arg > 0)
+			label = width > strlen(line) + 4 + w ? width - strlen(line) - 4 : w;
+		table_shorten_middle(met, label, out, sizeof(out));
+		label = strlen(out) > w ? strlen(out) : w;
+		fprintf(f, "  %s:%*s ", out, (int)(label - strlen(out)), "");
+		room = width > label + 4 ? width - label - 4 : 1;
 		table_shorten_middle(line, room, out, sizeof(out));
 		fprintf(f, "%s\n", out);
 	}

@@ -65,7 +65,7 @@
   function fmtBytes(v) {
     const a = Math.abs(v);
     if (a < 1024) return Math.round(v) + " B";
-    const units = ["KB", "MB", "GB", "TB", "PB"];
+    const units = ["KiB", "MiB", "GiB", "TiB", "PiB"];
     let x = a, i = -1;
     while (x >= 1024 && i < units.length - 1) { x /= 1024; i++; }
     return (v < 0 ? "-" : "") + x.toFixed(1) + " " + units[i];

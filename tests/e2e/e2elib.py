@@ -563,12 +563,12 @@ def by(rows_, key, col, conv=ms):
 
 
 def text_bytes(v):
-    """Bytes as text shows them: "512 B", "1.5 KB", "3.0 MB" (1 KB = 1024 B)."""
+    """Bytes as text shows them: "512 B", "1.5 KiB", "3.0 MiB"."""
     v = int(v)
     if abs(v) < 1024:
         return "%d B" % v
     x, u = float(abs(v)), -1
-    units = ["KB", "MB", "GB", "TB", "PB", "EB"]
+    units = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
     while x >= 1024 and u < 5:
         x /= 1024
         u += 1

@@ -424,7 +424,7 @@ def part_timeline(w):
             "timeline: -time-filter %.3f: opens with the step in force then, %d bytes (got %s)"
             % (mid, pts[2][1], win[0]["Live Heap"] if win else None))
     text = e.preport("-r", res, "-view", "timeline").stdout
-    e.check("32.0 MB" in text and "Live Heap" in text and "RSS" in text,
+    e.check("32.0 MiB" in text and "Live Heap" in text and "RSS" in text,
             "timeline: the text table names Live Heap and RSS, in bytes")
 
 

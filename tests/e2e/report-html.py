@@ -240,7 +240,7 @@ def check_memory_page(p, res, pts):
     c = charts[0]
     pk = c["peak"]
     e2elib.check(pk and pk["bytes"] == peak_bytes == 32 * MIB and pk["time_ns"] == peak_ns and
-                 pk["label"] == "peak 32.0 MB at %.3fs" % (peak_ns / 1e9),
+                 pk["label"] == "peak 32.0 MiB at %.3fs" % (peak_ns / 1e9),
                  "memory: the peak marked is process_memory's, 32 MiB at %.3f s (%s)"
                  % (peak_ns / 1e9, pk))
     lo, hi = p.js("const M = JSON.parse(document.getElementById('pcollect-data').textContent)"
@@ -275,8 +275,8 @@ def check_memory_page(p, res, pts):
         c.dispatchEvent(new MouseEvent('mousemove', {clientX: r.left + arguments[0] * r.width,
             clientY: r.top + r.height / 2, bubbles: true}));
         return document.getElementById('tip').textContent;""", ((a + b) / 2 - lo) / (hi - lo))
-    e2elib.check("Live Heap: 16.0 MB" in tip and "RSS: " in tip,
-                 "memory: the tooltip over the second step says 16.0 MB live (%r)" % tip)
+    e2elib.check("Live Heap: 16.0 MiB" in tip and "RSS: " in tip,
+                 "memory: the tooltip over the second step says 16.0 MiB live (%r)" % tip)
     p.shot("memory.png")
 
 

@@ -75,9 +75,9 @@ def check_views(res):
         line = [l for l in text.splitlines() if l.split()[:1] == [r["Function"]]][0]
         for m in METRICS:
             ok &= text_cell(m, r[m + ":Self"]) in line and text_cell(m, r[m + ":Total"]) in line
-    e2elib.check(ok, "hotspots text: times in s, bytes in B/KB/MB, as the CSV says")
-    e2elib.check("3.0 MB" in text and "2.500s" in text and "4.0 KB" in text,
-                 "hotspots text: 3.0 MB, 2.500s, 4.0 KB where expected")
+    e2elib.check(ok, "hotspots text: times in s, bytes in B/KiB/MiB, as the CSV says")
+    e2elib.check("3.0 MiB" in text and "2.500s" in text and "4.0 KiB" in text,
+                 "hotspots text: 3.0 MiB, 2.500s, 4.0 KiB where expected")
 
     # top-down: the root holds each metric's total; known paths
     td = rows(res, "-view", "top-down", "-threshold", "0")
@@ -230,7 +230,7 @@ def check_extra(w):
     text = preport("-r", res, "-view", "hotspots", "-metric", "Allocations", "-metric",
                    "Peak Bytes").stdout
     a = [l for l in text.splitlines() if l.startswith("a ")][0].split()
-    e2elib.check(a[1] == "3" and "2.0 MB" in " ".join(a), "text: a count plain, bytes in MB")
+    e2elib.check(a[1] == "3" and "2.0 MiB" in " ".join(a), "text: a count plain, bytes in MiB")
     tw = preport("-r", res, "-view", "hotspots", "-time-filter", "0:10", "-format", "csv")
     e2elib.check("Peak Bytes" not in tw.stdout.splitlines()[0],
                  "-time-filter leaves a peak metric out")
@@ -304,7 +304,7 @@ def check_terminal(res):
     out = at_terminal([PREPORT, "-r", res, "-view", "top-down"], 80)
     lines = [l for l in out.splitlines() if l]
     e2elib.check(all(len(l) <= 80 for l in lines), "at an 80-column terminal: lines fit")
-    e2elib.check(any("3.0 MB" in l for l in lines) and any("2.000s" in l for l in lines),
+    e2elib.check(any("3.0 MiB" in l for l in lines) and any("2.000s" in l for l in lines),
                  "at a terminal: every metric's values are there")
 
 

@@ -174,6 +174,33 @@ def check_output(names, srcdir):
                  "top-down at a terminal: fits, names keep their end")
 
 
+def check_summary_layout(names, w):
+    """The summary of a result whose top hotspot has a long C++ name (synth.LONG, 190
+    characters): written to a file, the other labels' values stay aligned where they would
+    be (not after the long one) and the long name is whole; at a 100-column terminal, every
+    line fits."""
+    only = ["-filter", "function=" + synth.LONG, "-filter", "function=sqrt"]
+    out = w.join("summary.txt")
+    preport("-r", names, "-view", "summary", "-report-output", out, *only)
+    with open(out) as f:
+        lines = f.read().splitlines()
+    longest = [l for l in lines if synth.LONG in l]
+    e2elib.check(len(longest) == 1 and longest[0].endswith("0.005s (16.7%)"),
+                 "summary to a file: the long name whole, its value after it")
+    # a value starts after "  LABEL: " padded to the alignment, at most 40 columns of label
+    cols = [len(l) - len(l.split(": ", 1)[1].lstrip()) for l in lines
+            if l.startswith("  ") and ": " in l and synth.LONG not in l]
+    e2elib.check(cols and max(cols) <= 2 + 40 + 2 and
+                 any(l.startswith("  sqrt:") and l.endswith("0.025s (83.3%)") for l in lines),
+                 "summary to a file: the other values aligned as without the long name (at "
+                 "columns %s)" % sorted(set(cols)))
+    text = at_terminal([PREPORT, "-r", names, "-view", "summary"] + only, 100)
+    e2elib.check(all(len(l) <= 100 for l in text.splitlines()) and
+                 any("Multigrid" in l and "(int):" in l and "(16.7%)" in l
+                     for l in text.splitlines()),
+                 "summary at a 100-column terminal: every line fits, the long name shortened")
+
+
 def main():
     with e2elib.Workdir("report-views") as w:
         res = synth.known(w.join("r1"))
@@ -183,6 +210,7 @@ def main():
         check_groups(res, names)
         check_function_and_recursion(res)
         check_names(names)
+        check_summary_layout(names, w)
         check_output(names, srcdir)
 
 
