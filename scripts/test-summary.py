@@ -14,6 +14,7 @@ import sys
 REASON = re.compile(r"^(?:SKIP: |skipped: )(.*)$", re.M)
 FAILED = re.compile(r"^(?:FAIL: |failed: )(.*)$", re.M)
 TAIL = 15  # lines of a failed test's output printed
+SLOW = 15  # seconds over which a test of the first build is named (docs/testing.md)
 
 
 def runs(path):
@@ -36,19 +37,27 @@ def main(argv):
     if len(argv) < 2:
         print(__doc__, file=sys.stderr)
         return 2
-    skipped, failed, total = [], [], 0
+    skipped, failed, total, times = [], [], 0, []
     for arg in argv[1:]:
         label, _, build = arg.partition("=")
         path = os.path.join(build, "meson-logs", "testlog.json")
         if not os.path.exists(path):
             continue
-        for name, result, why, _secs, tail in runs(path):
+        secs, slow = 0.0, []
+        for name, result, why, took, tail in runs(path):
             total += 1
+            secs += took
+            if took > SLOW and label == argv[1].partition("=")[0]:
+                slow.append("%s %.0f s" % (name, took))
             if result == "SKIP":
                 skipped.append((label, name, why))
             elif result not in ("OK", "EXPECTEDFAIL"):
                 failed.append((label, name, result, why, tail))
+        times.append("%s %.0f s%s" % (label, secs, " (over %d s: %s)" % (SLOW, ", ".join(slow))
+                                            if slow else ""))
     print("dev: %d tests run, %d skipped, %d failed" % (total, len(skipped), len(failed)))
+    # docs/testing.md: a new e2e test takes at most SLOW s (the plain build's, the first given)
+    print("dev: the tests' durations summed: " + "; ".join(times))
     for label, name, why in skipped:
         print("dev:   skipped %s %s: %s" % (label, name, why))
     for label, name, result, why, tail in failed:
