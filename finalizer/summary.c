@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/log.h"
 #include "common/sat.h"
 #include "finalizer/finalize-private.h"
@@ -81,6 +82,33 @@ static uint64_t image_used(const struct fin *f, size_t im, uint64_t *unstreamed)
 }
 
 /*
+ * The thread an exec continued: an exec keeps the process and its calling thread, so the
+ * main thread of an image that came by exec (generation g) is the one of the image before it
+ * (g - 1) in the same process, and so on back to the first. Its index, or i itself.
+ */
+static size_t thread_first(const struct fin *f, size_t i)
+{
+	for (;;) {
+		const struct thread *t = &f->threads[i];
+		const struct image *im = &f->images[t->image];
+		size_t j;
+
+		if (!im->generation || t->tid != im->pid)
+			return i;
+		for (j = 0; j < f->nthreads; j++) {
+			const struct image *pj = &f->images[f->threads[j].image];
+
+			if (f->threads[j].tid == t->tid && pj->pid == im->pid &&
+			    pj->generation + 1 == im->generation)
+				break;
+		}
+		if (j == f->nthreads)
+			return i;
+		i = j;
+	}
+}
+
+/*
  * The CPU time the threads measured at their end against what their samples account for.
  * Threads still running when the program was killed measured nothing and are left out.
  * Samples the agent counted as lost (the summary of preport lists them by reason) are
@@ -92,7 +120,7 @@ static void print_coverage(FILE *o, const struct fin *f)
 	const char *hit = meta_get(&f->meta, "data_limit_hit");
 	bool task_clock = clock && !strcmp(clock, "task-clock");
 	bool limit_hit = hit && !strcmp(hit, "1");
-	uint64_t used = 0, sampled = 0, unstreamed = 0, *covered, *damaged;
+	uint64_t used = 0, sampled = 0, unstreamed = 0, *covered, *damaged, *cpu;
 	uint64_t rest_used = 0, rest_covered = 0, rest_damaged = 0;
 	size_t i, k, shown = 0, rest = 0;
 
@@ -116,9 +144,9 @@ static void print_coverage(FILE *o, const struct fin *f)
 				  : "they started after sampling stopped");
 	covered = calloc(f->nthreads, sizeof(*covered));
 	damaged = calloc(f->nthreads, sizeof(*damaged));
-	if (!covered || !damaged) {
-		free(covered);
-		free(damaged);
+	cpu = calloc(f->nthreads, sizeof(*cpu));
+	if (!covered || !damaged || !cpu) {
+		FREE_ALL(covered, damaged, cpu);
 		return;
 	}
 	for (i = 0; i < f->nthreads; i++)
@@ -136,24 +164,36 @@ static void print_coverage(FILE *o, const struct fin *f)
 			damaged[s->thread] += s->stats.bytes_skipped + s->samples_bad_stack +
 					      (s->header_distrusted ? 1 : 0);
 	}
+	/* A thread that execs is one thread: its images' figures summed on the first one's. */
+	for (i = 0; i < f->nthreads; i++) {
+		size_t first = thread_first(f, i);
+
+		cpu[i] = f->threads[i].cpu_ns;
+		if (first == i)
+			continue;
+		cpu[first] = sat_add_u64(cpu[first], cpu[i]);
+		covered[first] = sat_add_u64(covered[first], covered[i]);
+		damaged[first] += damaged[i];
+		cpu[i] = 0;
+	}
 	/* Name the threads short by at least 10% and 50 ms: their profile is short. */
 	for (i = 0; i < f->nthreads; i++) {
 		const struct thread *t = &f->threads[i];
 
-		if (!t->cpu_ns || covered[i] >= t->cpu_ns)
+		if (!cpu[i] || covered[i] >= cpu[i])
 			continue;
-		if (shown == 5 || t->cpu_ns - covered[i] < t->cpu_ns / 10 ||
-		    t->cpu_ns - covered[i] < 50000000) {
+		if (shown == 5 || cpu[i] - covered[i] < cpu[i] / 10 ||
+		    cpu[i] - covered[i] < 50000000) {
 			/* Each short by little, many threads may be short by much together. */
 			rest++;
-			rest_used = sat_add_u64(rest_used, t->cpu_ns);
+			rest_used = sat_add_u64(rest_used, cpu[i]);
 			rest_covered = sat_add_u64(rest_covered, covered[i]);
 			rest_damaged += damaged[i];
 			continue;
 		}
 		fprintf(o, "  undersampled: thread %d '%s': %.3f s sampled of %.3f s used; %s\n",
-			t->tid, t->name ? t->name : "", (double)t->time_ns / 1e9,
-			(double)t->cpu_ns / 1e9,
+			t->tid, t->name ? t->name : "", (double)covered[i] / 1e9,
+			(double)cpu[i] / 1e9,
 			undersampled_why(damaged[i], limit_hit, task_clock, false));
 		shown++;
 	}
@@ -169,8 +209,7 @@ static void print_coverage(FILE *o, const struct fin *f)
 			undersampled_why(rest_damaged, limit_hit, task_clock,
 					 each_ms * 1e6 < 10.0 * (double)f->interval_ns));
 	}
-	free(covered);
-	free(damaged);
+	FREE_ALL(covered, damaged, cpu);
 }
 
 /* Samples the collector did not take because it had to stop: the limit or the disk. */
@@ -382,10 +421,13 @@ void fin_print_summary(const struct fin *f)
 	size_t i, nproc = 0, nthr = 0, nmod_used = 0;
 	FILE *o = stderr;
 
+	/* an image that came by exec is the same process, its main thread the same thread */
 	for (i = 0; i < f->nimages; i++)
-		nproc++;
+		nproc += !f->images[i].generation;
 	for (i = 0; i < f->nthreads; i++)
-		nthr++;
+		nthr += thread_first(f, i) == i;
+	if (!nproc)
+		nproc = f->nimages;
 	for (i = 0; i < f->nmodules; i++)
 		if (f->modules[i].naddrs)
 			nmod_used++;

@@ -150,7 +150,8 @@ static void exec_prepare(void)
 		if (agent.threads[i])
 			agent_thread_suspend(agent.threads[i]);
 	/* The image ends here when the exec succeeds: a failed one notes again at its end. */
-	agent_proc_note_cpu();
+	if (agent_sampling_stopped())
+		agent_proc_note_cpu();
 	agent_proc_suspend();
 	sigemptyset(&mask);
 	sigaddset(&mask, agent.cfg.signo);

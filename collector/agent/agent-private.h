@@ -487,6 +487,10 @@ uint64_t agent_proc_cpu_ns(void);
 /*
  * At the image's end: the CPU time all its threads used since the stream opened, as a
  * RAW_NOTE_PROCESS_CPU (threads made after sampling stopped have no stream of their own).
+ * Called only when sampling stopped before the end (-duration, -data-limit): otherwise every
+ * thread has its stream, and what the process counts beyond them is the image's start and
+ * end around its threads (a shell's exec chain and subshells: hundreds of ms), not threads
+ * never sampled.
  */
 void agent_proc_note_cpu(void);
 /* A fork child: let go of the parent's window (nothing written into it). */

@@ -537,12 +537,14 @@ static void agent_shutdown(void)
 {
 	AGENT_BUSY;
 	size_t i, n;
+	bool stopped_early;
 
 	if (!agent.active || agent_in_vfork_child())
 		return;
 	agent_control_quit();
 	agent_wait_stop();
 	mem_image_end();
+	stopped_early = agent_sampling_stopped();
 	atomic_store(&agent.stopped, 1);
 	n = atomic_load(&agent.nthreads);
 	for (i = 0; i < n; i++) {
@@ -551,7 +553,8 @@ static void agent_shutdown(void)
 		if (t && atomic_load(&t->state) == AGENT_THREAD_LIVE)
 			agent_thread_end(t, t == agent_self);
 	}
-	agent_proc_note_cpu();
+	if (stopped_early)
+		agent_proc_note_cpu();
 	agent_proc_close();
 	if (agent.data)
 		data_counter_leave(agent.data, agent.pid);
