@@ -133,11 +133,11 @@ void agent_control_command(uint32_t set, uint32_t clear)
 
 static int64_t wait_ns(void)
 {
-	int64_t left = duration_left_ns();
+	int64_t left = duration_left_ns(), poll = agent_exit_poll_ns();
 
-	if (agent.attached && (left < 0 || left > CONTROL_POLL_NS))
-		return CONTROL_POLL_NS;
-	return left;
+	if (agent.attached && poll > CONTROL_POLL_NS)
+		poll = CONTROL_POLL_NS;
+	return left < 0 || left > poll ? poll : left;
 }
 
 static void *control_main(void *arg)
@@ -156,6 +156,9 @@ static void *control_main(void *arg)
 		if (agent.attached)
 			agent_attach_poll();
 		data_counter_wait(agent.data, seq, wait_ns());
+		/* The program has no thread left: the process must end (agent-exit.c). */
+		if (agent_exit_last_thread())
+			return NULL;
 	}
 	pthread_mutex_lock(&agent.control_lock);
 	agent.control_thread = false;

@@ -322,6 +322,8 @@ struct agent_real {
 	int (*dup3)(int, int, int);
 	int (*pipe2)(int[2], int);
 	ssize_t (*read)(int, void *, size_t);
+	void (*pthread_exit)(void *);
+	int (*prctl)(int, ...);
 };
 extern struct agent_real agent_real;
 
@@ -498,6 +500,16 @@ int agent_control_start(void);
 void agent_control_quit(void);
 /* True while the calling thread creates the control thread (pthread_create passes it on). */
 bool agent_control_creating(void);
+
+/* agent-exit.c: the ends only threads make (main's pthread_exit, seccomp's strict mode) */
+#define AGENT_EXIT_POLL_NS  1000000000ll /* how often the control thread looks for the end */
+#define AGENT_EXIT_WATCH_NS 10000000ll   /* ... once main or a strict thread may end it */
+int64_t agent_exit_poll_ns(void);
+/* From the control thread: main ended and it is the last thread (streams finished): it
+   must return now, and the C library ends the process as natively. */
+bool agent_exit_last_thread(void);
+/* At exit (agent.c): stop every timer and finish every stream. */
+void agent_shutdown(void);
 
 /* agent-region.c: regions named by the program (RAW_REC_REGION_*) */
 int agent_region_begin(const char *name);
