@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The ends only threads make: main's pthread_exit, a thread's seccomp strict mode, the last thread. */
+/* The ends only threads make: main's pthread_exit, a thread's seccomp strict mode, the last thread.
+ */
 #include <fcntl.h>
 #include <linux/seccomp.h>
 #include <stdarg.h>

@@ -48,7 +48,10 @@ _Static_assert(AGENT_DATA_LIMIT_MIN >= AGENT_CHUNK_MAX, "-data-limit under one c
 					   (lost counts, Python notes, thread end) */
 #define AGENT_STACK_SLOTS  8192         /* distinct stacks per thread before a table reset */
 #define AGENT_STACK_FRAMES (256u << 10) /* frames of distinct stacks per thread */
-#define AGENT_MAX_THREADS  16384        /* thread slots per process, reused after exit */
+/* The same under an address-space limit (RLIMIT_AS): 160 KiB a thread, not 2.2 MiB */
+#define AGENT_STACK_SLOTS_LIMITED  1024
+#define AGENT_STACK_FRAMES_LIMITED (16u << 10)
+#define AGENT_MAX_THREADS          16384 /* thread slots per process, reused after exit */
 #define AGENT_FLUSH_NS                                                                             \
 	1000000000ll /* the handler closes (checksums) a chunk at least this                       \
 			often */
@@ -198,6 +201,7 @@ struct agent_thread {
 	struct raw_writer w;
 	bool write_stopped; /* no window could be had: sampling of this thread stopped */
 	uint64_t *ips;      /* stack_depth + extra frames */
+	size_t ips_len;     /* bytes mapped at ips */
 	struct stack_table stacks;
 	int64_t last_flush_ns;
 	uint64_t accounted; /* w.bytes_written already added to the data counter */
@@ -384,6 +388,9 @@ void agent_thread_resume(struct agent_thread *t);
 void agent_threads_adopt_existing(void);
 struct agent_thread *agent_thread_find_tid(pid_t tid);
 pid_t agent_gettid(void);
+/* Zeroed memory of len bytes mapped for a thread's tables (no malloc arena), or NULL. */
+void *agent_map_zeroed(size_t len);
+void agent_unmap(void *p, size_t len);
 
 /* agent-sample.c: the handler and the signal interposers */
 /*
