@@ -133,13 +133,13 @@ void agent_control_command(uint32_t set, uint32_t clear)
 
 static int64_t wait_ns(void)
 {
-	int64_t left = duration_left_ns();
+	int64_t left = duration_left_ns(), poll = agent_exit_poll_ns();
 
-	/* Waits in progress are put on record within a poll of AGENT_WAIT_OPEN_NS. */
-	if ((agent.attached || agent_waits_on || agent.cfg.mpi_shims[0]) &&
-	    (left < 0 || left > CONTROL_POLL_NS))
-		return CONTROL_POLL_NS;
-	return left;
+	/* Waits in progress are put on record within a poll of AGENT_WAIT_OPEN_NS; the end of
+	   main's last thread is seen within agent_exit_poll_ns(). */
+	if ((agent.attached || agent_waits_on || agent.cfg.mpi_shims[0]) && poll > CONTROL_POLL_NS)
+		poll = CONTROL_POLL_NS;
+	return left < 0 || left > poll ? poll : left;
 }
 
 static void *control_main(void *arg)
@@ -160,6 +160,9 @@ static void *control_main(void *arg)
 		agent_wait_scan();
 		agent_mpi_scan();
 		data_counter_wait(agent.data, seq, wait_ns());
+		/* The program has no thread left: the process must end (agent-exit.c). */
+		if (agent_exit_last_thread())
+			return NULL;
 	}
 	pthread_mutex_lock(&agent.control_lock);
 	agent.control_thread = false;

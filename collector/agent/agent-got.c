@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -44,6 +45,8 @@ static const struct got_hook hooks[] = {
 	{ "pthread_sigmask", (void *)pthread_sigmask },
 	{ "pthread_create", (void *)pthread_create },
 	{ "pthread_setname_np", (void *)pthread_setname_np },
+	{ "pthread_exit", (void *)pthread_exit },
+	{ "prctl", (void *)prctl },
 	{ "dlopen", (void *)dlopen },
 	{ "dlmopen", (void *)dlmopen },
 	{ "dlclose", (void *)dlclose },

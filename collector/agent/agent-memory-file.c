@@ -20,9 +20,10 @@
  * reserves, maps and closes. The file is never cut: entries past nentries are zeros.
  */
 
-#define MEM_FILE_RESERVE (1ull << 30) /* address space for the file: 14 million entries */
-#define MEM_FILE_FIRST   (64u << 10)  /* bytes mapped at first */
-#define MEM_FILE_STEP    (16u << 20)  /* growth at most this much at a time */
+#define MEM_FILE_RESERVE  (1ull << 30) /* address space for the file: 14 million entries */
+#define MEM_FILE_FIRST    (64u << 10)  /* bytes mapped at first */
+#define MEM_FILE_STEP     (16u << 20)  /* growth at most this much at a time */
+#define MEM_FILE_AS_SHARE 32           /* under RLIMIT_AS: at most this part of it reserved */
 
 /* Map [old, size) of the file into the reservation. 0 or -errno. */
 static int map_more(uint64_t old, uint64_t size)
@@ -49,6 +50,21 @@ static int map_more(uint64_t old, uint64_t size)
 	return ret;
 }
 
+/*
+ * The reservation counts against an address-space limit (RLIMIT_AS) as if it were used: under
+ * one it takes a 32nd of the limit (8 MiB of 256 MiB: 110,000 entries), never all of 1 GiB.
+ */
+static uint64_t reserve_len(void)
+{
+	uint64_t len = MEM_FILE_RESERVE, page = (uint64_t)sysconf(_SC_PAGESIZE);
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_AS, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur / MEM_FILE_AS_SHARE < len)
+		len = rl.rlim_cur / MEM_FILE_AS_SHARE / page * page;
+	return len > MEM_FILE_FIRST ? len : MEM_FILE_FIRST;
+}
+
 static uint64_t mapped_bytes(void)
 {
 	return mem.file_size;
@@ -65,13 +81,13 @@ int mem_file_open(void)
 	if (result_path(mem.path, sizeof(mem.path), agent.cfg.result_dir, RESULT_PATH_RAW_MEM,
 			agent.pid, 0, NULL, agent.generation ? gen : NULL) < 0)
 		return -ENAMETOOLONG;
-	mem.reserve = mmap(NULL, MEM_FILE_RESERVE, PROT_NONE,
+	mem.reserve_len = reserve_len();
+	mem.reserve = mmap(NULL, mem.reserve_len, PROT_NONE,
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (mem.reserve == MAP_FAILED) {
 		mem.reserve = NULL;
 		return -ENOMEM;
 	}
-	mem.reserve_len = MEM_FILE_RESERVE;
 	fd = result_create_file(mem.path, agent.cfg.file_mode);
 	if (fd < 0) {
 		ret = fd;
@@ -102,7 +118,7 @@ int mem_file_open(void)
 	return 0;
 fail:
 	agent_log("memory: cannot create '%s': %s", mem.path, strerror(-ret));
-	munmap(mem.reserve, MEM_FILE_RESERVE);
+	munmap(mem.reserve, mem.reserve_len);
 	mem.reserve = NULL;
 	return ret;
 }

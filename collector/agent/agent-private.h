@@ -48,7 +48,10 @@ _Static_assert(AGENT_DATA_LIMIT_MIN >= AGENT_CHUNK_MAX, "-data-limit under one c
 					   (lost counts, Python notes, thread end) */
 #define AGENT_STACK_SLOTS  8192         /* distinct stacks per thread before a table reset */
 #define AGENT_STACK_FRAMES (256u << 10) /* frames of distinct stacks per thread */
-#define AGENT_MAX_THREADS  16384        /* thread slots per process, reused after exit */
+/* The same under an address-space limit (RLIMIT_AS): 160 KiB a thread, not 2.2 MiB */
+#define AGENT_STACK_SLOTS_LIMITED  1024
+#define AGENT_STACK_FRAMES_LIMITED (16u << 10)
+#define AGENT_MAX_THREADS          16384 /* thread slots per process, reused after exit */
 #define AGENT_FLUSH_NS                                                                             \
 	1000000000ll /* the handler closes (checksums) a chunk at least this                       \
 			often */
@@ -234,6 +237,7 @@ struct agent_thread {
 	struct raw_writer w;
 	bool write_stopped; /* no window could be had: sampling of this thread stopped */
 	uint64_t *ips;      /* stack_depth + extra frames */
+	size_t ips_len;     /* bytes mapped at ips */
 	struct stack_table stacks;
 	int64_t last_flush_ns;
 	uint64_t accounted; /* w.bytes_written already added to the data counter */
@@ -365,6 +369,8 @@ struct agent_real {
 	ssize_t (*read)(int, void *, size_t);
 	int (*sigtimedwait)(const sigset_t *, siginfo_t *, const struct timespec *);
 	int (*signalfd)(int, const sigset_t *, int);
+	void (*pthread_exit)(void *);
+	int (*prctl)(int, ...);
 };
 extern struct agent_real agent_real;
 
@@ -432,6 +438,9 @@ void agent_threads_adopt_existing(void);
 int agent_tasks_each(void (*fn)(pid_t tid, pid_t proc_tid, void *ctx), void *ctx);
 struct agent_thread *agent_thread_find_tid(pid_t tid);
 pid_t agent_gettid(void);
+/* Zeroed memory of len bytes mapped for a thread's tables (no malloc arena), or NULL. */
+void *agent_map_zeroed(size_t len);
+void agent_unmap(void *p, size_t len);
 
 /* agent-sample.c: the handler and the signal interposers */
 /*
@@ -586,6 +595,16 @@ int agent_control_start(void);
 void agent_control_quit(void);
 /* True while the calling thread creates the control thread (pthread_create passes it on). */
 bool agent_control_creating(void);
+
+/* agent-exit.c: the ends only threads make (main's pthread_exit, seccomp's strict mode) */
+#define AGENT_EXIT_POLL_NS  1000000000ll /* how often the control thread looks for the end */
+#define AGENT_EXIT_WATCH_NS 10000000ll   /* ... once main or a strict thread may end it */
+int64_t agent_exit_poll_ns(void);
+/* From the control thread: main ended and it is the last thread (streams finished): it
+   must return now, and the C library ends the process as natively. */
+bool agent_exit_last_thread(void);
+/* At exit (agent.c): stop every timer and finish every stream. */
+void agent_shutdown(void);
 
 /* agent-region.c: regions named by the program (RAW_REC_REGION_*) */
 int agent_region_begin(const char *name);

@@ -79,6 +79,8 @@ AGENT_EARLY void agent_resolve(void)
 	RESOLVE(read);
 	RESOLVE(sigtimedwait);
 	RESOLVE(signalfd);
+	RESOLVE(pthread_exit);
+	RESOLVE(prctl);
 #undef RESOLVE
 	agent_real.exit_ = (void (*)(int))next_fn("_exit");
 	/* Before any handler runs: syscall() is one of them, and the handler calls it. */

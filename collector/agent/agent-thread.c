@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -18,6 +20,38 @@
 #include "common/result-dir.h"
 
 static pid_t adopting_proc_tid; /* the /proc name of the thread being adopted (control_lock) */
+/*
+ * Memory for a thread's own tables, mapped rather than allocated: the C library gives a
+ * thread's first malloc an arena of its own, 64 MiB of address space, which the program's
+ * thread alone (that never allocates) would not have had (docs/pcollect.md, LIMITS).
+ */
+void *agent_map_zeroed(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void agent_unmap(void *p, size_t len)
+{
+	if (p)
+		munmap(p, len);
+}
+
+/*
+ * The distinct stacks a thread's table holds before it starts over: fewer under an
+ * address-space limit (RLIMIT_AS), where the program may need every megabyte it set.
+ */
+static void stack_table_size(size_t *slots, size_t *frames)
+{
+	static _Atomic int limited = -1;
+	struct rlimit rl;
+
+	if (atomic_load(&limited) < 0)
+		atomic_store(&limited, !getrlimit(RLIMIT_AS, &rl) && rl.rlim_cur != RLIM_INFINITY);
+	*slots = atomic_load(&limited) ? AGENT_STACK_SLOTS_LIMITED : AGENT_STACK_SLOTS;
+	*frames = atomic_load(&limited) ? AGENT_STACK_FRAMES_LIMITED : AGENT_STACK_FRAMES;
+}
 
 pid_t agent_gettid(void)
 {
@@ -105,7 +139,7 @@ static struct agent_thread *slot_take(void)
 		}
 	}
 	if (!t && n < AGENT_MAX_THREADS) {
-		t = calloc(1, sizeof(*t));
+		t = agent_map_zeroed(sizeof(*t));
 		if (t) {
 			t->perf_fd = -1;
 			t->perf_fd_prev = -1;
@@ -197,7 +231,7 @@ int agent_thread_open_stream(struct agent_thread *t)
 
 void agent_thread_release(struct agent_thread *t)
 {
-	free(t->ips);
+	agent_unmap(t->ips, t->ips_len);
 	t->ips = NULL;
 	stack_table_release(&t->stacks);
 	agent_python_thread_free(t);
@@ -229,6 +263,7 @@ static struct agent_thread *thread_begin_locked(pid_t tid, bool external)
 {
 	AGENT_BUSY;
 	struct agent_thread *t;
+	size_t slots, frames;
 
 	if (!agent.active)
 		return NULL;
@@ -247,9 +282,10 @@ static struct agent_thread *thread_begin_locked(pid_t tid, bool external)
 	t->perf_fd = -1;
 	t->perf_fd_prev = -1;
 	atomic_store(&t->busy, 1);
-	t->ips = malloc((agent.cfg.stack_depth + 64) * sizeof(uint64_t));
-	if (!t->ips || stack_table_init(&t->stacks, AGENT_STACK_SLOTS, AGENT_STACK_FRAMES) ||
-	    agent_thread_open_stream(t)) {
+	t->ips_len = (agent.cfg.stack_depth + 64) * sizeof(uint64_t);
+	t->ips = agent_map_zeroed(t->ips_len);
+	stack_table_size(&slots, &frames);
+	if (!t->ips || stack_table_init(&t->stacks, slots, frames) || agent_thread_open_stream(t)) {
 		agent_thread_release(t);
 		atomic_store(&t->busy, 0);
 		atomic_store(&t->state, AGENT_THREAD_FREE);
@@ -679,7 +715,9 @@ static void *thread_trampoline(void *p)
 	struct thread_start s = *(struct thread_start *)p;
 	struct agent_thread *t;
 
-	free(p);
+	/* Mapped, not allocated: a free() here would give the thread a malloc arena (64 MiB of
+	   address space) the program's thread alone would not have. */
+	agent_unmap(p, sizeof(s));
 	/* Set up before the first instruction of the thread's own code, timer armed last. */
 	if (agent.active) {
 		pthread_mutex_lock(&agent.control_lock);
@@ -701,14 +739,14 @@ AGENT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 		agent_resolve();
 	if (!agent.active || agent_sampling_stopped() || agent_control_creating())
 		return agent_real.pthread_create(thread, attr, start, arg);
-	s = malloc(sizeof(*s));
+	s = agent_map_zeroed(sizeof(*s));
 	if (!s)
 		return agent_real.pthread_create(thread, attr, start, arg);
 	s->fn = start;
 	s->arg = arg;
 	ret = agent_real.pthread_create(thread, attr, thread_trampoline, s);
 	if (ret)
-		free(s);
+		agent_unmap(s, sizeof(*s));
 	return ret;
 }
 

@@ -102,7 +102,7 @@ void agent_wait_thread_begin(struct agent_thread *t)
 	if (!agent.cfg.waits)
 		return;
 	if (!t->wait) {
-		t->wait = calloc(1, sizeof(*t->wait));
+		t->wait = agent_map_zeroed(sizeof(*t->wait));
 		if (!t->wait)
 			agent_log("thread %d: no memory for its waits: not recorded", (int)t->tid);
 		return;
@@ -113,7 +113,7 @@ void agent_wait_thread_begin(struct agent_thread *t)
 
 void agent_wait_thread_free(struct agent_thread *t)
 {
-	free(t->wait);
+	agent_unmap(t->wait, sizeof(*t->wait));
 	t->wait = NULL;
 }
 

@@ -533,7 +533,7 @@ AGENT_EXPORT int pcollect_attach(const char *config)
 }
 
 /* At exit: stop every timer and finish every stream, this thread's and the others'. */
-static void agent_shutdown(void)
+void agent_shutdown(void)
 {
 	AGENT_BUSY;
 	size_t i, n;

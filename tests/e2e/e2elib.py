@@ -381,6 +381,31 @@ def run(argv, cwd=None, env=None, timeout=120, stdin=None, preexec_fn=None):
                           errors="replace", preexec_fn=preexec_fn)
 
 
+def run_bounded(argv, timeout, env=None, preexec_fn=None):
+    """run() in a session of its own, for a run that may hang: on timeout everything it
+    started (pcollect and the program, which holds the output pipe open) is killed, and the
+    test fails saying so instead of waiting on the pipe."""
+    argv = [str(a) for a in argv]
+    e = dict(os.environ)
+    e.update(tool_env(env) if os.path.basename(argv[0]) == "pcollect" else (env or {}))
+
+    def start():
+        os.setsid()
+        if preexec_fn:
+            preexec_fn()
+    p = subprocess.Popen(argv, env=e, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, errors="replace",
+                         preexec_fn=start)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, 9)
+        out, err = p.communicate()
+        fail("%s: still running after %d s: it hangs (killed)\n%s%s"
+             % (" ".join(argv), timeout, out[-2000:], err[-2000:]))
+    return subprocess.CompletedProcess(argv, p.returncode, out, err)
+
+
 def run_ok(argv, code=0, **kw):
     """run(), failing the test unless argv exits with code (its output printed)."""
     cp = run(argv, **kw)
