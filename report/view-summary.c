@@ -378,12 +378,17 @@ static void section_collection(struct summary *s)
 	 */
 	if (query_ints(
 		    r,
-		    "SELECT coalesce(sum(max(coalesce(t.cpu, 0), coalesce(n.cpu, 0))), 0), "
-		    "coalesce(sum(t.sampled), 0) FROM processes p "
-		    "LEFT JOIN (SELECT process_id, sum(cpu_ns) AS cpu, sum(time_ns) AS sampled "
-		    "FROM threads WHERE cpu_ns > 0 GROUP BY process_id) t ON t.process_id = p.id "
-		    "LEFT JOIN (SELECT process_id, max(CAST(detail AS INTEGER)) AS cpu FROM notes "
-		    "WHERE kind = 'process-cpu' GROUP BY process_id) n ON n.process_id = p.id",
+		    r->m.schema_version >= 2
+			    ? "SELECT coalesce(sum(max(coalesce(t.cpu, 0), coalesce(n.cpu, 0))), "
+			      "0), coalesce(sum(t.sampled), 0) FROM processes p "
+			      "LEFT JOIN (SELECT process_id, sum(cpu_ns) AS cpu, sum(time_ns) AS "
+			      "sampled FROM threads WHERE cpu_ns > 0 GROUP BY process_id) t ON "
+			      "t.process_id = p.id LEFT JOIN (SELECT process_id, "
+			      "max(CAST(detail AS INTEGER)) AS cpu FROM notes WHERE kind = "
+			      "'process-cpu' GROUP BY process_id) n ON n.process_id = p.id"
+			    /* schema 1 has no notes, and no note of a process's CPU time */
+			    : "SELECT coalesce(sum(cpu_ns), 0), coalesce(sum(time_ns), 0) FROM "
+			      "threads WHERE cpu_ns > 0",
 		    v, 2) &&
 	    v[0] > 0) {
 		const char *cpu = metric_name(METRIC_CPU_TIME);

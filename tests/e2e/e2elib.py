@@ -19,6 +19,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -506,6 +507,16 @@ class Result(str):
         return agent_log(self)
 
 
+def pcollect_code(returncode):
+    """The status pcollect ends with for a program that ended with returncode (as
+    subprocess gives it): the same, and, for a program killed by a signal, by TERM, INT or
+    HUP the same signal (pcollect ends by it after finalizing: docs/pcollect.md), by another
+    one 128 + its number."""
+    if returncode >= 0 or -returncode in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        return returncode
+    return 128 - returncode
+
+
 def collect(w, name, target, options=(), analysis="hotspots", interval=None, code=0,
             stdout=None, native=False, finalize=False, finalization="none", quiet=True,
             env=None, cwd=None, timeout=120, preexec_fn=None):
@@ -517,7 +528,7 @@ def collect(w, name, target, options=(), analysis="hotspots", interval=None, cod
     pfinalize -quiet after it (which must succeed). Returns the Result."""
     if native:
         alone = run(target, env=env, cwd=cwd, timeout=timeout, preexec_fn=preexec_fn)
-        code = 128 - alone.returncode if alone.returncode < 0 else alone.returncode
+        code = pcollect_code(alone.returncode)
         stdout = alone.stdout
     res = w.join(name) if name else None
     opts = (["-knob", "sampling-interval=%s" % interval] if interval is not None else []) + \

@@ -36,7 +36,7 @@ def main():
             alone = e.run(argv)
             res = w.join(name)
             traced = e.pcollect(argv, result=res, options=["-trace-mpi"])
-            want = alone.returncode if alone.returncode >= 0 else 128 - alone.returncode
+            want = e.pcollect_code(alone.returncode)
             e.check(traced.returncode == want,
                     "%s: exit status %d as alone (got %d)" % (name, want, traced.returncode))
             e.check(traced.stdout == alone.stdout and traced.stderr == alone.stderr,
