@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -282,4 +283,39 @@ int data_counter_wait_applied(struct agent_data_counter *c, uint32_t seq, int64_
 		nanosleep(&ts, NULL);
 		waited += ts.tv_nsec;
 	}
+}
+
+int data_counter_hold(const char *dir)
+{
+	char path[4096];
+	int fd, err;
+
+	if ((err = data_counter_path(path, sizeof(path), dir)))
+		return err;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_SH)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+bool data_counter_collectors_gone(const char *dir)
+{
+	char path[4096];
+	bool gone;
+	int fd;
+
+	if (data_counter_path(path, sizeof(path), dir))
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return false;
+	/* An exclusive lock is had only when no collector holds its shared one. */
+	gone = !flock(fd, LOCK_EX | LOCK_NB);
+	close(fd); /* and the lock with it */
+	return gone;
 }

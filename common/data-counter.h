@@ -4,6 +4,7 @@
 #define PCOLLECT_COMMON_DATA_COUNTER_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -63,5 +64,19 @@ void data_counter_leave(struct agent_data_counter *c, pid_t pid);
  * processes gone (killed before they could leave) are cleared.
  */
 int data_counter_members_alive(struct agent_data_counter *c);
+
+/*
+ * The collectors' hold on result directory dir's counter: every pcollect of a collection
+ * holds it (a shared lock on the counter file) from the counter's making to its own end, so
+ * that the kernel lets go of it when pcollect dies, even of SIGKILL. Returns the descriptor
+ * that holds it (never to be closed but by the end of pcollect), or a negative errno.
+ */
+int data_counter_hold(const char *dir);
+/*
+ * True when no collector holds dir's counter any longer (data_counter_hold()): every pcollect
+ * of the collection is gone. For an attached agent, whose collector must let the process go
+ * and can no longer. False when one holds it, or when that cannot be known.
+ */
+bool data_counter_collectors_gone(const char *dir);
 
 #endif

@@ -3,6 +3,7 @@
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "collector/agent/agent-private.h"
 #include "common/data-counter.h"
@@ -102,6 +103,25 @@ static void end_gone_threads(void)
 	}
 }
 
+/*
+ * The pcollect that attached us died (SIGKILL, a crash): no one will tell us to detach, so the
+ * process is let go at once, as pcollect would have (its hold on the control page is gone:
+ * data_counter_collectors_gone()). Asked twice a second at most.
+ */
+static bool collector_gone(void)
+{
+	static int64_t next;
+	struct timespec ts;
+	int64_t now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	if (now < next)
+		return false;
+	next = now + 500000000;
+	return data_counter_collectors_gone(agent.cfg.result_dir);
+}
+
 void agent_attach_poll(void)
 {
 	/*
@@ -114,7 +134,11 @@ void agent_attach_poll(void)
 		agent_got_patch();
 	}
 	pthread_mutex_lock(&agent.control_lock);
-	if (agent.active && !agent_sampling_stopped()) {
+	if (agent.active && agent.attached && collector_gone()) {
+		agent_log("its collector (pcollect) is gone: letting process %d go",
+			  (int)agent.pid);
+		agent_detach();
+	} else if (agent.active && !agent_sampling_stopped()) {
 		agent_threads_adopt_existing();
 		end_gone_threads();
 	}

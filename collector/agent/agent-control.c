@@ -157,6 +157,8 @@ static void *control_main(void *arg)
 			break;
 		if (agent.attached)
 			agent_attach_poll();
+		if (!agent.active)
+			break; /* let go by itself: its collector is gone (agent_attach_poll()) */
 		agent_wait_scan();
 		agent_mpi_scan();
 		data_counter_wait(agent.data, seq, wait_ns());

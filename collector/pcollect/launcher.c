@@ -469,6 +469,10 @@ int collection_begin(struct collection *c, const struct collect_opts *o)
 	log_debug("result directory '%s'%s%s, rank %d", c->dir, c->created ? " (created)" : "",
 		  result_in_parallel_job(NULL) ? " shared by the job's ranks" : "", c->rank);
 	c->counter = data_counter_map(c->dir, 1);
+	/* Held to pcollect's end, whatever ends it: an attached agent sees it go and lets the
+	   process go by itself (agent_attach_poll()). */
+	if (c->counter && data_counter_hold(c->dir) < 0)
+		log_debug("cannot hold the control page of '%s': %s", c->dir, strerror(errno));
 	if (!c->counter && (o->start_paused || o->target_pid)) {
 		log_error("cannot create the collection's control page in '%s': %s", c->dir,
 			  strerror(errno));

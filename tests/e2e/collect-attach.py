@@ -13,6 +13,7 @@
   followed (its process stream, its 0.4 s of CPU sampled);
 - -command pause, resume and stop on an attached collection, then Ctrl-C on another: pcollect
   lets the process go and the process runs on unchanged;
+- pcollect SIGKILLed while attached: the agent lets the process go by itself within a second;
 - refusals: no such process and a bad pid (exit 2), waits, memory-consumption or -trace-mpi
   asked of an attach (exit 2), a process that made itself not dumpable (exit 1, the cause and the fix), with
   nothing left behind.
@@ -290,6 +291,34 @@ def refusals(w):
     finish(p, "not dumpable")
 
 
+def orphaned(w):
+    """pcollect killed (SIGKILL: nothing of it runs) while attached: the agent sees its
+    collector gone and lets the process go by itself within a second, as pcollect would
+    have; the result still finalizes."""
+    res = w.join("res-orphan")
+    go = w.join("orphan-go")
+    p = start(w, ["until", go, "300"])
+    time.sleep(0.2)
+    signals = signal_state(p.pid)
+    c = attached(res, p.pid, "orphan")
+    time.sleep(0.3)
+    c.kill()
+    c.wait(timeout=60)
+    t0 = time.monotonic()
+    while signal_state(p.pid) != signals and time.monotonic() - t0 < 5:
+        time.sleep(0.05)
+    let_go = time.monotonic() - t0
+    e.check(signal_state(p.pid) == signals and let_go <= 1.5,
+            "orphan: %.2f s after pcollect's SIGKILL, /proc/%d/status shows the signal state "
+            "found before the attach (%s)" % (let_go, p.pid, signals))
+    e.check("collector (pcollect) is gone" in e.agent_log(res),
+            "orphan: the agent says why it let the process go")
+    open(go, "w").close()
+    finish(p, "orphan")
+    cp = e.pfinalize(res)
+    e.check(cp.returncode == 0, "orphan: the result finalizes (%s)" % cp.stderr.strip()[-300:])
+
+
 with e.Workdir("attach") as w:
     ref = e.run([e.prog("attach-target"), "phases", "1", "1"], env=e.tool_env())
     if ref.returncode != 3:
@@ -302,3 +331,4 @@ with e.Workdir("attach") as w:
     new_thread(w)
     forked(w)
     steered(w)
+    orphaned(w)
