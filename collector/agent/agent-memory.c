@@ -484,6 +484,25 @@ static size_t thread_map_len(void)
 	return (sizeof(struct mem_thread) + page - 1) / page * page;
 }
 
+/*
+ * How high this thread's stack may be read (the stack walk's reuse checks), without
+ * pthread_getattr_np(): that allocates (the thread's CPU set), and a thread's first malloc
+ * makes the C library give it an arena of its own, 64 MiB of address space reserved, which
+ * the program's thread alone might never have had: under ulimit -v the program then could
+ * not create its threads (issue 22). glibc keeps a thread's descriptor at the top of the
+ * block its stack is in (its own stack or one the program gave it), so everything between
+ * this frame and pthread_self() is that block's. 0 when that does not hold (the main thread,
+ * whose descriptor is elsewhere): pthread_getattr_np() is asked then.
+ */
+static uintptr_t own_stack_top(void)
+{
+	uintptr_t top = (uintptr_t)pthread_self(), here = (uintptr_t)__builtin_frame_address(0);
+
+	if (getpid() == (pid_t)syscall(SYS_gettid) || here >= top || top - here > (1ul << 30))
+		return 0;
+	return top;
+}
+
 void mem_thread_begin(struct agent_thread *t)
 {
 	struct mem_thread *mt = t->mem;
@@ -509,7 +528,9 @@ void mem_thread_begin(struct agent_thread *t)
 	}
 	mt->t = t;
 	mt->stack_hi = 0;
-	if (!t->external && !pthread_getattr_np(pthread_self(), &attr)) {
+	if (!t->external)
+		mt->stack_hi = own_stack_top();
+	if (!t->external && !mt->stack_hi && !pthread_getattr_np(pthread_self(), &attr)) {
 		if (!pthread_attr_getstack(&attr, &lo, &size))
 			mt->stack_hi = (uintptr_t)lo + size;
 		pthread_attr_destroy(&attr);
