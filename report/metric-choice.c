@@ -174,9 +174,10 @@ int report_pick_metrics(struct report *r)
 						  "-time-filter cannot compute; leave it out of "
 						  "-metric",
 						  r->m.metrics[r->shown[i]].name);
-	/* The default sort: the main metric when shown, else the first shown. */
+	/* The default sort: the first metric -metric names (the user's order says which comes
+	   first), else the main metric when shown, else the first shown. */
 	r->sort_metric = r->shown[0];
-	for (i = 0; i < r->nshown; i++)
+	for (i = 0; !o->nmetrics && i < r->nshown; i++)
 		if (r->m.metrics[r->shown[i]].main) {
 			r->sort_metric = r->shown[i];
 			break;

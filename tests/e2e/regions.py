@@ -86,7 +86,13 @@ def main():
         # -group-by region: a row per region path and [no region], each its phase's time.
         by = {row["Region"]: e.secs(row) * 1e9
               for row in e.rows(res, "-view", "hotspots", "-group-by", "region")}
-        e.check(sorted(by) == sorted(REGIONS), "-group-by region: rows %s" % sorted(by))
+        # "solve" alone holds only the few statements between its inner regions: a sample
+        # may land there and carry the time since the last one (a tick or two on a busy
+        # machine), never more
+        extra = {k: v for k, v in by.items() if k not in REGIONS}
+        e.check(set(REGIONS) <= set(by) and set(extra) <= {"solve"} and
+                sum(extra.values()) <= 3 * TICK_NS,
+                "-group-by region: rows %s (beside them %s)" % (sorted(REGIONS), extra))
         for name, phase in REGIONS.items():
             e.check_time(stats, by[name], ns[phase], "region %s" % name, stretches=1,
                          extra_ns=TICK_NS)

@@ -171,6 +171,18 @@ def check_selection(res):
                           "Wait Time:Self", "Wait Time:Self %", "Wait Time:Total",
                           "Wait Time:Total %"], "-metric: those metrics, in that order")
     e2elib.check(hs[0]["Function"] == "a", "-metric: sorted by the first shown metric")
+    # the first -metric given sorts even when the main metric (CPU Time) is shown after it
+    hs = rows(res, "-view", "hotspots", "-metric", "Wait Time", "-metric", "CPU Time")
+    waits = [e2elib.secs(r, "Wait Time:Self") for r in hs]
+    e2elib.check(hs[0]["Function"] == "wait_io" and waits == sorted(waits, reverse=True),
+                 "-metric 'Wait Time' -metric 'CPU Time': sorted by Wait Time (%s)"
+                 % [r["Function"] for r in hs[:3]])
+    top = [r["Metric"] for r in rows(res, "-view", "summary", "-metric", "Wait Time",
+                                      "-metric", "CPU Time")
+           if r["Section"] == "Top Hotspots"]
+    e2elib.check(top[:1] == ["wait_io"],
+                 "-metric 'Wait Time' -metric 'CPU Time': the summary's top hotspot by Wait "
+                 "Time (%s)" % top)
     td = rows(res, "-view", "top-down", "-metric", "Wait Time")
     e2elib.check([r["Function Stack"] for r in td] ==
                  ["Total", "main", "work", "wait_io", "b", "worker", "wait_io"],
