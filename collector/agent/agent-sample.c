@@ -289,12 +289,12 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 	bool perf, own = agent_in_agent > 0;
 	uint64_t weight;
 
-	perf = (si->si_code == POLL_IN || si->si_code == POLL_HUP) && agent_perf_fd_ours(si->si_fd);
-	if (!perf && (si->si_code != SI_TIMER || si->si_value.sival_ptr != AGENT_COOKIE)) {
+	if (!agent_signal_info_ours(si)) {
 		forward(sig, si, uc);
 		errno = saved;
 		return;
 	}
+	perf = si->si_code != SI_TIMER; /* a task-clock event's, else a timer's */
 	/* A blocking call this interrupted is resumed by its interposer (agent-wait.c). */
 	agent_sig_count++;
 	t = agent_self;
