@@ -500,8 +500,9 @@ int collection_begin(struct collection *c, const struct collect_opts *o)
 	if ((rc = meta_write_file(c->meta, c->meta_path, result_file_mode(c->dir))))
 		log_warn("cannot write metadata '%s': %s", c->meta_path, strerror(-rc));
 	if (!o->quiet)
-		log_info("collecting %s into '%s'%s", o->analysis, c->name,
-			 o->start_paused ? " (paused)" : "");
+		log_info("collecting %s%s into '%s'%s", o->analysis,
+			 o->analysis_default ? " (no -collect given: the default analysis)" : "",
+			 c->name, o->start_paused ? " (paused)" : "");
 	return 0;
 }
 

@@ -22,6 +22,7 @@ enum collect_finalization {
 
 struct collect_opts {
 	const char *analysis;   /* "hotspots", "threading" or "memory-consumption" */
+	bool analysis_default;  /* no -collect given: hotspots, and the start message says so */
 	const char *result_dir; /* -r, or NULL for r000hs naming */
 	uint64_t interval_ns;
 	uint32_t stack_depth;

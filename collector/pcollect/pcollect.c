@@ -118,14 +118,15 @@ static const struct knob_spec knobs[] = {
 };
 
 static const char synopsis[] =
-	"pcollect -collect hotspots|threading|memory-consumption [options] [--] program [args...]\n"
-	"       pcollect -collect hotspots [options] -target-pid PID\n"
+	"pcollect [-collect hotspots|threading|memory-consumption] [options] [--] program "
+	"[args...]\n"
+	"       pcollect [-collect hotspots] [options] -target-pid PID\n"
 	"       pcollect -r DIR -command pause|resume|stop";
 static const char description[] =
 	"Run a program and record where each of its threads and child processes spends its CPU\n"
 	"time, with full call stacks, and with -collect threading where they wait, or with\n"
 	"-collect memory-consumption what it allocates and frees. pfinalize turns the result\n"
-	"into a database; preport shows it.";
+	"into a database; preport shows it. Without -collect, hotspots.";
 
 static _Noreturn void usage_error(const char *msg)
 {
@@ -394,8 +395,14 @@ int main(int argc, char **argv)
 		return code;
 	}
 	o.analysis = options_get_str(&r, "collect");
+	/* cProfile and perf need no analysis named: a program alone means hotspots. */
+	if (!o.analysis && (r.rest_argc > 0 || options_has(&r, "target-pid"))) {
+		o.analysis = "hotspots";
+		o.analysis_default = true;
+	}
 	if (!o.analysis)
-		usage_error("option '-collect' is required: -collect hotspots");
+		usage_error("give a program to profile, or -target-pid PID: pcollect [-collect "
+			    "hotspots] -- program [args]");
 	/* VTune's older name of the threading analysis. */
 	if (!strcmp(o.analysis, "locksandwaits"))
 		o.analysis = "threading";
