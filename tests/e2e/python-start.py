@@ -11,8 +11,10 @@
 - `pcollect python split.py` with no -collect: hotspots, said on stderr, the stdout the
   program's.
 """
+import importlib.util
 import json
 import os
+import re
 import sys
 
 import e2elib as e
@@ -70,7 +72,24 @@ def venv_python(python, venv):
     return vpy, {"PYTHONPATH": ""}
 
 
+def check_flags():
+    """The module's list of pcollect options that take no value is pcollect -help's."""
+    spec = importlib.util.spec_from_file_location(
+        "pcollect_main", os.path.join(module_dir(), "pcollect", "__main__.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    flags = set()
+    for line in e.run_ok([e.tool("pcollect"), "-help"]).stdout.splitlines():
+        m = re.match(r"  (-[a-z][-a-z, ]*?)( [A-Z][A-Z=|]*)?(  |$)", line)
+        if m and not m.group(2):
+            flags |= {w.strip().lstrip("-") for w in m.group(1).split(",")}
+    flags -= {"help", "h", "version", "finalize"}  # pcollect's own actions, not a collection's
+    e.check(flags == mod.FLAGS, "the options without a value the module knows %s are pcollect "
+            "-help's %s" % (sorted(mod.FLAGS), sorted(flags)))
+
+
 def main():
+    check_flags()
     label = pylib.label_arg()
     python = pylib.interpreter(label)
     src = pylib.program("split.py")
