@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/sat.h"
 #include "report/export-private.h"
 
 /*
@@ -227,16 +228,23 @@ static int write_stats(struct pstats *p, struct outbuf *b)
 	qsort_r(order, ne, sizeof(int), cmp_callee, &p->edges);
 	outbuf_putc(b, M_DICT);
 	for (i = 0; i < n; i++) {
-		int64_t calls = p->f_cnt[2 * i + 1];
+		/* cc: the samples with the function on the stack, each once however deep it recurs
+		 * (cProfile's primitive calls); nc: the samples through each of its callers, so
+		 * that the callers' counts add up to it (gprof2dot divides them by it), and never
+		 * fewer than cc (a root has no caller). */
+		int64_t cc = p->f_cnt[2 * i + 1], nc = 0;
+		size_t first = e;
 
+		for (; e < ne && p->edges.tuple[order[e]][1] == (int)i; e++)
+			nc = sat_add_i64(nc, p->e_cnt[2 * order[e] + 1]);
 		put_key(p, b, (int)i);
 		m_tuple(b, 5);
-		m_int(b, calls); /* primitive calls */
-		m_int(b, calls);
+		m_int(b, cc);
+		m_int(b, nc > cc ? nc : cc);
 		m_float(b, (double)p->f_val[2 * i] * p->scale);
 		m_float(b, (double)p->f_val[2 * i + 1] * p->scale);
 		outbuf_putc(b, M_DICT);
-		for (; e < ne && p->edges.tuple[order[e]][1] == (int)i; e++) {
+		for (e = first; e < ne && p->edges.tuple[order[e]][1] == (int)i; e++) {
 			int id = order[e];
 
 			put_key(p, b, p->edges.tuple[id][0]);

@@ -147,6 +147,28 @@ def check_large(w, npaths):
                  % npaths)
 
 
+def check_pstats_counts(w, res):
+    """pstats counts that add up (issue 24): a sampler counts no calls, so a function's nc is
+    the samples through its callers (each call edge once a sample) and cc the samples with
+    it on the stack, each once (recursion left out). rec recurses under main in 50 samples:
+    cc 50, nc 100, callers main 50 and rec 50; no function's callers outweigh its nc, which
+    gprof2dot divides them by."""
+    import pstats
+    out = w.join("known.pstats")
+    preport("-r", res, "-format", "pstats", "-report-output", out)
+    st = pstats.Stats(out).stats
+    got = {k[2]: (cc, nc, {c[2]: v[0] for c, v in callers.items()})
+           for k, (cc, nc, tt, ct, callers) in st.items()}
+    e2elib.check(got["rec"] == (50, 100, {"main": 50, "rec": 50}),
+                 "pstats: rec's cc 50 (samples, recursion once) and nc 100 (through main and "
+                 "through itself): %s" % (got["rec"],))
+    e2elib.check(got["c"] == (45, 45, {"main": 30, "worker": 15}) and got["main"][:2] ==
+                 (980, 980), "pstats: without recursion cc = nc = the samples, the callers' "
+                 "sum for a called function: c %s, main %s" % (got["c"], got["main"]))
+    e2elib.check(all(sum(cal.values()) <= nc and cc <= nc for cc, nc, cal in got.values()),
+                 "pstats: no function's callers outweigh its nc, and cc <= nc")
+
+
 def main():
     with e2elib.Workdir("report-known") as w:
         srcdir = w.join("moved-src")
@@ -348,6 +370,7 @@ def main():
             e2elib.check(want in cp.stderr and cp.stderr.startswith("preport: "),
                          "error for %s: %s" % (" ".join(args[2:]) or args[1], cp.stderr.strip()))
 
+        check_pstats_counts(w, res)
         check_large(w, 4000)
         check_large(w, 300)
 
