@@ -166,12 +166,51 @@ struct hotspots {
 	struct cct_walk w;
 };
 
+/*
+ * The source line each node counts in, grouped by source-line alone: its own, but native
+ * code under a Python frame counts in that frame's line (line_profiler's answer: a line's
+ * time is that of everything it calls); -call-stack-mode all gives each frame its own line.
+ * NULL: every node its own (or -ENOMEM in *rc).
+ */
+static int *python_lines(const struct hotspots *h, int *rc)
+{
+	const struct cct *t = &h->r->tree;
+	const struct model *m = &h->r->m;
+	int *line;
+	size_t i;
+
+	*rc = 0;
+	if (h->r->o->all_frames)
+		return NULL;
+	if (!(line = big_malloc(t->n * sizeof(*line)))) {
+		*rc = -ENOMEM;
+		return NULL;
+	}
+	line[0] = -1;
+	for (i = 1; i < t->n; i++) {
+		const struct cct_node *n = &t->nodes[i];
+		int above = n->parent > 0 ? line[n->parent] : -1;
+
+		if (n->func < 0)
+			line[i] = -1; /* a group: what is under it starts again */
+		else if (m->functions[n->func].python)
+			line[i] = n->loc;
+		else
+			line[i] = above >= 0 ? above : -1;
+	}
+	for (i = 1; i < t->n; i++)
+		if (line[i] < 0)
+			line[i] = t->nodes[i].loc;
+	return line;
+}
+
 static int intern_keys(struct hotspots *h)
 {
 	struct cct *t = &h->r->tree;
 	bool by_first = h->g.has[DIM_FUNCTION] || h->g.has[DIM_MODULE];
 	size_t i, ndirect = 0;
 	int *direct = NULL; /* key per first (or second) + 1, when only one of them counts */
+	int *line = NULL;   /* grouped by source-line alone: the line each node counts in */
 	struct hash_index map;
 	int rc = 0;
 
@@ -190,6 +229,10 @@ static int intern_keys(struct hotspots *h)
 			return -ENOMEM;
 		memset(direct, 0xff, ndirect * sizeof(*direct));
 	}
+	if (h->g.has[DIM_LINE] && !by_first && !(line = python_lines(h, &rc)) && rc) {
+		free(direct);
+		return rc;
+	}
 	h->key[0] = -1;
 	for (i = 1; i < t->n && !rc; i++) {
 		const struct cct_node *n = &t->nodes[i];
@@ -201,7 +244,7 @@ static int intern_keys(struct hotspots *h)
 		else if (h->g.has[DIM_MODULE])
 			first = h->r->m.functions[n->func].module;
 		if (h->g.has[DIM_LINE])
-			second = n->loc;
+			second = line ? line[i] : n->loc;
 		if (direct) {
 			slot = &direct[(by_first ? first : second) + 1];
 			k = *slot;
@@ -222,6 +265,7 @@ static int intern_keys(struct hotspots *h)
 		h->key[i] = k;
 	}
 	free(direct);
+	free(line);
 	hash_index_release(&map);
 	return rc;
 }

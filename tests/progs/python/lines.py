@@ -1,16 +1,20 @@
 # SPDX-License-Identifier: MIT
 """Known answer: two_loops runs two one-line loops with the same body, LOOP-A for three times
 the CPU time of LOOP-B (budgets of the thread's CPU time, the clock CPU-time sampling runs
-on, looked at every CHUNK iterations): line attribution 75/25.
+on, looked at every CHUNK iterations): line attribution 75/25. native_line then spends as
+long as LOOP-B in one line, LOOP-C, that calls zlib's compressor (native code): 60/20/20 of
+the three lines, LOOP-C's time almost all in native frames under it.
 
 usage: lines.py [UNIT]   (CPU milliseconds of LOOP-B per round; default 75)
 """
 import sys
+import zlib
 from itertools import repeat
 from work import cpu_ns
 
 ROUNDS = 4
 CHUNK = 5000
+BLOCK = bytes(range(256)) * 256
 
 
 def two_loops(ms):
@@ -24,11 +28,19 @@ def two_loops(ms):
     return x
 
 
+def native_line(ms):
+    n = 0
+    end = cpu_ns() + int(ms * 1e6)
+    while cpu_ns() < end:
+        n += len(zlib.compress(BLOCK, 9))  # LOOP-C
+    return n & 127
+
+
 def main():
     unit = float(sys.argv[1]) if len(sys.argv) > 1 else 75
     total = 0
     for _ in range(ROUNDS):
-        total += two_loops(unit)
+        total += two_loops(unit) + native_line(unit)
     print(total)
 
 
