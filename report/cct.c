@@ -279,8 +279,9 @@ static int pyview_build(struct pyview *v, const struct model *m, unsigned flags)
 	return 0;
 }
 
-int cct_build(struct cct *t, const struct model *m, unsigned flags)
+int cct_build(struct cct *t, const struct model *m, unsigned flags, const bool *from)
 {
+	unsigned char *cut = NULL; /* per stack, with from: a from function is on it */
 	struct pyview py;
 	size_t i;
 
@@ -292,7 +293,7 @@ int cct_build(struct cct *t, const struct model *m, unsigned flags)
 	t->leaf = big_malloc((m->nstacks + 1) * sizeof(int));
 	t->hidden = calloc(m->nfunctions + 1, sizeof(bool));
 	t->frame_loc = big_malloc((m->nframes + 1) * sizeof(int));
-	if (pyview_build(&py, m, flags))
+	if (pyview_build(&py, m, flags) || (from && !(cut = big_calloc(m->nstacks + 1, 1))))
 		goto nomem;
 	/* At most one node per stack, plus the root: allocated once, touched as used. */
 	if (!t->inner || !t->leaf || !t->hidden || !t->frame_loc ||
@@ -316,6 +317,13 @@ int cct_build(struct cct *t, const struct model *m, unsigned flags)
 		bool merge = !(flags & CCT_INLINE) && fr->inline_depth > 0;
 		int node;
 
+		if (cut) {
+			bool above = st->parent >= 0 && cut[st->parent];
+
+			cut[s] = above || from[fr->function];
+			if (cut[s] && !above)
+				parent = 0; /* the outermost from frame: its callers are left out */
+		}
 		if (py.strip && py.strip[s]) {
 			if (st->parent >= 0 && py.up[st->parent]) {
 				merge = true;
@@ -343,9 +351,11 @@ int cct_build(struct cct *t, const struct model *m, unsigned flags)
 		t->inner[s] = t->leaf[s] = node;
 	}
 	pyview_release(&py);
+	free(cut);
 	return 0;
 nomem:
 	pyview_release(&py);
+	free(cut);
 	cct_release(t);
 	return -ENOMEM;
 }

@@ -109,8 +109,12 @@ struct cct {
 	size_t dstackcap;
 };
 
-/* Build the tree of every stack of m. Returns 0 or -ENOMEM. */
-int cct_build(struct cct *t, const struct model *m, unsigned flags);
+/*
+ * Build the tree of every stack of m. from (NULL: none), per function: a stack through one of
+ * them starts at its outermost such frame, what called it left out (-show-from). Returns 0
+ * or -ENOMEM.
+ */
+int cct_build(struct cct *t, const struct model *m, unsigned flags, const bool *from);
 void cct_release(struct cct *t);
 
 /* The node that samples taken at stack (index into model.stacks) count in, or -1. */

@@ -70,6 +70,11 @@ static const struct option_spec specs[] = {
 	{ "function", NULL, OPTION_VALUE, "NAME",
 	  "caller-callee, hotspots: this function only (its short name will do: relax)",
 	  "preport -r r000hs -view caller-callee -function compute", NULL },
+	{ "show-from", NULL, OPTION_VALUE, "NAME[@FILE]",
+	  "start each stack that goes through this function at its outermost call, leaving out "
+	  "its callers (pprof's show_from; FILE: the end of its source file's path, for a Python "
+	  "'<module>')",
+	  "preport -r r000hs -view top-down -show-from solve", NULL },
 	{ "source-object", NULL, OPTION_VALUE, "function=NAME|file=PATH",
 	  "source: the function or file to print with time per line",
 	  "preport -r r000hs -view source -source-object function=compute", NULL },
@@ -213,6 +218,7 @@ int report_main(int argc, char **argv, const char *tool)
 	o.all_frames = s && !strcmp(s, "all");
 	o.python_only = s && !strcmp(s, "python-only");
 	o.function = options_get_str(&res, "function");
+	o.show_from = options_get_str(&res, "show-from");
 	o.source_object = options_get_str(&res, "source-object");
 	v = options_get(&res, "source-search-dir");
 	o.source_dirs = (const char *const *)v->values;

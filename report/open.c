@@ -378,9 +378,46 @@ static int load_result(struct report *r, const char *dir, unsigned mflags)
 	return rc;
 }
 
+/*
+ * -show-from NAME[@FILE]: per function, whether a stack through it starts there. NAME@FILE is
+ * a function so called whose source file's path ends with FILE (a Python '<module>' is known
+ * by its file); a name with an '@' of its own (func@0x..., sqrt@plt) is also taken whole.
+ */
+static int show_from_functions(const struct report *r, const char *spec, bool **from)
+{
+	const struct model *m = &r->m;
+	const char *at = strrchr(spec, '@');
+	int *funcs = NULL, rc;
+	size_t n = 0, i;
+
+	if (!(*from = calloc(m->nfunctions + 1, sizeof(bool))))
+		return -ENOMEM;
+	for (i = 0; at && at[1] && i < m->nfunctions; i++) {
+		const struct model_function *f = &m->functions[i];
+		const char *file = f->file >= 0 ? m->files[f->file] : "";
+		size_t len = (size_t)(at - spec), flen = strlen(at + 1), l = strlen(file);
+
+		if (!strncmp(f->name, spec, len) && !f->name[len] && l >= flen &&
+		    !strcmp(file + l - flen, at + 1))
+			n += (*from)[i] = true;
+	}
+	if (n)
+		return 0;
+	rc = report_find_functions(r, spec, false, "-show-from", &funcs, &n);
+	for (i = 0; !rc && i < n; i++)
+		(*from)[funcs[i]] = true;
+	free(funcs);
+	if (rc) {
+		free(*from);
+		*from = NULL;
+	}
+	return rc;
+}
+
 int report_open(struct report *r, const struct report_opts *o, const char *dir,
 		const struct report_view *view)
 {
+	bool *show = NULL; /* -show-from, per function */
 	unsigned flags = 0, mflags;
 	char err[1024];
 	int rc;
@@ -433,7 +470,10 @@ int report_open(struct report *r, const struct report_opts *o, const char *dir,
 		if (rc)
 			goto fail;
 	}
-	rc = cct_build(&r->tree, &r->m, flags);
+	if (o->show_from && (rc = show_from_functions(r, o->show_from, &show)))
+		goto fail;
+	rc = cct_build(&r->tree, &r->m, flags, show);
+	free(show);
 	if (rc) {
 		log_error("cannot build the call tree of '%s': %s", dir, strerror(-rc));
 		goto fail;

@@ -40,6 +40,7 @@ struct report_opts {
 	const char *time_filter;        /* "A:B" in seconds from the start, either side optional */
 	int time_buckets;               /* -time-buckets: the timeline view's buckets; 0: default */
 	const char *function;           /* -function NAME (caller-callee) */
+	const char *show_from;          /* -show-from NAME[@FILE]: stacks cut above it */
 	const char *source_object;      /* "function=NAME" or "file=PATH" (source) */
 	const char *const *source_dirs; /* -source-search-dir */
 	size_t nsource_dirs;

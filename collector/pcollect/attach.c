@@ -208,6 +208,22 @@ static char *attach_config(const struct collect_opts *o, const struct collection
 	return buf;
 }
 
+/* What pcollect_attach() answered (0 or -errno): pcollect's exit code, told. */
+static int attach_answer(pid_t pid, long rc)
+{
+	if (rc == -EBUSY) {
+		log_error("cannot attach to process %d: it is being profiled already", (int)pid);
+		return EXIT_RUNTIME;
+	}
+	if (rc) {
+		log_error("cannot attach to process %d: its agent could not start: %s (its log in "
+			  "the result's log/ says more)",
+			  (int)pid, strerror(-(int)rc));
+		return EXIT_RUNTIME;
+	}
+	return 0;
+}
+
 /*
  * Stop a thread of pid, call dlopen(agent) and pcollect_attach(config) in it, give it back.
  * Returns 0, or pcollect's exit code (told).
@@ -281,21 +297,39 @@ static int inject_agent(pid_t pid, const char *agent_path, const char *config, u
 		code = EXIT_RUNTIME;
 		goto out;
 	}
-	if ((int)rc == -EBUSY) {
-		log_error("cannot attach to process %d: it is being profiled already", (int)pid);
-		code = EXIT_RUNTIME;
-	} else if ((int)rc) {
-		log_error("cannot attach to process %d: its agent could not start: %s (its log in "
-			  "the result's log/ says more)",
-			  (int)pid, strerror(-(int)rc));
-		code = EXIT_RUNTIME;
-	}
+	code = attach_answer(pid, (int)rc);
 out:
 	if (inject_release(&in))
 		log_error("process %d: thread %d could not be given back as it was: %s", (int)pid,
 			  (int)in.tid, strerror(errno));
 	*held_ns = mono_ns() - t0;
 	return code;
+}
+
+/*
+ * -target-loads-agent: the target, our caller (the Python module's pcollect.profile()), loads
+ * the agent and calls pcollect_attach(config) itself. It reads "agent PATH", the
+ * configuration's lines and an empty line from our stdout, and answers on our stdin
+ * "attached RC" (pcollect_attach's return); later a line or the end of stdin ends sampling.
+ */
+static int handshake_agent(pid_t pid, const char *agent_path, const char *config)
+{
+	char line[64];
+	long rc;
+
+	if (printf("agent %s\n%s\n", agent_path, config) < 0 || fflush(stdout)) {
+		log_error(
+			"cannot attach to process %d: cannot write its configuration to stdout: %s",
+			(int)pid, strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	if (!fgets(line, sizeof(line), stdin) || sscanf(line, "attached %ld", &rc) != 1) {
+		log_error("cannot attach to process %d: it gave no 'attached RC' answer on stdin "
+			  "(-target-loads-agent)",
+			  (int)pid);
+		return EXIT_RUNTIME;
+	}
+	return attach_answer(pid, rc);
 }
 
 /* Why sampling ends: the first of these. */
@@ -306,11 +340,15 @@ static const char *wait_end(pid_t pid, struct collection *c, const struct collec
 	const char *why = NULL;
 
 	while (!why) {
-		struct pollfd p = { pidfd, POLLIN, 0 };
+		struct pollfd p[2] = { { pidfd, POLLIN, 0 }, { 0, POLLIN, 0 } };
+		int ready = pidfd >= 0 ? poll(p, o->target_loads_agent ? 2 : 1, 20) : 0;
 
-		if (pidfd >= 0 ? poll(&p, 1, 20) > 0
-			       : (usleep(20000), kill(pid, 0) && errno == ESRCH))
+		if (pidfd < 0)
+			ready = (usleep(20000), kill(pid, 0) && errno == ESRCH);
+		if (ready > 0 && (pidfd < 0 || p[0].revents))
 			why = "exit";
+		else if (ready > 0 && p[1].revents)
+			why = "command"; /* -target-loads-agent: the caller's line, or its end */
 		else if (stop_signal)
 			why = stop_signal == SIGINT ? "interrupt" : "signal";
 		else if (o->duration_ns && mono_ns() - c->start_mono >= o->duration_ns)
@@ -337,7 +375,7 @@ int attach_run(const struct collect_opts *o)
 	uint64_t held_ns = 0, deadline;
 	int code, alive;
 
-	if (pid == getpid() || pid == getppid()) {
+	if (pid == getpid() || (pid == getppid() && !o->target_loads_agent)) {
 		log_error("cannot attach to process %d: it is pcollect or its caller", (int)pid);
 		return EXIT_USAGE;
 	}
@@ -395,7 +433,8 @@ int attach_run(const struct collect_opts *o)
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	sigaction(SIGHUP, &sa, &old_hup);
-	code = inject_agent(pid, agent_path, config, &held_ns);
+	code = o->target_loads_agent ? handshake_agent(pid, agent_path, config)
+				     : inject_agent(pid, agent_path, config, &held_ns);
 	if (code) {
 		collection_abandon(&c);
 		goto restore;

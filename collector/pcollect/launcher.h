@@ -49,6 +49,7 @@ struct collect_opts {
 	char **argv;
 	const char *command_line; /* pcollect's own command line, for the metadata */
 	int target_pid;           /* -target-pid: attach to this running process; 0: launch */
+	bool target_loads_agent;  /* -target-loads-agent: it loads the agent, told on stdout */
 	bool start_paused;        /* -start-paused (also implied by -resume-after) */
 	uint64_t resume_after_ns; /* -resume-after: resume this long after the start; 0: no */
 };

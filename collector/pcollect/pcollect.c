@@ -74,6 +74,11 @@ static const struct option_spec specs[] = {
 	  "pcollect -collect hotspots -target-pid 4321 "
 	  "-duration 10 -r res",
 	  NULL },
+	{ "target-loads-agent", NULL, OPTION_FLAG, NULL,
+	  "-target-pid: the target, pcollect's caller, loads the agent itself (no ptrace): pcollect "
+	  "writes the agent's path and configuration to stdout and reads the answer of its "
+	  "pcollect_attach() and then the end from stdin (the Python module's pcollect.profile())",
+	  NULL, NULL },
 	{ "start-paused", NULL, OPTION_FLAG, NULL,
 	  "start with sampling paused: the program's pcollect_resume(), -resume-after or "
 	  "'-command resume' starts it",
@@ -170,6 +175,7 @@ static bool takes_value(const char *word)
 					     "finalize",
 					     "trace-mpi",
 					     "start-paused",
+					     "target-loads-agent",
 					     NULL };
 	const char *const *f;
 
@@ -418,7 +424,11 @@ int main(int argc, char **argv)
 			usage_error("option '-target-pid' attaches to a process that runs: give no "
 				    "program with it");
 		o.target_pid = (int)pid;
+		o.target_loads_agent = options_has(&r, "target-loads-agent");
 	}
+	if (options_has(&r, "target-loads-agent") && !o.target_pid)
+		usage_error("option '-target-loads-agent' goes with -target-pid PID (the pid of "
+			    "pcollect's caller, which loads the agent)");
 	o.start_paused = options_has(&r, "start-paused");
 	if (seconds_option(&r, "resume-after", 0, &o.resume_after_ns))
 		o.start_paused = true;

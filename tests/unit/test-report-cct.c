@@ -91,7 +91,7 @@ static void tree_make(struct cct *t, struct fixture *f, size_t nsamples)
 {
 	size_t i;
 
-	CU_ASSERT_EQUAL_FATAL(cct_build(t, &f->m, CCT_ALL_FRAMES), 0);
+	CU_ASSERT_EQUAL_FATAL(cct_build(t, &f->m, CCT_ALL_FRAMES, NULL), 0);
 	for (i = 0; i < nsamples; i++) {
 		int node = cct_leaf(t, (int)rnd((unsigned)f->nstacks));
 

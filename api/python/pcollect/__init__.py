@@ -25,7 +25,7 @@ import functools
 import threading
 import time
 
-__all__ = ["region", "region_begin", "region_end", "pause", "resume", "active"]
+__all__ = ["region", "region_begin", "region_end", "pause", "resume", "active", "profile"]
 
 # enum pcollect_agent_op in common/agent-api.h
 _PROBE, _PAUSE, _RESUME, _BEGIN, _END = 0, 1, 2, 3, 4
@@ -124,3 +124,16 @@ class region:
             finally:
                 region_end()
         return in_region
+
+
+def profile(*args, **kwargs):
+    """Profile a block of this running interpreter from inside it (no pcollect around it):
+    with pcollect.profile() as p: work(), then print(p). See _profile.profile."""
+    from . import _profile
+    return _profile.profile(*args, **kwargs)
+
+
+def load_ipython_extension(ip):
+    """%load_ext pcollect: the %pcollect and %%pcollect magics (_profile.USAGE)."""
+    from . import _profile
+    _profile.load_ipython_extension(ip)

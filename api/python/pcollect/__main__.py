@@ -22,9 +22,11 @@ import subprocess
 import sys
 import tempfile
 
+from pcollect import _tools
+
 # pcollect's options that take no value (collector/pcollect/pcollect.c, tests check it).
 FLAGS = {"quiet", "q", "verbose", "v", "follow-child", "no-follow-child", "archive",
-         "trace-mpi", "start-paused"}
+         "trace-mpi", "start-paused", "target-loads-agent"}
 SORTS = {"tottime": "CPU Time:Self", "time": "CPU Time:Self",
          "cumulative": "CPU Time:Total", "cumtime": "CPU Time:Total"}
 USAGE = "usage: python3 -m pcollect [-o FILE] [-s SORT] [pcollect options] " \
@@ -37,25 +39,11 @@ def usage_error(msg):
 
 
 def tool(name):
-    """The path of pcollect's tool NAME: $PCOLLECT_BINDIR, where this module was built or
-    installed with the tools (_where.py), then PATH."""
-    dirs = [os.environ.get("PCOLLECT_BINDIR", "")]
     try:
-        from . import _where
-        dirs += _where.DIRS
-    except ImportError:
-        pass
-    for d in dirs:
-        p = os.path.join(d, name) if d else ""
-        if p and os.access(p, os.X_OK):
-            return p
-    p = shutil.which(name)
-    if not p:
-        print("pcollect: cannot find the program '%s': not beside this module and not on PATH "
-              "(set PCOLLECT_BINDIR to the directory of the pcollect tools)" % name,
-              file=sys.stderr)
+        return _tools.tool(name)
+    except _tools.ToolMissing as e:
+        print("pcollect: %s" % e, file=sys.stderr)
         sys.exit(2)
-    return p
 
 
 def parse(argv):
