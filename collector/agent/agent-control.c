@@ -139,6 +139,11 @@ static int64_t wait_ns(void)
 	   main's last thread is seen within agent_exit_poll_ns(). */
 	if ((agent.attached || agent_waits_on || agent.cfg.mpi_shims[0]) && poll > CONTROL_POLL_NS)
 		poll = CONTROL_POLL_NS;
+	/* While threads are sampled, their CPU time is looked at this often (a killed process's
+	   figure: agent_thread_look_cpu()). */
+	if (!agent.cfg.memory && !atomic_load(&agent.stopped) && !atomic_load(&agent.paused) &&
+	    poll > AGENT_CPU_LOOK_NS)
+		poll = AGENT_CPU_LOOK_NS;
 	return left < 0 || left > poll ? poll : left;
 }
 
@@ -161,6 +166,7 @@ static void *control_main(void *arg)
 			break; /* let go by itself: its collector is gone (agent_attach_poll()) */
 		agent_wait_scan();
 		agent_mpi_scan();
+		agent_thread_look_cpu();
 		data_counter_wait(agent.data, seq, wait_ns());
 		/* The program has no thread left: the process must end (agent-exit.c). */
 		if (agent_exit_last_thread())
