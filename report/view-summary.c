@@ -398,7 +398,9 @@ static void section_collection(struct summary *s)
 		summary_row_time(s, "Collection", label, v[0]);
 		snprintf(buf, sizeof(buf), "%.1f", 100.0 * (double)v[1] / (double)v[0]);
 		snprintf(label, sizeof(label), "%s Sampled", cpu);
-		summary_row_add(s, "Collection", label, buf, "%");
+		/* memory-consumption takes no CPU samples: no share of 0% to show */
+		if (s->cpu >= 0)
+			summary_row_add(s, "Collection", label, buf, "%");
 		/* Threads with a figure and no end: their process died of a signal (THREAD_CPU). */
 		if (query_ints(r,
 			       "SELECT count(*), count(DISTINCT process_id) FROM threads WHERE "
