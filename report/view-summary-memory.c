@@ -49,11 +49,12 @@ struct site {
  * A block still live at the end is one of them when the code that asked for it is the
  * interpreter's: from its leaf to its innermost Python frame (or its root, with none: the
  * start-up and the end), the interpreter's, the C and C++ runtimes' and the standard
- * library's extension modules' native code, and that Python frame one of the standard
- * library's files or frozen modules (an import's code objects, a module's caches). A line
- * of the program's that calls malloc through ctypes or a C extension of its own is the
- * program's. needle: "/lib/python3.N/", the standard library's directory in pyenv's,
- * Debian's and CPython's default layouts.
+ * library's extension modules' native code (and the libraries those modules call: libffi
+ * under _ctypes), and that Python frame one of the standard library's files or frozen
+ * modules (an import's code objects, a module's caches). A line of the program's that calls
+ * malloc through ctypes, or a C extension of its own (which the interpreter calls: it does
+ * not vouch for it), is the program's. needle: "/lib/python3.N/", the standard library's directory
+ * in pyenv's, Debian's and CPython's default layouts.
  */
 static bool stdlib_path(const char *path, const char *needle)
 {
@@ -66,6 +67,7 @@ static bool stdlib_path(const char *path, const char *needle)
 
 static bool python_leftover(const struct model *m, int stack, const char *needle)
 {
+	bool foreign = false; /* a frame of other code, not called by the standard library's */
 	int st;
 
 	for (st = stack; st >= 0; st = m->stacks[st].parent) {
@@ -77,14 +79,17 @@ static bool python_leftover(const struct model *m, int stack, const char *needle
 							 : NULL;
 
 		if (fn->python)
-			return file >= 0 && stdlib_path(m->files[file], needle);
+			return !foreign && file >= 0 && stdlib_path(m->files[file], needle);
+		if (!mod)
+			return false; /* [truncated stack], an unknown frame */
+		if (stdlib_path(mod->path, needle))
+			foreign = false; /* what a standard library's module called is its own */
 		/* the interpreter, and a shared build's executable (python3.12: main alone) */
-		if (!mod || (!mod->interpreter && !runtime_module(m, fr->module) &&
-			     !(mod->name && !strncmp(mod->name, "python", 6)) &&
-			     !stdlib_path(mod->path, needle)))
-			return false;
+		else if (!mod->interpreter && !runtime_module(m, fr->module) &&
+			 !(mod->name && !strncmp(mod->name, "python", 6)))
+			foreign = true;
 	}
-	return true;
+	return !foreign;
 }
 
 static int site_of(const struct model *m, int stack, struct site *out)
