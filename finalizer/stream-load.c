@@ -396,21 +396,14 @@ static int take_process_rec(struct stream *s, const struct raw_record *rec)
 
 /* The core records (1-15) by type. */
 static int (*const takers[RAW_REC_PYTHON_FIRST])(struct stream *s, const struct raw_record *rec) = {
-	[RAW_REC_SAMPLE] = take_sample,
-	[RAW_REC_STACK] = take_stack,
-	[RAW_REC_THREAD_START] = take_thread,
-	[RAW_REC_THREAD_END] = take_thread,
-	[RAW_REC_THREAD_NAME] = take_thread,
-	[RAW_REC_PROCESS] = take_process_rec,
+	[RAW_REC_SAMPLE] = take_sample,       [RAW_REC_STACK] = take_stack,
+	[RAW_REC_THREAD_START] = take_thread, [RAW_REC_THREAD_END] = take_thread,
+	[RAW_REC_THREAD_NAME] = take_thread,  [RAW_REC_PROCESS] = take_process_rec,
+	[RAW_REC_MODULE_LOAD] = take_module,  [RAW_REC_MODULE_UNLOAD] = take_module,
+	[RAW_REC_LOST] = take_lost,           [RAW_REC_METRIC] = take_metric,
+	[RAW_REC_VALUE] = take_value,         [RAW_REC_NOTE] = take_note,
+	[RAW_REC_REGION_BEGIN] = take_event,  [RAW_REC_REGION_END] = take_event,
 	[RAW_REC_THREAD_CPU] = take_thread,
-	[RAW_REC_MODULE_LOAD] = take_module,
-	[RAW_REC_MODULE_UNLOAD] = take_module,
-	[RAW_REC_LOST] = take_lost,
-	[RAW_REC_METRIC] = take_metric,
-	[RAW_REC_VALUE] = take_value,
-	[RAW_REC_NOTE] = take_note,
-	[RAW_REC_REGION_BEGIN] = take_event,
-	[RAW_REC_REGION_END] = take_event,
 };
 
 int stream_load(struct stream *s)
