@@ -578,6 +578,7 @@ static bool decode(struct raw_reader *r, struct raw_record *rec)
 		return dec_fields(&d, "wis", &rec->u.thread.tid, &rec->time_ns,
 				  &rec->u.thread.name);
 	case RAW_REC_THREAD_END:
+	case RAW_REC_THREAD_CPU:
 		return dec_fields(&d, "wiv", &rec->u.thread_end.tid, &rec->time_ns,
 				  &rec->u.thread_end.cpu_ns);
 	case RAW_REC_PROCESS:

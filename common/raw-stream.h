@@ -50,6 +50,8 @@
 #define RAW_MAX_WEIGHT      (1u << 24)     /* sampling intervals one sample may stand for */
 #define RAW_MIN_INTERVAL_NS 1000ull        /* header.interval_ns a reader accepts: 1 us.. */
 #define RAW_MAX_INTERVAL_NS 10000000000ull /* ..10 s */
+/* ns: how often the agent writes THREAD_CPU for a thread sampled since its last one */
+#define RAW_THREAD_CPU_EVERY_NS 100000000ull
 
 /* What the header's clock and the samples measure. */
 enum raw_sample_clock {
@@ -131,6 +133,10 @@ enum raw_type {
 	RAW_REC_NOTE = 12,         /* time:svarint tid:varint kind:varint detail:string */
 	RAW_REC_REGION_BEGIN = 13, /* time:svarint depth:varint name:string */
 	RAW_REC_REGION_END = 14,   /* time:svarint depth:varint */
+	RAW_REC_THREAD_CPU = 15,   /* tid:varint time:svarint cpu_ns:varint: the CPU time the
+				      thread used so far, as THREAD_END counts it, looked at by
+				      the control thread: the figure of a thread that had no end
+				      of its own (its process ended by a signal) */
 	RAW_REC_CORE_LAST = 15,
 	/* Reserved ranges for later analyses; payloads documented with them. */
 	RAW_REC_PYTHON_FIRST = 16, /* 16-31: Python code objects and frames */
@@ -487,6 +493,7 @@ int raw_writer_stack(struct raw_writer *w, uint64_t id, uint32_t flags, const ui
 		     uint32_t n);
 int raw_writer_thread_start(struct raw_writer *w, uint32_t tid, int64_t time_ns, const char *name);
 int raw_writer_thread_end(struct raw_writer *w, uint32_t tid, int64_t time_ns, uint64_t cpu_ns);
+int raw_writer_thread_cpu(struct raw_writer *w, uint32_t tid, int64_t time_ns, uint64_t cpu_ns);
 int raw_writer_thread_name(struct raw_writer *w, uint32_t tid, int64_t time_ns, const char *name);
 int raw_writer_process(struct raw_writer *w, const struct raw_process *p);
 int raw_writer_module_load(struct raw_writer *w, const struct raw_module *m);

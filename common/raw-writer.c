@@ -597,6 +597,11 @@ int raw_writer_thread_end(struct raw_writer *w, uint32_t tid, int64_t time_ns, u
 	return record_fields(w, RAW_REC_THREAD_END, "viv", (uint64_t)tid, time_ns, cpu_ns);
 }
 
+int raw_writer_thread_cpu(struct raw_writer *w, uint32_t tid, int64_t time_ns, uint64_t cpu_ns)
+{
+	return record_fields(w, RAW_REC_THREAD_CPU, "viv", (uint64_t)tid, time_ns, cpu_ns);
+}
+
 int raw_writer_process(struct raw_writer *w, const struct raw_process *p)
 {
 	size_t max = 8 * RAW_VARINT_MAX;

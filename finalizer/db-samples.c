@@ -20,7 +20,7 @@ static const struct db_col threads_cols[] = {
 	DB_TEXT("name", struct thread, name),
 	DB_INT("start_ns", struct thread, start_ns, DB_NULL_UNLESS_SET(struct thread, has_start)),
 	DB_INT("end_ns", struct thread, end_ns, DB_NULL_UNLESS_SET(struct thread, has_end)),
-	DB_INT("cpu_ns", struct thread, cpu_ns, DB_NULL_UNLESS_SET(struct thread, has_end)),
+	DB_INT("cpu_ns", struct thread, cpu_ns, DB_NULL_UNLESS_SET(struct thread, has_cpu)),
 	DB_INT("samples", struct thread, samples),
 	DB_INT("weight", struct thread, weight),
 	DB_INT("time_ns", struct thread, time_ns),

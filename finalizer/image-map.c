@@ -248,6 +248,15 @@ static int thread_event_apply(struct fin *f, struct stream *s, const struct thre
 		t->end_ns = when;
 		t->has_end = true;
 		t->cpu_ns = e->cpu_ns;
+		t->has_cpu = true;
+		t->cpu_looked = false;
+		break;
+	case RAW_REC_THREAD_CPU:
+		/* No end of its own (a signal ended its process): the last look, samples after. */
+		if (!t->has_end && e->cpu_ns >= t->cpu_ns) {
+			t->cpu_ns = e->cpu_ns;
+			t->has_cpu = t->cpu_looked = true;
+		}
 		break;
 	default:
 		break;

@@ -48,6 +48,8 @@ struct thread {
 	char *name;
 	int64_t start_ns, end_ns;
 	bool has_start, has_end;
+	bool has_cpu;    /* cpu_ns known: from THREAD_END or the last THREAD_CPU */
+	bool cpu_looked; /* no THREAD_END: cpu_ns is the agent's last look and the samples after */
 	uint64_t cpu_ns;
 	uint64_t samples, weight, time_ns;
 	uint64_t wait_ns, waits, waits_short; /* its waits (saturating), for the summary */

@@ -118,9 +118,16 @@ static int take_thread(struct stream *s, const struct raw_record *rec)
 {
 	struct thread_event e = { .type = rec->type, .time_ns = rec->time_ns };
 
-	if (rec->type == RAW_REC_THREAD_END) {
+	if (rec->type == RAW_REC_THREAD_END || rec->type == RAW_REC_THREAD_CPU) {
 		e.tid = rec->u.thread_end.tid;
 		e.cpu_ns = rec->u.thread_end.cpu_ns;
+		if (rec->type == RAW_REC_THREAD_CPU) {
+			/* only the last look counts, with the samples after it (stream order) */
+			s->look = e;
+			s->has_look = true;
+			s->weight_after_look = 0;
+			return 0;
+		}
 	} else {
 		e.tid = rec->u.thread.tid;
 		e.name = str_dup_mem(rec->u.thread.name.s, rec->u.thread.name.len);
@@ -206,6 +213,7 @@ static int take_sample(struct stream *s, const struct raw_record *rec)
 	};
 	/* The reader bounds one weight (RAW_MAX_WEIGHT); the sum saturates, never wraps. */
 	s->weight_total = sat_add_u64(s->weight_total, rec->u.sample.weight);
+	s->weight_after_look = sat_add_u64(s->weight_after_look, rec->u.sample.weight);
 	return 0;
 }
 
@@ -395,6 +403,7 @@ static int (*const takers[RAW_REC_PYTHON_FIRST])(struct stream *s, const struct 
 	[RAW_REC_LOST] = take_lost,           [RAW_REC_METRIC] = take_metric,
 	[RAW_REC_VALUE] = take_value,         [RAW_REC_NOTE] = take_note,
 	[RAW_REC_REGION_BEGIN] = take_event,  [RAW_REC_REGION_END] = take_event,
+	[RAW_REC_THREAD_CPU] = take_thread,
 };
 
 int stream_load(struct stream *s)
@@ -428,6 +437,17 @@ int stream_load(struct stream *s)
 	}
 	s->stats = *raw_reader_stats(r);
 	raw_reader_free(r);
+	if (!ret && s->has_look) {
+		/* The samples after the last look count at their weight (ns of thread CPU time). */
+		if (s->hdr.sample_clock == RAW_SAMPLE_THREAD_CPU)
+			s->look.cpu_ns =
+				sat_add_u64(s->look.cpu_ns,
+					    sat_mul_u64(s->weight_after_look, s->hdr.interval_ns));
+		if (GROW(s->tevents, s->ntevents + 1, s->tevents_cap))
+			ret = -ENOMEM;
+		else
+			s->tevents[s->ntevents++] = s->look;
+	}
 	if (s->records_malformed) {
 		s->stats.records_malformed += s->records_malformed;
 		if (!s->stats.first_problem[0])

@@ -98,7 +98,7 @@ struct module_event {
 };
 
 struct thread_event {
-	uint8_t type; /* RAW_REC_THREAD_START/END/NAME */
+	uint8_t type; /* RAW_REC_THREAD_START/END/NAME/CPU */
 	uint32_t tid;
 	int64_t time_ns; /* stream time */
 	uint64_t cpu_ns;
@@ -259,6 +259,11 @@ struct stream {
 	uint64_t samples_bad_stack; /* samples whose stack was never defined (lost to damage):
 				       kept under FIN_DAMAGED_STACK_ID */
 	uint64_t weight_total;      /* of its samples (saturating) */
+	/* The last THREAD_CPU (the control thread's look) and its samples' weight after it: made
+	   into a THREAD_CPU event at the stream's end (a thread with no THREAD_END's figure). */
+	struct thread_event look;
+	bool has_look;
+	uint64_t weight_after_look;
 	uint64_t unknown_records;
 	uint64_t records_malformed;     /* analysis records that did not decode (added to stats) */
 	uint64_t values_unknown_metric; /* VALUE records of a metric the image did not declare */

@@ -110,7 +110,8 @@ static size_t thread_first(const struct fin *f, size_t i)
 
 /*
  * The CPU time the threads measured at their end against what their samples account for.
- * Threads still running when the program was killed measured nothing and are left out.
+ * A thread whose process a signal ended measured nothing at its end: the agent's last look
+ * at its CPU time (THREAD_CPU) and its samples after stand for it, and a line says how many.
  * Samples the agent counted as lost (the summary of preport lists them by reason) are
  * accounted for: a thread is named only for time that no sample, taken or lost, covers.
  */
@@ -122,11 +123,13 @@ static void print_coverage(FILE *o, const struct fin *f)
 	bool limit_hit = hit && !strcmp(hit, "1");
 	uint64_t used = 0, sampled = 0, unstreamed = 0, *covered, *damaged, *cpu;
 	uint64_t rest_used = 0, rest_covered = 0, rest_damaged = 0;
-	size_t i, k, shown = 0, rest = 0;
+	size_t i, k, shown = 0, rest = 0, looked = 0;
 
-	for (i = 0; i < f->nthreads; i++)
+	for (i = 0; i < f->nthreads; i++) {
 		if (f->threads[i].cpu_ns)
 			sampled = sat_add_u64(sampled, f->threads[i].time_ns);
+		looked += f->threads[i].cpu_looked;
+	}
 	for (i = 0; i < f->nimages; i++) {
 		uint64_t un;
 
@@ -137,6 +140,11 @@ static void print_coverage(FILE *o, const struct fin *f)
 		return;
 	fprintf(o, "  cpu time:  %.3f s sampled of %.3f s the threads used (%.1f%%)\n",
 		(double)sampled / 1e9, (double)used / 1e9, pct(sampled, used));
+	if (looked)
+		fprintf(o,
+			"  cpu time:  %zu threads whose process a signal ended: measured up to the "
+			"agent's last look (every %.1f s while sampled), their samples after it\n",
+			looked, (double)RAW_THREAD_CPU_EVERY_NS / 1e9);
 	if (unstreamed >= used / 10 && unstreamed >= 50000000)
 		fprintf(o, "  undersampled: %.3f s of CPU time in threads never sampled; %s\n",
 			(double)unstreamed / 1e9,

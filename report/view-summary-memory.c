@@ -42,6 +42,56 @@ struct site {
 	int64_t value;
 };
 
+/*
+ * The Python interpreter's own leftovers: what CPython never frees at its end (interned
+ * strings, static types' dictionaries, code objects of the modules it imported, its
+ * allocator's arenas mapped at start-up, the standard library's extension modules' state).
+ * A block still live at the end is one of them when the code that asked for it is the
+ * interpreter's: from its leaf to its innermost Python frame (or its root, with none: the
+ * start-up and the end), the interpreter's, the C and C++ runtimes' and the standard
+ * library's extension modules' native code (and the libraries those modules call: libffi
+ * under _ctypes), and that Python frame one of the standard library's files or frozen
+ * modules (an import's code objects, a module's caches). A line of the program's that calls
+ * malloc through ctypes, or a C extension of its own (which the interpreter calls: it does
+ * not vouch for it), is the program's. needle: "/lib/python3.N/", the standard library's directory
+ * in pyenv's, Debian's and CPython's default layouts.
+ */
+static bool stdlib_path(const char *path, const char *needle)
+{
+	const char *at = path ? strstr(path, needle) : NULL;
+
+	if (path && path[0] == '<')
+		return !strncmp(path, "<frozen ", 8); /* importlib, os, ...: frozen */
+	return at && !strstr(at, "-packages/");       /* not site-packages, dist-packages */
+}
+
+static bool python_leftover(const struct model *m, int stack, const char *needle)
+{
+	bool foreign = false; /* a frame of other code, not called by the standard library's */
+	int st;
+
+	for (st = stack; st >= 0; st = m->stacks[st].parent) {
+		const struct model_frame *fr = &m->frames[m->stacks[st].frame];
+		const struct model_function *fn = &m->functions[fr->function];
+		int file = fr->file >= 0 ? fr->file : fn->file;
+		const struct model_module *mod = fr->module >= 0 && (size_t)fr->module < m->nmodules
+							 ? &m->modules[fr->module]
+							 : NULL;
+
+		if (fn->python)
+			return !foreign && file >= 0 && stdlib_path(m->files[file], needle);
+		if (!mod)
+			return false; /* [truncated stack], an unknown frame */
+		if (stdlib_path(mod->path, needle))
+			foreign = false; /* what a standard library's module called is its own */
+		/* the interpreter, and a shared build's executable (python3.12: main alone) */
+		else if (!mod->interpreter && !runtime_module(m, fr->module) &&
+			 !(mod->name && !strncmp(mod->name, "python", 6)))
+			foreign = true;
+	}
+	return !foreign;
+}
+
 static int site_of(const struct model *m, int stack, struct site *out)
 {
 	int st, native = -1;
@@ -66,6 +116,50 @@ static int site_of(const struct model *m, int stack, struct site *out)
 	return 0;
 }
 
+/* A Python program's standard library directory, for python_leftover(); NULL: no Python. */
+static const char *leak_needle(const struct model *m, char needle[64])
+{
+	const char *version = model_meta_get(m, "python_version");
+
+	if (!version)
+		return NULL;
+	snprintf(needle, 64, "/lib/python%s/", version);
+	return needle;
+}
+
+/* The bytes live at the end that the Python interpreter left (python_leftover()). */
+static void leftover_row(struct summary *s)
+{
+	const struct model *m = &s->r->m;
+	int k = model_metric(m, METRIC_MEM_LEAKED);
+	int64_t v = 0, all = 0;
+	char needle[64];
+	size_t i, row;
+
+	if (k < 0 || !leak_needle(m, needle))
+		return;
+	for (i = 0; i < m->nsamples; i++) {
+		if (m->samples[i].metric != k || m->samples[i].value <= 0)
+			continue;
+		all = sat_add_i64(all, m->samples[i].value);
+		if (python_leftover(m, m->samples[i].stack, needle))
+			v = sat_add_i64(v, m->samples[i].value);
+	}
+	row = summary_row_int(s, "Memory", "Left At Exit By the Python Interpreter", v, "bytes");
+	if (all > 0) /* of all that was live at the end */
+		table_set_pct(s->t, row, s->pct,
+			      v >= all ? 100.0 : 100.0 * (double)v / (double)all);
+	if (v > 0)
+		table_add_note(
+			s->t,
+			"%" PRId64 " bytes live at the end were left by the Python interpreter "
+			"itself (its start-up, its allocator's arenas, the standard "
+			"library's imports: what CPython never frees at its exit, 'still "
+			"reachable' to valgrind), not by the program: the leaking call sites "
+			"leave them out (the views of -metric 'Leaked Bytes' show them)",
+			v);
+}
+
 static int site_cmp(const void *a, const void *b)
 {
 	const struct site *x = a, *y = b;
@@ -81,8 +175,13 @@ static int by_value(const void *a, const void *b)
 	return CMP(y->value, x->value);
 }
 
-/* The sites of metric k's samples, largest first: *n of them, caller frees. */
-static struct site *sites_of(const struct model *m, int k, size_t *n)
+/*
+ * The sites of metric k's samples, largest first: *n of them, caller frees. With needle (a
+ * Python program's leaks), the interpreter's own leftovers are left out, their sum in
+ * *leftover.
+ */
+static struct site *sites_of(const struct model *m, int k, size_t *n, const char *needle,
+			     int64_t *leftover)
 {
 	struct site *v = calloc(m->nsamples + 1, sizeof(*v));
 	size_t i, used = 0, out = 0;
@@ -93,6 +192,10 @@ static struct site *sites_of(const struct model *m, int k, size_t *n)
 	for (i = 0; i < m->nsamples; i++) {
 		if (m->samples[i].metric != k || m->samples[i].value <= 0)
 			continue;
+		if (needle && python_leftover(m, m->samples[i].stack, needle)) {
+			*leftover = sat_add_i64(*leftover, m->samples[i].value);
+			continue;
+		}
 		site_of(m, m->samples[i].stack, &v[used]);
 		v[used++].value = m->samples[i].value;
 	}
@@ -115,12 +218,13 @@ static int top_sites(struct summary *s, const char *section, enum metric_id metr
 	int k = model_metric(m, metric);
 	struct site *v;
 	size_t n, i, row;
-	char name[1024];
-	int64_t total = 0;
+	char name[1024], needle[64];
+	int64_t total = 0, leftover = 0;
 
 	if (k < 0)
 		return 0;
-	if (!(v = sites_of(m, k, &n)))
+	if (!(v = sites_of(m, k, &n, metric == METRIC_MEM_LEAKED ? leak_needle(m, needle) : NULL,
+			   &leftover)))
 		return -ENOMEM;
 	for (i = 0; i < n; i++)
 		total = sat_add_i64(total, v[i].value);
@@ -222,6 +326,7 @@ static void section_memory(struct summary *s)
 		table_set_pct(s->t, row, s->pct, 100.0 * (double)v[6] / (double)v[5]);
 	if (v[7])
 		summary_row_int(s, "Memory", "Call-Site Keys Lengthened", v[7], NULL);
+	leftover_row(s);
 }
 
 int summary_memory(struct summary *s)

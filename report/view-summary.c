@@ -398,7 +398,22 @@ static void section_collection(struct summary *s)
 		summary_row_time(s, "Collection", label, v[0]);
 		snprintf(buf, sizeof(buf), "%.1f", 100.0 * (double)v[1] / (double)v[0]);
 		snprintf(label, sizeof(label), "%s Sampled", cpu);
-		summary_row_add(s, "Collection", label, buf, "%");
+		/* memory-consumption takes no CPU samples: no share of 0% to show */
+		if (s->cpu >= 0)
+			summary_row_add(s, "Collection", label, buf, "%");
+		/* Threads with a figure and no end: their process died of a signal (THREAD_CPU). */
+		if (query_ints(r,
+			       "SELECT count(*), count(DISTINCT process_id) FROM threads WHERE "
+			       "cpu_ns IS NOT NULL AND end_ns IS NULL",
+			       v, 2) &&
+		    v[0] > 0)
+			table_add_note(
+				s->t,
+				"%s Measured by Threads: %" PRId64 " threads of %" PRId64
+				" processes ended by a signal measured nothing at their end: "
+				"their part is their CPU time at the collector's last look "
+				"(every %.1f s while sampled) and their samples after it",
+				cpu, v[0], v[1], (double)RAW_THREAD_CPU_EVERY_NS / 1e9);
 	}
 }
 

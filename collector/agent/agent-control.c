@@ -139,12 +139,18 @@ static int64_t wait_ns(void)
 	   main's last thread is seen within agent_exit_poll_ns(). */
 	if ((agent.attached || agent_waits_on || agent.cfg.mpi_shims[0]) && poll > CONTROL_POLL_NS)
 		poll = CONTROL_POLL_NS;
+	/* While threads are sampled, their CPU time is looked at this often (a killed process's
+	   figure: agent_thread_look_cpu()). */
+	if (!agent.cfg.memory && !atomic_load(&agent.stopped) && !atomic_load(&agent.paused) &&
+	    poll > AGENT_CPU_LOOK_NS)
+		poll = AGENT_CPU_LOOK_NS;
 	return left < 0 || left > poll ? poll : left;
 }
 
 static void *control_main(void *arg)
 {
 	AGENT_BUSY; /* its futex waits and locks are not the program's waits */
+	uint64_t exit_seen = agent_now_mono();
 
 	(void)arg;
 	prctl(PR_SET_NAME, "pcollect-ctl", 0, 0, 0);
@@ -161,10 +167,19 @@ static void *control_main(void *arg)
 			break; /* let go by itself: its collector is gone (agent_attach_poll()) */
 		agent_wait_scan();
 		agent_mpi_scan();
+		/* under the lock a pause takes: a thread's paused time is consistent */
+		pthread_mutex_lock(&agent.control_lock);
+		agent_thread_look_cpu();
+		pthread_mutex_unlock(&agent.control_lock);
 		data_counter_wait(agent.data, seq, wait_ns());
-		/* The program has no thread left: the process must end (agent-exit.c). */
-		if (agent_exit_last_thread())
-			return NULL;
+		/* The program has no thread left: the process must end (agent-exit.c). Looked at
+		   every agent_exit_poll_ns(), not at every look at the CPU time: /proc/self/stat
+		   costs tens of microseconds. */
+		if (agent_now_mono() - exit_seen >= (uint64_t)agent_exit_poll_ns() / 10 * 9) {
+			exit_seen = agent_now_mono();
+			if (agent_exit_last_thread())
+				return NULL;
+		}
 	}
 	pthread_mutex_lock(&agent.control_lock);
 	agent.control_thread = false;

@@ -245,7 +245,8 @@ struct agent_thread {
 	uint64_t lost_count[RAW_LOST_REASON_MAX + 1];
 	uint64_t lost_weight[RAW_LOST_REASON_MAX + 1];
 	uint64_t samples;
-	bool suspended; /* streams finished for an exec that may still fail */
+	uint64_t looked_samples; /* samples at the control thread's last THREAD_CPU */
+	bool suspended;          /* streams finished for an exec that may still fail */
 	/* No signal was free for sampling (agent-signal.c): the CPU time used since
 	   unsampled_from_ns is counted lost (RAW_LOST_NO_SIGNAL) at the stream's end. */
 	bool unsampled;
@@ -404,6 +405,8 @@ struct agent_thread *agent_thread_begin(pid_t tid, bool external);
  * from now on, so its handler never uses t's buffers again (agent_thread_release() may).
  */
 bool agent_thread_end(struct agent_thread *t, bool own);
+/* Control thread: THREAD_CPU for each thread sampled since the last look (AGENT_CPU_LOOK_NS). */
+void agent_thread_look_cpu(void);
 /* Free t's buffers: unwinding, stack table, Python walker, regions. */
 void agent_thread_release(struct agent_thread *t);
 void agent_thread_arm(struct agent_thread *t);
@@ -598,7 +601,8 @@ bool agent_control_creating(void);
 
 /* agent-exit.c: the ends only threads make (main's pthread_exit, seccomp's strict mode) */
 #define AGENT_EXIT_POLL_NS  1000000000ll /* how often the control thread looks for the end */
-#define AGENT_EXIT_WATCH_NS 10000000ll   /* ... once main or a strict thread may end it */
+#define AGENT_CPU_LOOK_NS   ((int64_t)RAW_THREAD_CPU_EVERY_NS) /* ... at threads' CPU time */
+#define AGENT_EXIT_WATCH_NS 10000000ll /* ... once main or a strict thread may end it */
 int64_t agent_exit_poll_ns(void);
 /* From the control thread: main ended and it is the last thread (streams finished): it
    must return now, and the C library ends the process as natively. */

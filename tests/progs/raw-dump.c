@@ -123,8 +123,9 @@ static void dump_record(const struct raw_record *r)
 		printf("}\n");
 		break;
 	case RAW_REC_THREAD_END:
-		printf("{\"type\":\"thread_end\",\"tid\":%u,\"time\":%" PRId64
-		       ",\"cpu_ns\":%" PRIu64 "}\n",
+	case RAW_REC_THREAD_CPU:
+		printf("{\"type\":\"%s\",\"tid\":%u,\"time\":%" PRId64 ",\"cpu_ns\":%" PRIu64 "}\n",
+		       r->type == RAW_REC_THREAD_END ? "thread_end" : "thread_cpu",
 		       r->u.thread_end.tid, r->time_ns, r->u.thread_end.cpu_ns);
 		break;
 	case RAW_REC_PROCESS: {

@@ -128,6 +128,48 @@ static void test_finalize_streams_cpu_coverage(void)
 	free(text);
 }
 
+/*
+ * Thread 300's process died of a signal: no THREAD_END, two looks of the control thread
+ * (THREAD_CPU: 0.12 s after 10 samples, 0.25 s after 20), then 10 samples of 10 ms. Its CPU
+ * time is the last look and the samples after it, 0.35 s, exact; thread 301 ended and keeps
+ * its own figure; the summary says one thread's figure comes from a look.
+ */
+static void test_finalize_streams_cpu_looked(void)
+{
+	char dir[PATH_MAX];
+	struct stream_w a, b;
+	int64_t ta = 0, tb = 0;
+	sqlite3 *db;
+	char *text;
+
+	stream_start(&a, dir, sizeof(dir), 300, NULL, NULL, 0);
+	stream_samples(&a, 1, 10, &ta);
+	CU_ASSERT_FATAL(raw_writer_thread_cpu(&a.w, 300, ta + 1000, 120000000) == 0);
+	stream_samples(&a, 1, 10, &ta);
+	CU_ASSERT_FATAL(raw_writer_thread_cpu(&a.w, 300, ta + 1000, 250000000) == 0);
+	stream_samples(&a, 1, 10, &ta);
+	stream_close(&a);
+	stream_open(&b, dir, 300, 301);
+	stream_inline_stack(&b, 1);
+	stream_samples(&b, 1, 20, &tb);
+	CU_ASSERT_FATAL(raw_writer_thread_cpu(&b.w, 301, tb, 150000000) == 0);
+	CU_ASSERT_FATAL(raw_writer_thread_end(&b.w, 301, tb + 1000, 200000000) == 0);
+	stream_close(&b);
+	text = finalize_summary(dir);
+	CU_ASSERT(strstr(text, "cpu time:  0.500 s sampled of 0.550 s the threads used") != NULL);
+	CU_ASSERT(strstr(text, "cpu time:  1 threads whose process a signal ended") != NULL);
+	if (!strstr(text, "1 threads whose process"))
+		fprintf(stderr, "summary was:\n%s", text);
+	free(text);
+	db = db_open(dir);
+	CU_ASSERT_FATAL(db != NULL);
+	CU_ASSERT(q_int(db, "SELECT cpu_ns FROM threads WHERE tid = 300 AND end_ns IS NULL") ==
+		  350000000);
+	CU_ASSERT(q_int(db, "SELECT cpu_ns FROM threads WHERE tid = 301 AND end_ns IS NOT NULL") ==
+		  200000000);
+	sqlite3_close(db);
+}
+
 static void test_finalize_streams_damaged_stream(void)
 {
 	char dir[PATH_MAX], path[PATH_MAX];
@@ -306,6 +348,7 @@ UNIT_MAIN("finalize-streams", finalize_fixture_init, finalize_fixture_clean,
 	  {
 		  { "counts and tree", test_finalize_streams_counts_and_tree },
 		  { "cpu coverage", test_finalize_streams_cpu_coverage },
+		  { "cpu looked", test_finalize_streams_cpu_looked },
 		  { "damaged stream", test_finalize_streams_damaged_stream },
 		  { "empty and errors", test_finalize_streams_empty_and_errors },
 		  { "timeline", test_finalize_streams_timeline },

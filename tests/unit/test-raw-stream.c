@@ -186,6 +186,7 @@ static void test_raw_roundtrip_every_type(void)
 	CU_ASSERT(raw_writer_value(&w, 21500000, 1, 3, -4096) == 0);
 	CU_ASSERT(raw_writer_record(&w, 40, ext, sizeof(ext)) == 0);
 	CU_ASSERT(raw_writer_module_unload(&w, 23000000, 0x7f0000000000ull, "/lib/libx.so") == 0);
+	CU_ASSERT(raw_writer_thread_cpu(&w, 1235, 23500000, 98765) == 0);
 	CU_ASSERT(raw_writer_thread_end(&w, 1235, 24000000, 123456789) == 0);
 	CU_ASSERT(raw_writer_flush(&w) == 0);
 	CU_ASSERT(raw_writer_pending(&w) == 0);
@@ -268,6 +269,9 @@ static void test_raw_roundtrip_every_type(void)
 	CU_ASSERT(rec.u.unload.base == 0x7f0000000000ull);
 	CU_ASSERT(str_eq(rec.u.unload.path, "/lib/libx.so"));
 
+	CU_ASSERT_FATAL(raw_reader_next(r, &rec) == 1);
+	CU_ASSERT(rec.type == RAW_REC_THREAD_CPU && rec.time_ns == 23500000);
+	CU_ASSERT(rec.u.thread_end.tid == 1235 && rec.u.thread_end.cpu_ns == 98765);
 	CU_ASSERT_FATAL(raw_reader_next(r, &rec) == 1);
 	CU_ASSERT(rec.type == RAW_REC_THREAD_END && rec.u.thread_end.cpu_ns == 123456789);
 	CU_ASSERT(raw_reader_next(r, &rec) == 0);
