@@ -389,11 +389,13 @@ static int unknown_make(const void *ctx, void *elem)
 	static const struct sym_frame damaged = { .name = FIN_DAMAGED_STACK_NAME };
 	static const struct sym_frame truncated = { .name = FIN_TRUNCATED_STACK_NAME };
 	static const struct sym_frame own = { .name = FIN_AGENT_STACK_NAME };
+	static const struct sym_frame gc = { .name = FIN_GC_NAME };
 	const struct unknown_key *k = ctx;
 	int64_t fn = native_function(k->f, NO_MODULE,
 				     k->addr == FIN_DAMAGED_STACK_ADDR     ? &damaged
 				     : k->addr == FIN_TRUNCATED_STACK_ADDR ? &truncated
 				     : k->addr == FIN_AGENT_STACK_ADDR     ? &own
+				     : k->addr == FIN_GC_ADDR              ? &gc
 									   : &unknown);
 
 	if (fn < 0)
