@@ -79,6 +79,9 @@ enum raw_py_frame_flags {
 	   (gc.collecting) and this thread held the GIL: the collection this line started. */
 	RAW_PY_FRAME_GC = 1 << 2,
 };
+/* The function pfinalize shows a RAW_PY_FRAME_GC sample's collection as (docs/python.md). */
+#define RAW_PY_GC_NAME "[gc]"
+
 
 /* RAW_REC_PY_STACK flags: those of RAW_REC_STACK (enum raw_stack_flags), plus: */
 enum raw_py_stack_flags {

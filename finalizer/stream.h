@@ -44,7 +44,7 @@
  * collector's own, named or not.
  */
 #define FIN_GC_ADDR 0xffffffffffff0030ull
-#define FIN_GC_NAME "[gc]"
+#define FIN_GC_NAME RAW_PY_GC_NAME
 /*
  * How much more CPU time a thread's samples may stand for than the thread measured at its end
  * (THREAD_END) before it is damage: none by design (a sample closes an interval the thread
