@@ -82,7 +82,6 @@ enum raw_py_frame_flags {
 /* The function pfinalize shows a RAW_PY_FRAME_GC sample's collection as (docs/python.md). */
 #define RAW_PY_GC_NAME "[gc]"
 
-
 /* RAW_REC_PY_STACK flags: those of RAW_REC_STACK (enum raw_stack_flags), plus: */
 enum raw_py_stack_flags {
 	RAW_PY_STACK_PY_TRUNCATED = 1 << 8, /* the Python walk stopped at its depth limit or on a

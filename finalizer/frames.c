@@ -453,7 +453,8 @@ static int unknown_frames_create(struct fin *f)
 				fr = unknown_frame_get(f, 0);
 			if (st->flags & RAW_STACK_TRUNCATED)
 				fr = unknown_frame_get(f, FIN_TRUNCATED_STACK_ADDR);
-			if (st->npy && fr >= 0 && (s->py.frames[st->py_off].flags & RAW_PY_FRAME_GC))
+			if (st->npy && fr >= 0 &&
+			    (s->py.frames[st->py_off].flags & RAW_PY_FRAME_GC))
 				fr = unknown_frame_get(f, FIN_GC_ADDR);
 			for (k = st->depth; k-- > 0 && fr >= 0;)
 				if (s->locs[st->loc + k].module == NO_MODULE)

@@ -101,7 +101,7 @@ struct pydebug_map {
 	int32_t co_size, co_filename, co_name, co_qualname, co_linetable, co_firstlineno,
 		co_code_adaptive;
 	int32_t ob_type, bytes_ob_size, bytes_ob_sval, str_state, str_length, str_ascii_size;
-	int32_t is_gil; /* interpreter_state.gil_runtime_state */
+	int32_t is_gil;               /* interpreter_state.gil_runtime_state */
 	int32_t is_gc, gc_collecting; /* interpreter_state.gc, gc.collecting */
 	int32_t words;                /* words to read: every field above lies below */
 };
