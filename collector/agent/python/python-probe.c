@@ -26,11 +26,22 @@
 
 #define P(name, value) printf("%s %ld\n", name, (long)(value))
 
+/* Position of the one bit set in the 32 bits at p (a bit field set in a zeroed struct). */
+static int set_bit(const void *p)
+{
+	unsigned int raw, v;
+
+	memcpy(&raw, p, sizeof(raw));
+	for (v = 0; v < 32; v++)
+		if (raw & (1u << v))
+			return (int)v;
+	return -1;
+}
+
 /* Bit position of a string state bitfield, found by setting it in a zeroed object. */
 static int state_shift(int which)
 {
 	PyASCIIObject o;
-	unsigned int raw, v;
 
 	memset(&o, 0, sizeof(o));
 	if (which == 0)
@@ -39,27 +50,18 @@ static int state_shift(int which)
 		o.state.compact = 1;
 	else
 		o.state.ascii = 1;
-	memcpy(&raw, &o.state, sizeof(raw));
-	for (v = 0; v < 32; v++)
-		if (raw & (1u << v))
-			return (int)v;
-	return -1;
+	return set_bit(&o.state);
 }
 
 #if PY_VERSION_HEX >= 0x030C0000
-/* Bit position of PyThreadState._status.active, found as state_shift() finds a string's. */
+/* Bit position of PyThreadState._status.active, found the same way. */
 static int active_shift(void)
 {
 	PyThreadState ts;
-	unsigned int raw, v;
 
 	memset(&ts, 0, sizeof(ts));
 	ts._status.active = 1;
-	memcpy(&raw, &ts._status, sizeof(raw));
-	for (v = 0; v < 32; v++)
-		if (raw & (1u << v))
-			return (int)v;
-	return -1;
+	return set_bit(&ts._status);
 }
 #endif
 
