@@ -75,7 +75,12 @@ enum raw_py_frame_flags {
 	RAW_PY_FRAME_ENTRY = 1 << 0,
 	RAW_PY_FRAME_BAD_OFFSET = 1 << 1, /* the instruction pointer was outside the code: offset
 					     is 0 and the line is the first line */
+	/* (The innermost frame only.) The interpreter's cyclic garbage collector was running
+	   (gc.collecting) and this thread held the GIL: the collection this line started. */
+	RAW_PY_FRAME_GC = 1 << 2,
 };
+/* The function pfinalize shows a RAW_PY_FRAME_GC sample's collection as (docs/python.md). */
+#define RAW_PY_GC_NAME "[gc]"
 
 /* RAW_REC_PY_STACK flags: those of RAW_REC_STACK (enum raw_stack_flags), plus: */
 enum raw_py_stack_flags {

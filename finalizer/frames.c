@@ -389,11 +389,13 @@ static int unknown_make(const void *ctx, void *elem)
 	static const struct sym_frame damaged = { .name = FIN_DAMAGED_STACK_NAME };
 	static const struct sym_frame truncated = { .name = FIN_TRUNCATED_STACK_NAME };
 	static const struct sym_frame own = { .name = FIN_AGENT_STACK_NAME };
+	static const struct sym_frame gc = { .name = FIN_GC_NAME };
 	const struct unknown_key *k = ctx;
 	int64_t fn = native_function(k->f, NO_MODULE,
 				     k->addr == FIN_DAMAGED_STACK_ADDR     ? &damaged
 				     : k->addr == FIN_TRUNCATED_STACK_ADDR ? &truncated
 				     : k->addr == FIN_AGENT_STACK_ADDR     ? &own
+				     : k->addr == FIN_GC_ADDR              ? &gc
 									   : &unknown);
 
 	if (fn < 0)
@@ -451,6 +453,9 @@ static int unknown_frames_create(struct fin *f)
 				fr = unknown_frame_get(f, 0);
 			if (st->flags & RAW_STACK_TRUNCATED)
 				fr = unknown_frame_get(f, FIN_TRUNCATED_STACK_ADDR);
+			if (st->npy && fr >= 0 &&
+			    (s->py.frames[st->py_off].flags & RAW_PY_FRAME_GC))
+				fr = unknown_frame_get(f, FIN_GC_ADDR);
 			for (k = st->depth; k-- > 0 && fr >= 0;)
 				if (s->locs[st->loc + k].module == NO_MODULE)
 					fr = unknown_frame_get(f, s->locs[st->loc + k].addr);

@@ -38,6 +38,14 @@
 #define FIN_AGENT_STACK_ADDR 0xffffffffffff0020ull
 #define FIN_AGENT_STACK_NAME RAW_STACK_AGENT_NAME
 /*
+ * A Python sample taken while the interpreter's cyclic garbage collector ran on its thread
+ * (RAW_PY_FRAME_GC): a frame at this address named "[gc]" stands between the innermost
+ * Python line (the one that started the collection) and the native frames below it, the
+ * collector's own, named or not.
+ */
+#define FIN_GC_ADDR 0xffffffffffff0030ull
+#define FIN_GC_NAME RAW_PY_GC_NAME
+/*
  * How much more CPU time a thread's samples may stand for than the thread measured at its end
  * (THREAD_END) before it is damage: none by design (a sample closes an interval the thread
  * used), so the slack covers only rounding: two intervals, two kernel ticks and 1%.

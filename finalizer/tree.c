@@ -126,6 +126,11 @@ static int stack_node_python(struct fin *f, struct stream *s, struct stack_rec *
 			native_frames(f, s, st, items[i].index, &first, &count);
 		}
 		nd = path_extend(f, (uint32_t)nd, first, count);
+		/* the innermost line started a collection: "[gc]" under it, the collector's
+		   native frames under that */
+		if (items[i].python && items[i].index == 0 && nd >= 0 &&
+		    (s->py.frames[st->py_off].flags & RAW_PY_FRAME_GC))
+			nd = node_get(f, (uint32_t)nd, fin_unknown_frame(f, FIN_GC_ADDR));
 	}
 	if (nd < 0)
 		return (int)nd;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "common/raw-python.h"
 #include "common/sat.h"
 #include "report/bigmem.h"
 #include "report/cct.h"
@@ -253,8 +254,10 @@ static int pyview_build(struct pyview *v, const struct model *m, unsigned flags)
 	for (i = 0; i < m->nfunctions; i++) {
 		const struct model_function *f = &m->functions[i];
 
+		/* [gc] stays with them: the collection that Python line started */
 		if (flags & CCT_PYTHON_ONLY)
-			kind[i] = !f->python;
+			kind[i] = !f->python &&
+				  !(f->module < 0 && f->name && !strcmp(f->name, RAW_PY_GC_NAME));
 		else if (f->module >= 0)
 			kind[i] = m->modules[f->module].interpreter                     ? 1
 				  : cct_module_is_c_runtime(m->modules[f->module].name) ? 2

@@ -411,6 +411,31 @@ static void test_python_agent_forged_walks(void)
 	n = pyagent_capture(t, &w, f, PYAGENT_MAX_FRAMES, &cut);
 	CU_ASSERT(n == 2 && f[0].code_id == id_inner && t->codes_written == 2);
 
+	/* the collector runs (the interpreter's gc.collecting) while this thread holds the GIL
+	   (3.12: its state is active): the innermost frame is marked, in the same number of
+	   calls; not while the thread is detached (waiting for the GIL, or in a C call that
+	   released it), nor without a collection */
+	{
+		uint8_t *interp = fake_runtime + 3000;
+		uint32_t active = PYLAYOUT_TS_BOUND | 1u << L->ts_active_shift, calls = t->calls;
+
+		CU_ASSERT_FATAL(L->is_gc_collecting > 0 && L->ts_active_shift >= 0 &&
+				3000 + (size_t)L->is_gc_collecting + 4 <= sizeof(fake_runtime));
+		put32(interp, L->is_gc_collecting, 1);
+		put32(fake_tstate, L->ts_status, active);
+		n = pyagent_capture(t, &w, f, PYAGENT_MAX_FRAMES, &cut);
+		CU_ASSERT(n == 2 && f[0].flags == (RAW_PY_FRAME_ENTRY | RAW_PY_FRAME_GC) &&
+			  f[1].flags == RAW_PY_FRAME_ENTRY && t->calls == calls);
+		put32(fake_tstate, L->ts_status, PYLAYOUT_TS_BOUND);
+		n = pyagent_capture(t, &w, f, PYAGENT_MAX_FRAMES, &cut);
+		CU_ASSERT(n == 2 && f[0].flags == RAW_PY_FRAME_ENTRY);
+		put32(fake_tstate, L->ts_status, active);
+		put32(interp, L->is_gc_collecting, 0);
+		n = pyagent_capture(t, &w, f, PYAGENT_MAX_FRAMES, &cut);
+		CU_ASSERT(n == 2 && f[0].flags == RAW_PY_FRAME_ENTRY);
+		put32(fake_tstate, L->ts_status, 0);
+	}
+
 	/* freed and reused: same address, same string addresses, a new co_version */
 	make_code(0, "other", 10, 102);
 	n = pyagent_capture(t, &w, f, PYAGENT_MAX_FRAMES, &cut);

@@ -119,5 +119,10 @@ int pydebug_apply_copy(struct pylayout *L, const void *block, size_t len, uint32
 	/* The GIL is far into the interpreter's state: only its order of size is checked. */
 	if (word(w, m->is_gil) < (1u << 20))
 		L->gil = (int32_t)word(w, m->is_gil);
+	/* So is the collector's state; its flag lies in its first few hundred bytes. */
+	if (word(w, m->is_gc) < (1u << 20) && word(w, m->gc_collecting) < 4096)
+		L->is_gc_collecting = (int32_t)(word(w, m->is_gc) + word(w, m->gc_collecting));
+	else
+		L->is_gc_collecting = -1;
 	return PYDEBUG_OK;
 }

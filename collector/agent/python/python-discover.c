@@ -39,6 +39,11 @@ static void set_spans(struct pyagent_runtime *rt)
 	int32_t ts = max32(max32(L->ts_interp, L->ts_thread_id), max32(L->ts_frame, L->ts_cframe));
 
 	ts = max32(ts, max32(L->ts_next, L->ts_status));
+	/* 3.10, 3.11: the GIL holder too (python-walk.c), close to the fields above */
+	if (L->rt_tstate_current >= 0) {
+		lo = lo < L->rt_tstate_current ? lo : L->rt_tstate_current;
+		hi = max32(hi, L->rt_tstate_current + 8);
+	}
 	rt->rt_lo = (size_t)lo;
 	rt->rt_len = (size_t)(hi - lo);
 	rt->ts_len = (size_t)ts + 8;

@@ -62,6 +62,10 @@ struct pylayout {
 	int32_t gil_mutex;
 	int32_t gil_switch_cond;
 	int32_t gil_switch_mutex;
+	int32_t is_gc_collecting; /* PyInterpreterState.gc.collecting (int): the collector runs */
+	int32_t ts_active_shift;  /* 3.12+: bit of PyThreadState._status.active, set while the
+				     thread is attached, which (GIL builds) is while it holds the
+				     GIL; 3.10, 3.11 compare rt_tstate_current instead */
 };
 
 /*
@@ -97,8 +101,9 @@ struct pydebug_map {
 	int32_t co_size, co_filename, co_name, co_qualname, co_linetable, co_firstlineno,
 		co_code_adaptive;
 	int32_t ob_type, bytes_ob_size, bytes_ob_sval, str_state, str_length, str_ascii_size;
-	int32_t is_gil; /* interpreter_state.gil_runtime_state */
-	int32_t words;  /* words to read: every field above lies below */
+	int32_t is_gil;               /* interpreter_state.gil_runtime_state */
+	int32_t is_gc, gc_collecting; /* interpreter_state.gc, gc.collecting */
+	int32_t words;                /* words to read: every field above lies below */
 };
 
 /* The map of 3.minor; for a release newer than every map, the newest (NULL below 3.13). */

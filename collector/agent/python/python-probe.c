@@ -26,11 +26,22 @@
 
 #define P(name, value) printf("%s %ld\n", name, (long)(value))
 
+/* Position of the one bit set in the 32 bits at p (a bit field set in a zeroed struct). */
+static int set_bit(const void *p)
+{
+	unsigned int raw, v;
+
+	memcpy(&raw, p, sizeof(raw));
+	for (v = 0; v < 32; v++)
+		if (raw & (1u << v))
+			return (int)v;
+	return -1;
+}
+
 /* Bit position of a string state bitfield, found by setting it in a zeroed object. */
 static int state_shift(int which)
 {
 	PyASCIIObject o;
-	unsigned int raw, v;
 
 	memset(&o, 0, sizeof(o));
 	if (which == 0)
@@ -39,18 +50,30 @@ static int state_shift(int which)
 		o.state.compact = 1;
 	else
 		o.state.ascii = 1;
-	memcpy(&raw, &o.state, sizeof(raw));
-	for (v = 0; v < 32; v++)
-		if (raw & (1u << v))
-			return (int)v;
-	return -1;
+	return set_bit(&o.state);
 }
+
+#if PY_VERSION_HEX >= 0x030C0000
+/* Bit position of PyThreadState._status.active, found the same way. */
+static int active_shift(void)
+{
+	PyThreadState ts;
+
+	memset(&ts, 0, sizeof(ts));
+	ts._status.active = 1;
+	return set_bit(&ts._status);
+}
+#endif
 
 #if PY_VERSION_HEX >= 0x030D0000
 /* Where each field pyagent reads sits in _Py_DebugOffsets, in 8-byte words (python-debug.c). */
 #define D(name, member) P("dbg_" name, offsetof(_Py_DebugOffsets, member) / 8)
 static void debug_offsets(void)
 {
+	/* words to read: up to the last field used (the gc section follows the unicode one) */
+	size_t str = offsetof(_Py_DebugOffsets, unicode_object.asciiobject_size),
+	       gc = offsetof(_Py_DebugOffsets, gc.collecting);
+
 	D("version", version);
 	D("free_threaded", free_threaded);
 	D("interpreters_head", runtime_state.interpreters_head);
@@ -82,7 +105,9 @@ static void debug_offsets(void)
 	D("str_length", unicode_object.length);
 	D("str_ascii_size", unicode_object.asciiobject_size);
 	D("is_gil", interpreter_state.gil_runtime_state);
-	P("dbg_words", offsetof(_Py_DebugOffsets, unicode_object.asciiobject_size) / 8 + 1);
+	D("is_gc", interpreter_state.gc);
+	D("gc_collecting", gc.collecting);
+	P("dbg_words", (gc > str ? gc : str) / 8 + 1);
 }
 #endif
 
@@ -197,6 +222,13 @@ int main(void)
 	P("gil_mutex", offsetof(struct _gil_runtime_state, mutex));
 	P("gil_switch_cond", offsetof(struct _gil_runtime_state, switch_cond));
 	P("gil_switch_mutex", offsetof(struct _gil_runtime_state, switch_mutex));
+	/* The collector's flag, and whether a thread holds the GIL (python-walk.c, [gc]). */
+	P("is_gc_collecting", offsetof(PyInterpreterState, gc.collecting));
+#if PY_VERSION_HEX >= 0x030C0000
+	P("ts_active_shift", active_shift());
+#else
+	P("ts_active_shift", -1);
+#endif
 #if PY_VERSION_HEX >= 0x030D0000
 	debug_offsets();
 #endif

@@ -21,6 +21,9 @@
  *   3. the code objects of all frames, in one call (an iovec each), with the name strings of
  *      those described before (3.10/3.11 code identity, python-codes.c);
  *   4. the names of code objects not seen before, in one more.
+ * When the thread holds the GIL, step 3 also copies the collector's flag (the interpreter's
+ * gc.collecting): no call of its own. A sample taken while it is set marks its innermost
+ * frame RAW_PY_FRAME_GC, which pfinalize shows as a "[gc]" frame under that line.
  * Every copy is a guarded read: a freed or torn frame gives bytes that fail the checks below
  * or a read that fails, never a fault.
  */
@@ -170,7 +173,8 @@ static int walk_frames(struct pyagent_thread *t, uintptr_t frame, int max, bool 
  * object not seen before costs the second call. Fills req[i] (code i) and req[PYAGENT_MEMO + i]
  * (its name): ok says what was read.
  */
-static unsigned read_codes(struct pyagent_thread *t, int n, struct pyread_req *req)
+static unsigned read_codes(struct pyagent_thread *t, int n, struct pyread_req *req,
+			   struct pyread_req *gc)
 {
 	const struct pylayout *L = &pyagent_rt.L;
 	size_t name_len = pycodes_name_bytes();
@@ -201,7 +205,12 @@ static unsigned read_codes(struct pyagent_thread *t, int n, struct pyread_req *r
 		req[nreq] = (struct pyread_req){ t->name_at[i], name_len, t->names[i], false };
 		of[nreq++ - ncodes] = (uint8_t)i;
 	}
+	/* the collector's flag last: a failure stops a batch, and so costs the others nothing */
+	if (gc->addr)
+		req[nreq++] = *gc;
 	pymem_batch(&t->mem, req, nreq);
+	if (gc->addr)
+		gc->ok = req[--nreq].ok;
 	for (k = ncodes; k < nreq; k++)
 		name_ok[of[k - ncodes]] = req[k].ok;
 	for (i = 0; i < ncodes; i++)
@@ -250,11 +259,40 @@ static uint32_t frame_offset(const struct pylayout *L, const struct pyagent_pend
 	return *bad ? 0 : (uint32_t)off;
 }
 
+/*
+ * Where the collector's flag is, when the thread whose state (at tstate) is copied in ts
+ * holds the GIL; 0 when it does not, or when the layout does not say. The flag is the
+ * interpreter's, set by whichever thread collects, which holds the GIL meanwhile: another
+ * thread runs then only without it (in a C call that released it), and must not be shown in
+ * the collector. 3.10, 3.11 name the holder in _PyRuntime (gilstate.tstate_current, in the
+ * span of it copied already); 3.12+ mark the holder's own state active.
+ */
+static uintptr_t gc_flag_addr(const struct pyagent_thread *t, const uint8_t *ts, uintptr_t tstate)
+{
+	const struct pylayout *L = &pyagent_rt.L;
+	int32_t lo = (int32_t)pyagent_rt.rt_lo;
+	uintptr_t interp = (uintptr_t)field(t->runtime, L->rt_interp_main - lo);
+	uint32_t status;
+
+	if (L->is_gc_collecting < 0 || !interp)
+		return 0;
+	if (L->rt_tstate_current >= 0)
+		return (uintptr_t)field(t->runtime, L->rt_tstate_current - lo) == tstate
+			       ? interp + (uintptr_t)L->is_gc_collecting
+			       : 0;
+	if (L->ts_active_shift < 0 || L->ts_status < 0)
+		return 0;
+	memcpy(&status, ts + L->ts_status, sizeof(status));
+	return (status >> L->ts_active_shift) & 1 ? interp + (uintptr_t)L->is_gc_collecting : 0;
+}
+
 static int walk(struct pyagent_thread *t, struct raw_writer *w, uintptr_t frame,
-		struct raw_py_frame *out, int max, bool *cut)
+		struct raw_py_frame *out, int max, bool *cut, uintptr_t gc_at)
 {
 	const struct pylayout *L = &pyagent_rt.L;
 	struct pyread_req *req = t->req;
+	int32_t collecting = 0;
+	struct pyread_req gc = { gc_at, sizeof(collecting), &collecting, false };
 	uint64_t ids[PYAGENT_MEMO];
 	uint8_t alone[PYAGENT_CODE_BYTES];
 	unsigned ncodes, i;
@@ -263,7 +301,9 @@ static int walk(struct pyagent_thread *t, struct raw_writer *w, uintptr_t frame,
 	if ((size_t)L->fr_size > 256 || (size_t)L->co_size > PYAGENT_CODE_BYTES)
 		return note(t, RAW_PY_NOTE_UNKNOWN_VERSION);
 	npend = walk_frames(t, frame, max, cut);
-	ncodes = read_codes(t, npend, req);
+	if (!npend)
+		gc.addr = 0;
+	ncodes = read_codes(t, npend, req, &gc);
 	for (i = 0; i < ncodes; i++)
 		ids[i] = 0;
 	for (j = 0; j < npend; j++) {
@@ -304,6 +344,8 @@ static int walk(struct pyagent_thread *t, struct raw_writer *w, uintptr_t frame,
 	}
 	if (*cut && n == 0)
 		return note(t, RAW_PY_NOTE_READ_FAILED);
+	if (n > 0 && gc.ok && collecting)
+		out[0].flags |= RAW_PY_FRAME_GC;
 	return n;
 }
 
@@ -313,7 +355,7 @@ int pyagent_capture(struct pyagent_thread *t, struct raw_writer *w, struct raw_p
 	int state = __atomic_load_n(&pyagent_rt.state, __ATOMIC_ACQUIRE);
 	int errsv = errno, why = 0, n;
 	uint8_t ts[512];
-	uintptr_t frame;
+	uintptr_t frame, tstate;
 	bool cut = false;
 
 	if (truncated)
@@ -326,13 +368,14 @@ int pyagent_capture(struct pyagent_thread *t, struct raw_writer *w, struct raw_p
 	if (pyagent_rt.ts_len > sizeof(ts))
 		return note(t, RAW_PY_NOTE_UNKNOWN_VERSION);
 	pymem_reset(&t->mem, (int)getpid());
-	frame = pytstate_find(t, &t->mem, ts, &why) ? first_frame(t, ts, &why) : 0;
+	tstate = pytstate_find(t, &t->mem, ts, &why);
+	frame = tstate ? first_frame(t, ts, &why) : 0;
 	if (!frame) {
 		t->calls = t->mem.calls;
 		errno = errsv;
 		return why ? note(t, (enum raw_py_note_kind)why) : 0;
 	}
-	n = walk(t, w, frame, out, max, &cut);
+	n = walk(t, w, frame, out, max, &cut, gc_flag_addr(t, ts, tstate));
 	if (cut && truncated)
 		*truncated = true;
 	t->calls = t->mem.calls;

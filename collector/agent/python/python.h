@@ -125,7 +125,7 @@ struct pyagent_thread {
 	struct pymem mem;
 	uint8_t runtime[4096]; /* the span of _PyRuntime read */
 	struct pyagent_pending pending[PYAGENT_MAX_FRAMES];
-	struct pyread_req req[2 * PYAGENT_MEMO];
+	struct pyread_req req[2 * PYAGENT_MEMO + 1]; /* + 1: the collector's flag */
 	uintptr_t code_addr[PYAGENT_MEMO];
 	uintptr_t name_at[PYAGENT_MEMO]; /* name string read with each code object, 0 none */
 	uint8_t code[PYAGENT_MEMO][PYAGENT_CODE_BYTES];
