@@ -143,9 +143,24 @@ static bool spin_function(const char *name)
 	return listed(base, spin_functions);
 }
 
-static const char *module_name_of(const struct fin *f, const struct frame *fr)
+const char *fin_frame_module_name(const struct fin *f, const struct frame *fr)
 {
 	return fr->module == NO_MODULE ? "" : f->modules[fr->module].name;
+}
+
+bool fin_openmp_module(const char *name)
+{
+	return prefixed(name, runtime_modules);
+}
+
+bool fin_c_runtime_module(const char *name)
+{
+	return prefixed(name, c_runtime_modules);
+}
+
+bool fin_thread_entry(const char *name)
+{
+	return listed(name, thread_entries);
 }
 
 /*
@@ -162,7 +177,7 @@ static bool walk_spins(const struct fin *f, uint32_t node)
 
 	for (n = node; n != UINT32_MAX; n = f->nodes[n].parent) {
 		const struct frame *fr = &f->frames[f->nodes[n].frame];
-		const char *mod = module_name_of(f, fr);
+		const char *mod = fin_frame_module_name(f, fr);
 		const char *name = f->functions[fr->function].name;
 
 		if (prefixed(mod, runtime_modules)) {
