@@ -23,8 +23,9 @@
  *               named runtime functions only, __kmp_invoke_microtask): it starts a region's
  *               work;
  *   then, of those still without a role: a wait when every stack through it goes on, within
- *   the runtimes and the C runtime, to a wait; a worker when every stack through it has only
- *   unnamed runtime functions between it and a worker's root.
+ *   the runtimes and the C runtime, to a wait, or when a wait calls it in every stack (a
+ *   helper of the spin loop: a clock read, a flag's test); a worker when every stack through
+ *   it has only unnamed runtime functions between it and a worker's root.
  * The rest keep their func@0x... names.
  */
 enum role { ROLE_NONE, ROLE_WORKER, ROLE_BARRIER, ROLE_LOCK, ROLE_DISPATCHER, ROLE_COUNT };
@@ -49,6 +50,9 @@ enum seen {
 	SEEN_TO_OTHER = 1 << 7,
 	SEEN_IN_WORKER = 1 << 8,
 	SEEN_NOT_WORKER = 1 << 9,
+	SEEN_UNDER_BARRIER = 1 << 10,
+	SEEN_UNDER_LOCK = 1 << 11,
+	SEEN_UNDER_OTHER = 1 << 12,
 };
 
 /* The runtimes' named functions that take a lock or enter a critical section: a wait below
@@ -243,6 +247,12 @@ static void see_stack_again(struct names *w)
 				break;
 		}
 		w->seen[fn] |= to;
+		if (i && (role_of(w, w->fr[i - 1]) == ROLE_BARRIER ||
+			  role_of(w, w->fr[i - 1]) == ROLE_LOCK))
+			w->seen[fn] |= role_of(w, w->fr[i - 1]) == ROLE_LOCK ? SEEN_UNDER_LOCK
+									     : SEEN_UNDER_BARRIER;
+		else
+			w->seen[fn] |= SEEN_UNDER_OTHER;
 		for (k = (long)i - 1;
 		     k >= 0 && unnamed_runtime(w, w->fr[k]) && role_of(w, w->fr[k]) == ROLE_NONE;)
 			k--;
@@ -266,6 +276,8 @@ static uint8_t second_role(uint16_t s)
 {
 	if (!(s & SEEN_TO_OTHER) && (s & (SEEN_TO_BARRIER | SEEN_TO_LOCK)))
 		return s & SEEN_TO_BARRIER ? ROLE_BARRIER : ROLE_LOCK;
+	if (!(s & SEEN_UNDER_OTHER) && (s & (SEEN_UNDER_BARRIER | SEEN_UNDER_LOCK)))
+		return s & SEEN_UNDER_BARRIER ? ROLE_BARRIER : ROLE_LOCK;
 	if ((s & SEEN_IN_WORKER) && !(s & SEEN_NOT_WORKER))
 		return ROLE_WORKER;
 	return ROLE_NONE;
