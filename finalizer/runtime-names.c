@@ -122,8 +122,9 @@ static bool listed(const char *s, const char *const *names)
 	return false;
 }
 
-/* The name before gcc's outlining suffix ("main._omp_fn.0", "f(int) [clone ._omp_fn.1]"), its
-   length in *len; for clang's ".omp_outlined." functions 0. -1: not an outlined function. */
+/* The length of the name before gcc's outlining suffix ("main._omp_fn.0", "f(int) [clone
+   ._omp_fn.1]"); for clang's ".omp_outlined." and "__omp_outlined__N" functions 0. -1: not an
+   outlined function. */
 static long outlined_base(const char *name)
 {
 	const char *p = strstr(name, " [clone ._omp_fn.");
@@ -132,7 +133,8 @@ static long outlined_base(const char *name)
 		p = strstr(name, "._omp_fn.");
 	if (p)
 		return p - name;
-	return strncmp(name, ".omp_outlined.", 14) ? -1 : 0;
+	return strncmp(name, ".omp_outlined.", 14) && strncmp(name, "__omp_outlined__", 16) ? -1
+											    : 0;
 }
 
 /* One stack's frames, outermost first, into w->fr. 0 or -ENOMEM. */
