@@ -71,6 +71,8 @@ struct region {
 	uint32_t entry;  /* function of the runtime's entry it called (GOMP_parallel) */
 	uint32_t outer;  /* function of the outlined function it is inlined into (clang's
 			    .omp_outlined._debug__ in .omp_outlined.), UINT32_MAX: none */
+	bool unnamed;    /* a function without a symbol that the runtime called (a stripped
+			    program's region) */
 };
 
 struct names {
@@ -195,8 +197,13 @@ static void see_stack(struct names *w)
 		uint32_t fr = w->fr[i], fn = w->f->frames[fr].function;
 		uint16_t *seen = &w->seen[fn];
 
-		if (fn < w->nfn && in_program(w, fr) && outlined_base(fn_of(w, fr)->name) >= 0)
+		if (fn < w->nfn && in_program(w, fr) && outlined_base(fn_of(w, fr)->name) >= 0) {
 			see_region(w, i);
+		} else if (fn < w->nfn && i && in_program(w, fr) && !fn_of(w, fr)->resolved &&
+			   in_runtime(w, w->fr[i - 1])) {
+			w->rg[fn].unnamed = true;
+			see_region(w, i);
+		}
 		if (!unnamed_runtime(w, fr))
 			continue;
 		if (i && fin_thread_entry(fn_of(w, w->fr[i - 1])->name))
@@ -344,8 +351,10 @@ static const char *region_kind(const struct names *w, uint32_t entry)
 /*
  * The name of outlined function fn: "<base> [omp parallel at <file>:<line>]", the line of the
  * directive: the outlined function's definition line (clang's DW_AT_decl_line, gcc's first
- * instruction's), else the line where its parent called the runtime. Its function index,
- * UINT32_MAX when neither the symbols nor the stacks tell, -ENOMEM.
+ * instruction's), else the line where its parent called the runtime. A function without a
+ * symbol that the runtime calls keeps its name, with what it is: "func@0xf030 [omp
+ * parallel]". Its function index, UINT32_MAX when neither the symbols nor the stacks tell,
+ * -ENOMEM.
  */
 static int64_t region_function(struct names *w, uint32_t fn)
 {
@@ -357,6 +366,10 @@ static int64_t region_function(struct names *w, uint32_t fn)
 	const char *path, *slash;
 	char base[1024], name[1400];
 
+	if (r->unnamed) {
+		snprintf(name, sizeof(name), "%s [%s]", def->name, region_kind(w, r->entry));
+		return fin_function_given(w->f, def->module, name, 0, 0);
+	}
 	if (region_base(w, fn, base, sizeof(base), 0))
 		return UINT32_MAX;
 	if ((!file || !line) && r->parent != UINT32_MAX) {
@@ -387,7 +400,8 @@ static int replace_functions(struct names *w)
 		to[i] = UINT32_MAX;
 		if (w->role[i] != ROLE_NONE)
 			g = fin_function_given(w->f, fn->module, role_names[w->role[i]], 0, 0);
-		else if (fn->module != NO_MODULE && !fn->python && outlined_base(fn->name) >= 0)
+		else if (fn->module != NO_MODULE && !fn->python &&
+			 (outlined_base(fn->name) >= 0 || w->rg[i].unnamed))
 			g = region_function(w, (uint32_t)i);
 		else
 			continue;
