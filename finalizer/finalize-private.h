@@ -332,6 +332,9 @@ bool fin_thread_entry(const char *name);
  * -ENOMEM.
  */
 int fin_name_runtime_frames(struct fin *f);
+/* The name runtime-names.c gives a runtime's wait: "[OpenMP barrier wait]", "[OpenMP lock
+   wait]". */
+bool fin_runtime_wait_name(const char *name);
 /*
  * frames.c: the function (module, name, definition file and line) made when new, marked as a
  * name pfinalize gave (function.given). Index or -ENOMEM.

@@ -38,6 +38,11 @@ static const char *const role_names[ROLE_COUNT] = {
 	"[OpenMP dispatcher]",
 };
 
+bool fin_runtime_wait_name(const char *name)
+{
+	return !strcmp(name, role_names[ROLE_BARRIER]) || !strcmp(name, role_names[ROLE_LOCK]);
+}
+
 /* What the stacks showed of a function (bits of names.seen). */
 enum seen {
 	SEEN_ROOT = 1 << 0,

@@ -166,7 +166,8 @@ bool fin_thread_entry(const char *name)
 /*
  * From the innermost frame outwards: C runtime frames first (sched_yield), then the OpenMP
  * runtime's. It spins when one of the runtime's frames is in a spin loop (its code next to a
- * PAUSE: module_spin_code()) or a wait function of the table, or when the runtime's frames
+ * PAUSE: module_spin_code()), a wait function of the table or one runtime-names.c named a
+ * wait (the tree keeps one node for its functions, the outermost's), or when the runtime's frames
  * reach the thread's entry (a worker between regions). Leaving the runtime for the program's
  * code otherwise (a region starting, a loop's scheduling) is the runtime working for it.
  */
@@ -183,7 +184,8 @@ static bool walk_spins(const struct fin *f, uint32_t node)
 		if (prefixed(mod, runtime_modules)) {
 			in_runtime = true;
 			if (spin_function(name) ||
-			    module_spin_code(&f->modules[fr->module], fr->address))
+			    module_spin_code(&f->modules[fr->module], fr->address) ||
+			    (f->functions[fr->function].given && fin_runtime_wait_name(name)))
 				return true;
 			continue;
 		}

@@ -79,6 +79,9 @@ def main():
         e.check(row is not None and row["Module"].startswith(lib),
                 "%s: hotspots has '[OpenMP barrier wait]' in %s" % (runtime, lib))
         got = e.ns(row["CPU Time:Total"])
+        e.check(row.get("Spin Time:Total") == row["CPU Time:Total"],
+                "%s: [OpenMP barrier wait] is Spin Time, all of it (%s of %s s)" % (
+                    runtime, row.get("Spin Time:Total"), row["CPU Time:Total"]))
         e.check_time(stats, got, spin, "%s: [OpenMP barrier wait]" % runtime, stretches=4,
                      extra_ns=SPIN_EXTRA_NS)
         total = stats.total_ns
