@@ -321,6 +321,8 @@ const char *fin_frame_module_name(const struct fin *f, const struct frame *fr);
 /* By a module's base name: an OpenMP runtime (libgomp, libomp, libiomp), the C runtime. */
 bool fin_openmp_module(const char *name);
 bool fin_c_runtime_module(const char *name);
+/* s is one of the NULL-terminated names. */
+bool fin_name_listed(const char *s, const char *const *names);
 /* A function where a thread's stack begins (start_thread, clone). */
 bool fin_thread_entry(const char *name);
 

@@ -121,14 +121,6 @@ static bool unnamed_runtime(const struct names *w, uint32_t frame)
 	return w->f->frames[frame].function < w->nfn && !fn->resolved && in_runtime(w, frame);
 }
 
-static bool listed(const char *s, const char *const *names)
-{
-	for (; *names; names++)
-		if (!strcmp(s, *names))
-			return true;
-	return false;
-}
-
 /* The length of the name before gcc's outlining suffix ("main._omp_fn.0", "f(int) [clone
    ._omp_fn.1]"); for clang's ".omp_outlined." and "__omp_outlined__N" functions 0. -1: not an
    outlined function. */
@@ -225,7 +217,7 @@ static void see_stack(struct names *w)
 			if (!unnamed_runtime(w, w->fr[k]))
 				break;
 		*seen |= k >= 0 && in_runtime(w, w->fr[k]) &&
-					 listed(fn_of(w, w->fr[k])->name, lock_functions)
+					 fin_name_listed(fn_of(w, w->fr[k])->name, lock_functions)
 				 ? SEEN_FROM_LOCK
 				 : SEEN_FROM_OTHER;
 	}

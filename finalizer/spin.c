@@ -120,7 +120,7 @@ static bool prefixed(const char *s, const char *const *prefixes)
 	return false;
 }
 
-static bool listed(const char *s, const char *const *names)
+bool fin_name_listed(const char *s, const char *const *names)
 {
 	for (; *names; names++)
 		if (!strcmp(s, *names))
@@ -134,13 +134,13 @@ static bool spin_function(const char *name)
 	const char *lt = strchr(name, '<');
 	char base[128];
 
-	if (listed(name, spin_functions))
+	if (fin_name_listed(name, spin_functions))
 		return true;
 	if (!lt || (size_t)(lt - name) >= sizeof(base))
 		return false;
 	memcpy(base, name, (size_t)(lt - name));
 	base[lt - name] = '\0';
-	return listed(base, spin_functions);
+	return fin_name_listed(base, spin_functions);
 }
 
 const char *fin_frame_module_name(const struct fin *f, const struct frame *fr)
@@ -160,7 +160,7 @@ bool fin_c_runtime_module(const char *name)
 
 bool fin_thread_entry(const char *name)
 {
-	return listed(name, thread_entries);
+	return fin_name_listed(name, thread_entries);
 }
 
 /*
@@ -191,7 +191,7 @@ static bool walk_spins(const struct fin *f, uint32_t node)
 		}
 		if (!in_runtime && prefixed(mod, c_runtime_modules))
 			continue;
-		return in_runtime && listed(name, thread_entries);
+		return in_runtime && fin_name_listed(name, thread_entries);
 	}
 	return false;
 }
