@@ -426,6 +426,11 @@ int fin_name_runtime_frames(struct fin *f)
 	size_t i;
 	int ret = -ENOMEM;
 
+	/* Without a runtime's code in a stack there is nothing to name: no stack to walk. */
+	for (i = 0; i < f->nmodules && !f->modules[i].want_spin_code; i++)
+		;
+	if (i == f->nmodules)
+		return 0;
 	w.seen = calloc(w.nfn ? w.nfn : 1, sizeof(*w.seen));
 	w.role = calloc(w.nfn ? w.nfn : 1, sizeof(*w.role));
 	w.rg = malloc((w.nfn ? w.nfn : 1) * sizeof(*w.rg));
