@@ -46,6 +46,8 @@ struct function {
 	bool range;  /* unnamed, known by its FDE range: "func@0x<start>" (sym_frame.range) */
 	bool python; /* a Python function: module NO_MODULE, line its co_firstlineno */
 	bool eval;   /* the interpreter's eval loop (pymerge_is_eval) */
+	bool given;  /* named by pfinalize from what it does (runtime-names.c): frames of it
+			that follow one another in a stack are one node of the tree */
 };
 
 struct frame {
@@ -314,6 +316,33 @@ void regions_release(struct stream *s);
 bool fin_node_spins(struct fin *f, uint32_t node);
 /* Before module_resolve(): the OpenMP runtimes are asked which of their code spins. */
 void fin_mark_openmp_runtimes(struct fin *f);
+/* The base name of fr's module, "" outside every module. */
+const char *fin_frame_module_name(const struct fin *f, const struct frame *fr);
+/* By a module's base name: an OpenMP runtime (libgomp, libomp, libiomp), the C runtime. */
+bool fin_openmp_module(const char *name);
+bool fin_c_runtime_module(const char *name);
+/* s is one of the NULL-terminated names. */
+bool fin_name_listed(const char *s, const char *const *names);
+/* A function where a thread's stack begins (start_thread, clone). */
+bool fin_thread_entry(const char *name);
+
+/*
+ * runtime-names.c, once the frames are made: the unnamed functions of the OpenMP runtimes
+ * get names that say what they do ("[OpenMP barrier wait]", "[OpenMP worker]") and the
+ * functions the compilers outline for a parallel region name it ("main [omp parallel at
+ * prog.c:42]"), from the sampled stacks. Their frames point to the new functions. 0 or
+ * -ENOMEM.
+ */
+int fin_name_runtime_frames(struct fin *f);
+/* The name runtime-names.c gives a runtime's wait: "[OpenMP barrier wait]", "[OpenMP lock
+   wait]". */
+bool fin_runtime_wait_name(const char *name);
+/*
+ * frames.c: the function (module, name, definition file and line) made when new, marked as a
+ * name pfinalize gave (function.given). Index or -ENOMEM.
+ */
+int64_t fin_function_given(struct fin *f, uint32_t module, const char *name, int64_t file,
+			   uint32_t line);
 
 /* tree.c: the calling-context tree and the (thread, node, metric, context) aggregates. */
 int fin_build_tree(struct fin *f);

@@ -21,6 +21,7 @@ struct function_key {
 	uint32_t line;
 	bool resolved;
 	bool range;
+	bool given;
 };
 
 static bool function_eq(const void *ctx, uint32_t idx)
@@ -46,6 +47,7 @@ static int function_make(const void *ctx, void *elem)
 		.range = k->range,
 		.python = k->python,
 		.eval = !k->python && pymerge_is_eval(k->name),
+		.given = k->given,
 	};
 	return 0;
 }
@@ -79,6 +81,25 @@ static int64_t native_function(struct fin *f, uint32_t module, const struct sym_
 	k.mangled = str_pool_get(&f->strings, sf->mangled);
 	k.file = file_id(f, sf->decl_file);
 	if (!k.name || (sf->mangled && !k.mangled) || k.file < 0)
+		return -ENOMEM;
+	return function_get(f, &k,
+			    hash_combine(hash_combine(hash_mix(module),
+						      (uint64_t)(uintptr_t)k.name),
+					 (uint64_t)k.file));
+}
+
+int64_t fin_function_given(struct fin *f, uint32_t module, const char *name, int64_t file,
+			   uint32_t line)
+{
+	struct function_key k = { .f = f,
+				  .module = module,
+				  .file = file,
+				  .line = line,
+				  .resolved = true,
+				  .given = true };
+
+	k.name = str_pool_get(&f->strings, name);
+	if (!k.name)
 		return -ENOMEM;
 	return function_get(f, &k,
 			    hash_combine(hash_combine(hash_mix(module),
@@ -472,5 +493,6 @@ int fin_build_frames(struct fin *f)
 	int ret = module_frames_create(f);
 
 	ret = ret ? ret : python_frames_create(f);
-	return ret ? ret : unknown_frames_create(f);
+	ret = ret ? ret : unknown_frames_create(f);
+	return ret ? ret : fin_name_runtime_frames(f);
 }

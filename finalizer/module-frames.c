@@ -102,6 +102,26 @@ static const struct symtab_sym *symbol_of(const struct symtab *st, struct fde_sr
 }
 
 /*
+ * A gcc outlined OpenMP function's frame ("main._omp_fn.0") has no definition line in DWARF:
+ * it gets the line of the function's first instruction, the directive's, which
+ * want_outlined_starts() had resolved.
+ */
+static void outlined_line(const struct module *m, const struct symtab *st,
+			  const struct dwarf_lookup *dw, uint64_t addr, struct sym_frame *f)
+{
+	const struct symtab_sym *s;
+	int64_t i;
+
+	if (f->decl_line || !dw || !f->name || !strstr(f->name, "._omp_fn.") ||
+	    !(s = symtab_find_addr(st, addr)) || (i = module_addr_index(m, s->start)) < 0 ||
+	    !dw->leaf_line[i])
+		return;
+	f->decl_line = dw->leaf_line[i];
+	if (!f->decl_file)
+		f->decl_file = dw->leaf_file[i];
+}
+
+/*
  * Combine the symbol table, DWARF and FDE range answers into the chains of every address.
  * dw and fs may be NULL.
  */
@@ -158,6 +178,8 @@ int module_compose(struct module *m, const struct symtab *st, const struct dwarf
 			f->decl_line = d->decl_line;
 			f->file = d->file;
 			f->line = d->line;
+			if (k == 0)
+				outlined_line(m, st, dw, a, f);
 		}
 		if (!n) {
 			f = frame_push(m);
@@ -173,6 +195,7 @@ int module_compose(struct module *m, const struct symtab *st, const struct dwarf
 			}
 			f->file = leaf_file;
 			f->line = leaf_line;
+			outlined_line(m, st, dw, a, f);
 			n = 1;
 		}
 		if (!f->name || (fs && fs->err)) {

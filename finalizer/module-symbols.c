@@ -9,6 +9,7 @@
 
 #include <gelf.h>
 
+#include "common/grow.h"
 #include "common/log.h"
 #include "finalizer/dwarf-info.h"
 #include "finalizer/minidebuginfo.h"
@@ -168,6 +169,41 @@ static const char *symbols_name(enum symtab_source source)
 	return names[source];
 }
 
+/*
+ * gcc's outlined OpenMP functions ("main._omp_fn.0") have no DW_AT_decl_line: the line of
+ * their first instruction is the directive's. Their start addresses are resolved with the
+ * sampled ones (module_compose() gives it them as their definition line). 0 or -ENOMEM.
+ */
+static int want_outlined_starts(struct module *m, const struct symtab *st)
+{
+	size_t i, n = m->naddrs;
+	uint32_t *first, *count;
+
+	for (i = 0; i < st->n; i++) {
+		if (!strstr(st->syms[i].name, "._omp_fn."))
+			continue;
+		if (GROW(m->addrs, m->naddrs + 1, m->cap))
+			return -ENOMEM;
+		m->addrs[m->naddrs++] = st->syms[i].start;
+	}
+	if (m->naddrs == n)
+		return 0;
+	if (module_sort_unique(m->addrs, &m->naddrs))
+		return -ENOMEM;
+	first = calloc(m->naddrs, sizeof(*first));
+	count = calloc(m->naddrs, sizeof(*count));
+	if (!first || !count) {
+		free(first);
+		free(count);
+		return -ENOMEM;
+	}
+	free(m->first);
+	free(m->count);
+	m->first = first;
+	m->count = count;
+	return 0;
+}
+
 int module_resolve_file(struct module *m, const struct resolve_opts *o)
 {
 	struct elf_file f;
@@ -214,6 +250,8 @@ int module_resolve_file(struct module *m, const struct resolve_opts *o)
 		}
 	}
 	if (m->naddrs && (ret = symtab_name_stubs(&st, f.elf)))
+		goto out;
+	if (m->naddrs && (ret = want_outlined_starts(m, &st)))
 		goto out;
 	m->symbols = symbols_name(st.source);
 	if (dwarf_path && !m->naddrs) {

@@ -120,7 +120,7 @@ static bool prefixed(const char *s, const char *const *prefixes)
 	return false;
 }
 
-static bool listed(const char *s, const char *const *names)
+bool fin_name_listed(const char *s, const char *const *names)
 {
 	for (; *names; names++)
 		if (!strcmp(s, *names))
@@ -134,24 +134,40 @@ static bool spin_function(const char *name)
 	const char *lt = strchr(name, '<');
 	char base[128];
 
-	if (listed(name, spin_functions))
+	if (fin_name_listed(name, spin_functions))
 		return true;
 	if (!lt || (size_t)(lt - name) >= sizeof(base))
 		return false;
 	memcpy(base, name, (size_t)(lt - name));
 	base[lt - name] = '\0';
-	return listed(base, spin_functions);
+	return fin_name_listed(base, spin_functions);
 }
 
-static const char *module_name_of(const struct fin *f, const struct frame *fr)
+const char *fin_frame_module_name(const struct fin *f, const struct frame *fr)
 {
 	return fr->module == NO_MODULE ? "" : f->modules[fr->module].name;
+}
+
+bool fin_openmp_module(const char *name)
+{
+	return prefixed(name, runtime_modules);
+}
+
+bool fin_c_runtime_module(const char *name)
+{
+	return prefixed(name, c_runtime_modules);
+}
+
+bool fin_thread_entry(const char *name)
+{
+	return fin_name_listed(name, thread_entries);
 }
 
 /*
  * From the innermost frame outwards: C runtime frames first (sched_yield), then the OpenMP
  * runtime's. It spins when one of the runtime's frames is in a spin loop (its code next to a
- * PAUSE: module_spin_code()) or a wait function of the table, or when the runtime's frames
+ * PAUSE: module_spin_code()), a wait function of the table or one runtime-names.c named a
+ * wait (the tree keeps one node for its functions, the outermost's), or when the runtime's frames
  * reach the thread's entry (a worker between regions). Leaving the runtime for the program's
  * code otherwise (a region starting, a loop's scheduling) is the runtime working for it.
  */
@@ -162,19 +178,20 @@ static bool walk_spins(const struct fin *f, uint32_t node)
 
 	for (n = node; n != UINT32_MAX; n = f->nodes[n].parent) {
 		const struct frame *fr = &f->frames[f->nodes[n].frame];
-		const char *mod = module_name_of(f, fr);
+		const char *mod = fin_frame_module_name(f, fr);
 		const char *name = f->functions[fr->function].name;
 
 		if (prefixed(mod, runtime_modules)) {
 			in_runtime = true;
 			if (spin_function(name) ||
-			    module_spin_code(&f->modules[fr->module], fr->address))
+			    module_spin_code(&f->modules[fr->module], fr->address) ||
+			    (f->functions[fr->function].given && fin_runtime_wait_name(name)))
 				return true;
 			continue;
 		}
 		if (!in_runtime && prefixed(mod, c_runtime_modules))
 			continue;
-		return in_runtime && listed(name, thread_entries);
+		return in_runtime && fin_name_listed(name, thread_entries);
 	}
 	return false;
 }

@@ -70,14 +70,25 @@ static void native_frames(const struct fin *f, const struct stream *s, const str
 	*count = m->count[ai];
 }
 
-/* Grow the path from parent by the count frames from first. The last node, or -ENOMEM. */
+/*
+ * Grow the path from parent by the count frames from first. The last node, or -ENOMEM. A
+ * frame of a function pfinalize named (function.given) right below a frame of the same
+ * function adds no node: "[OpenMP barrier wait]" is one node however many of the runtime's
+ * unnamed functions it took to wait.
+ */
 static int64_t path_extend(struct fin *f, uint32_t parent, uint32_t first, uint32_t count)
 {
 	int64_t n = parent;
 	uint32_t d;
 
-	for (d = 0; d < count && n >= 0; d++)
+	for (d = 0; d < count && n >= 0; d++) {
+		uint32_t fn = f->frames[first + d].function;
+
+		if (n != UINT32_MAX && f->functions[fn].given &&
+		    f->frames[f->nodes[n].frame].function == fn)
+			continue;
 		n = node_get(f, (uint32_t)n, first + d);
+	}
 	return n;
 }
 

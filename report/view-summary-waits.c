@@ -292,13 +292,15 @@ int summary_waits(struct summary *s)
 /* ---- OpenMP ------------------------------------------------------------------------------- */
 
 /*
- * The function a compiler outlines a parallel region into: GCC's "main._omp_fn.0", clang's
- * ".omp_outlined." (and ".omp_outlined._debug__", "__omp_outlined__N").
+ * The function a compiler outlines a parallel region into, as pfinalize names it ("main [omp
+ * parallel at prog.c:42]", docs/pfinalize.md), or as the symbols do where the stacks did not
+ * tell its directive: GCC's "main._omp_fn.0", clang's ".omp_outlined." (and
+ * ".omp_outlined._debug__", "__omp_outlined__N").
  */
 static bool region_function(const char *name)
 {
-	return strstr(name, "._omp_fn.") || strstr(name, ".omp_outlined") ||
-	       strstr(name, "__omp_outlined");
+	return strstr(name, " [omp ") || strstr(name, "._omp_fn.") ||
+	       strstr(name, ".omp_outlined") || strstr(name, "__omp_outlined");
 }
 
 /* Per region and thread: the CPU Time in the region, and its Spin Time. */
