@@ -282,7 +282,10 @@ static struct db_value function_kind(const void *rec, const struct db_rows_ctx *
 {
 	const struct function *fn = rec;
 
-	return db_text(fn->resolved ? "symbol" : fn->range ? "range" : "address");
+	return db_text(fn->method     ? "method"
+		       : fn->resolved ? "symbol"
+		       : fn->range    ? "range"
+				      : "address");
 }
 
 static const struct db_col functions_cols[] = {

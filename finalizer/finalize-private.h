@@ -46,6 +46,8 @@ struct function {
 	bool range;  /* unnamed, known by its FDE range: "func@0x<start>" (sym_frame.range) */
 	bool python; /* a Python function: module NO_MODULE, line its co_firstlineno */
 	bool eval;   /* the interpreter's eval loop (pymerge_is_eval) */
+	bool method; /* a C function Python calls by name, named as cProfile names it
+			(module_name_methods): kind 'method' */
 };
 
 struct frame {

@@ -21,6 +21,7 @@ struct function_key {
 	uint32_t line;
 	bool resolved;
 	bool range;
+	bool method;
 };
 
 static bool function_eq(const void *ctx, uint32_t idx)
@@ -44,6 +45,7 @@ static int function_make(const void *ctx, void *elem)
 		.line = k->line,
 		.resolved = k->resolved,
 		.range = k->range,
+		.method = k->method,
 		.python = k->python,
 		.eval = !k->python && pymerge_is_eval(k->name),
 	};
@@ -73,7 +75,8 @@ static int64_t native_function(struct fin *f, uint32_t module, const struct sym_
 				  .module = module,
 				  .line = sf->decl_line,
 				  .resolved = sf->resolved,
-				  .range = sf->range };
+				  .range = sf->range,
+				  .method = sf->method };
 
 	k.name = str_pool_get(&f->strings, sf->name);
 	k.mangled = str_pool_get(&f->strings, sf->mangled);
