@@ -62,6 +62,12 @@ enum {
 #ifndef R_AARCH64_RELATIVE
 #define R_AARCH64_RELATIVE 1027
 #endif
+#ifndef R_AARCH64_ABS64
+#define R_AARCH64_ABS64 257
+#endif
+/* What a pointer to a function of another file holds: a method whose C function is imported
+   (CPython's Py_GenericAlias in an extension) keeps its array whole, but names nothing. */
+#define IMPORTED UINT64_MAX
 
 struct segment {
 	uint64_t va, filesz;
@@ -70,13 +76,13 @@ struct segment {
 };
 
 struct reloc {
-	uint64_t at, value;
+	uint64_t at, value; /* value IMPORTED: a symbol of another file */
 };
 
 struct image {
 	struct segment seg[MAX_SEGMENTS];
 	size_t nseg;
-	struct reloc *rel; /* RELATIVE relocations, sorted by at */
+	struct reloc *rel; /* RELATIVE and absolute 64-bit relocations, sorted by at */
 	size_t nrel, relcap;
 };
 
@@ -188,7 +194,8 @@ static int entry_at(const struct image *im, uint64_t va)
 		return -1;
 	if (!name)
 		return !meth && !flags && !doc ? 0 : -1;
-	if (flags & ~(uint64_t)METH_KNOWN || !(flags & METH_CALLS) || !is_code(im, meth))
+	if (flags & ~(uint64_t)METH_KNOWN || !(flags & METH_CALLS) ||
+	    (meth != IMPORTED && !is_code(im, meth)))
 		return -1;
 	if (doc) {
 		const struct segment *s = seg_of(im, doc, 1);
@@ -412,6 +419,8 @@ static int name_methods(struct pymethod_table *t, const struct image *im, const 
 			else
 				snprintf(buf, sizeof(buf), "{method '%s' of '%s' objects}", name,
 					 ar->owner);
+			if (read_ptr(im, e + 8) == IMPORTED)
+				continue;
 			if (GROW(t->v, t->n + 1, t->cap))
 				return -ENOMEM;
 			t->v[t->n].addr = read_ptr(im, e + 8);
@@ -464,14 +473,40 @@ static int reloc_cmp(const void *x, const void *y)
 	return a->at < b->at ? -1 : a->at > b->at;
 }
 
-/* The loaded segments' bytes and the RELATIVE relocations: what the data holds once loaded. */
+/*
+ * A relocation's value: RELATIVE, its addend; absolute 64-bit, its symbol's address plus the
+ * addend (an exported function of the file itself: a library's pointers to what it exports
+ * can be interposed, so they are not RELATIVE), IMPORTED for a symbol of another file.
+ * False for other types.
+ */
+static bool reloc_value(const GElf_Rela *r, unsigned relative, unsigned abs64, Elf_Data *syms,
+			uint64_t *v)
+{
+	unsigned type = (unsigned)GELF_R_TYPE(r->r_info);
+	GElf_Sym sym;
+
+	if (type == relative) {
+		*v = (uint64_t)r->r_addend;
+		return true;
+	}
+	if (type != abs64)
+		return false;
+	if (!syms || !gelf_getsym(syms, (int)GELF_R_SYM(r->r_info), &sym) ||
+	    sym.st_shndx == SHN_UNDEF || GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC)
+		*v = IMPORTED;
+	else
+		*v = sym.st_value + (uint64_t)r->r_addend;
+	return true;
+}
+
+/* The loaded segments' bytes and the relocations of pointers: what the data holds loaded. */
 static int image_load(struct image *im, Elf *elf)
 {
 	size_t size, nph, i;
 	const uint8_t *raw = (const uint8_t *)elf_rawfile(elf, &size);
 	GElf_Ehdr eh;
 	Elf_Scn *scn = NULL;
-	unsigned relative;
+	unsigned relative, abs64;
 
 	if (!raw || !gelf_getehdr(elf, &eh) || elf_getphdrnum(elf, &nph) ||
 	    gelf_getclass(elf) != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)
@@ -479,6 +514,7 @@ static int image_load(struct image *im, Elf *elf)
 	relative = eh.e_machine == EM_X86_64	? R_X86_64_RELATIVE
 		   : eh.e_machine == EM_AARCH64 ? R_AARCH64_RELATIVE
 						: 0;
+	abs64 = eh.e_machine == EM_X86_64 ? R_X86_64_64 : R_AARCH64_ABS64;
 	if (!relative)
 		return 0;
 	for (i = 0; i < nph && im->nseg < MAX_SEGMENTS; i++) {
@@ -496,20 +532,24 @@ static int image_load(struct image *im, Elf *elf)
 	}
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
-		Elf_Data *d;
+		Elf_Data *d, *syms;
+		Elf_Scn *symscn;
 		GElf_Rela r;
+		uint64_t v;
 		size_t n;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize ||
 		    (sh.sh_flags & SHF_INFO_LINK) || !(d = elf_getdata(scn, NULL)))
 			continue;
+		symscn = sh.sh_link ? elf_getscn(elf, sh.sh_link) : NULL;
+		syms = symscn ? elf_getdata(symscn, NULL) : NULL;
 		n = d->d_size / sh.sh_entsize;
 		for (i = 0; i < n && gelf_getrela(d, (int)i, &r); i++) {
-			if (GELF_R_TYPE(r.r_info) != relative)
+			if (!reloc_value(&r, relative, abs64, syms, &v))
 				continue;
 			if (GROW(im->rel, im->nrel + 1, im->relcap))
 				return -ENOMEM;
-			im->rel[im->nrel++] = (struct reloc){ r.r_offset, (uint64_t)r.r_addend };
+			im->rel[im->nrel++] = (struct reloc){ r.r_offset, v };
 		}
 	}
 	qsort(im->rel, im->nrel, sizeof(*im->rel), reloc_cmp);

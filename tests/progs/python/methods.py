@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
 """Known answer: Python lines calling C by name. Phases, each timed with time.process_time()
 around its calls: the extension pymeth (tests/progs/python/pymeth.c, when its directory is
-given) burning EXT_MS split 60/30/10 between Burner.burn, spin and fast; sorted() of a
-shuffled list; dict.get with a tuple key (hashed anew at every call, in C); numpy's
+given) burning EXT_MS (500) split 60/30/10 between Burner.burn, spin and fast; sorted() of a
+shuffled list; dict.get with a long string key equal to the
+dict's but not the same object (compared in C at every call); numpy's
 ndarray.sort when numpy imports. Writes the phases' CPU times as JSON to TIMES; prints what
 the work computed (the same with and without a profiler).
 
@@ -57,7 +58,7 @@ def main():
     if len(sys.argv) > 2:
         sys.path.insert(0, sys.argv[2])
         import pymeth
-        ms = float(sys.argv[3]) if len(sys.argv) > 3 else 1000
+        ms = float(sys.argv[3]) if len(sys.argv) > 3 else 500
         b = pymeth.Burner()
         for _ in range(ROUNDS):
             timed(used, "burn", call_burn, b, 0.6 * ms / ROUNDS)
@@ -67,19 +68,20 @@ def main():
     rng = random.Random(7)
     lst = list(range(200000))
     rng.shuffle(lst)
-    key = tuple(range(300))
-    d = {key: 1}
-    for _ in range(4):
+    # an equal key, not the same object: every lookup compares 200,000 characters in C
+    d = {"m" * 200000: 1}
+    key = "".join(["m"] * 200000)
+    for _ in range(3):
         s = timed(used, "sorted", call_sorted, lst)
-        hits = timed(used, "get", call_get, d, key, 50000)
+        hits = timed(used, "get", call_get, d, key, 12000)
     out.append("sorted %d %d get %d" % (s[0], s[-1], hits))
     try:
         import numpy
     except ImportError:
         numpy = None
     if numpy is not None:
-        base = numpy.random.default_rng(7).random(1000000)
-        for _ in range(5):
+        base = numpy.random.default_rng(7).random(700000)
+        for _ in range(3):
             a = timed(used, "sort", call_sort, base.copy())
         out.append("numpy sort %.6f %.6f" % (a[0], a[-1]))
     with open(sys.argv[1], "w") as f:
