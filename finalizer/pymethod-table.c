@@ -240,8 +240,8 @@ static int find_arrays(const struct image *im, struct arrays *a)
 
 static struct array *array_at(struct arrays *a, uint64_t start)
 {
-	size_t i = sorted_upper_u64(a->v, a->n, sizeof(*a->v), offsetof(struct array, start),
-				    start);
+	size_t i =
+		sorted_upper_u64(a->v, a->n, sizeof(*a->v), offsetof(struct array, start), start);
 
 	return i && a->v[i - 1].start == start ? &a->v[i - 1] : NULL;
 }
@@ -316,7 +316,8 @@ static int owner_word(const struct image *im, void *ctx, uint64_t at, uint64_t v
 			break;
 		if (GROW(op->g, op->ng + 1, op->gcap))
 			return -ENOMEM;
-		op->g[op->ng++] = (struct spec_guess){ .slots = s, .array = (size_t)(a - op->a->v) };
+		op->g[op->ng++] =
+			(struct spec_guess){ .slots = s, .array = (size_t)(a - op->a->v) };
 	}
 	return 0;
 }
@@ -511,7 +512,7 @@ static int image_load(struct image *im, Elf *elf)
 	if (!raw || !gelf_getehdr(elf, &eh) || elf_getphdrnum(elf, &nph) ||
 	    gelf_getclass(elf) != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)
 		return 0;
-	relative = eh.e_machine == EM_X86_64	? R_X86_64_RELATIVE
+	relative = eh.e_machine == EM_X86_64    ? R_X86_64_RELATIVE
 		   : eh.e_machine == EM_AARCH64 ? R_AARCH64_RELATIVE
 						: 0;
 	abs64 = eh.e_machine == EM_X86_64 ? R_X86_64_64 : R_AARCH64_ABS64;
@@ -597,8 +598,8 @@ void pymethod_table_release(struct pymethod_table *t)
 
 const char *pymethod_table_find(const struct pymethod_table *t, uint64_t addr)
 {
-	size_t i = sorted_upper_u64(t->v, t->n, sizeof(*t->v), offsetof(struct pymethod, addr),
-				    addr);
+	size_t i =
+		sorted_upper_u64(t->v, t->n, sizeof(*t->v), offsetof(struct pymethod, addr), addr);
 
 	return i && t->v[i - 1].addr == addr ? t->v[i - 1].name : NULL;
 }

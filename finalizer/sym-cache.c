@@ -30,8 +30,8 @@
  * fde_source), u64 count, then count * { u64 start, u64 end }.
  */
 /*
- * 6: Python methods named from the method tables; 5: PLT stubs and the entry named; 4: no paths into a result's archive; 3: FDE ranges;
- * 2: source paths cleaned, DWARF 5 file 0
+ * 6: Python methods named from the method tables; 5: PLT stubs and the entry named; 4: no paths
+ * into a result's archive; 3: FDE ranges; 2: source paths cleaned, DWARF 5 file 0
  */
 #define CACHE_MAGIC   "PCSYMC6\n"
 #define RANGES_MAGIC  "PCFDE01\n"
