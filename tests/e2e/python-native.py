@@ -82,7 +82,9 @@ def main():
                 "python-only: call_native's self %.3f s is all that ran under it (%.3f s)"
                 % (hp.get("call_native", 0), want))
         hl = e.rows(res, "-view", "hotspots", "-filter", "language=python")
-        e.check(hl and all(r["Module"] == "[python]" for r in hl) and
+        # callers keep their total: a builtin named from the method tables (builtins.exec
+        # running an imported module's code) stands between Python frames, with no self time
+        e.check(hl and all(r["Module"] == "[python]" for r in hl if e.secs(r) > 0) and
                 not any(r["Function"] == "pyburn_spin" for r in hl),
                 "-filter language=python keeps only samples in Python code")
 
