@@ -277,6 +277,31 @@ static bool plausible_size(uint64_t v)
 	return v < (1u << 24);
 }
 
+/*
+ * PyModuleDef_HEAD_INIT: after the reference count, ob_type, m_init, m_index and m_copy are
+ * zero. (Whatever precedes another array could pass the other checks: sys's functions were
+ * once taken for a type's.)
+ */
+static bool moddef_head(const struct image *im, uint64_t def)
+{
+	uint64_t v;
+	unsigned k;
+
+	for (k = 8; k <= 32; k += 8)
+		if (!read_u64(im, def + k, &v) || v || read_ptr(im, def + k))
+			return false;
+	return true;
+}
+
+/* PyVarObject_HEAD_INIT(type, 0): ob_size 0; tp_dealloc NULL or code. */
+static bool type_head(const struct image *im, uint64_t type)
+{
+	uint64_t size, dealloc = read_ptr(im, type + 48);
+
+	return read_u64(im, type + 16, &size) && !size && !read_ptr(im, type + 16) &&
+	       (!dealloc || dealloc == IMPORTED || is_code(im, dealloc));
+}
+
 /* Does a static type or a module definition hold this array at at, or a type spec's slot? */
 static int owner_word(const struct image *im, void *ctx, uint64_t at, uint64_t value)
 {
@@ -288,20 +313,20 @@ static int owner_word(const struct image *im, void *ctx, uint64_t at, uint64_t v
 
 	if (!a || a->owner)
 		return 0;
-	if (at >= TYPE_METHODS_AT &&
+	if (at >= MODDEF_METHODS_AT && moddef_head(im, at - MODDEF_METHODS_AT) &&
+	    (name = read_name(im, read_ptr(im, at - MODDEF_METHODS_AT + MODDEF_NAME_AT), true)) &&
+	    read_u64(im, at - MODDEF_METHODS_AT + MODDEF_SIZE_AT, &msize) &&
+	    (msize == UINT64_MAX || plausible_size(msize))) {
+		a->owner = name;
+		return 0;
+	}
+	if (at >= TYPE_METHODS_AT && type_head(im, at - TYPE_METHODS_AT) &&
 	    (name = read_name(im, read_ptr(im, at - TYPE_METHODS_AT + TYPE_NAME_AT), true)) &&
 	    read_u64(im, at - TYPE_METHODS_AT + 32, &basic) && basic >= 16 &&
 	    plausible_size(basic) && read_u64(im, at - TYPE_METHODS_AT + 40, &item) &&
 	    plausible_size(item)) {
 		a->owner = name;
 		a->type = true;
-		return 0;
-	}
-	if (at >= MODDEF_METHODS_AT &&
-	    (name = read_name(im, read_ptr(im, at - MODDEF_METHODS_AT + MODDEF_NAME_AT), true)) &&
-	    read_u64(im, at - MODDEF_METHODS_AT + MODDEF_SIZE_AT, &msize) &&
-	    (msize == UINT64_MAX || plausible_size(msize))) {
-		a->owner = name;
 		return 0;
 	}
 	/* A slot {Py_tp_methods, array}: its array starts at most SPEC_MAX_SLOTS slots before. */
@@ -389,12 +414,16 @@ static int method_cmp(const void *x, const void *y)
 {
 	const struct pymethod *a = x, *b = y;
 
-	/* One function under two names: the same one every run, whatever qsort's order. */
-	return a->addr != b->addr ? (a->addr < b->addr ? -1 : 1) : strcmp(a->name, b->name);
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	return a->rank != b->rank ? (a->rank < b->rank ? -1 : 1) : strcmp(a->name, b->name);
 }
 
-/* The named entries of every owned array, sorted by address, the first name (by
-   strcmp) of each kept. */
+/*
+ * The named entries of every owned array, sorted by address. One function under several
+ * names (lock.acquire, acquire_lock and __enter__; a function two types share) keeps one: a
+ * name that is not a dunder first, then the first in the file.
+ */
 static int name_methods(struct pymethod_table *t, const struct image *im, const struct arrays *a,
 			const char *path)
 {
@@ -425,6 +454,8 @@ static int name_methods(struct pymethod_table *t, const struct image *im, const 
 			if (GROW(t->v, t->n + 1, t->cap))
 				return -ENOMEM;
 			t->v[t->n].addr = read_ptr(im, e + 8);
+			t->v[t->n].rank = (uint32_t)(t->n & 0x7fffffff) |
+					  (!strncmp(name, "__", 2) ? 0x80000000u : 0);
 			if (!(t->v[t->n].name = strdup(buf)))
 				return -ENOMEM;
 			t->n++;

@@ -12,6 +12,7 @@
 struct pymethod {
 	uint64_t addr; /* ml_meth: the ELF virtual address of the C function */
 	char *name;    /* "{method 'sort' of 'numpy.ndarray' objects}", owned */
+	uint32_t rank; /* among names of one function, the lowest is kept */
 };
 
 struct pymethod_table {
