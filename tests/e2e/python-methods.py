@@ -3,7 +3,7 @@
 """C functions that Python lines call by name, named as cProfile names them from the method
 tables alone, on one interpreter (the argument): tests/progs/python/methods.py calls the
 extension pymeth (tests/progs/python/pymeth.c, built here with the interpreter's headers and
-stripped: no symbol names its functions) with 300/150/50 ms of CPU time for a type's method,
+stripped: no symbol names its functions) with 240/120/40 ms of CPU time for a type's method,
 a module function and a METH_FASTCALL function; sorted() and dict.get (the interpreter's own,
 stripped in Debian's python3.11); numpy's ndarray.sort where numpy imports (Debian's
 python3-numpy, stripped). Each must be a frame right under the Python line that calls it,
@@ -19,7 +19,7 @@ import e2elib as e
 import pylib
 
 ROUNDS = 10  # tests/progs/python/methods.py: its calls per phase, 10 for pymeth, 3 for the others
-EXT_MS = 500
+EXT_MS = 400
 CALL_NS = 3000000  # the Python call and loop around the C function, in the measured time
 
 

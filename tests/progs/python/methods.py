@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Known answer: Python lines calling C by name. Phases, each timed with time.process_time()
 around its calls: the extension pymeth (tests/progs/python/pymeth.c, when its directory is
-given) burning EXT_MS (500) split 60/30/10 between Burner.burn, spin and fast; sorted() of a
+given) burning EXT_MS (400) split 60/30/10 between Burner.burn, spin and fast; sorted() of a
 shuffled list; dict.get with a long string key equal to the
 dict's but not the same object (compared in C at every call); numpy's
 ndarray.sort when numpy imports. Writes the phases' CPU times as JSON to TIMES; prints what
@@ -58,7 +58,7 @@ def main():
     if len(sys.argv) > 2:
         sys.path.insert(0, sys.argv[2])
         import pymeth
-        ms = float(sys.argv[3]) if len(sys.argv) > 3 else 500
+        ms = float(sys.argv[3]) if len(sys.argv) > 3 else 400
         b = pymeth.Burner()
         for _ in range(ROUNDS):
             timed(used, "burn", call_burn, b, 0.6 * ms / ROUNDS)
@@ -66,7 +66,7 @@ def main():
             timed(used, "fast", call_fast, pymeth, 0.1 * ms / ROUNDS)
         out.append("pymeth")
     rng = random.Random(7)
-    lst = list(range(200000))
+    lst = list(range(150000))
     rng.shuffle(lst)
     # an equal key, not the same object: every lookup compares 200,000 characters in C
     d = {"m" * 200000: 1}
@@ -80,7 +80,7 @@ def main():
     except ImportError:
         numpy = None
     if numpy is not None:
-        base = numpy.random.default_rng(7).random(700000)
+        base = numpy.random.default_rng(7).random(500000)
         for _ in range(3):
             a = timed(used, "sort", call_sort, base.copy())
         out.append("numpy sort %.6f %.6f" % (a[0], a[-1]))
