@@ -461,7 +461,8 @@ static int name_methods(struct pymethod_table *t, const struct image *im, const 
 			t->n++;
 		}
 	}
-	qsort(t->v, t->n, sizeof(*t->v), method_cmp);
+	if (t->n)
+		qsort(t->v, t->n, sizeof(*t->v), method_cmp);
 	for (i = 0, k = 0; i < t->n; i++) {
 		if (k && t->v[k - 1].addr == t->v[i].addr) {
 			free(t->v[i].name);
@@ -584,7 +585,8 @@ static int image_load(struct image *im, Elf *elf)
 			im->rel[im->nrel++] = (struct reloc){ r.r_offset, v };
 		}
 	}
-	qsort(im->rel, im->nrel, sizeof(*im->rel), reloc_cmp);
+	if (im->nrel)
+		qsort(im->rel, im->nrel, sizeof(*im->rel), reloc_cmp);
 	return 0;
 }
 
