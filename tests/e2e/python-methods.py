@@ -41,11 +41,6 @@ def build_ext(python, w):
     return d, None
 
 
-def folded(res, *args):
-    return [(r["Call Stack"].split(";"), e.secs(r)) for r in
-            e.rows(res, "-view", "callstacks", "-threshold", "0", *args)]
-
-
 def main():
     python = pylib.interpreter(pylib.label_arg())
     src = pylib.program("methods.py")
@@ -59,7 +54,7 @@ def main():
         with open(times) as f:
             used = json.load(f)
         print("measured: %s" % used)
-        stacks = folded(res)
+        stacks = e.folded(res)
         stats = e.db_sampled(res)
         want = [("{built-in method builtins.sorted}", "call_sorted", "sorted", 3),
                 ("{method 'get' of 'dict' objects}", "call_get", "get", 3)]

@@ -55,9 +55,9 @@ static int load_bytes(struct pymethod_table *t, uint8_t *buf, size_t size)
 static void test_pymethod_table_interpreter(void)
 {
 	static const char *const want[] = {
-		"{built-in method builtins.sorted}",  "{method 'get' of 'dict' objects}",
-		"{method 'sort' of 'list' objects}",  "{built-in method time.sleep}",
-		"{built-in method sys.getsizeof}",    "{built-in method fromkeys}",
+		"{built-in method builtins.sorted}", "{method 'get' of 'dict' objects}",
+		"{method 'sort' of 'list' objects}", "{built-in method time.sleep}",
+		"{built-in method sys.getsizeof}",   "{built-in method fromkeys}",
 		"{method 'join' of 'str' objects}",
 	};
 	struct pymethod_table t;
@@ -120,7 +120,8 @@ static void test_pymethod_table_damaged(void)
 		}
 		CU_ASSERT_EQUAL(load_bytes(&t, buf, n), 0);
 		for (k = 0; k < t.n; k++)
-			CU_ASSERT(t.v[k].name[0] == '{' && t.v[k].name[strlen(t.v[k].name) - 1] == '}');
+			CU_ASSERT(t.v[k].name[0] == '{' &&
+				  t.v[k].name[strlen(t.v[k].name) - 1] == '}');
 		pymethod_table_release(&t);
 	}
 	free(buf);
