@@ -283,6 +283,7 @@ static struct db_value function_kind(const void *rec, const struct db_rows_ctx *
 	const struct function *fn = rec;
 
 	return db_text(fn->given      ? "role"
+		       : fn->method   ? "method"
 		       : fn->resolved ? "symbol"
 		       : fn->range    ? "range"
 				      : "address");

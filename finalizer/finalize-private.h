@@ -48,6 +48,8 @@ struct function {
 	bool eval;   /* the interpreter's eval loop (pymerge_is_eval) */
 	bool given;  /* named by pfinalize from what it does (runtime-names.c): frames of it
 			that follow one another in a stack are one node of the tree */
+	bool method; /* a C function Python calls by name, named as cProfile names it
+			(module_name_methods): kind 'method' */
 };
 
 struct frame {

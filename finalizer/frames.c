@@ -22,6 +22,7 @@ struct function_key {
 	bool resolved;
 	bool range;
 	bool given;
+	bool method;
 };
 
 static bool function_eq(const void *ctx, uint32_t idx)
@@ -45,6 +46,7 @@ static int function_make(const void *ctx, void *elem)
 		.line = k->line,
 		.resolved = k->resolved,
 		.range = k->range,
+		.method = k->method,
 		.python = k->python,
 		.eval = !k->python && pymerge_is_eval(k->name),
 		.given = k->given,
@@ -75,7 +77,8 @@ static int64_t native_function(struct fin *f, uint32_t module, const struct sym_
 				  .module = module,
 				  .line = sf->decl_line,
 				  .resolved = sf->resolved,
-				  .range = sf->range };
+				  .range = sf->range,
+				  .method = sf->method };
 
 	k.name = str_pool_get(&f->strings, sf->name);
 	k.mangled = str_pool_get(&f->strings, sf->mangled);

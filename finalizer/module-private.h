@@ -71,6 +71,14 @@ int module_compose(struct module *m, const struct symtab *st, const struct dwarf
 /* Every address named by its placeholder ("func@0x1a2b"). 0 or -ENOMEM. */
 int module_resolve_placeholders(struct module *m);
 
+/* module-methods.c */
+/*
+ * After module_compose(): an address whose function (its FDE range, else its symbol) starts
+ * at a method's C function in the file's method tables (finalizer/pymethod-table.h) gets that
+ * method's cProfile name on its outermost frame, which is flagged method. 0 or -ENOMEM.
+ */
+int module_name_methods(struct module *m, Elf *elf, struct fde_src *fs, const struct symtab *st);
+
 /* module-objects.c: m->obj_names from the variables of m's file. 0 or -ENOMEM. */
 int module_resolve_objects(struct module *m, const struct resolve_opts *o);
 

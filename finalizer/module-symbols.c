@@ -284,6 +284,8 @@ int module_resolve_file(struct module *m, const struct resolve_opts *o)
 	if (strcmp(m->symbols, "dwarf"))
 		log_debug("'%s': %s", m->path, names_from(st.source));
 	ret = module_compose(m, &st, have_dw ? &dw : NULL, &fs);
+	if (!ret && m->naddrs)
+		ret = module_name_methods(m, f.elf, &fs, &st);
 	if (m->addrs_ranged)
 		log_debug("'%s': %zu of %zu addresses named by the FDE range that holds them "
 			  "(func@0x<start>), %zu by no symbol or range",

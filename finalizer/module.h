@@ -22,6 +22,8 @@ struct sym_frame {
 	bool resolved; /* the name came from symbols */
 	bool range;    /* no symbol, but an FDE range holds the address: the name is
 			  "func@0x<start of the range>", one function for all its addresses */
+	bool method;   /* a Python-callable C function, named from the method tables as
+			  cProfile names it (module_name_methods) */
 };
 
 /* What a debuginfod server answered for a module (debug_server_fetch()). */

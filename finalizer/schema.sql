@@ -40,7 +40,8 @@ CREATE TABLE functions (id INTEGER PRIMARY KEY, name TEXT,
   mangled TEXT, module_id INTEGER REFERENCES modules(id),
   source_file_id INTEGER REFERENCES source_files(id), line INTEGER, language TEXT,
   resolved INTEGER,
-  kind TEXT); -- 'symbol' (named), 'range' (func@0x<start> of an FDE range) or 'address'
+  kind TEXT); -- 'symbol' (named), 'range' (func@0x<start> of an FDE range), 'address' or
+  -- 'method' (named from the Python method tables as cProfile names it)
 
 CREATE TABLE frames (id INTEGER PRIMARY KEY,
   function_id INTEGER REFERENCES functions(id),

@@ -16,12 +16,13 @@
 #include "finalizer/sorted.h"
 
 /*
- * File: "PCSYMC6\n", u32 flags (1: inline chains), strings resolved_path (always NULL: the
+ * File: "PCSYMC7\n", u32 flags (1: inline chains), strings resolved_path (always NULL: the
  * module's file is found again by each result, module_resolve()), debug_path (NULL when it
  * was inside a result directory, whose archive another result cannot count on), symbols,
  * u64 count, then count entries sorted by address:
  *   u64 addr, u32 nframes, nframes * { str name, str mangled, str decl_file, u32 decl_line,
- *   str file, u32 line, u8 kind (bit 0: resolved, bit 1: range) }
+ *   str file, u32 line, u8 kind (bit 0: resolved, bit 1: range, bit 2: a method named from the
+ *   method tables) }
  * A string is u32 length then bytes; length 0xffffffff stands for NULL. Native byte order:
  * the cache belongs to one machine.
  *
@@ -29,16 +30,18 @@
  * fde_source), u64 count, then count * { u64 start, u64 end }.
  */
 /*
- * 6: gcc's outlined OpenMP functions given their first line as their definition line (the
- * directive's); 5: PLT stubs and the entry named; 4: no paths into a result's archive; 3: FDE
- * ranges; 2: source paths cleaned, DWARF 5 file 0
+ * 7: Python methods named from the method tables; 6: gcc's outlined OpenMP functions given
+ * their first line as their definition line (the directive's); 5: PLT stubs and the entry
+ * named; 4: no paths into a result's archive; 3: FDE ranges; 2: source paths cleaned, DWARF 5
+ * file 0
  */
-#define CACHE_MAGIC   "PCSYMC6\n"
+#define CACHE_MAGIC   "PCSYMC7\n"
 #define RANGES_MAGIC  "PCFDE01\n"
 #define NULL_STR      0xffffffffu
 #define FLAG_INLINE   1u
 #define KIND_RESOLVED 1u
 #define KIND_RANGE    2u
+#define KIND_METHOD   4u
 
 const char *sym_cache_dir(char *buf, size_t size)
 {
@@ -297,6 +300,7 @@ int sym_cache_load(struct module *m, const struct resolve_opts *o)
 			kind = (uint8_t)rd_u(&r, 1);
 			f->resolved = (kind & KIND_RESOLVED) != 0;
 			f->range = (kind & KIND_RANGE) != 0;
+			f->method = (kind & KIND_METHOD) != 0;
 			if (!f->name)
 				oom = true;
 		}
@@ -373,7 +377,8 @@ static void w_entry(struct wbuf *w, const struct module *m, size_t i)
 		w_u32(w, f->decl_line);
 		w_str(w, f->file);
 		w_u32(w, f->line);
-		kind = (f->resolved ? KIND_RESOLVED : 0) | (f->range ? KIND_RANGE : 0);
+		kind = (f->resolved ? KIND_RESOLVED : 0) | (f->range ? KIND_RANGE : 0) |
+		       (f->method ? KIND_METHOD : 0);
 		w_bytes(w, &kind, 1);
 	}
 }

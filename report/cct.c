@@ -258,7 +258,7 @@ static int pyview_build(struct pyview *v, const struct model *m, unsigned flags)
 		if (flags & CCT_PYTHON_ONLY)
 			kind[i] = !f->python &&
 				  !(f->module < 0 && f->name && !strcmp(f->name, RAW_PY_GC_NAME));
-		else if (f->module >= 0)
+		else if (f->module >= 0 && !f->method)
 			kind[i] = m->modules[f->module].interpreter                     ? 1
 				  : cct_module_is_c_runtime(m->modules[f->module].name) ? 2
 											: 0;

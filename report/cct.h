@@ -70,9 +70,10 @@ static inline int cct_group_of(const struct cct_node *n)
  *     modules.role 'interpreter', or it is in the C runtime, libc, ld.so, libm, and called
  *     by such a frame; with CCT_PYTHON_ONLY, any native frame) under a Python frame is merged
  *     into its caller, as an inlined frame is, so the eval loop and the interpreter's helpers
- *     count in the Python line that ran them; above every Python frame of its stack
- *     (Py_RunMain, the outermost eval loop) it is skipped like a hidden frame. Stacks
- *     without Python frames keep all of theirs.
+ *     count in the Python line that ran them (but a method, functions.kind 'method', such
+ *     as builtins.sorted, stays: the C function the line called, as cProfile shows it); above every
+ * Python frame of its stack (Py_RunMain, the outermost eval loop) it is skipped like a hidden
+ * frame. Stacks without Python frames keep all of theirs.
  *
  * Values are kept per node and metric (nm = model.nmetrics of them): self[node * nm + k].
  */

@@ -196,6 +196,7 @@ static const struct model_column function_cols[] = {
 	COL(model_function, resolved, COLUMN_BOOL, "resolved", .null_int = 1),
 	COL(model_function, python, COLUMN_BOOL, "language = 'python'"),
 	COL(model_function, range, COLUMN_BOOL, "kind = 'range'", .flags = COLUMN_OPTIONAL),
+	COL(model_function, method, COLUMN_BOOL, "kind = 'method'", .flags = COLUMN_OPTIONAL),
 };
 
 static const struct model_table functions_table =

@@ -32,6 +32,8 @@ struct model_function {
 	int line;   /* first line of the definition, 0 when unknown */
 	bool resolved;
 	bool range;  /* functions.kind 'range': unnamed, known by its FDE range (func@0x...) */
+	bool method; /* functions.kind 'method': a C function Python calls by name, named as
+			cProfile names it; shown under its Python caller even in the interpreter */
 	bool python; /* functions.language 'python' */
 };
 

@@ -166,7 +166,9 @@ static bool runtime_module(const char *name)
 
 /*
  * The call site of a wait: the innermost function of its stack outside the C runtime
- * (where the blocking call itself runs), the wait's own function when there is none.
+ * (where the blocking call itself runs), the wait's own function when there is none. A
+ * Python method (functions.kind 'method': time.sleep, lock.acquire) is the blocking call
+ * too: the site is the Python function that called it.
  */
 static int call_site(const struct report *r, int node)
 {
@@ -179,7 +181,7 @@ static int call_site(const struct report *r, int node)
 		if (t->nodes[n].func < 0)
 			break;
 		f = &r->m.functions[t->nodes[n].func];
-		if (f->module < 0 || !runtime_module(r->m.modules[f->module].name))
+		if (!f->method && (f->module < 0 || !runtime_module(r->m.modules[f->module].name)))
 			return t->nodes[n].func;
 	}
 	return t->nodes[node].func;

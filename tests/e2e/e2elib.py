@@ -560,6 +560,13 @@ def rows(res, *args, env=None):
     return list(csv.DictReader(io.StringIO(out)))
 
 
+def folded(res, *args):
+    """The callstacks view of res (every stack, ARGS added): (frames outermost first, self
+    CPU time in seconds) per stack."""
+    return [(r["Call Stack"].split(";"), secs(r)) for r in
+            rows(res, "-view", "callstacks", "-threshold", "0", *args)]
+
+
 def json_rows(res, *args):
     """The rows of preport -r res -format json ARGS."""
     return json.loads(preport("-r", res, "-format", "json", *args).stdout)["rows"]

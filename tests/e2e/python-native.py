@@ -17,11 +17,6 @@ LIB = os.path.join(e.BUILD, "tests", "progs", "libpyburn.so")
 ROUNDS, NATIVE_MS, PY_MS = 10, 40, 20  # tests/progs/python/native.py
 
 
-def folded(res, *args):
-    return [(r["Call Stack"].split(";"), e.secs(r)) for r in
-            e.rows(res, "-view", "callstacks", "-threshold", "0", *args)]
-
-
 def main():
     python = pylib.interpreter(pylib.label_arg())
     src = pylib.program("native.py")
@@ -43,7 +38,7 @@ def main():
         e.check_time(stats, py_ns, used["py"] * 1e9, "py_work, against the CPU time its calls "
                      "took", stretches=ROUNDS)
 
-        stacks = folded(res)
+        stacks = e.folded(res)
         burn = [(s, t) for s, t in stacks if s[-1] == "pyburn_spin"]
         under = sum(t for s, t in burn if "call_native" in s and
                     not {"py_work", "main"} & set(s[s.index("call_native") + 1:]))
@@ -52,7 +47,7 @@ def main():
                 "user-only: %.3f of %.3f s of pyburn_spin under call_native" % (under, tb))
         e.check(not any(n.startswith("_PyEval_EvalFrameDefault") for s, _ in burn for n in s),
                 "user-only: no interpreter frame between call_native and pyburn_spin")
-        stacks_all = folded(res, "-call-stack-mode", "all")
+        stacks_all = e.folded(res, "-call-stack-mode", "all")
         # the eval loop, or the part gcc split off it (".cold", where Debian's 3.14 runs)
         e.check(any(n.startswith("_PyEval_EvalFrameDefault") for s, t in stacks_all
                     if s[-1] == "pyburn_spin" for n in s),
@@ -82,7 +77,9 @@ def main():
                 "python-only: call_native's self %.3f s is all that ran under it (%.3f s)"
                 % (hp.get("call_native", 0), want))
         hl = e.rows(res, "-view", "hotspots", "-filter", "language=python")
-        e.check(hl and all(r["Module"] == "[python]" for r in hl) and
+        # callers keep their total: a builtin named from the method tables (builtins.exec
+        # running an imported module's code) stands between Python frames, with no self time
+        e.check(hl and all(r["Module"] == "[python]" for r in hl if e.secs(r) > 0) and
                 not any(r["Function"] == "pyburn_spin" for r in hl),
                 "-filter language=python keeps only samples in Python code")
 
