@@ -82,6 +82,20 @@ int raw_py_write_note(struct raw_writer *w, const struct raw_py_note *note, uint
 	return enc_finish(w, RAW_REC_PY_NOTE, &e, scratch);
 }
 
+int raw_py_write_thread_name(struct raw_writer *w, const struct raw_py_thread_name *tn,
+			     uint8_t *scratch, size_t cap)
+{
+	struct raw_enc e;
+
+	if (tn->name.len > RAW_PY_MAX_STRING)
+		return -E2BIG;
+	enc_init(&e, scratch, cap);
+	raw_enc_varint(&e, tn->tid);
+	raw_enc_svarint(&e, tn->time_ns);
+	raw_enc_bytes(&e, tn->name.s, tn->name.len);
+	return enc_finish(w, RAW_REC_PY_THREAD_NAME, &e, scratch);
+}
+
 static void dec_init(struct raw_dec *d, const uint8_t *payload, size_t len)
 {
 	d->p = payload;
@@ -167,6 +181,19 @@ int raw_py_read_note(const uint8_t *payload, size_t len, struct raw_py_note *not
 	note->count = raw_dec_varint(&d);
 	note->detail = raw_dec_string(&d);
 	if (note->detail.len > RAW_PY_MAX_STRING)
+		return -EINVAL;
+	return dec_finish(&d);
+}
+
+int raw_py_read_thread_name(const uint8_t *payload, size_t len, struct raw_py_thread_name *tn)
+{
+	struct raw_dec d;
+
+	dec_init(&d, payload, len);
+	tn->tid = dec_u32(&d);
+	tn->time_ns = raw_dec_svarint(&d);
+	tn->name = raw_dec_string(&d);
+	if (tn->name.len > RAW_PY_MAX_STRING)
 		return -EINVAL;
 	return dec_finish(&d);
 }

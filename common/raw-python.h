@@ -17,12 +17,13 @@
 #include "common/raw-stream.h"
 
 enum raw_python_type {
-	RAW_REC_PY_CODE = 16,  /* one code object, once per (stream, code id) */
-	RAW_REC_PY_STACK = 17, /* a stack definition: native ips and Python frames */
-	RAW_REC_PY_NOTE = 18,  /* why samples of this stream degraded to native-only */
+	RAW_REC_PY_CODE = 16,        /* one code object, once per (stream, code id) */
+	RAW_REC_PY_STACK = 17,       /* a stack definition: native ips and Python frames */
+	RAW_REC_PY_NOTE = 18,        /* why samples of this stream degraded to native-only */
+	RAW_REC_PY_THREAD_NAME = 19, /* a thread's name in Python (threading.Thread.name) */
 };
 _Static_assert((int)RAW_REC_PY_CODE >= (int)RAW_REC_PYTHON_FIRST &&
-		       (int)RAW_REC_PY_NOTE < (int)RAW_REC_ALLOC_FIRST,
+		       (int)RAW_REC_PY_THREAD_NAME < (int)RAW_REC_ALLOC_FIRST,
 	       "python records left their reserved range");
 
 /* Limits a reader enforces; the agent never writes more. */
@@ -127,6 +128,20 @@ struct raw_py_note {
 	struct raw_string detail; /* e.g. "python 3.9" */
 };
 
+/*
+ * RAW_REC_PY_THREAD_NAME payload:
+ *   tid:varint time:svarint name:string
+ * From time (ns since origin) on, the thread tid runs as the threading.Thread named name
+ * (at most RAW_PY_MAX_STRING bytes of UTF-8). In the thread's stream or its process's; a
+ * later record replaces an earlier one.
+ */
+struct raw_py_thread_name {
+	uint32_t tid;
+	int64_t time_ns;
+	struct raw_string name;
+};
+#define RAW_PY_THREAD_NAME_SCRATCH (3 * RAW_VARINT_MAX + RAW_PY_MAX_STRING)
+
 /* Scratch bytes that always hold a RAW_REC_PY_STACK payload of n ips and npy frames. */
 #define RAW_PY_STACK_SCRATCH(n, npy)                                                               \
 	((size_t)(3 + (n)) * RAW_VARINT_MAX + (size_t)(1 + 3 * (npy)) * RAW_VARINT_MAX)
@@ -145,6 +160,8 @@ int raw_py_write_stack(struct raw_writer *w, uint64_t id, uint32_t flags, const 
 		       size_t cap);
 int raw_py_write_note(struct raw_writer *w, const struct raw_py_note *note, uint8_t *scratch,
 		      size_t cap);
+int raw_py_write_thread_name(struct raw_writer *w, const struct raw_py_thread_name *tn,
+			     uint8_t *scratch, size_t cap);
 
 /*
  * Readers: decode one payload (struct raw_record.payload / payload_len). Strings point into
@@ -155,5 +172,6 @@ int raw_py_read_code(const uint8_t *payload, size_t len, struct raw_py_code *c);
 int raw_py_read_stack(const uint8_t *payload, size_t len, struct raw_py_stack *s, uint64_t *ips,
 		      struct raw_py_frame *py);
 int raw_py_read_note(const uint8_t *payload, size_t len, struct raw_py_note *note);
+int raw_py_read_thread_name(const uint8_t *payload, size_t len, struct raw_py_thread_name *tn);
 
 #endif

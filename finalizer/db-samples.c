@@ -24,6 +24,7 @@ static const struct db_col threads_cols[] = {
 	DB_INT("samples", struct thread, samples),
 	DB_INT("weight", struct thread, weight),
 	DB_INT("time_ns", struct thread, time_ns),
+	DB_TEXT("os_name", struct thread, os_name),
 };
 static const struct db_table threads_table = DB_TABLE("threads", "INSERT", threads_cols);
 

@@ -430,8 +430,11 @@ static void fin_release(struct fin *f)
 		free(f->images[i].process.command_line);
 	}
 	free(f->images);
-	for (i = 0; i < f->nthreads; i++)
+	for (i = 0; i < f->nthreads; i++) {
 		free(f->threads[i].name);
+		free(f->threads[i].os_name);
+		free(f->threads[i].py_name);
+	}
 	free(f->threads);
 	for (i = 0; i < f->nmodules; i++) {
 		module_release(&f->modules[i]);

@@ -218,6 +218,20 @@ static void maps_sort(struct mapping *maps, size_t n)
 	}
 }
 
+/* *dst becomes a copy of name, unless name is NULL or empty. */
+static int name_set(char **dst, const char *name)
+{
+	char *n;
+
+	if (!name || !*name)
+		return 0;
+	if (!(n = strdup(name)))
+		return -ENOMEM;
+	free(*dst);
+	*dst = n;
+	return 0;
+}
+
 static int thread_event_apply(struct fin *f, struct stream *s, const struct thread_event *e)
 {
 	int64_t ti = thread_get(f, s->image, (int32_t)e->tid);
@@ -235,15 +249,13 @@ static int thread_event_apply(struct fin *f, struct stream *s, const struct thre
 		/* The start record names the thread too. */
 		__attribute__((fallthrough));
 	case RAW_REC_THREAD_NAME:
-		if (e->name && *e->name) {
-			char *n = strdup(e->name);
-
-			if (!n)
-				return -ENOMEM;
-			free(t->name);
-			t->name = n;
-		}
-		break;
+		return name_set(&t->name, e->name);
+	case RAW_REC_PY_THREAD_NAME:
+		/* the latest by time: the process stream's and the thread's own come apart */
+		if (t->py_name && when < t->py_name_ns)
+			break;
+		t->py_name_ns = when;
+		return name_set(&t->py_name, e->name);
 	case RAW_REC_THREAD_END:
 		t->end_ns = when;
 		t->has_end = true;
@@ -262,6 +274,36 @@ static int thread_event_apply(struct fin *f, struct stream *s, const struct thre
 		break;
 	}
 	return 0;
+}
+
+/*
+ * Whether the OS name os says no more than the Python name py: the same, or 3.14+'s copy of
+ * it in the kernel, cut to 15 bytes (a few less where a UTF-8 character was cut).
+ */
+static bool os_name_same(const char *os, const char *py)
+{
+	size_t n = strlen(os);
+
+	return strcmp(os, py) == 0 || (n >= 12 && n <= 15 && strncmp(os, py, n) == 0);
+}
+
+/* A thread with a Python name is called by it; its OS name is kept where it differs. */
+static void threads_name_python(struct fin *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->nthreads; i++) {
+		struct thread *t = &f->threads[i];
+
+		if (!t->py_name)
+			continue;
+		if (t->name && *t->name && !os_name_same(t->name, t->py_name))
+			t->os_name = t->name;
+		else
+			free(t->name);
+		t->name = t->py_name;
+		t->py_name = NULL;
+	}
 }
 
 int fin_build_images(struct fin *f)
@@ -333,5 +375,6 @@ int fin_build_images(struct fin *f)
 		maps_sort(im->maps, im->nmaps);
 		maps_sort(im->data, im->ndata);
 	}
+	threads_name_python(f);
 	return 0;
 }

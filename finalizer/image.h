@@ -45,7 +45,10 @@ struct image {
 struct thread {
 	uint32_t image;
 	int32_t tid;
-	char *name;
+	char *name;    /* last OS name seen (comm); the Python name once threads_name_python() */
+	char *os_name; /* that OS name where a Python name replaced it and differs, else NULL */
+	char *py_name; /* its threading.Thread's name, last seen (RAW_REC_PY_THREAD_NAME) */
+	int64_t py_name_ns; /* when that name was read */
 	int64_t start_ns, end_ns;
 	bool has_start, has_end;
 	bool has_cpu;    /* cpu_ns known: from THREAD_END or the last THREAD_CPU */

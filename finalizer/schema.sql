@@ -31,7 +31,7 @@ CREATE TABLE processes (id INTEGER PRIMARY KEY, pid INTEGER, ppid INTEGER,
 CREATE TABLE threads (id INTEGER PRIMARY KEY,
   process_id INTEGER REFERENCES processes(id), tid INTEGER, name TEXT,
   start_ns INTEGER, end_ns INTEGER, cpu_ns INTEGER, samples INTEGER, weight INTEGER,
-  time_ns INTEGER);
+  time_ns INTEGER, os_name TEXT);
 CREATE TABLE modules (id INTEGER PRIMARY KEY, path TEXT, name TEXT, build_id TEXT,
   kind TEXT, resolved_path TEXT, debug_path TEXT, symbols TEXT, status TEXT,
   role TEXT);

@@ -114,6 +114,19 @@ static int take_module(struct stream *s, const struct raw_record *rec)
 	return 0;
 }
 
+/* Keep the thread event e, its name a copy of name (NULL: none). */
+static int tevent_add(struct stream *s, struct thread_event e, const struct raw_string *name)
+{
+	if (name && !(e.name = str_dup_mem(name->s, name->len)))
+		return -ENOMEM;
+	if (GROW(s->tevents, s->ntevents + 1, s->tevents_cap)) {
+		free(e.name);
+		return -ENOMEM;
+	}
+	s->tevents[s->ntevents++] = e;
+	return 0;
+}
+
 static int take_thread(struct stream *s, const struct raw_record *rec)
 {
 	struct thread_event e = { .type = rec->type, .time_ns = rec->time_ns };
@@ -128,18 +141,10 @@ static int take_thread(struct stream *s, const struct raw_record *rec)
 			s->weight_after_look = 0;
 			return 0;
 		}
-	} else {
-		e.tid = rec->u.thread.tid;
-		e.name = str_dup_mem(rec->u.thread.name.s, rec->u.thread.name.len);
-		if (!e.name)
-			return -ENOMEM;
+		return tevent_add(s, e, NULL);
 	}
-	if (GROW(s->tevents, s->ntevents + 1, s->tevents_cap)) {
-		free(e.name);
-		return -ENOMEM;
-	}
-	s->tevents[s->ntevents++] = e;
-	return 0;
+	e.tid = rec->u.thread.tid;
+	return tevent_add(s, e, &rec->u.thread.name);
 }
 
 /* A stack whose depth ips stand at s->ips + s->nips already: its record, and the ips kept. */
@@ -185,12 +190,30 @@ static int take_stack(struct stream *s, const struct raw_record *rec)
 }
 
 /* Records 16-31: Python code objects, mixed stacks and notes (finalizer/python/). */
+/* A thread's name in Python: a thread event, applied with the others (image-map.c). */
+static int take_py_thread_name(struct stream *s, const struct raw_record *rec)
+{
+	struct raw_py_thread_name tn;
+
+	if (raw_py_read_thread_name(rec->payload, rec->payload_len, &tn) < 0) {
+		s->records_malformed++;
+		return 0;
+	}
+	return tevent_add(s,
+			  (struct thread_event){ .type = RAW_REC_PY_THREAD_NAME,
+						 .tid = tn.tid,
+						 .time_ns = tn.time_ns },
+			  &tn.name);
+}
+
 static int take_python(struct stream *s, const struct raw_record *rec)
 {
 	struct raw_py_stack ps;
 	size_t py_off = 0;
 	int ret;
 
+	if (rec->type == RAW_REC_PY_THREAD_NAME)
+		return take_py_thread_name(s, rec);
 	if (GROW(s->ips, s->nips + RAW_MAX_DEPTH, s->ips_cap))
 		return -ENOMEM;
 	ret = pystream_take(&s->py, rec->type, rec->payload, rec->payload_len, &ps,

@@ -241,9 +241,7 @@ static void put_names(struct chrome *c)
 	for (i = 0; i < c->ntracks; i++) {
 		const struct track *tr = &c->tracks[i];
 		const struct model_thread *th = tr->thread >= 0 ? &m->threads[tr->thread] : NULL;
-		int len = snprintf(buf, sizeof(buf), "%s (TID %lld)",
-				   th && *th->name ? th->name : "[thread]",
-				   (long long)(th ? th->tid : 0));
+		int len = (int)strlen(report_thread_label(th, buf, sizeof(buf)));
 
 		if (tr->slot && len > 0 && (size_t)len < sizeof(buf))
 			snprintf(buf + len, sizeof(buf) - (size_t)len, ": %s",

@@ -598,8 +598,7 @@ static void put_timeline(struct html *h, const int64_t *scale)
 		int t = h->lanes[nl].thread;
 		const struct model_thread *th = t >= 0 ? &h->r[0].m.threads[t] : NULL;
 
-		snprintf(name, sizeof(name), "%s (TID %lld)",
-			 th && *th->name ? th->name : "[thread]", (long long)(th ? th->tid : 0));
+		report_thread_label(th, name, sizeof(name));
 		outbuf_puts(h->b, nl ? ",\n{\"name\": " : "\n{\"name\": ");
 		html_put_str(h->b, name);
 		outbuf_puts(h->b, ", \"values\": [");

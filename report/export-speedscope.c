@@ -201,9 +201,7 @@ static void put_profile_name(struct speedscope *s, struct outbuf *b, int prof)
 		name = item > 0 ? report_group_label(r, &r->tree, item, label, sizeof(label))
 				: "[other]";
 	else if (item >= 0)
-		snprintf(buf, sizeof(buf), "%s (TID %lld)",
-			 *r->m.threads[item].name ? r->m.threads[item].name : "[thread]",
-			 (long long)r->m.threads[item].tid);
+		report_thread_label(&r->m.threads[item], buf, sizeof(buf));
 	else
 		name = "[unknown thread]";
 	if (s->x->nmetrics > 1) {

@@ -146,7 +146,9 @@ static int mark(struct report *r, int key, const char *value, bool *set)
 	case KEY_THREAD:
 		for (i = 0; i < m->nthreads; i++)
 			if (is_number(value) ? m->threads[i].tid == atoll(value)
-					     : !strcmp(m->threads[i].name, value))
+					     : !strcmp(m->threads[i].name, value) ||
+						       (m->threads[i].os_name &&
+							!strcmp(m->threads[i].os_name, value)))
 				set[i] = true, hits++;
 		n = m->nthreads;
 		break;

@@ -82,6 +82,26 @@ const char *report_group_kind(const struct cct *tree, int node)
 	return g >= 0 ? kinds[tree->groups[g].kind] : "";
 }
 
+const char *report_thread_name(const struct model_thread *th, char *buf, size_t size)
+{
+	if (!th || !*th->name)
+		snprintf(buf, size, "[thread]");
+	else if (th->os_name && *th->os_name)
+		snprintf(buf, size, "%s [%s]", th->name, th->os_name);
+	else
+		snprintf(buf, size, "%s", th->name);
+	return buf;
+}
+
+const char *report_thread_label(const struct model_thread *th, char *buf, size_t size)
+{
+	char name[512];
+
+	snprintf(buf, size, "%s (TID %lld)", report_thread_name(th, name, sizeof(name)),
+		 (long long)(th ? th->tid : 0));
+	return buf;
+}
+
 const char *report_group_label(const struct report *r, const struct cct *tree, int node, char *buf,
 			       size_t size)
 {
@@ -94,10 +114,7 @@ const char *report_group_label(const struct report *r, const struct cct *tree, i
 	case CCT_GROUP_THREAD:
 		if (item < 0)
 			return "[unknown thread]";
-		snprintf(buf, size, "%s (TID %lld)",
-			 *r->m.threads[item].name ? r->m.threads[item].name : "[thread]",
-			 (long long)r->m.threads[item].tid);
-		return buf;
+		return report_thread_label(&r->m.threads[item], buf, size);
 	case CCT_GROUP_PROCESS:
 		if (item < 0)
 			return "[unknown process]";

@@ -252,6 +252,7 @@ static const struct model_column thread_cols[] = {
 	COL(model_thread, process, COLUMN_REF, "process_id", .map = MAP_PROCESSES),
 	COL(model_thread, tid, COLUMN_INT64, "tid"),
 	COL(model_thread, name, COLUMN_STR, "name", .null_str = ""),
+	COL(model_thread, os_name, COLUMN_STR, "os_name", .flags = COLUMN_OPTIONAL),
 	COL(model_thread, cpu_ns, COLUMN_INT64, "cpu_ns"),
 	COL(model_thread, start_ns, COLUMN_INT64, "start_ns", .null_int = -1),
 	COL(model_thread, end_ns, COLUMN_INT64, "end_ns", .null_int = -1),

@@ -62,10 +62,11 @@ struct model_process {
 struct model_thread {
 	int process; /* index into processes, -1 when unknown */
 	int64_t tid;
-	const char *name;
-	int64_t cpu_ns;   /* measured by the thread at its end, 0 when unknown */
-	int64_t start_ns; /* from the collection start; -1 when unknown */
-	int64_t end_ns;   /* -1 when unknown (a thread still running when the program died) */
+	const char *name;    /* its Python name (threading) where it has one, else the OS name */
+	const char *os_name; /* the OS name where a Python name replaced it and differs, or NULL */
+	int64_t cpu_ns;      /* measured by the thread at its end, 0 when unknown */
+	int64_t start_ns;    /* from the collection start; -1 when unknown */
+	int64_t end_ns;      /* -1 when unknown (a thread still running when the program died) */
 };
 
 /*

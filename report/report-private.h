@@ -193,6 +193,14 @@ const char *report_module_name(const struct report *r, int func);
 const char *report_file_path(const struct report *r, int file);
 const char *report_basename(const char *path);
 
+/*
+ * A thread's name as every view shows it: "worker-1", its Python name with the OS name
+ * where that differs ("CustomThreadName-3 [python3]"), "[thread]" without a name; th may be
+ * NULL. The label adds its TID: "worker-1 (TID 1234)".
+ */
+const char *report_thread_name(const struct model_thread *th, char *buf, size_t size);
+const char *report_thread_label(const struct model_thread *th, char *buf, size_t size);
+
 /* The label of a group node of tree ("app (TID 1234)"), in buf. */
 const char *report_group_label(const struct report *r, const struct cct *tree, int node, char *buf,
 			       size_t size);

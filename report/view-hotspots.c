@@ -475,8 +475,9 @@ static void set_thread(struct report *r, struct table *t, size_t row, int cname,
 		       int thread)
 {
 	const struct model_thread *th = thread >= 0 ? &r->m.threads[thread] : NULL;
+	char buf[600];
 
-	table_set_text_ref(t, row, cname, th ? th->name : "[unknown]");
+	table_set_text(t, row, cname, th ? report_thread_name(th, buf, sizeof(buf)) : "[unknown]");
 	if (th)
 		table_set_int(t, row, cid, th->tid);
 }

@@ -20,10 +20,7 @@
 /* The label of thread i as the tree views show it: "app (TID 1234)". */
 static const char *thread_label(const struct model *m, int i, char *buf, size_t size)
 {
-	const struct model_thread *t = &m->threads[i];
-
-	snprintf(buf, size, "%s (TID %lld)", *t->name ? t->name : "[thread]", (long long)t->tid);
-	return buf;
+	return report_thread_label(&m->threads[i], buf, size);
 }
 
 /* A time row with its share of whole (ns) in the Percent column. */

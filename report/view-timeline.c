@@ -148,8 +148,7 @@ static void fill(struct timeline *tl, struct table *t)
 
 			table_set_int(t, row, start, s);
 			table_set_int(t, row, end, e);
-			snprintf(buf, sizeof(buf), "%s", *th->name ? th->name : "[thread]");
-			table_set_text(t, row, name, buf);
+			table_set_text(t, row, name, report_thread_name(th, buf, sizeof(buf)));
 			table_set_int(t, row, tid, th->tid);
 			if (rank >= 0 && th->process >= 0 && r->m.processes[th->process].rank >= 0)
 				table_set_int(t, row, rank, r->m.processes[th->process].rank);

@@ -23,7 +23,9 @@
 
 /* ns: how often an attached agent looks for threads and modules it was not told of */
 #define CONTROL_POLL_NS 100000000ll
-#define CONTROL_STACK   (256u << 10) /* bytes of the control thread's stack */
+/* ns: how often Python's thread names are read (agent-python.c), ~14 guarded reads a thread */
+#define PY_NAMES_POLL_NS 250000000ll
+#define CONTROL_STACK    (256u << 10) /* bytes of the control thread's stack */
 /* ns: the longest agent_control_start() waits for the thread it made to run */
 #define CONTROL_START_NS 2000000000ull
 
@@ -135,8 +137,9 @@ static int64_t wait_ns(void)
 {
 	int64_t left = duration_left_ns(), poll = agent_exit_poll_ns();
 
-	/* Waits in progress are put on record within a poll of AGENT_WAIT_OPEN_NS; the end of
-	   main's last thread is seen within agent_exit_poll_ns(). */
+	/* Waits in progress are put on record within a poll of AGENT_WAIT_OPEN_NS, Python's
+	   thread names read every poll; the end of main's last thread is seen within
+	   agent_exit_poll_ns(). */
 	if ((agent.attached || agent_waits_on || agent.cfg.mpi_shims[0]) && poll > CONTROL_POLL_NS)
 		poll = CONTROL_POLL_NS;
 	/* While threads are sampled, their CPU time is looked at this often (a killed process's
@@ -144,6 +147,8 @@ static int64_t wait_ns(void)
 	if (!agent.cfg.memory && !atomic_load(&agent.stopped) && !atomic_load(&agent.paused) &&
 	    poll > AGENT_CPU_LOOK_NS)
 		poll = AGENT_CPU_LOOK_NS;
+	if (pyagent_active() && poll > PY_NAMES_POLL_NS)
+		poll = PY_NAMES_POLL_NS;
 	return left < 0 || left > poll ? poll : left;
 }
 
@@ -171,6 +176,7 @@ static void *control_main(void *arg)
 		pthread_mutex_lock(&agent.control_lock);
 		agent_thread_look_cpu();
 		pthread_mutex_unlock(&agent.control_lock);
+		agent_python_names();
 		data_counter_wait(agent.data, seq, wait_ns());
 		/* The program has no thread left: the process must end (agent-exit.c). Looked at
 		   every agent_exit_poll_ns(), not at every look at the CPU time: /proc/self/stat

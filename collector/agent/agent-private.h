@@ -262,6 +262,11 @@ struct agent_thread {
 	/* Python frames, once an interpreter is found; set outside the handler, freed by the
 	   thread itself (or a fork child), read by its handler. */
 	struct agent_py *_Atomic py;
+	/* Its name in Python (agent-python.c): the handler notes its outermost Python frame;
+	   the control thread and its end read the name, under agent-python.c's lock. */
+	_Atomic uintptr_t py_bottom;
+	struct pyagent_tname py_tname;
+	char py_name[256]; /* the name last recorded, "" none */
 	/* The thread's MPI call sites (agent-mpi.c), made at its first MPI call; used with the
 	   writer held (busy), freed with the slot's other buffers. */
 	struct agent_mpi *mpi;
@@ -526,8 +531,13 @@ void agent_python_modules_done(void);
 void agent_python_thread_begin(struct agent_thread *t);
 /* A new stream for the same thread (fork child): code ids start over. */
 void agent_python_thread_restart(struct agent_thread *t);
-/* Before THREAD_END: the notes of samples that could not get Python frames. */
+/* Before THREAD_END: the notes of samples that could not get Python frames, and the
+   thread's name in Python as it is at its end. */
 void agent_python_thread_finish(struct agent_thread *t);
+/* The control thread: every live thread's name in Python, recorded when new or changed. */
+void agent_python_names(void);
+/* In a fork child, first: the parent's control thread may have held the names' lock. */
+void agent_python_fork_child(void);
 void agent_python_thread_free(struct agent_thread *t);
 /*
  * In the handler, after the native unwind into t->ips[0..n): the id of the mixed stack

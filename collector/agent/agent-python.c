@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The agent's Python support: interpreter discovery, per-thread walkers, mixed stack records. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,14 @@
  * key that holds the native ips, a separator no code address can take, then two words per
  * Python frame.
  */
+
+/*
+ * Thread names in Python (collector/agent/python/python-thread.c) are read outside the
+ * handler, which only notes each thread's outermost Python frame: by the control thread
+ * every poll (a name given or changed later shows within a poll) and at the thread's end.
+ * One lock serializes those reads (they share pyagent's caches) and each thread's py_name.
+ */
+static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* | stack flags << 16 | number of native ips: above every user-space code address */
 #define PY_KEY_SEPARATOR 0xfffffffe00000000ull
@@ -36,10 +45,77 @@ static bool py_attach(struct agent_thread *t)
 	return true;
 }
 
+/* t starts a new stream: what its name was read from belongs to the thread before. */
+static void name_forget(struct agent_thread *t)
+{
+	pthread_mutex_lock(&names_lock);
+	atomic_store(&t->py_bottom, 0);
+	memset(&t->py_tname, 0, sizeof(t->py_tname));
+	t->py_name[0] = '\0';
+	pthread_mutex_unlock(&names_lock);
+}
+
+/*
+ * Read t's name in Python (names_lock held) into buf: true when it is new or changed (then
+ * also kept in t->py_name). The main thread's Thread is threading's _main_thread.
+ */
+static bool name_read(struct agent_thread *t, char *buf, size_t size)
+{
+	uintptr_t frame = atomic_load_explicit(&t->py_bottom, memory_order_relaxed);
+	int r;
+
+	if (t->tid == agent.pid)
+		r = pyagent_main_thread_name(buf, size);
+	else
+		r = pyagent_thread_name(&t->py_tname, frame, buf, size);
+	if (r < 0 || strcmp(buf, t->py_name) == 0)
+		return false;
+	snprintf(t->py_name, sizeof(t->py_name), "%s", buf);
+	return true;
+}
+
+void agent_python_fork_child(void)
+{
+	pthread_mutex_init(&names_lock, NULL);
+}
+
+void agent_python_names(void)
+{
+	static uint8_t scratch[RAW_PY_THREAD_NAME_SCRATCH];
+	char buf[sizeof(((struct agent_thread *)0)->py_name)];
+	size_t i, n;
+
+	if (!pyagent_active())
+		return;
+	pthread_mutex_lock(&names_lock);
+	n = atomic_load(&agent.nthreads);
+	for (i = 0; i < n; i++) {
+		struct agent_thread *t = agent.threads[i];
+		struct raw_py_thread_name tn;
+		struct raw_writer *w;
+		sigset_t old;
+
+		if (!t || atomic_load(&t->state) != AGENT_THREAD_LIVE ||
+		    !name_read(t, buf, sizeof(buf)))
+			continue;
+		pthread_mutex_lock(&agent.lock);
+		w = agent_proc_begin(&old);
+		tn = (struct raw_py_thread_name){ (uint32_t)t->tid,
+						  raw_header_now(&agent.proc.hdr),
+						  { buf, (uint32_t)strlen(buf) } };
+		if (w && raw_py_write_thread_name(w, &tn, scratch, sizeof(scratch)))
+			agent_log("thread %d: cannot record its python name", (int)t->tid);
+		agent_proc_end(&old);
+		pthread_mutex_unlock(&agent.lock);
+	}
+	pthread_mutex_unlock(&names_lock);
+}
+
 void agent_python_thread_begin(struct agent_thread *t)
 {
 	struct agent_py *py;
 
+	name_forget(t);
 	/* Paired with the fence in agent_python_modules_done(): one of the two sees the other. */
 	atomic_thread_fence(memory_order_seq_cst);
 	/* A new stream (its timer is not armed yet): a walker already there, left by a module
@@ -61,6 +137,7 @@ void agent_python_thread_restart(struct agent_thread *t)
 {
 	struct agent_py *py = atomic_load(&t->py);
 
+	name_forget(t);
 	if (py)
 		pyagent_thread_init(&py->pt);
 }
@@ -69,8 +146,24 @@ void agent_python_thread_finish(struct agent_thread *t)
 {
 	struct agent_py *py = atomic_load(&t->py);
 
+	char buf[sizeof(t->py_name)];
+
 	if (py && pyagent_thread_finish(&py->pt, &t->w, raw_header_now(&t->hdr)))
 		agent_log("thread %d: cannot record its python notes", (int)t->tid);
+	if (!py || !pyagent_active())
+		return;
+	/* A name given since the last poll: in the thread's own stream, its writer held. */
+	pthread_mutex_lock(&names_lock);
+	if (name_read(t, buf, sizeof(buf))) {
+		struct raw_py_thread_name tn = { (uint32_t)t->tid,
+						 raw_header_now(&t->hdr),
+						 { buf, (uint32_t)strlen(buf) } };
+
+		if (raw_py_write_thread_name(&t->w, &tn, py->scratch, sizeof(py->scratch)))
+			agent_log("thread %d: cannot record its python name", (int)t->tid);
+	}
+	atomic_store(&t->py_bottom, 0);
+	pthread_mutex_unlock(&names_lock);
 }
 
 void agent_python_module(const char *path, uint64_t base)
@@ -152,6 +245,8 @@ uint64_t agent_python_capture(struct agent_thread *t)
 	py->cut = false;
 	/* Writes the code records its frames need, so it runs before the stack record. */
 	py->npy = pyagent_capture(&py->pt, &t->w, py->frames, PYAGENT_MAX_FRAMES, &py->cut);
+	if (py->pt.bottom != atomic_load_explicit(&t->py_bottom, memory_order_relaxed))
+		atomic_store_explicit(&t->py_bottom, py->pt.bottom, memory_order_relaxed);
 	for (i = 0; i < py->npy; i++)
 		h = hash_combine(h, hash_combine(py->frames[i].code_id,
 						 (uint64_t)py->frames[i].flags << 32 |

@@ -294,6 +294,7 @@ static void fork_child(void)
 
 	pthread_mutex_init(&agent.lock, NULL);
 	control_lock_init();
+	agent_python_fork_child();
 	agent.pid = getpid();
 	agent.control_thread = false; /* the parent's is not in the child */
 	if (!agent.active)

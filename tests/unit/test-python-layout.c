@@ -26,6 +26,9 @@ static int32_t table_value(const struct pylayout *L, const char *name, int *foun
 	if (strncmp(name, "dbg_", 4) == 0) {
 		f = pydebug_map_fields;
 		base = m && m->minor == L->minor ? (const void *)m : NULL;
+	} else if (strncmp(name, "obj_", 4) == 0) {
+		f = pyobj_layout_fields;
+		base = pyobj_layout_find(L->minor);
 	}
 	for (; base && f->name; f++)
 		if (strcmp(f->name, name) == 0) {
@@ -131,6 +134,7 @@ static void test_python_layout_columns_in_order(void)
 	check_columns(pylayout_fields, 0, sizeof(struct pylayout));
 	/* pydebug_map's minor is no field of _Py_DebugOffsets: not a named column */
 	check_columns(pydebug_map_fields, 1, sizeof(struct pydebug_map));
+	check_columns(pyobj_layout_fields, 1, sizeof(struct pyobj_layout));
 }
 
 static void test_python_layout_table_complete(void)
@@ -152,6 +156,7 @@ static void test_python_layout_table_complete(void)
 		/* PyGILState's key, or the thread list (3.15+) */
 		CU_ASSERT(L->rt_autotss >= 0 ||
 			  (minor >= 15 && L->is_threads_head > 0 && L->ts_status >= 0));
+		CU_ASSERT(pyobj_layout_find(minor) != NULL);
 		CU_ASSERT((m != NULL) == (minor >= 13));
 		if (!m)
 			continue;

@@ -74,6 +74,7 @@ static void test_python_merge_records_round_trip(void)
 	struct raw_py_stack st;
 	struct raw_py_code gc;
 	struct raw_py_note gn;
+	struct raw_py_thread_name tn = { 4321, 17, { "CustomThreadName-3", 18 } }, gt;
 	struct pycode_table tab;
 	const struct pycode *pc;
 	int fd = stream_begin(&w, &h, "pyrec"), seen = 0;
@@ -88,6 +89,7 @@ static void test_python_merge_records_round_trip(void)
 	CU_ASSERT(raw_py_write_stack(&w, 77, RAW_STACK_FIRST_IS_PC, ips, 3, py, 2, scratch,
 				     sizeof(scratch)) == 0);
 	CU_ASSERT(raw_py_write_note(&w, &note, scratch, sizeof(scratch)) == 0);
+	CU_ASSERT(raw_py_write_thread_name(&w, &tn, scratch, sizeof(scratch)) == 0);
 	/* too small a scratch, too long a string: nothing written */
 	CU_ASSERT(raw_py_write_stack(&w, 78, 0, ips, 3, py, 2, scratch, 8) == -E2BIG);
 	c.linetable.len = RAW_PY_MAX_LINETABLE + 1;
@@ -123,9 +125,16 @@ static void test_python_merge_records_round_trip(void)
 			CU_ASSERT(gn.time_ns == -5 && gn.kind == note.kind && gn.count == 9);
 			CU_ASSERT(gn.detail.len == note.detail.len);
 			seen++;
+		} else if (rec.type == RAW_REC_PY_THREAD_NAME) {
+			CU_ASSERT(raw_py_read_thread_name(rec.payload, rec.payload_len, &gt) == 0);
+			CU_ASSERT(gt.tid == 4321 && gt.time_ns == 17 && gt.name.len == 18 &&
+				  !memcmp(gt.name.s, "CustomThreadName-3", 18));
+			for (size_t k = 0; k < rec.payload_len; k++)
+				CU_ASSERT(raw_py_read_thread_name(rec.payload, k, &gt) == -EINVAL);
+			seen++;
 		}
 	}
-	CU_ASSERT(seen == 4);
+	CU_ASSERT(seen == 5);
 	pc = pycode_table_get(&tab, 2);
 	CU_ASSERT_FATAL(pc != NULL);
 	CU_ASSERT(strcmp(pc->filename, "/src/app.py") == 0 && pc->firstlineno == 30);

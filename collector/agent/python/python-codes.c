@@ -273,3 +273,8 @@ uint64_t pycodes_lookup(struct pyagent_thread *t, struct raw_writer *w, uintptr_
 	t->codes_written++;
 	return slot->id;
 }
+
+int pycodes_read_str(int pid, uintptr_t addr, char *out, size_t cap, uint32_t *len, bool *trunc)
+{
+	return read_str(&pyagent_rt.L, pid, addr, out, cap, len, trunc);
+}

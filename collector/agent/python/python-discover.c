@@ -166,5 +166,6 @@ void pyagent_reset(void)
 {
 	__atomic_store_n(&pyagent_rt.state, 0, __ATOMIC_RELEASE);
 	pyagent_gil_reset();
+	pyagent_thread_names_reset();
 	memset(&pyagent_rt, 0, sizeof(pyagent_rt));
 }

@@ -23,6 +23,11 @@ static const struct pydebug_map debug_maps[] = {
 #include "collector/agent/python/python-layout-rows.def"
 };
 
+#define PYOBJ_ROW(...) { __VA_ARGS__ },
+static const struct pyobj_layout obj_layouts[] = {
+#include "collector/agent/python/python-layout-rows.def"
+};
+
 const struct pylayout *pylayout_find(int minor)
 {
 	size_t i;
@@ -50,6 +55,18 @@ const struct pydebug_map *pydebug_map_find(int minor)
 	return &debug_maps[COUNT(debug_maps) - 1];
 }
 
+const struct pyobj_layout *pyobj_layout_find(int minor)
+{
+	size_t i;
+
+	for (i = 0; i < COUNT(obj_layouts); i++)
+		if (obj_layouts[i].minor == minor)
+			return &obj_layouts[i];
+	return minor > obj_layouts[COUNT(obj_layouts) - 1].minor
+		       ? &obj_layouts[COUNT(obj_layouts) - 1]
+		       : NULL;
+}
+
 /* The rows' columns, named as python-probe.c prints them. */
 #define PYLAYOUT_COLUMN(name) { #name, offsetof(struct pylayout, name) },
 const struct pylayout_field pylayout_fields[] = {
@@ -64,6 +81,12 @@ const struct pylayout_field pydebug_map_fields[] = {
 	{ NULL, 0 },
 };
 
+#define PYOBJ_COLUMN(name) { "obj_" #name, offsetof(struct pyobj_layout, name) },
+const struct pylayout_field pyobj_layout_fields[] = {
+#include "collector/agent/python/python-layout-rows.def"
+	{ NULL, 0 },
+};
+
 /* Every field has a column, and every row a value per column (a short one would leave zeros). */
 #define ROW_FITS(S, ...)                                                                           \
 	_Static_assert(                                                                            \
@@ -71,6 +94,7 @@ const struct pylayout_field pydebug_map_fields[] = {
 		"a row of python-layout-rows.def does not hold one value per field of " #S);
 #define PYLAYOUT_ROW(...) ROW_FITS(struct pylayout, __VA_ARGS__)
 #define PYDEBUG_ROW(...)  ROW_FITS(struct pydebug_map, __VA_ARGS__)
+#define PYOBJ_ROW(...)    ROW_FITS(struct pyobj_layout, __VA_ARGS__)
 #include "collector/agent/python/python-layout-rows.def"
 
 _Static_assert(
@@ -78,4 +102,7 @@ _Static_assert(
 	"python-layout-rows.def lacks a field of struct pylayout: run scripts/python-layouts");
 _Static_assert(sizeof(struct pydebug_map) == COUNT(pydebug_map_fields) * sizeof(int32_t),
 	       "python-layout-rows.def lacks a field of struct pydebug_map: run "
+	       "scripts/python-layouts");
+_Static_assert(sizeof(struct pyobj_layout) == COUNT(pyobj_layout_fields) * sizeof(int32_t),
+	       "python-layout-rows.def lacks a field of struct pyobj_layout: run "
 	       "scripts/python-layouts");

@@ -109,6 +109,40 @@ struct pydebug_map {
 /* The map of 3.minor; for a release newer than every map, the newest (NULL below 3.13). */
 const struct pydebug_map *pydebug_map_find(int minor);
 
+/*
+ * What reading an attribute of an object takes (python-thread.c: a threading.Thread's name),
+ * a row per minor version as for struct pylayout ("obj_" + the field in the probe). Offsets
+ * into frames, type objects, dicts and their keys; -1 where the version has no such field,
+ * flags 0 where it has no such flag.
+ */
+struct pyobj_layout {
+	int32_t minor;
+	int32_t fr_globals;    /* frame's f_globals (the module's dict) */
+	int32_t fr_localsplus; /* frame's first local (3.14+: a _PyStackRef) */
+	int32_t tp_basicsize;  /* PyTypeObject fields */
+	int32_t tp_flags;
+	int32_t tp_dictoffset;       /* 3.10: where an instance keeps its dict */
+	int32_t ht_cached_keys;      /* PyHeapTypeObject: the shared keys of its instances */
+	int32_t managed_dict;        /* 3.11+: from the object, its dict (3.12: or values) */
+	int32_t flag_managed_dict;   /* Py_TPFLAGS_MANAGED_DICT */
+	int32_t values;              /* PyDictValues.values */
+	int32_t managed_values;      /* 3.11: from the object, its values */
+	int32_t dorv_tagged;         /* 3.12: managed_dict holds values - 1 when odd */
+	int32_t flag_inline_values;  /* 3.13+: Py_TPFLAGS_INLINE_VALUES (at tp_basicsize) */
+	int32_t values_valid;        /* 3.13+: PyDictValues.valid */
+	int32_t ma_keys, ma_values;  /* PyDictObject */
+	int32_t dk_size;             /* 3.10: PyDictKeysObject.dk_size (Py_ssize_t) */
+	int32_t dk_log2_size;        /* 3.11+ (uint8_t) */
+	int32_t dk_log2_index_bytes; /* 3.11+ (uint8_t) */
+	int32_t dk_kind;             /* 3.11+ (uint8_t): 0 general entries, else unicode */
+	int32_t dk_nentries, dk_indices;
+	int32_t entry_size;  /* PyDictKeyEntry: hash, key, value */
+	int32_t uentry_size; /* 3.11+ PyDictUnicodeEntry: key, value */
+};
+
+/* The object layout of 3.minor; for a release newer than every row, the newest. */
+const struct pyobj_layout *pyobj_layout_find(int minor);
+
 /* Field names and offsets into struct pylayout, for tests and diagnostics; NULL-terminated. */
 struct pylayout_field {
 	const char *name;
@@ -116,5 +150,6 @@ struct pylayout_field {
 };
 extern const struct pylayout_field pylayout_fields[];
 extern const struct pylayout_field pydebug_map_fields[];
+extern const struct pylayout_field pyobj_layout_fields[];
 
 #endif

@@ -95,6 +95,12 @@ uintptr_t pycodes_name_addr(const uint8_t *code);
 /* The name string address of the code object last described at addr, or 0. */
 uintptr_t pycodes_cached_name(const struct pyagent_thread *t, uintptr_t addr);
 
+/*
+ * Copy the compact str object at addr into out as UTF-8 (at most cap bytes, no NUL): 0 with
+ * *len set (*trunc when cut), or -1.
+ */
+int pycodes_read_str(int pid, uintptr_t addr, char *out, size_t cap, uint32_t *len, bool *trunc);
+
 /* Forget the GIL's address (python-gil.c), with the interpreter. */
 void pyagent_gil_reset(void);
 

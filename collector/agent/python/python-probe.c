@@ -7,7 +7,8 @@
  * compiles it against each installed interpreter's headers and compares with the rows:
  *   cc -DPy_BUILD_CORE -I$INC -I$INC/internal -I$INC/.. python-probe.c  (INC: include/python3.N)
  * Every line is "name value"; the names are those of struct pylayout's fields, and "dbg_" +
- * those of struct pydebug_map (3.13+). A field printed here needs its field there.
+ * those of struct pydebug_map (3.13+), "obj_" + those of struct pyobj_layout. A field
+ * printed here needs its field there.
  */
 #include <Python.h>
 #include <frameobject.h>
@@ -19,6 +20,8 @@
 #if PY_VERSION_HEX >= 0x030B0000
 #include "internal/pycore_frame.h"
 #include "internal/pycore_code.h"
+#include "internal/pycore_dict.h"
+#include "internal/pycore_object.h"
 #endif
 #if PY_VERSION_HEX >= 0x030E0000
 #include "internal/pycore_debug_offsets.h"
@@ -110,6 +113,71 @@ static void debug_offsets(void)
 	P("dbg_words", (gc > str ? gc : str) / 8 + 1);
 }
 #endif
+
+/* What reading an object's attribute takes (python-thread.c): frames' globals and first
+   local, types, instance dicts and their keys. 3.10's dict keys are not in its headers
+   (Objects/dict-common.h): their offsets are that file's. */
+static void object_offsets(void)
+{
+#if PY_VERSION_HEX < 0x030B0000
+	P("obj_fr_globals", offsetof(PyFrameObject, f_globals));
+	P("obj_fr_localsplus", offsetof(PyFrameObject, f_localsplus));
+#else
+	P("obj_fr_globals", offsetof(_PyInterpreterFrame, f_globals));
+	P("obj_fr_localsplus", offsetof(_PyInterpreterFrame, localsplus));
+#endif
+	P("obj_tp_basicsize", offsetof(PyTypeObject, tp_basicsize));
+	P("obj_tp_flags", offsetof(PyTypeObject, tp_flags));
+	P("obj_tp_dictoffset", offsetof(PyTypeObject, tp_dictoffset));
+	P("obj_ht_cached_keys", offsetof(PyHeapTypeObject, ht_cached_keys));
+#if PY_VERSION_HEX >= 0x030B0000
+	P("obj_managed_dict", -3 * (long)sizeof(PyObject *)); /* MANAGED_DICT_OFFSET */
+	P("obj_flag_managed_dict", Py_TPFLAGS_MANAGED_DICT);
+	P("obj_values", offsetof(PyDictValues, values));
+#else
+	P("obj_managed_dict", -1);
+	P("obj_flag_managed_dict", 0);
+	P("obj_values", 0);
+#endif
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
+	P("obj_managed_values", -4 * (long)sizeof(PyObject *)); /* _PyObject_ValuesPointer */
+#else
+	P("obj_managed_values", -1);
+#endif
+#if PY_VERSION_HEX >= 0x030C0000 && PY_VERSION_HEX < 0x030D0000
+	P("obj_dorv_tagged", 1); /* PyDictOrValues: values pointer - 1 (odd), or a dict */
+#else
+	P("obj_dorv_tagged", 0);
+#endif
+#if PY_VERSION_HEX >= 0x030D0000
+	P("obj_flag_inline_values", Py_TPFLAGS_INLINE_VALUES);
+	P("obj_values_valid", offsetof(PyDictValues, valid));
+#else
+	P("obj_flag_inline_values", 0);
+	P("obj_values_valid", -1);
+#endif
+	P("obj_ma_keys", offsetof(PyDictObject, ma_keys));
+	P("obj_ma_values", offsetof(PyDictObject, ma_values));
+#if PY_VERSION_HEX < 0x030B0000
+	P("obj_dk_size", 8);
+	P("obj_dk_log2_size", -1);
+	P("obj_dk_log2_index_bytes", -1);
+	P("obj_dk_kind", -1);
+	P("obj_dk_nentries", 32);
+	P("obj_dk_indices", 40);
+	P("obj_entry_size", 24);
+	P("obj_uentry_size", -1);
+#else
+	P("obj_dk_size", -1);
+	P("obj_dk_log2_size", offsetof(PyDictKeysObject, dk_log2_size));
+	P("obj_dk_log2_index_bytes", offsetof(PyDictKeysObject, dk_log2_index_bytes));
+	P("obj_dk_kind", offsetof(PyDictKeysObject, dk_kind));
+	P("obj_dk_nentries", offsetof(PyDictKeysObject, dk_nentries));
+	P("obj_dk_indices", offsetof(PyDictKeysObject, dk_indices));
+	P("obj_entry_size", sizeof(PyDictKeyEntry));
+	P("obj_uentry_size", sizeof(PyDictUnicodeEntry));
+#endif
+}
 
 int main(void)
 {
@@ -229,6 +297,7 @@ int main(void)
 #else
 	P("ts_active_shift", -1);
 #endif
+	object_offsets();
 #if PY_VERSION_HEX >= 0x030D0000
 	debug_offsets();
 #endif

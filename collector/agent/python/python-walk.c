@@ -100,7 +100,7 @@ static uintptr_t first_frame(struct pyagent_thread *t, const uint8_t *ts, int *w
 static int walk_frames(struct pyagent_thread *t, uintptr_t frame, int max, bool *cut)
 {
 	const struct pylayout *L = &pyagent_rt.L;
-	uintptr_t first = frame, lowest = frame, tag = ~(uintptr_t)L->fr_code_tag;
+	uintptr_t first = frame, lowest = frame, last = 0, tag = ~(uintptr_t)L->fr_code_tag;
 	uint8_t fr[256];
 	int n = 0, depth;
 
@@ -138,6 +138,7 @@ static int walk_frames(struct pyagent_thread *t, uintptr_t frame, int max, bool 
 			continue;
 		}
 		p = &t->pending[n++];
+		last = frame;
 		p->code = (uintptr_t)field(fr, L->fr_code) & tag;
 		p->flags = 0;
 		if (L->minor == 10) {
@@ -155,6 +156,9 @@ static int walk_frames(struct pyagent_thread *t, uintptr_t frame, int max, bool 
 	}
 	if (frame && depth >= PYAGENT_MAX_FRAMES)
 		*cut = true;
+	/* the thread's outermost frame: where its Thread object is found (python-thread.c) */
+	if (!frame && last)
+		t->bottom = last;
 	/* how much of the frame stack the next sample copies with its first frame */
 	{
 		uint64_t span = first - lowest + WINDOW_SLACK;
@@ -443,6 +447,7 @@ void pyagent_thread_init(struct pyagent_thread *t)
 	t->codes_written = 0;
 	t->codes_failed = 0;
 	t->tstate = 0;
+	t->bottom = 0;
 	t->window = WINDOW_FIRST;
 	t->calls = 0;
 }

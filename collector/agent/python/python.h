@@ -109,6 +109,7 @@ struct pyagent_pending {
 
 /* Per-thread state; owned by the agent, only used by that thread. */
 struct pyagent_thread {
+	uintptr_t bottom; /* the outermost Python frame of the last walk that reached it, 0 */
 	uintptr_t tstate; /* 3.15+: this thread's PyThreadState found last time, 0 none */
 	uint32_t window;  /* bytes of frame stack the last walk used below its first frame */
 	uint32_t calls;   /* system calls the last capture made (tests, benchmarks) */
@@ -169,6 +170,30 @@ uint64_t pyagent_key(int max);
 /* Where the interpreter keeps no PyGILState key (3.15+): its accessor of the calling thread's
    attached state (PyThreadState_GetUnchecked), for pyagent_key(). */
 void pyagent_key_tstate_fn(uintptr_t (*fn)(void));
+
+/*
+ * A thread's name in Python (python-thread.c): the _name of its threading.Thread, read from
+ * memory (no Python code runs, no GIL is taken). Outside the handler; the callers of these
+ * functions serialize them (they share a cache).
+ */
+struct pyagent_tname {
+	uintptr_t frame; /* the outermost frame looked at last */
+	uintptr_t self;  /* the Thread object it runs, 0 none (not threading's _bootstrap) */
+	uintptr_t type;  /* its type, to tell it from another object at its address later */
+};
+
+/*
+ * The name of the threading.Thread whose Thread._bootstrap runs in frame, a thread's
+ * outermost Python frame (struct pyagent_thread.bottom), into out (NUL-terminated, cut at
+ * cap): 0, or -1 when the frame runs no Thread or it cannot be read. st (zeroed at first)
+ * remembers the object: frame 0 reads the name of the Thread found before (at the thread's
+ * end). A name the program changed since is read as it is now.
+ */
+int pyagent_thread_name(struct pyagent_tname *st, uintptr_t frame, char *out, size_t cap);
+/* The main thread's (threading's _main_thread), once pyagent_thread_name() found a Thread. */
+int pyagent_main_thread_name(char *out, size_t cap);
+/* Forget what they learned (the interpreter is forgotten, or a fork child starts over). */
+void pyagent_thread_names_reset(void);
 
 /*
  * Guarded copy of len bytes at src into dst: 0, or -1 when any byte is not readable (no
