@@ -45,6 +45,8 @@ struct module_list {
 static struct module_list known;
 /* The loader's counts of objects added and removed (dlpi_adds, dlpi_subs) at the last scan. */
 static unsigned long long known_adds, known_subs;
+/* The last scan read the counts and every object: known is what was loaded then. */
+static bool known_whole;
 
 static struct module *list_add(struct module_list *l)
 {
@@ -94,6 +96,7 @@ void agent_modules_reset(void)
 {
 	list_release(&known);
 	known_adds = known_subs = 0;
+	known_whole = false;
 }
 
 /*
@@ -106,15 +109,24 @@ struct scan {
 	bool whole;     /* walk even when the loader's counts did not move */
 	bool counted;   /* the counts were read (from the first object) */
 	bool unchanged; /* they did not: nothing to do */
+	bool none_gone; /* nothing removed since a whole scan: every known object is still there */
 	bool failed;
 	bool python; /* no interpreter found yet: new objects asked whether they are one */
 };
 
-static bool same_object(const struct module *m, const struct dl_phdr_info *info)
+/*
+ * Two live objects never share their program headers' address: when none went since the last
+ * whole scan, that address tells a known one, its name need not be compared (a comparison of
+ * paths per object at each dlopen, which made the scans of a program that loads hundreds of
+ * plugins quadratic in their paths' length).
+ */
+static bool same_object(const struct scan *sc, const struct module *m,
+			const struct dl_phdr_info *info)
 {
 	return m->kind != RAW_MODULE_ANON && m->base == info->dlpi_addr &&
-	       m->phdr == info->dlpi_phdr && m->dl_name &&
-	       !strcmp(m->dl_name, info->dlpi_name ? info->dlpi_name : "");
+	       m->phdr == info->dlpi_phdr &&
+	       (sc->none_gone ||
+		(m->dl_name && !strcmp(m->dl_name, info->dlpi_name ? info->dlpi_name : "")));
 }
 
 /*
@@ -128,10 +140,10 @@ static bool known_again(struct scan *sc, const struct dl_phdr_info *info)
 	size_t i;
 
 	for (i = sc->cursor; i < sc->old; i++)
-		if (same_object(&known.v[i], info))
+		if (same_object(sc, &known.v[i], info))
 			goto found;
 	for (i = 0; i < sc->cursor && i < sc->old; i++)
-		if (same_object(&known.v[i], info))
+		if (same_object(sc, &known.v[i], info))
 			goto found;
 	return false;
 found:
@@ -297,6 +309,7 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
 			sc->unchanged = true;
 			return 1;
 		}
+		sc->none_gone = known_whole && info->dlpi_subs == known_subs;
 		known_adds = info->dlpi_adds;
 		known_subs = info->dlpi_subs;
 	}
@@ -466,6 +479,7 @@ static void modules_scan(bool maps)
 			known.v[i].seen = true;
 	if (sc.failed)
 		known_adds = known_subs = 0; /* everything looked at again next time */
+	known_whole = sc.counted && !sc.failed;
 	w = agent_proc_writer();
 	for (i = sc.old; i < known.n; i++) {
 		if (w)
