@@ -10,14 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static const char py_code[] = "import time\n"
-			      "def py_burn(ms):\n"
-			      "    end = time.thread_time() + ms / 1000\n"
-			      "    x = 0\n"
-			      "    while time.thread_time() < end:\n"
-			      "        for i in range(1000):\n"
-			      "            x = (x + i) & 1023\n"
-			      "    return x\n";
+#include "py-burn.h"
 
 int main(int argc, char **argv)
 {
@@ -45,7 +38,7 @@ int main(int argc, char **argv)
 	}
 	init();
 	snprintf(call, sizeof(call), "py_burn(%ld)\n", atol(argv[2]));
-	if (run(py_code, NULL) || run(call, NULL) || fini() < 0)
+	if (run(py_burn_code, NULL) || run(call, NULL) || fini() < 0)
 		return 1;
 	printf("py_burn(%s): done\n", argv[2]);
 	return 0;
