@@ -93,6 +93,7 @@ const char *raw_lost_reason_name(uint32_t reason)
 		[RAW_LOST_FILE_SIZE_LIMIT] = "file-size-limit",
 		[RAW_LOST_DISK_FULL] = "disk-full",
 		[RAW_LOST_NO_SIGNAL] = "no-signal",
+		[RAW_LOST_ADDRESS_SPACE] = "address-space",
 	};
 
 	return reason <= RAW_LOST_REASON_MAX && names[reason] ? names[reason] : "other";

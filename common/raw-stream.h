@@ -194,7 +194,9 @@ enum raw_lost_reason {
 					 stopped */
 	RAW_LOST_NO_SIGNAL = 8,       /* the program claimed every real-time signal: sampling
 					 stopped, the CPU time after counted */
-	RAW_LOST_REASON_MAX = 8,
+	RAW_LOST_ADDRESS_SPACE = 9,   /* the stream's next window could not be mapped (ENOMEM:
+					 RLIMIT_AS, or no address space left): sampling stopped */
+	RAW_LOST_REASON_MAX = 9,
 };
 
 /* The name of a lost reason as reports show it ("busy", "file-size-limit"), "other" else. */

@@ -234,6 +234,9 @@ static void print_stopped(FILE *o, const struct fin *f)
 		{ RAW_LOST_NO_SIGNAL, "the program claimed every real-time signal, the last "
 				      "one free for sampling among them (docs/pcollect.md, "
 				      "Sampling signal)" },
+		{ RAW_LOST_ADDRESS_SPACE, "the program left no address space for a stream's next "
+					  "window (RLIMIT_AS, ulimit -v): its thread's sampling "
+					  "stopped (docs/pcollect.md, Address space)" },
 	};
 	size_t i, k, j;
 

@@ -369,6 +369,12 @@ static void section_collection(struct summary *s)
 	    v[0] > 0)
 		table_add_note(s->t, "the file system of the result was full during the "
 				     "collection: sampling stopped where a stream could not grow");
+	if (query_ints(r, "SELECT coalesce(sum(count), 0) FROM lost WHERE reason = 'address-space'",
+		       v, 1) &&
+	    v[0] > 0)
+		table_add_note(s->t,
+			       "the program left no address space for a stream's next window "
+			       "(RLIMIT_AS, ulimit -v): sampling of its thread stopped there");
 	/*
 	 * The CPU time the threads measured at their end against what their samples account
 	 * for: short of it when samples were lost (above), data was damaged, threads were short

@@ -151,12 +151,6 @@ static int slot_store(void **slot, void *value, bool relro)
 	return 0;
 }
 
-/* An address from the dynamic section: the loader relocated most in place; some not. */
-static uintptr_t dyn_addr(uint64_t base, ElfW(Addr) p)
-{
-	return p < base ? (uintptr_t)(base + p) : (uintptr_t)p;
-}
-
 static void patch_relocs(const struct dl_phdr_info *info, const ElfW(Rela) * rel, size_t size,
 			 const ElfW(Sym) * symtab, const char *strtab, size_t strsz,
 			 struct relro ro)
@@ -216,22 +210,24 @@ static void patch_module(const struct dl_phdr_info *info)
 	for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
 		switch (dyn->d_tag) {
 		case DT_SYMTAB:
-			symtab = (const ElfW(Sym) *)dyn_addr(info->dlpi_addr, dyn->d_un.d_ptr);
+			symtab =
+				(const ElfW(Sym) *)agent_dyn_addr(info->dlpi_addr, dyn->d_un.d_ptr);
 			break;
 		case DT_STRTAB:
-			strtab = (const char *)dyn_addr(info->dlpi_addr, dyn->d_un.d_ptr);
+			strtab = (const char *)agent_dyn_addr(info->dlpi_addr, dyn->d_un.d_ptr);
 			break;
 		case DT_STRSZ:
 			strsz = dyn->d_un.d_val;
 			break;
 		case DT_JMPREL:
-			jmprel = (const ElfW(Rela) *)dyn_addr(info->dlpi_addr, dyn->d_un.d_ptr);
+			jmprel = (const ElfW(Rela) *)agent_dyn_addr(info->dlpi_addr,
+								    dyn->d_un.d_ptr);
 			break;
 		case DT_PLTRELSZ:
 			jmpsz = dyn->d_un.d_val;
 			break;
 		case DT_RELA:
-			rela = (const ElfW(Rela) *)dyn_addr(info->dlpi_addr, dyn->d_un.d_ptr);
+			rela = (const ElfW(Rela) *)agent_dyn_addr(info->dlpi_addr, dyn->d_un.d_ptr);
 			break;
 		case DT_RELASZ:
 			relasz = dyn->d_un.d_val;

@@ -30,6 +30,8 @@ struct module {
 	uint8_t build_id[RAW_MAX_BUILD_ID];
 	uint32_t build_id_len;
 	uint32_t nsegs;
+	/* Loaded by dlopen, it exports _PyRuntime: a Python interpreter to look at. */
+	bool py_exported;
 	/* Its own allocation: the list stays small (a scan walks it, a deletion moves it). */
 	struct raw_segment *segs;
 };
@@ -43,6 +45,8 @@ struct module_list {
 static struct module_list known;
 /* The loader's counts of objects added and removed (dlpi_adds, dlpi_subs) at the last scan. */
 static unsigned long long known_adds, known_subs;
+/* The last scan read the counts and every object: known is what was loaded then. */
+static bool known_whole;
 
 static struct module *list_add(struct module_list *l)
 {
@@ -92,6 +96,7 @@ void agent_modules_reset(void)
 {
 	list_release(&known);
 	known_adds = known_subs = 0;
+	known_whole = false;
 }
 
 /*
@@ -104,14 +109,24 @@ struct scan {
 	bool whole;     /* walk even when the loader's counts did not move */
 	bool counted;   /* the counts were read (from the first object) */
 	bool unchanged; /* they did not: nothing to do */
+	bool none_gone; /* nothing removed since a whole scan: every known object is still there */
 	bool failed;
+	bool python; /* no interpreter found yet: new objects asked whether they are one */
 };
 
-static bool same_object(const struct module *m, const struct dl_phdr_info *info)
+/*
+ * Two live objects never share their program headers' address: when none went since the last
+ * whole scan, that address tells a known one, its name need not be compared (a comparison of
+ * paths per object at each dlopen, which made the scans of a program that loads hundreds of
+ * plugins quadratic in their paths' length).
+ */
+static bool same_object(const struct scan *sc, const struct module *m,
+			const struct dl_phdr_info *info)
 {
 	return m->kind != RAW_MODULE_ANON && m->base == info->dlpi_addr &&
-	       m->phdr == info->dlpi_phdr && m->dl_name &&
-	       !strcmp(m->dl_name, info->dlpi_name ? info->dlpi_name : "");
+	       m->phdr == info->dlpi_phdr &&
+	       (sc->none_gone ||
+		(m->dl_name && !strcmp(m->dl_name, info->dlpi_name ? info->dlpi_name : "")));
 }
 
 /*
@@ -125,10 +140,10 @@ static bool known_again(struct scan *sc, const struct dl_phdr_info *info)
 	size_t i;
 
 	for (i = sc->cursor; i < sc->old; i++)
-		if (same_object(&known.v[i], info))
+		if (same_object(sc, &known.v[i], info))
 			goto found;
 	for (i = 0; i < sc->cursor && i < sc->old; i++)
-		if (same_object(&known.v[i], info))
+		if (same_object(sc, &known.v[i], info))
 			goto found;
 	return false;
 found:
@@ -182,6 +197,104 @@ static bool module_describe(struct module *m, const struct dl_phdr_info *info)
 	return m->path && m->dl_name && (m->segs || !nload);
 }
 
+static bool sym_is(const ElfW(Sym) * s, const char *strtab, size_t strsz, const char *name)
+{
+	return s->st_shndx != SHN_UNDEF && s->st_name < strsz && !strcmp(strtab + s->st_name, name);
+}
+
+/* A lookup in a DT_GNU_HASH table, as the loader's. */
+static bool gnu_lookup(const uint32_t *t, const ElfW(Sym) * symtab, const char *strtab,
+		       size_t strsz, const char *name)
+{
+	const size_t bits = sizeof(ElfW(Addr)) * 8;
+	uint32_t nbuckets = t[0], symoff = t[1], nbloom = t[2], shift = t[3], h = 5381, i;
+	const ElfW(Addr) *bloom = (const ElfW(Addr) *)(t + 4);
+	const uint32_t *buckets = (const uint32_t *)(bloom + nbloom), *chain = buckets + nbuckets;
+	const unsigned char *c;
+	ElfW(Addr) word;
+
+	for (c = (const unsigned char *)name; *c; c++)
+		h = h * 33 + *c;
+	if (!nbuckets || !nbloom)
+		return false;
+	word = bloom[(h / bits) % nbloom];
+	if (!((word >> (h % bits)) & (word >> ((h >> shift) % bits)) & 1))
+		return false;
+	i = buckets[h % nbuckets];
+	if (i < symoff)
+		return false;
+	for (;; i++) {
+		uint32_t h2 = chain[i - symoff];
+
+		if ((h | 1) == (h2 | 1) && sym_is(&symtab[i], strtab, strsz, name))
+			return true;
+		if (h2 & 1)
+			return false;
+	}
+}
+
+/* A lookup in a DT_HASH table (older links), its chains bounded by their count. */
+static bool sysv_lookup(const uint32_t *t, const ElfW(Sym) * symtab, const char *strtab,
+			size_t strsz, const char *name)
+{
+	uint32_t nbucket = t[0], nchain = t[1], h = 0, g, i, n;
+	const uint32_t *bucket = t + 2, *chain = bucket + nbucket;
+	const unsigned char *c;
+
+	for (c = (const unsigned char *)name; *c; c++) {
+		h = (h << 4) + *c;
+		g = h & 0xf0000000u;
+		if (g)
+			h ^= g >> 24;
+		h &= ~g;
+	}
+	if (!nbucket)
+		return false;
+	for (i = bucket[h % nbucket], n = 0; i != STN_UNDEF && i < nchain && n < nchain;
+	     i = chain[i], n++)
+		if (sym_is(&symtab[i], strtab, strsz, name))
+			return true;
+	return false;
+}
+
+/*
+ * Whether a loaded object's dynamic symbols define name, by its hash table in memory, as the
+ * loader looks a symbol up: nothing read from its file. True when it has no such table (it
+ * cannot be told without the file). Under the loader's lock (dl_iterate_phdr): the object
+ * cannot go meanwhile.
+ */
+static bool module_exports(const struct dl_phdr_info *info, const char *name)
+{
+	const ElfW(Dyn) *dyn = NULL;
+	const ElfW(Sym) *symtab = NULL;
+	const uint32_t *gnu = NULL, *sysv = NULL;
+	const char *strtab = NULL;
+	size_t strsz = 0;
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+			dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+	for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
+		uintptr_t a = agent_dyn_addr(info->dlpi_addr, dyn->d_un.d_ptr);
+
+		if (dyn->d_tag == DT_SYMTAB)
+			symtab = (const ElfW(Sym) *)a;
+		else if (dyn->d_tag == DT_STRTAB)
+			strtab = (const char *)a;
+		else if (dyn->d_tag == DT_STRSZ)
+			strsz = dyn->d_un.d_val;
+		else if (dyn->d_tag == DT_GNU_HASH)
+			gnu = (const uint32_t *)a;
+		else if (dyn->d_tag == DT_HASH)
+			sysv = (const uint32_t *)a;
+	}
+	if (!symtab || !strtab || (!gnu && !sysv))
+		return true;
+	return gnu ? gnu_lookup(gnu, symtab, strtab, strsz, name)
+		   : sysv_lookup(sysv, symtab, strtab, strsz, name);
+}
+
 static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
 	struct scan *sc = data;
@@ -196,6 +309,7 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
 			sc->unchanged = true;
 			return 1;
 		}
+		sc->none_gone = known_whole && info->dlpi_subs == known_subs;
 		known_adds = info->dlpi_adds;
 		known_subs = info->dlpi_subs;
 	}
@@ -208,6 +322,15 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
 	}
 	m->seen = true;
 	ok = module_describe(m, info);
+	/*
+	 * Until an interpreter is found, a new object may be one (libpython loaded by a plugin):
+	 * the file's whole symbol table is read (pyagent_on_module()) only for one that exports
+	 * _PyRuntime, as every libpython does, not for each of a program's plugins. The whole
+	 * scans (start, fork, attach, new executable memory) read every new file's: an
+	 * interpreter linked into the executable need not export it.
+	 */
+	if (ok && sc->python && m->kind == RAW_MODULE_FILE)
+		m->py_exported = module_exports(info, "_PyRuntime");
 	if (!ok || !m->nsegs) {
 		/* No segment: nothing to record (not a failure, nothing taken as gone). */
 		if (!ok)
@@ -327,9 +450,8 @@ static void write_load(struct raw_writer *w, const struct module *m)
 static void modules_scan(bool maps)
 {
 	AGENT_BUSY;
-	struct scan sc = { .whole = maps };
+	struct scan sc = { .whole = maps, .python = !maps && !pyagent_active() };
 	struct raw_writer *w;
-	sigset_t old;
 	size_t i, kept;
 
 	if (!agent.active)
@@ -357,18 +479,19 @@ static void modules_scan(bool maps)
 			known.v[i].seen = true;
 	if (sc.failed)
 		known_adds = known_subs = 0; /* everything looked at again next time */
-	w = agent_proc_begin(&old);
+	known_whole = sc.counted && !sc.failed;
+	w = agent_proc_writer();
 	for (i = sc.old; i < known.n; i++) {
 		if (w)
 			write_load(w, &known.v[i]);
-		if (known.v[i].kind == RAW_MODULE_FILE)
+		if (known.v[i].kind == RAW_MODULE_FILE && (maps || known.v[i].py_exported))
 			agent_python_module(known.v[i].path, known.v[i].base);
 	}
 	for (i = 0; w && i < sc.old; i++)
 		if (!known.v[i].seen)
 			raw_writer_module_unload(w, raw_header_now(&agent.proc.hdr),
 						 known.v[i].base, known.v[i].path);
-	agent_proc_end(&old);
+	agent_proc_written();
 	if (known.n > sc.old)
 		agent_python_modules_done();
 	/* Known from now on: the ones seen again, then the new ones, in their order. */

@@ -286,6 +286,7 @@ struct agent_proc {
 	bool failed_logged;
 	uint64_t accounted;
 	uint64_t cpu_start_ns; /* the process's CPU time when the stream was opened */
+	int64_t last_flush_ns; /* when agent_proc_written() last closed a chunk */
 	struct raw_window_file win;
 	struct raw_file_header hdr;
 	struct raw_writer w;
@@ -494,6 +495,14 @@ int agent_proc_open(void);
 struct raw_writer *agent_proc_begin(sigset_t *old);
 /* Close the chunk written since agent_proc_begin() (checksummed), unblock. */
 void agent_proc_end(const sigset_t *old);
+/*
+ * The same for the module scan at each dlopen, which must cost little: our signal is not
+ * blocked (the handler never writes this stream) and the chunk is closed at most once a
+ * second (AGENT_FLUSH_NS) and at the stream's end, not after each record: an open chunk is
+ * read whole up to where the writer stopped. agent.lock held by the caller.
+ */
+struct raw_writer *agent_proc_writer(void);
+void agent_proc_written(void);
 /* Before exec: close the chunk and cut the file; after a failed exec, take it again. */
 void agent_proc_suspend(void);
 void agent_proc_resume(void);
@@ -516,6 +525,12 @@ void agent_proc_drop(void);
 void agent_proc_note(pid_t tid, uint32_t kind, const char *detail);
 
 /* agent-modules.c */
+/* An address from a loaded object's dynamic section: the loader relocated most in place (glibc
+   on x86-64), some not (the vdso's, other loaders'). */
+static inline uintptr_t agent_dyn_addr(uint64_t base, ElfW(Addr) p)
+{
+	return p < base ? (uintptr_t)(base + p) : (uintptr_t)p;
+}
 /* The span [*lo, *hi) of a loaded object's executable segments; *lo >= *hi when it has none. */
 void agent_module_text(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t *hi);
 void agent_modules_reset(void);

@@ -145,21 +145,43 @@ struct raw_writer *agent_proc_begin(sigset_t *old)
 	return agent.proc.open ? &agent.proc.w : NULL;
 }
 
-void agent_proc_end(const sigset_t *old)
+/* After records: the chunk closed when flush, the bytes counted, a full stream logged once. */
+static void proc_written(bool flush)
 {
 	struct agent_proc *p = &agent.proc;
 
-	if (p->open) {
+	if (!p->open)
+		return;
+	if (flush)
 		raw_writer_flush(&p->w);
-		agent_account_bytes(&p->accounted, p->w.bytes_written);
-		if (p->w.full && !p->failed_logged) {
-			p->failed_logged = true;
-			agent_log("the process stream stopped: %s (%s); later module records are "
-				  "lost",
-				  strerror(-p->w.error), p->win.error_op ? p->win.error_op : "map");
-		}
+	agent_account_bytes(&p->accounted, p->w.bytes_written);
+	if (p->w.full && !p->failed_logged) {
+		p->failed_logged = true;
+		agent_log("the process stream stopped: %s (%s); later module records are lost",
+			  strerror(-p->w.error), p->win.error_op ? p->win.error_op : "map");
 	}
+}
+
+void agent_proc_end(const sigset_t *old)
+{
+	proc_written(true);
 	agent_restore_mask(old);
+}
+
+struct raw_writer *agent_proc_writer(void)
+{
+	return agent.proc.open ? &agent.proc.w : NULL;
+}
+
+void agent_proc_written(void)
+{
+	struct agent_proc *p = &agent.proc;
+	int64_t now = p->open ? raw_header_now(&p->hdr) : 0;
+	bool flush = now - p->last_flush_ns >= AGENT_FLUSH_NS;
+
+	if (flush)
+		p->last_flush_ns = now;
+	proc_written(flush);
 }
 
 void agent_proc_note(pid_t tid, uint32_t kind, const char *detail)

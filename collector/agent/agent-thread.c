@@ -532,6 +532,7 @@ void agent_thread_write_failed(struct agent_thread *t, uint64_t weight)
 {
 	unsigned reason = t->w.error == -EFBIG    ? RAW_LOST_FILE_SIZE_LIMIT
 			  : disk_full(t->w.error) ? RAW_LOST_DISK_FULL
+			  : t->w.error == -ENOMEM ? RAW_LOST_ADDRESS_SPACE
 						  : RAW_LOST_BUFFER;
 
 	__atomic_add_fetch(&t->lost_count[reason], 1, __ATOMIC_RELAXED);
@@ -582,7 +583,9 @@ static void stream_report_stop(struct agent_thread *t)
 	snprintf(why, sizeof(why), "its stream stopped at %llu bytes: %s (%s)",
 		 (unsigned long long)raw_writer_file_size(&t->w),
 		 t->w.error == -EFBIG ? "the file size limit (RLIMIT_FSIZE) was reached"
-				      : strerror(-t->w.error),
+		 : t->w.error == -ENOMEM
+			 ? "no address space left for its next window (RLIMIT_AS, or all mapped)"
+			 : strerror(-t->w.error),
 		 t->win.error_op ? t->win.error_op : "map");
 	agent_log("thread %d: %s", (int)t->tid, why);
 	agent_proc_note(t->tid, RAW_NOTE_STREAM_STOPPED, why);

@@ -4,10 +4,14 @@
 MODULE_UNLOAD are recorded with its build-id and segments, its samples (500 of the 800 ms of
 CPU time the program burns) fall in its address range and name dl_work, and -archive copies
 it and the program by build-id. JIT code (an anonymous mapping made executable with mprotect,
-run for 300 ms of CPU time) is recorded as an anon module covering its samples. Tolerances
-from the samples (e2elib.Sampled)."""
+run for 300 ms of CPU time) is recorded as an anon module covering its samples. Again: the
+library closed, a copy of it under another name opened (the loader puts it where the first
+was, its program headers at the same address) and worked in for 300 ms, then closed: each
+file holds its own dl_work time (500 and 300 ms), none of the copy's samples is the first's.
+Tolerances from the samples (e2elib.Sampled)."""
 import filecmp
 import os
+import shutil
 
 import e2elib as e
 
@@ -83,3 +87,22 @@ with e.Workdir("dlopen") as w:
     stats = e.sampled_of([r for s in streams for r in s.samples()], interval)
     e.check_time(stats, in_jit * interval, 300e6, "samples in the JIT region, recorded before "
                  "them", stretches=1, extra_ns=e.TICK_NS)
+
+    # A copy opened where the first was, after its close.
+    copy = w.join("libdl-work-copy.so")
+    shutil.copy(lib, copy)
+    res = e.collect(w, "res-again", [e.prog("dlopen-work"), lib, copy], interval=2,
+                    native=True, finalize=True)
+    streams = e.load_streams(res)
+    loads = {rec["path"]: rec for s in streams for rec in s.of_type("module_load")}
+    e.check(lib in loads and copy in loads, "both libraries' MODULE_LOAD recorded")
+    print("first at %#x, the copy at %#x" % (loads[lib]["base"], loads[copy]["base"]))
+    stats = e.db_sampled(res)
+    got = {}
+    for r in e.rows(res, "-view", "hotspots"):
+        if r["Function"] == "dl_work":
+            got[os.path.basename(r["Module"])] = e.secs(r, "CPU Time:Total")
+    e.check_time(stats, got.get("libdl-work-lib.so", 0) * 1e9, 500e6, "again: dl_work of the "
+                 "first library")
+    e.check_time(stats, got.get("libdl-work-copy.so", 0) * 1e9, 300e6, "again: dl_work of the "
+                 "copy opened after its close")

@@ -9,9 +9,16 @@ idle: burns 300 ms of CPU in C and never starts the interpreter: the summary has
 run: starts the interpreter and burns 300 ms in the Python function py_burn, then 300 ms in
   C: the Python section is there, py_burn and c_burn each within the sampling tolerance of
   the 300 ms they were given.
+dlopen: tests/progs/dlopen-python.c, nothing of Python linked in, loads the same libpython
+  with dlopen (as a plugin host does), starts the interpreter and burns 300 ms in py_burn:
+  the interpreter is found at that dlopen (by its exported _PyRuntime, looked up in memory:
+  the agent reads no loaded library's file otherwise), so the Python section is there and
+  py_burn holds its 300 ms.
 The program's output and exit code are those it has without the collector.
 """
 import os
+import re
+import subprocess
 
 import e2elib as e
 
@@ -48,6 +55,19 @@ def main():
         stats = e.db_sampled(res)
         e.check_time(stats, hs.get("py_burn", 0) * 1e9, MS * 1e6, "run: py_burn")
         e.check_time(stats, hs.get("c_burn", 0) * 1e9, MS * 1e6, "run: c_burn")
+
+        # The libpython embed-python links, loaded by dlopen instead.
+        ldd = subprocess.run(["ldd", prog], capture_output=True, text=True).stdout
+        m = re.search(r"libpython\S* => (\S+)", ldd)
+        e.check(m, "embed-python's libpython found in ldd's output:\n%s" % ldd)
+        res = e.collect(w, "dlopen", [e.prog("dlopen-python"), m.group(1), MS], interval=2,
+                        native=True, finalize=True)
+        lines = python_section(res)
+        e.check(any(x.startswith("Samples With Python Frames") for x in lines),
+                "dlopen: the summary has a Python section: %s" % lines)
+        hs = {r["Function"]: e.secs(r, "CPU Time:Total") for r in
+              e.rows(res, "-view", "hotspots")}
+        e.check_time(e.db_sampled(res), hs.get("py_burn", 0) * 1e9, MS * 1e6, "dlopen: py_burn")
 
 
 if __name__ == "__main__":

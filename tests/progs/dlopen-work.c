@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* dlopen a library, burn 500 ms of CPU time in it, dlclose it, then burn 300 ms in the program. */
+/* dlopen a library, burn 500 ms of CPU time in it, dlclose it, then burn 300 ms in the program;
+   with AGAIN (another library, or the same), open that after the close, burn 300 ms in it and
+   close it before the program's 300 ms. */
 #include <dlfcn.h>
 #include <stdio.h>
 
@@ -19,16 +21,13 @@ static __attribute__((noinline, noclone)) void library_work(void (*fn)(long), do
 		fn(BURN_CHUNK);
 }
 
-int main(int argc, char **argv)
+/* Open path, burn ms in its dl_work, close it. */
+static int work_in(const char *path, double ms)
 {
 	void (*fn)(long);
 	void *h;
 
-	if (argc < 2) {
-		fprintf(stderr, "usage: dlopen-work LIBRARY\n");
-		return 2;
-	}
-	h = dlopen(argv[1], RTLD_NOW);
+	h = dlopen(path, RTLD_NOW);
 	if (!h) {
 		fprintf(stderr, "dlopen: %s\n", dlerror());
 		return 1;
@@ -36,8 +35,17 @@ int main(int argc, char **argv)
 	fn = (void (*)(long))dlsym(h, "dl_work");
 	if (!fn)
 		return 1;
-	library_work(fn, 500);
-	if (dlclose(h))
+	library_work(fn, ms);
+	return dlclose(h) ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: dlopen-work LIBRARY [AGAIN]\n");
+		return 2;
+	}
+	if (work_in(argv[1], 500) || (argc > 2 && work_in(argv[2], 300)))
 		return 1;
 	main_work(300);
 	printf("done\n");

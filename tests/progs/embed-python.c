@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "burn.h"
+#include "py-burn.h"
 
 static void c_burn(long ms)
 {
@@ -22,15 +23,6 @@ static void c_burn(long ms)
 	while (burn_cpu_ns() < end)
 		BURN(BURN_100MS / 100);
 }
-
-static const char py_code[] = "import time\n"
-			      "def py_burn(ms):\n"
-			      "    end = time.thread_time() + ms / 1000\n"
-			      "    x = 0\n"
-			      "    while time.thread_time() < end:\n"
-			      "        for i in range(1000):\n"
-			      "            x = (x + i) & 1023\n"
-			      "    return x\n";
 
 int main(int argc, char **argv)
 {
@@ -44,7 +36,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "run")) {
 		Py_Initialize();
 		snprintf(call, sizeof(call), "py_burn(%ld)\n", ms);
-		if (PyRun_SimpleString(py_code) || PyRun_SimpleString(call))
+		if (PyRun_SimpleString(py_burn_code) || PyRun_SimpleString(call))
 			return 1;
 		if (Py_FinalizeEx() < 0)
 			return 1;
