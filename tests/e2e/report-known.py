@@ -81,14 +81,18 @@ def check_large(w, npaths):
     """A result of thousands of stacks and threads: every number against the database itself,
     so the loading (two threads), both ways of summing paths (a walk per leaf for wide trees,
     one pass over the tree when few paths share many leaves), the radix sorts and the
-    timeline scan are checked where hand-made known answers cannot reach."""
+    timeline scan are checked where hand-made known answers cannot reach. A thousand leaf
+    stacks are far beyond those; which way of summing a view takes depends on the tree's
+    shape (the leaves' depths against its nodes: cct_walk_add), which npaths sets at any
+    size (npaths/nstacks 4/3: a walk per leaf; 1/10: one pass)."""
     res = w.join("large-%d" % npaths)
-    synth.large(res, 3000, 30000, nfunctions=400, nthreads=6, npaths=npaths)
+    synth.large(res, 1000, 8000, nfunctions=400, nthreads=6, npaths=npaths)
     con, paths, tids = large_paths(os.path.join(res, "result.db"))
     ms_per = synth.INTERVAL_NS // 1000000
     all_rows = [(t, s, v // 1000000) for t, s, v in
                 con.execute("SELECT thread_id, stack_id, value FROM samples")]
-    lo, hi = 1000 * 1000000, 5000 * 1000000
+    # 8000 samples 0.25 ms apart: 2 s, half of it in the window
+    lo, hi = 500 * 1000000, 1500 * 1000000
     win_rows = [(t, s, ms_per) for t, s in con.execute(
         "SELECT thread_id, stack_id FROM timeline WHERE time_ns >= ? AND time_ns < ?", (lo, hi))]
     cases = [
@@ -371,8 +375,8 @@ def main():
                          "error for %s: %s" % (" ".join(args[2:]) or args[1], cp.stderr.strip()))
 
         check_pstats_counts(w, res)
-        check_large(w, 4000)
-        check_large(w, 300)
+        check_large(w, 1333)
+        check_large(w, 100)
 
 
 if __name__ == "__main__":
