@@ -30,6 +30,7 @@ int export_callgrind(struct export_job *x);
 int export_folded(struct export_job *x);
 int export_speedscope(struct export_job *x);
 int export_chrome(struct export_job *x);
+int export_pprof(struct export_job *x);
 int export_html(struct export_job *x);
 
 /*

@@ -23,6 +23,7 @@
 	X("folded", export_folded, EXPORT_ONE_METRIC)                                              \
 	X("speedscope", export_speedscope, 0)                                                      \
 	X("chrome", export_chrome, EXPORT_ALL_METRICS | EXPORT_NO_GROUPS)                          \
+	X("pprof", export_pprof, EXPORT_LINES | EXPORT_ALL_METRICS | EXPORT_BINARY)                \
 	X("html", export_html, EXPORT_LINES | EXPORT_ALL_METRICS | EXPORT_DIFF)
 
 struct export_format {

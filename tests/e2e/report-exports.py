@@ -41,6 +41,9 @@ def require_tools():
         if cp.returncode:
             missing.append("jsonschema for %s (apt-get install python3-jsonschema)" % SYSTEM_PYTHON)
             needs.append("python3-jsonschema")
+    if not shutil.which("go"):
+        missing.append("go tool pprof (apt-get install golang-go)")
+        needs.append("golang-go")
     if not os.path.exists(SCHEMA):
         missing.append("speedscope's schema at %s (./scripts/dev test fetches npm's speedscope)"
                        % SCHEMA)
@@ -112,6 +115,48 @@ def check_pstats(res, path, hs, cc_medium):
                  "pstats: medium's callers with their calls (samples) and cumulative time, as "
                  "the caller-callee view")
     return {n: f["tt"] for n, f in fns.items()}
+
+
+PPROF_TOP = re.compile(r"^\s*([0-9.]+)(?:ms)?\s+[0-9.]+%\s+[0-9.]+%\s+([0-9.]+)(?:ms)?\s+[0-9.]+%\s+"
+                       r"(.+)$")
+
+
+def go_pprof(*args):
+    cp = subprocess.run(["go", "tool", "pprof"] + list(args), capture_output=True, text=True)
+    if cp.returncode:
+        e2elib.fail("go tool pprof %s: exit %d\n%s" % (" ".join(args), cp.returncode, cp.stderr))
+    return cp.stdout
+
+
+def check_pprof(w, res, hs):
+    """-format pprof read by go tool pprof (Debian's golang-go): -top's flat and cum of every
+    function are preport's self and total; the sample type is cpu_time in nanoseconds, with
+    the sampling interval as period; -traces of a -group-by thread export carries the thread
+    as a label; the source lines are the frames'."""
+    path = export(res, "pprof", w.join("out.pb.gz"))
+    top = go_pprof("-top", "-nodecount=10000", "-unit=ms", path)
+    flat, cum = {}, {}
+    for line in top.splitlines():
+        m = PPROF_TOP.match(line)
+        if m:
+            flat[m.group(3)] = float(m.group(1))
+            cum[m.group(3)] = float(m.group(2))
+    e2elib.check("Type: cpu_time" in top, "pprof: the sample type is cpu_time")
+    e2elib.check(all(abs(flat.get(r["Function"], 0) - ms(r["CPU Time:Self"])) < 0.5 and
+                     abs(cum.get(r["Function"], 0) - ms(r["CPU Time:Total"])) < 0.5
+                     for r in hs if ms(r["CPU Time:Total"])),
+                 "pprof: go tool pprof -top's flat and cum of each function are preport's self "
+                 "and total (%d functions)" % len(flat))
+    raw = go_pprof("-raw", path)
+    e2elib.check("cpu_time/nanoseconds" in raw and re.search(r"Period: 1000000\b", raw),
+                 "pprof: values in nanoseconds, the period the 1 ms sampling interval")
+    traces = go_pprof("-traces", export(res, "pprof", w.join("thr.pb.gz"), "-group-by",
+                                         "thread"))
+    e2elib.check(re.search(r"thread:\s+\S.* \(TID \d+\)", traces) is not None,
+                 "pprof -group-by thread: each sample has its thread as a label")
+    lines = go_pprof("-top", "-lines", "-nodecount=10000", path)
+    e2elib.check("report-split.c:" in lines, "pprof -lines: the frames' source lines")
+    return {k: v for k, v in flat.items()}
 
 
 def annotate(path, inclusive):
@@ -265,6 +310,7 @@ def main():
                          sum(ms(r["CPU Time:Self"]) for r in hs)) <= 1,
                      "chrome: the thread's outermost slices add up to its sampled CPU time")
         check_export_split("chrome", cself, ref)
+        check_export_split("pprof", check_pprof(w, res, hs), ref)
 
         # -filter and -time-filter: the exports hold what the views show
         f_cs = rows(res, "-view", "callstacks", "-threshold", "0", "-filter", "function=medium")
