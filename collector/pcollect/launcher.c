@@ -338,10 +338,9 @@ static void child_exec(const struct collect_opts *o, const char *path, const cha
 	size_t preload_size = strlen(agent_path) + strlen(mpi_shims) + (old ? strlen(old) : 0) + 3;
 	int err;
 
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
-	/* pcollect ignores SIGXFSZ for itself only: the program gets what it would get alone. */
+	/* INT, TERM and HUP are as pcollect's caller left them (pcollect forwards them from
+	   after the fork on): a signal nohup or a shell ignores is ignored by the program too.
+	   pcollect ignores SIGXFSZ for itself only: the program gets what it would get alone. */
 	sigaction(SIGXFSZ, &xfsz_inherited, NULL);
 	/* The agent first (then the MPI shims), a sanitizer runtime the user preloads still
 	   ahead of it. */

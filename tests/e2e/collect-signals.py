@@ -14,6 +14,7 @@ busy machine its count strays far either way from the CPU time, with or without 
 those with it on their stack: its budget holds the burn loop's clock reads (getrusage, 1 to
 4% of the samples here), which are its callees' leaves."""
 import re
+import signal
 
 import e2elib as e
 
@@ -73,3 +74,17 @@ with e.Workdir("signals") as w:
         e.check(r.returncode == 0 and r.stdout == plain.stdout,
                 "blocking-io under pcollect at %s ms prints the same: %s"
                 % (interval, r.stdout.strip()))
+
+    # Dispositions the program inherits: a signal its caller ignores (nohup ignores HUP, a
+    # shell's background job INT and QUIT) is ignored in the program as without us.
+    show = ["/bin/sh", "-c", "grep SigIgn /proc/self/status"]
+
+    def ignoring():
+        for sig in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM, signal.SIGQUIT):
+            signal.signal(sig, signal.SIG_IGN)
+    for pre, what in ((ignoring, "ignored by the caller"), (None, "the caller's default")):
+        plain = e.run(show, preexec_fn=pre)
+        r = e.pcollect(show, result=w.join("res-ign-%d" % (pre is None)), preexec_fn=pre)
+        e.check(r.returncode == 0 and r.stdout == plain.stdout,
+                "HUP, INT, TERM, QUIT %s: the program's ignored signals as without us (%s, "
+                "alone %s)" % (what, r.stdout.strip(), plain.stdout.strip()))
