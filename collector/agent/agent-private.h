@@ -266,6 +266,10 @@ struct agent_thread {
 	   the control thread and its end read the name, under agent-python.c's lock. */
 	_Atomic uintptr_t py_bottom;
 	struct pyagent_tname py_tname;
+	/* The handler's look at a new outermost frame (pyagent_thread_self), valid while
+	   py_hint_frame holds that frame: written hint_frame 0, hint, hint_frame. */
+	struct pyagent_tname py_hint;
+	_Atomic uintptr_t py_hint_frame;
 	char py_name[256]; /* the name last recorded, "" none */
 	/* The thread's MPI call sites (agent-mpi.c), made at its first MPI call; used with the
 	   writer held (busy), freed with the slot's other buffers. */

@@ -50,6 +50,7 @@ static void name_forget(struct agent_thread *t)
 {
 	pthread_mutex_lock(&names_lock);
 	atomic_store(&t->py_bottom, 0);
+	atomic_store(&t->py_hint_frame, 0);
 	memset(&t->py_tname, 0, sizeof(t->py_tname));
 	t->py_name[0] = '\0';
 	pthread_mutex_unlock(&names_lock);
@@ -62,8 +63,17 @@ static void name_forget(struct agent_thread *t)
 static bool name_read(struct agent_thread *t, char *buf, size_t size)
 {
 	uintptr_t frame = atomic_load_explicit(&t->py_bottom, memory_order_relaxed);
+	uintptr_t hint = atomic_load_explicit(&t->py_hint_frame, memory_order_acquire);
 	int r;
 
+	/* The handler found the Thread of this frame already: taken, the frame may be gone. */
+	if (frame && hint == frame && t->py_tname.frame != frame) {
+		struct pyagent_tname h = t->py_hint;
+
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&t->py_hint_frame, memory_order_relaxed) == hint)
+			t->py_tname = h;
+	}
 	if (t->tid == agent.pid)
 		r = pyagent_main_thread_name(buf, size);
 	else
@@ -245,8 +255,19 @@ uint64_t agent_python_capture(struct agent_thread *t)
 	py->cut = false;
 	/* Writes the code records its frames need, so it runs before the stack record. */
 	py->npy = pyagent_capture(&py->pt, &t->w, py->frames, PYAGENT_MAX_FRAMES, &py->cut);
-	if (py->pt.bottom != atomic_load_explicit(&t->py_bottom, memory_order_relaxed))
+	if (py->pt.bottom != atomic_load_explicit(&t->py_bottom, memory_order_relaxed)) {
+		struct pyagent_tname seen = { 0 };
+
 		atomic_store_explicit(&t->py_bottom, py->pt.bottom, memory_order_relaxed);
+		/* A new outermost frame (once or twice a thread): its Thread, while it lives. */
+		if (py->pt.bottom && !pyagent_thread_self(py->pt.bottom, &seen)) {
+			atomic_store_explicit(&t->py_hint_frame, 0, memory_order_relaxed);
+			atomic_signal_fence(memory_order_seq_cst);
+			t->py_hint = seen;
+			atomic_store_explicit(&t->py_hint_frame, py->pt.bottom,
+					      memory_order_release);
+		}
+	}
 	for (i = 0; i < py->npy; i++)
 		h = hash_combine(h, hash_combine(py->frames[i].code_id,
 						 (uint64_t)py->frames[i].flags << 32 |

@@ -74,6 +74,7 @@ def venv_python(python, venv):
 
 def check_flags():
     """The module's list of pcollect options that take no value is pcollect -help's."""
+    sys.path.insert(0, module_dir())
     spec = importlib.util.spec_from_file_location(
         "pcollect_main", os.path.join(module_dir(), "pcollect", "__main__.py"))
     mod = importlib.util.module_from_spec(spec)

@@ -220,33 +220,47 @@ static int thread_obj_name(uintptr_t obj, char *out, size_t cap)
 	return 0;
 }
 
-int pyagent_thread_name(struct pyagent_tname *st, uintptr_t frame, char *out, size_t cap)
+int pyagent_thread_self(uintptr_t frame, struct pyagent_tname *st)
 {
 	const struct pylayout *L = &pyagent_rt.L;
 	const struct pyobj_layout *O = layout();
 	uintptr_t tag = ~(uintptr_t)L->fr_code_tag, type;
 	uint64_t code, name, self, globals, flags, ctype;
 
-	if (__atomic_load_n(&pyagent_rt.state, __ATOMIC_ACQUIRE) != PYAGENT_FOUND || !O || cap < 2)
+	if (__atomic_load_n(&pyagent_rt.state, __ATOMIC_ACQUIRE) != PYAGENT_FOUND || !O || !frame)
+		return -1;
+	/* the frame runs Thread._bootstrap: its code's name says so */
+	if (word(frame + (uintptr_t)L->fr_code, &code) < 0 ||
+	    word((code & tag) + PYLAYOUT_OB_TYPE, &ctype) < 0 || ctype != pyagent_rt.code_type ||
+	    word((code & tag) + (uintptr_t)L->co_name, &name) < 0 ||
+	    !(str_is(name, "_bootstrap") || str_is(name, "_bootstrap_inner")) ||
+	    word(frame + (uintptr_t)O->fr_localsplus, &self) < 0 ||
+	    word(frame + (uintptr_t)O->fr_globals, &globals) < 0 ||
+	    type_of((uintptr_t)self & tag, &type, &flags) < 0)
+		return -1;
+	st->frame = frame;
+	st->self = (uintptr_t)self & tag;
+	st->type = type;
+	st->globals = (uintptr_t)globals;
+	return 0;
+}
+
+int pyagent_thread_name(struct pyagent_tname *st, uintptr_t frame, char *out, size_t cap)
+{
+	uintptr_t type;
+	uint64_t flags;
+
+	if (__atomic_load_n(&pyagent_rt.state, __ATOMIC_ACQUIRE) != PYAGENT_FOUND || !layout() ||
+	    cap < 2)
 		return -1;
 	if (frame && frame != st->frame) {
+		memset(st, 0, sizeof(*st));
 		st->frame = frame;
-		st->self = 0;
-		/* the frame runs Thread._bootstrap: its code's name says so */
-		if (word(frame + (uintptr_t)L->fr_code, &code) < 0 ||
-		    word((code & tag) + PYLAYOUT_OB_TYPE, &ctype) < 0 ||
-		    ctype != pyagent_rt.code_type ||
-		    word((code & tag) + (uintptr_t)L->co_name, &name) < 0 ||
-		    !(str_is(name, "_bootstrap") || str_is(name, "_bootstrap_inner")) ||
-		    word(frame + (uintptr_t)O->fr_localsplus, &self) < 0 ||
-		    word(frame + (uintptr_t)O->fr_globals, &globals) < 0 ||
-		    type_of((uintptr_t)self & tag, &type, &flags) < 0)
+		if (pyagent_thread_self(frame, st) < 0)
 			return -1;
-		st->self = (uintptr_t)self & tag;
-		st->type = type;
-		if (!module_globals)
-			module_globals = (uintptr_t)globals;
 	}
+	if (!module_globals && st->globals)
+		module_globals = st->globals;
 	/* the same object still (not freed and replaced), then its name */
 	if (!st->self || type_of(st->self, &type, &flags) < 0 || type != st->type)
 		return -1;

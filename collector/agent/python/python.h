@@ -177,10 +177,19 @@ void pyagent_key_tstate_fn(uintptr_t (*fn)(void));
  * functions serialize them (they share a cache).
  */
 struct pyagent_tname {
-	uintptr_t frame; /* the outermost frame looked at last */
-	uintptr_t self;  /* the Thread object it runs, 0 none (not threading's _bootstrap) */
-	uintptr_t type;  /* its type, to tell it from another object at its address later */
+	uintptr_t frame;   /* the outermost frame looked at last */
+	uintptr_t self;    /* the Thread object it runs, 0 none (not threading's _bootstrap) */
+	uintptr_t type;    /* its type, to tell it from another object at its address later */
+	uintptr_t globals; /* the frame's globals: threading's module dict */
 };
+
+/*
+ * The Thread object whose Thread._bootstrap runs in frame, into st (frame, self, type,
+ * globals): 0, or -1 when the frame runs none. Async-signal-safe (guarded reads only): the
+ * handler calls it when a thread's outermost frame changes, so that a thread too short for
+ * the control thread's look still has its Thread known at its end, its frames gone.
+ */
+int pyagent_thread_self(uintptr_t frame, struct pyagent_tname *st);
 
 /*
  * The name of the threading.Thread whose Thread._bootstrap runs in frame, a thread's
