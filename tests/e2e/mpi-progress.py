@@ -11,10 +11,10 @@ stripped of their local symbols: their progress loop was func@0x... under MPI_Re
 from its first frame in, Open MPI's inside its named opal_progress). Known answers, the CPU
 times each rank measured: under rank 1's MPI_Recv (PMPI_Recv) is "[MPI progress]", and the
 progress loop ("[MPI progress]" or opal_progress, the outermost) has all the call's CPU
-time; no func@ frame lies under MPI_Recv (2% of it at most); rank 0's compute() holds its own; the split between
-rank 1's wait and rank 0's compute is the measured one. Times within e2elib.Sampled's
-tolerance. MPI_Init's unnamed code is not progress: it keeps its func@ names. The job's
-output and exit code are the same with and without pcollect."""
+time; no func@ frame lies under MPI_Recv (2% of it at most); rank 0's compute() holds its
+own; the split between rank 1's wait and rank 0's compute is the measured one. Times within
+e2elib.Sampled's tolerance. MPI_Init's unnamed code is not progress. The job's output and
+exit code are the same with and without pcollect."""
 import os
 import sys
 
