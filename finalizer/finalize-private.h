@@ -323,6 +323,9 @@ const char *fin_frame_module_name(const struct fin *f, const struct frame *fr);
 /* By a module's base name: an OpenMP runtime (libgomp, libomp, libiomp), the C runtime. */
 bool fin_openmp_module(const char *name);
 bool fin_c_runtime_module(const char *name);
+/* By a module's base name: an MPI library or a transport of one (libmpich, libmpi, Open MPI's
+   mca_ components, UCX's libucp/libuct/libucs, libfabric). */
+bool fin_mpi_module(const char *name);
 /* s is one of the NULL-terminated names. */
 bool fin_name_listed(const char *s, const char *const *names);
 /* A function where a thread's stack begins (start_thread, clone). */
@@ -330,7 +333,8 @@ bool fin_thread_entry(const char *name);
 
 /*
  * runtime-names.c, once the frames are made: the unnamed functions of the OpenMP runtimes
- * get names that say what they do ("[OpenMP barrier wait]", "[OpenMP worker]") and the
+ * and of the MPI libraries get names that say what they do ("[OpenMP barrier wait]",
+ * "[OpenMP worker]", "[MPI progress]") and the
  * functions the compilers outline for a parallel region name it ("main [omp parallel at
  * prog.c:42]"), from the sampled stacks. Their frames point to the new functions. 0 or
  * -ENOMEM.

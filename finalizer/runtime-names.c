@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Names for what the OpenMP runtimes' unnamed code does and for the compilers' outlined
-   parallel regions, from the sampled stacks: who calls what, spin code, thread entries. */
+/* Names for what the OpenMP runtimes' and MPI libraries' unnamed code does and for the
+   compilers' outlined parallel regions, from the sampled stacks: who calls what, spin code,
+   thread entries. */
 #define LOG_DOMAIN "names"
 #include <errno.h>
 #include <stdio.h>
@@ -26,9 +27,26 @@
  *   the runtimes and the C runtime, to a wait, or when a wait calls it in every stack (a
  *   helper of the spin loop: a clock read, a flag's test); a worker when every stack through
  *   it has only unnamed runtime functions between it and a worker's root.
+ * An unnamed function of an MPI library or its transports (fin_mpi_module: libmpich, Open
+ * MPI's libraries and components, UCX, libfabric) is the library's progress engine,
+ * "[MPI progress]", when in a stack the function right inside it is a named progress
+ * function (ucp_worker_progress, opal_progress) or the nearest named function outwards,
+ * through the MPI libraries only, is one; then, of those still without a role, one whose
+ * nearest named function outwards is in every stack a call that waits for communication
+ * (MPI_Recv, MPI_Wait, MPI_Barrier, the collectives: mpi_wait_calls) and that, in a stack,
+ * the engine calls or that calls it (through the MPI libraries). Code under MPI_Init, or
+ * a collective's reduction arithmetic (which does not reach the engine), keeps its name.
  * The rest keep their func@0x... names.
  */
-enum role { ROLE_NONE, ROLE_WORKER, ROLE_BARRIER, ROLE_LOCK, ROLE_DISPATCHER, ROLE_COUNT };
+enum role {
+	ROLE_NONE,
+	ROLE_WORKER,
+	ROLE_BARRIER,
+	ROLE_LOCK,
+	ROLE_DISPATCHER,
+	ROLE_PROGRESS,
+	ROLE_COUNT
+};
 
 static const char *const role_names[ROLE_COUNT] = {
 	NULL,
@@ -36,6 +54,7 @@ static const char *const role_names[ROLE_COUNT] = {
 	"[OpenMP barrier wait]",
 	"[OpenMP lock wait]",
 	"[OpenMP dispatcher]",
+	"[MPI progress]",
 };
 
 bool fin_runtime_wait_name(const char *name)
@@ -58,6 +77,10 @@ enum seen {
 	SEEN_UNDER_BARRIER = 1 << 10,
 	SEEN_UNDER_LOCK = 1 << 11,
 	SEEN_UNDER_OTHER = 1 << 12,
+	SEEN_MPI_PROGRESS = 1 << 13, /* under or calling a progress function */
+	SEEN_MPI_WAIT = 1 << 14,     /* under a call that waits */
+	SEEN_MPI_OTHER = 1 << 15,    /* under another call, or none */
+	SEEN_MPI_NEAR = 1 << 16,     /* called by the progress engine or leading to it */
 };
 
 /* The runtimes' named functions that take a lock or enter a critical section: a wait below
@@ -69,6 +92,24 @@ static const char *const lock_functions[] = {
 	"__kmpc_critical_with_hint", "__kmpc_set_lock",
 	"__kmpc_set_nest_lock",      NULL,
 };
+
+/* The MPI libraries' and their transports' named progress functions: what is inside them, or
+   calls them, is the progress engine. */
+static const char *const progress_functions[] = {
+	"ucp_worker_progress", "uct_worker_progress", "opal_progress",       "MPID_Progress_wait",
+	"MPID_Progress_test",  "MPID_Progress_poke",  "MPIDI_progress_test", NULL,
+};
+
+/* The MPI calls (less their MPI_ or PMPI_ prefix) that wait for communication, each between
+   spaces: the library's unnamed code below them polls for its completion. */
+static const char mpi_wait_calls[] =
+	" Recv Mrecv Send Ssend Bsend Rsend Sendrecv Sendrecv_replace"
+	" Wait Waitall Waitany Waitsome Test Testall Testany Testsome"
+	" Probe Iprobe Mprobe Improbe Request_get_status"
+	" Barrier Bcast Reduce Allreduce Reduce_scatter Reduce_scatter_block Gather Gatherv"
+	" Allgather Allgatherv Scatter Scatterv Alltoall Alltoallv Alltoallw Scan Exscan"
+	" Win_fence Win_wait Win_complete Win_lock Win_unlock Win_lock_all Win_unlock_all"
+	" Win_flush Win_flush_all ";
 
 /* A parallel region's outlined function, as the stacks place it. */
 struct region {
@@ -83,7 +124,7 @@ struct region {
 struct names {
 	struct fin *f;
 	size_t nfn;        /* functions before this pass: the ones looked at */
-	uint16_t *seen;    /* per function */
+	uint32_t *seen;    /* per function */
 	uint8_t *role;     /* per function, enum role */
 	struct region *rg; /* per function */
 	uint32_t *fr;      /* one stack's frames, outermost first */
@@ -103,6 +144,49 @@ static const char *mod_of(const struct names *w, uint32_t frame)
 static bool in_runtime(const struct names *w, uint32_t frame)
 {
 	return fin_openmp_module(mod_of(w, frame));
+}
+
+static bool in_mpi(const struct names *w, uint32_t frame)
+{
+	return fin_mpi_module(mod_of(w, frame));
+}
+
+/* An unnamed function of an MPI library: one this pass may call its progress engine. */
+static bool unnamed_mpi(const struct names *w, uint32_t frame)
+{
+	const struct function *fn = fn_of(w, frame);
+
+	return w->f->frames[frame].function < w->nfn && !fn->resolved && in_mpi(w, frame);
+}
+
+/* A progress function, or its PLT entry. */
+static bool progress_function(const char *name)
+{
+	size_t n = strlen(name);
+	char base[64];
+
+	if (n > 4 && !strcmp(name + n - 4, "@plt") && n - 4 < sizeof(base)) {
+		memcpy(base, name, n - 4);
+		base[n - 4] = '\0';
+		name = base;
+	}
+	return fin_name_listed(name, progress_functions);
+}
+
+/* The MPI call a name is, less its MPI_ or PMPI_ prefix; NULL: not an MPI call. */
+static const char *mpi_call(const char *name)
+{
+	if (name[0] == 'P')
+		name++;
+	return strncmp(name, "MPI_", 4) ? NULL : name + 4;
+}
+
+static bool mpi_wait_call(const char *call)
+{
+	char word[64];
+
+	return snprintf(word, sizeof(word), " %s ", call) < (int)sizeof(word) &&
+	       strstr(mpi_wait_calls, word);
 }
 
 /* The program's own code (or a library of its): neither a runtime nor the C runtime. */
@@ -184,6 +268,36 @@ static void see_region(struct names *w, size_t i)
 	}
 }
 
+/* What the unnamed MPI function at i is inside of in this stack (SEEN_MPI_*). */
+static void see_mpi(struct names *w, size_t i)
+{
+	uint32_t *seen = &w->seen[w->f->frames[w->fr[i]].function];
+	long k;
+
+	if (i + 1 < w->n && in_mpi(w, w->fr[i + 1]) &&
+	    progress_function(fn_of(w, w->fr[i + 1])->name)) {
+		*seen |= SEEN_MPI_PROGRESS;
+		return;
+	}
+	for (k = (long)i - 1; k >= 0 && in_mpi(w, w->fr[k]); k--) {
+		const struct function *fn = fn_of(w, w->fr[k]);
+		const char *call;
+
+		if (!fn->resolved)
+			continue;
+		if (progress_function(fn->name)) {
+			*seen |= SEEN_MPI_PROGRESS;
+			return;
+		}
+		call = mpi_call(fn->name);
+		if (call) {
+			*seen |= mpi_wait_call(call) ? SEEN_MPI_WAIT : SEEN_MPI_OTHER;
+			return;
+		}
+	}
+	*seen |= SEEN_MPI_OTHER;
+}
+
 /* The first pass over a stack: what each unnamed runtime function is next to. */
 static void see_stack(struct names *w)
 {
@@ -192,7 +306,7 @@ static void see_stack(struct names *w)
 
 	for (i = 0; i < w->n; i++) {
 		uint32_t fr = w->fr[i], fn = w->f->frames[fr].function;
-		uint16_t *seen = &w->seen[fn];
+		uint32_t *seen = &w->seen[fn];
 
 		if (fn < w->nfn && in_program(w, fr) && outlined_base(fn_of(w, fr)->name) >= 0) {
 			see_region(w, i);
@@ -201,6 +315,8 @@ static void see_stack(struct names *w)
 			w->rg[fn].unnamed = true;
 			see_region(w, i);
 		}
+		if (unnamed_mpi(w, fr))
+			see_mpi(w, i);
 		if (!unnamed_runtime(w, fr))
 			continue;
 		if (i && fin_thread_entry(fn_of(w, w->fr[i - 1])->name))
@@ -230,6 +346,25 @@ static uint8_t role_of(const struct names *w, uint32_t frame)
 	return fn < w->nfn ? w->role[fn] : ROLE_NONE;
 }
 
+/* The second pass for the unnamed MPI function at i still without a role, under calls that
+   wait only: whether the progress engine calls it or it leads to the engine (MPICH's wait
+   loop that calls the loop that calls ucp_worker_progress). */
+static void see_mpi_again(struct names *w, size_t i)
+{
+	size_t j;
+
+	if (i && role_of(w, w->fr[i - 1]) == ROLE_PROGRESS) {
+		w->seen[w->f->frames[w->fr[i]].function] |= SEEN_MPI_NEAR;
+		return;
+	}
+	for (j = i + 1; j < w->n && in_mpi(w, w->fr[j]); j++)
+		if (role_of(w, w->fr[j]) == ROLE_PROGRESS ||
+		    progress_function(fn_of(w, w->fr[j])->name)) {
+			w->seen[w->f->frames[w->fr[i]].function] |= SEEN_MPI_NEAR;
+			return;
+		}
+}
+
 /* The second pass: where the stacks through a function still without a role lead. */
 static void see_stack_again(struct names *w)
 {
@@ -240,6 +375,10 @@ static void see_stack_again(struct names *w)
 		uint32_t fr = w->fr[i], fn = w->f->frames[fr].function;
 		uint16_t to = SEEN_TO_OTHER;
 
+		if (unnamed_mpi(w, fr) && w->role[fn] == ROLE_NONE &&
+		    (w->seen[fn] & (SEEN_MPI_WAIT | SEEN_MPI_OTHER | SEEN_MPI_NEAR)) ==
+			    SEEN_MPI_WAIT)
+			see_mpi_again(w, i);
 		if (!unnamed_runtime(w, fr) || w->role[fn] != ROLE_NONE)
 			continue;
 		for (j = i + 1; j < w->n; j++) {
@@ -267,8 +406,10 @@ static void see_stack_again(struct names *w)
 	}
 }
 
-static uint8_t first_role(uint16_t s)
+static uint8_t first_role(uint32_t s)
 {
+	if (s & SEEN_MPI_PROGRESS)
+		return ROLE_PROGRESS;
 	if (s & SEEN_ROOT)
 		return ROLE_WORKER;
 	if (s & SEEN_SPIN)
@@ -278,8 +419,10 @@ static uint8_t first_role(uint16_t s)
 	return ROLE_NONE;
 }
 
-static uint8_t second_role(uint16_t s)
+static uint8_t second_role(uint32_t s)
 {
+	if ((s & SEEN_MPI_WAIT) && !(s & SEEN_MPI_OTHER) && (s & SEEN_MPI_NEAR))
+		return ROLE_PROGRESS;
 	if (!(s & SEEN_TO_OTHER) && (s & (SEEN_TO_BARRIER | SEEN_TO_LOCK)))
 		return s & SEEN_TO_BARRIER ? ROLE_BARRIER : ROLE_LOCK;
 	if (!(s & SEEN_UNDER_OTHER) && (s & (SEEN_UNDER_BARRIER | SEEN_UNDER_LOCK)))
@@ -415,7 +558,7 @@ static int replace_functions(struct names *w)
 		if (fn < w->nfn && to[fn] != UINT32_MAX)
 			w->f->frames[i].function = to[fn];
 	}
-	log_debug("%zu functions named by what they do in an OpenMP program", named);
+	log_debug("%zu functions named by what they do in a parallel program", named);
 	free(to);
 	return 0;
 }
@@ -427,7 +570,9 @@ int fin_name_runtime_frames(struct fin *f)
 	int ret = -ENOMEM;
 
 	/* Without a runtime's code in a stack there is nothing to name: no stack to walk. */
-	for (i = 0; i < f->nmodules && !f->modules[i].want_spin_code; i++)
+	for (i = 0; i < f->nmodules && !f->modules[i].want_spin_code &&
+		    !fin_mpi_module(f->modules[i].name);
+	     i++)
 		;
 	if (i == f->nmodules)
 		return 0;

@@ -153,6 +153,17 @@ bool fin_openmp_module(const char *name)
 	return prefixed(name, runtime_modules);
 }
 
+/* MPI libraries and their transports, whose progress engines runtime-names.c names. */
+static const char *const mpi_modules[] = { "libmpi", "libpmpi",   "libopen-pal", "libopen-rte",
+					   "mca_",   "libucp",    "libuct",      "libucs",
+					   "libucm", "libfabric", "libpsm",      "libhcoll",
+					   "libucc", NULL };
+
+bool fin_mpi_module(const char *name)
+{
+	return prefixed(name, mpi_modules);
+}
+
 bool fin_c_runtime_module(const char *name)
 {
 	return prefixed(name, c_runtime_modules);
