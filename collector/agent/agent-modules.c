@@ -32,6 +32,8 @@ struct module {
 	uint32_t nsegs;
 	/* Loaded by dlopen, it exports _PyRuntime: a Python interpreter to look at. */
 	bool py_exported;
+	/* The interpreter's symbols its dynamic symbol table gives (in memory, not the file). */
+	struct pyagent_dynsyms py;
 	/* Its own allocation: the list stays small (a scan walks it, a deletion moves it). */
 	struct raw_segment *segs;
 };
@@ -203,8 +205,8 @@ static bool sym_is(const ElfW(Sym) * s, const char *strtab, size_t strsz, const 
 }
 
 /* A lookup in a DT_GNU_HASH table, as the loader's. */
-static bool gnu_lookup(const uint32_t *t, const ElfW(Sym) * symtab, const char *strtab,
-		       size_t strsz, const char *name)
+static const ElfW(Sym) * gnu_lookup(const uint32_t *t, const ElfW(Sym) * symtab, const char *strtab,
+				    size_t strsz, const char *name)
 {
 	const size_t bits = sizeof(ElfW(Addr)) * 8;
 	uint32_t nbuckets = t[0], symoff = t[1], nbloom = t[2], shift = t[3], h = 5381, i;
@@ -216,26 +218,26 @@ static bool gnu_lookup(const uint32_t *t, const ElfW(Sym) * symtab, const char *
 	for (c = (const unsigned char *)name; *c; c++)
 		h = h * 33 + *c;
 	if (!nbuckets || !nbloom)
-		return false;
+		return NULL;
 	word = bloom[(h / bits) % nbloom];
 	if (!((word >> (h % bits)) & (word >> ((h >> shift) % bits)) & 1))
-		return false;
+		return NULL;
 	i = buckets[h % nbuckets];
 	if (i < symoff)
-		return false;
+		return NULL;
 	for (;; i++) {
 		uint32_t h2 = chain[i - symoff];
 
 		if ((h | 1) == (h2 | 1) && sym_is(&symtab[i], strtab, strsz, name))
-			return true;
+			return &symtab[i];
 		if (h2 & 1)
-			return false;
+			return NULL;
 	}
 }
 
 /* A lookup in a DT_HASH table (older links), its chains bounded by their count. */
-static bool sysv_lookup(const uint32_t *t, const ElfW(Sym) * symtab, const char *strtab,
-			size_t strsz, const char *name)
+static const ElfW(Sym) * sysv_lookup(const uint32_t *t, const ElfW(Sym) * symtab,
+				     const char *strtab, size_t strsz, const char *name)
 {
 	uint32_t nbucket = t[0], nchain = t[1], h = 0, g, i, n;
 	const uint32_t *bucket = t + 2, *chain = bucket + nbucket;
@@ -249,29 +251,33 @@ static bool sysv_lookup(const uint32_t *t, const ElfW(Sym) * symtab, const char 
 		h &= ~g;
 	}
 	if (!nbucket)
-		return false;
+		return NULL;
 	for (i = bucket[h % nbucket], n = 0; i != STN_UNDEF && i < nchain && n < nchain;
 	     i = chain[i], n++)
 		if (sym_is(&symtab[i], strtab, strsz, name))
-			return true;
-	return false;
+			return &symtab[i];
+	return NULL;
 }
 
+/* A loaded object's dynamic symbol table and its hash table, in memory. */
+struct dyn_table {
+	const ElfW(Sym) * symtab;
+	const uint32_t *gnu, *sysv;
+	const char *strtab;
+	size_t strsz;
+};
+
 /*
- * Whether a loaded object's dynamic symbols define name, by its hash table in memory, as the
- * loader looks a symbol up: nothing read from its file. True when it has no such table (it
- * cannot be told without the file). Under the loader's lock (dl_iterate_phdr): the object
- * cannot go meanwhile.
+ * The object's tables, as the loader looks a symbol up: nothing read from its file. False
+ * when it has no hash table (a symbol cannot be told without the file). Under the loader's
+ * lock (dl_iterate_phdr): the object cannot go meanwhile.
  */
-static bool module_exports(const struct dl_phdr_info *info, const char *name)
+static bool dyn_table_of(const struct dl_phdr_info *info, struct dyn_table *tab)
 {
 	const ElfW(Dyn) *dyn = NULL;
-	const ElfW(Sym) *symtab = NULL;
-	const uint32_t *gnu = NULL, *sysv = NULL;
-	const char *strtab = NULL;
-	size_t strsz = 0;
 	int i;
 
+	memset(tab, 0, sizeof(*tab));
 	for (i = 0; i < info->dlpi_phnum; i++)
 		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
 			dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
@@ -279,20 +285,46 @@ static bool module_exports(const struct dl_phdr_info *info, const char *name)
 		uintptr_t a = agent_dyn_addr(info->dlpi_addr, dyn->d_un.d_ptr);
 
 		if (dyn->d_tag == DT_SYMTAB)
-			symtab = (const ElfW(Sym) *)a;
+			tab->symtab = (const ElfW(Sym) *)a;
 		else if (dyn->d_tag == DT_STRTAB)
-			strtab = (const char *)a;
+			tab->strtab = (const char *)a;
 		else if (dyn->d_tag == DT_STRSZ)
-			strsz = dyn->d_un.d_val;
+			tab->strsz = dyn->d_un.d_val;
 		else if (dyn->d_tag == DT_GNU_HASH)
-			gnu = (const uint32_t *)a;
+			tab->gnu = (const uint32_t *)a;
 		else if (dyn->d_tag == DT_HASH)
-			sysv = (const uint32_t *)a;
+			tab->sysv = (const uint32_t *)a;
 	}
-	if (!symtab || !strtab || (!gnu && !sysv))
+	return tab->symtab && tab->strtab && (tab->gnu || tab->sysv);
+}
+
+static const ElfW(Sym) * dyn_lookup(const struct dyn_table *tab, const char *name)
+{
+	return tab->gnu ? gnu_lookup(tab->gnu, tab->symtab, tab->strtab, tab->strsz, name)
+			: sysv_lookup(tab->sysv, tab->symtab, tab->strtab, tab->strsz, name);
+}
+
+/*
+ * The interpreter's symbols among the object's dynamic ones (every libpython and every
+ * python executable exports them): found there, the interpreter is taken from memory and its
+ * file is not read (pyagent_on_image()). Whether it may be an interpreter: true when it
+ * exports _PyRuntime or has no hash table to tell.
+ */
+static bool module_python_symbols(const struct dl_phdr_info *info, struct pyagent_dynsyms *py)
+{
+	struct dyn_table tab;
+	size_t k;
+
+	memset(py, 0, sizeof(*py));
+	if (!dyn_table_of(info, &tab))
 		return true;
-	return gnu ? gnu_lookup(gnu, symtab, strtab, strsz, name)
-		   : sysv_lookup(sysv, symtab, strtab, strsz, name);
+	for (k = 0; k < PYAGENT_DYNSYMS; k++) {
+		const ElfW(Sym) *s = dyn_lookup(&tab, pyagent_dynsym_names[k]);
+
+		py->found[k] = s != NULL;
+		py->value[k] = s ? s->st_value : 0;
+	}
+	return py->found[0];
 }
 
 static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
@@ -324,13 +356,14 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
 	ok = module_describe(m, info);
 	/*
 	 * Until an interpreter is found, a new object may be one (libpython loaded by a plugin):
-	 * the file's whole symbol table is read (pyagent_on_module()) only for one that exports
-	 * _PyRuntime, as every libpython does, not for each of a program's plugins. The whole
-	 * scans (start, fork, attach, new executable memory) read every new file's: an
-	 * interpreter linked into the executable need not export it.
+	 * its dynamic symbols are looked up in memory, by their hash table, and only one that
+	 * exports _PyRuntime (as every libpython does) is looked at, not each of a program's
+	 * plugins. The whole scans (start, fork, attach, new executable memory) look at every
+	 * new object: an interpreter linked into the executable need not export it, and then
+	 * its file is read (pyagent_on_image()).
 	 */
-	if (ok && sc->python && m->kind == RAW_MODULE_FILE)
-		m->py_exported = module_exports(info, "_PyRuntime");
+	if (ok && (sc->python || (sc->whole && !pyagent_active())) && m->kind == RAW_MODULE_FILE)
+		m->py_exported = module_python_symbols(info, &m->py);
 	if (!ok || !m->nsegs) {
 		/* No segment: nothing to record (not a failure, nothing taken as gone). */
 		if (!ok)
@@ -485,7 +518,7 @@ static void modules_scan(bool maps)
 		if (w)
 			write_load(w, &known.v[i]);
 		if (known.v[i].kind == RAW_MODULE_FILE && (maps || known.v[i].py_exported))
-			agent_python_module(known.v[i].path, known.v[i].base);
+			agent_python_module(known.v[i].path, known.v[i].base, &known.v[i].py);
 	}
 	for (i = 0; w && i < sc.old; i++)
 		if (!known.v[i].seen)

@@ -543,7 +543,7 @@ void agent_modules_scan(void);
 
 /* agent-python.c: all outside the handler but agent_python_sample() */
 /* Look for an interpreter in a newly mapped module (until one is found). */
-void agent_python_module(const char *path, uint64_t base);
+void agent_python_module(const char *path, uint64_t base, const struct pyagent_dynsyms *dyn);
 /* After a module scan: give every live thread its Python state once an interpreter exists. */
 void agent_python_modules_done(void);
 /* A thread's stream opened: its Python state when an interpreter exists. */

@@ -176,14 +176,14 @@ void agent_python_thread_finish(struct agent_thread *t)
 	pthread_mutex_unlock(&names_lock);
 }
 
-void agent_python_module(const char *path, uint64_t base)
+void agent_python_module(const char *path, uint64_t base, const struct pyagent_dynsyms *dyn)
 {
 	AGENT_BUSY;
 	int r;
 
 	if (pyagent_active())
 		return;
-	r = pyagent_on_module(path, (uintptr_t)base);
+	r = pyagent_on_image(path, (uintptr_t)base, dyn);
 	if (r == PYAGENT_FOUND || r == PYAGENT_UNSUPPORTED)
 		mem_python_found(path);
 	if (r == PYAGENT_FOUND)

@@ -98,7 +98,10 @@ uint64_t stack_table_add(struct stack_table *t, uint64_t hash, const uint64_t *i
 
 void stack_table_reset(struct stack_table *t)
 {
-	if (!t->slots)
+	/* Only an insertion writes a slot, and counts it: a table with none is all zero (a new
+	   one's fresh pages are, and clearing them would fault every page in: at every
+	   thread's start, most of the agent's cost for a short program). */
+	if (!t->slots || !t->used)
 		return;
 	memset(t->slots, 0, t->nslots * sizeof(struct stack_table_slot));
 	t->used = 0;

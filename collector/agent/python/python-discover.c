@@ -62,9 +62,42 @@ static int publish(struct pyagent_runtime *rt, int state)
 	return state;
 }
 
+const char *const pyagent_dynsym_names[PYAGENT_DYNSYMS] = { "_PyRuntime", "Py_Version",
+							    "PyCode_Type", "PyFrame_Type" };
+
+/*
+ * The symbols from the image's dynamic table, when they suffice: 3.11 and 3.12, whose
+ * layout is the agent's own tables', need no initial value of _PyRuntime from the file, and
+ * Py_Version (const, not relocated) is read where it is mapped. 3.13+ read _Py_DebugOffsets
+ * from the file's copy (the image may not be initialised yet); 3.10 has no Py_Version.
+ */
+static bool from_image(const struct pyagent_dynsyms *dyn, uintptr_t bias, struct pyelf_sym *syms)
+{
+	uint32_t hex = 0;
+	size_t k;
+
+	if (!dyn || !dyn->found[0] || !dyn->found[1] || !dyn->found[2] ||
+	    pyagent_read(&hex, bias + dyn->value[1], sizeof(hex)) < 0 || (hex >> 24) != 3 ||
+	    ((hex >> 16) & 0xff) < 11 || ((hex >> 16) & 0xff) > 12)
+		return false;
+	for (k = 0; k < PYAGENT_DYNSYMS; k++) {
+		syms[k].found = dyn->found[k];
+		syms[k].value = dyn->value[k];
+	}
+	memcpy(syms[1].data, &hex, sizeof(hex));
+	syms[1].has_data = true;
+	syms[0].copy_len = 0;
+	return true;
+}
+
 int pyagent_on_module(const char *path, uintptr_t bias)
 {
-	struct pyelf_sym syms[] = {
+	return pyagent_on_image(path, bias, NULL);
+}
+
+int pyagent_on_image(const char *path, uintptr_t bias, const struct pyagent_dynsyms *dyn)
+{
+	struct pyelf_sym syms[PYAGENT_DYNSYMS] = {
 		{ .name = "_PyRuntime" },
 		{ .name = "Py_Version" },
 		{ .name = "PyCode_Type" },
@@ -82,7 +115,7 @@ int pyagent_on_module(const char *path, uintptr_t bias)
 	/* _PyRuntime's initial value starts with _Py_DebugOffsets (3.13+): from the file too */
 	syms[0].copy = block;
 	syms[0].copy_len = sizeof(block);
-	ret = pyelf_scan(path, syms, 4, NULL);
+	ret = from_image(dyn, bias, syms) ? 0 : pyelf_scan(path, syms, PYAGENT_DYNSYMS, NULL);
 	if (ret < 0)
 		return ret == -ENOEXEC ? PYAGENT_NOT_PYTHON : ret;
 	if (!syms[0].found || !syms[2].found)

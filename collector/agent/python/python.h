@@ -48,6 +48,24 @@ enum pyagent_module {
  */
 int pyagent_on_module(const char *path, uintptr_t bias);
 
+/* _PyRuntime, Py_Version, PyCode_Type, PyFrame_Type: the interpreter's exported symbols. */
+#define PYAGENT_DYNSYMS 4
+extern const char *const pyagent_dynsym_names[PYAGENT_DYNSYMS];
+
+/* Those of a module's dynamic symbols (pyagent_dynsym_names' order), file-relative values. */
+struct pyagent_dynsyms {
+	uint64_t value[PYAGENT_DYNSYMS];
+	bool found[PYAGENT_DYNSYMS];
+};
+
+/*
+ * pyagent_on_module() with the module's dynamic symbols already looked up in its mapped
+ * image (dyn, or NULL): when they give _PyRuntime, PyCode_Type and Py_Version of a 3.11 or
+ * 3.12 interpreter, its file is not read (at start, /usr/bin/python3.11's 6.8 MB); else the
+ * file is, as pyagent_on_module() reads it.
+ */
+int pyagent_on_image(const char *path, uintptr_t bias, const struct pyagent_dynsyms *dyn);
+
 /* An interpreter was found (of any version: unknown versions make notes). */
 bool pyagent_active(void);
 
