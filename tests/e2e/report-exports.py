@@ -134,7 +134,7 @@ def check_pprof(w, res, hs):
     the sampling interval as period; -traces of a -group-by thread export carries the thread
     as a label; the source lines are the frames'."""
     path = export(res, "pprof", w.join("out.pb.gz"))
-    top = go_pprof("-top", "-nodecount=10000", "-unit=ms", path)
+    top = go_pprof("-top", "-nodecount=10000", "-nodefraction=0", "-unit=ms", path)
     flat, cum = {}, {}
     for line in top.splitlines():
         m = PPROF_TOP.match(line)
