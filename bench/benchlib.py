@@ -12,6 +12,19 @@ import sys
 import time
 
 
+def interpreter(arg, who):
+    """A Python to run: a path as given, or a label of tests/pythons.py (3.14, debian-3.11)."""
+    if os.sep in arg:
+        return arg
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                    "tests"))
+    import pythons
+    p = pythons.for_label(arg)
+    if isinstance(p, str):
+        sys.exit("%s: no interpreter %s: %s" % (who, arg, p))
+    return p.exe
+
+
 def run(argv, who):
     """Wall seconds and CPU seconds (user + sys of the whole process tree) of argv; exits
     with the command's message when it fails."""

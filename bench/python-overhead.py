@@ -32,20 +32,9 @@ import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(TOP, "bench"))
-sys.path.insert(0, os.path.join(TOP, "tests"))
 import benchlib  # noqa: E402
-import pythons  # noqa: E402
 
 WHO = "python-overhead"
-
-
-def interpreter(arg):
-    if os.sep in arg:
-        return arg
-    p = pythons.for_label(arg)
-    if isinstance(p, str):
-        sys.exit("%s: no interpreter %s: %s" % (WHO, arg, p))
-    return p.exe
 
 
 def main():
@@ -57,7 +46,7 @@ def main():
     ap.add_argument("--scale", default="1")
     ap.add_argument("--no-others", action="store_true")
     a = ap.parse_args()
-    py = interpreter(a.python)
+    py = benchlib.interpreter(a.python, WHO)
     builds = {"pcollect": os.path.abspath(a.build)}
     if a.baseline:
         builds["baseline"] = os.path.abspath(a.baseline)

@@ -24,22 +24,11 @@ import tempfile
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(TOP, "bench"))
-sys.path.insert(0, os.path.join(TOP, "tests"))
 import benchlib  # noqa: E402
-import pythons  # noqa: E402
 
 WHO = "python-samplers"
 WORK = os.path.join(TOP, "bench", "python-sampler-work.py")
 NAMES = {"heavy": ("heavy", "heavy_np"), "light": ("light", "light_np")}
-
-
-def interpreter(arg):
-    if os.sep in arg:
-        return arg
-    p = pythons.for_label(arg)
-    if isinstance(p, str):
-        sys.exit("%s: no interpreter %s: %s" % (WHO, arg, p))
-    return p.exe
 
 
 READ = """
@@ -65,7 +54,7 @@ def main():
     ap.add_argument("python", nargs="?", default="3.15")
     ap.add_argument("--scale", default="1")
     a = ap.parse_args()
-    py = interpreter(a.python)
+    py = benchlib.interpreter(a.python, WHO)
     build = os.path.abspath(a.build)
     work = tempfile.mkdtemp(prefix=WHO + ".")
     env_mod = os.path.join(build, "api", "python")
@@ -98,15 +87,9 @@ def main():
                     out("sampling-1khz.json"), a.scale]
             errs = {t: [] for t in tools}
             secs = {t: [] for t in tools}
-
-            def wrap(name, argv):
-                def run_and_judge():
-                    return argv()
-                return name, run_and_judge
-            variants = [wrap(n, f) for n, f in tools.items()]
             times = {n: [] for n in tools}
             for _ in range(a.rounds):
-                for name, argv in variants:
+                for name, argv in tools.items():
                     times[name].append(benchlib.run(argv(), WHO))
                     if name == "plain":
                         continue
