@@ -136,9 +136,12 @@ static bool check_interval(struct fin *f, struct stream *s)
 /* The stream began during the collection (with a day of slack for programs left running). */
 static void check_origin(struct fin *f, struct stream *s)
 {
+	const int64_t second = 1000000000ll, day = 86400ll * second;
 	int64_t o = (int64_t)s->hdr.origin_ns;
-	int64_t lo = f->start_mono_ns - 1000000000ll;
-	int64_t hi = f->end_mono_ns < 0 ? INT64_MAX : f->end_mono_ns + 86400000000000ll;
+	/* meta/'s times are the launcher's word, not trusted: no bound may overflow */
+	int64_t lo = f->start_mono_ns > INT64_MIN + second ? f->start_mono_ns - second : INT64_MIN;
+	int64_t hi = f->end_mono_ns < 0 || f->end_mono_ns > INT64_MAX - day ? INT64_MAX
+									    : f->end_mono_ns + day;
 
 	if (f->start_mono_ns <= 0 || (s->hdr.origin_ns <= INT64_MAX && o >= lo && o <= hi))
 		return;

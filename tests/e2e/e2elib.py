@@ -103,7 +103,7 @@ def tool_environ(env=None):
 ORIGIN_START, ORIGIN_FORK, ORIGIN_EXEC = 0, 1, 2
 MODULE_FILE, MODULE_ANON, MODULE_VDSO = 0, 1, 2
 LOST_BUFFER, LOST_UNWIND, LOST_DATA_LIMIT, LOST_STACK_TABLE, LOST_BUSY = 1, 2, 3, 4, 5
-STACK_TRUNCATED, STACK_UNWIND_ERROR, STACK_FIRST_IS_PC = 1, 2, 4
+STACK_TRUNCATED, STACK_UNWIND_ERROR, STACK_FIRST_IS_PC, STACK_AGENT = 1, 2, 4, 8
 
 
 # ---- verdicts ----------------------------------------------------------------------------------
