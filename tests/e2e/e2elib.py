@@ -958,7 +958,8 @@ class Symbolizer:
 
 
 def named_samples(streams, sym=None):
-    """(stream, weight, names leaf first, stack flags) for every sample of every stream."""
+    """(stream, weight, names leaf first, stack flags) for every sample of every stream; the
+    agent's own samples (STACK_AGENT) are named "[pcollect agent]", as pfinalize names them."""
     sym = sym or Symbolizer(streams)
     out = []
     for s in streams:
@@ -968,7 +969,10 @@ def named_samples(streams, sym=None):
             if sid not in s.stacks:
                 fail("%s: sample names undefined stack %d" % (s.path, sid))
             if sid not in cache:
-                cache[sid] = sym.stack_names(s, s.stacks[sid])
+                # The agent's own work has no frames: pfinalize's one root names it.
+                cache[sid] = (sym.stack_names(s, s.stacks[sid]) or
+                              (["[pcollect agent]"] if s.stacks[sid]["flags"] & STACK_AGENT
+                               else []))
             out.append((s, r["weight"], cache[sid], s.stacks[sid]["flags"]))
     return out
 

@@ -137,7 +137,12 @@ def part_ranges(w):
          "many_blocks" % hot)
     near(st.get(light, 0), rt.get("one_block", 0), "stripped %s against the unstripped "
          "one_block" % light)
-    e.check(st.get("stripped_work", 0) > 99, "the exported stripped_work keeps its name (.dynsym)")
+    # All of the program's time but the agent's own start (its module scan, sampled as ours).
+    agent = sum(float(r["CPU Time:Total %"]) for r in e.rows(res, "-view", "hotspots")
+                if r["Function"] == "[pcollect agent]")
+    print("the agent's own: %.1f%%" % agent)
+    e.check(st.get("stripped_work", 0) > 99 - agent, "the exported stripped_work keeps its "
+            "name (.dynsym): %.1f%% (the agent's own %.1f%%)" % (st.get("stripped_work", 0), agent))
 
     kinds = dict(e.db_rows(res, "SELECT name, kind FROM functions WHERE name IN (?, ?, ?)",
                            (hot, light, "stripped_work")))
@@ -173,8 +178,8 @@ def part_ranges(w):
     near(share, in_ranges, "pfinalize's summary: samples in function ranges", 2)
     near(summary_percent(res, "CPU Time In Unnamed Function Ranges"), in_ranges,
          "preport -view summary: CPU Time In Unnamed Function Ranges", 0.2)
-    near(summary_percent(res, "CPU Time In Resolved Functions"), 100 - in_ranges,
-         "preport -view summary: the rest in named functions", 0.5)
+    near(summary_percent(res, "CPU Time In Resolved Functions"), 100 - in_ranges - agent,
+         "preport -view summary: the rest in named functions (the agent's own apart)", 0.5)
 
     # With the symbol cache: the ranges are kept by build-id and read back from there.
     cache = w.join("cache")
