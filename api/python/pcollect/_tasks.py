@@ -113,16 +113,18 @@ def _task_name(coro, tasks):
     return name
 
 
+async def _task(coro):
+    """What the task runs: coro in the driver named after the task."""
+    from asyncio import tasks
+    return await _driver(_task_name(coro, tasks))(coro, _agent())
+
+
 def install(base_events):
     """Have base_events.BaseEventLoop.create_task wrap every coroutine it is given."""
     cls = base_events.BaseEventLoop
     create = cls.create_task
     if getattr(create, "_pcollect", False):
         return
-    from asyncio import tasks
-
-    async def _task(coro):
-        return await _driver(_task_name(coro, tasks))(coro, _agent())
 
     def create_task(self, coro, *args, **kwargs):
         if type(coro) is types.CoroutineType:

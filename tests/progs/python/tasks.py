@@ -2,12 +2,14 @@
 """Known answer: asyncio tasks "alpha", "beta" and "gamma" burn CPU budgets 60/30/10 in
 slices of SLICE ms of the thread's CPU time, each awaiting asyncio.sleep(0) between two
 slices, so that the three interleave on the one thread; meanwhile the task "sleeper" awaits
-asyncio.sleep(NAP) NAPS times on one line (the line after "# the sleeper's await").
+asyncio.sleep(NAP) NAPS times on one line (the one after "# the sleeper's await").
 
-usage: tasks.py [UNIT]   (CPU milliseconds of gamma; default 100)
+usage: tasks.py [UNIT [FILE]]   (CPU milliseconds of gamma, default 100; FILE: where the
+                                sleeper writes the seconds its awaits took, by its own clock)
 """
 import asyncio
 import sys
+import time
 from work import spin_for
 
 SLICE = 10  # CPU ms a slice
@@ -23,10 +25,15 @@ async def worker(ms):
     return x
 
 
+took = []
+
+
 async def sleeper():
     for _ in range(NAPS):
+        t0 = time.monotonic()
         # the sleeper's await
         await asyncio.sleep(NAP)
+        took.append(time.monotonic() - t0)
     return NAPS
 
 
@@ -43,3 +50,6 @@ async def main(unit):
 if __name__ == "__main__":
     names, naps, rep = asyncio.run(main(float(sys.argv[1]) if len(sys.argv) > 1 else 100))
     print(" ".join(names), naps, rep)
+    if len(sys.argv) > 2:
+        with open(sys.argv[2], "w") as f:
+            f.write("%.9f\n" % sum(took))
