@@ -22,6 +22,8 @@ _FILE = "<pcollect task>"
 _MAX_NAMES = 4096  # task names given a code object of their own; later ones share "[task *]"
 _DEPTH = 64  # suspended coroutines described per wait (TASK_FRAMES in agent-task.c)
 _CO_ITERABLE_COROUTINE = 0x100
+_ALONE_NS = 1000000  # suspensions this long are told one by one (a timeline row each)
+_FLUSH_NS = 100000000  # shorter ones are told summed, this often
 _DEFAULT_NAME = re.compile(r"Task-\d+\Z")
 
 _drivers = {}
@@ -46,7 +48,7 @@ def _agent():
 
 
 def _where(coro):
-    """The suspended coroutines of coro's await chain, innermost first: "CODE:OFFSET" each."""
+    """The suspended coroutines of coro's await chain, innermost first: b"CODE:OFFSET" each."""
     parts = []
     c = coro
     while c is not None and len(parts) < _DEPTH:
@@ -56,33 +58,61 @@ def _where(coro):
         parts.append("%x:%x" % (id(f.f_code), f.f_lasti))
         c = getattr(c, "cr_await", None) or getattr(c, "gi_yieldfrom", None)
     parts.reverse()
-    return " ".join(parts)
+    return " ".join(parts).encode()
 
 
 def _drive(coro, call):
-    """Run coro as the task's coroutine, step for step; time each suspension."""
+    """Run coro as the task's coroutine, step for step; time each suspension. A suspension
+    of _ALONE_NS or more is told to the agent at once; shorter ones are summed per await
+    chain and told every _FLUSH_NS and at the task's end (a call costs the agent tens of
+    microseconds of reads: told every step, a task switching every few microseconds would
+    run ten times slower). The agent is called from this frame: it puts the coroutines on
+    top of this frame's stack."""
     send, throw, now = coro.send, coro.throw, time.monotonic_ns
     value = exc = None
-    while True:
-        try:
-            if exc is None:
-                fut = send(value)
+    sums = {}
+    flushed = now()
+    try:
+        while True:
+            try:
+                if exc is None:
+                    fut = send(value)
+                else:
+                    fut = throw(exc)
+            except StopIteration as stop:
+                return stop.value
+            exc = value = None
+            start = now()
+            try:
+                value = yield fut
+            except GeneratorExit:
+                coro.close()
+                raise
+            except BaseException as e:
+                exc = e
+            if call is None:
+                continue
+            end = now()
+            if end - start >= _ALONE_NS:
+                call(_OP_TASK_WAIT, b"w %d %d %s" % (start, end - start, _where(coro)))
+                continue
+            where = _where(coro)
+            s = sums.get(where)
+            if s is None:
+                sums[where] = [1, end - start]
             else:
-                fut = throw(exc)
-        except StopIteration as stop:
-            return stop.value
-        exc = value = None
-        start = now()
-        try:
-            value = yield fut
-        except GeneratorExit:
-            coro.close()
-            raise
-        except BaseException as e:
-            exc = e
-        if call is not None:
-            # From this frame: the agent puts the coroutines on top of its own frames.
-            call(_OP_TASK_WAIT, b"%d %d %s" % (start, now() - start, _where(coro).encode()))
+                s[0] += 1
+                s[1] += end - start
+            if end - flushed >= _FLUSH_NS:
+                for where, (count, total) in sums.items():
+                    call(_OP_TASK_WAIT, b"s %d %d %d %s" % (end, count, total, where))
+                sums.clear()
+                flushed = end
+    finally:
+        if sums:
+            end = now()
+            for where, (count, total) in sums.items():
+                call(_OP_TASK_WAIT, b"s %d %d %d %s" % (end, count, total, where))
 
 
 def _driver(name):
