@@ -53,12 +53,12 @@ int report_tree_levels(struct report *r)
 					"process, module, rank, node, wait-kind, "
 					"sync-object, region or task",
 					r->view->name);
-			return report_usage_error("unknown grouping '%s' for -group-by in the %s "
-						  "view%s%s%s; use thread, process, module, "
-						  "rank, node, wait-kind, sync-object, region or task",
-						  word, r->view->name,
-						  near ? " (did you mean '" : "", near ? near : "",
-						  near ? "'?)" : "");
+			return report_usage_error(
+				"unknown grouping '%s' for -group-by in the %s "
+				"view%s%s%s; use thread, process, module, "
+				"rank, node, wait-kind, sync-object, region or task",
+				word, r->view->name, near ? " (did you mean '" : "",
+				near ? near : "", near ? "'?)" : "");
 		}
 		p += len + (p[len] == ',');
 		if (k == TREE_KEY_FUNCTION) {
@@ -138,8 +138,8 @@ int report_sample_task(const struct report *r, const struct model_sample *s)
 			int up = m->stacks[st].parent;
 
 			of[st] = fn >= 0 && task_function(&m->functions[fn]) ? fn
-				 : up >= 0				      ? of[up]
-									      : -1;
+				 : up >= 0                                   ? of[up]
+									     : -1;
 		}
 		((struct report *)r)->stack_task = of;
 	}

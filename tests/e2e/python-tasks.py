@@ -55,6 +55,19 @@ def main():
                 "the sleeper's Task Wait Time %.4f s is what its awaits took by its own "
                 "clock, %.4f s (+- 2%% + 5 ms)" % (wait_s, took_s))
 
+        # alpha's suspensions (under 1 ms each on a quiet machine: told summed) hold at least
+        # the CPU time beta and gamma ran meanwhile: they end before it (fewer slices).
+        alpha_wait = e.secs(hs["[task alpha]"], "Task Wait Time:Total")
+        others = cpu["beta"] + cpu["gamma"]
+        tol = stats.time_tolerance_ns(others * 1e9) / 1e9
+        e.check(alpha_wait >= others - tol,
+                "alpha waited %.3f s, at least the %.3f s (+- %.3f) beta and gamma ran"
+                % (alpha_wait, others, tol))
+        one = e.rows(res, "-view", "hotspots", "-filter", "function=[task gamma]")
+        got = sum(e.secs(r) for r in one)
+        e.check(abs(got - cpu["gamma"]) <= 0.002,
+                "-filter function=[task gamma] keeps gamma's %.3f s (%.3f s)" % (cpu["gamma"], got))
+
         # At the await line: the line's total over the whole run is the sleeper's.
         line = e.source_line(src, "await asyncio.sleep(NAP)")
         lines = e.rows(res, "-view", "hotspots", "-group-by", "task,source-line",
