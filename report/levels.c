@@ -137,9 +137,10 @@ int report_sample_task(const struct report *r, const struct model_sample *s)
 			int fn = m->frames[m->stacks[st].frame].function;
 			int up = m->stacks[st].parent;
 
-			of[st] = fn >= 0 && task_function(&m->functions[fn]) ? fn
-				 : up >= 0                                   ? of[up]
-									     : -1;
+			if (fn >= 0 && task_function(&m->functions[fn]))
+				of[st] = fn;
+			else
+				of[st] = up >= 0 ? of[up] : -1;
 		}
 		((struct report *)r)->stack_task = of;
 	}

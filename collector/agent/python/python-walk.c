@@ -465,8 +465,7 @@ int pyagent_code_frames(struct pyagent_thread *t, struct raw_writer *w, const ui
 		uint8_t *co = t->code[0], *name = NULL;
 		uint64_t id;
 
-		/* A code object the program named itself: read like the walk's, checked the same.
-		 */
+		/* Named by the program: read as the walk reads one, checked the same. */
 		if (pyread(pid, co, code[i], (size_t)L->co_size) ||
 		    field(co, PYLAYOUT_OB_TYPE) != pyagent_rt.code_type)
 			continue;
