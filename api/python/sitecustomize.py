@@ -10,6 +10,11 @@ the tasks off.
 """
 import sys
 
+# The import system's own classes, loaded before site runs: importlib.util would cost the
+# start of every program tens of milliseconds.
+from _frozen_importlib import module_from_spec as _module_from_spec
+from _frozen_importlib_external import PathFinder as _PathFinder
+
 
 class _AsyncioHook:
     """A finder that lets asyncio.base_events load as usual, then has it patched."""
@@ -21,8 +26,7 @@ class _AsyncioHook:
             sys.meta_path.remove(self)
         except ValueError:
             pass
-        import importlib.util
-        spec = importlib.util.find_spec(name)
+        spec = _PathFinder.find_spec(name, path)
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
         run = spec.loader.exec_module
@@ -48,12 +52,10 @@ def _chain():
         if os.path.realpath(p) == here:
             after = after[i + 1:]
             break
-    import importlib.machinery
-    import importlib.util
-    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", after)
+    spec = _PathFinder.find_spec("sitecustomize", after)
     if spec is None or spec.loader is None:
         return
-    module = importlib.util.module_from_spec(spec)
+    module = _module_from_spec(spec)
     spec.loader.exec_module(module)
 
 
