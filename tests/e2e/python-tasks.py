@@ -66,7 +66,8 @@ def main():
         one = e.rows(res, "-view", "hotspots", "-filter", "function=[task gamma]")
         got = sum(e.secs(r) for r in one)
         e.check(abs(got - cpu["gamma"]) <= 0.002,
-                "-filter function=[task gamma] keeps gamma's %.3f s (%.3f s)" % (cpu["gamma"], got))
+                "-filter function=[task gamma] keeps gamma's %.3f s (%.3f s)"
+                % (cpu["gamma"], got))
 
         # At the await line: the line's total over the whole run is the sleeper's.
         line = e.source_line(src, "await asyncio.sleep(NAP)")

@@ -69,6 +69,7 @@ def _drive(coro, call):
     run ten times slower). The agent is called from this frame: it puts the coroutines on
     top of this frame's stack."""
     send, throw, now = coro.send, coro.throw, time.monotonic_ns
+    where_of, op = _where, _OP_TASK_WAIT
     value = exc = None
     sums = {}
     flushed = now()
@@ -94,9 +95,9 @@ def _drive(coro, call):
                 continue
             end = now()
             if end - start >= _ALONE_NS:
-                call(_OP_TASK_WAIT, b"w %d %d %s" % (start, end - start, _where(coro)))
+                call(op, b"w %d %d %s" % (start, end - start, where_of(coro)))
                 continue
-            where = _where(coro)
+            where = where_of(coro)
             s = sums.get(where)
             if s is None:
                 sums[where] = [1, end - start]
@@ -105,14 +106,17 @@ def _drive(coro, call):
                 s[1] += end - start
             if end - flushed >= _FLUSH_NS:
                 for where, (count, total) in sums.items():
-                    call(_OP_TASK_WAIT, b"s %d %d %d %s" % (end, count, total, where))
+                    call(op, b"s %d %d %d %s" % (end, count, total, where))
                 sums.clear()
                 flushed = end
     finally:
-        if sums:
+        # Also when a pending task is dropped (its close() at exit): nothing may be raised.
+        try:
             end = now()
             for where, (count, total) in sums.items():
-                call(_OP_TASK_WAIT, b"s %d %d %d %s" % (end, count, total, where))
+                call(op, b"s %d %d %d %s" % (end, count, total, where))
+        except Exception:
+            pass
 
 
 def _driver(name):
@@ -161,7 +165,11 @@ def install(base_events):
             wrapped = _task(coro)
             # The task's repr names the program's coroutine, as without pcollect.
             wrapped.__name__, wrapped.__qualname__ = coro.__name__, coro.__qualname__
-            coro = wrapped
+            try:
+                return create(self, wrapped, *args, **kwargs)
+            except BaseException:
+                wrapped.close()  # the program's coroutine alone is "never awaited", as before
+                raise
         return create(self, coro, *args, **kwargs)
 
     create_task._pcollect = True
