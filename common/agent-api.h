@@ -22,6 +22,12 @@ enum pcollect_agent_op {
 	PCOLLECT_OP_RESUME = 2,       /* resume it */
 	PCOLLECT_OP_REGION_BEGIN = 3, /* arg: the region's name; the calling thread enters it */
 	PCOLLECT_OP_REGION_END = 4,   /* the calling thread leaves its innermost region */
+	/* arg: "w START DURATION CODE:OFFSET...": an asyncio task of the calling thread was
+	   suspended from START for DURATION (CLOCK_MONOTONIC, decimal ns) at the await of the
+	   frames given, innermost first (hex code object address: hex byte offset); "s TIME
+	   COUNT TOTAL CODE:OFFSET...": COUNT shorter suspensions there, TOTAL ns in all; the
+	   Python module's task driver sends it (api/python/pcollect/_tasks.py) */
+	PCOLLECT_OP_TASK_WAIT = 5,
 };
 
 #endif

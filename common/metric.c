@@ -59,6 +59,10 @@ static const struct metric_def defs[METRIC_NKNOWN] = {
 				   "allocations freed with no other allocation in between on their "
 				   "thread",
 				   RAW_METRIC_MEM_TEMPORARY },
+	[METRIC_TASK_WAIT_TIME] = { "Task Wait Time", METRIC_UNIT_NS, METRIC_AGG_SUM, "wait",
+				    "wall time asyncio tasks spent suspended, at the await they "
+				    "were suspended in (the thread ran other tasks meanwhile)",
+				    -1 },
 };
 
 const struct metric_def *metric_def(enum metric_id id)

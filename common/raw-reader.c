@@ -120,6 +120,7 @@ const char *raw_wait_kind_name(uint32_t kind)
 		[RAW_WAIT_OMP_BARRIER] = "openmp-barrier",
 		[RAW_WAIT_OMP_LOCK] = "openmp-lock",
 		[RAW_WAIT_OMP_OTHER] = "openmp-other",
+		[RAW_WAIT_TASK] = "task",
 	};
 
 	return kind <= RAW_WAIT_KIND_MAX && names[kind] ? names[kind] : "other";

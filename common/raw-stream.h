@@ -282,7 +282,10 @@ enum raw_wait_kind {
 	RAW_WAIT_OMP_BARRIER = 16, /* OpenMP barriers, implicit and explicit */
 	RAW_WAIT_OMP_LOCK = 17,    /* OpenMP critical sections, locks, ordered */
 	RAW_WAIT_OMP_OTHER = 18,   /* OpenMP taskwait, taskgroup, ... */
-	RAW_WAIT_KIND_MAX = 18,    /* values up to 31 are reserved for later kinds */
+	/* An asyncio task suspended at an await (its duration, not a blocked thread: Task Wait
+	   Time, docs/python.md) */
+	RAW_WAIT_TASK = 19,
+	RAW_WAIT_KIND_MAX = 19, /* values up to 31 are reserved for later kinds */
 };
 
 /* The name of a wait kind ("mutex", "openmp-barrier"), "other" for an unknown one. */

@@ -38,6 +38,8 @@ static const struct {
 	[RAW_WAIT_OMP_BARRIER] = { "code", WAIT_OBJECT_CODE },
 	[RAW_WAIT_OMP_LOCK] = { "openmp-lock", WAIT_OBJECT_DATA },
 	[RAW_WAIT_OMP_OTHER] = { NULL, WAIT_OBJECT_NONE },
+	/* A task's suspension: no object, and no time the thread was blocked. */
+	[RAW_WAIT_TASK] = { NULL, WAIT_OBJECT_NONE },
 };
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
 
@@ -223,12 +225,15 @@ int waits_to_events(struct fin *f, struct stream *s)
 	opens_close(f, s);
 	if (!s->nwaits)
 		return 0;
-	wt = fin_metrics_standard(f, METRIC_WAIT_TIME);
-	wc = fin_metrics_standard(f, METRIC_WAIT_COUNT);
-	if (wt < 0 || wc < 0)
-		return -ENOMEM;
 	for (i = 0; i < s->nwaits && !ret; i++) {
 		const struct wait_rec *w = &s->waits[i];
+		/* A task's suspension blocked no thread: Task Wait Time alone. */
+		bool task = w->kind == RAW_WAIT_TASK;
+
+		wt = fin_metrics_standard(f, task ? METRIC_TASK_WAIT_TIME : METRIC_WAIT_TIME);
+		wc = task ? UINT32_MAX : fin_metrics_standard(f, METRIC_WAIT_COUNT);
+		if (wt < 0 || wc < 0)
+			return -ENOMEM;
 		int64_t ctx = fin_context_get(f, s->image, w->kind, w->object,
 					      w->time_ns + s->offset_ns, region_at(s, w->time_ns));
 		struct event_rec e = {
@@ -252,6 +257,8 @@ int waits_to_events(struct fin *f, struct stream *s)
 			e.count = w->count;
 			ret = fin_event_add(s, &e);
 		}
+		if (task)
+			continue;
 		t->wait_ns = sat_add_u64(t->wait_ns, w->total_ns);
 		t->waits = sat_add_u64(t->waits, w->count);
 		f->wait_ns = sat_add_u64(f->wait_ns, w->total_ns);

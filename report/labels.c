@@ -47,6 +47,11 @@ const char *model_region_label(const struct model *m, int i)
 	return i >= 0 && (size_t)i < m->nregions ? m->regions[i] : "[no region]";
 }
 
+const char *model_task_label(const struct model *m, int i)
+{
+	return i >= 0 && (size_t)i < m->nfunctions ? m->functions[i].name : "[no task]";
+}
+
 const char *report_basename(const char *path)
 {
 	const char *slash;
@@ -75,8 +80,8 @@ const char *report_file_path(const struct report *r, int file)
 
 const char *report_group_kind(const struct cct *tree, int node)
 {
-	static const char *const kinds[] = { "process",   "thread",      "module", "rank",
-					     "wait-kind", "sync-object", "node",   "region" };
+	static const char *const kinds[] = { "process",     "thread", "module", "rank", "wait-kind",
+					     "sync-object", "node",   "region", "task" };
 	int g = cct_group_of(&tree->nodes[node]);
 
 	return g >= 0 ? kinds[tree->groups[g].kind] : "";
@@ -136,6 +141,8 @@ const char *report_group_label(const struct report *r, const struct cct *tree, i
 		return model_sync_object_label(&r->m, item, buf, size);
 	case CCT_GROUP_REGION:
 		return model_region_label(&r->m, item);
+	case CCT_GROUP_TASK:
+		return model_task_label(&r->m, item);
 	}
 	return "";
 }

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The tree views' -group-by levels (thread, process, module, ...) above the call tree. */
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/options.h"
@@ -19,6 +21,7 @@ static const struct {
 	{ "wait-kind", CCT_GROUP_WAIT_KIND },
 	{ "sync-object", CCT_GROUP_SYNC_OBJECT },
 	{ "region", CCT_GROUP_REGION },
+	{ "task", CCT_GROUP_TASK },
 	{ "function", CCT_GROUP_PROCESS }, /* not a level: the call tree itself */
 };
 #define NTREE_KEYS        (sizeof(tree_keys) / sizeof(tree_keys[0]))
@@ -48,14 +51,14 @@ int report_tree_levels(struct report *r)
 					"the %s view does not group by source-line "
 					"(the hotspots view does); use thread, "
 					"process, module, rank, node, wait-kind, "
-					"sync-object or region",
+					"sync-object, region or task",
 					r->view->name);
-			return report_usage_error("unknown grouping '%s' for -group-by in the %s "
-						  "view%s%s%s; use thread, process, module, "
-						  "rank, node, wait-kind, sync-object or region",
-						  word, r->view->name,
-						  near ? " (did you mean '" : "", near ? near : "",
-						  near ? "'?)" : "");
+			return report_usage_error(
+				"unknown grouping '%s' for -group-by in the %s "
+				"view%s%s%s; use thread, process, module, "
+				"rank, node, wait-kind, sync-object, region or task",
+				word, r->view->name, near ? " (did you mean '" : "",
+				near ? near : "", near ? "'?)" : "");
 		}
 		p += len + (p[len] == ',');
 		if (k == TREE_KEY_FUNCTION) {
@@ -71,7 +74,7 @@ int report_tree_levels(struct report *r)
 				return report_usage_error(
 					"option '-group-by' takes each of thread, "
 					"process, module, rank, node, "
-					"wait-kind, sync-object and region once");
+					"wait-kind, sync-object, region and task once");
 		r->levels[r->nlevels++] = tree_keys[k].kind;
 	}
 	return 0;
@@ -108,6 +111,42 @@ int report_sample_region(const struct report *r, const struct model_sample *s)
 	return s->context >= 0 ? r->m.contexts[s->context].region_index : -1;
 }
 
+/* Whether function f is an asyncio task's frame: "[task NAME]" (api/python/pcollect/_tasks.py). */
+static bool task_function(const struct model_function *f)
+{
+	size_t len = strlen(f->name);
+
+	return f->python && len > 7 && !strncmp(f->name, "[task ", 6) && f->name[len - 1] == ']';
+}
+
+int report_sample_task(const struct report *r, const struct model_sample *s)
+{
+	const struct model *m = &r->m;
+	int *of = r->stack_task;
+	size_t i;
+
+	if (s->stack < 0 || (size_t)s->stack >= m->nstacks)
+		return -1;
+	if (!of) {
+		/* Once per report: each stack's innermost task frame, parents first. */
+		of = malloc((m->nstacks ? m->nstacks : 1) * sizeof(*of));
+		if (!of)
+			return -1;
+		for (i = 0; i < m->nstacks; i++) {
+			int st = m->stack_order[i];
+			int fn = m->frames[m->stacks[st].frame].function;
+			int up = m->stacks[st].parent;
+
+			if (fn >= 0 && task_function(&m->functions[fn]))
+				of[st] = fn;
+			else
+				of[st] = up >= 0 ? of[up] : -1;
+		}
+		((struct report *)r)->stack_task = of;
+	}
+	return of[s->stack];
+}
+
 /* The subject of group level kind for a record. */
 static int level_item(const struct report *r, enum cct_group_kind kind, const struct record *rec)
 {
@@ -136,6 +175,8 @@ static int level_item(const struct report *r, enum cct_group_kind kind, const st
 		return report_sample_sync_object(r, s);
 	case CCT_GROUP_REGION:
 		return report_sample_region(r, s);
+	case CCT_GROUP_TASK:
+		return report_sample_task(r, s);
 	}
 	return -1;
 }

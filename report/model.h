@@ -280,6 +280,8 @@ int model_context_of_id(const struct model *m, int64_t id);
 const char *model_wait_kind_label(const struct model *m, int i);
 /* The path of region i; -1 (in none) is "[no region]". */
 const char *model_region_label(const struct model *m, int i);
+/* The asyncio task of function i, a task's frame ("[task alpha]"); -1 is "[no task]". */
+const char *model_task_label(const struct model *m, int i);
 
 /* The value of meta key, or NULL. */
 const char *model_meta_get(const struct model *m, const char *key);

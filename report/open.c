@@ -504,6 +504,8 @@ void report_close(struct report *r)
 	free(r->min);
 	free(r->skipped);
 	free(r->fnames);
+	free(r->stack_task);
+	r->stack_task = NULL;
 	r->recs = NULL;
 	r->total = r->count = r->min = NULL;
 	r->skipped = NULL;

@@ -14,7 +14,7 @@
 #define REPORT_MAX_METRICS 32
 /* Levels of -group-by in tree views (process, thread, module, rank, wait-kind,
    sync-object, node, region). */
-#define REPORT_MAX_LEVELS 8
+#define REPORT_MAX_LEVELS 10
 
 /*
  * A sample kept by the filters, mapped onto the tree. Its thread, metric, context (grouping
@@ -87,6 +87,7 @@ struct report {
 	const char **fnames;     /* per function: the name shown (-name-style) */
 	enum cct_group_kind levels[REPORT_MAX_LEVELS]; /* -group-by of tree views */
 	size_t nlevels;
+	int *stack_task; /* per stack: report_sample_task()'s answer, made at its first call */
 	/* The result was made here by this user: the paths it names may be read (view-source.c). */
 	bool own_paths;
 };
@@ -187,6 +188,9 @@ int report_sample_rank(const struct report *r, const struct model_sample *s);
 int report_sample_node(const struct report *r, const struct model_sample *s);
 /* The region (model.regions) of a sample, -1 for none. */
 int report_sample_region(const struct report *r, const struct model_sample *s);
+/* The asyncio task of a sample: the function of the innermost "[task NAME]" frame of its stack
+   (docs/python.md, asyncio), -1 for none. The first call maps every stack. */
+int report_sample_task(const struct report *r, const struct model_sample *s);
 
 /* Short labels. */
 const char *report_module_name(const struct report *r, int func);

@@ -279,6 +279,8 @@ AGENT_EXPORT int pcollect_agent_call(int op, const char *arg)
 		return agent_region_begin(arg);
 	case PCOLLECT_OP_REGION_END:
 		return agent_region_end();
+	case PCOLLECT_OP_TASK_WAIT:
+		return agent_task_wait(arg);
 	default:
 		return -1;
 	}

@@ -748,6 +748,11 @@ void agent_wait_record_at(struct agent_thread *t, uint64_t start_ns, uint64_t en
  * meanwhile.
  */
 uint64_t agent_wait_stack_here(struct agent_thread *t, uintptr_t pc, bool keep_last);
+/* The stack id of the calling thread's stack here, its writer held (python: with the Python
+   frames agent_python_capture() left in t->py). 0 when it cannot be recorded. */
+uint64_t agent_wait_stack_id(struct agent_thread *t, bool python);
+/* PCOLLECT_OP_TASK_WAIT (agent-task.c): an asyncio task's suspension, arg as it says. */
+int agent_task_wait(const char *arg);
 /* The stack id remembered for call site key in t's table, 0 when none. */
 uint64_t agent_wait_site_stack(struct agent_thread *t, uint64_t key);
 /* Take t's writer with our signal blocked (old: the mask to restore), and give it back. */

@@ -198,6 +198,11 @@ void agent_wait_writer_give(struct agent_thread *t, const sigset_t *old)
 	agent_restore_mask(old);
 }
 
+uint64_t agent_wait_stack_id(struct agent_thread *t, bool python)
+{
+	return stack_id_here(t, 0, false, python);
+}
+
 uint64_t agent_wait_stack_here(struct agent_thread *t, uintptr_t pc, bool keep_last)
 {
 	uint64_t id = 0;

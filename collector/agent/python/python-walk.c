@@ -451,3 +451,33 @@ void pyagent_thread_init(struct pyagent_thread *t)
 	t->window = WINDOW_FIRST;
 	t->calls = 0;
 }
+
+int pyagent_code_frames(struct pyagent_thread *t, struct raw_writer *w, const uintptr_t *code,
+			const uint32_t *offset, int n, struct raw_py_frame *out)
+{
+	const struct pylayout *L = &pyagent_rt.L;
+	size_t name_len = pycodes_name_bytes();
+	int pid = (int)getpid(), i, k = 0;
+
+	if (pyagent_rt.state != PYAGENT_FOUND || (size_t)L->co_size > PYAGENT_CODE_BYTES)
+		return -1;
+	for (i = 0; i < n; i++) {
+		uint8_t *co = t->code[0], *name = NULL;
+		uint64_t id;
+
+		/* Named by the program: read as the walk reads one, checked the same. */
+		if (pyread(pid, co, code[i], (size_t)L->co_size) ||
+		    field(co, PYLAYOUT_OB_TYPE) != pyagent_rt.code_type)
+			continue;
+		if (name_len && !pyread(pid, t->names[0], pycodes_name_addr(co), name_len))
+			name = t->names[0];
+		id = pycodes_lookup(t, w, code[i], co, name, pid);
+		if (!id)
+			continue;
+		out[k].code_id = id;
+		out[k].offset = offset[i];
+		out[k].flags = 0;
+		k++;
+	}
+	return k;
+}

@@ -175,6 +175,16 @@ int pyagent_capture(struct pyagent_thread *t, struct raw_writer *w, struct raw_p
  */
 int pyagent_stack_key(struct pyagent_thread *t, uint64_t *key);
 
+/*
+ * Frames of code objects the program names itself (code[i], a code object's address, at byte
+ * offset[i] of its bytecode): an asyncio task's suspended coroutines, which no thread's walk
+ * reaches (collector/agent/agent-task.c). Writes the RAW_REC_PY_CODE records they need to w;
+ * fills out[0..k) in the same order, leaving out the addresses that hold no code object, and
+ * returns k, or -1 when no interpreter is walked. Outside the handler, our signal blocked.
+ */
+int pyagent_code_frames(struct pyagent_thread *t, struct raw_writer *w, const uintptr_t *code,
+			const uint32_t *offset, int n, struct raw_py_frame *out);
+
 /* Write one RAW_REC_PY_NOTE per kind met in this stream. Outside the handler. */
 int pyagent_thread_finish(struct pyagent_thread *t, struct raw_writer *w, int64_t time_ns);
 
