@@ -19,6 +19,7 @@ import types
 
 _OP_TASK_WAIT = 5  # enum pcollect_agent_op in common/agent-api.h
 _FILE = "<pcollect task>"
+_OURS = (_FILE, __file__)  # the driver's code and this module's
 _MAX_NAMES = 4096  # task names given a code object of their own; later ones share "[task *]"
 _DEPTH = 64  # suspended coroutines described per wait (TASK_FRAMES in agent-task.c)
 _CO_ITERABLE_COROUTINE = 0x100
@@ -82,6 +83,9 @@ def _drive(coro, call):
                     fut = throw(exc)
             except StopIteration as stop:
                 return stop.value
+            except BaseException as e:
+                _hide(e)
+                raise
             exc = value = None
             start = now()
             try:
@@ -90,6 +94,7 @@ def _drive(coro, call):
                 coro.close()
                 raise
             except BaseException as e:
+                _hide(e)  # thrown in here at the yield: the program's coroutine gets it next
                 exc = e
             if call is None:
                 continue
@@ -147,10 +152,24 @@ def _task_name(coro, tasks):
     return name
 
 
+def _hide(e):
+    """Take this frame (the first entry of e's traceback) out of the traceback the program
+    sees: a bare raise then adds none on 3.11+ (it re-raises e with e.__traceback__), so the
+    program's tracebacks read as without pcollect. On 3.10 a re-raise keeps the traceback
+    it caught: the two frames stay there (docs/python.md)."""
+    tb = e.__traceback__
+    if tb is not None and tb.tb_frame.f_code.co_filename in _OURS:
+        e.__traceback__ = tb.tb_next
+
+
 async def _task(coro):
     """What the task runs: coro in the driver named after the task."""
     from asyncio import tasks
-    return await _driver(_task_name(coro, tasks))(coro, _agent())
+    try:
+        return await _driver(_task_name(coro, tasks))(coro, _agent())
+    except BaseException as e:
+        _hide(e)
+        raise
 
 
 def install(base_events):

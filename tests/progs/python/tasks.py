@@ -10,6 +10,7 @@ usage: tasks.py [UNIT [FILE]]   (CPU milliseconds of gamma, default 100; FILE: w
 import asyncio
 import sys
 import time
+import traceback
 from work import spin_for
 
 SLICE = 10  # CPU ms a slice
@@ -37,6 +38,21 @@ async def sleeper():
     return NAPS
 
 
+async def failing():
+    await asyncio.sleep(0)
+    raise ValueError("failing")
+
+
+async def traceback_names():
+    """The functions of a task's traceback, as the program sees them: without pcollect's
+    driver frames on 3.11+ (a re-raise on 3.10 keeps them: printed as '-' there)."""
+    try:
+        await asyncio.create_task(failing())
+    except ValueError as e:
+        names = [f.name for f in traceback.extract_tb(e.__traceback__)]
+        return ",".join(names) if sys.version_info >= (3, 11) else "-"
+
+
 async def main(unit):
     jobs = [asyncio.create_task(worker(6 * unit), name="alpha"),
             asyncio.create_task(worker(3 * unit), name="beta"),
@@ -44,7 +60,7 @@ async def main(unit):
             asyncio.create_task(sleeper(), name="sleeper")]
     done = await asyncio.gather(*jobs)
     names = [t.get_name() for t in jobs]
-    return names, done[-1], repr(jobs[0]).split(" coro=")[0]
+    return names, done[-1], repr(jobs[0]).split(" coro=")[0] + " " + await traceback_names()
 
 
 if __name__ == "__main__":
