@@ -704,6 +704,8 @@ static int put_data(struct html *h)
 		return rc;
 	put_timeline(h, scale);
 	html_put_memory(h);
+	if ((rc = html_put_mpi(h, scale)))
+		return rc;
 	outbuf_printf(h->b, "\"dropped\": %zu\n}\n</script>\n<script>\n", dropped);
 	return 0;
 }
@@ -745,6 +747,8 @@ int export_html(struct export_job *x)
 	}
 	if (!rc) {
 		outbuf_puts(h.b, report_html_js);
+		outbuf_puts(h.b, "</script>\n<script>\n");
+		outbuf_puts(h.b, report_html_mpi_js);
 		outbuf_puts(h.b, "</script>\n</body>\n</html>\n");
 	}
 	export_names_release(&h.names);

@@ -674,6 +674,7 @@
   // For scripts and tests: where a function's widest frame is drawn, and the state.
   window.pcollectReport = {
     state: st,
+    data: D, // the page's data, for report/html/mpi.js
     frameRect(name) {
       let best = null;
       for (const q of rects) if (q[3] && fnName(fnOf[q[3]]) === name && (!best || q[2] > best.w)) best = { x: q[0], y: q[1], w: q[2], h: ROW - 1, node: q[3] };
