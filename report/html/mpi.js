@@ -7,20 +7,8 @@
   const R = window.pcollectReport;
   if (!R || !R.data.mpi) return;
   const D = R.data, M = D.mpi, st = R.state;
-  const esc = (s) => String(s).replace(/[&<>"']/g, (c) => "&#" + c.charCodeAt(0) + ";");
+  const esc = R.esc, fmt = R.fmt;
   const name = (f) => D.names[D.functions[f][0]];
-  function fmt(v, k) {
-    const u = D.metrics[k].unit;
-    if (u === "ns") return (v / 1e9).toFixed(3) + "s";
-    if (u === "bytes") {
-      const a = Math.abs(v), units = ["KiB", "MiB", "GiB", "TiB"];
-      if (a < 1024) return Math.round(v) + " B";
-      let x = a, i = -1;
-      while (x >= 1024 && i < units.length - 1) { x /= 1024; i++; }
-      return (v < 0 ? "-" : "") + x.toFixed(1) + " " + units[i];
-    }
-    return String(Math.round(v));
-  }
 
   const sec = document.createElement("section");
   sec.id = "mpi";
@@ -53,7 +41,7 @@
     const box = document.getElementById("rank-view"), k = st.metric;
     if (!M.functions.length) { box.innerHTML = "<p class='note'>No function has a value.</p>"; return; }
     const s = acrossRanks(view.fn, k, view.kind), F = M.functions[view.fn];
-    let h = "<p id='rank-stats'><b>" + esc(name(F)) + "</b>, " + esc(D.metrics[k].name) + " " + view.kind + " per rank: min " + fmt(s.min, k) + " (rank " + s.minRank + "), max " + fmt(s.max, k) + " (rank " + s.maxRank + "), mean " + fmt(s.mean, k) + ", standard deviation " + fmt(s.sd, k) + "; " + (s.idle.length ? "<span class='idle-note'>no work on rank" + (s.idle.length > 1 ? "s " : " ") + s.idle.join(", ") + "</span>" : "every rank worked") + (M.more_ranks ? "; " + M.more_ranks + " higher ranks not shown" : "") + "</p><div class='scroll'><table id='rank-bars'><tbody>";
+    let h = "<p id='rank-stats'><b>" + esc(name(F)) + "</b>, " + esc(D.metrics[k].name) + " " + view.kind + " per rank: min " + fmt(s.min, k) + " (rank " + s.minRank + "), max " + fmt(s.max, k) + " (rank " + s.maxRank + "), mean " + fmt(s.mean, k) + ", standard deviation " + fmt(s.sd, k) + ", imbalance " + (s.max > 0 ? (100 * (s.max - s.mean) / s.max).toFixed(1) : "0.0") + "% ((max - mean) / max); " + (s.idle.length ? "<span class='idle-note'>no work on rank" + (s.idle.length > 1 ? "s " : " ") + s.idle.join(", ") + "</span>" : "every rank worked") + (M.more_ranks ? "; " + M.more_ranks + " higher ranks not shown" : "") + "</p><div class='scroll'><table id='rank-bars'><tbody>";
     s.values.forEach((v, j) => {
       const w = s.max > 0 ? (100 * v / s.max).toFixed(2) : 0;
       h += "<tr class='rank-bar" + (v ? "" : " idle") + "' data-rank='" + M.ranks[j] + "' data-value='" + v + "'><td class='num'>rank " + M.ranks[j] + "</td><td class='bar'><div style='width:" + w + "%'></div></td><td class='num'>" + (v ? fmt(v, k) : "no work") + "</td></tr>";
@@ -62,36 +50,12 @@
   }
 
   function drawLanes() {
-    const box = document.getElementById("rank-timeline"), tl = D.timeline;
+    const box = document.getElementById("rank-timeline"), tl = D.timeline, k = st.metric;
     if (!M.lanes || !tl) { box.innerHTML = "<p class='note'>The result has no timeline.</p>"; return; }
-    const k = st.metric, sc = D.metrics[k].scale, bin = (tl.end - tl.start) / tl.bins;
     let max = 0;
     for (const l of M.lanes) for (const v of l[k]) if (v > max) max = v;
     box.innerHTML = "";
-    M.lanes.forEach((l, j) => {
-      const row = document.createElement("div"), c = document.createElement("canvas"), vals = l[k];
-      row.className = "timeline-row rank-lane";
-      row.innerHTML = "<div class='lane-name'>rank " + M.ranks[j] + "</div>";
-      row.appendChild(c);
-      box.appendChild(row);
-      const w = c.clientWidth || 600, dpr = window.devicePixelRatio || 1;
-      c.width = Math.round(w * dpr);
-      c.height = Math.round(16 * dpr);
-      const g = c.getContext("2d");
-      g.setTransform(dpr, 0, 0, dpr, 0, 0);
-      g.fillStyle = "#f0f1f4";
-      g.fillRect(0, 0, w, 16);
-      for (let i = 0; i < vals.length; i++) {
-        if (!vals[i]) continue;
-        g.fillStyle = "rgba(42,98,201," + (0.15 + 0.85 * vals[i] / max).toFixed(3) + ")";
-        g.fillRect(i * w / vals.length, 0, Math.max(w / vals.length, 1), 15);
-      }
-      c.title = "rank " + M.ranks[j];
-      c.addEventListener("mousemove", (ev) => {
-        const r = c.getBoundingClientRect(), i = Math.floor((ev.clientX - r.left) / r.width * vals.length);
-        if (i >= 0 && i < vals.length) c.title = "rank " + M.ranks[j] + ", " + (i * bin / 1e9).toFixed(3) + "s to " + ((i + 1) * bin / 1e9).toFixed(3) + "s: " + fmt(vals[i] * sc, k);
-      });
-    });
+    M.lanes.forEach((l, j) => R.lane(box, "rank " + M.ranks[j], l[k], max, k, "42,98,201", "rank-lane", 600));
   }
 
   let h = drawTable() + "<h2>Per rank <span class='note'>(a function's time on each rank)</span></h2><p><label>Function <select id='rank-function'>";

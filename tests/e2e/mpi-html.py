@@ -5,7 +5,8 @@ simulated nodes under a real launcher, rank r computing (r + 1) x 100 ms of CPU 
 2 none (IDLE), then a barrier and rings of known calls and bytes. In headless Chromium the
 page shows the mpi view's table with `preport -view mpi`'s numbers; the per-rank view of
 compute() draws a bar per rank of its known CPU time (10% plus a few intervals, as mpi-job),
-rank 2 as idle ("no work"), with min, max, mean and standard deviation of the bars; and a
+rank 2 as idle ("no work"), with min, max, mean, standard deviation and imbalance ((max -
+mean) / max, as the summary's MPI Imbalance) of the bars; and a
 timeline lane per rank whose CPU Time sums to the rank's (hotspots -group-by rank). A
 screenshot of the MPI part goes to the work directory and build/meson-logs/mpi-html/.
 
@@ -132,8 +133,9 @@ def main():
             sd = math.sqrt(sum((x - mean) ** 2 for x in vals) / len(vals))
             stats = d.find_element(By.ID, "rank-stats").text
             want_stats = "min 0.000s (rank %d), max %.3fs (rank 3), mean %.3fs, standard " \
-                "deviation %.3fs; no work on rank %d" % (IDLE, max(vals) / 1e9, mean / 1e9,
-                                                         sd / 1e9, IDLE)
+                "deviation %.3fs, imbalance %.1f%% ((max - mean) / max); no work on rank %d" % (
+                    IDLE, max(vals) / 1e9, mean / 1e9, sd / 1e9,
+                    100 * (max(vals) - mean) / max(vals), IDLE)
             e.check(want_stats in stats and max(vals) == vals[3],
                     "the statistics of the bars: %r" % stats)
             r = js("return window.pcollectReport.ranks('compute');")
