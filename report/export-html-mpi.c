@@ -13,7 +13,8 @@
  * page has: the mpi view's rows as preport prints them (when -trace-mpi recorded MPI calls);
  * for the HTML_RANK_FUNCTIONS heaviest functions their self and total per rank and metric, so
  * the page can draw one function across ranks (Tau's ParaProf's bars); and the timeline's
- * thread lanes summed per rank. Ranks beyond HTML_RANKS are left out (the page says how many).
+ * thread lanes summed per rank (the first HTML_RANK_LANES ranks'). Ranks beyond HTML_RANKS are
+ * left out (the page says how many).
  */
 
 /* The mpi view's table (its default grouping, by function), cells as its text prints them. */
@@ -218,6 +219,8 @@ static int put_rank_lanes(struct html *h, const int *ranks, int nranks, const in
 		outbuf_puts(h->b, ", \"lanes\": null");
 		return 0;
 	}
+	if (nranks > HTML_RANK_LANES)
+		nranks = HTML_RANK_LANES;
 	if (!(bins = calloc((size_t)nranks * w + 1, sizeof(int64_t))))
 		return -ENOMEM;
 	for (i = 0; i < h->nlanes; i++) {
@@ -228,7 +231,7 @@ static int put_rank_lanes(struct html *h, const int *ranks, int nranks, const in
 			bins[(size_t)ri * w + j] =
 				sat_add_i64(bins[(size_t)ri * w + j], l->bins[j]);
 	}
-	outbuf_puts(h->b, ", \"lanes\": [");
+	outbuf_printf(h->b, ", \"lanes\": [");
 	for (ri = 0; ri < nranks; ri++) {
 		outbuf_puts(h->b, ri ? ",\n[" : "\n[");
 		for (k = 0; k < h->nmetrics; k++) {
@@ -283,7 +286,8 @@ int html_put_mpi(struct html *h, const int64_t *scale)
 	outbuf_puts(h->b, "\"mpi\": {");
 	if ((rc = put_table(h)))
 		goto out;
-	outbuf_printf(h->b, ", \"more_ranks\": %zu, \"ranks\": [", more);
+	outbuf_printf(h->b, ", \"more_ranks\": %zu, \"more_lanes\": %d, \"ranks\": [", more,
+		      nranks > HTML_RANK_LANES ? nranks - HTML_RANK_LANES : 0);
 	for (i = 0; i < (size_t)nranks; i++)
 		outbuf_printf(h->b, "%s%d", i ? "," : "", ranks[i]);
 	outbuf_puts(h->b, "], \"functions\": [");

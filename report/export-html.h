@@ -22,6 +22,7 @@ extern const char report_html_mpi_js[];
 #define HTML_MEMORY_PROCESSES 16        /* the processes of the largest live heap */
 #define HTML_RANKS            1024      /* ranks of a parallel job, the lowest */
 #define HTML_RANK_FUNCTIONS   20        /* the heaviest functions' values per rank */
+#define HTML_RANK_LANES       64        /* timeline lanes of the lowest ranks */
 
 /* A function of the page (both results' for a difference). */
 struct html_fn {

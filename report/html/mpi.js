@@ -56,6 +56,7 @@
     for (const l of M.lanes) for (const v of l[k]) if (v > max) max = v;
     box.innerHTML = "";
     M.lanes.forEach((l, j) => R.lane(box, "rank " + M.ranks[j], l[k], max, k, "42,98,201", "rank-lane", 600));
+    if (M.more_lanes) box.appendChild(document.createTextNode(M.more_lanes + " higher ranks not drawn."));
   }
 
   let h = drawTable() + "<h2>Per rank <span class='note'>(a function's time on each rank)</span></h2><p><label>Function <select id='rank-function'>";

@@ -152,10 +152,12 @@ def main():
                 e.check(abs(s - want) <= 0.02 * want + D["timeline"]["bins"] *
                         D["metrics"][k]["scale"], "rank %d's lane: %.3f s of CPU Time, the "
                         "rank's %.3f s" % (rank, s / 1e9, want / 1e9))
-            d.execute_script("document.getElementById('mpi').scrollIntoView();")
+            # Below the sticky header, at the top of the window.
+            js("window.scrollTo(0, document.getElementById('mpi').getBoundingClientRect().top +"
+               " window.scrollY - document.querySelector('header').offsetHeight - 4);")
             for where in (w.path, os.path.join(e.BUILD, "meson-logs", "mpi-html")):
                 os.makedirs(where, exist_ok=True)
-                d.find_element(By.ID, "mpi").screenshot(os.path.join(where, "mpi-%s.png" % abi))
+                d.save_screenshot(os.path.join(where, "mpi-%s.png" % abi))
         finally:
             d.quit()
 
