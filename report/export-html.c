@@ -410,17 +410,43 @@ static int cmp_fn_total(const void *pa, const void *pb, void *arg)
 	return a < b ? -1 : a > b;
 }
 
-/* The last line of the function defined at line in model file: before the next definition. */
-static int function_end(const struct model *m, int file, int line)
+/*
+ * The last line of the function defined at line in model file: before the next definition
+ * after its last line with samples (last_data), as the source view does. A comprehension, a
+ * generator expression or a lambda is a function of its own defined inside it (Python), and
+ * must not end it: its lines are the enclosing function's lines with samples.
+ */
+static int function_end(const struct model *m, int file, int line, int last_data)
 {
-	int end = line + HTML_SOURCE_LINES - 1;
+	int after = last_data > line ? last_data : line;
+	int end = after + HTML_SOURCE_LINES - 1;
 	size_t i;
 
+	if (end > line + HTML_SOURCE_LINES - 1)
+		end = line + HTML_SOURCE_LINES - 1;
 	for (i = 0; i < m->nfunctions; i++)
-		if (m->functions[i].file == file && m->functions[i].line > line &&
+		if (m->functions[i].file == file && m->functions[i].line > after &&
 		    m->functions[i].line - 1 < end)
 			end = m->functions[i].line - 1;
 	return end;
+}
+
+/* Per function of r's model: the last line of its file with samples in it (0: none). */
+static int *last_lines(const struct report *r)
+{
+	const struct cct *t = &r->tree;
+	int *last = calloc(r->m.nfunctions + 1, sizeof(int));
+	size_t i;
+
+	for (i = 1; last && i < t->n; i++) {
+		const struct cct_node *nd = &t->nodes[i];
+
+		if (nd->func >= 0 && nd->loc >= 0 && t->locs[nd->loc].file >= 0 &&
+		    t->locs[nd->loc].file == r->m.functions[nd->func].file &&
+		    t->locs[nd->loc].line > last[nd->func])
+			last[nd->func] = t->locs[nd->loc].line;
+	}
+	return last;
 }
 
 /*
@@ -434,9 +460,13 @@ static int put_sources(struct html *h)
 	size_t i, n = 0, bytes = 0, shown = 0;
 	struct src_file *files = calloc(h->files.n + 1, sizeof(*files));
 	bool *tried = calloc(h->files.n + 1, sizeof(bool));
+	int *last_data[2] = { NULL, NULL };
 	int rc = 0;
 
-	if (!by || !files || !tried) {
+	for (i = 0; i < h->nr && i < 2; i++)
+		if (!(last_data[i] = last_lines(&h->r[i])))
+			rc = -ENOMEM;
+	if (rc || !by || !files || !tried) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -459,7 +489,7 @@ static int put_sources(struct html *h)
 		}
 		if (!sf->nlines || (size_t)first > sf->nlines)
 			continue;
-		last = function_end(&r->m, mf->file, first);
+		last = function_end(&r->m, mf->file, first, last_data[f->side][f->func]);
 		if ((size_t)last > sf->nlines)
 			last = (int)sf->nlines;
 		outbuf_printf(h->b, "%s[%d,%d,%d,[", shown ? ",\n" : "\n", by[i], f->file, first);
@@ -484,6 +514,8 @@ out:
 	free(files);
 	free(tried);
 	free(by);
+	free(last_data[0]);
+	free(last_data[1]);
 	return rc;
 }
 
@@ -672,6 +704,8 @@ static int put_data(struct html *h)
 		return rc;
 	put_timeline(h, scale);
 	html_put_memory(h);
+	if ((rc = html_put_mpi(h, scale)))
+		return rc;
 	outbuf_printf(h->b, "\"dropped\": %zu\n}\n</script>\n<script>\n", dropped);
 	return 0;
 }
@@ -713,6 +747,8 @@ int export_html(struct export_job *x)
 	}
 	if (!rc) {
 		outbuf_puts(h.b, report_html_js);
+		outbuf_puts(h.b, "</script>\n<script>\n");
+		outbuf_puts(h.b, report_html_mpi_js);
 		outbuf_puts(h.b, "</script>\n</body>\n</html>\n");
 	}
 	export_names_release(&h.names);

@@ -9,6 +9,7 @@
 /* The page's script and styles (report/html/, embedded at build time: html-assets.c). */
 extern const char report_html_js[];
 extern const char report_html_css[];
+extern const char report_html_mpi_js[];
 
 /* Bounds that keep the page small whatever the profile (docs/preport.md). */
 #define HTML_MAX_NODES        300000    /* call tree nodes; smaller ones go first */
@@ -19,6 +20,9 @@ extern const char report_html_css[];
 #define HTML_TIMELINE_THREADS 64        /* the heaviest threads */
 #define HTML_MEMORY_POINTS    2000      /* per series of memory over time */
 #define HTML_MEMORY_PROCESSES 16        /* the processes of the largest live heap */
+#define HTML_RANKS            1024      /* ranks of a parallel job, the lowest */
+#define HTML_RANK_FUNCTIONS   20        /* the heaviest functions' values per rank */
+#define HTML_RANK_LANES       64        /* timeline lanes of the lowest ranks */
 
 /* A function of the page (both results' for a difference). */
 struct html_fn {
@@ -89,6 +93,8 @@ int html_lines(struct html *h);
 int html_memory(struct html *h);
 void html_put_memory(struct html *h);
 void html_memory_release(struct html *h);
+/* A parallel job's MPI table, functions per rank and lanes by rank ("mpi": null: none). */
+int html_put_mpi(struct html *h, const int64_t *scale);
 /* A JSON string, safe inside the page's script element. */
 void html_put_str(struct outbuf *b, const char *s);
 

@@ -513,38 +513,41 @@
   function drawTimeline() {
     const tl = D.timeline;
     if (!tl) { secTimeline.innerHTML = DIFF ? "" : "<h2>Timeline</h2><p class='note'>The result has no timeline.</p>"; return; }
-    const k = st.metric, sc = D.metrics[k].scale, span = tl.end - tl.start, bin = span / tl.bins;
+    const k = st.metric, span = tl.end - tl.start;
     secTimeline.innerHTML = "<h2>Timeline <span class='note'>(" + esc(D.metrics[k].name) + " per thread over " + (span / 1e9).toFixed(3) + "s of the run" + (tl.more ? "; " + tl.more + " lighter threads not shown" : "") + ")</span></h2>";
     let max = 0;
     for (const t of tl.threads) for (const v of t.values[k]) if (v > max) max = v;
     const width = Math.max(200, secTimeline.clientWidth - 200);
-    for (const t of tl.threads) {
-      const row = el("div", { class: "timeline-row" });
-      row.appendChild(el("div", { class: "lane-name", title: t.name }, esc(t.name)));
-      const c = el("canvas");
-      row.appendChild(c);
-      secTimeline.appendChild(row);
-      const w = c.clientWidth || width, dpr = window.devicePixelRatio || 1;
-      c.width = Math.round(w * dpr);
-      c.height = Math.round(16 * dpr);
-      const g = c.getContext("2d");
-      g.setTransform(dpr, 0, 0, dpr, 0, 0);
-      g.fillStyle = "#f0f1f4";
-      g.fillRect(0, 0, w, 16);
-      const vals = t.values[k];
-      for (let i = 0; i < vals.length; i++) {
-        if (!vals[i]) continue;
-        const a = max ? vals[i] / max : 0;
-        g.fillStyle = "rgba(214,72,40," + (0.15 + 0.85 * a).toFixed(3) + ")";
-        g.fillRect(i * w / vals.length, 0, Math.max(w / vals.length, 1), 15);
-      }
-      c.addEventListener("mousemove", (ev) => {
-        const r = c.getBoundingClientRect(), i = Math.floor((ev.clientX - r.left) / r.width * vals.length);
-        if (i < 0 || i >= vals.length) return;
-        showTip(ev, t.name + "\n" + ((i * bin) / 1e9).toFixed(3) + "s to " + (((i + 1) * bin) / 1e9).toFixed(3) + "s: " + fmt(vals[i] * sc, k));
-      });
-      c.addEventListener("mouseleave", () => { tip.style.display = "none"; });
+    for (const t of tl.threads) lane(secTimeline, t.name, t.values[k], max, k, "214,72,40", "", width);
+  }
+  // A lane of the timeline in box: the slices' values vals (scaled, metric k) shaded by their
+  // share of max in colour ("r,g,b"), a tooltip per slice; cls: the row's extra class.
+  function lane(box, name, vals, max, k, colour, cls, width) {
+    const tl = D.timeline, sc = D.metrics[k].scale, bin = (tl.end - tl.start) / tl.bins;
+    const row = el("div", { class: "timeline-row" + (cls ? " " + cls : "") });
+    row.appendChild(el("div", { class: "lane-name", title: name }, esc(name)));
+    const c = el("canvas");
+    row.appendChild(c);
+    box.appendChild(row);
+    const w = c.clientWidth || width, dpr = window.devicePixelRatio || 1;
+    c.width = Math.round(w * dpr);
+    c.height = Math.round(16 * dpr);
+    const g = c.getContext("2d");
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    g.fillStyle = "#f0f1f4";
+    g.fillRect(0, 0, w, 16);
+    for (let i = 0; i < vals.length; i++) {
+      if (!vals[i]) continue;
+      const a = max ? vals[i] / max : 0;
+      g.fillStyle = "rgba(" + colour + "," + (0.15 + 0.85 * a).toFixed(3) + ")";
+      g.fillRect(i * w / vals.length, 0, Math.max(w / vals.length, 1), 15);
     }
+    c.addEventListener("mousemove", (ev) => {
+      const r = c.getBoundingClientRect(), i = Math.floor((ev.clientX - r.left) / r.width * vals.length);
+      if (i < 0 || i >= vals.length) return;
+      showTip(ev, name + "\n" + ((i * bin) / 1e9).toFixed(3) + "s to " + (((i + 1) * bin) / 1e9).toFixed(3) + "s: " + fmt(vals[i] * sc, k));
+    });
+    c.addEventListener("mouseleave", () => { tip.style.display = "none"; });
   }
 
   // ---- memory over time: per process, its live heap (area) and resident set (line) ----
@@ -674,6 +677,11 @@
   // For scripts and tests: where a function's widest frame is drawn, and the state.
   window.pcollectReport = {
     state: st,
+    // For report/html/mpi.js: the page's data, its formats and timeline lanes.
+    data: D,
+    fmt,
+    esc,
+    lane,
     frameRect(name) {
       let best = null;
       for (const q of rects) if (q[3] && fnName(fnOf[q[3]]) === name && (!best || q[2] > best.w)) best = { x: q[0], y: q[1], w: q[2], h: ROW - 1, node: q[3] };

@@ -9,8 +9,9 @@
 #include "burn.h"
 
 /*
- * mpi-job UNIT_MS RING
- *   Rank r burns (r + 1) x UNIT_MS of CPU time in compute(), then meets the others in
+ * mpi-job UNIT_MS RING [IDLE]
+ *   Rank r burns (r + 1) x UNIT_MS of CPU time in compute() (rank IDLE none: a rank that did
+ *   no work, for the HTML report's ranks), then meets the others in
  *   MPI_Barrier: rank 0 arrives first and waits longest. Then RING rounds of MPI_Sendrecv
  *   around the ring in sendrecv_ring(): rank r sends (r + 1) x 256 ints to r + 1 and receives
  *   from r - 1 what that one sends, into a buffer large enough for any (the bytes received
@@ -62,7 +63,7 @@ static __attribute__((noinline)) void nonblocking_ring(int rank, int size, int r
 int main(int argc, char **argv)
 {
 	double unit_ms = argc > 1 ? atof(argv[1]) : 200, x, sum = 0;
-	int rounds = argc > 2 ? atoi(argv[2]) : 100;
+	int rounds = argc > 2 ? atoi(argv[2]) : 100, idle = argc > 3 ? atoi(argv[3]) : -1;
 	int rank = 0, size = 1, cap, *sbuf, *rbuf;
 
 	MPI_Init(&argc, &argv);
@@ -73,7 +74,8 @@ int main(int argc, char **argv)
 	rbuf = calloc((size_t)cap, sizeof(int));
 	if (!sbuf || !rbuf)
 		MPI_Abort(MPI_COMM_WORLD, 1);
-	compute((rank + 1) * unit_ms);
+	if (rank != idle)
+		compute((rank + 1) * unit_ms);
 	MPI_Barrier(MPI_COMM_WORLD);
 	pcollect_region_begin("rings");
 	sendrecv_ring(rank, size, rounds, sbuf, rbuf, cap);
