@@ -267,18 +267,31 @@ static void put_pid(struct firefox *f, int process)
 	outbuf_putc(f->b, '"');
 }
 
-static void put_cause(struct firefox *f, const struct firefox_track *tr, const struct firefox_marker *mk)
+/* The stack of a tree node; null for the root (a sample without a frame). */
+static void put_stack(struct firefox *f, int node)
+{
+	if (node > 0 && f->stack_of[node] >= 0)
+		outbuf_int(f->b, f->stack_of[node]);
+	else
+		outbuf_puts(f->b, "null");
+}
+
+static void put_cause(struct firefox *f, const struct firefox_track *tr,
+		      const struct firefox_marker *mk)
 {
 	const struct model *m = &f->r->m;
 
 	outbuf_printf(f->b, ", \"cause\": {\"tid\": %lld, \"time\": ",
 		      (long long)(tr->thread >= 0 ? m->threads[tr->thread].tid : 0));
 	put_ms(f->b, mk->start);
-	outbuf_printf(f->b, ", \"stack\": %d}", f->stack_of[mk->node]);
+	outbuf_puts(f->b, ", \"stack\": ");
+	put_stack(f, mk->node);
+	outbuf_putc(f->b, '}');
 }
 
 /* A marker's payload: its type (a schema of meta.markerSchema) and fields. */
-static void put_marker_data(struct firefox *f, const struct firefox_track *tr, const struct firefox_marker *mk)
+static void put_marker_data(struct firefox *f, const struct firefox_track *tr,
+			    const struct firefox_marker *mk)
 {
 	const struct model *m = &f->r->m;
 	const struct model_context *c = mk->context >= 0 ? &m->contexts[mk->context] : NULL;
@@ -293,7 +306,8 @@ static void put_marker_data(struct firefox *f, const struct firefox_track *tr, c
 		outbuf_puts(f->b, "{\"type\": \"Wait\", \"kind\": ");
 		put_str(f->b, c && c->wait_kind ? c->wait_kind : "");
 		outbuf_puts(f->b, ", \"object\": ");
-		put_str(f->b, model_sync_object_label(m, c ? c->sync_object : -1, buf, sizeof(buf)));
+		put_str(f->b,
+			model_sync_object_label(m, c ? c->sync_object : -1, buf, sizeof(buf)));
 		outbuf_puts(f->b, ", \"function\": ");
 		put_str(f->b, report_function_name(f->r, f->r->tree.nodes[mk->node].func));
 		put_cause(f, tr, mk);
@@ -302,7 +316,8 @@ static void put_marker_data(struct firefox *f, const struct firefox_track *tr, c
 		outbuf_puts(f->b, "{\"type\": \"MPI\", \"function\": ");
 		put_str(f->b, f->strs.s[mk->name]);
 		if (c && c->comm_size > 0)
-			outbuf_printf(f->b, ", \"communicatorSize\": %lld", (long long)c->comm_size);
+			outbuf_printf(f->b, ", \"communicatorSize\": %lld",
+				      (long long)c->comm_size);
 		outbuf_printf(f->b, ", \"sent\": %lld, \"received\": %lld", (long long)mk->sent,
 			      (long long)mk->received);
 		put_cause(f, tr, mk);
@@ -311,8 +326,9 @@ static void put_marker_data(struct firefox *f, const struct firefox_track *tr, c
 	outbuf_putc(f->b, '}');
 }
 
-static const int marker_category[] = { [MK_WAIT] = CAT_WAIT, [MK_MPI] = CAT_MPI,
-				       [MK_REGION] = CAT_REGION };
+static const int marker_category[] = {
+	[MK_WAIT] = CAT_WAIT, [MK_MPI] = CAT_MPI, [MK_REGION] = CAT_REGION
+};
 
 static void put_samples(struct firefox *f, const struct firefox_track *tr)
 {
@@ -322,7 +338,7 @@ static void put_samples(struct firefox *f, const struct firefox_track *tr)
 	outbuf_puts(b, "\"samples\": {\"weightType\": \"tracing-ms\",\n\"stack\": [");
 	for (i = 0; i < tr->ns; i++) {
 		outbuf_puts(b, i ? "," : "");
-		outbuf_int(b, f->stack_of[tr->s[i].node]);
+		put_stack(f, tr->s[i].node);
 	}
 	outbuf_puts(b, "],\n\"time\": [");
 	for (i = 0; i < tr->ns; i++) {
@@ -500,9 +516,10 @@ static void put_meta(struct firefox *f)
 		      "\"arguments\": ",
 		      FF_GECKO_VERSION, FF_PROCESSED_VERSION);
 	put_str(f->b, cmd ? cmd : "");
-	outbuf_printf(f->b, ", \"logicalCPUs\": %lld, \"symbolicated\": true, "
-			    "\"symbolicationNotSupported\": true, \"sourceCodeIsNotOnSearchfox\": "
-			    "true, \"keepProfileThreadOrder\": true,\n",
+	outbuf_printf(f->b,
+		      ", \"logicalCPUs\": %lld, \"symbolicated\": true, "
+		      "\"symbolicationNotSupported\": true, \"sourceCodeIsNotOnSearchfox\": "
+		      "true, \"keepProfileThreadOrder\": true,\n",
 		      (long long)model_meta_int(m, "cpu_count", 0));
 	/* Every thread shown, where there are few enough to read (the profiler hides the idle). */
 	if (f->ntracks <= 64) {

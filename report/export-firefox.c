@@ -36,8 +36,9 @@ static struct firefox_track *track_get(struct firefox *f, int thread)
 	return &f->tracks[*t];
 }
 
-static struct firefox_marker *marker_add(struct firefox_track *tr, enum marker_kind kind, int64_t start,
-				 int64_t end, int name, int node, int context)
+static struct firefox_marker *marker_add(struct firefox_track *tr, enum marker_kind kind,
+					 int64_t start, int64_t end, int name, int node,
+					 int context)
 {
 	if (GROW(tr->mk, tr->nm + 1, tr->mcap))
 		return NULL;
@@ -59,7 +60,8 @@ static int region_levels(struct firefox *f, int i)
 	if (!(f->levels[i] = malloc((size_t)n * sizeof(int))))
 		return -ENOMEM;
 	for (n = 0, p = path; p; p = strchr(p + 1, '/')) {
-		size_t len = strchr(p + 1, '/') ? (size_t)(strchr(p + 1, '/') - path) : strlen(path);
+		size_t len =
+			strchr(p + 1, '/') ? (size_t)(strchr(p + 1, '/') - path) : strlen(path);
 
 		snprintf(buf, sizeof(buf), "%.*s", (int)len, path);
 		if ((id = str_copy(f, buf)) < 0)
@@ -200,7 +202,10 @@ static int cmp_marker(const void *pa, const void *pb)
 	if (a->start != b->start)
 		return a->start < b->start ? -1 : 1;
 	if (a->kind != b->kind) /* a region before what it holds */
-		return a->kind == MK_REGION ? -1 : b->kind == MK_REGION ? 1 : a->kind < b->kind ? -1 : 1;
+		return a->kind == MK_REGION   ? -1
+		       : b->kind == MK_REGION ? 1
+		       : a->kind < b->kind    ? -1
+					      : 1;
 	if (a->end != b->end)
 		return a->end > b->end ? -1 : 1;
 	return a->name < b->name ? -1 : a->name > b->name;
@@ -285,7 +290,8 @@ static int number_tables(struct firefox *f)
 		const struct model_function *fn = &m->functions[func];
 		size_t nres = f->resources.n, nsrc = f->sources.n;
 
-		if ((id = export_ids_get(&f->funcs, func, 0, 0)) < 0 || (res = resource_of(f, fn)) < -1 ||
+		if ((id = export_ids_get(&f->funcs, func, 0, 0)) < 0 ||
+		    (res = resource_of(f, fn)) < -1 ||
 		    (!fn->python && fn->module >= 0 &&
 		     export_ids_get(&f->libs, fn->module, 0, 0) < 0) ||
 		    (fn->file >= 0 && (src = export_ids_get(&f->sources, fn->file, 0, 0)) < 0))
@@ -353,9 +359,10 @@ static int collect(struct firefox *f)
 	for (i = 0; i <= m->nthreads; i++)
 		f->track_of[i] = -1;
 	if ((rc = export_kept_init(&f->kept, f->r)) == -EOVERFLOW)
-		log_error("cannot export result '%s' for the Firefox Profiler: more than %d threads "
-			  "or 255 metrics",
-			  f->r->dir, (1 << 24) - 2);
+		log_error(
+			"cannot export result '%s' for the Firefox Profiler: more than %d threads "
+			"or 255 metrics",
+			f->r->dir, (1 << 24) - 2);
 	if (rc)
 		return rc;
 	/* A failed read is told here; running out of memory, by report_export(). */

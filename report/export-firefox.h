@@ -15,7 +15,7 @@
  * it loads it, so the version pinned here keeps loading.
  */
 #define FF_PROCESSED_VERSION 70
-#define FF_GECKO_VERSION 36 /* meta.version: the Gecko format of the same profiler */
+#define FF_GECKO_VERSION     36 /* meta.version: the Gecko format of the same profiler */
 
 /* meta.categories, by index; 0 is the default one (the first grey). */
 enum { CAT_OTHER, CAT_NATIVE, CAT_PYTHON, CAT_WAIT, CAT_MPI, CAT_REGION };
@@ -43,11 +43,11 @@ struct firefox_track {
 	size_t ns, scap;
 	struct firefox_marker *mk;
 	size_t nm, mcap;
-	int region;           /* the region of its last event, -1: none */
-	int *open;            /* marker index of each open region level */
+	int region; /* the region of its last event, -1: none */
+	int *open;  /* marker index of each open region level */
 	size_t nopen, opencap;
-	int64_t last_end;     /* where its last event ended */
-	int64_t mpi_time;     /* the time of its last MPI call, and that marker */
+	int64_t last_end; /* where its last event ended */
+	int64_t mpi_time; /* the time of its last MPI call, and that marker */
 	size_t mpi;
 	bool has_mpi;
 	int64_t bytes_time, bytes[2]; /* bytes met before their call's MPI Time */
