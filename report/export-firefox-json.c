@@ -330,76 +330,76 @@ static const int marker_category[] = {
 	[MK_WAIT] = CAT_WAIT, [MK_MPI] = CAT_MPI, [MK_REGION] = CAT_REGION
 };
 
+static void col_sample_stack(struct firefox *f, size_t i)
+{
+	put_stack(f, f->cur->s[i].node);
+}
+
+static void col_sample_time(struct firefox *f, size_t i)
+{
+	put_ms(f->b, f->cur->s[i].time);
+}
+
+static void col_sample_weight(struct firefox *f, size_t i)
+{
+	put_ms(f->b, f->cur->s[i].value);
+}
+
+static void col_sample_cpu(struct firefox *f, size_t i)
+{
+	outbuf_int(f->b, f->cur->s[i].value);
+}
+
+static void col_marker_name(struct firefox *f, size_t i)
+{
+	outbuf_int(f->b, f->cur->mk[i].name);
+}
+
+static void col_marker_start(struct firefox *f, size_t i)
+{
+	put_ms(f->b, f->cur->mk[i].start);
+}
+
+static void col_marker_end(struct firefox *f, size_t i)
+{
+	put_ms(f->b, f->cur->mk[i].end);
+}
+
+static void col_marker_category(struct firefox *f, size_t i)
+{
+	outbuf_int(f->b, marker_category[f->cur->mk[i].kind]);
+}
+
 static void put_samples(struct firefox *f, const struct firefox_track *tr)
 {
-	struct outbuf *b = f->b;
-	size_t i;
-
-	outbuf_puts(b, "\"samples\": {\"weightType\": \"tracing-ms\",\n\"stack\": [");
-	for (i = 0; i < tr->ns; i++) {
-		outbuf_puts(b, i ? "," : "");
-		put_stack(f, tr->s[i].node);
-	}
-	outbuf_puts(b, "],\n\"time\": [");
-	for (i = 0; i < tr->ns; i++) {
-		outbuf_puts(b, i ? "," : "");
-		put_ms(b, tr->s[i].time);
-		if (!(i & 1023))
-			outbuf_spill(b);
-	}
-	outbuf_puts(b, "],\n\"weight\": [");
-	for (i = 0; i < tr->ns; i++) {
-		outbuf_puts(b, i ? "," : "");
-		put_ms(b, tr->s[i].value);
-		if (!(i & 1023))
-			outbuf_spill(b);
-	}
+	f->cur = tr;
+	outbuf_puts(f->b, "\"samples\": {\"weightType\": \"tracing-ms\",\n");
+	put_column(f, "stack", tr->ns, col_sample_stack);
+	put_column(f, "time", tr->ns, col_sample_time);
+	put_column(f, "weight", tr->ns, col_sample_weight);
 	/* meta.sampleUnits: ns; the activity graph draws the CPU use from it. */
-	outbuf_puts(b, "],\n\"threadCPUDelta\": [");
-	for (i = 0; i < tr->ns; i++) {
-		outbuf_puts(b, i ? "," : "");
-		outbuf_int(b, tr->s[i].value);
-		if (!(i & 1023))
-			outbuf_spill(b);
-	}
-	outbuf_printf(b, "],\n\"length\": %zu},\n", tr->ns);
+	put_column(f, "threadCPUDelta", tr->ns, col_sample_cpu);
+	outbuf_printf(f->b, "\"length\": %zu},\n", tr->ns);
 }
 
 static void put_markers(struct firefox *f, const struct firefox_track *tr)
 {
-	struct outbuf *b = f->b;
 	size_t i;
 
-	outbuf_puts(b, "\"markers\": {\"data\": [");
+	f->cur = tr;
+	outbuf_puts(f->b, "\"markers\": {\"data\": [");
 	for (i = 0; i < tr->nm; i++) {
-		outbuf_puts(b, i ? ",\n" : "\n");
+		outbuf_puts(f->b, i ? ",\n" : "\n");
 		put_marker_data(f, tr, &tr->mk[i]);
-		outbuf_spill(b);
+		outbuf_spill(f->b);
 	}
-	outbuf_puts(b, "],\n\"name\": [");
-	for (i = 0; i < tr->nm; i++) {
-		outbuf_puts(b, i ? "," : "");
-		outbuf_int(b, tr->mk[i].name);
-	}
-	outbuf_puts(b, "],\n\"startTime\": [");
-	for (i = 0; i < tr->nm; i++) {
-		outbuf_puts(b, i ? "," : "");
-		put_ms(b, tr->mk[i].start);
-	}
-	outbuf_puts(b, "],\n\"endTime\": [");
-	for (i = 0; i < tr->nm; i++) {
-		outbuf_puts(b, i ? "," : "");
-		put_ms(b, tr->mk[i].end);
-	}
-	outbuf_puts(b, "],\n\"phase\": [");
-	for (i = 0; i < tr->nm; i++)
-		outbuf_puts(b, i ? ",1" : "1"); /* an interval: start and end */
-	outbuf_puts(b, "],\n\"category\": [");
-	for (i = 0; i < tr->nm; i++) {
-		outbuf_puts(b, i ? "," : "");
-		outbuf_int(b, marker_category[tr->mk[i].kind]);
-	}
-	outbuf_printf(b, "],\n\"length\": %zu}", tr->nm);
+	outbuf_puts(f->b, "],\n");
+	put_column(f, "name", tr->nm, col_marker_name);
+	put_column(f, "startTime", tr->nm, col_marker_start);
+	put_column(f, "endTime", tr->nm, col_marker_end);
+	put_same(f, "phase", tr->nm, "1"); /* an interval: start and end */
+	put_column(f, "category", tr->nm, col_marker_category);
+	outbuf_printf(f->b, "\"length\": %zu}", tr->nm);
 }
 
 /* A process's first start and last end over its threads (ns; -1 unknown). */

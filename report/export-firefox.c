@@ -60,10 +60,10 @@ static int region_levels(struct firefox *f, int i)
 	if (!(f->levels[i] = malloc((size_t)n * sizeof(int))))
 		return -ENOMEM;
 	for (n = 0, p = path; p; p = strchr(p + 1, '/')) {
-		size_t len =
-			strchr(p + 1, '/') ? (size_t)(strchr(p + 1, '/') - path) : strlen(path);
+		const char *next = strchr(p + 1, '/');
 
-		snprintf(buf, sizeof(buf), "%.*s", (int)len, path);
+		snprintf(buf, sizeof(buf), "%.*s", (int)(next ? next - path : (long)strlen(path)),
+			 path);
 		if ((id = str_copy(f, buf)) < 0)
 			return id;
 		f->levels[i][n++] = id;
@@ -201,11 +201,8 @@ static int cmp_marker(const void *pa, const void *pb)
 
 	if (a->start != b->start)
 		return a->start < b->start ? -1 : 1;
-	if (a->kind != b->kind) /* a region before what it holds */
-		return a->kind == MK_REGION   ? -1
-		       : b->kind == MK_REGION ? 1
-		       : a->kind < b->kind    ? -1
-					      : 1;
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
 	if (a->end != b->end)
 		return a->end > b->end ? -1 : 1;
 	return a->name < b->name ? -1 : a->name > b->name;

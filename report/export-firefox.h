@@ -20,7 +20,8 @@
 /* meta.categories, by index; 0 is the default one (the first grey). */
 enum { CAT_OTHER, CAT_NATIVE, CAT_PYTHON, CAT_WAIT, CAT_MPI, CAT_REGION };
 
-enum marker_kind { MK_WAIT, MK_MPI, MK_REGION };
+/* In the order markers that start together are written: a region before what it holds. */
+enum marker_kind { MK_REGION, MK_WAIT, MK_MPI };
 
 struct firefox_sample {
 	int64_t time, value; /* ns */
@@ -73,6 +74,7 @@ struct firefox {
 	size_t nstacks;
 	int *func_name, *func_res, *func_src; /* per func id: string, resource, source (-1) */
 	int *res_name, *src_name;             /* per resource and source: its string */
+	const struct firefox_track *cur;      /* the thread being written */
 };
 
 /* Write the profile f holds (read by export_firefox()) as the JSON of the pinned version. */
