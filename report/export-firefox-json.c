@@ -249,20 +249,16 @@ static void put_libs(struct firefox *f)
 	outbuf_puts(f->b, "],\n");
 }
 
-/* The pid as a string, unique: a job's nodes may reuse one ("1234", "1234.5": process 5). */
+/* The pid as a string, unique: "1234", "1234.5" (process 5) where two processes written share
+   it (an exec's images, a job's nodes). */
 static void put_pid(struct firefox *f, int process)
 {
-	const struct model *m = &f->r->m;
-	int i;
-
 	if (process < 0) {
 		outbuf_puts(f->b, "\"0\"");
 		return;
 	}
-	for (i = 0; i < process && m->processes[i].pid != m->processes[process].pid; i++)
-		;
-	outbuf_printf(f->b, "\"%lld", (long long)m->processes[process].pid);
-	if (i < process)
+	outbuf_printf(f->b, "\"%lld", (long long)f->r->m.processes[process].pid);
+	if (f->pid_shared[process])
 		outbuf_printf(f->b, ".%d", process);
 	outbuf_putc(f->b, '"');
 }
@@ -497,6 +493,7 @@ static void put_meta(struct firefox *f)
 	const struct model *m = &f->r->m;
 	const char *cmd = model_meta_get(m, "command_line");
 	int64_t elapsed = model_meta_int(m, "elapsed_ns", -1);
+	char name[256];
 	size_t i;
 
 	outbuf_puts(f->b, "{\"meta\": {\"interval\": ");
@@ -508,8 +505,11 @@ static void put_meta(struct firefox *f)
 		outbuf_puts(f->b, ", \"profilingEndTime\": ");
 		put_ms(f->b, elapsed);
 	}
+	/* The program's name, as the command line gave it: "python3", not its interpreter's. */
+	snprintf(name, sizeof(name), "%s", cmd && *cmd ? cmd : "pcollect");
+	name[strcspn(name, " ")] = '\0';
 	outbuf_puts(f->b, ",\n\"processType\": 0, \"product\": ");
-	put_str(f->b, m->nprocesses ? report_basename(m->processes[0].exe) : "pcollect");
+	put_str(f->b, report_basename(name));
 	outbuf_printf(f->b,
 		      ", \"stackwalk\": 1, \"version\": %d, \"preprocessedProfileVersion\": %d,\n"
 		      "\"importedFrom\": \"preport (pcollect " PCOLLECT_VERSION ")\", "

@@ -317,6 +317,42 @@ static int metric_kept(const struct export_job *x, int metric)
 	return -1;
 }
 
+static int cmp_pid(const void *pa, const void *pb, void *arg)
+{
+	const struct model *m = arg;
+	int64_t a = m->processes[*(const int *)pa].pid, b = m->processes[*(const int *)pb].pid;
+
+	return a < b ? -1 : a > b;
+}
+
+/* Which processes written share a pid: the profiler groups threads by pid. */
+static int mark_shared_pids(struct firefox *f)
+{
+	const struct model *m = &f->r->m;
+	int *by = malloc((f->ntracks + 1) * sizeof(int));
+	size_t i, n = 0;
+
+	f->pid_shared = calloc(m->nprocesses + 1, sizeof(bool));
+	if (!by || !f->pid_shared) {
+		free(by);
+		return -ENOMEM;
+	}
+	/* The tracks are in process order: each process once. */
+	for (i = 0; i < f->ntracks; i++) {
+		int p = f->tracks[i].thread >= 0 ? m->threads[f->tracks[i].thread].process : -1;
+
+		if (p >= 0 && (!n || by[n - 1] != p))
+			by[n++] = p;
+	}
+	if (n)
+		qsort_r(by, n, sizeof(int), cmp_pid, (void *)m);
+	for (i = 1; i < n; i++)
+		if (m->processes[by[i]].pid == m->processes[by[i - 1]].pid)
+			f->pid_shared[by[i]] = f->pid_shared[by[i - 1]] = true;
+	free(by);
+	return 0;
+}
+
 static void release(struct firefox *f)
 {
 	size_t i;
@@ -329,7 +365,8 @@ static void release(struct firefox *f)
 	for (i = 0; f->levels && i < f->r->m.nregions; i++)
 		free(f->levels[i]);
 	FREE_ALL(f->tracks, f->track_of, f->levels, f->nlevels, f->stack_of, f->frame_of,
-		 f->stack_node, f->func_name, f->func_res, f->func_src, f->res_name, f->src_name);
+		 f->stack_node, f->func_name, f->func_res, f->func_src, f->res_name, f->src_name,
+		 f->pid_shared);
 	export_kept_release(&f->kept);
 	export_names_release(&f->strs);
 	export_ids_release(&f->frames);
@@ -378,7 +415,7 @@ static int collect(struct firefox *f)
 		qsort_r(f->tracks, f->ntracks, sizeof(*f->tracks), cmp_track, m);
 	if ((rc = number_stacks(f)) || (rc = number_tables(f)))
 		return rc;
-	return 0;
+	return mark_shared_pids(f);
 }
 
 int export_firefox(struct export_job *x)

@@ -75,6 +75,7 @@ struct firefox {
 	int *func_name, *func_res, *func_src; /* per func id: string, resource, source (-1) */
 	int *res_name, *src_name;             /* per resource and source: its string */
 	const struct firefox_track *cur;      /* the thread being written */
+	bool *pid_shared;                     /* per process: another process written has its pid */
 };
 
 /* Write the profile f holds (read by export_firefox()) as the JSON of the pinned version. */
