@@ -429,6 +429,19 @@ int export_firefox(struct export_job *x)
 	f.mpi = metric_kept(x, model_metric(m, METRIC_MPI_TIME));
 	f.sent = f.mpi >= 0 ? metric_kept(x, model_metric(m, METRIC_MPI_SENT)) : -1;
 	f.received = f.mpi >= 0 ? metric_kept(x, model_metric(m, METRIC_MPI_RECV)) : -1;
+	/* Nothing to write: a usage error when -metric chose so, else the result has none. */
+	if (f.cpu < 0 && f.wait < 0 && f.mpi < 0) {
+		if (f.r->o->nmetrics)
+			return report_usage_error(
+				"-format firefox writes CPU Time as samples and Wait "
+				"Time and MPI Time as markers: -metric named none "
+				"of them");
+		log_error("cannot export result '%s' for the Firefox Profiler: it holds no CPU "
+			  "Time, Wait Time or MPI Time (-format speedscope or pprof export any "
+			  "metric)",
+			  f.r->dir);
+		return -EINVAL;
+	}
 	export_names_init(&f.strs);
 	export_ids_init(&f.frames);
 	export_ids_init(&f.funcs);

@@ -263,8 +263,9 @@ def markers(p, t, typ):
 
 
 def check_split(w):
-    res = e.collect(w, "split", [e.prog("cpu-split"), ROUNDS, UNIT_MS], interval=1, native=True,
-                    finalize=True)
+    # Its output, alone as under pcollect: the rounds (its times go to stderr).
+    res = e.collect(w, "split", [e.prog("cpu-split"), ROUNDS, UNIT_MS], interval=1,
+                    stdout="rounds=%d\n" % ROUNDS, finalize=True)
     p, first = export(res, w.join("split.json"))
     _p, again = export(res, w.join("split-again.json"))
     e.check(first == again, "split: two exports are the same bytes (%d)" % len(first))
@@ -335,7 +336,7 @@ def check_waits(w):
 
 def check_regions(w):
     res = e.collect(w, "regions", [e.prog("regions"), "0.3"], options=["-start-paused"],
-                    interval=1, native=True, finalize=True)
+                    interval=1, stdout="regions done\n", finalize=True)
     ns = {}
     for word in res.stderr.strip().splitlines()[-1].split():
         k, v = word.split("=")
@@ -362,11 +363,12 @@ def check_regions(w):
 
 
 def check_usage(w):
-    res = e.Result(w.join("split"))
-    for args, words in ((["-view", "hotspots"], "takes no -view"),
-                        (["-group-by", "thread"], "takes no -group-by"),
-                        (["-r", res], "reads one result")):
-        cp = e.preport("-r", res, "-format", "firefox", *args, code=2)
+    res, waits = e.Result(w.join("split")), e.Result(w.join("waits"))
+    for r, args, words in ((res, ["-view", "hotspots"], "takes no -view"),
+                           (res, ["-group-by", "thread"], "takes no -group-by"),
+                           (res, ["-r", res], "reads one result"),
+                           (waits, ["-metric", "Wait Count"], "-metric named none of them")):
+        cp = e.preport("-r", r, "-format", "firefox", *args, code=2)
         e.check(words in cp.stderr and "-format firefox" in cp.stderr,
                 "usage: -format firefox %s exits 2: %s" % (" ".join(args), cp.stderr.strip()))
 
