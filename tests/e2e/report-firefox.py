@@ -294,6 +294,15 @@ def check_split(w):
     both = sum(under.values())
     for f, want in zip(work, (0.6, 0.3, 0.1)):
         e.check_share(stats, under[f] / both, want, "split: %s" % f, stretches=ROUNDS)
+    # -time-filter: the samples of the window, exactly ([from, to), ns)
+    ns = [round(x * 1e6) for x in t["samples"]["time"]]
+    a, b = ns[len(ns) // 4], ns[3 * len(ns) // 4]
+    window = "%d.%09d:%d.%09d" % (a // 10**9, a % 10**9, b // 10**9, b % 10**9)
+    path = w.join("window.json")
+    e.preport("-r", res, "-format", "firefox", "-time-filter", window, "-report-output", path)
+    got = [round(x * 1e6) for x in load(path)[0]["threads"][0]["samples"]["time"]]
+    e.check(got == [x for x in ns if a <= x < b],
+            "split: -time-filter %s keeps the %d samples of the window" % (window, len(got)))
     sh = p["shared"]
     fi = sh["stringArray"].index("work_sixty")
     func = sh["funcTable"]["name"].index(fi)
