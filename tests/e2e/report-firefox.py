@@ -7,7 +7,9 @@ index in range, string refs valid, sample times in order). Known answers: cpu-sp
 under the e2elib.Sampled tolerances; tests/progs/waits' 300 ms sleep and its mutex wait as
 Wait markers as long as the program measured them (5% + 3 ms, as collect-waits); regions'
 solve/small and solve/large as Region markers nested in solve, the CPU samples inside each
-its phase's CPU time. The file is the same bytes when exported twice; usage errors exit 2."""
+its phase's CPU time; -time-filter keeps exactly its window's samples. The file is the same
+bytes when exported twice; -view, -group-by, two results and a -metric with nothing to write
+exit 2."""
 import json
 import numbers
 import re
