@@ -305,7 +305,9 @@ static void put_marker_data(struct firefox *f, const struct firefox_track *tr,
 		put_str(f->b,
 			model_sync_object_label(m, c ? c->sync_object : -1, buf, sizeof(buf)));
 		outbuf_puts(f->b, ", \"function\": ");
-		put_str(f->b, report_function_name(f->r, f->r->tree.nodes[mk->node].func));
+		put_str(f->b, mk->node > 0
+				      ? report_function_name(f->r, f->r->tree.nodes[mk->node].func)
+				      : "");
 		put_cause(f, tr, mk);
 		break;
 	case MK_MPI:

@@ -50,25 +50,27 @@ static struct firefox_marker *marker_add(struct firefox_track *tr, enum marker_k
 static int region_levels(struct firefox *f, int i)
 {
 	const char *path = f->r->m.regions[i], *p;
-	char buf[4096];
-	int n = 0, id;
+	size_t len = strlen(path);
+	char *buf;
+	int n = 0, id = 0;
 
 	if (f->levels[i])
 		return f->nlevels[i];
 	for (p = path; p; p = strchr(p + 1, '/'))
 		n++;
-	if (!(f->levels[i] = malloc((size_t)n * sizeof(int))))
+	if (!(f->levels[i] = malloc((size_t)n * sizeof(int))) || !(buf = malloc(len + 1)))
 		return -ENOMEM;
-	for (n = 0, p = path; p; p = strchr(p + 1, '/')) {
+	for (n = 0, p = path; p && id >= 0; p = strchr(p + 1, '/')) {
 		const char *next = strchr(p + 1, '/');
+		size_t at = next ? (size_t)(next - path) : len;
 
-		snprintf(buf, sizeof(buf), "%.*s", (int)(next ? next - path : (long)strlen(path)),
-			 path);
-		if ((id = str_copy(f, buf)) < 0)
-			return id;
-		f->levels[i][n++] = id;
+		memcpy(buf, path, at);
+		buf[at] = '\0';
+		if ((id = str_copy(f, buf)) >= 0)
+			f->levels[i][n++] = id;
 	}
-	return f->nlevels[i] = n;
+	free(buf);
+	return id < 0 ? id : (f->nlevels[i] = n);
 }
 
 /*
@@ -195,6 +197,7 @@ static int on_event(void *ctx, const struct model_sample *s, int64_t time)
 	return 0;
 }
 
+/* A thread's markers by start; of those that start together, the outer regions first. */
 static int cmp_marker(const void *pa, const void *pb)
 {
 	const struct firefox_marker *a = pa, *b = pb;
@@ -208,7 +211,7 @@ static int cmp_marker(const void *pa, const void *pb)
 	return a->name < b->name ? -1 : a->name > b->name;
 }
 
-/* Threads by process and tid; a thread's markers by start (outer regions first). */
+/* Threads by process and tid. */
 static int cmp_track(const void *pa, const void *pb, void *arg)
 {
 	const struct model *m = arg;
