@@ -400,38 +400,16 @@ static void put_markers(struct firefox *f, const struct firefox_track *tr)
 	outbuf_printf(f->b, "\"length\": %zu}", tr->nm);
 }
 
-/* A process's first start and last end over its threads (ns; -1 unknown). */
-static void process_span(const struct model *m, int process, int64_t *start, int64_t *end)
-{
-	size_t i;
-
-	*start = -1;
-	*end = -1;
-	for (i = 0; i < m->nthreads; i++) {
-		const struct model_thread *th = &m->threads[i];
-
-		if (th->process != process)
-			continue;
-		if (th->start_ns >= 0 && (*start < 0 || th->start_ns < *start))
-			*start = th->start_ns;
-		if (th->end_ns < 0)
-			*end = INT64_MAX; /* one still running: no end */
-		else if (*end != INT64_MAX && th->end_ns > *end)
-			*end = th->end_ns;
-	}
-}
-
 static void put_thread(struct firefox *f, const struct firefox_track *tr)
 {
 	const struct model *m = &f->r->m;
 	const struct model_thread *th = tr->thread >= 0 ? &m->threads[tr->thread] : NULL;
 	int process = th ? th->process : -1;
 	const struct model_process *p = process >= 0 ? &m->processes[process] : NULL;
-	int64_t pstart = -1, pend = -1;
+	int64_t pstart = process >= 0 ? f->proc_start[process] : -1;
+	int64_t pend = process >= 0 ? f->proc_end[process] : -1;
 	char buf[1024];
 
-	if (process >= 0)
-		process_span(m, process, &pstart, &pend);
 	outbuf_puts(f->b, "{\"processType\": \"default\", \"processStartupTime\": ");
 	put_ms(f->b, pstart > 0 ? pstart : 0);
 	outbuf_puts(f->b, ", \"processShutdownTime\": ");

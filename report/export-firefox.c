@@ -328,17 +328,39 @@ static int cmp_pid(const void *pa, const void *pb, void *arg)
 	return a < b ? -1 : a > b;
 }
 
-/* Which processes written share a pid: the profiler groups threads by pid. */
-static int mark_shared_pids(struct firefox *f)
+/*
+ * Per process: whether another process written shares its pid (the profiler groups threads
+ * by pid), and its first start and last end over its threads.
+ */
+static int process_info(struct firefox *f)
 {
 	const struct model *m = &f->r->m;
 	int *by = malloc((f->ntracks + 1) * sizeof(int));
 	size_t i, n = 0;
 
 	f->pid_shared = calloc(m->nprocesses + 1, sizeof(bool));
-	if (!by || !f->pid_shared) {
+	f->proc_start = malloc((m->nprocesses + 1) * sizeof(int64_t));
+	f->proc_end = malloc((m->nprocesses + 1) * sizeof(int64_t));
+	if (!by || !f->pid_shared || !f->proc_start || !f->proc_end) {
 		free(by);
 		return -ENOMEM;
+	}
+	for (i = 0; i < m->nprocesses; i++)
+		f->proc_start[i] = f->proc_end[i] = -1;
+	for (i = 0; i < m->nthreads; i++) {
+		const struct model_thread *th = &m->threads[i];
+		int64_t *start, *end;
+
+		if (th->process < 0)
+			continue;
+		start = &f->proc_start[th->process];
+		end = &f->proc_end[th->process];
+		if (th->start_ns >= 0 && (*start < 0 || th->start_ns < *start))
+			*start = th->start_ns;
+		if (th->end_ns < 0)
+			*end = INT64_MAX; /* one still running: no end */
+		else if (*end != INT64_MAX && th->end_ns > *end)
+			*end = th->end_ns;
 	}
 	/* The tracks are in process order: each process once. */
 	for (i = 0; i < f->ntracks; i++) {
@@ -369,7 +391,7 @@ static void release(struct firefox *f)
 		free(f->levels[i]);
 	FREE_ALL(f->tracks, f->track_of, f->levels, f->nlevels, f->stack_of, f->frame_of,
 		 f->stack_node, f->func_name, f->func_res, f->func_src, f->res_name, f->src_name,
-		 f->pid_shared);
+		 f->pid_shared, f->proc_start, f->proc_end);
 	export_kept_release(&f->kept);
 	export_names_release(&f->strs);
 	export_ids_release(&f->frames);
@@ -418,7 +440,7 @@ static int collect(struct firefox *f)
 		qsort_r(f->tracks, f->ntracks, sizeof(*f->tracks), cmp_track, m);
 	if ((rc = number_stacks(f)) || (rc = number_tables(f)))
 		return rc;
-	return mark_shared_pids(f);
+	return process_info(f);
 }
 
 int export_firefox(struct export_job *x)

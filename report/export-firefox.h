@@ -76,6 +76,8 @@ struct firefox {
 	int *res_name, *src_name;             /* per resource and source: its string */
 	const struct firefox_track *cur;      /* the thread being written */
 	bool *pid_shared;                     /* per process: another process written has its pid */
+	int64_t *proc_start, *proc_end;       /* per process, over its threads: ns, -1 unknown,
+						 INT64_MAX: a thread did not end */
 };
 
 /* Write the profile f holds (read by export_firefox()) as the JSON of the pinned version. */
