@@ -9,12 +9,16 @@ Wait markers as long as the program measured them (5% + 3 ms, as collect-waits);
 solve/small and solve/large as Region markers nested in solve, the CPU samples inside each
 its phase's CPU time; -time-filter keeps exactly its window's samples. The file is the same
 bytes when exported twice; -view, -group-by, two results and a -metric with nothing to write
-exit 2."""
+exit 2. With the argument mpi (report-firefox-mpi): a 2-rank mpi-job with every call timed,
+each rank's MPI_Sendrecv markers with its ring's bytes exactly."""
 import json
 import numbers
+import os
 import re
+import sys
 
 import e2elib as e
+import mpilib
 
 VERSION = 70
 ROUNDS, UNIT_MS = 2, 20  # cpu-split: 0.4 s of CPU, each work function once a round
@@ -384,8 +388,47 @@ def check_usage(w):
                 "usage: -format firefox %s exits 2: %s" % (" ".join(args), cp.stderr.strip()))
 
 
+def check_mpi(w, abi="openmpi", ring=20, unit_ms=50):
+    """tests/progs/mpi-job on 2 ranks with every call timed (-knob mpi-threshold=0): rank r's
+    MPI_Sendrecv markers are its ring's calls, with its bytes exactly, inside its "rings"
+    region."""
+    mpilib.shim(abi)
+    prog = mpilib.built(os.path.join("tests", "progs", "mpi-job-" + abi),
+                        "no %s development files at build time" % abi,
+                        mpilib.PACKAGES[abi].split())
+    res = w.join("job")
+    cp = mpilib.job(abi, ["n1"], 2, res, [prog, str(unit_ms), str(ring)], options=[
+        "-knob", "mpi-threshold=0", "-knob", "sampling-interval=2"])
+    e.check(sorted(x for x in cp.stdout.splitlines() if x) ==
+            ["rank %d of 2 done, sum 1" % r for r in range(2)],
+            "mpi: both ranks ran to their end (%r)" % cp.stdout)
+    p, _data = export(res, w.join("job.json"))
+    for r in range(2):
+        t = [t for t in p["threads"] if ", rank %d," % r in t["processName"] and
+             t["isMainThread"]]
+        e.check(len(t) == 1, "mpi: rank %d's main thread" % r)
+        calls = [m for m in markers(p, t[0], "MPI") if m["data"]["function"] == "MPI_Sendrecv"]
+        rings = [m for m in markers(p, t[0], "Region") if m["name"] == "rings"]
+        sent = sum(m["data"]["sent"] for m in calls)
+        received = sum(m["data"]["received"] for m in calls)
+        e.check(len(calls) == ring and all(m["name"] == "MPI_Sendrecv" and
+                                           m["data"]["communicatorSize"] == 2 and
+                                           "stack" in m["data"]["cause"] for m in calls),
+                "mpi: rank %d has %d MPI_Sendrecv markers, with their communicator and stack "
+                "(%d)" % (r, ring, len(calls)))
+        e.check(sent == ring * (r + 1) * 1024 and received == ring * ((r + 1) % 2 + 1) * 1024,
+                "mpi: rank %d's MPI_Sendrecv markers sent %d and received %d bytes (known %d, %d)"
+                % (r, sent, received, ring * (r + 1) * 1024, ring * ((r + 1) % 2 + 1) * 1024))
+        e.check(len(rings) == 1 and all(rings[0]["start"] <= m["start"] and
+                                        m["end"] <= rings[0]["end"] for m in calls),
+                "mpi: rank %d's calls inside its rings region" % r)
+
+
 with e.Workdir("report-firefox") as w:
-    check_split(w)
-    check_waits(w)
-    check_regions(w)
-    check_usage(w)
+    if sys.argv[1:] == ["mpi"]:
+        check_mpi(w)
+    else:
+        check_split(w)
+        check_waits(w)
+        check_regions(w)
+        check_usage(w)
