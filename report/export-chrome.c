@@ -228,15 +228,9 @@ static void put_names(struct chrome *c)
 
 	for (i = 0; i < m->nprocesses; i++) {
 		const struct model_process *p = &m->processes[i];
-		int len = snprintf(buf, sizeof(buf), "%s (PID %lld)", report_basename(p->exe),
-				   (long long)p->pid);
 
-		if (p->rank >= 0 && len > 0 && (size_t)len < sizeof(buf))
-			len += snprintf(buf + len, sizeof(buf) - (size_t)len, ", rank %lld",
-					(long long)p->rank);
-		if (p->host && *p->host && len > 0 && (size_t)len < sizeof(buf))
-			snprintf(buf + len, sizeof(buf) - (size_t)len, ", on %s", p->host);
-		put_meta(c, "process", p->pid, 0, buf, p->rank >= 0 ? p->rank : (int64_t)i);
+		put_meta(c, "process", p->pid, 0, export_process_label(p, buf, sizeof(buf)),
+			 p->rank >= 0 ? p->rank : (int64_t)i);
 	}
 	for (i = 0; i < c->ntracks; i++) {
 		const struct track *tr = &c->tracks[i];

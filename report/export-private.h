@@ -31,6 +31,7 @@ int export_folded(struct export_job *x);
 int export_speedscope(struct export_job *x);
 int export_chrome(struct export_job *x);
 int export_pprof(struct export_job *x);
+int export_firefox(struct export_job *x);
 int export_html(struct export_job *x);
 
 /*
@@ -39,6 +40,9 @@ int export_html(struct export_job *x);
  */
 const char *export_node_name(const struct report *r, const struct cct *t, int node, char *buf,
 			     size_t size);
+
+/* A process as the timelines name it: "app (PID 1230), rank 3, on nid00058" (in buf). */
+const char *export_process_label(const struct model_process *p, char *buf, size_t size);
 
 /* The unit a metric's values are written in: "ns", "bytes", or "" for a count. */
 const char *export_unit(const struct model_metric *mt);

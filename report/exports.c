@@ -24,6 +24,7 @@
 	X("speedscope", export_speedscope, 0)                                                      \
 	X("chrome", export_chrome, EXPORT_ALL_METRICS | EXPORT_NO_GROUPS)                          \
 	X("pprof", export_pprof, EXPORT_LINES | EXPORT_ALL_METRICS | EXPORT_BINARY)                \
+	X("firefox", export_firefox, EXPORT_LINES | EXPORT_ALL_METRICS | EXPORT_NO_GROUPS)         \
 	X("html", export_html, EXPORT_LINES | EXPORT_ALL_METRICS | EXPORT_DIFF)
 
 struct export_format {
@@ -63,6 +64,17 @@ const char *export_node_name(const struct report *r, const struct cct *t, int no
 		snprintf(buf, size, "[%s]", name);
 	else
 		snprintf(buf, size, "[%s %s]", kind, name);
+	return buf;
+}
+
+const char *export_process_label(const struct model_process *p, char *buf, size_t size)
+{
+	int len = snprintf(buf, size, "%s (PID %lld)", report_basename(p->exe), (long long)p->pid);
+
+	if (p->rank >= 0 && len > 0 && (size_t)len < size)
+		len += snprintf(buf + len, size - (size_t)len, ", rank %lld", (long long)p->rank);
+	if (p->host && *p->host && len > 0 && (size_t)len < size)
+		snprintf(buf + len, size - (size_t)len, ", on %s", p->host);
 	return buf;
 }
 

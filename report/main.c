@@ -87,8 +87,8 @@ static const struct option_spec specs[] = {
 	  "timeline: cut the time into N buckets (default 20)",
 	  "preport -r r000tr -view timeline -time-buckets 50", NULL },
 	{ "format", NULL, OPTION_VALUE, "FMT",
-	  "output format (default text); pstats, callgrind, folded, speedscope, chrome, pprof: the "
-	  "profile for those tools; html: a self-contained interactive report",
+	  "output format (default text); pstats, callgrind, folded, speedscope, chrome, pprof, "
+	  "firefox: the profile for those tools; html: a self-contained interactive report",
 	  "preport -r r000hs -format html -report-output report.html", report_formats },
 	{ "csv-delimiter", NULL, OPTION_VALUE, "CHAR",
 	  "CSV field separator: a character, or comma, tab, semicolon (default comma)", NULL,
@@ -171,7 +171,7 @@ int report_main(int argc, char **argv, const char *tool)
 		    "Print a view of a result collected by pcollect: summary, "
 		    "hotspots, top-down, bottom-up,\ncaller-callee, callstacks, "
 		    "source, timeline or mpi, as text, CSV or JSON; export it for\nother "
-		    "tools (pstats, callgrind, folded, speedscope, chrome, pprof) or as an HTML "
+		    "tools (pstats, callgrind, folded, speedscope, chrome, pprof, firefox) or as an HTML "
 		    "report\n(see docs/preport.md).")) {
 		options_release(&res);
 		return EXIT_OK;

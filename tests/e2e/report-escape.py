@@ -120,8 +120,8 @@ with e2elib.Workdir("report-escape") as w:
     check(all(re.search(r" [0-9]+$", ln) for ln in text.splitlines()),
           "folded: every line ends in its value")
 
-    # speedscope and chrome: JSON with the exact names.
-    for fmt, key in (("speedscope", "speedscope"), ("chrome", "chrome")):
+    # speedscope, chrome and firefox: JSON with the exact names.
+    for fmt, key in (("speedscope", "speedscope"), ("chrome", "chrome"), ("firefox", "firefox")):
         path = w.join("out." + fmt)
         preport("-r", res, "-format", fmt, "-report-output", path)
         with open(path) as f:
@@ -130,6 +130,8 @@ with e2elib.Workdir("report-escape") as w:
         doc = json.loads(text)
         if fmt == "speedscope":
             got = {fr["name"] for fr in doc["shared"]["frames"]}
+        elif fmt == "firefox":
+            got = set(doc["shared"]["stringArray"])
         else:
             got = {ev.get("name") for ev in doc["traceEvents"]}
         check({OSC, NEWLINE, FORMULA} <= got, "%s: exact names" % fmt)

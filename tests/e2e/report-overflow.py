@@ -21,7 +21,7 @@ import report_synth  # noqa: E402
 PREPORT = e2elib.tool("preport")
 
 BIG = (1 << 63) - 1000
-EXPORTS = ["speedscope", "html", "callgrind", "folded", "chrome", "pstats"]
+EXPORTS = ["speedscope", "html", "callgrind", "folded", "chrome", "pstats", "firefox"]
 VIEWS = [
     ["-view", "summary"],
     ["-view", "hotspots", "-threshold", "0"],
