@@ -63,6 +63,8 @@ int raw_py_write_stack(struct raw_writer *w, uint64_t id, uint32_t flags, const 
 		raw_enc_varint(&e, py[i].code_id);
 		raw_enc_varint(&e, py[i].offset);
 		raw_enc_varint(&e, py[i].flags);
+		if (py[i].flags & RAW_PY_FRAME_CALLEE)
+			raw_enc_varint(&e, py[i].callee);
 	}
 	return enc_finish(w, RAW_REC_PY_STACK, &e, scratch);
 }
@@ -94,6 +96,21 @@ int raw_py_write_thread_name(struct raw_writer *w, const struct raw_py_thread_na
 	raw_enc_svarint(&e, tn->time_ns);
 	raw_enc_bytes(&e, tn->name.s, tn->name.len);
 	return enc_finish(w, RAW_REC_PY_THREAD_NAME, &e, scratch);
+}
+
+int raw_py_write_callee(struct raw_writer *w, const struct raw_py_callee *c, uint8_t *scratch,
+			size_t cap)
+{
+	struct raw_enc e;
+
+	if (c->name.len > RAW_PY_CALLEE_MAX_STRING || c->owner.len > RAW_PY_CALLEE_MAX_STRING)
+		return -E2BIG;
+	enc_init(&e, scratch, cap);
+	raw_enc_varint(&e, c->id);
+	raw_enc_varint(&e, c->kind);
+	raw_enc_bytes(&e, c->name.s, c->name.len);
+	raw_enc_bytes(&e, c->owner.s, c->owner.len);
+	return enc_finish(w, RAW_REC_PY_CALLEE, &e, scratch);
 }
 
 static void dec_init(struct raw_dec *d, const uint8_t *payload, size_t len)
@@ -167,6 +184,9 @@ int raw_py_read_stack(const uint8_t *payload, size_t len, struct raw_py_stack *s
 		py[i].code_id = raw_dec_varint(&d);
 		py[i].offset = dec_u32(&d);
 		py[i].flags = dec_u32(&d);
+		py[i].callee = py[i].flags & RAW_PY_FRAME_CALLEE ? raw_dec_varint(&d) : 0;
+		if (py[i].flags & RAW_PY_FRAME_CALLEE && !py[i].callee)
+			d.error = true;
 	}
 	return dec_finish(&d);
 }
@@ -194,6 +214,21 @@ int raw_py_read_thread_name(const uint8_t *payload, size_t len, struct raw_py_th
 	tn->time_ns = raw_dec_svarint(&d);
 	tn->name = raw_dec_string(&d);
 	if (tn->name.len > RAW_PY_MAX_STRING)
+		return -EINVAL;
+	return dec_finish(&d);
+}
+
+int raw_py_read_callee(const uint8_t *payload, size_t len, struct raw_py_callee *c)
+{
+	struct raw_dec d;
+
+	dec_init(&d, payload, len);
+	c->id = raw_dec_varint(&d);
+	c->kind = dec_u32(&d);
+	c->name = raw_dec_string(&d);
+	c->owner = raw_dec_string(&d);
+	if (c->id == 0 || c->kind == 0 || c->kind > RAW_PY_CALLEE_KIND_MAX || !c->name.len ||
+	    c->name.len > RAW_PY_CALLEE_MAX_STRING || c->owner.len > RAW_PY_CALLEE_MAX_STRING)
 		return -EINVAL;
 	return dec_finish(&d);
 }

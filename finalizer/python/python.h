@@ -85,6 +85,10 @@ struct pystream {
 	char *note_detail[RAW_PY_NOTE_KIND_MAX + 1]; /* its detail text, NULL if none */
 	uint32_t version;  /* RAW_PY_VERSION of the code records, 0 if none */
 	uint64_t rejected; /* Python records that did not decode */
+	/* RAW_REC_PY_CALLEE: callee id - 1 -> its name as cProfile spells it (NULL: none) */
+	char **callees;
+	uint32_t *callee_frame; /* and its frame, once the frames are made (UINT32_MAX: none) */
+	size_t ncallees, callees_cap, callee_frame_cap;
 };
 
 void pystream_init(struct pystream *ps);
@@ -99,6 +103,9 @@ void pystream_release(struct pystream *ps);
  */
 int pystream_take(struct pystream *ps, unsigned type, const uint8_t *payload, size_t len,
 		  struct raw_py_stack *s, uint64_t *ips, size_t *py_off);
+
+/* The name of callee id of ps as cProfile spells it, or NULL when the stream has none. */
+const char *pystream_callee(const struct pystream *ps, uint64_t id);
 
 /* What the report shows for one Python frame. */
 struct pyframe_info {
