@@ -58,8 +58,12 @@ static void test_python_merge_records_round_trip(void)
 {
 	static const uint8_t lt[] = { 0x80 | (13 << 3) | 3, 0x02 };
 	uint64_t ips[3] = { 0x7f0000001000ull, 0x7f0000000800ull, 0x401000 }, gips[RAW_MAX_DEPTH];
-	struct raw_py_frame py[2] = { { 1, 6, 0 }, { 2, 0, RAW_PY_FRAME_ENTRY } };
+	struct raw_py_frame py[2] = { { 1, 6, 0 },
+				      { 2, 0, RAW_PY_FRAME_ENTRY | RAW_PY_FRAME_CALLEE, 3 } };
 	struct raw_py_frame gpy[RAW_PY_MAX_FRAMES];
+	struct raw_py_callee callee = { 3, RAW_PY_CALLEE_METHOD, { "get", 3 }, { "dict", 4 } },
+			     gcal;
+	struct pystream ps;
 	struct raw_py_code c = { .id = 1,
 				 .addr = 0x7f00deadbeef,
 				 .version = RAW_PY_VERSION(3, 12),
@@ -90,6 +94,7 @@ static void test_python_merge_records_round_trip(void)
 				     sizeof(scratch)) == 0);
 	CU_ASSERT(raw_py_write_note(&w, &note, scratch, sizeof(scratch)) == 0);
 	CU_ASSERT(raw_py_write_thread_name(&w, &tn, scratch, sizeof(scratch)) == 0);
+	CU_ASSERT(raw_py_write_callee(&w, &callee, scratch, sizeof(scratch)) == 0);
 	/* too small a scratch, too long a string: nothing written */
 	CU_ASSERT(raw_py_write_stack(&w, 78, 0, ips, 3, py, 2, scratch, 8) == -E2BIG);
 	c.linetable.len = RAW_PY_MAX_LINETABLE + 1;
@@ -97,6 +102,7 @@ static void test_python_merge_records_round_trip(void)
 
 	r = stream_read_back(&w, fd, &data);
 	pycode_table_init(&tab);
+	pystream_init(&ps);
 	while (raw_reader_next(r, &rec) == 1) {
 		if (rec.type == RAW_REC_PY_CODE) {
 			CU_ASSERT(raw_py_read_code(rec.payload, rec.payload_len, &gc) == 0);
@@ -132,9 +138,27 @@ static void test_python_merge_records_round_trip(void)
 			for (size_t k = 0; k < rec.payload_len; k++)
 				CU_ASSERT(raw_py_read_thread_name(rec.payload, k, &gt) == -EINVAL);
 			seen++;
+		} else if (rec.type == RAW_REC_PY_CALLEE) {
+			CU_ASSERT(raw_py_read_callee(rec.payload, rec.payload_len, &gcal) == 0);
+			CU_ASSERT(gcal.id == 3 && gcal.kind == RAW_PY_CALLEE_METHOD &&
+				  gcal.name.len == 3 && gcal.owner.len == 4);
+			for (size_t k = 0; k < rec.payload_len; k++)
+				CU_ASSERT(raw_py_read_callee(rec.payload, k, &gcal) == -EINVAL);
+			/* named as cProfile names it; an id is defined once */
+			CU_ASSERT(pystream_take(&ps, rec.type, rec.payload, rec.payload_len, NULL,
+						NULL, NULL) == 0);
+			CU_ASSERT(pystream_take(&ps, rec.type, rec.payload, rec.payload_len, NULL,
+						NULL, NULL) == 0 &&
+				  ps.rejected == 1);
+			CU_ASSERT(pystream_callee(&ps, 3) &&
+				  !strcmp(pystream_callee(&ps, 3),
+					  "{method 'get' of 'dict' objects}"));
+			CU_ASSERT(!pystream_callee(&ps, 2) && !pystream_callee(&ps, 4));
+			seen++;
 		}
 	}
-	CU_ASSERT(seen == 5);
+	CU_ASSERT(seen == 6);
+	pystream_release(&ps);
 	pc = pycode_table_get(&tab, 2);
 	CU_ASSERT_FATAL(pc != NULL);
 	CU_ASSERT(strcmp(pc->filename, "/src/app.py") == 0 && pc->firstlineno == 30);
