@@ -14,13 +14,15 @@
  * A sample looks at its innermost frame and at every frame whose callee is C (the frame
  * inside it is the first of its own eval call: RAW_PY_FRAME_ENTRY). The instruction (2
  * bytes) and the PYCALLEE_WORDS words below the stack pointer are copied by the call that
- * copies the code objects (pycallee_plan: no call of their own); the callables' first words
- * by one more call (pycallee_finish), made only when some frame stands at a call whose
- * callee may be C. A callable is named when its type is builtin_function_or_method or
- * method_descriptor (read once per type object and remembered): by its PyMethodDef and
- * owner, remembered per thread, so a callable met before costs no read more. Every read is
- * guarded; a stale stack pointer (a frame sampled in the eval loop before it stored it) gives
- * a word whose type is not one of those, or the callable of that frame's last call there.
+ * copies the code objects (pycallee_plan: no call of their own), with the first words of the
+ * callable each frame's rank had last sample: a frame sampled in one call again (most
+ * samples of a long call) costs nothing more. The others' callables are copied by one more
+ * call (pycallee_finish), made only when some frame stands at a call whose callee may be C. A
+ * callable is named when its type is builtin_function_or_method or method_descriptor (read once per
+ * type object and remembered): by its PyMethodDef and owner, remembered per thread, so a callable
+ * met before costs no read more. Every read is guarded; a stale stack pointer (a frame sampled in
+ * the eval loop before it stored it) gives a word whose type is not one of those, or the callable
+ * of that frame's last call there.
  */
 
 /* CPython's objects, the same in 3.14 and 3.15 (x86_64, GIL builds). */
@@ -95,7 +97,7 @@ unsigned pycallee_plan(struct pyagent_thread *t, int npend, struct pyread_req *r
 {
 	const struct pylayout *L = &pyagent_rt.L;
 	struct pyagent_callees *c = &t->callees;
-	unsigned nreq = 0;
+	unsigned nreq = 0, i;
 	int j;
 
 	c->n = 0;
@@ -104,7 +106,6 @@ unsigned pycallee_plan(struct pyagent_thread *t, int npend, struct pyread_req *r
 	for (j = 0; j < npend && c->n < PYCALLEE_FRAMES; j++) {
 		struct pyagent_pending *p = &t->pending[j];
 		uintptr_t lo, base = p->frame + (uintptr_t)L->fr_size;
-		unsigned i = c->n;
 
 		p->callee = 0;
 		if (j > 0 && !(t->pending[j - 1].flags & RAW_PY_FRAME_ENTRY))
@@ -112,6 +113,7 @@ unsigned pycallee_plan(struct pyagent_thread *t, int npend, struct pyread_req *r
 		if (!p->sp || p->sp & 7 || p->sp <= base || p->sp - base > PYAGENT_WINDOW)
 			continue;
 		lo = p->sp - base > PYCALLEE_WORDS * 8 ? p->sp - PYCALLEE_WORDS * 8 : base;
+		i = c->n;
 		c->at[i] = (uint32_t)j;
 		c->words[i] = (uint32_t)((p->sp - lo) / 8);
 		req[nreq++] =
@@ -120,6 +122,17 @@ unsigned pycallee_plan(struct pyagent_thread *t, int npend, struct pyread_req *r
 			(struct pyread_req){ lo, p->sp - lo,
 					     &c->stack[i][PYCALLEE_WORDS - c->words[i]], false };
 		c->n++;
+	}
+	/* the callables of last sample's frames at these ranks, after the copies above: a
+	   guess that fails (the object freed, its page gone) costs the rest of the batch one
+	   more call, and only the rest */
+	for (i = 0; i < c->n; i++) {
+		c->guess_req[i] = 0;
+		if (!c->guess[i])
+			continue;
+		c->guess_req[i] = (uint8_t)nreq;
+		req[nreq++] =
+			(struct pyread_req){ c->guess[i], sizeof(c->obj[i]), c->obj[i], false };
 	}
 	return nreq;
 }
@@ -255,15 +268,16 @@ void pycallee_finish(struct pyagent_thread *t, struct raw_writer *w, const struc
 {
 	const struct pylayout *L = &pyagent_rt.L;
 	struct pyagent_callees *c = &t->callees;
-	struct pyread_req objs[PYCALLEE_FRAMES];
+	struct pyread_req objs[PYCALLEE_FRAMES], miss[PYCALLEE_FRAMES];
 	uint32_t which[PYCALLEE_FRAMES];
 	uintptr_t tag = ~(uintptr_t)L->fr_code_tag;
-	unsigned i, n = 0;
+	unsigned i, k, n = 0;
 
 	for (i = 0; i < c->n; i++) {
 		unsigned depth;
-		uintptr_t obj;
+		uintptr_t obj = 0, guess = c->guess[i];
 
+		c->guess[i] = 0;
 		if (!req[2 * i].ok || !req[2 * i + 1].ok)
 			continue;
 		depth = call_depth(L->minor, c->instr[i] & 0xff);
@@ -272,10 +286,24 @@ void pycallee_finish(struct pyagent_thread *t, struct raw_writer *w, const struc
 		obj = (uintptr_t)c->stack[i][PYCALLEE_WORDS - depth] & tag;
 		if (obj < 4096 || obj & 7)
 			continue;
+		c->guess[i] = obj;
+		/* the guess held: copied already */
+		if (obj == guess && c->guess_req[i] && req[c->guess_req[i]].ok) {
+			objs[n] = (struct pyread_req){ obj, 0, NULL, true };
+			which[n++] = i;
+			continue;
+		}
 		objs[n] = (struct pyread_req){ obj, sizeof(c->obj[i]), c->obj[i], false };
 		which[n++] = i;
 	}
-	pymem_batch(&t->mem, objs, n);
+	/* those not guessed: one call for all */
+	for (i = k = 0; i < n; i++)
+		if (!objs[i].ok)
+			miss[k++] = objs[i];
+	pymem_batch(&t->mem, miss, k);
+	for (i = k = 0; i < n; i++)
+		if (!objs[i].ok)
+			objs[i].ok = miss[k++].ok;
 	for (i = 0; i < n; i++) {
 		const uint64_t *obj = c->obj[which[i]];
 		unsigned tk;

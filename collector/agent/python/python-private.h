@@ -105,7 +105,7 @@ int pycodes_read_str(int pid, uintptr_t addr, char *out, size_t cap, uint32_t *l
 
 /*
  * After the walk (t->pending[0..npend) with their stack pointers): the copies that tell which
- * frames stand at a call of what, as requests into req (2 * PYCALLEE_FRAMES at most) for the
+ * frames stand at a call of what, as requests into req (3 * PYCALLEE_FRAMES at most) for the
  * batch that copies the code objects. Returns how many.
  */
 unsigned pycallee_plan(struct pyagent_thread *t, int npend, struct pyread_req *req);

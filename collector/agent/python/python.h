@@ -152,7 +152,11 @@ struct pyagent_callees {
 	uint32_t words[PYCALLEE_FRAMES]; /* of stack[i] copied, ending at the stackpointer */
 	uint64_t stack[PYCALLEE_FRAMES][PYCALLEE_WORDS];
 	uint64_t obj[PYCALLEE_FRAMES][PYCALLEE_OBJ];
-	struct pyread_req req[2 * PYCALLEE_FRAMES + 1]; /* + 1: the collector's flag, last */
+	/* the callable the frame at each rank had last sample, copied with the stack on the
+	   guess that it is the same (a frame sampled in one call again): 0 none */
+	uintptr_t guess[PYCALLEE_FRAMES];
+	uint8_t guess_req[PYCALLEE_FRAMES];             /* its request's index in req, 0 none */
+	struct pyread_req req[3 * PYCALLEE_FRAMES + 1]; /* + 1: the collector's flag, last */
 };
 
 /* Per-thread state; owned by the agent, only used by that thread. */
@@ -175,7 +179,7 @@ struct pyagent_thread {
 	uint8_t runtime[4096]; /* the span of _PyRuntime read */
 	struct pyagent_pending pending[PYAGENT_MAX_FRAMES];
 	/* code objects, their names, then the callees' copies and the collector's flag */
-	struct pyread_req req[2 * PYAGENT_MEMO + 2 * PYCALLEE_FRAMES + 1];
+	struct pyread_req req[2 * PYAGENT_MEMO + 3 * PYCALLEE_FRAMES + 1];
 	struct pyagent_callees callees;
 	uintptr_t code_addr[PYAGENT_MEMO];
 	uintptr_t name_at[PYAGENT_MEMO]; /* name string read with each code object, 0 none */
