@@ -17,14 +17,15 @@
 #include "common/raw-stream.h"
 
 enum raw_python_type {
-	RAW_REC_PY_CODE = 16,        /* one code object, once per (stream, code id) */
-	RAW_REC_PY_STACK = 17,       /* a stack definition: native ips and Python frames */
-	RAW_REC_PY_NOTE = 18,        /* why samples of this stream degraded to native-only */
-	RAW_REC_PY_THREAD_NAME = 19, /* a thread's name in Python (threading.Thread.name) */
-	RAW_REC_PY_CALLEE = 20,      /* a C callable a Python frame stands calling (3.14+) */
+	RAW_REC_PY_CODE = 16,          /* one code object, once per (stream, code id) */
+	RAW_REC_PY_STACK = 17,         /* a stack definition: native ips and Python frames */
+	RAW_REC_PY_NOTE = 18,          /* why samples of this stream degraded to native-only */
+	RAW_REC_PY_THREAD_NAME = 19,   /* a thread's name in Python (threading.Thread.name) */
+	RAW_REC_PY_CALLEE = 20,        /* a C callable a Python frame stands calling (3.14+) */
+	RAW_REC_PY_STACK_CALLEES = 21, /* the callees of the frames of the stack just defined */
 };
 _Static_assert((int)RAW_REC_PY_CODE >= (int)RAW_REC_PYTHON_FIRST &&
-		       (int)RAW_REC_PY_CALLEE < (int)RAW_REC_ALLOC_FIRST,
+		       (int)RAW_REC_PY_STACK_CALLEES < (int)RAW_REC_ALLOC_FIRST,
 	       "python records left their reserved range");
 
 /* Limits a reader enforces; the agent never writes more. */
@@ -69,7 +70,8 @@ struct raw_py_frame {
 	uint64_t code_id; /* a RAW_REC_PY_CODE id of the same stream */
 	uint32_t offset;  /* bytes into the bytecode of the instruction being run */
 	uint32_t flags;   /* enum raw_py_frame_flags */
-	uint64_t callee;  /* RAW_PY_FRAME_CALLEE: a RAW_REC_PY_CALLEE id of the same stream */
+	uint64_t callee;  /* RAW_PY_FRAME_CALLEE: a RAW_REC_PY_CALLEE id of the same stream
+			     (carried by RAW_REC_PY_STACK_CALLEES, not RAW_REC_PY_STACK) */
 };
 
 enum raw_py_frame_flags {
@@ -81,9 +83,9 @@ enum raw_py_frame_flags {
 	/* (The innermost frame only.) The interpreter's cyclic garbage collector was running
 	   (gc.collecting) and this thread held the GIL: the collection this line started. */
 	RAW_PY_FRAME_GC = 1 << 2,
-	/* (3.14+) The frame stands at a call of the C callable named by the RAW_REC_PY_CALLEE
-	   record callee: pfinalize shows it as a frame between this line and the native frames
-	   below it. */
+	/* (3.14+, in memory only: RAW_REC_PY_STACK_CALLEES sets it) The frame stands at a call
+	   of the C callable named by the RAW_REC_PY_CALLEE record callee: pfinalize shows it as
+	   a frame between this line and the native frames below it. */
 	RAW_PY_FRAME_CALLEE = 1 << 3,
 };
 /* The function pfinalize shows a RAW_PY_FRAME_GC sample's collection as (docs/python.md). */
@@ -98,8 +100,7 @@ enum raw_py_stack_flags {
 /*
  * RAW_REC_PY_STACK payload:
  *   id:varint flags:varint n:varint ip[n]:svarint (delta, as RAW_REC_STACK)
- *   npy:varint { code_id:varint offset:varint flags:varint [callee:varint] } * npy
- * (callee only when flags has RAW_PY_FRAME_CALLEE)
+ *   npy:varint { code_id:varint offset:varint flags:varint } * npy
  * ips and Python frames are innermost first. The id space is shared with RAW_REC_STACK:
  * RAW_REC_SAMPLE refers to either.
  */
@@ -175,9 +176,18 @@ struct raw_py_callee {
 };
 #define RAW_PY_CALLEE_SCRATCH (4 * RAW_VARINT_MAX + 2 * RAW_PY_CALLEE_MAX_STRING)
 
+/*
+ * RAW_REC_PY_STACK_CALLEES payload, right after the RAW_REC_PY_STACK it completes:
+ *   stack_id:varint n:varint { frame:varint callee:varint } * n
+ * Frame frame (an index into that stack's Python frames, innermost 0, increasing) stands at
+ * a call of callee (a RAW_REC_PY_CALLEE id). A record of its own, so that readers before it
+ * read the stack as they did.
+ */
+#define RAW_PY_STACK_CALLEES_SCRATCH(npy) ((size_t)(2 + 2 * (npy)) * RAW_VARINT_MAX)
+
 /* Scratch bytes that always hold a RAW_REC_PY_STACK payload of n ips and npy frames. */
 #define RAW_PY_STACK_SCRATCH(n, npy)                                                               \
-	((size_t)(3 + (n)) * RAW_VARINT_MAX + (size_t)(1 + 4 * (npy)) * RAW_VARINT_MAX)
+	((size_t)(3 + (n)) * RAW_VARINT_MAX + (size_t)(1 + 3 * (npy)) * RAW_VARINT_MAX)
 /* Scratch bytes that always hold a RAW_REC_PY_CODE payload. */
 #define RAW_PY_CODE_SCRATCH (9 * RAW_VARINT_MAX + 2 * RAW_PY_MAX_STRING + RAW_PY_MAX_LINETABLE)
 
@@ -197,6 +207,10 @@ int raw_py_write_thread_name(struct raw_writer *w, const struct raw_py_thread_na
 			     uint8_t *scratch, size_t cap);
 int raw_py_write_callee(struct raw_writer *w, const struct raw_py_callee *c, uint8_t *scratch,
 			size_t cap);
+/* The callees of py[0..npy) (those with RAW_PY_FRAME_CALLEE); nothing written when none. */
+int raw_py_write_stack_callees(struct raw_writer *w, uint64_t stack_id,
+			       const struct raw_py_frame *py, uint32_t npy, uint8_t *scratch,
+			       size_t cap);
 
 /*
  * Readers: decode one payload (struct raw_record.payload / payload_len). Strings point into
@@ -209,5 +223,9 @@ int raw_py_read_stack(const uint8_t *payload, size_t len, struct raw_py_stack *s
 int raw_py_read_note(const uint8_t *payload, size_t len, struct raw_py_note *note);
 int raw_py_read_thread_name(const uint8_t *payload, size_t len, struct raw_py_thread_name *tn);
 int raw_py_read_callee(const uint8_t *payload, size_t len, struct raw_py_callee *c);
+/* Apply a RAW_REC_PY_STACK_CALLEES to the frames py[0..npy) of the stack stack_id: their
+   callee and RAW_PY_FRAME_CALLEE set. -EINVAL (py unchanged) when it is not that stack's. */
+int raw_py_read_stack_callees(const uint8_t *payload, size_t len, uint64_t stack_id,
+			      struct raw_py_frame *py, uint32_t npy);
 
 #endif

@@ -238,7 +238,9 @@ static uint64_t py_stack_id(struct agent_thread *t, struct agent_py *py, const u
 			return 0;
 	}
 	if (raw_py_write_stack(&t->w, id, flags, ips, n, py->frames, npy, py->scratch,
-			       sizeof(py->scratch))) {
+			       sizeof(py->scratch)) ||
+	    raw_py_write_stack_callees(&t->w, id, py->frames, npy, py->scratch,
+				       sizeof(py->scratch))) {
 		stack_table_reset(&t->stacks);
 		return 0;
 	}

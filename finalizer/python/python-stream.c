@@ -124,8 +124,21 @@ int pystream_take(struct pystream *ps, unsigned type, const uint8_t *payload, si
 		}
 		*py_off = ps->nframes;
 		ps->nframes += s->npy;
+		ps->last_stack = s->id;
+		ps->last_off = *py_off;
+		ps->last_npy = s->npy;
+		ps->has_last = true;
 		return 1;
+	case RAW_REC_PY_STACK_CALLEES:
+		/* it follows its stack at once: anything else is damage */
+		if (!ps->has_last ||
+		    raw_py_read_stack_callees(payload, len, ps->last_stack,
+					      ps->frames + ps->last_off, ps->last_npy) < 0)
+			ps->rejected++;
+		ps->has_last = false;
+		return 0;
 	case RAW_REC_PY_NOTE:
+		ps->has_last = false;
 		return take_note(ps, payload, len);
 	case RAW_REC_PY_CALLEE:
 		return take_callee(ps, payload, len);

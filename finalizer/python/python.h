@@ -89,6 +89,11 @@ struct pystream {
 	char **callees;
 	uint32_t *callee_frame; /* and its frame, once the frames are made (UINT32_MAX: none) */
 	size_t ncallees, callees_cap, callee_frame_cap;
+	/* the last RAW_REC_PY_STACK taken: what a RAW_REC_PY_STACK_CALLEES completes */
+	uint64_t last_stack;
+	size_t last_off;
+	uint32_t last_npy;
+	bool has_last;
 };
 
 void pystream_init(struct pystream *ps);

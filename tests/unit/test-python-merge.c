@@ -92,6 +92,7 @@ static void test_python_merge_records_round_trip(void)
 	CU_ASSERT(raw_py_write_code(&w, &c, scratch, sizeof(scratch)) == 0);
 	CU_ASSERT(raw_py_write_stack(&w, 77, RAW_STACK_FIRST_IS_PC, ips, 3, py, 2, scratch,
 				     sizeof(scratch)) == 0);
+	CU_ASSERT(raw_py_write_stack_callees(&w, 77, py, 2, scratch, sizeof(scratch)) == 0);
 	CU_ASSERT(raw_py_write_note(&w, &note, scratch, sizeof(scratch)) == 0);
 	CU_ASSERT(raw_py_write_thread_name(&w, &tn, scratch, sizeof(scratch)) == 0);
 	CU_ASSERT(raw_py_write_callee(&w, &callee, scratch, sizeof(scratch)) == 0);
@@ -124,7 +125,22 @@ static void test_python_merge_records_round_trip(void)
 				  0);
 			CU_ASSERT(st.id == 77 && st.flags == RAW_STACK_FIRST_IS_PC);
 			CU_ASSERT(st.n == 3 && !memcmp(gips, ips, sizeof(ips)));
-			CU_ASSERT(st.npy == 2 && !memcmp(gpy, py, sizeof(py)));
+			/* the stack alone, as a reader before RAW_REC_PY_STACK_CALLEES reads it */
+			CU_ASSERT(st.npy == 2 && !memcmp(gpy, py, sizeof(py[0])) &&
+				  gpy[1].flags == RAW_PY_FRAME_ENTRY && gpy[1].callee == 0);
+			seen++;
+		} else if (rec.type == RAW_REC_PY_STACK_CALLEES) {
+			CU_ASSERT(raw_py_read_stack_callees(rec.payload, rec.payload_len, 78, gpy,
+							    2) == -EINVAL);
+			CU_ASSERT(raw_py_read_stack_callees(rec.payload, rec.payload_len, 77, gpy,
+							    1) == -EINVAL);
+			for (size_t k = 0; k < rec.payload_len; k++)
+				CU_ASSERT(raw_py_read_stack_callees(rec.payload, k, 77, gpy, 2) ==
+					  -EINVAL);
+			CU_ASSERT(gpy[1].callee == 0);
+			CU_ASSERT(raw_py_read_stack_callees(rec.payload, rec.payload_len, 77, gpy,
+							    2) == 0);
+			CU_ASSERT(!memcmp(gpy, py, sizeof(py)));
 			seen++;
 		} else if (rec.type == RAW_REC_PY_NOTE) {
 			CU_ASSERT(raw_py_read_note(rec.payload, rec.payload_len, &gn) == 0);
@@ -157,7 +173,7 @@ static void test_python_merge_records_round_trip(void)
 			seen++;
 		}
 	}
-	CU_ASSERT(seen == 6);
+	CU_ASSERT(seen == 7);
 	pystream_release(&ps);
 	pc = pycode_table_get(&tab, 2);
 	CU_ASSERT_FATAL(pc != NULL);
