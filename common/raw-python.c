@@ -62,7 +62,7 @@ int raw_py_write_stack(struct raw_writer *w, uint64_t id, uint32_t flags, const 
 	for (i = 0; i < npy; i++) {
 		raw_enc_varint(&e, py[i].code_id);
 		raw_enc_varint(&e, py[i].offset);
-		raw_enc_varint(&e, py[i].flags);
+		raw_enc_varint(&e, py[i].flags & ~(uint32_t)RAW_PY_FRAME_CALLEE);
 	}
 	return enc_finish(w, RAW_REC_PY_STACK, &e, scratch);
 }
@@ -94,6 +94,44 @@ int raw_py_write_thread_name(struct raw_writer *w, const struct raw_py_thread_na
 	raw_enc_svarint(&e, tn->time_ns);
 	raw_enc_bytes(&e, tn->name.s, tn->name.len);
 	return enc_finish(w, RAW_REC_PY_THREAD_NAME, &e, scratch);
+}
+
+int raw_py_write_callee(struct raw_writer *w, const struct raw_py_callee *c, uint8_t *scratch,
+			size_t cap)
+{
+	struct raw_enc e;
+
+	if (c->name.len > RAW_PY_CALLEE_MAX_STRING || c->owner.len > RAW_PY_CALLEE_MAX_STRING)
+		return -E2BIG;
+	enc_init(&e, scratch, cap);
+	raw_enc_varint(&e, c->id);
+	raw_enc_varint(&e, c->kind);
+	raw_enc_bytes(&e, c->name.s, c->name.len);
+	raw_enc_bytes(&e, c->owner.s, c->owner.len);
+	return enc_finish(w, RAW_REC_PY_CALLEE, &e, scratch);
+}
+
+int raw_py_write_stack_callees(struct raw_writer *w, uint64_t stack_id,
+			       const struct raw_py_frame *py, uint32_t npy, uint8_t *scratch,
+			       size_t cap)
+{
+	struct raw_enc e;
+	uint32_t i, n = 0;
+
+	for (i = 0; i < npy; i++)
+		n += !!(py[i].flags & RAW_PY_FRAME_CALLEE);
+	if (!n)
+		return 0;
+	enc_init(&e, scratch, cap);
+	raw_enc_varint(&e, stack_id);
+	raw_enc_varint(&e, n);
+	for (i = 0; i < npy; i++) {
+		if (!(py[i].flags & RAW_PY_FRAME_CALLEE))
+			continue;
+		raw_enc_varint(&e, i);
+		raw_enc_varint(&e, py[i].callee);
+	}
+	return enc_finish(w, RAW_REC_PY_STACK_CALLEES, &e, scratch);
 }
 
 static void dec_init(struct raw_dec *d, const uint8_t *payload, size_t len)
@@ -166,7 +204,8 @@ int raw_py_read_stack(const uint8_t *payload, size_t len, struct raw_py_stack *s
 	for (i = 0; i < s->npy && !d.error; i++) {
 		py[i].code_id = raw_dec_varint(&d);
 		py[i].offset = dec_u32(&d);
-		py[i].flags = dec_u32(&d);
+		py[i].flags = dec_u32(&d) & ~(uint32_t)RAW_PY_FRAME_CALLEE;
+		py[i].callee = 0;
 	}
 	return dec_finish(&d);
 }
@@ -196,4 +235,49 @@ int raw_py_read_thread_name(const uint8_t *payload, size_t len, struct raw_py_th
 	if (tn->name.len > RAW_PY_MAX_STRING)
 		return -EINVAL;
 	return dec_finish(&d);
+}
+
+int raw_py_read_callee(const uint8_t *payload, size_t len, struct raw_py_callee *c)
+{
+	struct raw_dec d;
+
+	dec_init(&d, payload, len);
+	c->id = raw_dec_varint(&d);
+	c->kind = dec_u32(&d);
+	c->name = raw_dec_string(&d);
+	c->owner = raw_dec_string(&d);
+	if (c->id == 0 || c->kind == 0 || c->kind > RAW_PY_CALLEE_KIND_MAX || !c->name.len ||
+	    c->name.len > RAW_PY_CALLEE_MAX_STRING || c->owner.len > RAW_PY_CALLEE_MAX_STRING)
+		return -EINVAL;
+	return dec_finish(&d);
+}
+
+int raw_py_read_stack_callees(const uint8_t *payload, size_t len, uint64_t stack_id,
+			      struct raw_py_frame *py, uint32_t npy)
+{
+	struct raw_dec d;
+	uint32_t n, i, frame[RAW_PY_MAX_FRAMES];
+	uint64_t callee[RAW_PY_MAX_FRAMES];
+	int64_t last = -1;
+
+	dec_init(&d, payload, len);
+	if (raw_dec_varint(&d) != stack_id || d.error)
+		return -EINVAL;
+	n = dec_u32(&d);
+	if (d.error || n > npy)
+		return -EINVAL;
+	for (i = 0; i < n && !d.error; i++) {
+		frame[i] = dec_u32(&d);
+		callee[i] = raw_dec_varint(&d);
+		if (frame[i] >= npy || (int64_t)frame[i] <= last || !callee[i])
+			return -EINVAL;
+		last = frame[i];
+	}
+	if (dec_finish(&d) < 0)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		py[frame[i]].flags |= RAW_PY_FRAME_CALLEE;
+		py[frame[i]].callee = callee[i];
+	}
+	return 0;
 }

@@ -17,13 +17,15 @@
 #include "common/raw-stream.h"
 
 enum raw_python_type {
-	RAW_REC_PY_CODE = 16,        /* one code object, once per (stream, code id) */
-	RAW_REC_PY_STACK = 17,       /* a stack definition: native ips and Python frames */
-	RAW_REC_PY_NOTE = 18,        /* why samples of this stream degraded to native-only */
-	RAW_REC_PY_THREAD_NAME = 19, /* a thread's name in Python (threading.Thread.name) */
+	RAW_REC_PY_CODE = 16,          /* one code object, once per (stream, code id) */
+	RAW_REC_PY_STACK = 17,         /* a stack definition: native ips and Python frames */
+	RAW_REC_PY_NOTE = 18,          /* why samples of this stream degraded to native-only */
+	RAW_REC_PY_THREAD_NAME = 19,   /* a thread's name in Python (threading.Thread.name) */
+	RAW_REC_PY_CALLEE = 20,        /* a C callable a Python frame stands calling (3.14+) */
+	RAW_REC_PY_STACK_CALLEES = 21, /* the callees of the frames of the stack just defined */
 };
 _Static_assert((int)RAW_REC_PY_CODE >= (int)RAW_REC_PYTHON_FIRST &&
-		       (int)RAW_REC_PY_THREAD_NAME < (int)RAW_REC_ALLOC_FIRST,
+		       (int)RAW_REC_PY_STACK_CALLEES < (int)RAW_REC_ALLOC_FIRST,
 	       "python records left their reserved range");
 
 /* Limits a reader enforces; the agent never writes more. */
@@ -68,6 +70,8 @@ struct raw_py_frame {
 	uint64_t code_id; /* a RAW_REC_PY_CODE id of the same stream */
 	uint32_t offset;  /* bytes into the bytecode of the instruction being run */
 	uint32_t flags;   /* enum raw_py_frame_flags */
+	uint64_t callee;  /* RAW_PY_FRAME_CALLEE: a RAW_REC_PY_CALLEE id of the same stream
+			     (carried by RAW_REC_PY_STACK_CALLEES, not RAW_REC_PY_STACK) */
 };
 
 enum raw_py_frame_flags {
@@ -79,6 +83,10 @@ enum raw_py_frame_flags {
 	/* (The innermost frame only.) The interpreter's cyclic garbage collector was running
 	   (gc.collecting) and this thread held the GIL: the collection this line started. */
 	RAW_PY_FRAME_GC = 1 << 2,
+	/* (3.14+, in memory only: RAW_REC_PY_STACK_CALLEES sets it) The frame stands at a call
+	   of the C callable named by the RAW_REC_PY_CALLEE record callee: pfinalize shows it as
+	   a frame between this line and the native frames below it. */
+	RAW_PY_FRAME_CALLEE = 1 << 3,
 };
 /* The function pfinalize shows a RAW_PY_FRAME_GC sample's collection as (docs/python.md). */
 #define RAW_PY_GC_NAME "[gc]"
@@ -142,6 +150,41 @@ struct raw_py_thread_name {
 };
 #define RAW_PY_THREAD_NAME_SCRATCH (3 * RAW_VARINT_MAX + RAW_PY_MAX_STRING)
 
+/* RAW_REC_PY_CALLEE kinds: how pfinalize spells the callable, as cProfile does. */
+enum raw_py_callee_kind {
+	/* a builtin_function_or_method of a module (owner: the module's name, may be empty):
+	   "{built-in method owner.name}" */
+	RAW_PY_CALLEE_FUNCTION = 1,
+	/* a method_descriptor, or a builtin_function_or_method bound to an object (owner: the
+	   type's tp_name): "{method 'name' of 'owner' objects}" */
+	RAW_PY_CALLEE_METHOD = 2,
+	RAW_PY_CALLEE_KIND_MAX = 2,
+};
+#define RAW_PY_CALLEE_MAX_STRING 256        /* bytes of a callee's name or owner */
+#define RAW_PY_CALLEE_MAX_IDS    (1u << 20) /* callee ids of one stream a reader takes */
+
+/*
+ * RAW_REC_PY_CALLEE payload:
+ *   id:varint kind:varint name:string owner:string
+ * Defines callee id (per stream, from 1, never redefined) before any stack of the stream
+ * uses it. name is the method's ml_name, owner as enum raw_py_callee_kind says (UTF-8).
+ */
+struct raw_py_callee {
+	uint64_t id;
+	uint32_t kind; /* enum raw_py_callee_kind */
+	struct raw_string name, owner;
+};
+#define RAW_PY_CALLEE_SCRATCH (4 * RAW_VARINT_MAX + 2 * RAW_PY_CALLEE_MAX_STRING)
+
+/*
+ * RAW_REC_PY_STACK_CALLEES payload, right after the RAW_REC_PY_STACK it completes:
+ *   stack_id:varint n:varint { frame:varint callee:varint } * n
+ * Frame frame (an index into that stack's Python frames, innermost 0, increasing) stands at
+ * a call of callee (a RAW_REC_PY_CALLEE id). A record of its own, so that readers before it
+ * read the stack as they did.
+ */
+#define RAW_PY_STACK_CALLEES_SCRATCH(npy) ((size_t)(2 + 2 * (npy)) * RAW_VARINT_MAX)
+
 /* Scratch bytes that always hold a RAW_REC_PY_STACK payload of n ips and npy frames. */
 #define RAW_PY_STACK_SCRATCH(n, npy)                                                               \
 	((size_t)(3 + (n)) * RAW_VARINT_MAX + (size_t)(1 + 3 * (npy)) * RAW_VARINT_MAX)
@@ -162,6 +205,12 @@ int raw_py_write_note(struct raw_writer *w, const struct raw_py_note *note, uint
 		      size_t cap);
 int raw_py_write_thread_name(struct raw_writer *w, const struct raw_py_thread_name *tn,
 			     uint8_t *scratch, size_t cap);
+int raw_py_write_callee(struct raw_writer *w, const struct raw_py_callee *c, uint8_t *scratch,
+			size_t cap);
+/* The callees of py[0..npy) (those with RAW_PY_FRAME_CALLEE); nothing written when none. */
+int raw_py_write_stack_callees(struct raw_writer *w, uint64_t stack_id,
+			       const struct raw_py_frame *py, uint32_t npy, uint8_t *scratch,
+			       size_t cap);
 
 /*
  * Readers: decode one payload (struct raw_record.payload / payload_len). Strings point into
@@ -173,5 +222,10 @@ int raw_py_read_stack(const uint8_t *payload, size_t len, struct raw_py_stack *s
 		      struct raw_py_frame *py);
 int raw_py_read_note(const uint8_t *payload, size_t len, struct raw_py_note *note);
 int raw_py_read_thread_name(const uint8_t *payload, size_t len, struct raw_py_thread_name *tn);
+int raw_py_read_callee(const uint8_t *payload, size_t len, struct raw_py_callee *c);
+/* Apply a RAW_REC_PY_STACK_CALLEES to the frames py[0..npy) of the stack stack_id: their
+   callee and RAW_PY_FRAME_CALLEE set. -EINVAL (py unchanged) when it is not that stack's. */
+int raw_py_read_stack_callees(const uint8_t *payload, size_t len, uint64_t stack_id,
+			      struct raw_py_frame *py, uint32_t npy);
 
 #endif

@@ -146,7 +146,9 @@ struct fin {
 	uint32_t **module_frames; /* per module, per address: first frame index */
 	uint32_t unknown_frame;   /* UINT32_MAX until needed */
 	bool frames_final;        /* frames and functions complete: the tree only reads them */
-	struct hash_index unknown_index;      /* absolute address -> frame, for NO_MODULE */
+	struct hash_index unknown_index; /* absolute address -> frame, for NO_MODULE */
+	const char **callee_names;       /* FIN_CALLEE_ADDR + k: interned in strings (frames.c) */
+	size_t ncallee_names, callee_names_cap;
 	struct hash_index python_frame_index; /* (function, offset, line) -> Python frame */
 	uint64_t samples_python;              /* samples whose stack has Python frames */
 	uint64_t samples_truncated;           /* samples whose stack was cut at the depth limit */

@@ -450,6 +450,7 @@ static void fin_release(struct fin *f)
 	hash_index_release(&f->function_index);
 	free(f->frames);
 	hash_index_release(&f->unknown_index);
+	free(f->callee_names);
 	hash_index_release(&f->python_frame_index);
 	free(f->nodes);
 	hash_index_release(&f->node_index);

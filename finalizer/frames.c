@@ -415,8 +415,19 @@ static int unknown_make(const void *ctx, void *elem)
 	static const struct sym_frame own = { .name = FIN_AGENT_STACK_NAME };
 	static const struct sym_frame gc = { .name = FIN_GC_NAME };
 	const struct unknown_key *k = ctx;
-	int64_t fn = native_function(k->f, NO_MODULE,
-				     k->addr == FIN_DAMAGED_STACK_ADDR     ? &damaged
+	struct sym_frame callee = { .method = true };
+	int64_t fn;
+
+	if (k->addr >= FIN_CALLEE_ADDR && k->addr - FIN_CALLEE_ADDR < k->f->ncallee_names)
+		callee.name = k->f->callee_names[k->addr - FIN_CALLEE_ADDR];
+	/* a callee the method tables named in some sample: that function, one row for both */
+	for (fn = 0; callee.name && fn < (int64_t)k->f->nfunctions; fn++)
+		if (k->f->functions[fn].method && k->f->functions[fn].name == callee.name)
+			break;
+	if (!callee.name || fn == (int64_t)k->f->nfunctions)
+		fn = native_function(k->f, NO_MODULE,
+				     callee.name                           ? &callee
+				     : k->addr == FIN_DAMAGED_STACK_ADDR   ? &damaged
 				     : k->addr == FIN_TRUNCATED_STACK_ADDR ? &truncated
 				     : k->addr == FIN_AGENT_STACK_ADDR     ? &own
 				     : k->addr == FIN_GC_ADDR              ? &gc
@@ -455,6 +466,46 @@ uint32_t fin_unknown_frame(const struct fin *f, uint64_t addr)
 }
 
 /*
+ * The frames of a stream's callees (RAW_REC_PY_CALLEE): one per distinct name over all
+ * streams, at FIN_CALLEE_ADDR + its index in f->callee_names.
+ */
+static int callee_frames_create(struct fin *f, struct stream *s)
+{
+	struct pystream *ps = &s->py;
+	size_t id, k;
+
+	if (!ps->ncallees)
+		return 0;
+	if (GROW(ps->callee_frame, ps->ncallees, ps->callee_frame_cap))
+		return -ENOMEM;
+	for (id = 0; id < ps->ncallees; id++) {
+		const char *name =
+			ps->callees[id] ? str_pool_get(&f->strings, ps->callees[id]) : NULL;
+		int64_t fr;
+
+		ps->callee_frame[id] = UINT32_MAX;
+		if (!ps->callees[id])
+			continue;
+		if (!name)
+			return -ENOMEM;
+		for (k = 0; k < f->ncallee_names && f->callee_names[k] != name; k++)
+			;
+		if (k == FIN_CALLEE_MAX)
+			continue;
+		if (k == f->ncallee_names) {
+			if (GROW(f->callee_names, k + 1, f->callee_names_cap))
+				return -ENOMEM;
+			f->callee_names[f->ncallee_names++] = name;
+		}
+		fr = unknown_frame_get(f, FIN_CALLEE_ADDR + k);
+		if (fr < 0)
+			return (int)fr;
+		ps->callee_frame[id] = (uint32_t)fr;
+	}
+	return 0;
+}
+
+/*
  * The frames of addresses outside every module, made here in the order the tree meets them
  * (streams, sampled stacks, outermost frame first): after this, building the tree adds no
  * frame or function, so those tables can be written while it is built.
@@ -465,8 +516,11 @@ static int unknown_frames_create(struct fin *f)
 	uint32_t k;
 
 	for (i = 0; i < f->nstreams; i++) {
-		const struct stream *s = &f->streams[i];
+		struct stream *s = &f->streams[i];
+		int ret = s->has_header ? callee_frames_create(f, s) : 0;
 
+		if (ret)
+			return ret;
 		for (j = 0; s->has_header && j < s->nstacks; j++) {
 			const struct stack_rec *st = &s->stacks[j];
 			int64_t fr = 0;

@@ -46,6 +46,14 @@
 #define FIN_GC_ADDR 0xffffffffffff0030ull
 #define FIN_GC_NAME RAW_PY_GC_NAME
 /*
+ * The C callables Python frames stand calling (RAW_PY_FRAME_CALLEE, 3.14+): a frame per
+ * distinct name (fin.callee_names[k] at FIN_CALLEE_ADDR + k, a function of kind 'method')
+ * between the calling line and the native frames below it, unless one of those native
+ * frames already has that name (the method tables named it).
+ */
+#define FIN_CALLEE_ADDR 0xfffffffff0000000ull
+#define FIN_CALLEE_MAX  (1u << 24)
+/*
  * How much more CPU time a thread's samples may stand for than the thread measured at its end
  * (THREAD_END) before it is damage: none by design (a sample closes an interval the thread
  * used), so the slack covers only rounding: two intervals, two kernel ticks and 1%.

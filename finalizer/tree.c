@@ -101,6 +101,34 @@ static int64_t stack_root(struct fin *f, const struct stack_rec *st)
 }
 
 /*
+ * The frame of the C callable the Python frame items[i] stands calling (RAW_PY_FRAME_CALLEE),
+ * or UINT32_MAX: none, or one of the native frames it runs (up to the next Python frame) has
+ * its name already (the method tables named it).
+ */
+static uint32_t callee_frame(const struct fin *f, const struct stream *s,
+			     const struct stack_rec *st, const struct pymerge_item *items, size_t i)
+{
+	const struct raw_py_frame *pf = &s->py.frames[st->py_off + items[i].index];
+	const char *name;
+	uint32_t fr, first, count, c;
+
+	if (!(pf->flags & RAW_PY_FRAME_CALLEE) || pf->callee > s->py.ncallees || !pf->callee ||
+	    !s->py.callee_frame)
+		return UINT32_MAX;
+	fr = s->py.callee_frame[pf->callee - 1];
+	if (fr == UINT32_MAX)
+		return fr;
+	name = f->functions[f->frames[fr].function].name;
+	while (i-- > 0 && !items[i].python) {
+		native_frames(f, s, st, items[i].index, &first, &count);
+		for (c = 0; c < count; c++)
+			if (f->functions[f->frames[first + c].function].name == name)
+				return UINT32_MAX;
+	}
+	return fr;
+}
+
+/*
  * A mixed stack: every _PyEval_EvalFrameDefault frame is followed (inwards) by the Python
  * frames it ran, every frame is kept (PYMERGE_ALL); the report hides the interpreter's.
  */
@@ -137,6 +165,10 @@ static int stack_node_python(struct fin *f, struct stream *s, struct stack_rec *
 			native_frames(f, s, st, items[i].index, &first, &count);
 		}
 		nd = path_extend(f, (uint32_t)nd, first, count);
+		/* the C callable the line calls, between it and the native frames below */
+		if (items[i].python && nd >= 0 &&
+		    (first = callee_frame(f, s, st, items, i)) != UINT32_MAX)
+			nd = node_get(f, (uint32_t)nd, first);
 		/* the innermost line started a collection: "[gc]" under it, the collector's
 		   native frames under that */
 		if (items[i].python && items[i].index == 0 && nd >= 0 &&

@@ -220,7 +220,8 @@ static uint64_t py_stack_id(struct agent_thread *t, struct agent_py *py, const u
 	memcpy(py->key, ips, n * sizeof(uint64_t));
 	py->key[n] = PY_KEY_SEPARATOR | (uint64_t)(flags & 0xffff) << 16 | (n & 0xffff);
 	for (i = 0; i < npy; i++) {
-		py->key[n + 1 + 2 * i] = py->frames[i].code_id;
+		/* code ids stay far below 2^40; a callee id (few) above them */
+		py->key[n + 1 + 2 * i] = py->frames[i].code_id ^ py->frames[i].callee << 40;
 		py->key[n + 2 + 2 * i] = (uint64_t)py->frames[i].flags << 32 | py->frames[i].offset;
 	}
 	hash = stack_table_hash(py->key, depth, flags);
@@ -237,7 +238,9 @@ static uint64_t py_stack_id(struct agent_thread *t, struct agent_py *py, const u
 			return 0;
 	}
 	if (raw_py_write_stack(&t->w, id, flags, ips, n, py->frames, npy, py->scratch,
-			       sizeof(py->scratch))) {
+			       sizeof(py->scratch)) ||
+	    raw_py_write_stack_callees(&t->w, id, py->frames, npy, py->scratch,
+				       sizeof(py->scratch))) {
 		stack_table_reset(&t->stacks);
 		return 0;
 	}

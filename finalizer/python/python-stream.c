@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The Python records of one raw stream: code objects, mixed stacks' Python frames, notes. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "common/grow.h"
@@ -19,6 +20,10 @@ void pystream_release(struct pystream *ps)
 
 	pycode_table_release(&ps->codes);
 	free(ps->frames);
+	for (k = 0; k < ps->ncallees; k++)
+		free(ps->callees[k]);
+	free(ps->callees);
+	free(ps->callee_frame);
 	for (k = 0; k <= RAW_PY_NOTE_KIND_MAX; k++)
 		free(ps->note_detail[k]);
 	pystream_init(ps);
@@ -49,6 +54,51 @@ static int take_note(struct pystream *ps, const uint8_t *payload, size_t len)
 	return 0;
 }
 
+/*
+ * A callee (3.14+: the C callable a frame stands calling) named as cProfile names it: a
+ * module's function "{built-in method builtins.sorted}" ("{built-in method name}" without a
+ * module name), a method "{method 'get' of 'dict' objects}"; a method bound to a type (a
+ * class method: cProfile finds no such method in type's) "{built-in method fromkeys}".
+ */
+static int take_callee(struct pystream *ps, const uint8_t *payload, size_t len)
+{
+	struct raw_py_callee c;
+	char buf[2 * RAW_PY_CALLEE_MAX_STRING + 32];
+	size_t k;
+
+	if (raw_py_read_callee(payload, len, &c) < 0 || c.id > RAW_PY_CALLEE_MAX_IDS) {
+		ps->rejected++;
+		return 0;
+	}
+	if (c.kind == RAW_PY_CALLEE_METHOD && !(c.owner.len == 4 && !memcmp(c.owner.s, "type", 4)))
+		snprintf(buf, sizeof(buf), "{method '%.*s' of '%.*s' objects}", (int)c.name.len,
+			 c.name.s, (int)c.owner.len, c.owner.s);
+	else if (c.kind == RAW_PY_CALLEE_FUNCTION && c.owner.len)
+		snprintf(buf, sizeof(buf), "{built-in method %.*s.%.*s}", (int)c.owner.len,
+			 c.owner.s, (int)c.name.len, c.name.s);
+	else
+		snprintf(buf, sizeof(buf), "{built-in method %.*s}", (int)c.name.len, c.name.s);
+	if (c.id > ps->ncallees) {
+		if (GROW(ps->callees, c.id, ps->callees_cap))
+			return -ENOMEM;
+		for (k = ps->ncallees; k < c.id; k++)
+			ps->callees[k] = NULL;
+		ps->ncallees = c.id;
+	}
+	/* an id is never redefined: a second definition is damage, the first one stays */
+	if (ps->callees[c.id - 1]) {
+		ps->rejected++;
+		return 0;
+	}
+	ps->callees[c.id - 1] = str_dup_mem(buf, strlen(buf));
+	return ps->callees[c.id - 1] ? 0 : -ENOMEM;
+}
+
+const char *pystream_callee(const struct pystream *ps, uint64_t id)
+{
+	return id && id <= ps->ncallees ? ps->callees[id - 1] : NULL;
+}
+
 int pystream_take(struct pystream *ps, unsigned type, const uint8_t *payload, size_t len,
 		  struct raw_py_stack *s, uint64_t *ips, size_t *py_off)
 {
@@ -74,9 +124,24 @@ int pystream_take(struct pystream *ps, unsigned type, const uint8_t *payload, si
 		}
 		*py_off = ps->nframes;
 		ps->nframes += s->npy;
+		ps->last_stack = s->id;
+		ps->last_off = *py_off;
+		ps->last_npy = s->npy;
+		ps->has_last = true;
 		return 1;
+	case RAW_REC_PY_STACK_CALLEES:
+		/* it follows its stack at once: anything else is damage */
+		if (!ps->has_last ||
+		    raw_py_read_stack_callees(payload, len, ps->last_stack,
+					      ps->frames + ps->last_off, ps->last_npy) < 0)
+			ps->rejected++;
+		ps->has_last = false;
+		return 0;
 	case RAW_REC_PY_NOTE:
+		ps->has_last = false;
 		return take_note(ps, payload, len);
+	case RAW_REC_PY_CALLEE:
+		return take_callee(ps, payload, len);
 	default:
 		return 0;
 	}

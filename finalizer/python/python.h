@@ -85,6 +85,15 @@ struct pystream {
 	char *note_detail[RAW_PY_NOTE_KIND_MAX + 1]; /* its detail text, NULL if none */
 	uint32_t version;  /* RAW_PY_VERSION of the code records, 0 if none */
 	uint64_t rejected; /* Python records that did not decode */
+	/* RAW_REC_PY_CALLEE: callee id - 1 -> its name as cProfile spells it (NULL: none) */
+	char **callees;
+	uint32_t *callee_frame; /* and its frame, once the frames are made (UINT32_MAX: none) */
+	size_t ncallees, callees_cap, callee_frame_cap;
+	/* the last RAW_REC_PY_STACK taken: what a RAW_REC_PY_STACK_CALLEES completes */
+	uint64_t last_stack;
+	size_t last_off;
+	uint32_t last_npy;
+	bool has_last;
 };
 
 void pystream_init(struct pystream *ps);
@@ -99,6 +108,9 @@ void pystream_release(struct pystream *ps);
  */
 int pystream_take(struct pystream *ps, unsigned type, const uint8_t *payload, size_t len,
 		  struct raw_py_stack *s, uint64_t *ips, size_t *py_off);
+
+/* The name of callee id of ps as cProfile spells it, or NULL when the stream has none. */
+const char *pystream_callee(const struct pystream *ps, uint64_t id);
 
 /* What the report shows for one Python frame. */
 struct pyframe_info {

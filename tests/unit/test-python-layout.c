@@ -166,6 +166,9 @@ static void test_python_layout_table_complete(void)
 			int32_t v;
 
 			memcpy(&v, (const char *)m + f->offset, sizeof(v));
+			/* the frame's stackpointer is published from 3.14 on */
+			if (v == -1 && minor < 14 && !strcmp(f->name, "dbg_fr_stackpointer"))
+				continue;
 			CU_ASSERT(v > 0 && (v < m->words || strcmp(f->name, "dbg_words") == 0));
 		}
 	}

@@ -58,8 +58,12 @@ static void test_python_merge_records_round_trip(void)
 {
 	static const uint8_t lt[] = { 0x80 | (13 << 3) | 3, 0x02 };
 	uint64_t ips[3] = { 0x7f0000001000ull, 0x7f0000000800ull, 0x401000 }, gips[RAW_MAX_DEPTH];
-	struct raw_py_frame py[2] = { { 1, 6, 0 }, { 2, 0, RAW_PY_FRAME_ENTRY } };
+	struct raw_py_frame py[2] = { { 1, 6, 0 },
+				      { 2, 0, RAW_PY_FRAME_ENTRY | RAW_PY_FRAME_CALLEE, 3 } };
 	struct raw_py_frame gpy[RAW_PY_MAX_FRAMES];
+	struct raw_py_callee callee = { 3, RAW_PY_CALLEE_METHOD, { "get", 3 }, { "dict", 4 } },
+			     gcal;
+	struct pystream ps;
 	struct raw_py_code c = { .id = 1,
 				 .addr = 0x7f00deadbeef,
 				 .version = RAW_PY_VERSION(3, 12),
@@ -88,8 +92,10 @@ static void test_python_merge_records_round_trip(void)
 	CU_ASSERT(raw_py_write_code(&w, &c, scratch, sizeof(scratch)) == 0);
 	CU_ASSERT(raw_py_write_stack(&w, 77, RAW_STACK_FIRST_IS_PC, ips, 3, py, 2, scratch,
 				     sizeof(scratch)) == 0);
+	CU_ASSERT(raw_py_write_stack_callees(&w, 77, py, 2, scratch, sizeof(scratch)) == 0);
 	CU_ASSERT(raw_py_write_note(&w, &note, scratch, sizeof(scratch)) == 0);
 	CU_ASSERT(raw_py_write_thread_name(&w, &tn, scratch, sizeof(scratch)) == 0);
+	CU_ASSERT(raw_py_write_callee(&w, &callee, scratch, sizeof(scratch)) == 0);
 	/* too small a scratch, too long a string: nothing written */
 	CU_ASSERT(raw_py_write_stack(&w, 78, 0, ips, 3, py, 2, scratch, 8) == -E2BIG);
 	c.linetable.len = RAW_PY_MAX_LINETABLE + 1;
@@ -97,6 +103,7 @@ static void test_python_merge_records_round_trip(void)
 
 	r = stream_read_back(&w, fd, &data);
 	pycode_table_init(&tab);
+	pystream_init(&ps);
 	while (raw_reader_next(r, &rec) == 1) {
 		if (rec.type == RAW_REC_PY_CODE) {
 			CU_ASSERT(raw_py_read_code(rec.payload, rec.payload_len, &gc) == 0);
@@ -118,7 +125,22 @@ static void test_python_merge_records_round_trip(void)
 				  0);
 			CU_ASSERT(st.id == 77 && st.flags == RAW_STACK_FIRST_IS_PC);
 			CU_ASSERT(st.n == 3 && !memcmp(gips, ips, sizeof(ips)));
-			CU_ASSERT(st.npy == 2 && !memcmp(gpy, py, sizeof(py)));
+			/* the stack alone, as a reader before RAW_REC_PY_STACK_CALLEES reads it */
+			CU_ASSERT(st.npy == 2 && !memcmp(gpy, py, sizeof(py[0])) &&
+				  gpy[1].flags == RAW_PY_FRAME_ENTRY && gpy[1].callee == 0);
+			seen++;
+		} else if (rec.type == RAW_REC_PY_STACK_CALLEES) {
+			CU_ASSERT(raw_py_read_stack_callees(rec.payload, rec.payload_len, 78, gpy,
+							    2) == -EINVAL);
+			CU_ASSERT(raw_py_read_stack_callees(rec.payload, rec.payload_len, 77, gpy,
+							    1) == -EINVAL);
+			for (size_t k = 0; k < rec.payload_len; k++)
+				CU_ASSERT(raw_py_read_stack_callees(rec.payload, k, 77, gpy, 2) ==
+					  -EINVAL);
+			CU_ASSERT(gpy[1].callee == 0);
+			CU_ASSERT(raw_py_read_stack_callees(rec.payload, rec.payload_len, 77, gpy,
+							    2) == 0);
+			CU_ASSERT(!memcmp(gpy, py, sizeof(py)));
 			seen++;
 		} else if (rec.type == RAW_REC_PY_NOTE) {
 			CU_ASSERT(raw_py_read_note(rec.payload, rec.payload_len, &gn) == 0);
@@ -132,9 +154,27 @@ static void test_python_merge_records_round_trip(void)
 			for (size_t k = 0; k < rec.payload_len; k++)
 				CU_ASSERT(raw_py_read_thread_name(rec.payload, k, &gt) == -EINVAL);
 			seen++;
+		} else if (rec.type == RAW_REC_PY_CALLEE) {
+			CU_ASSERT(raw_py_read_callee(rec.payload, rec.payload_len, &gcal) == 0);
+			CU_ASSERT(gcal.id == 3 && gcal.kind == RAW_PY_CALLEE_METHOD &&
+				  gcal.name.len == 3 && gcal.owner.len == 4);
+			for (size_t k = 0; k < rec.payload_len; k++)
+				CU_ASSERT(raw_py_read_callee(rec.payload, k, &gcal) == -EINVAL);
+			/* named as cProfile names it; an id is defined once */
+			CU_ASSERT(pystream_take(&ps, rec.type, rec.payload, rec.payload_len, NULL,
+						NULL, NULL) == 0);
+			CU_ASSERT(pystream_take(&ps, rec.type, rec.payload, rec.payload_len, NULL,
+						NULL, NULL) == 0 &&
+				  ps.rejected == 1);
+			CU_ASSERT(pystream_callee(&ps, 3) &&
+				  !strcmp(pystream_callee(&ps, 3),
+					  "{method 'get' of 'dict' objects}"));
+			CU_ASSERT(!pystream_callee(&ps, 2) && !pystream_callee(&ps, 4));
+			seen++;
 		}
 	}
-	CU_ASSERT(seen == 5);
+	CU_ASSERT(seen == 7);
+	pystream_release(&ps);
 	pc = pycode_table_get(&tab, 2);
 	CU_ASSERT_FATAL(pc != NULL);
 	CU_ASSERT(strcmp(pc->filename, "/src/app.py") == 0 && pc->firstlineno == 30);

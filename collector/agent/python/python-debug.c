@@ -104,6 +104,10 @@ int pydebug_apply_copy(struct pylayout *L, const void *block, size_t len, uint32
 	L->fr_instr = (int32_t)word(w, m->fr_instr_ptr);
 	L->fr_owner = (int32_t)word(w, m->fr_owner);
 	L->fr_size = (int32_t)word(w, m->fr_localsplus);
+	/* the value stack's top: inside the frame's fixed part, or not taken */
+	L->fr_stackpointer = -1;
+	if (m->fr_stackpointer >= 0 && word(w, m->fr_stackpointer) + 8 <= (uint64_t)L->fr_size)
+		L->fr_stackpointer = (int32_t)word(w, m->fr_stackpointer);
 	L->co_filename = (int32_t)word(w, m->co_filename);
 	L->co_name = (int32_t)word(w, m->co_name);
 	L->co_qualname = (int32_t)word(w, m->co_qualname);

@@ -66,6 +66,8 @@ struct pylayout {
 	int32_t ts_active_shift;  /* 3.12+: bit of PyThreadState._status.active, set while the
 				     thread is attached, which (GIL builds) is while it holds the
 				     GIL; 3.10, 3.11 compare rt_tstate_current instead */
+	int32_t fr_stackpointer;  /* 3.14+: _PyInterpreterFrame.stackpointer, which the
+				     interpreter stores before every call that may escape */
 };
 
 /*
@@ -98,6 +100,7 @@ struct pydebug_map {
 	int32_t version, free_threaded, interpreters_head, is_next, is_threads_head;
 	int32_t ts_size, ts_next, ts_interp, ts_current_frame, ts_thread_id, ts_status;
 	int32_t fr_size, fr_previous, fr_executable, fr_instr_ptr, fr_localsplus, fr_owner;
+	int32_t fr_stackpointer; /* 3.14+; -1 where the block has none */
 	int32_t co_size, co_filename, co_name, co_qualname, co_linetable, co_firstlineno,
 		co_code_adaptive;
 	int32_t ob_type, bytes_ob_size, bytes_ob_sval, str_state, str_length, str_ascii_size;

@@ -101,6 +101,18 @@ uintptr_t pycodes_cached_name(const struct pyagent_thread *t, uintptr_t addr);
  */
 int pycodes_read_str(int pid, uintptr_t addr, char *out, size_t cap, uint32_t *len, bool *trunc);
 
+/* The C callable a frame stands calling (python-callee.c, 3.14+). */
+
+/*
+ * After the walk (t->pending[0..npend) with their stack pointers): the copies that tell which
+ * frames stand at a call of what, as requests into req (3 * PYCALLEE_FRAMES at most) for the
+ * batch that copies the code objects. Returns how many.
+ */
+unsigned pycallee_plan(struct pyagent_thread *t, int npend, struct pyread_req *req);
+/* After that batch (req as planned, ok set): each such frame's callee id in
+   t->pending[].callee, RAW_REC_PY_CALLEE records written to w for those not described. */
+void pycallee_finish(struct pyagent_thread *t, struct raw_writer *w, const struct pyread_req *req);
+
 /* Forget the GIL's address (python-gil.c), with the interpreter. */
 void pyagent_gil_reset(void);
 

@@ -94,6 +94,11 @@ static void debug_offsets(void)
 	D("fr_instr_ptr", interpreter_frame.instr_ptr);
 	D("fr_localsplus", interpreter_frame.localsplus);
 	D("fr_owner", interpreter_frame.owner);
+#if PY_VERSION_HEX >= 0x030E0000
+	D("fr_stackpointer", interpreter_frame.stackpointer);
+#else
+	P("dbg_fr_stackpointer", -1);
+#endif
 	D("co_size", code_object.size);
 	D("co_filename", code_object.filename);
 	D("co_name", code_object.name);
@@ -296,6 +301,12 @@ int main(void)
 	P("ts_active_shift", active_shift());
 #else
 	P("ts_active_shift", -1);
+#endif
+	/* The value stack's top, kept across calls from 3.14 on (python-callee.c). */
+#if PY_VERSION_HEX >= 0x030E0000
+	P("fr_stackpointer", offsetof(_PyInterpreterFrame, stackpointer));
+#else
+	P("fr_stackpointer", -1);
 #endif
 	object_offsets();
 #if PY_VERSION_HEX >= 0x030D0000

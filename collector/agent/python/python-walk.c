@@ -141,6 +141,9 @@ static int walk_frames(struct pyagent_thread *t, uintptr_t frame, int max, bool 
 		last = frame;
 		p->code = (uintptr_t)field(fr, L->fr_code) & tag;
 		p->flags = 0;
+		p->frame = frame;
+		p->callee = 0;
+		p->sp = L->fr_stackpointer >= 0 ? (uintptr_t)field(fr, L->fr_stackpointer) : 0;
 		if (L->minor == 10) {
 			int32_t lasti;
 
@@ -178,7 +181,7 @@ static int walk_frames(struct pyagent_thread *t, uintptr_t frame, int max, bool 
  * (its name): ok says what was read.
  */
 static unsigned read_codes(struct pyagent_thread *t, int n, struct pyread_req *req,
-			   struct pyread_req *gc)
+			   struct pyread_req *extra, unsigned nextra)
 {
 	const struct pylayout *L = &pyagent_rt.L;
 	size_t name_len = pycodes_name_bytes();
@@ -209,12 +212,12 @@ static unsigned read_codes(struct pyagent_thread *t, int n, struct pyread_req *r
 		req[nreq] = (struct pyread_req){ t->name_at[i], name_len, t->names[i], false };
 		of[nreq++ - ncodes] = (uint8_t)i;
 	}
-	/* the collector's flag last: a failure stops a batch, and so costs the others nothing */
-	if (gc->addr)
-		req[nreq++] = *gc;
-	pymem_batch(&t->mem, req, nreq);
-	if (gc->addr)
-		gc->ok = req[--nreq].ok;
+	/* the callees' copies, then the collector's flag last: a failure stops a batch, and so
+	   costs the others nothing */
+	memcpy(req + nreq, extra, nextra * sizeof(*extra));
+	pymem_batch(&t->mem, req, nreq + nextra);
+	for (k = 0; k < nextra; k++)
+		extra[k].ok = req[nreq + k].ok;
 	for (k = ncodes; k < nreq; k++)
 		name_ok[of[k - ncodes]] = req[k].ok;
 	for (i = 0; i < ncodes; i++)
@@ -294,9 +297,9 @@ static int walk(struct pyagent_thread *t, struct raw_writer *w, uintptr_t frame,
 		struct raw_py_frame *out, int max, bool *cut, uintptr_t gc_at)
 {
 	const struct pylayout *L = &pyagent_rt.L;
-	struct pyread_req *req = t->req;
+	struct pyread_req *req = t->req, *extra = t->callees.req;
 	int32_t collecting = 0;
-	struct pyread_req gc = { gc_at, sizeof(collecting), &collecting, false };
+	unsigned nextra;
 	uint64_t ids[PYAGENT_MEMO];
 	uint8_t alone[PYAGENT_CODE_BYTES];
 	unsigned ncodes, i;
@@ -305,9 +308,12 @@ static int walk(struct pyagent_thread *t, struct raw_writer *w, uintptr_t frame,
 	if ((size_t)L->fr_size > 256 || (size_t)L->co_size > PYAGENT_CODE_BYTES)
 		return note(t, RAW_PY_NOTE_UNKNOWN_VERSION);
 	npend = walk_frames(t, frame, max, cut);
-	if (!npend)
-		gc.addr = 0;
-	ncodes = read_codes(t, npend, req, &gc);
+	nextra = pycallee_plan(t, npend, extra);
+	if (npend && gc_at)
+		extra[nextra++] =
+			(struct pyread_req){ gc_at, sizeof(collecting), &collecting, false };
+	ncodes = read_codes(t, npend, req, extra, nextra);
+	pycallee_finish(t, w, extra);
 	for (i = 0; i < ncodes; i++)
 		ids[i] = 0;
 	for (j = 0; j < npend; j++) {
@@ -344,11 +350,14 @@ static int walk(struct pyagent_thread *t, struct raw_writer *w, uintptr_t frame,
 		out[n].code_id = id;
 		out[n].offset = frame_offset(L, p, co, &bad);
 		out[n].flags = p->flags | (bad ? RAW_PY_FRAME_BAD_OFFSET : 0);
+		out[n].callee = p->callee;
+		if (p->callee)
+			out[n].flags |= RAW_PY_FRAME_CALLEE;
 		n++;
 	}
 	if (*cut && n == 0)
 		return note(t, RAW_PY_NOTE_READ_FAILED);
-	if (n > 0 && gc.ok && collecting)
+	if (n > 0 && npend && gc_at && extra[nextra - 1].ok && collecting)
 		out[0].flags |= RAW_PY_FRAME_GC;
 	return n;
 }
@@ -450,6 +459,8 @@ void pyagent_thread_init(struct pyagent_thread *t)
 	t->bottom = 0;
 	t->window = WINDOW_FIRST;
 	t->calls = 0;
+	memset(&t->callees, 0, sizeof(t->callees));
+	t->callees.next_id = 1;
 }
 
 int pyagent_code_frames(struct pyagent_thread *t, struct raw_writer *w, const uintptr_t *code,

@@ -121,8 +121,42 @@ struct pyread_req {
 struct pyagent_pending {
 	uintptr_t code;  /* address of the code object */
 	uintptr_t instr; /* instruction pointer (3.11+) or f_lasti (3.10) */
+	uintptr_t frame; /* the frame's address */
+	uintptr_t sp;    /* 3.14+: its stackpointer, 0 when not taken */
+	uint64_t callee; /* the RAW_REC_PY_CALLEE id of the C callable it calls, 0 none */
 	uint32_t flags;  /* enum raw_py_frame_flags known from the frame */
 	uint32_t slot;   /* index of its code in the sample's batch */
+};
+
+/* The C callable a frame stands calling (3.14+, python-callee.c). */
+#define PYCALLEE_FRAMES 8  /* frames a sample looks at: the innermost and those calling C */
+#define PYCALLEE_WORDS  16 /* value stack words copied below a frame's stackpointer */
+#define PYCALLEE_SLOTS  64 /* callables remembered per thread (a power of two) */
+#define PYCALLEE_TYPES  8  /* type objects whose kind is remembered per thread */
+#define PYCALLEE_OBJ    6  /* words of a callable object copied */
+struct pyagent_callee_slot {
+	uintptr_t ml;    /* its PyMethodDef, 0 = free */
+	uintptr_t owner; /* m_module, or the descriptor's d_type, or 0 (a bound method) */
+	uint32_t kind;   /* enum raw_py_callee_kind */
+	uint64_t id;     /* RAW_REC_PY_CALLEE id written for it */
+};
+struct pyagent_callees {
+	uint64_t next_id;
+	struct pyagent_callee_slot slots[PYCALLEE_SLOTS];
+	uintptr_t type[PYCALLEE_TYPES]; /* type objects seen, 0 = free */
+	uint8_t type_kind[PYCALLEE_TYPES];
+	/* the sample being taken */
+	unsigned n;
+	uint32_t at[PYCALLEE_FRAMES]; /* index of the pending frame */
+	uint16_t instr[PYCALLEE_FRAMES];
+	uint32_t words[PYCALLEE_FRAMES]; /* of stack[i] copied, ending at the stackpointer */
+	uint64_t stack[PYCALLEE_FRAMES][PYCALLEE_WORDS];
+	uint64_t obj[PYCALLEE_FRAMES][PYCALLEE_OBJ];
+	/* the callable the frame at each rank had last sample, copied with the stack on the
+	   guess that it is the same (a frame sampled in one call again): 0 none */
+	uintptr_t guess[PYCALLEE_FRAMES];
+	uint8_t guess_req[PYCALLEE_FRAMES];             /* its request's index in req, 0 none */
+	struct pyread_req req[3 * PYCALLEE_FRAMES + 1]; /* + 1: the collector's flag, last */
 };
 
 /* Per-thread state; owned by the agent, only used by that thread. */
@@ -144,7 +178,9 @@ struct pyagent_thread {
 	struct pymem mem;
 	uint8_t runtime[4096]; /* the span of _PyRuntime read */
 	struct pyagent_pending pending[PYAGENT_MAX_FRAMES];
-	struct pyread_req req[2 * PYAGENT_MEMO + 1]; /* + 1: the collector's flag */
+	/* code objects, their names, then the callees' copies and the collector's flag */
+	struct pyread_req req[2 * PYAGENT_MEMO + 3 * PYCALLEE_FRAMES + 1];
+	struct pyagent_callees callees;
 	uintptr_t code_addr[PYAGENT_MEMO];
 	uintptr_t name_at[PYAGENT_MEMO]; /* name string read with each code object, 0 none */
 	uint8_t code[PYAGENT_MEMO][PYAGENT_CODE_BYTES];
