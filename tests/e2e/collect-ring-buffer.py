@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""pcollect -ring-buffer SEC (issue 26): a program burns phase A (2 s of CPU) then phase B
+(2.5 s) under -ring-buffer 1. The result keeps B's last second and at most one chunk of A (a
+chunk holds at most 1 s of a thread's samples, and one interval more); a snapshot taken
+during B (pcollect -r DIR -command snapshot) finalizes the window so far into
+DIR/snapshots/1 and shows B while the collection goes on, and SIGUSR2 to pcollect makes
+DIR/snapshots/2; the final result is still right; the program's output and exit code are
+unchanged; the raw data on disk stays within the bound docs/pcollect.md states;
+memory-consumption refuses the option (exit 2).
+
+The known answer is in the program's own log: its CPU time every 10 ms step, with the
+CLOCK_MONOTONIC time, so the CPU time of each phase inside any stretch of wall time is known
+(to a step); the times sampled are judged against it with e2elib's Sampled tolerances."""
+import os
+import signal
+import subprocess
+import time
+
+import e2elib as e
+
+SEC = 1.0
+A_MS, B_MS = 2000, 2500
+STEP_NS = 10e6  # the program's log step: a stretch's CPU time is known to one at each end
+INTERVAL_NS = 10e6
+# A chunk's CPU time: the agent ends a chunk at the first sample a second after it began.
+CHUNK_CPU_NS = 1e9 + INTERVAL_NS + 2 * e.TICK_NS
+OUT = "phase A %d ms, phase B %d ms\n" % (A_MS, B_MS)
+
+
+def load_log(path):
+    with open(path) as f:
+        return [(p, int(m), int(c)) for p, m, c in (line.split() for line in f)]
+
+
+def cpu_in(log, phase, t0, t1=float("inf")):
+    """CPU ns the program's phase used between CLOCK_MONOTONIC t0 and t1 (s), each step taken
+    as uniform: within a step at each end."""
+    t0, t1 = t0 * 1e9, t1 * 1e9
+    total = 0.0
+    for (_p0, m0, c0), (p1, m1, c1) in zip(log, log[1:]):
+        if p1 != phase or m1 <= t0 or m0 >= t1:
+            continue
+        part = (min(m1, t1) - max(m0, t0)) / (m1 - m0) if m1 > m0 else 1.0
+        total += part * (c1 - c0)
+    return total
+
+
+def kept(res):
+    db = e.Db(res)
+    w, _total = db.under(["phase_a", "phase_b"])
+    stats = e.db_sampled(res)
+    return w["phase_a"] * INTERVAL_NS, w["phase_b"] * INTERVAL_NS, stats
+
+
+def within(stats, got, low, high, what):
+    tol = stats.time_tolerance_ns(got) + 2 * STEP_NS
+    e.check(low - tol <= got <= high + tol,
+            "%s: %.3f s sampled, known between %.3f and %.3f s (+- %.3f s; %s)"
+            % (what, got / 1e9, low / 1e9, high / 1e9, tol / 1e9, stats))
+
+
+def disk_bytes(res):
+    """Bytes the raw streams take on disk (blocks allocated), and the thread streams."""
+    d = os.path.join(res, "raw")
+    total, threads = 0, 0
+    for name in os.listdir(d):
+        total += os.stat(os.path.join(d, name)).st_blocks * 512
+        threads += name.endswith(".praw") and ".proc." not in name
+    return total, threads
+
+
+with e.Workdir("ring-buffer") as w:
+    res, log, mark = w.join("res"), w.join("log"), w.join("mark")
+    argv = [e.tool("pcollect"), "-collect", "hotspots", "-quiet", "-r", res,
+            "-ring-buffer", str(SEC), "-knob", "sampling-interval=10", "--",
+            e.prog("ring-phases"), str(A_MS), str(B_MS), log, mark]
+    p = subprocess.Popen(argv, env=e.tool_environ(), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not os.path.exists(mark) and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    e.check(os.path.exists(mark), "the program reached the middle of phase B")
+    # The snapshot while B runs, from another process; then one asked by signal.
+    s0 = time.monotonic()
+    snap = e.run([e.tool("pcollect"), "-r", res, "-command", "snapshot"], env=e.tool_env())
+    s1 = time.monotonic()
+    e.check(snap.returncode == 0, "-command snapshot exits 0 (%d: %s)"
+            % (snap.returncode, snap.stderr.strip()))
+    running = p.poll() is None
+    if running:
+        p.send_signal(signal.SIGUSR2)
+    out, err = p.communicate(timeout=120)
+    e.check(p.returncode == 0 and out == OUT,
+            "the program's output and exit code are unchanged (exit %d, %r)%s"
+            % (p.returncode, out, err[-2000:]))
+    e.check(running, "the collection went on after the snapshot")
+    e.check(os.path.exists(os.path.join(res, "result.db")), "the result is finalized: " + err)
+    lg = load_log(log)
+    t_exit = lg[-1][1] / 1e9
+    end_mono = int(e.read_meta(res)["end_monotonic_ns"]) / 1e9
+    a_all, b_all = cpu_in(lg, "A", 0), cpu_in(lg, "B", 0)
+    print("program: A %.3f s, B %.3f s of CPU; snapshot in %.2f s" % (
+        a_all / 1e9, b_all / 1e9, s1 - s0))
+
+    # The final result: the last SEC s before the end (the launcher drops after the program
+    # ended, at end_mono at the latest), and at most one chunk of CPU time before them.
+    a, b, stats = kept(res)
+    print("kept: A %.3f s, B %.3f s (%s)" % (a / 1e9, b / 1e9, stats))
+    within(stats, b, cpu_in(lg, "B", end_mono - SEC),
+           cpu_in(lg, "B", t_exit - SEC) + CHUNK_CPU_NS, "final: phase B")
+    within(stats, a, 0, min(a_all, cpu_in(lg, "A", t_exit - SEC) + CHUNK_CPU_NS),
+           "final: phase A (at most one chunk)")
+    e.check(a + 2 * stats.time_tolerance_ns(a) < a_all,
+            "final: A's first part was dropped (%.3f of %.3f s kept)" % (a / 1e9, a_all / 1e9))
+
+    # The snapshot: the window at an instant between s0 and s1.
+    snap1 = os.path.join(res, "snapshots", "1")
+    e.check(os.path.exists(os.path.join(snap1, "result.db")),
+            "-command snapshot finalized " + snap1)
+    sa, sb, sstats = kept(snap1)
+    print("snapshot: A %.3f s, B %.3f s (%s)" % (sa / 1e9, sb / 1e9, sstats))
+    e.check(sb > 0, "the snapshot shows phase B")
+    within(sstats, sb, cpu_in(lg, "B", s1 - SEC, s0),
+           cpu_in(lg, "B", s0 - SEC, s1) + CHUNK_CPU_NS, "snapshot: phase B")
+    within(sstats, sa, 0, min(cpu_in(lg, "A", 0, s1),
+                              cpu_in(lg, "A", s0 - SEC, s1) + CHUNK_CPU_NS),
+           "snapshot: phase A (at most one chunk)")
+    e.check(os.path.exists(os.path.join(res, "snapshots", "2", "result.db")),
+            "SIGUSR2 to pcollect made snapshots/2")
+
+    # Disk: per thread stream its window (256 KiB, reserved ahead) and the records of SEC s
+    # and a chunk (a few KiB at 100 samples a second), the process stream's window.
+    used, nthreads = disk_bytes(res)
+    bound = nthreads * (256 << 10) + nthreads * 64 * 1024 + (64 << 10)
+    print("raw data on disk: %d bytes, %d thread streams (bound %d)" % (used, nthreads, bound))
+    e.check(used <= bound, "raw data on disk %d bytes, within %d" % (used, bound))
+
+    # memory-consumption keeps the live heap, not chunks of time: refused, saying why.
+    r = e.run([e.tool("pcollect"), "-collect", "memory-consumption", "-ring-buffer", "1",
+               "-r", w.join("mem"), "--", e.prog("exit-code"), "0"])
+    e.check(r.returncode == 2 and "-ring-buffer" in r.stderr and "memory-consumption" in
+            r.stderr, "memory-consumption refuses -ring-buffer (exit %d: %s)"
+            % (r.returncode, r.stderr.strip()))
+    e.check(not os.path.exists(w.join("mem")), "nothing made for a refused collection")
