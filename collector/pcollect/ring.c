@@ -33,11 +33,13 @@ static uint64_t mono_ns(void)
  * The offset of the first chunk of the thread stream fd (size bytes, mapped at p) to keep:
  * every chunk before it ended before the window began, since the chunk after it opened
  * before then (the agent stamps a chunk with the time it opened under -ring-buffer,
- * docs/raw-format.md). The header's size when nothing is to go, 0 when the file is not a
- * whole version 2 thread stream. An open or damaged chunk ends the walk: nothing after it is
- * judged.
+ * docs/raw-format.md). *from gets where the part that may go begins: after the header, and
+ * after chunk 0, the thread's start (its name), which the agent ends at once and which is
+ * kept. Returns *from when nothing is to go, 0 when the file is not a whole version 2 thread
+ * stream. An open or damaged chunk ends the walk: nothing after it is judged.
  */
-static uint64_t keep_from(int fd, const uint8_t *p, uint64_t size, uint64_t now, uint64_t keep_ns)
+static uint64_t keep_from(int fd, const uint8_t *p, uint64_t size, uint64_t now, uint64_t keep_ns,
+			  uint64_t *from)
 {
 	struct raw_file_header h;
 	uint64_t pos, keep;
@@ -51,7 +53,7 @@ static uint64_t keep_from(int fd, const uint8_t *p, uint64_t size, uint64_t now,
 	    h.version != 2 || h.header_size != sizeof(h) || h.kind != RAW_STREAM_THREAD ||
 	    h.origin_ns > now)
 		return 0;
-	keep = pos = sizeof(h);
+	*from = keep = pos = sizeof(h);
 	cutoff = (int64_t)(now - h.origin_ns) - (int64_t)keep_ns;
 	while (pos + sizeof(struct raw_chunk_header) <= size) {
 		struct raw_chunk_header ch;
@@ -82,22 +84,24 @@ static uint64_t keep_from(int fd, const uint8_t *p, uint64_t size, uint64_t now,
 				break;
 			keep = pos;
 		}
-		first = false;
 		if (ch.size == RAW_CHUNK_OPEN || ch.size > RAW_MAX_CHUNK)
 			break;
 		pos = (pos + sizeof(ch) + ch.size + 7) & ~(uint64_t)7;
+		if (first && ch.seq == 0)
+			*from = keep = pos;
+		first = false;
 	}
 	return keep;
 }
 
 /*
- * The part of the stream at path to keep, from *keep to its end (*size bytes); with punch,
- * what comes before, after the header, is dropped from the file (a hole: the blocks are
+ * The part of the stream at path to keep: up to *from, and from *keep to its end (*size
+ * bytes); with punch, what lies between is dropped from the file (a hole: the blocks are
  * freed, the reader takes the zeros for padding). 0, or -errno (-ENODATA: not a stream
  * whose chunks may go).
  */
 static int stream_window(const char *path, uint64_t now, uint64_t keep_ns, bool punch, int *fdp,
-			 uint64_t *keep, uint64_t *size)
+			 uint64_t *from, uint64_t *keep, uint64_t *size)
 {
 	struct stat st;
 	void *p;
@@ -119,12 +123,11 @@ static int stream_window(const char *path, uint64_t now, uint64_t keep_ns, bool 
 		close(fd);
 		return -err;
 	}
-	*keep = keep_from(fd, p, *size, now, keep_ns);
+	*keep = keep_from(fd, p, *size, now, keep_ns, from);
 	munmap(p, *size);
-	if (punch && *keep > sizeof(struct raw_file_header) &&
-	    fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-		      (off_t)sizeof(struct raw_file_header),
-		      (off_t)(*keep - sizeof(struct raw_file_header)))) {
+	if (punch && *keep > *from &&
+	    fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)*from,
+		      (off_t)(*keep - *from))) {
 		int err = errno;
 
 		close(fd);
@@ -170,11 +173,11 @@ struct trim {
 static int trim_one(const char *path, const char *name, void *ctx)
 {
 	struct trim *t = ctx;
-	uint64_t keep, size;
+	uint64_t from, keep, size;
 	int ret;
 
 	(void)name;
-	ret = stream_window(path, t->now, t->keep_ns, true, NULL, &keep, &size);
+	ret = stream_window(path, t->now, t->keep_ns, true, NULL, &from, &keep, &size);
 	if (ret && ret != -ENODATA && ret != -ENOENT && !t->warned++)
 		log_warn("-ring-buffer: cannot drop the old part of '%s': %s", path,
 			 strerror(-ret));
@@ -226,12 +229,12 @@ static int snap_one(const char *path, const char *name, void *ctx)
 {
 	const struct snap *s = ctx;
 	char dst[PATH_MAX * 2];
-	uint64_t keep = 0, size = 0;
+	uint64_t from = 0, keep = 0, size = 0;
 	int in = -1, out, ret;
 
 	snprintf(dst, sizeof(dst), "%s/%s/%s", s->to, s->sub, name);
-	if (!s->keep_ns || stream_window(path, s->now, s->keep_ns, false, &in, &keep, &size) ||
-	    !keep) {
+	if (!s->keep_ns ||
+	    stream_window(path, s->now, s->keep_ns, false, &in, &from, &keep, &size) || !keep) {
 		struct stat st;
 
 		if (in >= 0)
@@ -245,7 +248,7 @@ static int snap_one(const char *path, const char *name, void *ctx)
 		close(in);
 		return out;
 	}
-	ret = copy_range(in, out, 0, keep ? sizeof(struct raw_file_header) : size);
+	ret = copy_range(in, out, 0, keep ? from : size);
 	if (!ret && keep)
 		ret = copy_range(in, out, keep, size);
 	if (!ret && ftruncate(out, (off_t)size))

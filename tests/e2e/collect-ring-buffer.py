@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""pcollect -ring-buffer SEC (issue 26): a program burns phase A (2 s of CPU) then phase B
-(2.5 s) under -ring-buffer 1. The result keeps B's last second and at most one chunk of A (a
+"""pcollect -ring-buffer SEC (issue 26): a program burns phase A (1.5 s of CPU) then phase B
+(2 s) under -ring-buffer 1. The result keeps B's last second and at most one chunk of A (a
 chunk holds at most 1 s of a thread's samples, and one interval more); a snapshot taken
 during B (pcollect -r DIR -command snapshot) finalizes the window so far into
 DIR/snapshots/1 and shows B while the collection goes on, and SIGUSR2 to pcollect makes
@@ -20,7 +20,7 @@ import time
 import e2elib as e
 
 SEC = 1.0
-A_MS, B_MS = 2000, 2500
+A_MS, B_MS = 1500, 2000
 STEP_NS = 10e6  # the program's log step: a stretch's CPU time is known to one at each end
 INTERVAL_NS = 10e6
 # A chunk's CPU time: the agent ends a chunk at the first sample a second after it began.
