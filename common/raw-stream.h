@@ -454,7 +454,8 @@ struct raw_writer {
 	/*
 	 * Set: a chunk's base_ns is the time it opened (this header's clock), not the last
 	 * record's, so that the next chunk's base bounds every record of this one (-ring-buffer
-	 * drops a chunk by it). NULL: the last sample's time, which costs no clock read.
+	 * drops a chunk by it), and its writers define in each chunk what its records name.
+	 * NULL: the last sample's time, which costs no clock read.
 	 */
 	const struct raw_file_header *clock;
 };

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,7 +29,36 @@ static uint64_t mono_ns(void)
 }
 
 /*
- * The offset of the first chunk of the thread stream fd (size bytes, mapped at p) to keep:
+ * Reads of a stream the agent may cut (at its end) while we look: pread, never a mapping,
+ * whose pages past the new end would raise SIGBUS.
+ */
+struct peek {
+	int fd;
+	uint64_t off; /* file offset of buf[0] */
+	size_t len;   /* bytes of buf read */
+	uint8_t buf[1 << 16];
+};
+
+/* n bytes (at most 64) at pos into out: false past the end or on an error. */
+static bool peek_at(struct peek *k, uint64_t pos, void *out, size_t n)
+{
+	if (pos < k->off || pos + n > k->off + k->len) {
+		ssize_t got;
+
+		do
+			got = pread(k->fd, k->buf, sizeof(k->buf), (off_t)pos);
+		while (got < 0 && errno == EINTR);
+		k->off = pos;
+		k->len = got > 0 ? (size_t)got : 0;
+		if (k->len < n)
+			return false;
+	}
+	memcpy(out, k->buf + (pos - k->off), n);
+	return true;
+}
+
+/*
+ * The offset of the first chunk of the thread stream k->fd to keep:
  * every chunk before it ended before the window began, since the chunk after it opened
  * before then (the agent stamps a chunk with the time it opened under -ring-buffer,
  * docs/raw-format.md). *from gets where the part that may go begins: after the header, and
@@ -38,30 +66,28 @@ static uint64_t mono_ns(void)
  * kept. Returns *from when nothing is to go, 0 when the file is not a whole version 2 thread
  * stream. An open or damaged chunk ends the walk: nothing after it is judged.
  */
-static uint64_t keep_from(int fd, const uint8_t *p, uint64_t size, uint64_t now, uint64_t keep_ns,
-			  uint64_t *from)
+static uint64_t keep_from(struct peek *k, uint64_t now, uint64_t keep_ns, uint64_t *from)
 {
 	struct raw_file_header h;
 	uint64_t pos, keep;
 	int64_t cutoff;
 	bool first = true;
 
-	if (size < sizeof(h))
+	if (!peek_at(k, 0, &h, sizeof(h)))
 		return 0;
-	memcpy(&h, p, sizeof(h));
 	if (memcmp(h.magic, RAW_MAGIC, sizeof(h.magic)) || h.byte_order != RAW_BYTE_ORDER_MARK ||
 	    h.version != 2 || h.header_size != sizeof(h) || h.kind != RAW_STREAM_THREAD ||
 	    h.origin_ns > now)
 		return 0;
 	*from = keep = pos = sizeof(h);
 	cutoff = (int64_t)(now - h.origin_ns) - (int64_t)keep_ns;
-	while (pos + sizeof(struct raw_chunk_header) <= size) {
+	for (;;) {
 		struct raw_chunk_header ch;
 		uint64_t word;
 
 		/* A hole (a part dropped before) is skipped whole, not read as zeros. */
 		if (pos % RING_BLOCK == 0) {
-			off_t d = lseek(fd, (off_t)pos, SEEK_DATA);
+			off_t d = lseek(k->fd, (off_t)pos, SEEK_DATA);
 
 			if (d < 0)
 				break;
@@ -70,13 +96,13 @@ static uint64_t keep_from(int fd, const uint8_t *p, uint64_t size, uint64_t now,
 				continue;
 			}
 		}
-		memcpy(&word, p + pos, sizeof(word));
+		if (!peek_at(k, pos, &word, sizeof(word)))
+			break;
 		if (!word) { /* padding, a window's unused end, or a part dropped before */
 			pos += 8;
 			continue;
 		}
-		memcpy(&ch, p + pos, sizeof(ch));
-		if (ch.magic != RAW_CHUNK_MAGIC)
+		if (!peek_at(k, pos, &ch, sizeof(ch)) || ch.magic != RAW_CHUNK_MAGIC)
 			break;
 		if (!first) {
 			/* base_ns is stored after the magic: 0 is one not stored yet. */
@@ -103,8 +129,8 @@ static uint64_t keep_from(int fd, const uint8_t *p, uint64_t size, uint64_t now,
 static int stream_window(const char *path, uint64_t now, uint64_t keep_ns, bool punch, int *fdp,
 			 uint64_t *from, uint64_t *keep, uint64_t *size)
 {
+	static struct peek k;
 	struct stat st;
-	void *p;
 	int fd = open(path, (punch ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 
 	*keep = 0;
@@ -116,15 +142,9 @@ static int stream_window(const char *path, uint64_t now, uint64_t keep_ns, bool 
 		return -ENODATA;
 	}
 	*size = (uint64_t)st.st_size;
-	p = mmap(NULL, *size, PROT_READ, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED) {
-		int err = errno;
-
-		close(fd);
-		return -err;
-	}
-	*keep = keep_from(fd, p, *size, now, keep_ns, from);
-	munmap(p, *size);
+	k.fd = fd;
+	k.off = k.len = 0;
+	*keep = keep_from(&k, now, keep_ns, from);
 	if (punch && *keep > *from &&
 	    fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)*from,
 		      (off_t)(*keep - *from))) {
