@@ -307,6 +307,9 @@ static void print_waits(FILE *o, const struct fin *f)
 		"%s, counted per call site\n",
 		f->waits_total, (double)f->wait_ns / 1e9, f->waits_short, threshold ? " of " : "",
 		threshold ? threshold : "", threshold ? " ns" : "");
+	/* -ring-buffer: the waits of the last seconds against the threads' whole lives: no. */
+	if (meta_get(&f->meta, "ring_buffer_ns"))
+		return;
 	for (i = 0; i < f->nimages && shown < 8; i++) {
 		const struct image *im = &f->images[i];
 		const char *exe = im->process.exe ? im->process.exe : "?";
