@@ -41,6 +41,7 @@ static const char *const mpi_shim_names[] = { "libpcollect-mpi-openmpi.so",
 
 static volatile sig_atomic_t target_pid;
 static volatile sig_atomic_t snapshot_asked;
+static pid_t snapshot_pid;     /* a snapshot being made (SIGUSR2), 0: none */
 #define RING_TRIM_NS 200000000 /* -ring-buffer: old chunks dropped this often (ns) */
 /* SIGXFSZ as pcollect found it: what the program gets (pcollect itself ignores it). */
 static struct sigaction xfsz_inherited;
@@ -428,6 +429,32 @@ static void ask_snapshot(int sig)
 }
 
 /*
+ * A snapshot made by a child of ours, so that the loop below goes on dropping old chunks and
+ * sees the program's end meanwhile. The terminal's signals are the program's, not its.
+ */
+static void snapshot_start(const struct collection *c, const struct collect_opts *o)
+{
+	pid_t p;
+
+	fflush(NULL);
+	p = fork();
+	if (p == 0) {
+		int code;
+
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		code = ring_snapshot(c->dir, o->ring_ns, o->quiet);
+		fflush(NULL);
+		_exit(code);
+	}
+	if (p < 0)
+		ring_snapshot(c->dir, o->ring_ns, o->quiet);
+	else
+		snapshot_pid = p;
+}
+
+/*
  * The target's end; until -resume-after is due, a look every few ms whether it is; under
  * -ring-buffer, the streams' old chunks dropped every RING_TRIM_NS; a snapshot when asked.
  */
@@ -443,12 +470,14 @@ static int wait_target(pid_t pid, int *status, struct collection *c, const struc
 			return 0;
 		if (r < 0 && errno != EINTR)
 			return -errno;
-		if (snapshot_asked) {
+		if (snapshot_asked && !snapshot_pid) {
 			snapshot_asked = 0;
-			ring_snapshot(c->dir, o->ring_ns, o->quiet);
+			snapshot_start(c, o);
 		}
+		if (snapshot_pid > 0 && waitpid(snapshot_pid, NULL, WNOHANG) == snapshot_pid)
+			snapshot_pid = 0;
 		if (o->ring_ns && now_ns(CLOCK_MONOTONIC) - trimmed >= RING_TRIM_NS) {
-			ring_trim(c->dir, o->ring_ns);
+			ring_trim(c->dir, o->ring_ns, 0);
 			trimmed = now_ns(CLOCK_MONOTONIC);
 		}
 		if (!*resumed && !(*resumed = collection_resume_due(c, o))) {
@@ -757,9 +786,11 @@ int collect_run(const struct collect_opts *o)
 	close(pipefd[0]);
 	resumed = !o->resume_after_ns;
 	wait_target(pid, &status, &c, o, &resumed);
-	/* The window is the last seconds before the program's end. */
+	/* The window is the last seconds before the program's end; a snapshot is let finish. */
 	if (o->ring_ns)
-		ring_trim(c.dir, o->ring_ns);
+		ring_trim(c.dir, o->ring_ns, now_ns(CLOCK_MONOTONIC));
+	while (snapshot_pid > 0 && waitpid(snapshot_pid, NULL, 0) < 0 && errno == EINTR)
+		;
 	/*
 	 * The program is gone; what is left is ours to finish. A job's end signals the whole
 	 * process group more than once (timeout(1) sends TERM to pcollect, then to its group;

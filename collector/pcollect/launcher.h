@@ -102,9 +102,10 @@ int attach_run(const struct collect_opts *o);
 
 /*
  * -ring-buffer (ring.c): drop from every thread stream of dir the chunks that ended more
- * than keep_ns ago (holes punched in the files). Failures are warned about once.
+ * than keep_ns before now (CLOCK_MONOTONIC ns; 0: the present), holes punched in the
+ * files. Failures are warned about once.
  */
-void ring_trim(const char *dir, uint64_t keep_ns);
+void ring_trim(const char *dir, uint64_t keep_ns, uint64_t now);
 /*
  * Finalize the collection in dir as it stands now (its last keep_ns of samples; 0: all) into
  * a result of its own, dir/snapshots/N, N the first free from 1. Returns the exit code (told).

@@ -204,10 +204,10 @@ static int trim_one(const char *path, const char *name, void *ctx)
 	return 0;
 }
 
-void ring_trim(const char *dir, uint64_t keep_ns)
+void ring_trim(const char *dir, uint64_t keep_ns, uint64_t now)
 {
 	static unsigned warned;
-	struct trim t = { mono_ns(), keep_ns, warned };
+	struct trim t = { now ? now : mono_ns(), keep_ns, warned };
 
 	each_stream(dir, trim_one, &t);
 	warned = t.warned;
