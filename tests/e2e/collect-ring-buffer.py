@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """pcollect -ring-buffer SEC (issue 26): a program burns phase A (1.5 s of CPU) then phase B
-(2 s) under -ring-buffer 1. The result keeps B's last second and at most one chunk of A (a
-chunk holds at most 1 s of a thread's samples, and one interval more); a snapshot taken
+(2 s), each 10 ms step followed by a 1 ms sleep and four of 20 us, under -collect threading
+-ring-buffer 1. The result keeps B's last second and at most one chunk of A (a chunk holds at
+most 1 s of a thread's samples, and one interval more), CPU time and waits (long ones with
+their own stacks, short ones summed per call site: -knob wait-threshold=500); a snapshot taken
 during B (pcollect -r DIR -command snapshot) finalizes the window so far into
 DIR/snapshots/N and shows B while the collection goes on, as SIGUSR2 to pcollect makes one
 too (the two numbered 1 and 2 in the order they began); the final result is still right; the program's output and exit code are
@@ -30,20 +32,55 @@ OUT = "phase A %d ms, phase B %d ms\n" % (A_MS, B_MS)
 
 def load_log(path):
     with open(path) as f:
-        return [(p, int(m), int(c)) for p, m, c in (line.split() for line in f)]
+        return [(p, int(m), int(c), int(s)) for p, m, c, s in (line.split() for line in f)]
 
 
-def cpu_in(log, phase, t0, t1=float("inf")):
-    """CPU ns the program's phase used between CLOCK_MONOTONIC t0 and t1 (s), each step taken
-    as uniform: within a step at each end."""
+def cpu_in(log, phase, t0, t1=float("inf"), col=2):
+    """CPU ns (col 3: ns slept) the program's phase used between CLOCK_MONOTONIC t0 and t1
+    (s), each step taken as uniform: within a step at each end."""
     t0, t1 = t0 * 1e9, t1 * 1e9
     total = 0.0
-    for (_p0, m0, c0), (p1, m1, c1) in zip(log, log[1:]):
-        if p1 != phase or m1 <= t0 or m0 >= t1:
+    for a, b in zip(log, log[1:]):
+        m0, m1 = a[1], b[1]
+        if b[0] != phase or m1 <= t0 or m0 >= t1:
             continue
         part = (min(m1, t1) - max(m0, t0)) / (m1 - m0) if m1 > m0 else 1.0
-        total += part * (c1 - c0)
+        total += part * (b[col] - a[col])
     return total
+
+
+def slept_in(log, phase, t0, t1=float("inf")):
+    return cpu_in(log, phase, t0, t1, col=3)
+
+
+def chunk_wall(log):
+    """The longest a chunk can last, s: a second, then the wall time until the thread used
+    an interval and two ticks more of CPU (the next sample), at most three steps."""
+    return 1.0 + max(b[1] - a[1] for a, b in zip(log, log[3:])) / 1e9
+
+
+def waits_kept(res):
+    """Wait Time ns under phase_a and phase_b in a result, and whether any wait or sample
+    lost its stack (a chunk kept that named a stack of a dropped one)."""
+    db = e.Db(res)
+    w = {"phase_a": 0, "phase_b": 0}
+    damaged = False
+    for sid, v in e.db_rows(res, "SELECT s.stack_id, s.value FROM samples s JOIN metrics m "
+                            "ON m.id = s.metric_id AND m.name = 'Wait Time'"):
+        names = [f["name"] for f in db.stack(sid)]
+        damaged |= any("damaged" in n for n in names)
+        for n in reversed(names):
+            if n in w:
+                w[n] += v
+                break
+    return w["phase_a"], w["phase_b"], damaged
+
+
+def waits_within(got, low, high, what):
+    tol = 0.1 * high + 5e6  # the agent's clock reads around each sleep against the program's
+    e.check(low - tol <= got <= high + tol,
+            "%s: %.3f s of waits, known between %.3f and %.3f s (+- %.3f s)"
+            % (what, got / 1e9, low / 1e9, high / 1e9, tol / 1e9))
 
 
 def kept(res):
@@ -72,8 +109,9 @@ def disk_bytes(res):
 
 with e.Workdir("ring-buffer") as w:
     res, log, mark = w.join("res"), w.join("log"), w.join("mark")
-    argv = [e.tool("pcollect"), "-collect", "hotspots", "-quiet", "-r", res,
-            "-ring-buffer", str(SEC), "-knob", "sampling-interval=10", "--",
+    argv = [e.tool("pcollect"), "-collect", "threading", "-quiet", "-r", res,
+            "-ring-buffer", str(SEC), "-knob", "sampling-interval=10",
+            "-knob", "wait-threshold=500", "--",
             e.prog("ring-phases"), str(A_MS), str(B_MS), log, mark]
     p = subprocess.Popen(argv, env=e.tool_environ(), stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
@@ -115,6 +153,15 @@ with e.Workdir("ring-buffer") as w:
            "final: phase A (at most one chunk)")
     e.check(a + 2 * stats.time_tolerance_ns(a) < a_all,
             "final: A's first part was dropped (%.3f of %.3f s kept)" % (a / 1e9, a_all / 1e9))
+    wa, wb, damaged = waits_kept(res)
+    cw = chunk_wall(lg)
+    print("kept waits: A %.3f s, B %.3f s; the program slept A %.3f s, B %.3f s; a chunk "
+          "lasts at most %.2f s" % (wa / 1e9, wb / 1e9, slept_in(lg, "A", 0) / 1e9,
+                                    slept_in(lg, "B", 0) / 1e9, cw))
+    waits_within(wb, slept_in(lg, "B", end_mono - SEC), slept_in(lg, "B", t_exit - SEC - cw),
+                 "final: phase B's waits")
+    waits_within(wa, 0, slept_in(lg, "A", t_exit - SEC - cw), "final: phase A's waits")
+    e.check(not damaged, "final: every wait kept has its stack")
 
     # The snapshot: the window at an instant between s0 and s1.
     e.check(os.path.exists(os.path.join(snap1, "result.db")),
