@@ -39,7 +39,7 @@ struct peek {
 	uint8_t buf[1 << 16];
 };
 
-/* n bytes (at most 64) at pos into out: false past the end or on an error. */
+/* n bytes (at most the buffer) at pos into out: false past the end or on an error. */
 static bool peek_at(struct peek *k, uint64_t pos, void *out, size_t n)
 {
 	if (pos < k->off || pos + n > k->off + k->len) {
