@@ -10,12 +10,11 @@
 #define AGENT_ENV_DURATION_NS    "PCOLLECT_DURATION_NS"        /* stop sampling after, ns; 0 none */
 #define AGENT_ENV_START_NS       "PCOLLECT_START_MONOTONIC_NS" /* CLOCK_MONOTONIC at launch */
 #define AGENT_ENV_DATA_LIMIT     "PCOLLECT_DATA_LIMIT_BYTES"   /* raw bytes for the run; 0 none */
-#define AGENT_ENV_RING_NS        "PCOLLECT_RING_BUFFER_NS" /* -ring-buffer, ns; 0 or unset none */
-#define AGENT_ENV_FOLLOW_CHILD   "PCOLLECT_FOLLOW_CHILD"   /* 1 or 0 */
-#define AGENT_ENV_RANK           "PCOLLECT_RANK"           /* MPI rank, -1 outside a job */
-#define AGENT_ENV_AGENT          "PCOLLECT_AGENT"          /* absolute path of the agent */
-#define AGENT_ENV_LAUNCHER_PID   "PCOLLECT_LAUNCHER_PID"   /* pid of pcollect */
-#define AGENT_ENV_EXEC           "PCOLLECT_EXEC"           /* "pid:generation", set at exec */
+#define AGENT_ENV_FOLLOW_CHILD   "PCOLLECT_FOLLOW_CHILD"       /* 1 or 0 */
+#define AGENT_ENV_RANK           "PCOLLECT_RANK"               /* MPI rank, -1 outside a job */
+#define AGENT_ENV_AGENT          "PCOLLECT_AGENT"              /* absolute path of the agent */
+#define AGENT_ENV_LAUNCHER_PID   "PCOLLECT_LAUNCHER_PID"       /* pid of pcollect */
+#define AGENT_ENV_EXEC           "PCOLLECT_EXEC"               /* "pid:generation", set at exec */
 #define AGENT_ENV_SIGNAL         "PCOLLECT_SIGNAL"         /* sampling signal number (optional) */
 #define AGENT_ENV_SAMPLING_CLOCK "PCOLLECT_SAMPLING_CLOCK" /* "timer" or "task-clock" */
 #define AGENT_ENV_MPI_SHIMS      "PCOLLECT_MPI_SHIMS"      /* -trace-mpi: the shims, ':' */
@@ -28,6 +27,9 @@
 /* memory-consumption: "exact", or "bytes:N" (a Poisson sample, one per N bytes on average).
    Not set: no allocation recorded, CPU sampling instead. */
 #define AGENT_ENV_MEMORY "PCOLLECT_MEMORY"
+/* -ring-buffer: the window the launcher keeps, ns; the agent's chunks then stand alone
+   (docs/raw-format.md). Not set or 0: none. */
+#define AGENT_ENV_RING_NS "PCOLLECT_RING_BUFFER_NS"
 
 #include <stdint.h>
 
