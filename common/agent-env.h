@@ -27,6 +27,9 @@
 /* memory-consumption: "exact", or "bytes:N" (a Poisson sample, one per N bytes on average).
    Not set: no allocation recorded, CPU sampling instead. */
 #define AGENT_ENV_MEMORY "PCOLLECT_MEMORY"
+/* -ring-buffer: the window the launcher keeps, ns; the agent's chunks then stand alone
+   (docs/raw-format.md). Not set or 0: none. */
+#define AGENT_ENV_RING_NS "PCOLLECT_RING_BUFFER_NS"
 
 #include <stdint.h>
 

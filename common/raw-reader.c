@@ -25,6 +25,7 @@ struct raw_reader {
 	struct raw_file_header header;
 	struct raw_reader_stats stats;
 	size_t pos;                   /* next chunk header (or padding) */
+	size_t hole, hole_end;        /* the file's first hole (-ring-buffer's dropped chunks) */
 	const uint8_t *rec, *rec_end; /* records left in the current chunk */
 	bool open;                    /* the current chunk is open: it ends at a zero type byte */
 	bool have_seq;                /* a chunk was read: last_seq is its seq */
@@ -218,8 +219,18 @@ struct raw_reader *raw_reader_open(const char *path, int *err)
 		goto out;
 	}
 	r = reader_new(map, (size_t)st.st_size, true, err);
-	if (!r)
+	if (!r) {
 		munmap(map, (size_t)st.st_size);
+	} else {
+		off_t hole = lseek(fd, 0, SEEK_HOLE),
+		      data = hole >= 0 ? lseek(fd, hole, SEEK_DATA) : -1;
+
+		/* No data after it: a hole to the end (ENXIO). */
+		if (hole >= 0 && hole < st.st_size) {
+			r->hole = (size_t)hole;
+			r->hole_end = data > hole ? (size_t)data : (size_t)st.st_size;
+		}
+	}
 out:
 	close(fd);
 	return r;
@@ -261,8 +272,9 @@ static void resync(struct raw_reader *r)
 /* The first non-zero byte at or after from, or r->size. */
 static size_t skip_zeros(const struct raw_reader *r, size_t from)
 {
+	/* A hole reads as zeros: jumped, not read (hours of chunks dropped are one). */
 	while (from < r->size && !r->data[from])
-		from++;
+		from = from >= r->hole && from < r->hole_end ? r->hole_end : from + 1;
 	return from;
 }
 

@@ -454,6 +454,13 @@ struct raw_writer {
 	uint64_t bytes_written;   /* bytes of the stream so far, header included */
 	uint64_t dropped_records; /* records that could not be kept */
 	int error;                /* last write or window error (negative errno), 0 if none */
+	/*
+	 * Set: a chunk's base_ns is the time it opened (this header's clock), not the last
+	 * record's, so that the next chunk's base bounds every record of this one (-ring-buffer
+	 * drops a chunk by it), and its writers define in each chunk what its records name.
+	 * NULL: the last sample's time, which costs no clock read.
+	 */
+	const struct raw_file_header *clock;
 };
 
 /*
@@ -540,6 +547,16 @@ int raw_writer_record(struct raw_writer *w, uint8_t type, const void *payload, s
 int raw_writer_flush(struct raw_writer *w);
 /* Bytes of records in the open chunk (chunk header excluded). */
 size_t raw_writer_pending(const struct raw_writer *w);
+/*
+ * True when records of need bytes in all would go into the open chunk (or the one the next
+ * record opens) without the writer closing it for its size or its window first.
+ */
+bool raw_writer_room(const struct raw_writer *w, size_t need);
+/*
+ * Close the open chunk, and when mapped and its window has no room for need bytes of
+ * records, map the next one: the next chunk opens where need bytes fit. 0 or -errno.
+ */
+int raw_writer_turn(struct raw_writer *w, size_t need);
 /* From now on the records that end a stream (lost counts, thread end) may use the reserve. */
 void raw_writer_finishing(struct raw_writer *w);
 /* Mapped: the file length the stream needs (header, chunks, padding written so far). */

@@ -214,10 +214,14 @@ static void store32(const struct raw_writer *w, uint8_t *p, uint32_t v)
 /* Begin a chunk at w->len (8-byte aligned when mapped; the bytes skipped are zero). */
 static void chunk_open(struct raw_writer *w)
 {
-	struct raw_chunk_header ch = { RAW_CHUNK_MAGIC, RAW_CHUNK_OPEN, 0, w->seq, w->last_ns };
+	struct raw_chunk_header ch;
 	uint8_t *p;
 	uint64_t first;
 
+	/* A first record taken a little earlier has a negative delta: an svarint. */
+	if (w->clock)
+		w->last_ns = raw_header_now(w->clock);
+	ch = (struct raw_chunk_header){ RAW_CHUNK_MAGIC, RAW_CHUNK_OPEN, 0, w->seq, w->last_ns };
 	if (is_mapped(w)) {
 		size_t pad = (8 - (w->len & 7)) & 7;
 
@@ -313,6 +317,27 @@ static bool fits(const struct raw_writer *w, size_t need)
 	if (w->chunk == NO_CHUNK)
 		at += (is_mapped(w) ? (8 - (at & 7)) & 7 : 0) + CHUNK_HDR;
 	return at <= usable(w) && need <= usable(w) - at;
+}
+
+bool raw_writer_room(const struct raw_writer *w, size_t need)
+{
+	return raw_writer_pending(w) + need <= w->chunk_max && (!is_mapped(w) || fits(w, need));
+}
+
+int raw_writer_turn(struct raw_writer *w, size_t need)
+{
+	int ret = raw_writer_flush(w);
+
+	if (!ret && is_mapped(w) && !w->full && !fits(w, need)) {
+		ret = window_next(w, CHUNK_HDR + need + w->reserve + 8);
+		if (ret) {
+			/* The window stays, as in record_begin(): its reserve is the last records'.
+			 */
+			w->full = true;
+			w->error = ret;
+		}
+	}
+	return ret;
 }
 
 /*

@@ -26,6 +26,7 @@ static const struct {
 	{ "log", false, "the logs (log/)" },
 	{ "archive", false, "the archived binaries (archive/)" },
 	{ "source-cache", false, "the source cache (source-cache/)" },
+	{ "snapshots", false, "the snapshots (snapshots/, pcollect -command snapshot)" },
 	{ RESULT_JOB_FILE, false, "the job file (pcollect.job)" },
 	{ RESULT_JOB_TMP_PREFIX, true, "a job file being written" },
 };

@@ -119,6 +119,7 @@ static void print_coverage(FILE *o, const struct fin *f)
 {
 	const char *clock = meta_get(&f->meta, "sampling_clock");
 	const char *hit = meta_get(&f->meta, "data_limit_hit");
+	const char *ring = meta_get(&f->meta, "ring_buffer_ns");
 	bool task_clock = clock && !strcmp(clock, "task-clock");
 	bool limit_hit = hit && !strcmp(hit, "1");
 	uint64_t used = 0, sampled = 0, unstreamed = 0, *covered, *damaged, *cpu;
@@ -140,6 +141,14 @@ static void print_coverage(FILE *o, const struct fin *f)
 		return;
 	fprintf(o, "  cpu time:  %.3f s sampled of %.3f s the threads used (%.1f%%)\n",
 		(double)sampled / 1e9, (double)used / 1e9, pct(sampled, used));
+	/* The threads measured the whole run: the samples of its last seconds are all kept. */
+	if (ring && strtoull(ring, NULL, 10)) {
+		fprintf(o,
+			"  cpu time:  -ring-buffer kept the last %.3g s of the run (and at most a "
+			"chunk more per thread)\n",
+			(double)strtoull(ring, NULL, 10) / 1e9);
+		return;
+	}
 	if (looked)
 		fprintf(o,
 			"  cpu time:  %zu threads whose process a signal ended: measured up to the "
@@ -298,6 +307,9 @@ static void print_waits(FILE *o, const struct fin *f)
 		"%s, counted per call site\n",
 		f->waits_total, (double)f->wait_ns / 1e9, f->waits_short, threshold ? " of " : "",
 		threshold ? threshold : "", threshold ? " ns" : "");
+	/* -ring-buffer: the waits of the last seconds against the threads' whole lives: no. */
+	if (meta_get(&f->meta, "ring_buffer_ns"))
+		return;
 	for (i = 0; i < f->nimages && shown < 8; i++) {
 		const struct image *im = &f->images[i];
 		const char *exe = im->process.exe ? im->process.exe : "?";

@@ -65,7 +65,7 @@ static int env_build(struct env_buf *b, char *const envp[], const char *exec_var
 	strings += 2 * strlen(c->result_dir) + 2 * strlen(c->agent_path) + 2 * strlen(c->preload) +
 		   strlen(c->mpi_shims) + 1024 + (preload ? strlen(preload) : 0) +
 		   (exec_var ? strlen(exec_var) : 0);
-	b->map_len = (n + 16) * sizeof(char *) + strings;
+	b->map_len = (n + 20) * sizeof(char *) + strings;
 	b->map = mmap(NULL, b->map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (b->map == MAP_FAILED) {
 		b->map = NULL;
@@ -73,7 +73,7 @@ static int env_build(struct env_buf *b, char *const envp[], const char *exec_var
 	}
 	out = b->map;
 	b->envp = out;
-	p = (char *)(out + n + 16);
+	p = (char *)(out + n + 20);
 	end = (char *)b->map + b->map_len;
 	for (i = 0; i < n; i++) {
 		if (has_prefix(envp[i], AGENT_ENV_PREFIX) || has_prefix(envp[i], "LD_PRELOAD="))
@@ -100,6 +100,8 @@ static int env_build(struct env_buf *b, char *const envp[], const char *exec_var
 	VAR("%s=%llu", AGENT_ENV_DURATION_NS, (unsigned long long)c->duration_ns);
 	VAR("%s=%llu", AGENT_ENV_START_NS, (unsigned long long)c->start_monotonic_ns);
 	VAR("%s=%llu", AGENT_ENV_DATA_LIMIT, (unsigned long long)c->data_limit_bytes);
+	if (c->ring_ns)
+		VAR("%s=%llu", AGENT_ENV_RING_NS, (unsigned long long)c->ring_ns);
 	VAR("%s=%d", AGENT_ENV_FOLLOW_CHILD, c->follow_child ? 1 : 0);
 	VAR("%s=%d", AGENT_ENV_RANK, c->rank);
 	VAR("%s=%s", AGENT_ENV_AGENT, c->agent_path);

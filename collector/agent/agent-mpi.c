@@ -221,6 +221,10 @@ static void account(struct agent_thread *t, const struct pcollect_mpi_call *c)
 		s->received += c->received;
 	}
 	if (now - m->last_sum_ns >= MPI_SUM_EVERY_NS) {
+		if (agent.cfg.ring_ns) {
+			agent_ring_turn(t, now);
+			return;
+		}
 		sums_write(t, m, now);
 		raw_writer_flush(&t->w);
 	}
@@ -270,6 +274,14 @@ void agent_mpi_thread_sums(struct agent_thread *t, int64_t now)
 {
 	if (t->mpi && t->mpi->stream_id == t->hdr.stream_id)
 		sums_write(t, t->mpi, now);
+}
+
+void agent_mpi_thread_turn(struct agent_thread *t, int64_t now)
+{
+	if (t->mpi && t->mpi->stream_id == t->hdr.stream_id) {
+		sums_write(t, t->mpi, now);
+		sites_reset(t->mpi, t->hdr.stream_id);
+	}
 }
 
 void agent_mpi_thread_tick(struct agent_thread *t, int64_t now)

@@ -52,6 +52,12 @@ _Static_assert(AGENT_DATA_LIMIT_MIN >= AGENT_CHUNK_MAX, "-data-limit under one c
 #define AGENT_STACK_SLOTS_LIMITED  1024
 #define AGENT_STACK_FRAMES_LIMITED (16u << 10)
 #define AGENT_MAX_THREADS          16384 /* thread slots per process, reused after exit */
+/*
+ * -ring-buffer: the records a chunk keeps room for once the agent ends it (a stack, its
+ * record, the sums): the writer's own limit is this much higher, so that the agent, not the
+ * writer, ends every chunk (agent_ring_turn()).
+ */
+#define AGENT_RING_ROOM (16u << 10)
 #define AGENT_FLUSH_NS                                                                             \
 	1000000000ll /* the handler closes (checksums) a chunk at least this                       \
 			often */
@@ -68,6 +74,7 @@ struct agent_config {
 	uint64_t duration_ns;        /* 0: no limit */
 	uint64_t start_monotonic_ns; /* the launcher's CLOCK_MONOTONIC at launch */
 	uint64_t data_limit_bytes;   /* 0: unlimited */
+	uint64_t ring_ns;            /* -ring-buffer: the launcher keeps this much; 0: all */
 	bool follow_child;
 	int rank;
 	int signo;         /* the sampling signal now (agent-signal.c); 0: none free, no sampling */
@@ -240,6 +247,7 @@ struct agent_thread {
 	size_t ips_len;     /* bytes mapped at ips */
 	struct stack_table stacks;
 	int64_t last_flush_ns;
+	uint32_t ring_seq;  /* -ring-buffer: the chunk whose stacks the table holds */
 	uint64_t accounted; /* w.bytes_written already added to the data counter */
 	/* Samples not recorded, by enum raw_lost_reason; written as LOST records. */
 	uint64_t lost_count[RAW_LOST_REASON_MAX + 1];
@@ -463,6 +471,14 @@ void agent_unmap(void *p, size_t len);
  */
 uint64_t agent_stack_id_of(struct agent_thread *t, const uint64_t *ips, uint32_t n, uint32_t flags,
 			   uint64_t *hash);
+/*
+ * -ring-buffer (the launcher drops a thread's oldest chunks whole): end t's chunk with the
+ * sums of its short waits and MPI calls, whose sites name stacks of this chunk, and forget
+ * its stacks, so that every chunk defines the stacks its records name. Writer held.
+ */
+void agent_ring_turn(struct agent_thread *t, int64_t now);
+/* Before a stack is looked up: a chunk the writer ended by itself forgets the stacks too. */
+void agent_ring_check(struct agent_thread *t);
 int agent_signal_install(void);
 /* Detach: the program's disposition of our signal back, none of ours left pending. */
 void agent_signal_restore(void);
@@ -589,6 +605,8 @@ void agent_mpi_scan(void);
    a region's record, so that the calls summed count in the region they were made in. */
 void agent_mpi_thread_sums(struct agent_thread *t, int64_t now);
 void agent_mpi_thread_free(struct agent_thread *t);
+/* agent_ring_turn(): t's sums written at stream time now, its sites forgotten. Writer held. */
+void agent_mpi_thread_turn(struct agent_thread *t, int64_t now);
 /*
  * The native stack of the calling thread from its caller's frame whose return address is
  * ret outwards, with entry as its innermost frame (the exact pc: FIRST_IS_PC), into t->ips;
@@ -720,6 +738,8 @@ void agent_wait_open(const struct agent_wait_call *c, uint32_t kind, uint64_t ob
 void agent_wait_scan(void);
 /* The sampling handler (t's writer held): the short waits written every AGENT_WAIT_TICK_NS. */
 void agent_wait_thread_tick(struct agent_thread *t);
+/* agent_ring_turn(): t's short waits written and their sites forgotten. Writer held. */
+void agent_wait_thread_turn(struct agent_thread *t);
 /*
  * Take a flag (a thread's busy, its wait table's lock) that the control thread may hold for
  * a few microseconds: tried AGENT_TAKE_TRIES times, yielding between. False if never had.

@@ -217,6 +217,7 @@ static uint64_t py_stack_id(struct agent_thread *t, struct agent_py *py, const u
 	uint32_t depth = n + 1 + 2 * npy, i;
 	uint64_t hash, id;
 
+	agent_ring_check(t);
 	memcpy(py->key, ips, n * sizeof(uint64_t));
 	py->key[n] = PY_KEY_SEPARATOR | (uint64_t)(flags & 0xffff) << 16 | (n & 0xffff);
 	for (i = 0; i < npy; i++) {

@@ -95,11 +95,31 @@ static void lost(struct agent_thread *t, unsigned reason, uint64_t weight)
 	__atomic_add_fetch(&t->lost_weight[reason], weight, __ATOMIC_RELAXED);
 }
 
+void agent_ring_turn(struct agent_thread *t, int64_t now)
+{
+	agent_wait_thread_turn(t);
+	agent_mpi_thread_turn(t, now);
+	raw_writer_turn(&t->w, AGENT_RING_ROOM);
+	stack_table_reset(&t->stacks);
+	t->ring_seq = t->w.seq;
+}
+
+void agent_ring_check(struct agent_thread *t)
+{
+	if (agent.cfg.ring_ns && t->ring_seq != t->w.seq) {
+		stack_table_reset(&t->stacks);
+		t->ring_seq = t->w.seq;
+	}
+}
+
 uint64_t agent_stack_id_of(struct agent_thread *t, const uint64_t *ips, uint32_t n, uint32_t flags,
 			   uint64_t *hashp)
 {
-	uint64_t hash = stack_table_hash(ips, n, flags);
-	uint64_t id = stack_table_find(&t->stacks, hash, ips, n);
+	uint64_t hash, id;
+
+	agent_ring_check(t);
+	hash = stack_table_hash(ips, n, flags);
+	id = stack_table_find(&t->stacks, hash, ips, n);
 
 	if (hashp)
 		*hashp = hash;
@@ -208,9 +228,13 @@ static void sample(struct agent_thread *t, uint64_t weight, void *uc, bool own)
 	 * Every record is in the file already (a killed program loses nothing); closing the
 	 * chunk now and then puts a checksum on what was written, so damage costs little.
 	 */
-	if (now - t->last_flush_ns >= AGENT_FLUSH_NS) {
+	if (now - t->last_flush_ns >= AGENT_FLUSH_NS ||
+	    (agent.cfg.ring_ns && !raw_writer_room(&t->w, AGENT_RING_ROOM))) {
 		agent_thread_write_lost(t);
-		raw_writer_flush(&t->w);
+		if (agent.cfg.ring_ns)
+			agent_ring_turn(t, now);
+		else
+			raw_writer_flush(&t->w);
 		t->last_flush_ns = now;
 	}
 	agent_account(t);

@@ -191,7 +191,9 @@ int agent_thread_open_stream(struct agent_thread *t)
 		raw_header_init(&t->hdr, agent.pid, t->tid, agent.cfg.rank, agent.cfg.host,
 				agent.cfg.interval_ns, RAW_SAMPLE_THREAD_CPU);
 		t->hdr.generation = agent.generation;
-		ret = raw_writer_init_mapped(&t->w, raw_window_next, &t->win, AGENT_CHUNK_MAX,
+		ret = raw_writer_init_mapped(&t->w, raw_window_next, &t->win,
+					     AGENT_CHUNK_MAX +
+						     (agent.cfg.ring_ns ? AGENT_RING_ROOM : 0),
 					     AGENT_RESERVE, &t->hdr);
 		if (ret)
 			raw_window_close(&t->win, 0);
@@ -206,6 +208,9 @@ int agent_thread_open_stream(struct agent_thread *t)
 	}
 	t->write_stopped = false;
 	stack_table_reset(&t->stacks);
+	/* -ring-buffer: chunks carry the time they opened, which bounds the one before. */
+	t->w.clock = agent.cfg.ring_ns ? &t->hdr : NULL;
+	t->ring_seq = t->w.seq;
 	memset(t->lost_count, 0, sizeof(t->lost_count));
 	memset(t->lost_weight, 0, sizeof(t->lost_weight));
 	t->accounted = 0;

@@ -777,6 +777,16 @@ void agent_wait_thread_tick(struct agent_thread *t)
 	give(&wt->lock);
 }
 
+void agent_wait_thread_turn(struct agent_thread *t)
+{
+	struct agent_wait_thread *wt = t->wait;
+
+	if (!wt || !try_take(&wt->lock))
+		return;
+	sites_write(t, now_ns(), true);
+	give(&wt->lock);
+}
+
 void agent_wait_thread_finish(struct agent_thread *t)
 {
 	struct agent_wait_thread *wt = t->wait;

@@ -185,6 +185,8 @@ static int config_read(struct agent_config *c, config_lookup_fn get, void *ctx)
 		c->start_monotonic_ns = v;
 	if (!env_u64(get, ctx, AGENT_ENV_DATA_LIMIT, &v))
 		c->data_limit_bytes = v;
+	if (!env_u64(get, ctx, AGENT_ENV_RING_NS, &v))
+		c->ring_ns = v;
 	s = get(AGENT_ENV_FOLLOW_CHILD, ctx);
 	c->follow_child = !(s && !strcmp(s, "0"));
 	c->rank = -1;

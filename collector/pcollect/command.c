@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* pcollect -r DIR -command pause|resume|stop: steer a collection that runs, from another shell. */
+/* pcollect -r DIR -command pause|resume|stop|snapshot: steer a collection that runs, from another
+ * shell. */
 #define LOG_DOMAIN "command"
 #include <dirent.h>
 #include <errno.h>
@@ -23,8 +24,9 @@
 /*
  * 1 when a launcher of dir says it runs and is alive (meta/<pid>.meta, status running), 0
  * when none does, -errno when its metadata cannot be read (-EACCES: another user's result).
+ * *ring_ns gets its -ring-buffer (0: none).
  */
-static int collection_running(const char *dir)
+static int collection_running(const char *dir, uint64_t *ring_ns)
 {
 	char path[PATH_MAX];
 	int running = 0;
@@ -49,8 +51,12 @@ static int collection_running(const char *dir)
 			running = rc;
 		else if (!rc && (status = meta_get(&m, "status")) && !strcmp(status, "running") &&
 			 (pid = meta_get(&m, "launcher_pid")) &&
-			 (kill((pid_t)atoi(pid), 0) == 0 || errno == EPERM))
+			 (kill((pid_t)atoi(pid), 0) == 0 || errno == EPERM)) {
+			const char *ring = meta_get(&m, "ring_buffer_ns");
+
+			*ring_ns = ring ? strtoull(ring, NULL, 10) : 0;
 			running = 1;
+		}
 		meta_release(&m);
 	}
 	closedir(d);
@@ -85,9 +91,11 @@ int collect_command(const char *result_dir, const char *command, bool quiet)
 		{ "pause", "paused", AGENT_CONTROL_PAUSED, 0 },
 		{ "resume", "resumed", 0, AGENT_CONTROL_PAUSED },
 		{ "stop", "stopped", AGENT_CONTROL_STOPPED, 0 },
+		{ "snapshot", NULL, 0, 0 }, /* made here, ring.c */
 	};
 	struct agent_data_counter *c;
 	struct stat st;
+	uint64_t ring_ns = 0;
 	uint32_t seq;
 	int behind, running;
 	size_t i;
@@ -96,8 +104,9 @@ int collect_command(const char *result_dir, const char *command, bool quiet)
 		if (!strcmp(commands[i].name, command))
 			break;
 	if (i == sizeof(commands) / sizeof(commands[0])) {
-		log_error("invalid value '%s' for option '-command': one of pause, resume, stop",
-			  command);
+		log_error(
+			"invalid value '%s' for option '-command': one of pause, resume, stop, snapshot",
+			command);
 		return EXIT_USAGE;
 	}
 	if (!result_dir) {
@@ -111,7 +120,7 @@ int collect_command(const char *result_dir, const char *command, bool quiet)
 			  errno ? strerror(errno) : "not a directory");
 		return EXIT_USAGE;
 	}
-	if ((running = collection_running(result_dir)) == -EACCES || running == -EPERM)
+	if ((running = collection_running(result_dir, &ring_ns)) == -EACCES || running == -EPERM)
 		return refused(command, result_dir, &st, -running);
 	if (running < 0) {
 		log_error("cannot %s collection '%s': cannot read its metadata: %s", command,
@@ -123,6 +132,8 @@ int collect_command(const char *result_dir, const char *command, bool quiet)
 			  result_dir);
 		return EXIT_RUNTIME;
 	}
+	if (!commands[i].done)
+		return ring_snapshot(result_dir, ring_ns, quiet);
 	c = data_counter_map(result_dir, 0);
 	if (!c && (errno == EACCES || errno == EPERM))
 		return refused(command, result_dir, &st, errno);

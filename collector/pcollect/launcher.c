@@ -40,6 +40,9 @@ static const char *const mpi_shim_names[] = { "libpcollect-mpi-openmpi.so",
 					      "libpcollect-mpi-mpich.so" };
 
 static volatile sig_atomic_t target_pid;
+static volatile sig_atomic_t snapshot_asked;
+static pid_t snapshot_pid;     /* a snapshot being made (SIGUSR2), 0: none */
+#define RING_TRIM_NS 200000000 /* -ring-buffer: old chunks dropped this often (ns) */
 /* SIGXFSZ as pcollect found it: what the program gets (pcollect itself ignores it). */
 static struct sigaction xfsz_inherited;
 
@@ -253,6 +256,8 @@ static void meta_fill_start(struct meta *m, const struct collect_opts *o, const 
 		meta_setf(m, "memory_sample_bytes", "%llu",
 			  (unsigned long long)o->mem_sample_bytes);
 	meta_setf(m, "duration_ns", "%llu", (unsigned long long)o->duration_ns);
+	if (o->ring_ns)
+		meta_setf(m, "ring_buffer_ns", "%llu", (unsigned long long)o->ring_ns);
 	meta_set(m, "collector_version", PCOLLECT_VERSION);
 	meta_setf(m, "data_limit_mb", "%g", o->data_limit_mb);
 	meta_set(m, "data_limit_hit", "0");
@@ -391,6 +396,8 @@ static void child_exec(const struct collect_opts *o, const char *path, const cha
 	SETNUM(AGENT_ENV_DURATION_NS, "%llu", (unsigned long long)o->duration_ns);
 	SETNUM(AGENT_ENV_START_NS, "%llu", (unsigned long long)start_mono);
 	SETNUM(AGENT_ENV_DATA_LIMIT, "%llu", (unsigned long long)(o->data_limit_mb * 1048576.0));
+	if (o->ring_ns)
+		SETNUM(AGENT_ENV_RING_NS, "%llu", (unsigned long long)o->ring_ns);
 	SETNUM(AGENT_ENV_FOLLOW_CHILD, "%d", o->follow_child ? 1 : 0);
 	SETNUM(AGENT_ENV_RANK, "%d", rank);
 	SETNUM(AGENT_ENV_LAUNCHER_PID, "%d", (int)getppid());
@@ -414,19 +421,71 @@ static void child_exec(const struct collect_opts *o, const char *path, const cha
 	_exit(127);
 }
 
-/* The target's end; until -resume-after is due, a look every few ms whether it is. */
+/* SIGUSR2 to pcollect: a snapshot of the collection (the wait below makes it). */
+static void ask_snapshot(int sig)
+{
+	(void)sig;
+	snapshot_asked = 1;
+}
+
+/*
+ * A snapshot made by a child of ours, so that the loop below goes on dropping old chunks and
+ * sees the program's end meanwhile. The terminal's signals are the program's, not its.
+ */
+static void snapshot_start(const struct collection *c, const struct collect_opts *o)
+{
+	pid_t p;
+
+	fflush(NULL);
+	p = fork();
+	if (p == 0) {
+		int code;
+
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		code = ring_snapshot(c->dir, o->ring_ns, o->quiet);
+		fflush(NULL);
+		_exit(code);
+	}
+	if (p < 0)
+		ring_snapshot(c->dir, o->ring_ns, o->quiet);
+	else
+		snapshot_pid = p;
+}
+
+/*
+ * The target's end; until -resume-after is due, a look every few ms whether it is; under
+ * -ring-buffer, the streams' old chunks dropped every RING_TRIM_NS; a snapshot when asked.
+ */
 static int wait_target(pid_t pid, int *status, struct collection *c, const struct collect_opts *o,
 		       bool *resumed)
 {
+	uint64_t trimmed = now_ns(CLOCK_MONOTONIC);
+
 	for (;;) {
-		pid_t r = waitpid(pid, status, *resumed ? 0 : WNOHANG);
+		pid_t r = waitpid(pid, status, *resumed && !o->ring_ns ? 0 : WNOHANG);
 
 		if (r == pid)
 			return 0;
 		if (r < 0 && errno != EINTR)
 			return -errno;
+		if (snapshot_asked && !snapshot_pid) {
+			snapshot_asked = 0;
+			snapshot_start(c, o);
+		}
+		if (snapshot_pid > 0 && waitpid(snapshot_pid, NULL, WNOHANG) == snapshot_pid)
+			snapshot_pid = 0;
+		if (o->ring_ns && now_ns(CLOCK_MONOTONIC) - trimmed >= RING_TRIM_NS) {
+			ring_trim(c->dir, o->ring_ns, 0);
+			trimmed = now_ns(CLOCK_MONOTONIC);
+		}
 		if (!*resumed && !(*resumed = collection_resume_due(c, o))) {
 			struct timespec ts = { 0, 5000000 };
+
+			nanosleep(&ts, NULL);
+		} else if (o->ring_ns) {
+			struct timespec ts = { 0, RING_TRIM_NS / 4 };
 
 			nanosleep(&ts, NULL);
 		}
@@ -715,6 +774,11 @@ int collect_run(const struct collect_opts *o)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	/* No SA_RESTART: the snapshot is made by wait_target(), whose waitpid() it interrupts. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = ask_snapshot;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR2, &sa, NULL);
 	close(pipefd[1]);
 	do
 		n = read(pipefd[0], &child_err, sizeof(child_err));
@@ -722,6 +786,11 @@ int collect_run(const struct collect_opts *o)
 	close(pipefd[0]);
 	resumed = !o->resume_after_ns;
 	wait_target(pid, &status, &c, o, &resumed);
+	/* The window is the last seconds before the program's end; a snapshot is let finish. */
+	if (o->ring_ns)
+		ring_trim(c.dir, o->ring_ns, now_ns(CLOCK_MONOTONIC));
+	while (snapshot_pid > 0 && waitpid(snapshot_pid, NULL, 0) < 0 && errno == EINTR)
+		;
 	/*
 	 * The program is gone; what is left is ours to finish. A job's end signals the whole
 	 * process group more than once (timeout(1) sends TERM to pcollect, then to its group;

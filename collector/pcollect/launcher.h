@@ -35,6 +35,7 @@ struct collect_opts {
 	bool memory;                /* memory-consumption: allocations, no CPU samples */
 	uint64_t mem_sample_bytes;  /* -knob sampling=bytes:N; 0: every allocation (exact) */
 	uint64_t duration_ns;       /* 0: the whole run */
+	uint64_t ring_ns;           /* -ring-buffer: the window kept; 0: everything */
 	double data_limit_mb;       /* MiB, fractions allowed; 0: unlimited */
 	bool follow_child;
 	bool archive;
@@ -99,7 +100,19 @@ int launcher_run_tool(const char *name, char **argv);
 /* pcollect -target-pid PID (attach.c): attach, sample, detach, finalize. As collect_run(). */
 int attach_run(const struct collect_opts *o);
 
-/* pcollect -r DIR -command pause|resume|stop (command.c). Returns the exit code (told). */
+/*
+ * -ring-buffer (ring.c): drop from every thread stream of dir the chunks that ended more
+ * than keep_ns before now (CLOCK_MONOTONIC ns; 0: the present), holes punched in the
+ * files. Failures are warned about once.
+ */
+void ring_trim(const char *dir, uint64_t keep_ns, uint64_t now);
+/*
+ * Finalize the collection in dir as it stands now (its last keep_ns of samples; 0: all) into
+ * a result of its own, dir/snapshots/N, N the first free from 1. Returns the exit code (told).
+ */
+int ring_snapshot(const char *dir, uint64_t keep_ns, bool quiet);
+
+/* pcollect -r DIR -command pause|resume|stop|snapshot (command.c). Returns the exit code. */
 int collect_command(const char *result_dir, const char *command, bool quiet);
 
 /*

@@ -17,7 +17,7 @@ static const char *const analyses[] = { "hotspots", "threading", "locksandwaits"
 					"memory-consumption", NULL };
 static const char *const finalization_modes[] = { "full", "fast", "deferred", "none", NULL };
 static const char *const result_modes[] = { "private", "group", NULL };
-static const char *const commands[] = { "pause", "resume", "stop", NULL };
+static const char *const commands[] = { "pause", "resume", "stop", "snapshot", NULL };
 
 static const struct option_spec specs[] = {
 	{ "collect", "c", OPTION_VALUE, "ANALYSIS",
@@ -37,6 +37,10 @@ static const struct option_spec specs[] = {
 	{ "data-limit", NULL, OPTION_VALUE, "MB",
 	  "stop sampling once the raw data reaches MB megabytes (default 1000, 0: no limit)", NULL,
 	  NULL },
+	{ "ring-buffer", NULL, OPTION_VALUE, "SEC",
+	  "keep only the last SEC seconds of samples, waits and MPI calls (at most one chunk "
+	  "more), in bounded space: for long runs; -command snapshot finalizes the window so far",
+	  "pcollect -ring-buffer 60 -r res -- ./server", NULL },
 	{ "follow-child", NULL, OPTION_FLAG, NULL,
 	  "profile child processes too: fork, exec, posix_spawn, system (the default)", NULL,
 	  NULL },
@@ -88,7 +92,8 @@ static const struct option_spec specs[] = {
 	  "pcollect -collect hotspots -resume-after 5 -- ./app", NULL },
 	{ "command", NULL, OPTION_VALUE, "CMD",
 	  "steer a running collection from another shell: pause, resume or stop it (every "
-	  "process of it); with -r DIR",
+	  "process of it), or finalize what it holds so far into DIR/snapshots/N (snapshot); "
+	  "with -r DIR",
 	  "pcollect -r res -command pause", commands },
 	{ "quiet", "q", OPTION_FLAG, NULL, "print only errors", NULL, NULL },
 	{ "verbose", "v", OPTION_FLAG, NULL,
@@ -126,7 +131,7 @@ static const char synopsis[] =
 	"pcollect [-collect hotspots|threading|memory-consumption] [options] [--] program "
 	"[args...]\n"
 	"       pcollect [-collect hotspots] [options] -target-pid PID\n"
-	"       pcollect -r DIR -command pause|resume|stop";
+	"       pcollect -r DIR -command pause|resume|stop|snapshot";
 static const char description[] =
 	"Run a program and record where each of its threads and child processes spends its CPU\n"
 	"time, with full call stacks, and with -collect threading where they wait, or with\n"
@@ -395,7 +400,7 @@ int main(int argc, char **argv)
 	if ((s = options_get_str(&r, "command"))) {
 		if (r.rest_argc > 0 || options_has(&r, "target-pid") || options_has(&r, "collect"))
 			usage_error("option '-command' steers a collection that runs: pcollect -r "
-				    "DIR -command pause|resume|stop, nothing else");
+				    "DIR -command pause|resume|stop|snapshot, nothing else");
 		code = collect_command(options_get_str(&r, "result-dir"), s, o.quiet);
 		options_release(&r);
 		return code;
@@ -462,6 +467,21 @@ int main(int argc, char **argv)
 			    "recorded in a process attached to (its blocks were allocated before "
 			    "us); start the program under pcollect -collect memory-consumption");
 	seconds_option(&r, "duration", 0.001, &o.duration_ns);
+	if (seconds_option(&r, "ring-buffer", 0.1, &o.ring_ns)) {
+		/* memory-consumption aggregates in place (raw/<pid>.pmem): no chunk to drop. */
+		if (o.memory)
+			usage_error(
+				"option '-ring-buffer' keeps the last seconds of samples, waits "
+				"and MPI calls: memory-consumption records no chunks of time "
+				"(its allocations are summed in place per call site, the live "
+				"heap at the end); run it without -ring-buffer");
+		if (o.target_pid)
+			usage_error(
+				"option '-ring-buffer' is for a program started under pcollect, "
+				"not with -target-pid");
+		/* The window bounds the disk: no default limit on the bytes written in all. */
+		o.data_limit_mb = 0;
+	}
 	if ((s = options_get_str(&r, "data-limit"))) {
 		double mb;
 

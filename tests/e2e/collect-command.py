@@ -141,8 +141,8 @@ def stopped(w):
             "-command on a result whose collection ended: exit 1, the cause (%d: %s)"
             % (r.returncode, r.stderr.strip()))
     r = e.run([e.tool("pcollect"), "-r", res, "-command", "halt"])
-    e.check(r.returncode == 2 and "'-command'" in r.stderr and "pause, resume or stop" in
-            r.stderr, "-command halt: exit 2, the commands there are (%d: %s)"
+    e.check(r.returncode == 2 and "'-command'" in r.stderr and
+            "pause, resume, stop or snapshot" in r.stderr, "-command halt: exit 2, the commands there are (%d: %s)"
             % (r.returncode, r.stderr.strip()))
 
 

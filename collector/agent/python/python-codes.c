@@ -260,7 +260,8 @@ uint64_t pycodes_lookup(struct pyagent_thread *t, struct raw_writer *w, uintptr_
 	if (!sig)
 		return 0;
 	slot = slot_of(t, addr);
-	if (slot->addr == addr && slot->sig == sig)
+	/* Chunks that stand alone (w->clock: -ring-buffer) each define the codes they name. */
+	if (slot->addr == addr && slot->sig == sig && (!w->clock || slot->seq == w->seq))
 		return slot->id;
 	if (write_code(t, w, addr, code, pid, t->next_id) < 0) {
 		t->codes_failed++;
@@ -269,6 +270,7 @@ uint64_t pycodes_lookup(struct pyagent_thread *t, struct raw_writer *w, uintptr_
 	slot->addr = addr;
 	slot->sig = sig;
 	slot->name = name_ptr(&pyagent_rt.L, code);
+	slot->seq = w->seq;
 	slot->id = t->next_id++;
 	t->codes_written++;
 	return slot->id;

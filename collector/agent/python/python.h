@@ -90,6 +90,7 @@ struct pyagent_code_slot {
 	uint64_t sig;   /* hash of what identifies the object at addr (python-codes.c) */
 	uint64_t id;    /* RAW_REC_PY_CODE id written for it */
 	uintptr_t name; /* its name string's address (3.10/3.11: read with it next time) */
+	uint32_t seq;   /* the chunk its record went into (-ring-buffer: written again in each) */
 };
 
 /* Copies of memory runs made in one sample (python-read.c). */
