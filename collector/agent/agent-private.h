@@ -748,6 +748,14 @@ void agent_wait_record_at(struct agent_thread *t, uint64_t start_ns, uint64_t en
  * meanwhile.
  */
 uint64_t agent_wait_stack_here(struct agent_thread *t, uintptr_t pc, bool keep_last);
+/*
+ * The stack where the calling thread t starts work in another thread (pthread_create, an
+ * OpenMP region), its Python frames too when it runs Python: its id in t's stream, 0 when
+ * none (RAW_REC_ORIGIN).
+ */
+uint64_t agent_origin_stack_here(struct agent_thread *t);
+/* A RAW_REC_ORIGIN record in t's stream (t: the calling thread), now. */
+void agent_origin_write(struct agent_thread *t, pid_t tid, uint64_t stack, uint32_t kind);
 /* The stack id remembered for call site key in t's table, 0 when none. */
 uint64_t agent_wait_site_stack(struct agent_thread *t, uint64_t key);
 /* Take t's writer with our signal blocked (old: the mask to restore), and give it back. */

@@ -82,9 +82,13 @@ static int text_cb(struct dl_phdr_info *info, size_t size, void *data)
 
 void agent_wait_init(void)
 {
-	if (!agent.cfg.waits || !agent.active)
+	if (!agent.active)
 		return;
+	/* For every analysis: the stacks where threads and OpenMP regions begin leave our
+	   frames out too (agent_origin_stack_here()). */
 	agent_real.dl_iterate_phdr(text_cb, NULL);
+	if (!agent.cfg.waits)
+		return;
 	if (agent_text_hi <= agent_text_lo) {
 		agent_log("cannot find the agent's own code: waits not recorded");
 		return;
@@ -198,18 +202,32 @@ void agent_wait_writer_give(struct agent_thread *t, const sigset_t *old)
 	agent_restore_mask(old);
 }
 
-uint64_t agent_wait_stack_here(struct agent_thread *t, uintptr_t pc, bool keep_last)
+static uint64_t stack_here_taken(struct agent_thread *t, uintptr_t pc, bool keep_last, bool python)
 {
 	uint64_t id = 0;
 	sigset_t old;
 
 	agent_in_agent++;
 	if (agent_wait_writer_take(t, &old)) {
-		id = stack_id_here(t, pc, keep_last, false);
+		if (python)
+			python = agent_python_capture(t) != 0;
+		id = stack_id_here(t, pc, keep_last, python);
 		agent_wait_writer_give(t, &old);
 	}
 	agent_in_agent--;
 	return id;
+}
+
+uint64_t agent_wait_stack_here(struct agent_thread *t, uintptr_t pc, bool keep_last)
+{
+	return stack_here_taken(t, pc, keep_last, false);
+}
+
+uint64_t agent_origin_stack_here(struct agent_thread *t)
+{
+	return stack_here_taken(t, 0, false,
+				atomic_load_explicit(&t->py, memory_order_relaxed) &&
+					pyagent_active());
 }
 
 /* ---- descriptors' names ------------------------------------------------------------------ */
