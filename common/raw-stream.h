@@ -161,7 +161,8 @@ enum raw_type {
 enum raw_origin_kind {
 	RAW_ORIGIN_CREATE = 0, /* the thread's creation (pthread_create) */
 	RAW_ORIGIN_WORK = 1,   /* a part of work another thread started (an OpenMP region's
-				  implicit task) begins; tid 0: the part ended */
+				  implicit task) begins, lasting to the next one; tid 0: the
+				  thread's own work again */
 };
 
 /* RAW_REC_STACK flags. */

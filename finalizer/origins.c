@@ -10,8 +10,9 @@
  * A thread's first ORIGIN of kind RAW_ORIGIN_CREATE names its creator and the creator's stack
  * (threads.parent_*, placed by fin_locate_stacks() and fin_build_tree()). Those of kind
  * RAW_ORIGIN_WORK mark spans of the thread's time spent on work another thread began (an
- * OpenMP region's part): each CPU sample in such a span gets a context naming that thread and
- * its stack there (contexts.origin_*), with the rest of its context kept. Marks are in the
+ * OpenMP region's part, to the next mark; tid 0 ends one): each CPU sample in such a span
+ * gets a context naming that thread and its stack there (contexts.origin_*), with the rest
+ * of its context kept. Marks are in the
  * thread's own stream, in time order with its samples.
  */
 

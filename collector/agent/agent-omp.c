@@ -36,8 +36,8 @@
  * -stitch): the beginning thread's stack is taken at the region's start (GOMP_parallel and
  * its kin, which then wrap the outlined function even without waits; OMPT's parallel_begin),
  * and every other thread of the team writes an ORIGIN record naming it as its part begins
- * and one as it ends (the trampoline; OMPT's implicit_task). So with libomp the agent is an
- * OMPT tool for every analysis; its wait callbacks are set with waits only.
+ * (the trampoline; OMPT's implicit_task) when its last part's origin was another. So with libomp
+ * the agent is an OMPT tool for every analysis; its wait callbacks are set with waits only.
  *
  * An OpenMP lock or critical section has no try variant: it is measured on every call, and an
  * acquisition shorter than AGENT_OMP_LOCK_FLOOR_NS met no other thread and is no wait.
@@ -213,10 +213,10 @@ void agent_omp_thread_finish(struct agent_thread *t)
 }
 
 /*
- * Where the calling thread begins a parallel region, for the team's ORIGIN records: its id,
- * with *tid, or 0 when the thread is not sampled.
+ * Where the calling thread begins a parallel region at call site (site, sp), for the team's
+ * ORIGIN records: its id, with *tid, or 0 when the thread is not sampled.
  */
-static uint64_t origin_here(pid_t *tid)
+static uint64_t origin_here(pid_t *tid, uintptr_t site, uintptr_t sp)
 {
 	struct agent_thread *self = agent_self;
 	uint64_t id;
@@ -225,23 +225,28 @@ static uint64_t origin_here(pid_t *tid)
 	if (!agent.active || !self || atomic_load(&self->state) != AGENT_THREAD_LIVE ||
 	    agent_in_vfork_child())
 		return 0;
-	id = agent_origin_stack_here(self);
+	id = agent_origin_stack_at(self, site, sp);
 	if (id)
 		*tid = self->tid;
 	return id;
 }
 
-/* A team's thread other than the one that began the region: its part of the work begins
-   (tid: the one that began it) or ends (tid 0). True when it was written. */
-static bool origin_mark(pid_t tid, uint64_t stack, pid_t began)
+/*
+ * A team's thread other than tid, the one that began the region at stack: its part of the
+ * work begins. Written when it differs from the thread's last part's: the time until the
+ * next record, its part and the wait for the next region, is that region's (a loop of one
+ * region costs no record).
+ */
+static void origin_mark(pid_t tid, uint64_t stack)
 {
 	struct agent_thread *self = agent_self;
 
-	if (!began || !self || self->tid == began ||
-	    atomic_load(&self->state) != AGENT_THREAD_LIVE || agent_in_vfork_child())
-		return false;
+	if (!tid || !self || self->tid == tid || atomic_load(&self->state) != AGENT_THREAD_LIVE ||
+	    agent_in_vfork_child() || (self->origin_tid == tid && self->origin_stack == stack))
+		return;
+	self->origin_tid = tid;
+	self->origin_stack = stack;
 	agent_origin_write(self, tid, stack, RAW_ORIGIN_WORK);
-	return true;
 }
 
 static void omp_run(struct agent_omp_region *r);
@@ -250,11 +255,9 @@ static void omp_run(struct agent_omp_region *r);
 static void omp_trampoline(void *p)
 {
 	struct agent_omp_region *r = p;
-	bool marked = origin_mark(r->origin_tid, r->origin_stack, r->origin_tid);
 
+	origin_mark(r->origin_tid, r->origin_stack);
 	omp_run(r);
-	if (marked)
-		origin_mark(0, 0, r->origin_tid);
 }
 
 static void omp_run(struct agent_omp_region *r)
@@ -285,7 +288,8 @@ static void omp_run(struct agent_omp_region *r)
 	o->region = r;
 }
 
-static struct agent_omp_region *region_begin(void (*fn)(void *), void *data, uintptr_t site)
+static struct agent_omp_region *region_begin(void (*fn)(void *), void *data, uintptr_t site,
+					     uintptr_t sp)
 {
 	bool measured = gomp_measured() && agent_wait_thread();
 	struct agent_omp_region *r;
@@ -294,7 +298,7 @@ static struct agent_omp_region *region_begin(void (*fn)(void *), void *data, uin
 
 	/* With OMPT, libomp tells the region's beginning itself. */
 	if (!ompt_running)
-		origin = origin_here(&tid);
+		origin = origin_here(&tid, site, sp);
 	if (!measured && !origin)
 		return NULL;
 	r = calloc(1, sizeof(*r));
@@ -340,7 +344,7 @@ static void *real_GOMP_parallel_sections;
 AGENT_EXPORT void GOMP_parallel(void (*fn)(void *), void *data, unsigned n, unsigned flags)
 {
 	typedef void (*fn_t)(void (*)(void *), void *, unsigned, unsigned);
-	struct agent_omp_region *r = region_begin(fn, data, AGENT_WAIT_SITE);
+	struct agent_omp_region *r = region_begin(fn, data, AGENT_WAIT_SITE, AGENT_WAIT_SP);
 
 	if (!r) {
 		REAL(fn_t, GOMP_parallel)(fn, data, n, flags);
@@ -354,7 +358,7 @@ AGENT_EXPORT unsigned GOMP_parallel_reductions(void (*fn)(void *), void *data, u
 					       unsigned flags)
 {
 	typedef unsigned (*fn_t)(void (*)(void *), void *, unsigned, unsigned);
-	struct agent_omp_region *r = region_begin(fn, data, AGENT_WAIT_SITE);
+	struct agent_omp_region *r = region_begin(fn, data, AGENT_WAIT_SITE, AGENT_WAIT_SP);
 	unsigned ret;
 
 	if (!r)
@@ -368,7 +372,7 @@ AGENT_EXPORT void GOMP_parallel_sections(void (*fn)(void *), void *data, unsigne
 					 unsigned flags)
 {
 	typedef void (*fn_t)(void (*)(void *), void *, unsigned, unsigned, unsigned);
-	struct agent_omp_region *r = region_begin(fn, data, AGENT_WAIT_SITE);
+	struct agent_omp_region *r = region_begin(fn, data, AGENT_WAIT_SITE, AGENT_WAIT_SP);
 
 	if (!r) {
 		REAL(fn_t, GOMP_parallel_sections)(fn, data, n, count, flags);
@@ -386,7 +390,8 @@ AGENT_EXPORT void GOMP_parallel_sections(void (*fn)(void *), void *data, unsigne
 	{                                                                                          \
 		typedef void (*fn_t)(void (*)(void *), void *, unsigned, long, long, long, long,   \
 				     unsigned);                                                    \
-		struct agent_omp_region *r = region_begin(fn, data, AGENT_WAIT_SITE);              \
+		struct agent_omp_region *r =                                                       \
+			region_begin(fn, data, AGENT_WAIT_SITE, AGENT_WAIT_SP);                    \
                                                                                                    \
 		if (!r) {                                                                          \
 			REAL(fn_t, name)(fn, data, n, start, end, incr, chunk, flags);             \
@@ -402,7 +407,8 @@ AGENT_EXPORT void GOMP_parallel_sections(void (*fn)(void *), void *data, unsigne
 	{                                                                                          \
 		typedef void (*fn_t)(void (*)(void *), void *, unsigned, long, long, long,         \
 				     unsigned);                                                    \
-		struct agent_omp_region *r = region_begin(fn, data, AGENT_WAIT_SITE);              \
+		struct agent_omp_region *r =                                                       \
+			region_begin(fn, data, AGENT_WAIT_SITE, AGENT_WAIT_SP);                    \
                                                                                                    \
 		if (!r) {                                                                          \
 			REAL(fn_t, name)(fn, data, n, start, end, incr, flags);                    \
@@ -584,11 +590,9 @@ static void on_parallel_begin(ompt_data_t *task, const ompt_frame_t *frame, ompt
 	r->begin_ns = now_ns();
 	r->object = (uintptr_t)codeptr;
 	r->measured = true; /* its end writes OMP_REGION when the thread records waits */
-	r->origin_stack = origin_here(&r->origin_tid);
+	r->origin_stack = origin_here(&r->origin_tid, (uintptr_t)codeptr,
+				      (uintptr_t)__builtin_frame_address(0));
 }
-
-/* This thread's part of a region begun by another thread is under way (OMPT). */
-static __thread bool ompt_in_part AGENT_TLS;
 
 static void on_parallel_end(ompt_data_t *parallel, ompt_data_t *task, int flags,
 			    const void *codeptr)
@@ -620,13 +624,9 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *parall
 	(void)task;
 	(void)actual;
 	(void)index;
-	if (endpoint == ompt_scope_end && ompt_in_part) {
-		ompt_in_part = false;
-		origin_mark(0, 0, -1); /* -1: whichever thread began it, not this one */
-	}
 	if (endpoint != ompt_scope_begin || (flags & ompt_task_initial) || !r)
 		return;
-	ompt_in_part = origin_mark(r->origin_tid, r->origin_stack, r->origin_tid);
+	origin_mark(r->origin_tid, r->origin_stack);
 	atomic_fetch_add(&r->threads, 1);
 	if (!o)
 		return;

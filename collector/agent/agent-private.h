@@ -107,8 +107,9 @@ struct agent_py {
  * Waits (-collect threading, agent-wait.c): the call sites of a thread's short waits, each
  * with the stack taken at its first wait and the waits counted since the last WAIT_SUM.
  */
-#define AGENT_WAIT_SITES 512 /* call sites per thread before the table is written out */
-#define AGENT_WAIT_NAMED 32  /* descriptors a thread has named (OBJECT records) */
+#define AGENT_WAIT_SITES   512 /* call sites per thread before the table is written out */
+#define AGENT_ORIGIN_CACHE 64  /* call sites of OpenMP regions whose stacks a thread keeps */
+#define AGENT_WAIT_NAMED   32  /* descriptors a thread has named (OBJECT records) */
 #define AGENT_WAIT_FLUSH_NS                                                                        \
 	1000000000ll /* short waits are written out at least this often                            \
 			while a thread waits */
@@ -276,6 +277,15 @@ struct agent_thread {
 	struct agent_mpi *mpi;
 	/* Waits (-collect threading), or NULL; only the thread itself and its end use it. */
 	struct agent_wait_thread *wait;
+	/* The stacks where the thread began OpenMP regions, by call site (return address,
+	   frame, Python frames): a region costs an unwind once per site
+	   (agent_origin_stack_at()). Emptied with each new stream. */
+	struct {
+		uint64_t key, id;
+	} origin_cache[AGENT_ORIGIN_CACHE];
+	/* The origin of the work it does, as its last ORIGIN record of kind 1 said. */
+	pid_t origin_tid;
+	uint64_t origin_stack;
 	/* memory-consumption: the thread's call-site cache (agent-memory.c), or NULL */
 	struct mem_thread *mem;
 };
@@ -754,6 +764,9 @@ uint64_t agent_wait_stack_here(struct agent_thread *t, uintptr_t pc, bool keep_l
  * none (RAW_REC_ORIGIN).
  */
 uint64_t agent_origin_stack_here(struct agent_thread *t);
+/* The same, kept per call site: site the return address into the caller (not 0), sp its
+   frame there. */
+uint64_t agent_origin_stack_at(struct agent_thread *t, uintptr_t site, uintptr_t sp);
 /* A RAW_REC_ORIGIN record in t's stream (t: the calling thread), now. */
 void agent_origin_write(struct agent_thread *t, pid_t tid, uint64_t stack, uint32_t kind);
 /* The stack id remembered for call site key in t's table, 0 when none. */
