@@ -21,18 +21,6 @@ PROGS = {"gomp": "stitch-omp", "libomp": "stitch-omp-libomp"}
 UNIT_MS = 100
 
 
-def tree(res, *extra):
-    """{path of function names: CPU Time:Total ns} of the top-down view (below its Total)."""
-    out, path = {}, []
-    for r in e.rows(res, "-view", "top-down", "-threshold", "0", *extra):
-        d = int(r["Depth"])  # 0: the Total row
-        if d < 1:
-            continue
-        path[d - 1:] = [r["Function Stack"]]
-        out[tuple(path)] = out.get(tuple(path), 0) + e.ns(r["CPU Time:Total"])
-    return out
-
-
 def main():
     if len(sys.argv) != 2 or sys.argv[1] not in PROGS:
         e.fail("usage: stitch-omp.py gomp|libomp")
@@ -59,7 +47,7 @@ def main():
                 "%s: contexts name the regions' beginnings in first and second (%s)" % (
                     runtime, sorted(began)))
 
-        st = tree(res, "-stitch")
+        st = e.topdown_paths(res, "-stitch")
         roots = {k[0]: v for k, v in st.items() if len(k) == 1}
         e.check(max(roots, key=roots.get) == "main",
                 "%s -stitch: main is the root (%s)" % (runtime, roots))
@@ -72,7 +60,7 @@ def main():
         e.check_time(stats, st.get(("main", "second"), 0), 4 * unit,
                      "%s -stitch: main > second" % runtime, stretches=4)
 
-        plain = tree(res)
+        plain = e.topdown_paths(res)
         e.check_time(stats, plain.get(("[OpenMP worker]",), 0), 3 * unit,
                      "%s default: the worker root" % runtime, stretches=4)
         e.check_time(stats, plain.get(("main", "second"), 0), 2 * unit,

@@ -18,18 +18,6 @@ import e2elib as e  # noqa: E402
 UNIT_MS = 150
 
 
-def tree(res, *extra):
-    """{path of function names: CPU Time:Total ns} of the top-down view (below its Total)."""
-    out, path = {}, []
-    for r in e.rows(res, "-view", "top-down", "-threshold", "0", *extra):
-        d = int(r["Depth"])  # 0: the Total row
-        if d < 1:
-            continue
-        path[d - 1:] = [r["Function Stack"]]
-        out[tuple(path)] = out.get(tuple(path), 0) + e.ns(r["CPU Time:Total"])
-    return out
-
-
 def main():
     unit = UNIT_MS * 1000000
     with e.Workdir("stitch-threads") as w:
@@ -52,7 +40,7 @@ def main():
                     "pthread_create, the agent's frames left out (%s)" % names)
 
         # -stitch: one tree, the workers' time under the call that created them.
-        st = tree(res, "-stitch")
+        st = e.topdown_paths(res, "-stitch")
         roots = {k[0]: v for k, v in st.items() if len(k) == 1}
         e.check(max(roots, key=roots.get) == "main", "-stitch: main is the root (%s)" % roots)
         e.check(sum(v for k, v in roots.items() if k != "main") <= stats.quantum_ns,
@@ -68,7 +56,7 @@ def main():
                      stretches=2)
 
         # The default view is as it was: the workers are a root of their own.
-        plain = tree(res)
+        plain = e.topdown_paths(res)
         e.check_time(stats, plain.get(("worker",), 0), 3 * unit, "default: the worker root",
                      stretches=4)
         e.check(plain.get(("main", "start_work"), 0) <= stats.quantum_ns,
