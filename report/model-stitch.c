@@ -2,8 +2,10 @@
 /* -stitch: each created thread's stacks grafted under the stack that created it. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "report/bigmem.h"
+#include "report/cct.h"
 #include "report/key-index.h"
 #include "report/model-private.h"
 
@@ -12,7 +14,10 @@
  * there: with -stitch its samples' stacks are copies of theirs under that stack, and under
  * the creator's own creating stack, and so on up to a thread nobody created. A sample in a
  * part of work another thread began (an OpenMP region: contexts.origin_stack_id) goes under
- * that stack instead (and that thread's creating stacks above it). The copies are new stacks
+ * that stack instead (and that thread's creating stacks above it), without the worker's own
+ * root (its thread's entry and the runtime's "[OpenMP worker]", named by pfinalize), so
+ * that its part meets the beginning thread's under the runtime's frames they share (libomp's
+ * dispatcher). The copies are new stacks
  * of the model (no database id), made once per (prefix, stack): every view and export then
  * sees one tree, the workers' time under the call that started it.
  */
@@ -50,8 +55,20 @@ static int stack_add(struct stitch *st, int parent, int frame)
 	return (int)m->nstacks++;
 }
 
-/* The copy of stack s under prefix (a stack index; -1: s itself). Its index, or -ENOMEM. */
-static int graft(struct stitch *st, int prefix, int s)
+/* A worker's root frame: its thread's entry, the OpenMP runtime's worker loop. */
+static bool worker_root(const struct model *m, int s)
+{
+	int fn = m->frames[m->stacks[s].frame].function;
+
+	return cct_function_is_runtime(m, fn) || !strcmp(m->functions[fn].name, "[OpenMP worker]");
+}
+
+/*
+ * The copy of stack s under prefix (a stack index; -1: s itself), its worker's root frames
+ * left out with skip_root. Its index, or -ENOMEM. The copy of a stack x right under a stack
+ * p is one whichever stack it came with: keyed (p, x).
+ */
+static int graft(struct stitch *st, int prefix, int s, bool skip_root)
 {
 	size_t n = 0;
 	int at = prefix;
@@ -63,6 +80,9 @@ static int graft(struct stitch *st, int prefix, int s)
 			return -ENOMEM;
 		st->chain[n++] = s;
 	}
+	/* Down to the first frame of the work itself, keeping its leaf. */
+	while (skip_root && n > 1 && worker_root(st->m, st->chain[n - 1]))
+		n--;
 	/* From the root down, each level's copy under the one above. */
 	while (n-- > 0) {
 		uint64_t key = (uint64_t)(uint32_t)at << 32 | (uint32_t)st->chain[n];
@@ -121,7 +141,7 @@ static int origin_prefix(struct stitch *st, int *prefix, unsigned char *state, i
 			return ret;
 		up = prefix[parent];
 	}
-	ret = graft(st, up, stack);
+	ret = graft(st, up, stack, false);
 	if (ret < 0)
 		return ret;
 	*out = ret;
@@ -146,12 +166,13 @@ int model_stitch(struct model *m)
 	for (i = 0; i < m->nsamples && !ret && m->ids; i++) {
 		struct model_sample *s = &m->samples[i];
 		int at = s->context >= 0 ? work[s->context] : -1, k;
+		bool part = at >= 0;
 
 		if (at < 0 && s->thread >= 0)
 			at = prefix[s->thread];
 		if (at < 0)
 			continue;
-		k = graft(&st, at, s->stack);
+		k = graft(&st, at, s->stack, part);
 		if (k < 0)
 			ret = k;
 		else

@@ -213,10 +213,11 @@ void agent_omp_thread_finish(struct agent_thread *t)
 }
 
 /*
- * Where the calling thread begins a parallel region at call site (site, sp), for the team's
- * ORIGIN records: its id, with *tid, or 0 when the thread is not sampled.
+ * Where the calling thread begins a parallel region at call site (site, sp), entry (when not
+ * 0) the runtime's function it calls, for the team's ORIGIN records: its id, with *tid, or 0
+ * when the thread is not sampled.
  */
-static uint64_t origin_here(pid_t *tid, uintptr_t site, uintptr_t sp)
+static uint64_t origin_here(pid_t *tid, uintptr_t site, uintptr_t sp, uintptr_t entry)
 {
 	struct agent_thread *self = agent_self;
 	uint64_t id;
@@ -225,7 +226,7 @@ static uint64_t origin_here(pid_t *tid, uintptr_t site, uintptr_t sp)
 	if (!agent.active || !self || atomic_load(&self->state) != AGENT_THREAD_LIVE ||
 	    agent_in_vfork_child())
 		return 0;
-	id = agent_origin_stack_at(self, site, sp);
+	id = agent_origin_stack_at(self, entry, site, sp);
 	if (id)
 		*tid = self->tid;
 	return id;
@@ -289,7 +290,7 @@ static void omp_run(struct agent_omp_region *r)
 }
 
 static struct agent_omp_region *region_begin(void (*fn)(void *), void *data, uintptr_t site,
-					     uintptr_t sp)
+					     uintptr_t sp, uintptr_t entry)
 {
 	bool measured = gomp_measured() && agent_wait_thread();
 	struct agent_omp_region *r;
@@ -298,7 +299,7 @@ static struct agent_omp_region *region_begin(void (*fn)(void *), void *data, uin
 
 	/* With OMPT, libomp tells the region's beginning itself. */
 	if (!ompt_running)
-		origin = origin_here(&tid, site, sp);
+		origin = origin_here(&tid, site, sp, entry);
 	if (!measured && !origin)
 		return NULL;
 	r = calloc(1, sizeof(*r));
@@ -337,6 +338,12 @@ static void region_end(struct agent_omp_region *r)
 	region_put(r);
 }
 
+/* A region of entry point name (its definition in the runtime is the innermost frame of the
+   stack where the region began: the team's parts meet the beginning thread's under it). */
+#define REGION_BEGIN(name)                                                                         \
+	region_begin(fn, data, AGENT_WAIT_SITE, AGENT_WAIT_SP,                                     \
+		     (uintptr_t)omp_real(&real_##name, #name))
+
 static void *real_GOMP_parallel;
 static void *real_GOMP_parallel_reductions;
 static void *real_GOMP_parallel_sections;
@@ -344,7 +351,7 @@ static void *real_GOMP_parallel_sections;
 AGENT_EXPORT void GOMP_parallel(void (*fn)(void *), void *data, unsigned n, unsigned flags)
 {
 	typedef void (*fn_t)(void (*)(void *), void *, unsigned, unsigned);
-	struct agent_omp_region *r = region_begin(fn, data, AGENT_WAIT_SITE, AGENT_WAIT_SP);
+	struct agent_omp_region *r = REGION_BEGIN(GOMP_parallel);
 
 	if (!r) {
 		REAL(fn_t, GOMP_parallel)(fn, data, n, flags);
@@ -358,7 +365,7 @@ AGENT_EXPORT unsigned GOMP_parallel_reductions(void (*fn)(void *), void *data, u
 					       unsigned flags)
 {
 	typedef unsigned (*fn_t)(void (*)(void *), void *, unsigned, unsigned);
-	struct agent_omp_region *r = region_begin(fn, data, AGENT_WAIT_SITE, AGENT_WAIT_SP);
+	struct agent_omp_region *r = REGION_BEGIN(GOMP_parallel_reductions);
 	unsigned ret;
 
 	if (!r)
@@ -372,7 +379,7 @@ AGENT_EXPORT void GOMP_parallel_sections(void (*fn)(void *), void *data, unsigne
 					 unsigned flags)
 {
 	typedef void (*fn_t)(void (*)(void *), void *, unsigned, unsigned, unsigned);
-	struct agent_omp_region *r = region_begin(fn, data, AGENT_WAIT_SITE, AGENT_WAIT_SP);
+	struct agent_omp_region *r = REGION_BEGIN(GOMP_parallel_sections);
 
 	if (!r) {
 		REAL(fn_t, GOMP_parallel_sections)(fn, data, n, count, flags);
@@ -390,8 +397,7 @@ AGENT_EXPORT void GOMP_parallel_sections(void (*fn)(void *), void *data, unsigne
 	{                                                                                          \
 		typedef void (*fn_t)(void (*)(void *), void *, unsigned, long, long, long, long,   \
 				     unsigned);                                                    \
-		struct agent_omp_region *r =                                                       \
-			region_begin(fn, data, AGENT_WAIT_SITE, AGENT_WAIT_SP);                    \
+		struct agent_omp_region *r = REGION_BEGIN(name);                                   \
                                                                                                    \
 		if (!r) {                                                                          \
 			REAL(fn_t, name)(fn, data, n, start, end, incr, chunk, flags);             \
@@ -407,8 +413,7 @@ AGENT_EXPORT void GOMP_parallel_sections(void (*fn)(void *), void *data, unsigne
 	{                                                                                          \
 		typedef void (*fn_t)(void (*)(void *), void *, unsigned, long, long, long,         \
 				     unsigned);                                                    \
-		struct agent_omp_region *r =                                                       \
-			region_begin(fn, data, AGENT_WAIT_SITE, AGENT_WAIT_SP);                    \
+		struct agent_omp_region *r = REGION_BEGIN(name);                                   \
                                                                                                    \
 		if (!r) {                                                                          \
 			REAL(fn_t, name)(fn, data, n, start, end, incr, flags);                    \
@@ -591,7 +596,7 @@ static void on_parallel_begin(ompt_data_t *task, const ompt_frame_t *frame, ompt
 	r->object = (uintptr_t)codeptr;
 	r->measured = true; /* its end writes OMP_REGION when the thread records waits */
 	r->origin_stack = origin_here(&r->origin_tid, (uintptr_t)codeptr,
-				      (uintptr_t)__builtin_frame_address(0));
+				      (uintptr_t)__builtin_frame_address(0), 0);
 }
 
 static void on_parallel_end(ompt_data_t *parallel, ompt_data_t *task, int flags,

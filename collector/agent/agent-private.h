@@ -765,8 +765,8 @@ uint64_t agent_wait_stack_here(struct agent_thread *t, uintptr_t pc, bool keep_l
  */
 uint64_t agent_origin_stack_here(struct agent_thread *t);
 /* The same, kept per call site: site the return address into the caller (not 0), sp its
-   frame there. */
-uint64_t agent_origin_stack_at(struct agent_thread *t, uintptr_t site, uintptr_t sp);
+   frame there; pc, when not 0, an innermost frame to add (exact). */
+uint64_t agent_origin_stack_at(struct agent_thread *t, uintptr_t pc, uintptr_t site, uintptr_t sp);
 /* A RAW_REC_ORIGIN record in t's stream (t: the calling thread), now. */
 void agent_origin_write(struct agent_thread *t, pid_t tid, uint64_t stack, uint32_t kind);
 /* The stack id remembered for call site key in t's table, 0 when none. */

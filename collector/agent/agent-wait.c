@@ -242,9 +242,9 @@ uint64_t agent_wait_stack_here(struct agent_thread *t, uintptr_t pc, bool keep_l
 	return stack_here_taken(t, pc, keep_last, false, 0, 0);
 }
 
-uint64_t agent_origin_stack_at(struct agent_thread *t, uintptr_t site, uintptr_t sp)
+uint64_t agent_origin_stack_at(struct agent_thread *t, uintptr_t pc, uintptr_t site, uintptr_t sp)
 {
-	return stack_here_taken(t, 0, false,
+	return stack_here_taken(t, pc, false,
 				atomic_load_explicit(&t->py, memory_order_relaxed) &&
 					pyagent_active(),
 				site, sp);
@@ -252,7 +252,7 @@ uint64_t agent_origin_stack_at(struct agent_thread *t, uintptr_t site, uintptr_t
 
 uint64_t agent_origin_stack_here(struct agent_thread *t)
 {
-	return agent_origin_stack_at(t, 0, 0);
+	return agent_origin_stack_at(t, 0, 0, 0);
 }
 
 /* ---- descriptors' names ------------------------------------------------------------------ */

@@ -6,7 +6,8 @@ then second(), a region of 2 threads burning 2 units each; built with gcc and li
 clang and libomp (argument gomp or libomp). The runtime creates its worker thread in first()'s
 region, so the thread's creating stack alone would put second()'s work under first().
 Known answers (OMP_WAIT_POLICY=passive: no thread spins at a barrier): with -stitch the
-top-down tree has one root, main (6 units); main > first holds 2 units, main > second 4;
+top-down tree has one root, main (6 units); main > first holds 2 units, main > second 4,
+each region's outlined function one node with both threads' parts;
 result.db's contexts name the regions' beginnings (origin_stack_id under first and second).
 Without -stitch the view is as before: the worker is a root of its own ([OpenMP worker], 3
 units) and main > second holds the main thread's 2. Times within e2elib.Sampled's tolerance.
@@ -59,6 +60,16 @@ def main():
                      "%s -stitch: main > first" % runtime, stretches=4)
         e.check_time(stats, st.get(("main", "second"), 0), 4 * unit,
                      "%s -stitch: main > second" % runtime, stretches=4)
+        # Both threads' parts are one node: the worker's meets the main thread's under the
+        # runtime's entry (libgomp: GOMP_parallel; libomp: its dispatcher).
+        for fn, units in (("first", 2), ("second", 4)):
+            nodes = {k: v for k, v in st.items() if k[:2] == ("main", fn) and
+                     k[-1].startswith(fn + " [omp parallel at stitch-omp.c:")}
+            e.check(len(nodes) == 1, "%s -stitch: %s's region is one node (%s)" % (
+                runtime, fn, sorted(nodes)))
+            e.check_time(stats, max(nodes.values()), units * unit,
+                         "%s -stitch: %s's region, both threads' parts" % (runtime, fn),
+                         stretches=4)
 
         plain = e.topdown_paths(res)
         e.check_time(stats, plain.get(("[OpenMP worker]",), 0), 3 * unit,
