@@ -621,6 +621,9 @@ static bool decode(struct raw_reader *r, struct raw_record *rec)
 	case RAW_REC_OMP_REGION:
 		return dec_fields(&d, "ivvu", &rec->time_ns, &rec->u.omp_region.duration_ns,
 				  &rec->u.omp_region.object, &rec->u.omp_region.threads);
+	case RAW_REC_ORIGIN:
+		return dec_fields(&d, "iuvw", &rec->time_ns, &rec->u.origin.tid,
+				  &rec->u.origin.stack_id, &rec->u.origin.kind);
 	default:
 		/* Not ours to decode: the caller gets the payload, skipped by its length. */
 		rec->decoded = false;

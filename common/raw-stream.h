@@ -151,7 +151,18 @@ enum raw_type {
 				      threads:varint */
 	RAW_REC_WAIT_OPEN = 52,    /* time:svarint stack:varint kind:varint object:varint
 				      seen:svarint: a wait begun at time, not ended at seen */
+	RAW_REC_ORIGIN = 53,       /* time:svarint tid:varint stack:varint kind:varint: from
+				      time on, the thread's work was started by thread tid at
+				      its stack (enum raw_origin_kind) */
 	RAW_REC_MAX = 127,
+};
+
+/* RAW_REC_ORIGIN kinds. */
+enum raw_origin_kind {
+	RAW_ORIGIN_CREATE = 0, /* the thread's creation (pthread_create) */
+	RAW_ORIGIN_WORK = 1,   /* a part of work another thread started (an OpenMP region's
+				  implicit task) begins, lasting to the next one; tid 0: the
+				  thread's own work again */
 };
 
 /* RAW_REC_STACK flags. */
@@ -537,6 +548,13 @@ int raw_writer_wait_open(struct raw_writer *w, int64_t time_ns, uint64_t stack_i
 			 uint64_t object, int64_t seen_ns);
 int raw_writer_omp_region(struct raw_writer *w, int64_t time_ns, uint64_t duration_ns,
 			  uint64_t object, uint32_t threads);
+/*
+ * From time_ns on, the thread's work was started by thread tid of the same process at its
+ * stack stack_id, a STACK id of tid's own stream (RAW_REC_ORIGIN); kind: enum
+ * raw_origin_kind (tid 0 with RAW_ORIGIN_WORK: that work ended).
+ */
+int raw_writer_origin(struct raw_writer *w, int64_t time_ns, uint32_t tid, uint64_t stack_id,
+		      uint32_t kind);
 /* Any record type: payload is written as given (for analyses' own record types). */
 int raw_writer_record(struct raw_writer *w, uint8_t type, const void *payload, size_t len);
 
@@ -673,6 +691,11 @@ struct raw_record {
 			uint64_t object;      /* as the region's openmp-barrier waits */
 			uint32_t threads;     /* in its team */
 		} omp_region;
+		struct {
+			uint32_t tid;      /* the thread that started the work, 0: none known */
+			uint64_t stack_id; /* a STACK id of tid's stream */
+			uint32_t kind;     /* enum raw_origin_kind */
+		} origin;
 	} u;
 };
 

@@ -730,6 +730,13 @@ int raw_writer_omp_region(struct raw_writer *w, int64_t time_ns, uint64_t durati
 			     (uint64_t)threads);
 }
 
+int raw_writer_origin(struct raw_writer *w, int64_t time_ns, uint32_t tid, uint64_t stack_id,
+		      uint32_t kind)
+{
+	return record_fields(w, RAW_REC_ORIGIN, "ivvv", time_ns, (uint64_t)tid, stack_id,
+			     (uint64_t)kind);
+}
+
 int raw_writer_object(struct raw_writer *w, uint32_t kind, uint64_t object, const char *name)
 {
 	return record_fields(w, RAW_REC_OBJECT, "vvs", (uint64_t)kind, object, name);

@@ -25,6 +25,10 @@ static const struct db_col threads_cols[] = {
 	DB_INT("weight", struct thread, weight),
 	DB_INT("time_ns", struct thread, time_ns),
 	DB_TEXT("os_name", struct thread, os_name),
+	DB_REF("parent_thread_id", struct thread, parent_thread,
+	       DB_NULL_UNLESS_SET(struct thread, has_parent)),
+	DB_REF("parent_stack_id", struct thread, parent_node,
+	       DB_NULL_UNLESS_SET(struct thread, has_parent)),
 };
 static const struct db_table threads_table = DB_TABLE("threads", "INSERT", threads_cols);
 
@@ -77,7 +81,9 @@ static int write_metrics(struct fin_db *x, const struct fin *f)
 struct context_cells {
 	const char *wait_kind, *object_type, *object_name, *mpi_function, *region;
 	int64_t object;
-	bool wait;          /* object is NULL unless it is a wait's */
+	bool wait;   /* object is NULL unless it is a wait's */
+	bool origin; /* origin_* are NULL unless set */
+	uint32_t origin_thread, origin_node;
 	uint32_t comm_size; /* ranks in the MPI call's communicator, 0 (NULL): none */
 };
 
@@ -91,6 +97,10 @@ static const struct db_col contexts_cols[] = {
 	DB_TEXT("mpi_function", struct context_cells, mpi_function),
 	DB_INT("communicator_size", struct context_cells, comm_size, DB_NULL_IF_UNSET),
 	DB_TEXT("region", struct context_cells, region),
+	DB_REF("origin_thread_id", struct context_cells, origin_thread,
+	       DB_NULL_UNLESS_SET(struct context_cells, origin)),
+	DB_REF("origin_stack_id", struct context_cells, origin_node,
+	       DB_NULL_UNLESS_SET(struct context_cells, origin)),
 };
 static const struct db_table contexts_table = DB_TABLE("contexts", "INSERT", contexts_cols);
 
@@ -107,6 +117,9 @@ static struct context_cells context_cells(const struct context *k)
 		.object = (int64_t)k->object,
 		.wait = wait,
 		.comm_size = mpi ? k->comm_size : 0,
+		.origin = k->origin_found,
+		.origin_thread = k->origin_thread,
+		.origin_node = k->origin_node,
 	};
 }
 
@@ -115,6 +128,9 @@ static bool same_row(const struct context *a, const struct context *b)
 {
 	return a->kind == b->kind && a->object == b->object && a->region == b->region &&
 	       a->mpi_function == b->mpi_function && a->comm_size == b->comm_size &&
+	       a->origin_found == b->origin_found &&
+	       (!a->origin_found ||
+		(a->origin_thread == b->origin_thread && a->origin_node == b->origin_node)) &&
 	       (a->name == b->name || (a->name && b->name && !strcmp(a->name, b->name)));
 }
 

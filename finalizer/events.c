@@ -163,6 +163,8 @@ int fin_build_events(struct fin *f)
 		ret = values_to_events(f, s);
 		for (k = 0; k < NDECODERS && !ret; k++)
 			ret = decoders[k].to_events(f, s);
+		if (!ret && s->nworks)
+			ret = works_to_contexts(f, s);
 	}
 	return ret;
 }
@@ -176,6 +178,8 @@ struct context_key {
 	int64_t t;
 	uint32_t mpi_function, comm_size;
 	const char *region;
+	uint32_t origin_tid;
+	uint64_t origin_stack;
 };
 
 static bool context_eq(const void *ctx, uint32_t idx)
@@ -185,7 +189,8 @@ static bool context_eq(const void *ctx, uint32_t idx)
 
 	return c->image == k->image && c->kind == k->kind && c->object == k->object &&
 	       c->mpi_function == k->mpi_function && c->comm_size == k->comm_size &&
-	       c->region == k->region;
+	       c->region == k->region && c->origin_tid == k->origin_tid &&
+	       c->origin_stack == k->origin_stack;
 }
 
 /* The mapping of addr in image or, for a forked child, in the parents it started with. */
@@ -226,6 +231,8 @@ static int context_make(const void *ctx, void *elem)
 			       .mpi_function = k->mpi_function,
 			       .comm_size = k->comm_size,
 			       .region = k->region,
+			       .origin_tid = k->origin_tid,
+			       .origin_stack = k->origin_stack,
 			       .time_ns = k->t,
 			       .module = NO_MODULE,
 			       .db_id = -1 };
@@ -250,6 +257,8 @@ static int64_t context_get(struct context_key *k)
 		h = hash_combine(hash_combine(h, k->mpi_function), k->comm_size);
 	if (k->region)
 		h = hash_combine(h, (uint64_t)(uintptr_t)k->region);
+	if (k->origin_tid)
+		h = hash_combine(hash_combine(h, k->origin_tid), k->origin_stack);
 	i = HASH_INDEX_GET(&f->context_index, h, context_eq, context_make, k, f->contexts,
 			   f->ncontexts, f->contexts_cap);
 	return i < 0 ? i : i + 1;
@@ -268,6 +277,24 @@ int64_t fin_context_get_mpi(struct fin *f, uint32_t image, uint32_t function, ui
 {
 	struct context_key k = { f, image, 0, 0, 0, function, comm_size, region };
 
+	return context_get(&k);
+}
+
+int64_t fin_context_origin(struct fin *f, uint32_t image, uint32_t ctx, uint32_t tid,
+			   uint64_t stack_id, int64_t t)
+{
+	struct context_key k = { f, image, 0, 0, t, 0, 0, NULL, tid, stack_id };
+
+	if (ctx) {
+		const struct context *c = &f->contexts[ctx - 1];
+
+		k.kind = c->kind;
+		k.object = c->object;
+		k.t = c->time_ns;
+		k.mpi_function = c->mpi_function;
+		k.comm_size = c->comm_size;
+		k.region = c->region;
+	}
 	return context_get(&k);
 }
 

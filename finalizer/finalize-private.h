@@ -113,7 +113,15 @@ struct context {
 	const char *name; /* object_name, NULL when unknown; interned in fin.strings */
 	uint32_t module;  /* the module whose data (or code) holds the object, NO_MODULE if none */
 	uint64_t addr;    /* the module-relative address of the object (code: of the call) */
-	int64_t db_id;    /* contexts.id once written */
+	/* The thread (tid, 0: none) that began the work the sample was part of, and its
+	   stack: an id of its stream; once located (origin_found) the index into that
+	   stream's stacks; once placed its thread and tree node. */
+	uint32_t origin_tid;
+	uint64_t origin_stack;
+	uint32_t origin_stream;
+	bool origin_found;
+	uint32_t origin_thread, origin_node;
+	int64_t db_id; /* contexts.id once written */
 };
 
 struct fin {
@@ -253,6 +261,12 @@ int64_t fin_context_get(struct fin *f, uint32_t image, uint32_t kind, uint64_t o
    none): index + 1, -ENOMEM. */
 int64_t fin_context_get_mpi(struct fin *f, uint32_t image, uint32_t function, uint32_t comm_size,
 			    const char *region);
+/*
+ * Context ctx (index + 1, 0: none) of image with the origin of a part of work: thread tid of
+ * the image began it at its stack stack_id, a collection time t. Index + 1, or -ENOMEM.
+ */
+int64_t fin_context_origin(struct fin *f, uint32_t image, uint32_t ctx, uint32_t tid,
+			   uint64_t stack_id, int64_t t);
 /* After module_resolve(): the names of the contexts' objects. 0 or -ENOMEM. */
 int fin_name_contexts(struct fin *f);
 
@@ -309,6 +323,13 @@ int mpis_to_events(struct fin *f, struct stream *s);
  * (NULL: none), for the other decoders' events.
  */
 int region_take(struct stream *s, const struct raw_record *rec);
+/*
+ * origins.c: where a thread's work began. origin_take() keeps a RAW_REC_ORIGIN of s (0 or
+ * -ENOMEM); works_to_contexts() (after the decoders' to_events) gives each CPU sample in a
+ * part of work another thread began the context naming it.
+ */
+int origin_take(struct stream *s, const struct raw_record *rec);
+int works_to_contexts(struct fin *f, struct stream *s);
 int regions_to_events(struct fin *f, struct stream *s);
 const char *region_at(const struct stream *s, int64_t time_ns);
 void regions_release(struct stream *s);

@@ -57,6 +57,9 @@ struct thread {
 	uint64_t samples, weight, time_ns;
 	uint64_t wait_ns, waits, waits_short; /* its waits (saturating), for the summary */
 	uint64_t spin_ns; /* its Spin Time: in both its CPU time and its OpenMP waits */
+	/* The thread that created it and the tree node of its stack there (RAW_REC_ORIGIN). */
+	bool has_parent;
+	uint32_t parent_thread, parent_node;
 	int64_t db_id;
 };
 

@@ -146,6 +146,13 @@ static bool in_runtime(const struct names *w, uint32_t frame)
 	return fin_openmp_module(mod_of(w, frame));
 }
 
+/* The agent's wrappers of the runtime's entries and of the outlined functions (-stitch, waits):
+   as transparent as the runtime between a region's outlined function and its caller. */
+static bool in_agent(const struct names *w, uint32_t frame)
+{
+	return !strncmp(mod_of(w, frame), "libpcollect", 11);
+}
+
 static bool in_mpi(const struct names *w, uint32_t frame)
 {
 	return fin_mpi_module(mod_of(w, frame));
@@ -260,7 +267,7 @@ static void see_region(struct names *w, size_t i)
 		r->outer = w->f->frames[w->fr[i - 1]].function;
 		return;
 	}
-	while (k > 0 && in_runtime(w, w->fr[k - 1]))
+	while (k > 0 && (in_runtime(w, w->fr[k - 1]) || in_agent(w, w->fr[k - 1])))
 		k--;
 	if (r->parent == UINT32_MAX && k > 0 && k < i && in_program(w, w->fr[k - 1])) {
 		r->parent = w->fr[k - 1];

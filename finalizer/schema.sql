@@ -23,7 +23,9 @@ CREATE TABLE contexts (id INTEGER PRIMARY KEY,
   object_name TEXT, -- a variable's symbol, an fd's path; NULL when unknown
   mpi_function TEXT, -- an MPI call's function: 'MPI_Send', 'MPI_Barrier', ...
   communicator_size INTEGER, -- ranks in its communicator; NULL when it has none
-  region TEXT);     -- the regions the program named, 'outer/inner'; NULL: in none
+  region TEXT,      -- the regions the program named, 'outer/inner'; NULL: in none
+  origin_thread_id INTEGER REFERENCES threads(id), -- the thread that began the work
+  origin_stack_id INTEGER REFERENCES stacks(id));  -- ... at this stack (an OpenMP region)
 CREATE TABLE processes (id INTEGER PRIMARY KEY, pid INTEGER, ppid INTEGER,
   parent_id INTEGER REFERENCES processes(id), origin TEXT, generation INTEGER,
   host TEXT, rank INTEGER, exe TEXT, command_line TEXT, start_ns INTEGER,
@@ -31,7 +33,8 @@ CREATE TABLE processes (id INTEGER PRIMARY KEY, pid INTEGER, ppid INTEGER,
 CREATE TABLE threads (id INTEGER PRIMARY KEY,
   process_id INTEGER REFERENCES processes(id), tid INTEGER, name TEXT,
   start_ns INTEGER, end_ns INTEGER, cpu_ns INTEGER, samples INTEGER, weight INTEGER,
-  time_ns INTEGER, os_name TEXT);
+  time_ns INTEGER, os_name TEXT, parent_thread_id INTEGER REFERENCES threads(id),
+  parent_stack_id INTEGER REFERENCES stacks(id));
 CREATE TABLE modules (id INTEGER PRIMARY KEY, path TEXT, name TEXT, build_id TEXT,
   kind TEXT, resolved_path TEXT, debug_path TEXT, symbols TEXT, status TEXT,
   role TEXT);

@@ -125,6 +125,95 @@ static int64_t stack_of(struct fin *f, struct stream *s, struct id_query *q, uin
 	return idx;
 }
 
+/* The thread stream of tid in image, other than stream skip; -1 when none. */
+static int64_t stream_of_tid(const struct fin *f, uint32_t image, uint32_t tid, size_t skip)
+{
+	size_t j;
+
+	for (j = 0; j < f->nstreams; j++) {
+		const struct stream *p = &f->streams[j];
+
+		if (j != skip && p->has_header && p->duplicate_of < 0 &&
+		    p->hdr.kind != RAW_STREAM_PROCESS && p->image == image &&
+		    (uint32_t)p->hdr.tid == tid)
+			return (int64_t)j;
+	}
+	return -1;
+}
+
+/* Stack maps of streams kept while the origins that name them come together. */
+struct origin_maps {
+	struct id_query q;
+	int64_t mapped;
+};
+
+static void origin_maps_release(struct origin_maps *om)
+{
+	free(om->q.map.direct);
+	hash_index_release(&om->q.map.hash);
+	memset(om, 0, sizeof(*om));
+	om->mapped = -1;
+}
+
+/*
+ * Stack id *stack of tid's stream in image, at collection time t: located there like a
+ * sample's, *stack its index and *stream that stream's. False when either is not found.
+ */
+static bool origin_locate(struct fin *f, struct origin_maps *om, uint32_t image, uint32_t tid,
+			  size_t skip, uint64_t *stack, int64_t t, uint32_t *stream, int *err)
+{
+	int64_t j = stream_of_tid(f, image, tid, skip);
+	uint64_t bad = 0;
+
+	if (j < 0)
+		return false;
+	if (j != om->mapped) {
+		origin_maps_release(om);
+		om->mapped = j;
+		*err = id_map_build(&om->q.map, &f->streams[j]);
+		if (*err)
+			return false;
+	}
+	*stream = (uint32_t)j;
+	return stack_of(f, &f->streams[j], &om->q, stack, t - f->streams[j].offset_ns, &bad, err) >=
+	       0;
+}
+
+/*
+ * The origins' stacks (RAW_REC_ORIGIN: origins.c), each in the stream of the thread of its
+ * tid in the same process image, located there like a sample's, at the record's time (the
+ * modules then): each created thread's creating stack, and each context's part of work. An
+ * origin whose thread or stack is not found is dropped.
+ */
+static int locate_origins(struct fin *f)
+{
+	struct origin_maps om;
+	size_t i;
+	int ret = 0;
+
+	memset(&om, 0, sizeof(om));
+	om.mapped = -1;
+	for (i = 0; i < f->nstreams && !ret; i++) {
+		struct stream *s = &f->streams[i];
+
+		if (s->has_origin)
+			s->has_origin =
+				origin_locate(f, &om, s->image, s->origin_tid, i, &s->origin_stack,
+					      s->origin_time_ns + s->offset_ns, &s->origin_stream,
+					      &ret);
+	}
+	for (i = 0; i < f->ncontexts && !ret; i++) {
+		struct context *c = &f->contexts[i];
+
+		if (c->origin_tid)
+			c->origin_found = origin_locate(f, &om, c->image, c->origin_tid, SIZE_MAX,
+							&c->origin_stack, c->time_ns,
+							&c->origin_stream, &ret);
+	}
+	origin_maps_release(&om);
+	return ret;
+}
+
 int fin_locate_stacks(struct fin *f)
 {
 	size_t i, j;
@@ -154,5 +243,5 @@ int fin_locate_stacks(struct fin *f)
 		free(q.map.direct);
 		hash_index_release(&q.map.hash);
 	}
-	return ret;
+	return ret ? ret : locate_origins(f);
 }

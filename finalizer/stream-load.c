@@ -405,7 +405,11 @@ static int take_lost(struct stream *s, const struct raw_record *rec)
 /* Regions the program named, and the analyses' records (32-127): events.c's decoders. */
 static int take_event(struct stream *s, const struct raw_record *rec)
 {
-	int ret = fin_events_take(s, rec);
+	int ret;
+
+	if (rec->type == RAW_REC_ORIGIN)
+		return origin_take(s, rec);
+	ret = fin_events_take(s, rec);
 
 	if (ret == 0 && rec->type >= RAW_REC_ALLOC_FIRST)
 		s->unknown_records++; /* no decoder knows the type */
@@ -517,6 +521,10 @@ void stream_drop_records(struct stream *s)
 	free(s->process.command_line);
 	pystream_release(&s->py);
 	regions_release(s);
+	free(s->works);
+	s->works = NULL;
+	s->nworks = s->works_cap = 0;
+	s->has_origin = false;
 	free(s->py_frame_ids);
 	s->mods = NULL;
 	s->tevents = NULL;

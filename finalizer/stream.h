@@ -93,6 +93,14 @@ struct sample_rec {
 	uint32_t context; /* index into fin.contexts + 1 (its region); 0: none */
 };
 
+/* A RAW_REC_ORIGIN of kind RAW_ORIGIN_WORK as read (origins.c): from time_ns on, the
+   thread works for thread tid (0: for none), which began that work at its stack. */
+struct work_mark {
+	int64_t time_ns; /* stream time */
+	uint32_t tid;
+	uint64_t stack; /* tid's stream's stack id */
+};
+
 /* RAW_REC_REGION_BEGIN/END as read (regions.c). */
 struct region_mark {
 	int64_t time_ns; /* stream time */
@@ -260,6 +268,15 @@ struct stream {
 	size_t nobjects, objects_cap;
 	struct mpi_rec *mpis;
 	size_t nmpis, mpis_cap;
+	/* Its first RAW_REC_ORIGIN: the thread that created this one and its stack there. */
+	bool has_origin;
+	uint32_t origin_tid;
+	int64_t origin_time_ns;  /* stream time */
+	uint64_t origin_stack;   /* that thread's stack id; once located the index into its
+				    stream's stacks, or NO_STACK */
+	uint32_t origin_stream;  /* index into fin.streams once located */
+	struct work_mark *works; /* its parts of work other threads began (OpenMP regions) */
+	size_t nworks, works_cap;
 	bool has_mpi_rank; /* a process stream with RAW_REC_MPI_RANK: */
 	int32_t mpi_rank;  /* the rank MPI gave the process */
 	struct region_rec *regions;

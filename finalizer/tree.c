@@ -341,9 +341,9 @@ static int add_samples(struct fin *f, struct stream *s, struct stack_rec *st)
 	/* Bounded per stream (FIN_MAX_STREAM_NS); their sums saturate. */
 	uint64_t ns = sat_mul_u64(st->weight, interval);
 
-	/* In a stream with regions its samples go one by one (fin_build_tree): their contexts
-	   differ. */
-	if (!s->nspans) {
+	/* In a stream with regions or parts of others' work its samples go one by one
+	   (fin_build_tree): their contexts differ. */
+	if (!s->nspans && !s->nworks) {
 		ret = agg_add(f, s->thread, st->node, 0, 0, st->samples,
 			      ns > INT64_MAX ? INT64_MAX : (int64_t)ns);
 		if (ret)
@@ -377,13 +377,14 @@ static int add_samples(struct fin *f, struct stream *s, struct stack_rec *st)
 	}
 	f->spin_samples += st->samples;
 	t->spin_ns += st->weight * interval; /* as time_ns, which it is part of */
-	if (f->spin_metric == UINT32_MAX || s->nspans)
+	if (f->spin_metric == UINT32_MAX || s->nspans || s->nworks)
 		return 0;
 	return agg_add(f, s->thread, st->node, f->spin_metric, 0, st->samples,
 		       ns > INT64_MAX ? INT64_MAX : (int64_t)ns);
 }
 
-/* The samples of a stream with regions, each with its context: CPU Time, and Spin Time. */
+/* The samples of a stream with regions or parts of others' work, each with its context: CPU
+   Time, and Spin Time. */
 static int add_samples_in_regions(struct fin *f, struct stream *s)
 {
 	uint64_t interval = s->hdr.interval_ns ? s->hdr.interval_ns : f->interval_ns;
@@ -432,7 +433,7 @@ int fin_build_tree(struct fin *f)
 			if (ret)
 				goto out;
 		}
-		if (s->nspans && (ret = add_samples_in_regions(f, s)))
+		if ((s->nspans || s->nworks) && (ret = add_samples_in_regions(f, s)))
 			goto out;
 		/* Events one by one: their metrics and contexts differ on one stack. */
 		for (j = 0; j < s->nevents; j++) {
@@ -445,6 +446,29 @@ int fin_build_tree(struct fin *f)
 			if (ret)
 				goto out;
 		}
+	}
+	/* Each created thread's creator, and its stack there now placed (RAW_REC_ORIGIN). */
+	for (i = 0; i < f->nstreams; i++) {
+		const struct stream *s = &f->streams[i];
+		const struct stream *p = &f->streams[s->origin_stream];
+		struct thread *t = &f->threads[s->thread];
+
+		if (!s->has_origin || t->has_parent || p->stacks[s->origin_stack].loc == SIZE_MAX)
+			continue;
+		t->has_parent = true;
+		t->parent_thread = p->thread;
+		t->parent_node = p->stacks[s->origin_stack].node;
+	}
+	for (i = 0; i < f->ncontexts; i++) {
+		struct context *c = &f->contexts[i];
+		const struct stream *p = &f->streams[c->origin_stream];
+
+		if (!c->origin_found || p->stacks[c->origin_stack].loc == SIZE_MAX) {
+			c->origin_found = false;
+			continue;
+		}
+		c->origin_thread = p->thread;
+		c->origin_node = p->stacks[c->origin_stack].node;
 	}
 out:
 	free(set.v);

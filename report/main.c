@@ -64,6 +64,10 @@ static const struct option_spec specs[] = {
 	  "preport -r r000hs -view top-down "
 	  "-recursion-mode collapse",
 	  recursion_modes },
+	{ "stitch", NULL, OPTION_FLAG, NULL,
+	  "show a thread's time under the call stack that created it (pthread_create, "
+	  "threading.Thread.start), as if the thread's work were a call made there",
+	  "preport -r r000hs -view top-down -stitch", NULL },
 	{ "name-style", NULL, OPTION_VALUE, "STYLE",
 	  "full (default) or short: function names without C++ parameter lists", NULL,
 	  name_styles },
@@ -214,6 +218,7 @@ int report_main(int argc, char **argv, const char *tool)
 	o.short_names = s && !strcmp(s, "short");
 	s = options_get_str(&res, "inline-mode");
 	o.inline_on = !s || !strcmp(s, "on");
+	o.stitch = options_has(&res, "stitch");
 	s = options_get_str(&res, "call-stack-mode");
 	o.all_frames = s && !strcmp(s, "all");
 	o.python_only = s && !strcmp(s, "python-only");

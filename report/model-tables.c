@@ -256,6 +256,10 @@ static const struct model_column thread_cols[] = {
 	COL(model_thread, cpu_ns, COLUMN_INT64, "cpu_ns"),
 	COL(model_thread, start_ns, COLUMN_INT64, "start_ns", .null_int = -1),
 	COL(model_thread, end_ns, COLUMN_INT64, "end_ns", .null_int = -1),
+	COL(model_thread, parent_thread_id, COLUMN_INT64, "parent_thread_id", .null_int = -1,
+	    .flags = COLUMN_OPTIONAL),
+	COL(model_thread, parent_stack_id, COLUMN_INT64, "parent_stack_id", .null_int = -1,
+	    .flags = COLUMN_OPTIONAL),
 };
 
 static const struct model_table threads_table =
@@ -406,6 +410,10 @@ static const struct model_column context_cols[] = {
 	COL(model_context, mpi_function, COLUMN_STR, "mpi_function", .flags = COLUMN_OPTIONAL),
 	COL(model_context, comm_size, COLUMN_INT64, "communicator_size", .flags = COLUMN_OPTIONAL),
 	COL(model_context, region, COLUMN_STR, "region", .flags = COLUMN_OPTIONAL),
+	COL(model_context, origin_thread_id, COLUMN_INT64, "origin_thread_id", .null_int = -1,
+	    .flags = COLUMN_OPTIONAL),
+	COL(model_context, origin_stack_id, COLUMN_INT64, "origin_stack_id", .null_int = -1,
+	    .flags = COLUMN_OPTIONAL),
 };
 
 /* Results before waits have no such table (or one without the wait columns). */

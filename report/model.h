@@ -67,6 +67,8 @@ struct model_thread {
 	int64_t cpu_ns;      /* measured by the thread at its end, 0 when unknown */
 	int64_t start_ns;    /* from the collection start; -1 when unknown */
 	int64_t end_ns;      /* -1 when unknown (a thread still running when the program died) */
+	/* Database ids of the thread that created it and of its stack there; -1: none known. */
+	int64_t parent_thread_id, parent_stack_id;
 };
 
 /*
@@ -85,6 +87,9 @@ struct model_context {
 	int64_t comm_size;        /* ranks in its communicator, 0 when it has none */
 	const char *region;       /* the regions the program named, "outer/inner"; NULL: none */
 	int region_index;         /* index into model.regions, -1 when none */
+	/* Database ids of the thread that began the work the sample was part of (an OpenMP
+	   region) and of its stack there; -1: none. */
+	int64_t origin_thread_id, origin_stack_id;
 };
 
 /* A distinct sync object: contexts of one type, value and name (the kinds without an object
@@ -223,6 +228,13 @@ size_t model_ndbs(const struct model *m);
 struct sqlite3 *model_db(const struct model *m, size_t i);
 /* What to add to the times of database i to count from the job's start (0 outside a job). */
 int64_t model_db_offset_ns(const struct model *m, size_t i);
+
+/*
+ * -stitch: each created thread's samples moved to copies of their stacks under the stack
+ * that created the thread (and its creator's, up the chain): new stacks appended to m.
+ * 0 or -ENOMEM.
+ */
+int model_stitch(struct model *m);
 
 /* True when the samples table has a row. */
 bool model_has_samples(struct model *m);

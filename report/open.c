@@ -470,6 +470,14 @@ int report_open(struct report *r, const struct report_opts *o, const char *dir,
 		if (rc)
 			goto fail;
 	}
+	if (o->stitch && r->m.nparts)
+		log_warn("option '-stitch' does not apply to a parallel job's result '%s': its "
+			 "threads are shown apart",
+			 dir);
+	else if (o->stitch && (rc = model_stitch(&r->m))) {
+		log_error("cannot stitch the threads of '%s': %s", dir, strerror(-rc));
+		goto fail;
+	}
 	if (o->show_from && (rc = show_from_functions(r, o->show_from, &show)))
 		goto fail;
 	rc = cct_build(&r->tree, &r->m, flags, show);

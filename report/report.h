@@ -30,6 +30,7 @@ struct report_opts {
 	bool collapse_recursion; /* -recursion-mode collapse */
 	bool short_names;        /* -name-style short: C++ parameter lists dropped */
 	bool inline_on;          /* -inline-mode on */
+	bool stitch;             /* -stitch: created threads under their creating stacks */
 	bool all_frames;         /* -call-stack-mode all */
 	bool python_only;        /* -call-stack-mode python-only */
 	enum report_format format;

@@ -32,6 +32,13 @@
  * measured in each thread) or for a lock (mutex_acquire, mutex_acquired). libomp also exports
  * GOMP_* for programs built with gcc: with OMPT running those are left to it.
  *
+ * Whatever the analysis, every region tells where it began (RAW_REC_ORIGIN, for preport
+ * -stitch): the beginning thread's stack is taken at the region's start (GOMP_parallel and
+ * its kin, which then wrap the outlined function even without waits; OMPT's parallel_begin),
+ * and every other thread of the team writes an ORIGIN record naming it as its part begins
+ * (the trampoline; OMPT's implicit_task) when its last part's origin was another. So with libomp
+ * the agent is an OMPT tool for every analysis; its wait callbacks are set with waits only.
+ *
  * An OpenMP lock or critical section has no try variant: it is measured on every call, and an
  * acquisition shorter than AGENT_OMP_LOCK_FLOOR_NS met no other thread and is no wait.
  */
@@ -46,6 +53,9 @@ struct agent_omp_region {
 	uint64_t object; /* the construct's code address */
 	void (*fn)(void *);
 	void *data;
+	bool measured;         /* waits measured in it (else it only tells its origin) */
+	pid_t origin_tid;      /* the thread that began it, 0 when it is not sampled */
+	uint64_t origin_stack; /* its stack there, an id of its stream (RAW_REC_ORIGIN) */
 };
 
 static bool ompt_running; /* libomp's OMPT called us: its waits come from there */
@@ -202,11 +212,58 @@ void agent_omp_thread_finish(struct agent_thread *t)
 		region_put(r);
 }
 
+/*
+ * Where the calling thread begins a parallel region at call site (site, sp), entry (when not
+ * 0) the runtime's function it calls, for the team's ORIGIN records: its id, with *tid, or 0
+ * when the thread is not sampled.
+ */
+static uint64_t origin_here(pid_t *tid, uintptr_t site, uintptr_t sp, uintptr_t entry)
+{
+	struct agent_thread *self = agent_self;
+	uint64_t id;
+
+	*tid = 0;
+	if (!agent.active || !self || atomic_load(&self->state) != AGENT_THREAD_LIVE ||
+	    agent_in_vfork_child())
+		return 0;
+	id = agent_origin_stack_at(self, entry, site, sp);
+	if (id)
+		*tid = self->tid;
+	return id;
+}
+
+/*
+ * A team's thread other than tid, the one that began the region at stack: its part of the
+ * work begins. Written when it differs from the thread's last part's: the time until the
+ * next record, its part and the wait for the next region, is that region's (a loop of one
+ * region costs no record).
+ */
+static void origin_mark(pid_t tid, uint64_t stack)
+{
+	struct agent_thread *self = agent_self;
+
+	if (!tid || !self || self->tid == tid || atomic_load(&self->state) != AGENT_THREAD_LIVE ||
+	    agent_in_vfork_child() || (self->origin_tid == tid && self->origin_stack == stack))
+		return;
+	self->origin_tid = tid;
+	self->origin_stack = stack;
+	agent_origin_write(self, tid, stack, RAW_ORIGIN_WORK);
+}
+
+static void omp_run(struct agent_omp_region *r);
+
 /* Run by every thread of the team in place of the outlined function. */
 static void omp_trampoline(void *p)
 {
 	struct agent_omp_region *r = p;
-	struct agent_thread *t = agent_wait_thread();
+
+	origin_mark(r->origin_tid, r->origin_stack);
+	omp_run(r);
+}
+
+static void omp_run(struct agent_omp_region *r)
+{
+	struct agent_thread *t = r->measured ? agent_wait_thread() : NULL;
 	struct agent_omp_thread *o;
 	uint64_t key;
 
@@ -232,15 +289,25 @@ static void omp_trampoline(void *p)
 	o->region = r;
 }
 
-static struct agent_omp_region *region_begin(void (*fn)(void *), void *data, uintptr_t site)
+static struct agent_omp_region *region_begin(void (*fn)(void *), void *data, uintptr_t site,
+					     uintptr_t sp, uintptr_t entry)
 {
+	bool measured = gomp_measured() && agent_wait_thread();
 	struct agent_omp_region *r;
+	uint64_t origin = 0;
+	pid_t tid = 0;
 
-	if (!gomp_measured() || !agent_wait_thread())
+	/* With OMPT, libomp tells the region's beginning itself. */
+	if (!ompt_running)
+		origin = origin_here(&tid, site, sp, entry);
+	if (!measured && !origin)
 		return NULL;
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return NULL;
+	r->measured = measured;
+	r->origin_tid = tid;
+	r->origin_stack = origin;
 	atomic_store(&r->refs, 1);
 	r->begin_ns = now_ns();
 	r->object = site;
@@ -257,7 +324,7 @@ static void region_end(struct agent_omp_region *r)
 	sigset_t old;
 
 	atomic_store(&r->end_ns, end);
-	t = agent_wait_thread();
+	t = r->measured ? agent_wait_thread() : NULL;
 	if (t) {
 		pending_write(t, false, false);
 		AGENT_BUSY;
@@ -271,6 +338,12 @@ static void region_end(struct agent_omp_region *r)
 	region_put(r);
 }
 
+/* A region of entry point name (its definition in the runtime is the innermost frame of the
+   stack where the region began: the team's parts meet the beginning thread's under it). */
+#define REGION_BEGIN(name)                                                                         \
+	region_begin(fn, data, AGENT_WAIT_SITE, AGENT_WAIT_SP,                                     \
+		     (uintptr_t)omp_real(&real_##name, #name))
+
 static void *real_GOMP_parallel;
 static void *real_GOMP_parallel_reductions;
 static void *real_GOMP_parallel_sections;
@@ -278,7 +351,7 @@ static void *real_GOMP_parallel_sections;
 AGENT_EXPORT void GOMP_parallel(void (*fn)(void *), void *data, unsigned n, unsigned flags)
 {
 	typedef void (*fn_t)(void (*)(void *), void *, unsigned, unsigned);
-	struct agent_omp_region *r = region_begin(fn, data, AGENT_WAIT_SITE);
+	struct agent_omp_region *r = REGION_BEGIN(GOMP_parallel);
 
 	if (!r) {
 		REAL(fn_t, GOMP_parallel)(fn, data, n, flags);
@@ -292,7 +365,7 @@ AGENT_EXPORT unsigned GOMP_parallel_reductions(void (*fn)(void *), void *data, u
 					       unsigned flags)
 {
 	typedef unsigned (*fn_t)(void (*)(void *), void *, unsigned, unsigned);
-	struct agent_omp_region *r = region_begin(fn, data, AGENT_WAIT_SITE);
+	struct agent_omp_region *r = REGION_BEGIN(GOMP_parallel_reductions);
 	unsigned ret;
 
 	if (!r)
@@ -306,7 +379,7 @@ AGENT_EXPORT void GOMP_parallel_sections(void (*fn)(void *), void *data, unsigne
 					 unsigned flags)
 {
 	typedef void (*fn_t)(void (*)(void *), void *, unsigned, unsigned, unsigned);
-	struct agent_omp_region *r = region_begin(fn, data, AGENT_WAIT_SITE);
+	struct agent_omp_region *r = REGION_BEGIN(GOMP_parallel_sections);
 
 	if (!r) {
 		REAL(fn_t, GOMP_parallel_sections)(fn, data, n, count, flags);
@@ -324,7 +397,7 @@ AGENT_EXPORT void GOMP_parallel_sections(void (*fn)(void *), void *data, unsigne
 	{                                                                                          \
 		typedef void (*fn_t)(void (*)(void *), void *, unsigned, long, long, long, long,   \
 				     unsigned);                                                    \
-		struct agent_omp_region *r = region_begin(fn, data, AGENT_WAIT_SITE);              \
+		struct agent_omp_region *r = REGION_BEGIN(name);                                   \
                                                                                                    \
 		if (!r) {                                                                          \
 			REAL(fn_t, name)(fn, data, n, start, end, incr, chunk, flags);             \
@@ -340,7 +413,7 @@ AGENT_EXPORT void GOMP_parallel_sections(void (*fn)(void *), void *data, unsigne
 	{                                                                                          \
 		typedef void (*fn_t)(void (*)(void *), void *, unsigned, long, long, long,         \
 				     unsigned);                                                    \
-		struct agent_omp_region *r = region_begin(fn, data, AGENT_WAIT_SITE);              \
+		struct agent_omp_region *r = REGION_BEGIN(name);                                   \
                                                                                                    \
 		if (!r) {                                                                          \
 			REAL(fn_t, name)(fn, data, n, start, end, incr, flags);                    \
@@ -521,6 +594,9 @@ static void on_parallel_begin(ompt_data_t *task, const ompt_frame_t *frame, ompt
 	atomic_store(&r->refs, 1);
 	r->begin_ns = now_ns();
 	r->object = (uintptr_t)codeptr;
+	r->measured = true; /* its end writes OMP_REGION when the thread records waits */
+	r->origin_stack = origin_here(&r->origin_tid, (uintptr_t)codeptr,
+				      (uintptr_t)__builtin_frame_address(0), 0);
 }
 
 static void on_parallel_end(ompt_data_t *parallel, ompt_data_t *task, int flags,
@@ -555,6 +631,7 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint, ompt_data_t *parall
 	(void)index;
 	if (endpoint != ompt_scope_begin || (flags & ompt_task_initial) || !r)
 		return;
+	origin_mark(r->origin_tid, r->origin_stack);
 	atomic_fetch_add(&r->threads, 1);
 	if (!o)
 		return;
@@ -672,14 +749,19 @@ static int ompt_initialize(ompt_function_lookup_t lookup, int device, ompt_data_
 	(void)data;
 	if (!set)
 		return 0;
+	/* Regions and their teams for every analysis (where the work began: -stitch), the
+	   waits with -collect threading. */
 	set(ompt_callback_parallel_begin, (ompt_callback_t)on_parallel_begin);
 	set(ompt_callback_parallel_end, (ompt_callback_t)on_parallel_end);
 	set(ompt_callback_implicit_task, (ompt_callback_t)on_implicit_task);
-	set(ompt_callback_sync_region_wait, (ompt_callback_t)on_sync_region_wait);
-	set(ompt_callback_mutex_acquire, (ompt_callback_t)on_mutex_acquire);
-	set(ompt_callback_mutex_acquired, (ompt_callback_t)on_mutex_acquired);
+	if (agent.cfg.waits) {
+		set(ompt_callback_sync_region_wait, (ompt_callback_t)on_sync_region_wait);
+		set(ompt_callback_mutex_acquire, (ompt_callback_t)on_mutex_acquire);
+		set(ompt_callback_mutex_acquired, (ompt_callback_t)on_mutex_acquired);
+	}
 	ompt_running = true;
-	agent_log("OpenMP runtime with OMPT: its waits are recorded through it");
+	agent_log("OpenMP runtime with OMPT: its regions%s are recorded through it",
+		  agent.cfg.waits ? " and waits" : "");
 	return 1;
 }
 
@@ -719,7 +801,7 @@ AGENT_EXPORT ompt_start_tool_result_t *ompt_start_tool(unsigned version, const c
 			  "not recorded");
 		return next(version, runtime);
 	}
-	if (!agent.cfg.waits || !agent.active)
+	if (!agent.active)
 		return NULL;
 	return &tool;
 }

@@ -114,8 +114,9 @@ struct agent_py {
  * Waits (-collect threading, agent-wait.c): the call sites of a thread's short waits, each
  * with the stack taken at its first wait and the waits counted since the last WAIT_SUM.
  */
-#define AGENT_WAIT_SITES 512 /* call sites per thread before the table is written out */
-#define AGENT_WAIT_NAMED 32  /* descriptors a thread has named (OBJECT records) */
+#define AGENT_WAIT_SITES   512 /* call sites per thread before the table is written out */
+#define AGENT_ORIGIN_CACHE 64  /* call sites of OpenMP regions whose stacks a thread keeps */
+#define AGENT_WAIT_NAMED   32  /* descriptors a thread has named (OBJECT records) */
 #define AGENT_WAIT_FLUSH_NS                                                                        \
 	1000000000ll /* short waits are written out at least this often                            \
 			while a thread waits */
@@ -284,6 +285,15 @@ struct agent_thread {
 	struct agent_mpi *mpi;
 	/* Waits (-collect threading), or NULL; only the thread itself and its end use it. */
 	struct agent_wait_thread *wait;
+	/* The stacks where the thread began OpenMP regions, by call site (return address,
+	   frame, Python frames): a region costs an unwind once per site
+	   (agent_origin_stack_at()). Emptied with each new stream. */
+	struct {
+		uint64_t key, id;
+	} origin_cache[AGENT_ORIGIN_CACHE];
+	/* The origin of the work it does, as its last ORIGIN record of kind 1 said. */
+	pid_t origin_tid;
+	uint64_t origin_stack;
 	/* memory-consumption: the thread's call-site cache (agent-memory.c), or NULL */
 	struct mem_thread *mem;
 };
@@ -773,6 +783,17 @@ uint64_t agent_wait_stack_here(struct agent_thread *t, uintptr_t pc, bool keep_l
 uint64_t agent_wait_stack_id(struct agent_thread *t, bool python);
 /* PCOLLECT_OP_TASK_WAIT (agent-task.c): an asyncio task's suspension, arg as it says. */
 int agent_task_wait(const char *arg);
+/*
+ * The stack where the calling thread t starts work in another thread (pthread_create, an
+ * OpenMP region), its Python frames too when it runs Python: its id in t's stream, 0 when
+ * none (RAW_REC_ORIGIN).
+ */
+uint64_t agent_origin_stack_here(struct agent_thread *t);
+/* The same, kept per call site: site the return address into the caller (not 0), sp its
+   frame there; pc, when not 0, an innermost frame to add (exact). */
+uint64_t agent_origin_stack_at(struct agent_thread *t, uintptr_t pc, uintptr_t site, uintptr_t sp);
+/* A RAW_REC_ORIGIN record in t's stream (t: the calling thread), now. */
+void agent_origin_write(struct agent_thread *t, pid_t tid, uint64_t stack, uint32_t kind);
 /* The stack id remembered for call site key in t's table, 0 when none. */
 uint64_t agent_wait_site_stack(struct agent_thread *t, uint64_t key);
 /* Take t's writer with our signal blocked (old: the mask to restore), and give it back. */

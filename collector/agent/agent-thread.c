@@ -746,7 +746,19 @@ void agent_threads_adopt_existing(void)
 struct thread_start {
 	void *(*fn)(void *);
 	void *arg;
+	pid_t parent_tid;      /* the creating thread, 0 when it is not sampled */
+	uint64_t parent_stack; /* its stack at pthread_create, an id of its stream */
 };
+
+void agent_origin_write(struct agent_thread *t, pid_t tid, uint64_t stack, uint32_t kind)
+{
+	sigset_t old;
+
+	if (!agent_wait_writer_take(t, &old))
+		return;
+	raw_writer_origin(&t->w, raw_header_now(&t->hdr), (uint32_t)tid, stack, kind);
+	agent_wait_writer_give(t, &old);
+}
 
 static void *thread_trampoline(void *p)
 {
@@ -760,8 +772,13 @@ static void *thread_trampoline(void *p)
 	if (agent.active) {
 		pthread_mutex_lock(&agent.control_lock);
 		t = agent_thread_begin(agent_gettid(), false);
-		if (t)
+		if (t) {
+			/* The first record after its start: who created it, where. */
+			if (s.parent_tid)
+				agent_origin_write(t, s.parent_tid, s.parent_stack,
+						   RAW_ORIGIN_CREATE);
 			agent_thread_arm(t);
+		}
 		pthread_mutex_unlock(&agent.control_lock);
 	}
 	return s.fn(s.arg);
@@ -770,6 +787,7 @@ static void *thread_trampoline(void *p)
 AGENT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 				void *(*start)(void *), void *arg)
 {
+	struct agent_thread *self;
 	struct thread_start *s;
 	int ret;
 
@@ -782,6 +800,12 @@ AGENT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 		return agent_real.pthread_create(thread, attr, start, arg);
 	s->fn = start;
 	s->arg = arg;
+	/* The creator's stack, in its own stream: the new thread names it (-stitch in preport). */
+	self = agent_self;
+	if (self && atomic_load(&self->state) == AGENT_THREAD_LIVE && !agent_in_vfork_child()) {
+		s->parent_stack = agent_origin_stack_here(self);
+		s->parent_tid = s->parent_stack ? self->tid : 0;
+	}
 	ret = agent_real.pthread_create(thread, attr, thread_trampoline, s);
 	if (ret)
 		agent_unmap(s, sizeof(*s));

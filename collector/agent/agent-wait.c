@@ -82,9 +82,13 @@ static int text_cb(struct dl_phdr_info *info, size_t size, void *data)
 
 void agent_wait_init(void)
 {
-	if (!agent.cfg.waits || !agent.active)
+	if (!agent.active)
 		return;
+	/* For every analysis: the stacks where threads and OpenMP regions begin leave our
+	   frames out too (agent_origin_stack_here()). */
 	agent_real.dl_iterate_phdr(text_cb, NULL);
+	if (!agent.cfg.waits)
+		return;
 	if (agent_text_hi <= agent_text_lo) {
 		agent_log("cannot find the agent's own code: waits not recorded");
 		return;
@@ -99,6 +103,10 @@ void agent_wait_stop(void)
 
 void agent_wait_thread_begin(struct agent_thread *t)
 {
+	/* A new stream: the stack ids kept were the old one's. */
+	memset(t->origin_cache, 0, sizeof(t->origin_cache));
+	t->origin_tid = 0;
+	t->origin_stack = 0;
 	if (!agent.cfg.waits)
 		return;
 	if (!t->wait) {
@@ -203,18 +211,53 @@ uint64_t agent_wait_stack_id(struct agent_thread *t, bool python)
 	return stack_id_here(t, 0, false, python);
 }
 
-uint64_t agent_wait_stack_here(struct agent_thread *t, uintptr_t pc, bool keep_last)
+/* site: a call site to keep the stack of (agent_origin_stack_at()), 0 for none. */
+static uint64_t stack_here_taken(struct agent_thread *t, uintptr_t pc, bool keep_last, bool python,
+				 uintptr_t site, uintptr_t sp)
 {
-	uint64_t id = 0;
+	uint64_t id = 0, pykey = 0, key = hash_combine(hash_mix(site), sp) | 1;
 	sigset_t old;
 
+	/* Without Python frames the site alone is the key: a known one costs no system call. */
+	if (site && !python && t->origin_cache[key % AGENT_ORIGIN_CACHE].key == key)
+		return t->origin_cache[key % AGENT_ORIGIN_CACHE].id;
 	agent_in_agent++;
 	if (agent_wait_writer_take(t, &old)) {
-		id = stack_id_here(t, pc, keep_last, false);
+		if (python)
+			pykey = agent_python_capture(t);
+		if (pykey)
+			key = hash_combine(key, pykey) | 1;
+		if (site && t->origin_cache[key % AGENT_ORIGIN_CACHE].key == key) {
+			id = t->origin_cache[key % AGENT_ORIGIN_CACHE].id;
+		} else {
+			id = stack_id_here(t, pc, keep_last, pykey != 0);
+			if (site && id) {
+				t->origin_cache[key % AGENT_ORIGIN_CACHE].key = key;
+				t->origin_cache[key % AGENT_ORIGIN_CACHE].id = id;
+			}
+		}
 		agent_wait_writer_give(t, &old);
 	}
 	agent_in_agent--;
 	return id;
+}
+
+uint64_t agent_wait_stack_here(struct agent_thread *t, uintptr_t pc, bool keep_last)
+{
+	return stack_here_taken(t, pc, keep_last, false, 0, 0);
+}
+
+uint64_t agent_origin_stack_at(struct agent_thread *t, uintptr_t pc, uintptr_t site, uintptr_t sp)
+{
+	return stack_here_taken(t, pc, false,
+				atomic_load_explicit(&t->py, memory_order_relaxed) &&
+					pyagent_active(),
+				site, sp);
+}
+
+uint64_t agent_origin_stack_here(struct agent_thread *t)
+{
+	return agent_origin_stack_at(t, 0, 0, 0);
 }
 
 /* ---- descriptors' names ------------------------------------------------------------------ */

@@ -560,6 +560,19 @@ def rows(res, *args, env=None):
     return list(csv.DictReader(io.StringIO(out)))
 
 
+def topdown_paths(res, *args):
+    """{tuple of function names from a root: CPU Time:Total ns} of the top-down view (below
+    its Total row), args added to its options."""
+    out, path = {}, []
+    for r in rows(res, "-view", "top-down", "-threshold", "0", *args):
+        d = int(r["Depth"])  # 0: the Total row
+        if d < 1:
+            continue
+        path[d - 1:] = [r["Function Stack"]]
+        out[tuple(path)] = out.get(tuple(path), 0) + ns(r["CPU Time:Total"])
+    return out
+
+
 def folded(res, *args):
     """The callstacks view of res (every stack, ARGS added): (frames outermost first, self
     CPU time in seconds) per stack."""

@@ -737,6 +737,7 @@ static void test_raw_wait_records(void)
 	CU_ASSERT(raw_writer_object(&w, RAW_WAIT_READ, 5, "pipe:[1234]") == 0);
 	CU_ASSERT(raw_writer_omp_region(&w, 500, 2000000, 0x401234, 4) == 0);
 	CU_ASSERT(raw_writer_wait_open(&w, 600, 11, RAW_WAIT_POLL, 3, 700) == 0);
+	CU_ASSERT(raw_writer_origin(&w, 800, 4242, 13, RAW_ORIGIN_WORK) == 0);
 	/* A kind that does not fit 32 bits is damage: the record is skipped. */
 	raw_enc_svarint(&e, 1);
 	raw_enc_varint(&e, 0x100000000ull);
@@ -771,6 +772,10 @@ static void test_raw_wait_records(void)
 	CU_ASSERT(rec.u.wait.stack_id == 11 && rec.u.wait.kind == RAW_WAIT_POLL);
 	CU_ASSERT(rec.u.wait.object == 3 && rec.u.wait.duration_ns == 0);
 	CU_ASSERT(rec.u.wait.seen_ns == 700);
+	CU_ASSERT_FATAL(raw_reader_next(r, &rec) == 1);
+	CU_ASSERT(rec.type == RAW_REC_ORIGIN && rec.decoded && rec.time_ns == 800);
+	CU_ASSERT(rec.u.origin.tid == 4242 && rec.u.origin.stack_id == 13);
+	CU_ASSERT(rec.u.origin.kind == RAW_ORIGIN_WORK);
 	CU_ASSERT(raw_reader_next(r, &rec) == 0);
 	CU_ASSERT(raw_reader_stats(r)->records_malformed == 1);
 
