@@ -25,17 +25,20 @@ VIEWS = {"summary": [], "mpi": ["-view", "mpi"],
          "rank": ["-view", "hotspots", "-group-by", "rank"]}
 
 
-def reports(res):
+def report(res, view):
+    """The view's text, and whether preport said it read the job database (-verbose)."""
+    cp = e.preport("-r", res, "-verbose", *VIEWS[view])
+    return cp.stdout, "reading job database '%s.job.db' (%d node results)" % (res, NODES) in \
+        cp.stderr
+
+
+def reports(res, job_db):
     out = {}
-    for name, args in VIEWS.items():
-        cp = e.preport("-r", res, *args)
-        out[name] = cp.stdout
+    for name in VIEWS:
+        out[name], read = report(res, name)
+        e.check(read == job_db, "%s: preport reads %s" % (
+            name, "the job database" if job_db else "the node databases"))
     return out
-
-
-def reads_job_db(res):
-    cp = e.preport("-r", res, "-view", "mpi", "-verbose")
-    return "reading job database '%s.job.db' (%d node results)" % (res, NODES) in cp.stderr
 
 
 with e.Workdir("mpi-job-db") as w:
@@ -57,13 +60,11 @@ with e.Workdir("mpi-job-db") as w:
     e.check(parts == NODES and nodes == NODES,
             "the job database holds the %d nodes (%d listed, %d in samples)"
             % (NODES, parts, nodes))
-    e.check(reads_job_db(res), "preport reads the job database")
 
     # The same answers from the job database as from the node databases.
-    from_job = reports(res)
+    from_job = reports(res, True)
     os.rename(job_db, job_db + ".away")
-    e.check(not reads_job_db(res), "preport reads the node databases without it")
-    from_nodes = reports(res)
+    from_nodes = reports(res, False)
     os.rename(job_db + ".away", job_db)
     for name in VIEWS:
         e.check(from_job[name] == from_nodes[name] and len(from_job[name]) > 100,
@@ -88,11 +89,11 @@ with e.Workdir("mpi-job-db") as w:
 
     # A node finalized again: the job database is out of date, the node databases are read.
     e.finalize(res + ".node03")
-    e.check(not reads_job_db(res), "a node finalized again: preport reads the node databases")
-    again = e.preport("-r", res, *VIEWS["rank"]).stdout
-    e.check(again == from_job["rank"], "the same after the node was finalized again")
-    cp = e.pfinalize(res, ["-quiet"])
-    e.check(reads_job_db(res), "pfinalize -r res alone writes the job database again")
+    again, read = report(res, "rank")
+    e.check(not read and again == from_job["rank"],
+            "a node finalized again: preport reads the node databases (%s), answers the same"
+            % read)
+    e.finalize(res)
 
     # Every node database overwritten in place, its size, time and inode kept: preport still
     # answers the same, so it reads the job database alone.
@@ -102,8 +103,7 @@ with e.Workdir("mpi-job-db") as w:
         with open(db, "r+b") as f:
             f.write(b"\0" * st.st_size)
         os.utime(db, ns=(st.st_atime_ns, st.st_mtime_ns))
-    e.check(reads_job_db(res), "the job database is still current")
-    last = reports(res)
+    last = reports(res, True)
     for name in VIEWS:
         e.check(last[name] == from_job[name],
                 "%s: the same with the node databases destroyed (one file read)" % name)
