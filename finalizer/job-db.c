@@ -133,10 +133,12 @@ static int copy_part(sqlite3 *db, const char *part, size_t i, char ***tables, si
 							  (*tables)[t], (*tables)[t]));
 	for (t = 0; t < *ntables && !rc; t++) {
 		const char *tb = (*tables)[t];
-		char *mine = db_columns(db, "main", tb, true), *theirs = db_columns(db, "p", tb, false);
-		int64_t first = db_int(db, sqlite3_mprintf("SELECT coalesce(max(rowid), 0) + 1 FROM "
-							   "main.\"%w\"",
-							   tb));
+		char *mine = db_columns(db, "main", tb, true),
+		     *theirs = db_columns(db, "p", tb, false);
+		int64_t first =
+			db_int(db, sqlite3_mprintf("SELECT coalesce(max(rowid), 0) + 1 FROM "
+						   "main.\"%w\"",
+						   tb));
 
 		if (!mine || !theirs || strcmp(mine, theirs)) {
 			log_error("cannot write the job database: table '%s' of '%s' is not the "
@@ -151,10 +153,11 @@ static int copy_part(sqlite3 *db, const char *part, size_t i, char ***tables, si
 							  "FROM p.\"%w\"",
 							  tb, (long long)i, tb));
 		if (!rc)
-			rc = db_execf(db, sqlite3_mprintf("INSERT INTO job_ranges VALUES (%Q, %lld, "
-							  "%" PRId64 ", (SELECT coalesce(max(rowid),"
-							  " 0) FROM main.\"%w\"))",
-							  tb, (long long)i, first, tb));
+			rc = db_execf(db,
+				      sqlite3_mprintf("INSERT INTO job_ranges VALUES (%Q, %lld, "
+						      "%" PRId64 ", (SELECT coalesce(max(rowid),"
+						      " 0) FROM main.\"%w\"))",
+						      tb, (long long)i, first, tb));
 	}
 	if (!rc)
 		rc = db_execf(db, sqlite3_mprintf("INSERT INTO job_parts VALUES (%lld, %Q, %lld, "

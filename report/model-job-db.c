@@ -23,8 +23,7 @@
  */
 
 /* Whether job_parts names the n parts as they are now; why not into why. */
-static bool parts_same(sqlite3 *db, char *const *dirs, char *const *dbs, size_t n,
-		       const char **why)
+static bool parts_same(sqlite3 *db, char *const *dirs, char *const *dbs, size_t n, const char **why)
 {
 	sqlite3_stmt *st;
 	size_t i = 0;
@@ -39,8 +38,8 @@ static bool parts_same(sqlite3 *db, char *const *dirs, char *const *dbs, size_t 
 	while (same && sqlite3_step(st) == SQLITE_ROW) {
 		const char *name = (const char *)sqlite3_column_text(st, 1);
 		const char *base = i < n && strrchr(dirs[i], '/') ? strrchr(dirs[i], '/') + 1
-			: i < n ? dirs[i]
-				: "";
+				   : i < n                        ? dirs[i]
+								  : "";
 		struct stat s;
 
 		*why = "its node results are not the job's";
@@ -90,8 +89,8 @@ static char *node_views(sqlite3 *db, size_t node)
 		return NULL;
 	}
 	sqlite3_bind_int64(st, 1, (sqlite3_int64)node);
-	if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info(?) WHERE cid > 0", -1,
-			       &cols, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info(?) WHERE cid > 0", -1, &cols,
+			       NULL) != SQLITE_OK)
 		ok = false;
 	while (ok && sqlite3_step(st) == SQLITE_ROW) {
 		const char *t = (const char *)sqlite3_column_text(st, 0);

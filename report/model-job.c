@@ -481,8 +481,8 @@ static int load_parts(struct model *m, char *const *dbs, char *const *views, uns
 	return ls.rc;
 }
 
-int model_load_job(struct model *m, const char *dir, char *const *dbs, char *const *views,
-		   size_t n, unsigned flags, char *err, size_t err_size)
+int model_load_job(struct model *m, const char *dir, char *const *dbs, char *const *views, size_t n,
+		   unsigned flags, char *err, size_t err_size)
 {
 	struct merge g = { .m = m };
 	int64_t first = INT64_MAX;

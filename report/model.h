@@ -217,8 +217,8 @@ int model_load_views(struct model *m, const char *db_path, const char *views, un
  * start (docs/preport.md, "Jobs"). Everything above reads as for one result; the databases
  * are m->parts[i].m.db (model_db()). Returns as model_load().
  */
-int model_load_job(struct model *m, const char *dir, char *const *dbs, char *const *views,
-		   size_t n, unsigned flags, char *err, size_t err_size);
+int model_load_job(struct model *m, const char *dir, char *const *dbs, char *const *views, size_t n,
+		   unsigned flags, char *err, size_t err_size);
 
 /*
  * The job database at path (DIR.job.db, pfinalize wrote it), when it holds the job's n node

@@ -53,8 +53,7 @@ int scan_jobs_finish(struct scan_jobs *set, struct sqlite3 *db);
  * Returns 0, or -EIO with err set ("cannot open database 'x': ..." / "cannot read database
  * 'x': it holds a view 'v', ...").
  */
-int scan_open(const char *path, const char *views, struct sqlite3 **db, char *err,
-	      size_t err_size);
+int scan_open(const char *path, const char *views, struct sqlite3 **db, char *err, size_t err_size);
 
 /* Make reads of db map the file instead of copying pages (preport never writes it). */
 void scan_tune(struct sqlite3 *db);

@@ -207,7 +207,7 @@ static uint32_t stack_ips(uint64_t *ips, uint32_t k, uint64_t pc, uint64_t ra_ma
 	return n;
 }
 
-static const char *const mpi_names[] = { "MPI_Allreduce", "MPI_Send", "MPI_Recv",
+static const char *const mpi_names[] = { "MPI_Allreduce", "MPI_Send",  "MPI_Recv",
 					 "MPI_Wait",      "MPI_Bcast", "MPI_Barrier" };
 
 static void write_rank(const char *dir, int rank, int size, const char *host, long samples,
@@ -247,8 +247,8 @@ static void write_rank(const char *dir, int rank, int size, const char *host, lo
 	check(raw_writer_metric(&proc.w, RAW_METRIC_CPU_TIME, "CPU Time", RAW_UNIT_NS, RAW_AGG_SUM,
 				RAW_METRIC_KIND_CPU_SAMPLE),
 	      "metric");
-	check(raw_mpi_write_rank(&proc.w, &(struct raw_mpi_rank){ 0, (uint32_t)rank,
-								  (uint32_t)size }),
+	check(raw_mpi_write_rank(&proc.w,
+				 &(struct raw_mpi_rank){ 0, (uint32_t)rank, (uint32_t)size }),
 	      "rank");
 	out_close(&proc);
 
@@ -293,8 +293,8 @@ static void write_rank(const char *dir, int rank, int size, const char *host, lo
 		}
 	}
 	out_close(&th);
-	printf("%s\n  {\"rank\": %d, \"host\": \"%s\", \"cpu_ns\": %" PRIu64 ", \"mpi_ns\": %" PRIu64
-	       ", \"mpi_calls\": %" PRIu64 "}",
+	printf("%s\n  {\"rank\": %d, \"host\": \"%s\", \"cpu_ns\": %" PRIu64
+	       ", \"mpi_ns\": %" PRIu64 ", \"mpi_calls\": %" PRIu64 "}",
 	       rank ? "," : "", rank, host, cpu, mpi_ns, mpi_calls);
 }
 
