@@ -18,6 +18,7 @@
 #include "common/raw-mpi.h"
 #include "common/raw-stream.h"
 #include "common/result-dir.h"
+#include "tests/progs/synth-modules.h"
 
 /*
  * Usage: job-synth DIR RANKS NODES SAMPLES STACKS SITES
@@ -72,64 +73,6 @@ static __attribute__((noinline, noipa)) uint64_t synth_pmpi_entry(void)
 }
 
 static uint64_t ras[64];
-
-/* ---- the modules this process runs with (as wait-synth) ----------------------------------- */
-
-struct mod {
-	char path[PATH_MAX];
-	uint64_t base;
-	uint8_t build_id[64];
-	uint32_t build_id_len;
-	struct raw_segment segs[16];
-	uint32_t nsegs;
-};
-
-static struct mod mods[8];
-static int nmods;
-
-/* Only the program and the C library: the stacks use no other. */
-static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
-{
-	struct mod *m;
-	int i;
-
-	(void)size;
-	(void)data;
-	if (nmods == 8 || (nmods && !strstr(info->dlpi_name, "libc.so")))
-		return 0;
-	m = &mods[nmods];
-	memset(m, 0, sizeof(*m));
-	if (!nmods) {
-		ssize_t n = readlink("/proc/self/exe", m->path, sizeof(m->path) - 1);
-
-		if (n <= 0)
-			return 1;
-		m->path[n] = '\0';
-	} else {
-		snprintf(m->path, sizeof(m->path), "%s", info->dlpi_name);
-	}
-	m->base = info->dlpi_addr;
-	for (i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-
-		if (ph->p_type == PT_LOAD && m->nsegs < 16) {
-			struct raw_segment *s = &m->segs[m->nsegs++];
-
-			s->start = info->dlpi_addr + ph->p_vaddr;
-			s->size = ph->p_memsz;
-			s->file_offset = ph->p_offset;
-			s->prot = ph->p_flags;
-		}
-		if (ph->p_type == PT_NOTE && !m->build_id_len)
-			m->build_id_len =
-				(uint32_t)elf_note_build_id((const void *)(info->dlpi_addr +
-									   ph->p_vaddr),
-							    ph->p_memsz, ph->p_align, m->build_id,
-							    sizeof(m->build_id));
-	}
-	nmods++;
-	return 0;
-}
 
 /* ---- streams ------------------------------------------------------------------------------ */
 
@@ -227,23 +170,10 @@ static void write_rank(const char *dir, int rank, int size, const char *host, lo
 	uint64_t ips[32], cpu, mpi_ns = 0, mpi_calls = 0, pc = fns[0]() - 1;
 	long n = samples + rank % 7, i;
 	uint32_t k;
-	int m;
 
 	out_open(&proc, dir, pid, rank, host, origin, true);
 	check(raw_writer_process(&proc.w, &p), "process");
-	for (m = 0; m < nmods; m++) {
-		struct raw_module mod = {
-			.kind = RAW_MODULE_FILE,
-			.base = mods[m].base,
-			.path = mods[m].path,
-			.path_len = (uint32_t)strlen(mods[m].path),
-			.build_id = mods[m].build_id,
-			.build_id_len = mods[m].build_id_len,
-			.nsegs = mods[m].nsegs,
-			.segs = mods[m].segs,
-		};
-		check(raw_writer_module_load(&proc.w, &mod), "module");
-	}
+	check(put_module_records(&proc.w), "module");
 	check(raw_writer_metric(&proc.w, RAW_METRIC_CPU_TIME, "CPU Time", RAW_UNIT_NS, RAW_AGG_SUM,
 				RAW_METRIC_KIND_CPU_SAMPLE),
 	      "metric");
