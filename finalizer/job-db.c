@@ -22,7 +22,8 @@
 /*
  * DIR.job.db (docs/schema.md, "The job database") holds every table of every node result,
  * each row with the node's number (its place among the DIR.<host> in name order) in a first
- * column `node`, the rows of a node one run of rowids (job_ranges says which), and in
+ * column `node`, the rows of a node the range node = N of the key (node, the node table's
+ * key) or one run of rowids (job_ranges says which), and in
  * job_parts each node result's name and its result.db's size, modification time and inode
  * as they were when copied: preport reads the job from this one file while they still hold,
  * and the node databases once one was finalized again.
@@ -108,6 +109,62 @@ static int db_tables(sqlite3 *db, char ***names, size_t *n)
 	return rc;
 }
 
+/*
+ * The job's table of node 0's table t: `node` and t's columns. A table with a primary key
+ * gets (node, that key) as its own, WITHOUT ROWID: a node's rows are one range of it, in
+ * the key's order, which the loader's ORDER BY id then reads without a sort. One without
+ * (the timeline) keeps rowids: a node's rows are one run of them (job_ranges).
+ */
+static int create_table(sqlite3 *db, const char *t)
+{
+	sqlite3_str *s = sqlite3_str_new(db), *key = sqlite3_str_new(db);
+	sqlite3_stmt *st = NULL;
+	char *sql, *pk;
+	int rc;
+
+	sqlite3_str_appendf(s, "CREATE TABLE main.\"%w\" (node INTEGER NOT NULL", t);
+	if (sqlite3_prepare_v2(db, "SELECT name, pk FROM pragma_table_info(?, 'p') ORDER BY cid",
+			       -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, t, -1, SQLITE_STATIC);
+		while (sqlite3_step(st) == SQLITE_ROW)
+			sqlite3_str_appendf(s, ", \"%w\"",
+					    (const char *)sqlite3_column_text(st, 0));
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (sqlite3_prepare_v2(
+		    db, "SELECT name FROM pragma_table_info(?, 'p') WHERE pk > 0 ORDER BY pk", -1,
+		    &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, t, -1, SQLITE_STATIC);
+		while (sqlite3_step(st) == SQLITE_ROW)
+			sqlite3_str_appendf(key, ", \"%w\"",
+					    (const char *)sqlite3_column_text(st, 0));
+	}
+	sqlite3_finalize(st);
+	pk = sqlite3_str_finish(key);
+	if (pk && *pk)
+		sqlite3_str_appendf(s, ", PRIMARY KEY (node%s)) WITHOUT ROWID", pk);
+	else
+		sqlite3_str_appendf(s, ")");
+	sqlite3_free(pk);
+	sql = sqlite3_str_finish(s);
+	rc = db_exec(db, sql ? sql : NULL);
+	sqlite3_free(sql);
+	return rc;
+}
+
+/* Whether the job's table t has rowids. */
+static bool has_rowid(sqlite3 *db, const char *t)
+{
+	char *sql = sqlite3_mprintf("SELECT rowid FROM main.\"%w\" LIMIT 0", t);
+	sqlite3_stmt *st = NULL;
+	bool yes = sql && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK;
+
+	sqlite3_finalize(st);
+	sqlite3_free(sql);
+	return yes;
+}
+
 /* Node i's database attached as p, copied into the job's tables (made from node 0's). */
 static int copy_part(sqlite3 *db, const char *part, size_t i, char ***tables, size_t *ntables)
 {
@@ -128,17 +185,17 @@ static int copy_part(sqlite3 *db, const char *part, size_t i, char ***tables, si
 	rc = db_exec(db, "BEGIN");
 	if (!rc && i == 0 && !(rc = db_tables(db, tables, ntables)))
 		for (t = 0; t < *ntables && !rc; t++)
-			rc = db_execf(db, sqlite3_mprintf("CREATE TABLE main.\"%w\" AS SELECT 0 AS "
-							  "node, * FROM p.\"%w\" WHERE 0",
-							  (*tables)[t], (*tables)[t]));
+			rc = create_table(db, (*tables)[t]);
 	for (t = 0; t < *ntables && !rc; t++) {
 		const char *tb = (*tables)[t];
 		char *mine = db_columns(db, "main", tb, true),
 		     *theirs = db_columns(db, "p", tb, false);
+		bool rowids = has_rowid(db, tb);
 		int64_t first =
-			db_int(db, sqlite3_mprintf("SELECT coalesce(max(rowid), 0) + 1 FROM "
-						   "main.\"%w\"",
-						   tb));
+			rowids ? db_int(db, sqlite3_mprintf("SELECT coalesce(max(rowid), 0) + 1 "
+							    "FROM main.\"%w\"",
+							    tb))
+			       : 0;
 
 		if (!mine || !theirs || strcmp(mine, theirs)) {
 			log_error("cannot write the job database: table '%s' of '%s' is not the "
@@ -152,12 +209,17 @@ static int copy_part(sqlite3 *db, const char *part, size_t i, char ***tables, si
 			rc = db_execf(db, sqlite3_mprintf("INSERT INTO main.\"%w\" SELECT %lld, * "
 							  "FROM p.\"%w\"",
 							  tb, (long long)i, tb));
-		if (!rc)
+		if (!rc && rowids)
 			rc = db_execf(db,
 				      sqlite3_mprintf("INSERT INTO job_ranges VALUES (%Q, %lld, "
 						      "%" PRId64 ", (SELECT coalesce(max(rowid),"
 						      " 0) FROM main.\"%w\"))",
 						      tb, (long long)i, first, tb));
+		else if (!rc)
+			rc = db_execf(db,
+				      sqlite3_mprintf("INSERT INTO job_ranges VALUES (%Q, %lld, "
+						      "NULL, NULL)",
+						      tb, (long long)i));
 	}
 	if (!rc)
 		rc = db_execf(db, sqlite3_mprintf("INSERT INTO job_parts VALUES (%lld, %Q, %lld, "
@@ -204,7 +266,7 @@ static int job_db_write(const char *dir, char *const *parts, size_t n)
 			 "CREATE TABLE job_parts (node INTEGER PRIMARY KEY, name TEXT NOT NULL, "
 			 "db_size INTEGER NOT NULL, db_mtime_ns INTEGER NOT NULL, db_inode INTEGER "
 			 "NOT NULL); CREATE TABLE job_ranges (name TEXT NOT NULL, node INTEGER NOT "
-			 "NULL, first_rowid INTEGER NOT NULL, last_rowid INTEGER NOT NULL, "
+			 "NULL, first_rowid INTEGER, last_rowid INTEGER, "
 			 "PRIMARY KEY (name, node))");
 	for (i = 0; i < n && !rc; i++)
 		rc = copy_part(db, parts[i], i, &tables, &ntables);

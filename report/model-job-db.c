@@ -14,7 +14,8 @@
 
 /*
  * pfinalize copied every node result's tables into the job database, a column `node` first,
- * each node's rows one run of rowids (job_ranges). A node's model is loaded from it through
+ * each node's rows the range node = N of a table's key (node, the node table's key), or one
+ * run of rowids of a table without a key (job_ranges). A node's model is loaded from it through
  * TEMP views of the tables' names on a connection of its own, each showing that node's rows
  * without the column: the loader reads them as the node's own database, so the job reads
  * the same from one file as from its node databases. The file is used only while every node
@@ -102,9 +103,14 @@ static char *node_views(sqlite3 *db, size_t node)
 		while (sqlite3_step(cols) == SQLITE_ROW)
 			sqlite3_str_appendf(s, "%s\"%w\"", k++ ? ", " : "",
 					    (const char *)sqlite3_column_text(cols, 0));
-		sqlite3_str_appendf(s, " FROM main.\"%w\" WHERE rowid BETWEEN %lld AND %lld;\n", t,
-				    (long long)sqlite3_column_int64(st, 1),
-				    (long long)sqlite3_column_int64(st, 2));
+		if (sqlite3_column_type(st, 1) == SQLITE_NULL)
+			sqlite3_str_appendf(s, " FROM main.\"%w\" WHERE node = %lld;\n", t,
+					    (long long)node);
+		else
+			sqlite3_str_appendf(
+				s, " FROM main.\"%w\" WHERE rowid BETWEEN %lld AND %lld;\n", t,
+				(long long)sqlite3_column_int64(st, 1),
+				(long long)sqlite3_column_int64(st, 2));
 		ok = t && k > 0;
 		tables++;
 	}
