@@ -150,6 +150,15 @@ void result_dir_list_free(char **list, size_t n);
  */
 size_t result_dir_host_variants(const char *dir, char *buf, size_t size);
 
+/*
+ * The job database of job dir, "dir.job.db" beside its DIR.<host> results (trailing slashes
+ * of dir dropped), with what is to follow ("" for the database, ".lock" for the lock file
+ * its writers take, ".tmp.<pid>" for one being written) into buf. Returns 0 or
+ * -ENAMETOOLONG. Written by pfinalize (finalizer/job-db.c), read by preport
+ * (report/model-job-db.c): docs/result-dir.md, docs/schema.md.
+ */
+int result_job_db_path(const char *dir, const char *suffix, char *buf, size_t size);
+
 /* Files: modes, creation, opening (result-file.c). */
 
 /*

@@ -195,3 +195,14 @@ size_t result_dir_host_variants(const char *dir, char *buf, size_t size)
 	result_dir_list_free(names, n);
 	return n;
 }
+
+int result_job_db_path(const char *dir, const char *suffix, char *buf, size_t size)
+{
+	size_t len = strlen(dir);
+
+	while (len > 1 && dir[len - 1] == '/')
+		len--;
+	if (snprintf(buf, size, "%.*s.job.db%s", (int)len, dir, suffix) >= (int)size)
+		return -ENAMETOOLONG;
+	return 0;
+}

@@ -36,6 +36,14 @@ int finalize_run(const struct finalize_opts *o);
 int finalize_job(const struct finalize_opts *o, char **parts, size_t n);
 
 /*
+ * After this process finalized its share of job dir's n parts: counts it done (size: the
+ * launcher's ranks, 1 alone) in DIR.job.db.lock under flock(); the last one writes
+ * DIR.job.db, every node result's tables in one file (finalizer/job-db.c). Returns 0 or a
+ * negative errno (told).
+ */
+int finalize_job_db(const char *dir, char *const *parts, size_t n, int size, bool quiet);
+
+/*
  * pfinalize's command line (finalizer/main.c): parse argv, finalize, return the exit status.
  * tool names the program in messages: "pfinalize", or "pcollect" for pcollect -finalize.
  */

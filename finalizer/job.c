@@ -100,6 +100,6 @@ int finalize_job(const struct finalize_opts *o, char **parts, size_t n)
 		running--;
 	free(pids);
 	if (worst == EXIT_OK)
-		return 0;
+		return finalize_job_db(o->result_dir, parts, n, size, o->quiet) ? -EIO : 0;
 	return worst == EXIT_USAGE ? -ERR_USAGE : -EIO;
 }

@@ -432,6 +432,7 @@ nomem:
 struct loads {
 	struct model_part *parts;
 	char *const *dbs;
+	char *const *views;
 	unsigned flags;
 	pthread_mutex_t lock;
 	int rc;
@@ -445,7 +446,8 @@ static int load_part(void *ctx, size_t i)
 {
 	struct loads *ls = ctx;
 	char err[1024];
-	int rc = model_load(&ls->parts[i].m, ls->dbs[i], ls->flags, err, sizeof(err));
+	int rc = model_load_views(&ls->parts[i].m, ls->dbs[i], ls->views ? ls->views[i] : NULL,
+				  ls->flags, err, sizeof(err));
 
 	if (rc) {
 		pthread_mutex_lock(&ls->lock);
@@ -462,11 +464,14 @@ static int load_part(void *ctx, size_t i)
 /* Load every part, a few at once (each load uses a second thread for its samples). */
 #define LOAD_THREADS 4
 
-static int load_parts(struct model *m, char *const *dbs, unsigned flags, char *err, size_t err_size)
+static int load_parts(struct model *m, char *const *dbs, char *const *views, unsigned flags,
+		      char *err, size_t err_size)
 {
-	struct loads ls = {
-		.parts = m->parts, .dbs = dbs, .flags = flags, .lock = PTHREAD_MUTEX_INITIALIZER
-	};
+	struct loads ls = { .parts = m->parts,
+			    .dbs = dbs,
+			    .views = views,
+			    .flags = flags,
+			    .lock = PTHREAD_MUTEX_INITIALIZER };
 	int rc = parallel_for(m->nparts, LOAD_THREADS, load_part, &ls);
 
 	if (rc)
@@ -476,8 +481,8 @@ static int load_parts(struct model *m, char *const *dbs, unsigned flags, char *e
 	return ls.rc;
 }
 
-int model_load_job(struct model *m, const char *dir, char *const *dbs, size_t n, unsigned flags,
-		   char *err, size_t err_size)
+int model_load_job(struct model *m, const char *dir, char *const *dbs, char *const *views, size_t n,
+		   unsigned flags, char *err, size_t err_size)
 {
 	struct merge g = { .m = m };
 	int64_t first = INT64_MAX;
@@ -493,7 +498,7 @@ int model_load_job(struct model *m, const char *dir, char *const *dbs, size_t n,
 		rc = -ENOMEM;
 		goto out;
 	}
-	if ((rc = load_parts(m, dbs, flags, err, err_size)))
+	if ((rc = load_parts(m, dbs, views, flags, err, err_size)))
 		goto out;
 	for (i = 0; i < n; i++) {
 		int64_t start = model_meta_int(&m->parts[i].m, "start_realtime_ns", 0);

@@ -380,10 +380,16 @@ static bool map_kept(enum model_map map)
 
 int model_load(struct model *m, const char *db_path, unsigned flags, char *err, size_t err_size)
 {
+	return model_load_views(m, db_path, NULL, flags, err, err_size);
+}
+
+int model_load_views(struct model *m, const char *db_path, const char *views, unsigned flags,
+		     char *err, size_t err_size)
+{
 	struct loader l = { .m = m, .flags = flags, .err = err, .err_size = err_size };
 	struct samples_job sj = { .job.run = samples_run, .l = l };
 	struct scan_job *jobs[] = { &sj.job };
-	struct scan_jobs set = { .jobs = jobs, .db_path = db_path };
+	struct scan_jobs set = { .jobs = jobs, .db_path = db_path, .views = views };
 	struct stat st;
 	size_t i;
 	int rc;
@@ -391,8 +397,9 @@ int model_load(struct model *m, const char *db_path, unsigned flags, char *err, 
 	memset(m, 0, sizeof(*m));
 	m->arena.chunk_size = MODEL_ARENA_CHUNK;
 	m->db_path = strdup(db_path);
+	m->db_views = views ? strdup(views) : NULL;
 	m->ids = calloc(1, sizeof(*m->ids));
-	if (!m->db_path || !m->ids) {
+	if (!m->db_path || !m->ids || (views && !m->db_views)) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -404,7 +411,7 @@ int model_load(struct model *m, const char *db_path, unsigned flags, char *err, 
 		goto out;
 	}
 	close(rc);
-	if ((rc = scan_open(db_path, &m->db, err, err_size)))
+	if ((rc = scan_open(db_path, views, &m->db, err, err_size)))
 		goto out;
 	l.db = m->db;
 	sj.l.err = sj.err;

@@ -147,7 +147,9 @@ int model_load_time_range(struct model *m, int64_t from_ns, int64_t to_ns, bool 
 	struct loader l = { .m = m, .db = m->db, .err = err, .err_size = err_size };
 	struct scan sc[PIECES];
 	struct scan_job *jobs[PIECES];
-	struct scan_jobs set = { .jobs = jobs, .n = PIECES, .db_path = m->db_path };
+	struct scan_jobs set = {
+		.jobs = jobs, .n = PIECES, .db_path = m->db_path, .views = m->db_views
+	};
 	int64_t lo, hi, total = model_meta_int(m, "samples_total", 0);
 	char sql[512];
 	uint64_t step;

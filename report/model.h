@@ -149,6 +149,7 @@ struct model_pynote {
 struct model {
 	struct sqlite3 *db;
 	char *db_path;
+	char *db_views; /* a node of a job database: the SQL of its views (scan_open()), or NULL */
 	int schema_version; /* meta.schema_version: 1 (CPU time only) or 2 (metrics) */
 
 	struct model_meta *meta;
@@ -210,6 +211,10 @@ enum model_load_flags {
  */
 int model_load(struct model *m, const char *db_path, unsigned flags, char *err, size_t err_size);
 
+/* The same of one node of a job database: views (kept in m->db_views) show its rows. */
+int model_load_views(struct model *m, const char *db_path, const char *views, unsigned flags,
+		     char *err, size_t err_size);
+
 /*
  * A parallel job as one model: the databases dbs[0..n) of its node results (DIR.<host>),
  * named dir in messages, loaded and merged: equal modules, functions, frames and stack paths
@@ -217,8 +222,18 @@ int model_load(struct model *m, const char *db_path, unsigned flags, char *err, 
  * start (docs/preport.md, "Jobs"). Everything above reads as for one result; the databases
  * are m->parts[i].m.db (model_db()). Returns as model_load().
  */
-int model_load_job(struct model *m, const char *dir, char *const *dbs, size_t n, unsigned flags,
-		   char *err, size_t err_size);
+int model_load_job(struct model *m, const char *dir, char *const *dbs, char *const *views, size_t n,
+		   unsigned flags, char *err, size_t err_size);
+
+/*
+ * The job database at path (DIR.job.db, pfinalize wrote it), when it holds the job's n node
+ * results (dirs, their databases dbs) as they are now: *views gets each node's views, for
+ * model_load_job() with path as every node's database. Returns 0, 1 when it is missing or
+ * out of date (told as a debug line: preport then reads the node databases), or -ENOMEM.
+ */
+int model_job_db_views(const char *path, char *const *dirs, char *const *dbs, size_t n,
+		       char ***views);
+void model_job_db_views_free(char **views, size_t n);
 
 /* The label of node i (its host name); -1 is "[unknown node]". */
 const char *model_node_label(const struct model *m, int i);

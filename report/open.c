@@ -2,6 +2,7 @@
 /* Open a result for a report: what the directory is, finalizing it first, loading it. */
 #define LOG_DOMAIN "report"
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -332,26 +333,47 @@ static int load_node(struct report *r, const struct result_part *part, unsigned 
 /* A parallel job's results DIR.<host> as one model, those not finalized yet finalized first. */
 static int load_job(struct report *r, const struct result *res, unsigned mflags)
 {
-	char **dbs, err[1024];
+	char **dbs, **dirs, **views = NULL, err[1024], job_db[PATH_MAX];
 	size_t i;
 	int rc;
 
 	if ((rc = finalize_job(r->o, res)))
 		return rc;
-	if (!(dbs = calloc(res->nparts + 1, sizeof(*dbs)))) {
+	dbs = calloc(res->nparts + 1, sizeof(*dbs));
+	dirs = calloc(res->nparts + 1, sizeof(*dirs));
+	if (!dbs || !dirs) {
+		free(dbs);
+		free(dirs);
 		log_error("cannot load job '%s': %s", res->dir, strerror(ENOMEM));
 		return -ENOMEM;
 	}
-	for (i = 0; i < res->nparts; i++)
+	for (i = 0; i < res->nparts; i++) {
 		dbs[i] = res->parts[i].db;
-	log_debug("reading the %zu node results of job '%s'", res->nparts, res->dir);
-	rc = model_load_job(&r->m, res->dir, dbs, res->nparts, mflags, err, sizeof(err));
+		dirs[i] = res->parts[i].dir;
+	}
+	/* One file, DIR.job.db, while it holds the node results as they are. */
+	if (!result_job_db_path(res->dir, "", job_db, sizeof(job_db)) &&
+	    model_job_db_views(job_db, dirs, dbs, res->nparts, &views) < 0) {
+		rc = -ENOMEM;
+		log_error("cannot load job '%s': %s", res->dir, strerror(ENOMEM));
+	}
+	for (i = 0; views && i < res->nparts; i++)
+		dbs[i] = job_db;
+	if (views)
+		log_debug("reading job database '%s' (%zu node results)", job_db, res->nparts);
+	else
+		log_debug("reading the %zu node results of job '%s'", res->nparts, res->dir);
+	if (!rc)
+		rc = model_load_job(&r->m, res->dir, dbs, views, res->nparts, mflags, err,
+				    sizeof(err));
 	if (rc)
 		log_error("%s", err);
 	r->own_paths = !rc && r->m.nparts == res->nparts;
 	for (i = 0; r->own_paths && i < res->nparts; i++)
 		r->own_paths = own_result(res->parts[i].dir, &r->m.parts[i].m);
+	model_job_db_views_free(views, res->nparts);
 	free(dbs);
+	free(dirs);
 	return rc;
 }
 

@@ -51,7 +51,7 @@ static int check_schema(sqlite3 *db, const char *path, char *err, size_t err_siz
 	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
-int scan_open(const char *path, sqlite3 **db, char *err, size_t err_size)
+int scan_open(const char *path, const char *views, sqlite3 **db, char *err, size_t err_size)
 {
 	int rc = sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
 
@@ -70,8 +70,14 @@ int scan_open(const char *path, sqlite3 **db, char *err, size_t err_size)
 	sqlite3_limit(*db, SQLITE_LIMIT_LENGTH, SCAN_MAX_VALUE);
 	sqlite3_limit(*db, SQLITE_LIMIT_ATTACHED, 0);
 	sqlite3_limit(*db, SQLITE_LIMIT_TRIGGER_DEPTH, 0);
-	sqlite3_exec(*db, "PRAGMA query_only = 1", NULL, NULL, NULL);
 	rc = check_schema(*db, path, err, err_size);
+	/* TEMP views only (since SQLite 3.35 ENABLE_VIEW off still runs those), made before
+	   query_only forbids making them. */
+	if (!rc && views && sqlite3_exec(*db, views, NULL, NULL, NULL) != SQLITE_OK) {
+		err_set(err, err_size, "cannot read database '%s': %s", path, sqlite3_errmsg(*db));
+		rc = -EIO;
+	}
+	sqlite3_exec(*db, "PRAGMA query_only = 1", NULL, NULL, NULL);
 	if (rc) {
 		sqlite3_close(*db);
 		*db = NULL;
@@ -96,7 +102,7 @@ static void *helper_main(void *arg)
 
 	char err[256];
 
-	if (!scan_open(set->db_path, &db, err, sizeof(err)))
+	if (!scan_open(set->db_path, set->views, &db, err, sizeof(err)))
 		jobs_work(set, db);
 	/* When it cannot open the database, the caller's connection runs every job. */
 	sqlite3_close(db);

@@ -30,6 +30,7 @@ struct scan_jobs {
 	struct scan_job **jobs;
 	size_t n;
 	const char *db_path;
+	const char *views; /* scan_open()'s views, NULL for none */
 	atomic_size_t next;
 	pthread_t helper;
 	bool started;
@@ -47,10 +48,12 @@ int scan_jobs_finish(struct scan_jobs *set, struct sqlite3 *db);
  * Open the result database at path for reading, as data from anywhere: read-only and
  * query_only, no trigger or view ever run, an untrusted schema, values at most
  * SCAN_MAX_VALUE bytes, and refused when it holds anything but tables and indexes (a view,
- * a trigger, a virtual table). Returns 0, or -EIO with err set ("cannot open database 'x':
- * ..." / "cannot read database 'x': it holds a view 'v', ...").
+ * a trigger, a virtual table). views, when not NULL, is SQL of preport's own run first: the
+ * TEMP views that show one node of a job database under the tables' names (model-job-db.c).
+ * Returns 0, or -EIO with err set ("cannot open database 'x': ..." / "cannot read database
+ * 'x': it holds a view 'v', ...").
  */
-int scan_open(const char *path, struct sqlite3 **db, char *err, size_t err_size);
+int scan_open(const char *path, const char *views, struct sqlite3 **db, char *err, size_t err_size);
 
 /* Make reads of db map the file instead of copying pages (preport never writes it). */
 void scan_tune(struct sqlite3 *db);

@@ -18,6 +18,7 @@
 #include "common/elf-note.h"
 #include "common/raw-stream.h"
 #include "common/result-dir.h"
+#include "tests/progs/synth-modules.h"
 
 /*
  * Usage: wait-synth DIR [--omp-records]
@@ -80,63 +81,6 @@ static __attribute__((noinline)) void synth_region(void)
 }
 #endif
 
-/* ---- the modules this process runs with --------------------------------------------------- */
-
-struct mod {
-	char path[PATH_MAX];
-	uint64_t base;
-	uint8_t build_id[64];
-	uint32_t build_id_len;
-	struct raw_segment segs[16];
-	uint32_t nsegs;
-};
-
-static struct mod mods[64];
-static int nmods;
-
-static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
-{
-	struct mod *m;
-	int i;
-
-	(void)size;
-	(void)data;
-	if (nmods == 64 || (nmods && !info->dlpi_name[0]))
-		return 0; /* the vdso and such: no file */
-	m = &mods[nmods];
-	memset(m, 0, sizeof(*m));
-	if (!nmods) {
-		ssize_t n = readlink("/proc/self/exe", m->path, sizeof(m->path) - 1);
-
-		if (n <= 0)
-			return 1;
-		m->path[n] = '\0';
-	} else {
-		snprintf(m->path, sizeof(m->path), "%s", info->dlpi_name);
-	}
-	m->base = info->dlpi_addr;
-	for (i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-
-		if (ph->p_type == PT_LOAD && m->nsegs < 16) {
-			struct raw_segment *s = &m->segs[m->nsegs++];
-
-			s->start = info->dlpi_addr + ph->p_vaddr;
-			s->size = ph->p_memsz;
-			s->file_offset = ph->p_offset;
-			s->prot = ph->p_flags;
-		}
-		if (ph->p_type == PT_NOTE && !m->build_id_len)
-			m->build_id_len =
-				(uint32_t)elf_note_build_id((const void *)(info->dlpi_addr +
-									   ph->p_vaddr),
-							    ph->p_memsz, ph->p_align, m->build_id,
-							    sizeof(m->build_id));
-	}
-	nmods++;
-	return 0;
-}
-
 /* ---- streams ------------------------------------------------------------------------------ */
 
 struct out {
@@ -187,22 +131,7 @@ static void out_close(struct out *o)
 
 static void put_modules(struct out *o)
 {
-	int i;
-
-	for (i = 0; i < nmods; i++) {
-		struct raw_module m = {
-			.kind = RAW_MODULE_FILE,
-			.base = mods[i].base,
-			.path = mods[i].path,
-			.path_len = (uint32_t)strlen(mods[i].path),
-			.build_id = mods[i].build_id,
-			.build_id_len = mods[i].build_id_len,
-			.nsegs = mods[i].nsegs,
-			.segs = mods[i].segs,
-		};
-
-		check(raw_writer_module_load(&o->w, &m), "module");
-	}
+	check(put_module_records(&o->w), "module");
 }
 
 static void put_process(struct out *o, int pid, int ppid, uint32_t origin, const char *exe)
