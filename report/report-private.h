@@ -14,7 +14,7 @@
 #define REPORT_MAX_METRICS 32
 /* Levels of -group-by in tree views (process, thread, module, rank, wait-kind,
    sync-object, node, region). */
-#define REPORT_MAX_LEVELS 8
+#define REPORT_MAX_LEVELS 9
 
 /*
  * A sample kept by the filters, mapped onto the tree. Its thread, metric, context (grouping
@@ -185,6 +185,8 @@ int report_sample_sync_object(const struct report *r, const struct model_sample 
 /* The rank (-1 outside a parallel job) and node (model.nodes) of a sample's process. */
 int report_sample_rank(const struct report *r, const struct model_sample *s);
 int report_sample_node(const struct report *r, const struct model_sample *s);
+/* The run of a sample's process (runs merged: -r PATTERN): -1 when none. */
+int report_sample_run(const struct report *r, const struct model_sample *s);
 /* The region (model.regions) of a sample, -1 for none. */
 int report_sample_region(const struct report *r, const struct model_sample *s);
 

@@ -21,6 +21,7 @@ enum dim {
 	DIM_RANK,
 	DIM_NODE,
 	DIM_REGION,
+	DIM_RUN,
 	NDIMS
 };
 struct const_key {
@@ -30,6 +31,7 @@ struct const_key {
 	int rank;        /* the process's rank */
 	int node;        /* index into model.nodes */
 	int region;      /* index into model.regions */
+	int run;         /* index into model.runs */
 };
 
 /* The keys of -group-by: the word, the columns each adds, how a label names its rows. */
@@ -79,6 +81,12 @@ static const struct dim_def {
 			 { TABLE_SHRINK },
 			 model_region_label,
 			 offsetof(struct const_key, region) },
+	[DIM_RUN] = { "run",
+		      { "Run" },
+		      { TABLE_TEXT },
+		      { TABLE_SHRINK },
+		      model_run_label,
+		      offsetof(struct const_key, run) },
 };
 
 struct grouping {
@@ -114,7 +122,7 @@ static int grouping_parse(const char *s, struct grouping *g)
 					word, near);
 			return report_usage_error("unknown grouping '%s' for -group-by; use "
 						  "function, module, source-line, thread, process, "
-						  "rank, node, wait-kind, sync-object or region",
+						  "rank, node, wait-kind, sync-object, region or run",
 						  word);
 		}
 		if (!g->has[d]) {
@@ -298,14 +306,14 @@ static bool by_const(const struct hotspots *h)
 {
 	return h->g.has[DIM_THREAD] || h->g.has[DIM_PROCESS] || h->g.has[DIM_WAIT_KIND] ||
 	       h->g.has[DIM_SYNC_OBJECT] || h->g.has[DIM_RANK] || h->g.has[DIM_NODE] ||
-	       h->g.has[DIM_REGION];
+	       h->g.has[DIM_REGION] || h->g.has[DIM_RUN];
 }
 
 /* The constant part of a sample, as grouped. */
 static struct const_key const_of(const struct hotspots *h, const struct model_sample *s)
 {
 	const struct report *r = h->r;
-	struct const_key k = { -1, -1, -1, -1, -1, -1 };
+	struct const_key k = { -1, -1, -1, -1, -1, -1, -1 };
 
 	if (h->g.has[DIM_THREAD])
 		k.who = s->thread;
@@ -321,6 +329,8 @@ static struct const_key const_of(const struct hotspots *h, const struct model_sa
 		k.node = report_sample_node(r, s);
 	if (h->g.has[DIM_REGION])
 		k.region = report_sample_region(r, s);
+	if (h->g.has[DIM_RUN])
+		k.run = report_sample_run(r, s);
 	return k;
 }
 
@@ -339,7 +349,7 @@ static int pair_id(struct hash_index *map, int *n, int a, int b)
 
 /*
  * Number each record's constant part (into out): the (wait kind, object) and (rank, node)
- * pairs first, then the pair of those, then (that, region), then (who, that), each pair of
+ * pairs first, then the pair of those, then (that, region), (that, run), then (who, that), each pair of
  * 32-bit numbers a key of a map. Returns 0 or -ENOMEM.
  */
 static int intern_consts(struct hotspots *h, int *out)
@@ -360,6 +370,8 @@ static int intern_consts(struct hotspots *h, int *out)
 
 		if (pair >= 0)
 			pair = pair_id(&pairs, &npairs, pair, k.region);
+		if (pair >= 0)
+			pair = pair_id(&pairs, &npairs, pair, k.run);
 		uint64_t pk;
 
 		if (pair < 0) {
