@@ -164,10 +164,14 @@ static int location_id(struct pprof *p, const struct cct *t, int node)
 }
 
 static const char *const group_keys[] = {
-	[CCT_GROUP_PROCESS] = "process",     [CCT_GROUP_THREAD] = "thread",
-	[CCT_GROUP_MODULE] = "module",       [CCT_GROUP_RANK] = "rank",
-	[CCT_GROUP_WAIT_KIND] = "wait-kind", [CCT_GROUP_SYNC_OBJECT] = "sync-object",
-	[CCT_GROUP_NODE] = "node",           [CCT_GROUP_REGION] = "region",
+	[CCT_GROUP_PROCESS] = "process",
+	[CCT_GROUP_THREAD] = "thread",
+	[CCT_GROUP_MODULE] = "module",
+	[CCT_GROUP_RANK] = "rank",
+	[CCT_GROUP_WAIT_KIND] = "wait-kind",
+	[CCT_GROUP_SYNC_OBJECT] = "sync-object",
+	[CCT_GROUP_NODE] = "node",
+	[CCT_GROUP_REGION] = "region",
 	[CCT_GROUP_RUN] = "run",
 };
 

@@ -184,10 +184,10 @@ static int mark(struct report *r, int key, const char *value, bool *set)
 				continue;
 			if (key == KEY_RANK
 				    ? is_number(value) && m->processes[p].rank == atoll(value)
-				: key == KEY_NODE ? m->processes[p].node >= 0 &&
-							    !strcmp(m->nodes[m->processes[p].node],
-								    value)
-						  : run_named(m, m->processes[p].run, value))
+			    : key == KEY_NODE
+				    ? m->processes[p].node >= 0 &&
+					      !strcmp(m->nodes[m->processes[p].node], value)
+				    : run_named(m, m->processes[p].run, value))
 				set[i] = true, hits++;
 		}
 		n = key == KEY_RANK ? m->nprocesses : key == KEY_NODE ? m->nnodes : m->nruns;

@@ -80,9 +80,8 @@ const char *report_file_path(const struct report *r, int file)
 
 const char *report_group_kind(const struct cct *tree, int node)
 {
-	static const char *const kinds[] = { "process",   "thread",      "module", "rank",
-					     "wait-kind", "sync-object", "node",   "region",
-					     "run" };
+	static const char *const kinds[] = { "process",     "thread", "module", "rank", "wait-kind",
+					     "sync-object", "node",   "region", "run" };
 	int g = cct_group_of(&tree->nodes[node]);
 
 	return g >= 0 ? kinds[tree->groups[g].kind] : "";

@@ -51,12 +51,12 @@ int report_tree_levels(struct report *r)
 					"process, module, rank, node, wait-kind, "
 					"sync-object, region or run",
 					r->view->name);
-			return report_usage_error("unknown grouping '%s' for -group-by in the %s "
-						  "view%s%s%s; use thread, process, module, "
-						  "rank, node, wait-kind, sync-object, region or run",
-						  word, r->view->name,
-						  near ? " (did you mean '" : "", near ? near : "",
-						  near ? "'?)" : "");
+			return report_usage_error(
+				"unknown grouping '%s' for -group-by in the %s "
+				"view%s%s%s; use thread, process, module, "
+				"rank, node, wait-kind, sync-object, region or run",
+				word, r->view->name, near ? " (did you mean '" : "",
+				near ? near : "", near ? "'?)" : "");
 		}
 		p += len + (p[len] == ',');
 		if (k == TREE_KEY_FUNCTION) {

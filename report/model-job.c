@@ -421,11 +421,11 @@ static int merge_meta(struct model *m, const char *dir)
 				end = e;
 			if (host_seen(m, j, model_meta_get(pm, "host")))
 				continue;
-			hosts_len +=
-				(size_t)snprintf(hosts + hosts_len, 66, "%s%.63s", hosts_len ? ", " : "",
-						 model_meta_get(pm, "host")
-							 ? model_meta_get(pm, "host")
-							 : "?");
+			hosts_len += (size_t)snprintf(hosts + hosts_len, 66, "%s%.63s",
+						      hosts_len ? ", " : "",
+						      model_meta_get(pm, "host")
+							      ? model_meta_get(pm, "host")
+							      : "?");
 		}
 		snprintf(buf, sizeof(buf), "%" PRId64, end);
 		m->meta[m->nmeta++] = (struct model_meta){ "elapsed_ns", model_strdup(m, buf) };
@@ -433,9 +433,8 @@ static int merge_meta(struct model *m, const char *dir)
 		snprintf(buf, sizeof(buf), "%zu", m->nruns ? m->nruns : m->nparts);
 		m->meta[m->nmeta++] = (struct model_meta){ m->nruns ? "runs" : "job_nodes",
 							   model_strdup(m, buf) };
-		m->meta[m->nmeta++] =
-			(struct model_meta){ m->nruns ? "runs_pattern" : "job_result",
-					     model_strdup(m, dir) };
+		m->meta[m->nmeta++] = (struct model_meta){ m->nruns ? "runs_pattern" : "job_result",
+							   model_strdup(m, dir) };
 	}
 	free(hosts);
 	for (i = 0; i < m->nmeta; i++)

@@ -390,7 +390,7 @@ static int runs_add(const struct report_opts *o, struct runs *rs, const struct r
 			  res->dir, res->parts[0].collecting);
 		return -EBUSY;
 	}
-	rc = res->kind == RESULT_JOB ? finalize_job(o, res)
+	rc = res->kind == RESULT_JOB    ? finalize_job(o, res)
 	     : !res->parts[0].finalized ? finalize_node(o, &res->parts[0])
 					: 0;
 	if (rc)
@@ -401,7 +401,8 @@ static int runs_add(const struct report_opts *o, struct runs *rs, const struct r
 		return -ENOMEM;
 	rs->names[rs->nruns] = name;
 	for (i = 0; i < res->nparts; i++) {
-		if (GROW(rs->dbs, rs->n + 1, rs->dbs_cap) || GROW(rs->dirs, rs->n + 1, rs->dirs_cap) ||
+		if (GROW(rs->dbs, rs->n + 1, rs->dbs_cap) ||
+		    GROW(rs->dirs, rs->n + 1, rs->dirs_cap) ||
 		    GROW(rs->run_of, rs->n + 1, rs->run_cap))
 			return -ENOMEM;
 		rs->dbs[rs->n] = strdup(res->parts[i].db);

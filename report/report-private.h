@@ -149,6 +149,16 @@ int report_output_close(struct report_out *out, int rc);
  */
 int report_write(const struct report_opts *o, struct report *r, const struct table *t);
 
+/*
+ * -fail-if-slower (gate.c): judge the runs of b against those of a (the total and each
+ * function above -threshold of the first shown metric), the verdicts as notes of t and in
+ * -junit's file; *slower when one is slower by more than the percentage. 0 or a negative
+ * errno, told.
+ */
+int report_gate(const struct report *a, const struct report *b, struct table *t, bool *slower);
+/* report_run()'s answer when the gate found the new runs slower: exit 1, nothing to tell. */
+#define REPORT_SLOWER (-ERR_USAGE - 1)
+
 /* -time-filter's "A:B", seconds from the start, either side optional, into ns. 0 or a usage
    error. */
 int report_parse_time_filter(const char *s, int64_t *from, int64_t *to);

@@ -120,10 +120,11 @@ static int grouping_parse(const char *s, struct grouping *g)
 					"unknown grouping '%s' for -group-by (did "
 					"you mean '%s'?)",
 					word, near);
-			return report_usage_error("unknown grouping '%s' for -group-by; use "
-						  "function, module, source-line, thread, process, "
-						  "rank, node, wait-kind, sync-object, region or run",
-						  word);
+			return report_usage_error(
+				"unknown grouping '%s' for -group-by; use "
+				"function, module, source-line, thread, process, "
+				"rank, node, wait-kind, sync-object, region or run",
+				word);
 		}
 		if (!g->has[d]) {
 			g->has[d] = true;
@@ -349,8 +350,8 @@ static int pair_id(struct hash_index *map, int *n, int a, int b)
 
 /*
  * Number each record's constant part (into out): the (wait kind, object) and (rank, node)
- * pairs first, then the pair of those, then (that, region), (that, run), then (who, that), each pair of
- * 32-bit numbers a key of a map. Returns 0 or -ENOMEM.
+ * pairs first, then the pair of those, then (that, region), (that, run), then (who, that), each
+ * pair of 32-bit numbers a key of a map. Returns 0 or -ENOMEM.
  */
 static int intern_consts(struct hotspots *h, int *out)
 {

@@ -11,7 +11,9 @@
 /* Mann and Whitney (1947), table I: P(U <= u) for small samples. */
 static void test_exact_small(void)
 {
-	static const double five[] = { 1 / 252., 2 / 252., 4 / 252., 7 / 252., 12 / 252., 19 / 252. };
+	static const double five[] = {
+		1 / 252., 2 / 252., 4 / 252., 7 / 252., 12 / 252., 19 / 252.
+	};
 	static const double three_four[] = { 0.029, 0.057, 0.114, 0.200 };
 	int u;
 
@@ -58,8 +60,7 @@ static void test_normal(void)
 	NEAR(rank_test_cdf_normal(20, 20, 138, 0), 0.04810, 0.00005);
 	NEAR(rank_test_cdf_normal(20, 20, 138, 0), rank_test_cdf_exact(20, 20, 138), 0.002);
 	NEAR(rank_test_cdf_normal(40, 30, 500, 0), rank_test_cdf_exact(40, 30, 500), 0.002);
-	NEAR(rank_test_cdf_normal(20, 20, 200, 0), 0.5 + 0.5 * erf(0.5 / sqrt(2 * 1366.667)),
-	     1e-6);
+	NEAR(rank_test_cdf_normal(20, 20, 200, 0), 0.5 + 0.5 * erf(0.5 / sqrt(2 * 1366.667)), 1e-6);
 }
 
 /* Ties: the variance narrowed, the test by the normal approximation. */
