@@ -26,10 +26,10 @@ struct side {
 	const struct report *r;
 	int metric;
 	size_t nruns;
-	double *total;  /* [run] */
-	double *self;   /* [function * nruns + run] */
-	double sum;     /* over every run */
-	double *fsum;   /* [function]: over every run */
+	double *total; /* [run] */
+	double *self;  /* [function * nruns + run] */
+	double sum;    /* over every run */
+	double *fsum;  /* [function]: over every run */
 };
 
 static void side_release(struct side *s)
@@ -45,8 +45,8 @@ static int side_load(struct side *s, const struct report *r, const char *metric)
 	memset(s, 0, sizeof(*s));
 	s->r = r;
 	s->nruns = m->nruns ? m->nruns : 1;
-	for (s->metric = 0; (size_t)s->metric < m->nmetrics &&
-			    strcasecmp(m->metrics[s->metric].name, metric);
+	for (s->metric = 0;
+	     (size_t)s->metric < m->nmetrics && strcasecmp(m->metrics[s->metric].name, metric);
 	     s->metric++)
 		;
 	s->total = calloc(s->nruns, sizeof(double));
@@ -139,8 +139,8 @@ static int judge(struct gate *g, const char *name, const double *a, size_t na, c
 	snprintf(it->name, sizeof(it->name), "%s", name);
 	it->effect = base > 0 ? 100 * it->t.shift / base : it->t.shift > 0 ? HUGE_VAL : 0;
 	it->lower = base > 0 && it->t.lower != -HUGE_VAL ? 100 * it->t.lower / base
-		    : it->t.lower > 0			    ? HUGE_VAL
-							    : -HUGE_VAL;
+		    : it->t.lower > 0                    ? HUGE_VAL
+							 : -HUGE_VAL;
 	it->slower = it->t.p < g->o->fail_alpha && it->lower > g->o->fail_if_slower;
 	g->nfailed += it->slower;
 	g->n++;
@@ -265,7 +265,7 @@ static int gate_junit(const struct gate *g)
 		pct(e, sizeof(e), it->effect);
 		pct(l, sizeof(l), it->lower);
 		snprintf(msg, sizeof(msg), "effect %s, lower bound %s, p %.4g: %s %g%%", e, l,
-			 it->t.p, it->slower ? "slower by more than" : "not shown slower by", 
+			 it->t.p, it->slower ? "slower by more than" : "not shown slower by",
 			 g->o->fail_if_slower);
 		fputs("<testcase classname=\"preport.gate\" name=\"", out.f);
 		xml_put(out.f, it->name);
@@ -304,10 +304,11 @@ int report_gate(const struct report *a, const struct report *b, struct table *t,
 		gate_notes(&g, &sa, &sb, t);
 		for (i = 0; i < g.n; i++)
 			if (g.items[i].slower)
-				log_error("slower: %s by %+.1f%% (lower bound %+.1f%%, p %.4g), more "
-					  "than -fail-if-slower %g%%",
-					  g.items[i].name, g.items[i].effect, g.items[i].lower,
-					  g.items[i].t.p, a->o->fail_if_slower);
+				log_error(
+					"slower: %s by %+.1f%% (lower bound %+.1f%%, p %.4g), more "
+					"than -fail-if-slower %g%%",
+					g.items[i].name, g.items[i].effect, g.items[i].lower,
+					g.items[i].t.p, a->o->fail_if_slower);
 		*slower = g.nfailed > 0;
 		if (a->o->junit)
 			rc = gate_junit(&g);
