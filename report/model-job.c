@@ -391,12 +391,16 @@ static int merge_meta(struct model *m, const char *dir)
 
 			if (strcmp(meta_rules[k].key, e.key))
 				continue;
+			/* Runs, one after the other, had the one machine's CPUs each. */
+			char how =
+				m->nruns && !strcmp(e.key, "cpu_count") ? '>' : meta_rules[k].how;
+
 			for (j = 1; j < m->nparts; j++) {
 				int64_t x = model_meta_int(&m->parts[j].m, e.key, v);
 
-				v = meta_rules[k].how == '+'   ? v + x
-				    : meta_rules[k].how == '>' ? (x > v ? x : v)
-							       : (x < v ? x : v);
+				v = how == '+'   ? v + x
+				    : how == '>' ? (x > v ? x : v)
+						 : (x < v ? x : v);
 			}
 			snprintf(buf, sizeof(buf), "%" PRId64, v);
 			if (!(e.value = model_strdup(m, buf)))
