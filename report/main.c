@@ -16,9 +16,9 @@ static const char *const recursion_modes[] = { "expand", "collapse", NULL };
 static const char *const name_styles[] = { "full", "short", NULL };
 
 static const struct option_spec specs[] = {
-	{ "result-dir", "r", OPTION_LIST, "DIR",
-	  "result to read; give two for a difference report (hotspots, top-down, bottom-up, "
-	  "caller-callee)",
+	{ "result-dir", "r", OPTION_LIST, "DIR|PATTERN",
+	  "result to read, or a quoted pattern ('runs/*'): the runs it matches, merged; give "
+	  "two for a difference report (hotspots, top-down, bottom-up, caller-callee)",
 	  "preport -r r000hs -view hotspots", NULL },
 	{ "view", "report", OPTION_VALUE, "NAME", "what to show (default: summary)",
 	  "preport -r r000hs -view bottom-up", report_views },
