@@ -25,10 +25,12 @@ double rank_test_cdf_normal(int m, int n, double u, double ties);
 struct rank_test {
 	double u;     /* pairs (a, b) with b > a, ties counting one half */
 	double p;     /* one-sided: P(U >= u) when b is no larger than a */
-	bool exact;   /* p counted exactly (no ties, both sides small enough) */
+	bool exact;   /* p from U's exact distribution (as without ties): both sides up to
+			 RANK_TEST_EXACT_MAX; else the normal approximation, ties corrected */
 	double shift; /* Hodges-Lehmann: the median of the differences b - a */
 	double lower; /* the lower (1 - alpha) confidence bound of that shift; -HUGE_VAL when
-			 too few values make every bound below alpha's reach */
+			 too few values leave every bound out of alpha's reach (P(U <= 0) >=
+			 alpha: 3 a side at 0.05) */
 };
 
 /*

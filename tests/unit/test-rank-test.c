@@ -63,19 +63,29 @@ static void test_normal(void)
 	NEAR(rank_test_cdf_normal(20, 20, 200, 0), 0.5 + 0.5 * erf(0.5 / sqrt(2 * 1366.667)), 1e-6);
 }
 
-/* Ties: the variance narrowed, the test by the normal approximation. */
+/* Ties: the variance narrowed (normal), or U's half rounded down (exact, small samples). */
 static void test_ties(void)
 {
 	/* U = 3.5; t^3 - t = 6 for the two 2s; var = 4 / 12 * (5 - 6 / 12) = 1.5;
 	   p = Phi((0.5 + 0.5 - 2) / sqrt(1.5)) = 0.20711. */
 	const double a[] = { 1, 2 }, b[] = { 2, 3 };
+	double big_a[60], big_b[60];
 	struct rank_test t;
+	int i;
 
+	NEAR(rank_test_cdf_normal(2, 2, 4 - 3.5, 6), 0.20711, 0.00005);
 	CU_ASSERT_EQUAL(rank_test_run(a, 2, b, 2, 0.05, &t), 0);
 	NEAR(t.u, 3.5, 1e-12);
-	CU_ASSERT(!t.exact);
-	NEAR(t.p, 0.20711, 0.00005);
+	CU_ASSERT(t.exact);
+	NEAR(t.p, 1 / 6., 1e-12); /* P(U <= 0) of 2 and 2: 1 / C(4, 2) */
 	NEAR(t.shift, 1, 1e-12);
+	/* 60 a side, 0..59 against 0..59 shifted by 30: the normal approximation with ties. */
+	for (i = 0; i < 60; i++)
+		big_a[i] = i, big_b[i] = i + 30;
+	CU_ASSERT_EQUAL(rank_test_run(big_a, 60, big_b, 60, 0.05, &t), 0);
+	CU_ASSERT(!t.exact);
+	NEAR(t.shift, 30, 1e-12);
+	CU_ASSERT(t.p < 1e-6 && t.lower > 20 && t.lower < 30);
 }
 
 /* The Hodges-Lehmann shift and its lower bound: the k-th smallest difference. */
@@ -90,9 +100,9 @@ static void test_shift(void)
 	NEAR(t.u, 9, 1e-12);
 	NEAR(t.p, 0.05, 1e-12); /* 1 / C(6, 3) */
 	NEAR(t.shift, 10, 1e-12);
-	NEAR(t.lower, 8, 1e-12); /* P(U <= 0) = 0.05: the smallest difference */
-	CU_ASSERT_EQUAL(rank_test_run(a, 3, b, 3, 0.04, &t), 0);
-	CU_ASSERT(t.lower == -HUGE_VAL); /* 3 a side cannot reach 0.04 */
+	CU_ASSERT(t.lower == -HUGE_VAL); /* P(U <= 0) = 0.05: 3 a side cannot reach p < 0.05 */
+	CU_ASSERT_EQUAL(rank_test_run(a, 3, b, 3, 0.06, &t), 0);
+	NEAR(t.lower, 8, 1e-12); /* at 0.06: the smallest difference */
 	/* 5 a side: P(U <= 4) = 0.048, so the 5th smallest of the 25 differences. */
 	CU_ASSERT_EQUAL(rank_test_run(a5, 5, b5, 5, 0.05, &t), 0);
 	NEAR(t.p, 1 / 252., 1e-12);
