@@ -474,8 +474,7 @@ static int load_runs(struct report *r, const char *pattern, unsigned mflags)
 	return rc;
 }
 
-/* Whether -r's value is a pattern of runs: it has a wildcard and names no existing path. */
-static bool is_pattern(const char *dir)
+bool report_is_pattern(const char *dir)
 {
 	struct stat st;
 
@@ -489,7 +488,7 @@ static int load_result(struct report *r, const char *dir, unsigned mflags)
 	size_t i;
 	int rc;
 
-	if (is_pattern(dir))
+	if (report_is_pattern(dir))
 		return load_runs(r, dir, mflags);
 	rc = result_open(&res, dir);
 

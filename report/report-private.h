@@ -123,6 +123,8 @@ int report_derive_tree(struct report *r);
  * link, a FIFO or anything else that is not a regular file (output.c): a usage error.
  */
 int report_check_output(const struct report_opts *o);
+/* Whether -r's value is a pattern of runs: it has a wildcard and names no existing path. */
+bool report_is_pattern(const char *dir);
 /*
  * Where a report is written: stdout, or a new file beside -report-output renamed over it by
  * report_output_close() when whole (no link followed, no FIFO waited on: docs/security.md).

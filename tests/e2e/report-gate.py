@@ -71,6 +71,10 @@ def synthetic(w):
     # A single result a side cannot be judged (U's smallest p is 0.5): no alarm, and said so.
     cp = preport("-r", w.join("base", "r0"), "-r", w.join("slow", "r0"), "-fail-if-slower", "5")
     e2elib.check("too few runs" in cp.stdout, "one run a side: too few runs\n" + cp.stdout)
+    db = w.join("base", "r1", "result.db")
+    cp = preport("-r", base, "-r", slow, "-fail-if-slower", "5", "-junit", db, code=2)
+    e2elib.check("will not write the report to '%s'" % db in cp.stderr,
+                 "-junit never overwrites a file of a run: " + cp.stderr)
     preport("-r", base, "-fail-if-slower", "5", code=2)
     preport("-r", base, "-r", slow, "-junit", junit, code=2)
 

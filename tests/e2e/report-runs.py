@@ -69,6 +69,11 @@ def synthetic(w):
     e2elib.check(diff.get("a") == 2000 - 400 and diff.get("b") == 1500 - 300,
                  "-r r1 -r 'r[23]' compares one run with two: %s" % diff)
 
+    db = os.path.join(runs, "r2", "result.db")
+    cp = preport("-r", pat, "-format", "html", "-report-output", db, code=2)
+    e2elib.check("will not write the report to '%s'" % db in cp.stderr,
+                 "-report-output never overwrites a file of a run of the pattern: " + cp.stderr)
+
     none = os.path.join(runs, "nothing-*")
     cp = preport("-r", none, code=2)
     e2elib.check("no result matches '%s'" % none in cp.stderr,
