@@ -9,6 +9,8 @@ a pattern that matches nothing is a usage error (exit 2) naming the pattern; two
 sets of runs. Then two real runs of tests/progs/report-split (60/30/10, output and exit
 code as without the collector): the merged figures are the sums of the runs', to the ns,
 and the split stays 60/30/10."""
+import csv
+import io
 import os
 import sys
 
@@ -65,7 +67,7 @@ def synthetic(w):
     cp = preport("-r", os.path.join(runs, "r1"), "-r", os.path.join(runs, "r[23]"), "-view",
                  "hotspots", "-format", "csv")
     diff = {r["Function"]: ms(r["CPU Time:Self:Difference"]) for r in
-            e2elib.csv.DictReader(e2elib.io.StringIO(cp.stdout))}
+            csv.DictReader(io.StringIO(cp.stdout))}
     e2elib.check(diff.get("a") == 2000 - 400 and diff.get("b") == 1500 - 300,
                  "-r r1 -r 'r[23]' compares one run with two: %s" % diff)
 
