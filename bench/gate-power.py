@@ -4,6 +4,7 @@
 sides raise a false alarm.
 
 Usage: bench/gate-power.py [BUILD_DIR] [--trials N] [--pct PCT] [--noise SD] [--seed S]
+                           [--real POOL]
 
 Synthetic runs (tests/e2e/report_synth.split): main calls alpha, beta and gamma for 300, 200
 and 100 ms; each function's time in each run is drawn with a relative standard deviation of
@@ -12,6 +13,10 @@ written per side (base; beta 5, 10, 15 and 20% slower), and each trial links n r
 pools (n = 3, 5, 10 a side), different runs each trial, into two directories and runs
 preport -r 'base/*' -r 'new/*' -fail-if-slower PCT. Caught: exit 1 naming beta; a false alarm:
 exit 1 between two disjoint sets of base runs (any item). Prints a table of the fractions.
+
+--real POOL: real runs instead, profiled: POOL runs of tests/progs/report-split (heavy,
+medium, light: 60/30/10 of 5 rounds of 100 CPU ms, at a 1 ms interval) per side, medium 15%
+slower on the new side; trials draw 5 runs a side from the pools; caught names medium.
 """
 import argparse
 import os
@@ -41,6 +46,38 @@ def pool(work, name, rnd, noise, slower=0):
     return paths
 
 
+def real_pool(build, work, name, n, factor):
+    """n profiled runs of report-split, medium factor times its budget, finalized."""
+    paths = []
+    for k in range(n):
+        d = os.path.join(work, "real-" + name, "r%02d" % k)
+        os.makedirs(os.path.dirname(d), exist_ok=True)
+        subprocess.run([os.path.join(build, "collector", "pcollect"), "-q",
+                        "-finalization-mode=none", "-knob", "sampling-interval=1", "-r", d, "--",
+                        os.path.join(build, "tests", "progs", "report-split"), "x", "100",
+                        str(factor)], check=True)
+        subprocess.run([os.path.join(build, "finalizer", "pfinalize"), "-q", "-r", d],
+                       check=True)
+        paths.append(d)
+    return paths
+
+
+def real(a, preport, rnd, work):
+    base = real_pool(a.build, work, "base", a.real, 1)
+    slow = real_pool(a.build, work, "slow", a.real, 1.15)
+    n = 5
+    false = caught = 0
+    for _ in range(a.trials):
+        pick = rnd.sample(base, 2 * n)
+        false += gate(preport, side(work, "a", pick[:n]), side(work, "b", pick[n:]), a.pct,
+                      "medium")[0]
+        caught += gate(preport, side(work, "a", rnd.sample(base, n)),
+                       side(work, "b", rnd.sample(slow, n)), a.pct, "medium")[1]
+    print("real runs of report-split, pools of %d a side, 5 drawn a side, %d trials, "
+          "-fail-if-slower %g: false alarms %.2f, medium +15%% caught %.2f"
+          % (a.real, a.trials, a.pct, false / a.trials, caught / a.trials))
+
+
 def side(work, name, runs):
     d = os.path.join(work, name)
     for e in os.listdir(d) if os.path.isdir(d) else ():
@@ -51,12 +88,14 @@ def side(work, name, runs):
     return os.path.join(d, "*")
 
 
-def gate(preport, base, new, pct):
+def gate(preport, base, new, pct, slow="beta"):
     cp = subprocess.run([preport, "-r", base, "-r", new, "-fail-if-slower", str(pct), "-q"],
                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if cp.returncode not in (0, 1):
         sys.exit("preport failed: " + cp.stderr)
-    return cp.returncode == 1, "slower: beta" in cp.stderr
+    if cp.returncode == 1 and "slower: " + slow not in cp.stderr:
+        print("  a false alarm: " + cp.stderr.strip().replace("\n", "\n  "), flush=True)
+    return cp.returncode == 1, "slower: " + slow in cp.stderr
 
 
 def main():
@@ -66,10 +105,13 @@ def main():
     ap.add_argument("--pct", type=float, default=5)
     ap.add_argument("--noise", type=float, default=0.02)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--real", type=int, default=0)
     a = ap.parse_args()
     preport = os.path.join(a.build, "report", "preport")
     rnd = random.Random(a.seed)
     with tempfile.TemporaryDirectory(prefix="gate-power.") as work:
+        if a.real:
+            return real(a, preport, rnd, work)
         base = pool(work, "base", rnd, a.noise)
         slow = {s: pool(work, "slow%d" % s, rnd, a.noise, s) for s in SLOWDOWNS}
         print("-fail-if-slower %g, run-to-run noise %.0f%% (sd), %d trials per cell, "

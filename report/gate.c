@@ -125,16 +125,23 @@ struct gate {
 	struct item *items;
 	size_t n;
 	size_t nfailed;
+	double floor;  /* the least median a run an item needs to be judged (metric's unit) */
+	size_t nsmall; /* items left out under it */
 };
 
 static int judge(struct gate *g, const char *name, const double *a, size_t na, const double *b,
 		 size_t nb)
 {
 	struct item *it = &g->items[g->n];
-	double base = median(a, na);
-	int rc = rank_test_run(a, na, b, nb, g->o->fail_alpha, &it->t);
+	double base = median(a, na), now = median(b, nb);
+	int rc;
 
-	if (rc)
+	/* A few samples a run: one more or less is a change of many percent, noise. */
+	if (base < g->floor && now < g->floor) {
+		g->nsmall++;
+		return 0;
+	}
+	if ((rc = rank_test_run(a, na, b, nb, g->o->fail_alpha, &it->t)))
 		return rc;
 	snprintf(it->name, sizeof(it->name), "%s", name);
 	it->effect = base > 0 ? 100 * it->t.shift / base : it->t.shift > 0 ? HUGE_VAL : 0;
@@ -220,6 +227,11 @@ static void gate_notes(const struct gate *g, const struct side *a, const struct 
 			       it->slower ? "SLOWER" : "ok", it->name, e, l, it->t.p,
 			       it->t.exact ? "exact" : "normal", it->t.u);
 	}
+	if (g->nsmall)
+		table_add_note(t,
+			       "gate: %zu functions left out: under %.0f sampling intervals a run "
+			       "on both sides (100 / PCT: one sample would be more than PCT)",
+			       g->nsmall, g->floor / (double)a->r->m.interval_ns);
 	table_add_note(t, "gate: %s: %zu of %zu items slower by more than %g%%",
 		       g->nfailed ? "FAILED" : "passed", g->nfailed, g->n, g->o->fail_if_slower);
 }
@@ -298,6 +310,10 @@ int report_gate(const struct report *a, const struct report *b, struct table *t,
 	rc = side_load(&sa, a, metric);
 	if (!rc)
 		rc = side_load(&sb, b, metric);
+	/* A time metric counts sampling intervals: an item needs 100 / PCT of them a run. */
+	if (!rc && a->m.metrics[a->shown[0]].unit == MODEL_UNIT_NS && a->m.interval_ns > 0)
+		g.floor = (double)a->m.interval_ns * 100 /
+			  (a->o->fail_if_slower > 1 ? a->o->fail_if_slower : 1);
 	if (!rc)
 		rc = gate_judge(&g, &sa, &sb, metric);
 	if (!rc) {

@@ -382,7 +382,7 @@ static int runs_add(const struct report_opts *o, struct runs *rs, const struct r
 {
 	size_t i, len = strlen(res->dir);
 	char *name;
-	int rc;
+	int rc, run;
 
 	if (res->kind == RESULT_NODE && !res->parts[0].finalized && res->parts[0].collecting) {
 		log_error("result '%s' is still being collected (pcollect, pid %ld, is running): "
@@ -399,7 +399,8 @@ static int runs_add(const struct report_opts *o, struct runs *rs, const struct r
 		len--;
 	if (!(name = strndup(res->dir, len)))
 		return -ENOMEM;
-	rs->names[rs->nruns] = name;
+	run = (int)rs->nruns;
+	rs->names[rs->nruns++] = name;
 	for (i = 0; i < res->nparts; i++) {
 		if (GROW(rs->dbs, rs->n + 1, rs->dbs_cap) ||
 		    GROW(rs->dirs, rs->n + 1, rs->dirs_cap) ||
@@ -407,11 +408,10 @@ static int runs_add(const struct report_opts *o, struct runs *rs, const struct r
 			return -ENOMEM;
 		rs->dbs[rs->n] = strdup(res->parts[i].db);
 		rs->dirs[rs->n] = strdup(res->parts[i].dir);
-		rs->run_of[rs->n++] = (int)rs->nruns;
+		rs->run_of[rs->n++] = run;
 		if (!rs->dbs[rs->n - 1] || !rs->dirs[rs->n - 1])
 			return -ENOMEM;
 	}
-	rs->nruns++;
 	return 0;
 }
 

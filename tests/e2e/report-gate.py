@@ -68,6 +68,20 @@ def synthetic(w):
     e2elib.check(suite.get("failures") == "1" and failed == ["beta (app)"] and
                  int(suite.get("tests")) >= 4, "JUnit XML: one failure, beta's: %s" % failed)
 
+    # A function of a few samples a run is left out: one sample more would be 50%.
+    tiny = w.join("tiny")
+    rnd = random.Random(4)
+    for side, extra in (("a", 0), ("b", 2)):
+        for k in range(5):
+            synth.split(os.path.join(tiny, side, "r%d" % k),
+                        {"alpha": round(300 * rnd.gauss(1, 0.01)), "tick": 2 + extra})
+    cp = preport("-r", os.path.join(tiny, "a", "*"), "-r", os.path.join(tiny, "b", "*"),
+                 "-fail-if-slower", "5", "-format", "json")
+    notes = gate_notes(cp)
+    e2elib.check(not any("tick" in n for n in notes) and
+                 any("1 functions left out: under 20 sampling intervals" in n for n in notes),
+                 "a function of 2-4 samples a run is not judged: %s" % notes)
+
     # A single result a side cannot be judged (U's smallest p is 0.5): no alarm, and said so.
     cp = preport("-r", w.join("base", "r0"), "-r", w.join("slow", "r0"), "-fail-if-slower", "5")
     e2elib.check("too few runs" in cp.stdout, "one run a side: too few runs\n" + cp.stdout)
