@@ -92,26 +92,6 @@ static int match(const struct side *a, int f, const struct side *b)
 	return -1;
 }
 
-static int dcmp(const void *pa, const void *pb)
-{
-	double a = *(const double *)pa, b = *(const double *)pb;
-
-	return a < b ? -1 : a > b;
-}
-
-static double median(const double *v, size_t n)
-{
-	double *c = malloc(n * sizeof(*c)), x;
-
-	if (!c)
-		return NAN;
-	memcpy(c, v, n * sizeof(*c));
-	qsort(c, n, sizeof(*c), dcmp);
-	x = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
-	free(c);
-	return x;
-}
-
 /* One judged item: the total or a function. */
 struct item {
 	char name[512];
@@ -133,7 +113,7 @@ static int judge(struct gate *g, const char *name, const double *a, size_t na, c
 		 size_t nb)
 {
 	struct item *it = &g->items[g->n];
-	double base = median(a, na), now = median(b, nb);
+	double base = rank_test_median(a, na), now = rank_test_median(b, nb);
 	int rc;
 
 	/* A few samples a run: one more or less is a change of many percent, noise. */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cmp.h"
 #include "report/rank-test.h"
 
 /*
@@ -69,9 +70,22 @@ double rank_test_cdf_normal(int m, int n, double u, double ties)
 
 static int dcmp(const void *pa, const void *pb)
 {
-	double a = *(const double *)pa, b = *(const double *)pb;
+	return CMP(*(const double *)pa, *(const double *)pb);
+}
 
-	return a < b ? -1 : a > b;
+double rank_test_median(const double *v, size_t n)
+{
+	double *c = malloc((n + 1) * sizeof(*c)), x;
+
+	if (!c || !n) {
+		free(c);
+		return NAN;
+	}
+	memcpy(c, v, n * sizeof(*c));
+	qsort(c, n, sizeof(*c), dcmp);
+	x = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
+	free(c);
+	return x;
 }
 
 /* The sum of t^3 - t over the groups of t equal values of a and b together. */
@@ -125,7 +139,7 @@ int rank_test_run(const double *a, size_t m, const double *b, size_t n, double a
 	out->p = small ? cdf_at(c, mn, (double)mn - u)
 		       : rank_test_cdf_normal((int)m, (int)n, (double)mn - u, ties);
 	qsort(d, mn, sizeof(*d), dcmp);
-	out->shift = mn % 2 ? d[mn / 2] : (d[mn / 2 - 1] + d[mn / 2]) / 2;
+	out->shift = mn % 2 ? d[mn / 2] : (d[mn / 2 - 1] + d[mn / 2]) / 2; /* d is sorted */
 	/*
 	 * The lower bound: the k-th smallest difference, k the largest with P(U <= k - 1) <
 	 * alpha (the shifts below it are those the test rejects at alpha, p < alpha as the

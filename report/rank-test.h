@@ -33,6 +33,9 @@ struct rank_test {
 			 alpha: 3 a side at 0.05) */
 };
 
+/* The median of v[0..n) (NAN when n is 0 or memory runs out). */
+double rank_test_median(const double *v, size_t n);
+
 /*
  * Test whether b[0..n) tends to be larger than a[0..m) (one-sided Mann-Whitney U) and
  * estimate by how much (Hodges-Lehmann shift, its lower bound at confidence 1 - alpha).

@@ -111,6 +111,9 @@ static void test_shift(void)
 	CU_ASSERT_EQUAL(rank_test_run(b5, 5, a5, 5, 0.05, &t), 0);
 	NEAR(t.p, 1, 1e-12);
 	CU_ASSERT_EQUAL(rank_test_run(a, 0, b, 3, 0.05, &t), -EINVAL);
+	NEAR(rank_test_median(a5, 5), 100, 1e-12);
+	NEAR(rank_test_median(b5, 4), 114.5, 1e-12);
+	CU_ASSERT(isnan(rank_test_median(a5, 0)));
 }
 
 UNIT_MAIN("rank-test", NULL, NULL,
