@@ -37,12 +37,13 @@ enum cct_group_kind {
 	CCT_GROUP_NODE,
 	CCT_GROUP_REGION,
 	CCT_GROUP_TASK,
+	CCT_GROUP_RUN,
 };
 
 struct cct_group {
 	enum cct_group_kind kind;
 	int item; /* index into model.processes, threads, modules, wait_kinds, sync_objects,
-		     nodes or regions, or the rank; a task's, the function of its frame
+		     nodes, regions or runs, or the rank; a task's, the function of its frame
 		     (model.functions); -1: unknown (or no wait, no region, no task) */
 };
 

@@ -168,7 +168,7 @@ static const char *const group_keys[] = {
 	[CCT_GROUP_MODULE] = "module",       [CCT_GROUP_RANK] = "rank",
 	[CCT_GROUP_WAIT_KIND] = "wait-kind", [CCT_GROUP_SYNC_OBJECT] = "sync-object",
 	[CCT_GROUP_NODE] = "node",           [CCT_GROUP_REGION] = "region",
-	[CCT_GROUP_TASK] = "task",
+	[CCT_GROUP_TASK] = "task",           [CCT_GROUP_RUN] = "run",
 };
 
 /* A group's label value: its name without the brackets and kind ("[thread w (TID 5)]"). */

@@ -11,7 +11,7 @@
 
 static const char *const filter_keys[] = { "module",   "thread",    "process",     "function",
 					   "language", "wait-kind", "sync-object", "rank",
-					   "node",     "region" };
+					   "node",     "region",    "run" };
 enum {
 	KEY_MODULE,
 	KEY_THREAD,
@@ -23,6 +23,7 @@ enum {
 	KEY_RANK,
 	KEY_NODE,
 	KEY_REGION, /* items: model.regions, then [no region] */
+	KEY_RUN,    /* marks the threads, as rank and node do */
 	NKEYS
 };
 /* The items of KEY_LANGUAGE: index 1 is model_function.python. */
@@ -126,6 +127,12 @@ static bool region_named(const char *path, const char *name)
 	return false;
 }
 
+/* Run i (-1: none) is named by its path as the pattern matched it, or by its last name. */
+static bool run_named(const struct model *m, int i, const char *name)
+{
+	return i >= 0 && (!strcmp(m->runs[i], name) || !strcmp(report_basename(m->runs[i]), name));
+}
+
 /* Mark in set every item of key that value names; a usage error when none does. */
 static int mark(struct report *r, int key, const char *value, bool *set)
 {
@@ -168,7 +175,8 @@ static int mark(struct report *r, int key, const char *value, bool *set)
 		break;
 	case KEY_RANK:
 	case KEY_NODE:
-		/* Rank and node filters mark the threads of the processes they name. */
+	case KEY_RUN:
+		/* Rank, node and run filters mark the threads of the processes they name. */
 		for (i = 0; i < m->nthreads; i++) {
 			int p = m->threads[i].process;
 
@@ -176,11 +184,13 @@ static int mark(struct report *r, int key, const char *value, bool *set)
 				continue;
 			if (key == KEY_RANK
 				    ? is_number(value) && m->processes[p].rank == atoll(value)
-				    : m->processes[p].node >= 0 &&
-					      !strcmp(m->nodes[m->processes[p].node], value))
+			    : key == KEY_NODE
+				    ? m->processes[p].node >= 0 &&
+					      !strcmp(m->nodes[m->processes[p].node], value)
+				    : run_named(m, m->processes[p].run, value))
 				set[i] = true, hits++;
 		}
-		n = key == KEY_RANK ? m->nprocesses : m->nnodes;
+		n = key == KEY_RANK ? m->nprocesses : key == KEY_NODE ? m->nnodes : m->nruns;
 		break;
 	case KEY_FUNCTION: {
 		/* Every function the name names, whole or short ("relax", "Simulation.step"). */
@@ -253,6 +263,9 @@ static int mark(struct report *r, int key, const char *value, bool *set)
 		case KEY_NODE:
 			names[i] = m->nodes[i];
 			break;
+		case KEY_RUN:
+			names[i] = report_basename(m->runs[i]);
+			break;
 		case KEY_REGION:
 			names[i] = model_region_label(m, i < m->nregions ? (int)i : -1);
 			break;
@@ -283,6 +296,7 @@ static int sets_parse(struct report *r, struct filter_sets *fs)
 	fs->size[KEY_SYNC_OBJECT] = r->m.nsync_objects;
 	fs->size[KEY_RANK] = r->m.nthreads; /* as process filters: they mark the threads */
 	fs->size[KEY_NODE] = r->m.nthreads;
+	fs->size[KEY_RUN] = r->m.nthreads;
 	fs->size[KEY_REGION] = r->m.nregions + 1;
 	for (k = 0; k < NKEYS; k++) {
 		fs->in[k] = calloc(fs->size[k] + 1, 1);
@@ -312,7 +326,7 @@ static int sets_parse(struct report *r, struct filter_sets *fs)
 					word, near);
 			return report_usage_error("unknown filter '%s'; keys are module, thread, "
 						  "process, function, language, wait-kind, "
-						  "sync-object, rank, node, region",
+						  "sync-object, rank, node, region, run",
 						  word);
 		}
 		if (!eq || !eq[1])
@@ -415,7 +429,8 @@ bool report_filter_keep(const struct report *r, const struct report_filter *f,
 	int region;
 
 	if (!item_kept(fs, KEY_THREAD, s->thread) || !item_kept(fs, KEY_PROCESS, s->thread) ||
-	    !item_kept(fs, KEY_RANK, s->thread) || !item_kept(fs, KEY_NODE, s->thread))
+	    !item_kept(fs, KEY_RANK, s->thread) || !item_kept(fs, KEY_NODE, s->thread) ||
+	    !item_kept(fs, KEY_RUN, s->thread))
 		return false;
 	if (f->onstack && ((f->onstack[s->stack] & 2) ||
 			   (fs->given[KEY_FUNCTION] && !(f->onstack[s->stack] & 1))))

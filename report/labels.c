@@ -37,6 +37,11 @@ const char *model_node_label(const struct model *m, int i)
 	return i >= 0 && (size_t)i < m->nnodes ? m->nodes[i] : "[unknown node]";
 }
 
+const char *model_run_label(const struct model *m, int i)
+{
+	return i >= 0 && (size_t)i < m->nruns ? m->runs[i] : "[no run]";
+}
+
 const char *model_wait_kind_label(const struct model *m, int i)
 {
 	return i >= 0 && (size_t)i < m->nwait_kinds ? m->wait_kinds[i] : "[no wait]";
@@ -81,7 +86,7 @@ const char *report_file_path(const struct report *r, int file)
 const char *report_group_kind(const struct cct *tree, int node)
 {
 	static const char *const kinds[] = { "process",     "thread", "module", "rank", "wait-kind",
-					     "sync-object", "node",   "region", "task" };
+					     "sync-object", "node",   "region", "task", "run" };
 	int g = cct_group_of(&tree->nodes[node]);
 
 	return g >= 0 ? kinds[tree->groups[g].kind] : "";
@@ -143,6 +148,8 @@ const char *report_group_label(const struct report *r, const struct cct *tree, i
 		return model_region_label(&r->m, item);
 	case CCT_GROUP_TASK:
 		return model_task_label(&r->m, item);
+	case CCT_GROUP_RUN:
+		return model_run_label(&r->m, item);
 	}
 	return "";
 }

@@ -22,6 +22,7 @@ static const struct {
 	{ "sync-object", CCT_GROUP_SYNC_OBJECT },
 	{ "region", CCT_GROUP_REGION },
 	{ "task", CCT_GROUP_TASK },
+	{ "run", CCT_GROUP_RUN },
 	{ "function", CCT_GROUP_PROCESS }, /* not a level: the call tree itself */
 };
 #define NTREE_KEYS        (sizeof(tree_keys) / sizeof(tree_keys[0]))
@@ -51,12 +52,12 @@ int report_tree_levels(struct report *r)
 					"the %s view does not group by source-line "
 					"(the hotspots view does); use thread, "
 					"process, module, rank, node, wait-kind, "
-					"sync-object, region or task",
+					"sync-object, region, task or run",
 					r->view->name);
 			return report_usage_error(
 				"unknown grouping '%s' for -group-by in the %s "
 				"view%s%s%s; use thread, process, module, "
-				"rank, node, wait-kind, sync-object, region or task",
+				"rank, node, wait-kind, sync-object, region, task or run",
 				word, r->view->name, near ? " (did you mean '" : "",
 				near ? near : "", near ? "'?)" : "");
 		}
@@ -74,7 +75,7 @@ int report_tree_levels(struct report *r)
 				return report_usage_error(
 					"option '-group-by' takes each of thread, "
 					"process, module, rank, node, "
-					"wait-kind, sync-object, region and task once");
+					"wait-kind, sync-object, region, task and run once");
 		r->levels[r->nlevels++] = tree_keys[k].kind;
 	}
 	return 0;
@@ -93,6 +94,13 @@ int report_sample_node(const struct report *r, const struct model_sample *s)
 	int p = s->thread >= 0 ? r->m.threads[s->thread].process : -1;
 
 	return p >= 0 ? r->m.processes[p].node : -1;
+}
+
+int report_sample_run(const struct report *r, const struct model_sample *s)
+{
+	int p = s->thread >= 0 ? r->m.threads[s->thread].process : -1;
+
+	return p >= 0 ? r->m.processes[p].run : -1;
 }
 
 /* The wait kind and the sync object of a sample: -1 (no wait) without a context. */
@@ -177,6 +185,8 @@ static int level_item(const struct report *r, enum cct_group_kind kind, const st
 		return report_sample_region(r, s);
 	case CCT_GROUP_TASK:
 		return report_sample_task(r, s);
+	case CCT_GROUP_RUN:
+		return report_sample_run(r, s);
 	}
 	return -1;
 }

@@ -16,9 +16,9 @@ static const char *const recursion_modes[] = { "expand", "collapse", NULL };
 static const char *const name_styles[] = { "full", "short", NULL };
 
 static const struct option_spec specs[] = {
-	{ "result-dir", "r", OPTION_LIST, "DIR",
-	  "result to read; give two for a difference report (hotspots, top-down, bottom-up, "
-	  "caller-callee)",
+	{ "result-dir", "r", OPTION_LIST, "DIR|PATTERN",
+	  "result to read, or a quoted pattern ('runs/*'): the runs it matches, merged; give "
+	  "two for a difference report (hotspots, top-down, bottom-up, caller-callee)",
 	  "preport -r r000hs -view hotspots", NULL },
 	{ "view", "report", OPTION_VALUE, "NAME", "what to show (default: summary)",
 	  "preport -r r000hs -view bottom-up", report_views },
@@ -105,6 +105,16 @@ static const struct option_spec specs[] = {
 	{ "width", NULL, OPTION_VALUE, "N",
 	  "text width in columns (default: the terminal's; no limit into a file or pipe)", NULL,
 	  NULL },
+	{ "fail-if-slower", NULL, OPTION_VALUE, "PCT",
+	  "with -r BASE -r NEW (each a set of runs: -r 'base/*'): exit 1 when the total or a "
+	  "function's time grew by more than PCT percent beyond the runs' noise (one-sided "
+	  "Mann-Whitney U at -fail-alpha, and the Hodges-Lehmann effect's lower bound above PCT)",
+	  "preport -r 'base/*' -r 'new/*' -fail-if-slower 5", NULL },
+	{ "fail-alpha", NULL, OPTION_VALUE, "ALPHA",
+	  "-fail-if-slower's significance level (default 0.05)", NULL, NULL },
+	{ "junit", NULL, OPTION_VALUE, "FILE",
+	  "-fail-if-slower: write its verdicts as JUnit XML to FILE, for CI systems",
+	  "preport -r 'base/*' -r 'new/*' -fail-if-slower 5 -junit gate.xml", NULL },
 	{ "quiet", "q", OPTION_FLAG, NULL, "no progress messages", NULL, NULL },
 	{ "verbose", "v", OPTION_FLAG, NULL,
 	  "debug lines: the database read, where source files were looked for",
@@ -161,6 +171,7 @@ int report_main(int argc, char **argv, const char *tool)
 	const struct option_value *v;
 	char *threshold_metric = NULL;
 	const char *s;
+	char ferr[256];
 	int rc;
 
 	log_set_tool(tool);
@@ -243,6 +254,24 @@ int report_main(int argc, char **argv, const char *tool)
 	o.csv_raw = options_has(&res, "csv-raw");
 	o.output = options_get_str(&res, "report-output");
 	o.width = (s = options_get_str(&res, "width")) ? (int)number("width", s, 40, 10000) : 0;
+	o.fail_if_slower = -1;
+	o.fail_alpha = 0.05;
+	if ((s = options_get_str(&res, "fail-if-slower")) &&
+	    options_parse_double("option '-fail-if-slower'", s, 0, 1e6, &o.fail_if_slower, ferr,
+				 sizeof(ferr)))
+		die(EXIT_USAGE, "%s", ferr);
+	if ((s = options_get_str(&res, "fail-alpha")) &&
+	    options_parse_double("option '-fail-alpha'", s, 1e-9, 0.5, &o.fail_alpha, ferr,
+				 sizeof(ferr)))
+		die(EXIT_USAGE, "%s", ferr);
+	o.junit = options_get_str(&res, "junit");
+	if ((o.junit || options_get_str(&res, "fail-alpha")) && o.fail_if_slower < 0)
+		die(EXIT_USAGE, "options '-junit' and '-fail-alpha' go with -fail-if-slower PCT");
+	if (o.fail_if_slower >= 0 && o.nresults != 2)
+		die(EXIT_USAGE,
+		    "option '-fail-if-slower' compares two sets of runs: -r 'base/*' "
+		    "-r 'new/*' -fail-if-slower %s",
+		    s ? s : options_get_str(&res, "fail-if-slower"));
 	o.quiet = options_has(&res, "quiet");
 	if (o.quiet && options_has(&res, "verbose"))
 		die(EXIT_USAGE, "options '-quiet' and '-verbose' exclude each other");

@@ -266,6 +266,8 @@ static int merge_own(struct merge *g, struct model_part *p)
 	if (!p->thread_map || !p->context_map)
 		return -ENOMEM;
 	memcpy(m->processes + np, pm->processes, pm->nprocesses * sizeof(*m->processes));
+	for (i = 0; i < pm->nprocesses; i++)
+		m->processes[np + i].run = p->run;
 	m->nprocesses += pm->nprocesses;
 	for (i = 0; i < pm->nthreads; i++) {
 		struct model_thread t = pm->threads[i];
@@ -358,6 +360,17 @@ static const struct {
 	{ "finalized_realtime_ns", '>' },
 };
 
+/* Whether host h (of part j) is named by an earlier part: runs on one machine name it once. */
+static bool host_seen(const struct model *m, size_t j, const char *h)
+{
+	size_t i;
+
+	for (i = 0; i < j; i++)
+		if (str_eq(model_meta_get(&m->parts[i].m, "host"), h))
+			return true;
+	return false;
+}
+
 static int merge_meta(struct model *m, const char *dir)
 {
 	const struct model *first = &m->parts[0].m;
@@ -378,12 +391,16 @@ static int merge_meta(struct model *m, const char *dir)
 
 			if (strcmp(meta_rules[k].key, e.key))
 				continue;
+			/* Runs, one after the other, had the one machine's CPUs each. */
+			char how =
+				m->nruns && !strcmp(e.key, "cpu_count") ? '>' : meta_rules[k].how;
+
 			for (j = 1; j < m->nparts; j++) {
 				int64_t x = model_meta_int(&m->parts[j].m, e.key, v);
 
-				v = meta_rules[k].how == '+'   ? v + x
-				    : meta_rules[k].how == '>' ? (x > v ? x : v)
-							       : (x < v ? x : v);
+				v = how == '+'   ? v + x
+				    : how == '>' ? (x > v ? x : v)
+						 : (x < v ? x : v);
 			}
 			snprintf(buf, sizeof(buf), "%" PRId64, v);
 			if (!(e.value = model_strdup(m, buf)))
@@ -393,7 +410,8 @@ static int merge_meta(struct model *m, const char *dir)
 			continue; /* below: over the nodes' starts, and every node's name */
 		m->meta[m->nmeta++] = e;
 	}
-	/* The job lasts from its first node's start to its last node's end. */
+	/* The job lasts from its first node's start to its last node's end; runs, one after
+	   the other, as long as all of them. */
 	{
 		int64_t end = 0;
 
@@ -401,20 +419,26 @@ static int merge_meta(struct model *m, const char *dir)
 			const struct model *pm = &m->parts[j].m;
 			int64_t e = m->parts[j].offset_ns + model_meta_int(pm, "elapsed_ns", 0);
 
-			if (e > end)
+			if (m->nruns)
+				end += e;
+			else if (e > end)
 				end = e;
-			hosts_len +=
-				(size_t)snprintf(hosts + hosts_len, 66, "%s%.63s", j ? ", " : "",
-						 model_meta_get(pm, "host")
-							 ? model_meta_get(pm, "host")
-							 : "?");
+			if (host_seen(m, j, model_meta_get(pm, "host")))
+				continue;
+			hosts_len += (size_t)snprintf(hosts + hosts_len, 66, "%s%.63s",
+						      hosts_len ? ", " : "",
+						      model_meta_get(pm, "host")
+							      ? model_meta_get(pm, "host")
+							      : "?");
 		}
 		snprintf(buf, sizeof(buf), "%" PRId64, end);
 		m->meta[m->nmeta++] = (struct model_meta){ "elapsed_ns", model_strdup(m, buf) };
 		m->meta[m->nmeta++] = (struct model_meta){ "host", model_strdup(m, hosts) };
-		snprintf(buf, sizeof(buf), "%zu", m->nparts);
-		m->meta[m->nmeta++] = (struct model_meta){ "job_nodes", model_strdup(m, buf) };
-		m->meta[m->nmeta++] = (struct model_meta){ "job_result", model_strdup(m, dir) };
+		snprintf(buf, sizeof(buf), "%zu", m->nruns ? m->nruns : m->nparts);
+		m->meta[m->nmeta++] = (struct model_meta){ m->nruns ? "runs" : "job_nodes",
+							   model_strdup(m, buf) };
+		m->meta[m->nmeta++] = (struct model_meta){ m->nruns ? "runs_pattern" : "job_result",
+							   model_strdup(m, dir) };
 	}
 	free(hosts);
 	for (i = 0; i < m->nmeta; i++)
@@ -481,8 +505,14 @@ static int load_parts(struct model *m, char *const *dbs, char *const *views, uns
 	return ls.rc;
 }
 
-int model_load_job(struct model *m, const char *dir, char *const *dbs, char *const *views, size_t n,
-		   unsigned flags, char *err, size_t err_size)
+/*
+ * The databases dbs[0..n) (views: each one's views in a job database, or NULL) as one model: a
+ * job's nodes (run_of NULL) or runs (database i of run run_of[i], named names[run_of[i]], each
+ * counting from its own start).
+ */
+static int load_merged(struct model *m, const char *dir, char *const *dbs, char *const *views,
+		       const int *run_of, size_t n, const char *const *names, size_t nruns,
+		       unsigned flags, char *err, size_t err_size)
 {
 	struct merge g = { .m = m };
 	int64_t first = INT64_MAX;
@@ -494,13 +524,21 @@ int model_load_job(struct model *m, const char *dir, char *const *dbs, char *con
 	m->db_path = strdup(dir);
 	m->parts = calloc(n + 1, sizeof(*m->parts));
 	m->nparts = n;
-	if (!m->db_path || !m->parts) {
+	m->runs = calloc(nruns + 1, sizeof(*m->runs));
+	if (!m->db_path || !m->parts || !m->runs) {
 		rc = -ENOMEM;
 		goto out;
 	}
+	for (i = 0; i < nruns; i++)
+		if (!(m->runs[m->nruns++] = model_strdup(m, names[i]))) {
+			rc = -ENOMEM;
+			goto out;
+		}
+	for (i = 0; i < n; i++)
+		m->parts[i].run = run_of ? run_of[i] : -1;
 	if ((rc = load_parts(m, dbs, views, flags, err, err_size)))
 		goto out;
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && !run_of; i++) {
 		int64_t start = model_meta_int(&m->parts[i].m, "start_realtime_ns", 0);
 
 		if (start > 0 && start < first)
@@ -542,12 +580,25 @@ int model_load_job(struct model *m, const char *dir, char *const *dbs, char *con
 		m->interval_ns = m->parts[0].m.interval_ns;
 	}
 	if (rc == -ENOMEM)
-		err_set(err, err_size, "cannot load the results of job '%s': %s", dir,
-			strerror(ENOMEM));
+		err_set(err, err_size, "cannot load the results of %s '%s': %s",
+			run_of ? "runs" : "job", dir, strerror(ENOMEM));
 out:
 	if (rc)
 		model_free(m);
 	return rc;
+}
+
+int model_load_job(struct model *m, const char *dir, char *const *dbs, char *const *views, size_t n,
+		   unsigned flags, char *err, size_t err_size)
+{
+	return load_merged(m, dir, dbs, views, NULL, n, NULL, 0, flags, err, err_size);
+}
+
+int model_load_runs(struct model *m, const char *label, char *const *dbs, const int *run_of,
+		    size_t n, const char *const *names, size_t nruns, unsigned flags, char *err,
+		    size_t err_size)
+{
+	return load_merged(m, label, dbs, NULL, run_of, n, names, nruns, flags, err, err_size);
 }
 
 /* ---- a job's time range and timeline ----------------------------------------------------- */

@@ -163,6 +163,7 @@ static inline int model_context_index(const struct model *m, int64_t id)
 struct model_part {
 	struct model m;    /* loaded from its database, which stays open */
 	int64_t offset_ns; /* add to its times: its start after the job's first start */
+	int run;           /* runs merged: its run, index into model.runs; else -1 */
 	int *stack_map;    /* its stack i is the job's stack_map[i] */
 	int *thread_map;
 	int *metric_map;

@@ -231,6 +231,10 @@ int model_index_nodes(struct model *m)
 
 static int index_nodes(struct loader *l)
 {
+	size_t i;
+
+	for (i = 0; i < l->m->nprocesses; i++)
+		l->m->processes[i].run = -1;
 	return model_index_nodes(l->m);
 }
 

@@ -92,7 +92,7 @@ static const size_t model_derived[] = {
 	offsetof(struct model, db_path),    offsetof(struct model, stack_order),
 	offsetof(struct model, wait_kinds), offsetof(struct model, sync_objects),
 	offsetof(struct model, nodes),      offsetof(struct model, regions),
-	offsetof(struct model, db_views),
+	offsetof(struct model, db_views),   offsetof(struct model, runs),
 };
 
 static void model_free_array(struct model *m, size_t offset)

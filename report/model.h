@@ -57,6 +57,7 @@ struct model_process {
 	const char *host;
 	int64_t rank; /* -1 outside a parallel job */
 	int node;     /* index into model.nodes: its host, as -group-by node counts them */
+	int run;      /* index into model.runs (runs merged: model_load_runs()); -1: none */
 };
 
 struct model_thread {
@@ -185,6 +186,8 @@ struct model {
 	size_t nnodes;
 	const char **regions; /* the distinct contexts.region paths, sorted */
 	size_t nregions;
+	const char **runs; /* runs merged (model_load_runs()): each run's name; else empty */
+	size_t nruns;
 
 	int64_t interval_ns;   /* meta.interval_ns */
 	struct arena arena;    /* the strings */
@@ -234,6 +237,21 @@ int model_load_job(struct model *m, const char *dir, char *const *dbs, char *con
 int model_job_db_views(const char *path, char *const *dirs, char *const *dbs, size_t n,
 		       char ***views);
 void model_job_db_views_free(char **views, size_t n);
+
+/*
+ * Several runs of a program as one model (preport -r PATTERN): the databases dbs[0..n),
+ * database i of run run_of[i], named names[run_of[i]] (a run that is a parallel job has one
+ * database per node), merged as model_load_job() merges a job's nodes, so the samples are
+ * every run's, exactly. Each run's times count from its own start (the runs overlap in
+ * time); model_process.run tells the runs apart. label names the set in messages. Returns
+ * as model_load().
+ */
+int model_load_runs(struct model *m, const char *label, char *const *dbs, const int *run_of,
+		    size_t n, const char *const *names, size_t nruns, unsigned flags, char *err,
+		    size_t err_size);
+
+/* The label of run i (its name); -1 is "[no run]". */
+const char *model_run_label(const struct model *m, int i);
 
 /* The label of node i (its host name); -1 is "[unknown node]". */
 const char *model_node_label(const struct model *m, int i);

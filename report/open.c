@@ -2,6 +2,7 @@
 /* Open a result for a report: what the directory is, finalizing it first, loading it. */
 #define LOG_DOMAIN "report"
 #include <errno.h>
+#include <glob.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/grow.h"
 #include "common/log.h"
 #include "common/options.h"
 #include "common/result-dir.h"
@@ -377,12 +379,140 @@ static int load_job(struct report *r, const struct result *res, unsigned mflags)
 	return rc;
 }
 
+/* The runs a pattern names: every database, its part's directory, its run. */
+struct runs {
+	char **dbs, **dirs;
+	int *run_of;
+	size_t n, dbs_cap, dirs_cap, run_cap;
+	char **names; /* the runs' names: as the pattern matched them, without a trailing / */
+	size_t nruns;
+};
+
+static void runs_release(struct runs *rs)
+{
+	size_t i;
+
+	for (i = 0; i < rs->n; i++)
+		FREE_ALL(rs->dbs[i], rs->dirs[i]);
+	for (i = 0; i < rs->nruns; i++)
+		free(rs->names[i]);
+	FREE_ALL(rs->dbs, rs->dirs, rs->run_of, rs->names);
+}
+
+/* Run res (a node result or a job, finalized first when it must be) added to rs. */
+static int runs_add(const struct report_opts *o, struct runs *rs, const struct result *res)
+{
+	size_t i, len = strlen(res->dir);
+	char *name;
+	int rc, run;
+
+	if (res->kind == RESULT_NODE && !res->parts[0].finalized && res->parts[0].collecting) {
+		log_error("result '%s' is still being collected (pcollect, pid %ld, is running): "
+			  "run preport when it ends",
+			  res->dir, res->parts[0].collecting);
+		return -EBUSY;
+	}
+	rc = res->kind == RESULT_JOB    ? finalize_job(o, res)
+	     : !res->parts[0].finalized ? finalize_node(o, &res->parts[0])
+					: 0;
+	if (rc)
+		return rc;
+	while (len > 1 && res->dir[len - 1] == '/')
+		len--;
+	if (!(name = strndup(res->dir, len)))
+		return -ENOMEM;
+	run = (int)rs->nruns;
+	rs->names[rs->nruns++] = name;
+	for (i = 0; i < res->nparts; i++) {
+		if (GROW(rs->dbs, rs->n + 1, rs->dbs_cap) ||
+		    GROW(rs->dirs, rs->n + 1, rs->dirs_cap) ||
+		    GROW(rs->run_of, rs->n + 1, rs->run_cap))
+			return -ENOMEM;
+		rs->dbs[rs->n] = strdup(res->parts[i].db);
+		rs->dirs[rs->n] = strdup(res->parts[i].dir);
+		rs->run_of[rs->n++] = run;
+		if (!rs->dbs[rs->n - 1] || !rs->dirs[rs->n - 1])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * -r PATTERN: the results it matches (glob(3), in its order: sorted) as one, each a run
+ * (model_load_runs()). Matches that are no result (a log file) are left out with a word;
+ * a pattern that matches no result is a usage error.
+ */
+static int load_runs(struct report *r, const char *pattern, unsigned mflags)
+{
+	struct runs rs = { 0 };
+	glob_t g;
+	char err[1024];
+	size_t i;
+	int rc = glob(pattern, 0, NULL, &g);
+
+	if (rc == GLOB_NOMATCH)
+		return report_usage_error("no result matches '%s'", pattern);
+	if (rc) {
+		log_error("cannot expand '%s': %s", pattern,
+			  strerror(rc == GLOB_NOSPACE ? ENOMEM : EIO));
+		return rc == GLOB_NOSPACE ? -ENOMEM : -EIO;
+	}
+	rs.names = calloc(g.gl_pathc + 1, sizeof(*rs.names));
+	rc = rs.names ? 0 : -ENOMEM;
+	for (i = 0; i < g.gl_pathc && !rc; i++) {
+		struct result res;
+
+		if ((rc = result_open(&res, g.gl_pathv[i])))
+			break;
+		if (res.kind != RESULT_NODE && res.kind != RESULT_JOB)
+			log_warn("'%s' matches '%s' but is not a result: left out", res.dir,
+				 pattern);
+		else if (res.parts[0].db)
+			rc = runs_add(r->o, &rs, &res);
+		else
+			rc = report_usage_error("cannot open result '%s': %s", res.dir,
+						strerror(ENAMETOOLONG));
+		result_close(&res);
+	}
+	globfree(&g);
+	if (!rc && !rs.nruns)
+		rc = report_usage_error("no result matches '%s' (only files or directories "
+					"that are no results)",
+					pattern);
+	if (rc == -ENOMEM)
+		log_error("cannot load the results of '%s': %s", pattern, strerror(ENOMEM));
+	if (!rc) {
+		log_debug("reading the %zu runs of '%s' (%zu databases)", rs.nruns, pattern, rs.n);
+		rc = model_load_runs(&r->m, pattern, rs.dbs, rs.run_of, rs.n,
+				     (const char *const *)rs.names, rs.nruns, mflags, err,
+				     sizeof(err));
+		if (rc)
+			log_error("%s", err);
+		r->own_paths = !rc;
+		for (i = 0; r->own_paths && i < rs.n; i++)
+			r->own_paths = own_result(rs.dirs[i], &r->m.parts[i].m);
+	}
+	runs_release(&rs);
+	return rc;
+}
+
+bool report_is_pattern(const char *dir)
+{
+	struct stat st;
+
+	return strpbrk(dir, "*?[") && lstat(dir, &st);
+}
+
 /* Load dir, whatever it is (result_open(), asked once): its model into r->m. */
 static int load_result(struct report *r, const char *dir, unsigned mflags)
 {
 	struct result res;
 	size_t i;
-	int rc = result_open(&res, dir);
+	int rc;
+
+	if (report_is_pattern(dir))
+		return load_runs(r, dir, mflags);
+	rc = result_open(&res, dir);
 
 	if (rc) {
 		log_error("cannot open result '%s': %s", dir, strerror(-rc));

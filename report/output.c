@@ -2,6 +2,7 @@
 /* Where a report goes (stdout, -report-output) and how wide it is (-width, the terminal). */
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,25 +84,50 @@ static int check_kind(const char *path)
 				  path, what);
 }
 
-int report_check_output(const struct report_opts *o)
+/* Whether out (a report or -junit's file) would overwrite a file of result dir. */
+static int check_owns(const char *dir, const char *out)
 {
 	char why[128];
-	size_t i;
-	int ret;
+	int ret = result_dir_owns(dir, out, why, sizeof(why));
 
-	for (i = 0; o->output && i < o->nresults; i++) {
-		ret = result_dir_owns(o->results[i], o->output, why, sizeof(why));
-		if (ret == 1)
-			return report_usage_error("will not write the report to '%s': it would "
-						  "overwrite %s of result '%s'; give "
-						  "-report-output a new file (one beside them in "
-						  "the result directory will do)",
-						  o->output, why, o->results[i]);
-		if (ret < 0)
-			return report_usage_error("cannot write report '%s': %s", o->output,
-						  strerror(-ret));
+	if (ret == 1)
+		return report_usage_error("will not write the report to '%s': it would "
+					  "overwrite %s of result '%s'; give "
+					  "-report-output a new file (one beside them in "
+					  "the result directory will do)",
+					  out, why, dir);
+	if (ret < 0)
+		return report_usage_error("cannot write report '%s': %s", out, strerror(-ret));
+	return 0;
+}
+
+/* check_owns() of out against every result of -r (each run of a pattern), and its kind. */
+static int check_file(const struct report_opts *o, const char *out)
+{
+	size_t i, k;
+	int ret = 0;
+
+	for (i = 0; !ret && i < o->nresults; i++) {
+		glob_t g;
+
+		if (!report_is_pattern(o->results[i])) {
+			ret = check_owns(o->results[i], out);
+			continue;
+		}
+		if (glob(o->results[i], 0, NULL, &g))
+			continue; /* no match: told when the runs are read */
+		for (k = 0; !ret && k < g.gl_pathc; k++)
+			ret = check_owns(g.gl_pathv[k], out);
+		globfree(&g);
 	}
-	return o->output ? check_kind(o->output) : 0;
+	return ret ? ret : check_kind(out);
+}
+
+int report_check_output(const struct report_opts *o)
+{
+	int ret = o->output ? check_file(o, o->output) : 0;
+
+	return !ret && o->junit ? check_file(o, o->junit) : ret;
 }
 
 int report_write(const struct report_opts *o, struct report *r, const struct table *t)

@@ -14,7 +14,7 @@
 #define REPORT_MAX_METRICS 32
 /* Levels of -group-by in tree views (process, thread, module, rank, wait-kind,
    sync-object, node, region). */
-#define REPORT_MAX_LEVELS 10
+#define REPORT_MAX_LEVELS 11
 
 /*
  * A sample kept by the filters, mapped onto the tree. Its thread, metric, context (grouping
@@ -124,6 +124,8 @@ int report_derive_tree(struct report *r);
  * link, a FIFO or anything else that is not a regular file (output.c): a usage error.
  */
 int report_check_output(const struct report_opts *o);
+/* Whether -r's value is a pattern of runs: it has a wildcard and names no existing path. */
+bool report_is_pattern(const char *dir);
 /*
  * Where a report is written: stdout, or a new file beside -report-output renamed over it by
  * report_output_close() when whole (no link followed, no FIFO waited on: docs/security.md).
@@ -149,6 +151,16 @@ int report_output_close(struct report_out *out, int rc);
  * 0 or a negative errno, told with log_error().
  */
 int report_write(const struct report_opts *o, struct report *r, const struct table *t);
+
+/*
+ * -fail-if-slower (gate.c): judge the runs of b against those of a (the total and each
+ * function above -threshold of the first shown metric), the verdicts as notes of t and in
+ * -junit's file; *slower when one is slower by more than the percentage. 0 or a negative
+ * errno, told.
+ */
+int report_gate(const struct report *a, const struct report *b, struct table *t, bool *slower);
+/* report_run()'s answer when the gate found the new runs slower: exit 1, nothing to tell. */
+#define REPORT_SLOWER (-ERR_USAGE - 1)
 
 /* -time-filter's "A:B", seconds from the start, either side optional, into ns. 0 or a usage
    error. */
@@ -186,6 +198,8 @@ int report_sample_sync_object(const struct report *r, const struct model_sample 
 /* The rank (-1 outside a parallel job) and node (model.nodes) of a sample's process. */
 int report_sample_rank(const struct report *r, const struct model_sample *s);
 int report_sample_node(const struct report *r, const struct model_sample *s);
+/* The run of a sample's process (runs merged: -r PATTERN): -1 when none. */
+int report_sample_run(const struct report *r, const struct model_sample *s);
 /* The region (model.regions) of a sample, -1 for none. */
 int report_sample_region(const struct report *r, const struct model_sample *s);
 /* The asyncio task of a sample: the function of the innermost "[task NAME]" frame of its stack

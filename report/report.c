@@ -63,13 +63,19 @@ static void common_notes(struct report *r, struct table *t)
 
 int report_run(const struct report_opts *o)
 {
-	const char *name = o->view ? o->view : "summary";
+	/* The gate prints the functions' difference unless told another view. */
+	const char *name = o->view ? o->view : o->fail_if_slower >= 0 ? "hotspots" : "summary";
 	const struct report_view *v;
 	struct report r[2];
 	struct table t;
 	size_t i;
 	int rc = 0;
 
+	bool slower = false;
+
+	if (o->format == REPORT_EXPORT && o->fail_if_slower >= 0)
+		return report_usage_error("option '-fail-if-slower' prints a view (hotspots by "
+					  "default), not an export");
 	if (o->format == REPORT_EXPORT)
 		return report_export(o);
 	if (!(v = report_view_find(name))) {
@@ -111,10 +117,14 @@ int report_run(const struct report_opts *o)
 	/* Usage errors were told where found; out of memory is told here (docs/errors.md). */
 	if (rc && rc != -ERR_USAGE)
 		log_error("cannot build the %s view: %s", name, strerror(-rc));
+	/* The gate's verdicts are notes under the table: judged before it is written. */
+	if (!rc && o->fail_if_slower >= 0)
+		rc = report_gate(&r[0], &r[1], &t, &slower);
 	if (!rc)
 		rc = report_write(o, &r[0], &t);
 	table_release(&t);
 	for (i = 0; i < o->nresults; i++)
 		report_close(&r[i]);
-	return rc;
+	/* Slower: exit 1 (EXIT_RUNTIME), as CI systems read a failed step. */
+	return rc ? rc : slower ? REPORT_SLOWER : 0;
 }

@@ -48,6 +48,9 @@ struct report_opts {
 	int width; /* text width, columns; 0: the terminal's, unlimited when
 		      the output is not a terminal */
 	bool quiet;
+	double fail_if_slower; /* -fail-if-slower PCT; negative: no gate */
+	double fail_alpha;     /* -fail-alpha: the gate's significance level (default 0.05) */
+	const char *junit;     /* -junit FILE: the gate's verdicts as JUnit XML */
 };
 
 /* The view names, NULL-terminated, for -help and suggestions. */

@@ -22,6 +22,7 @@ enum dim {
 	DIM_NODE,
 	DIM_REGION,
 	DIM_TASK,
+	DIM_RUN,
 	NDIMS
 };
 struct const_key {
@@ -32,6 +33,7 @@ struct const_key {
 	int node;        /* index into model.nodes */
 	int region;      /* index into model.regions */
 	int task;        /* the function of its task's frame (model.functions) */
+	int run;         /* index into model.runs */
 };
 
 /* The keys of -group-by: the word, the columns each adds, how a label names its rows. */
@@ -87,6 +89,12 @@ static const struct dim_def {
 		       { TABLE_SHRINK },
 		       model_task_label,
 		       offsetof(struct const_key, task) },
+	[DIM_RUN] = { "run",
+		      { "Run" },
+		      { TABLE_TEXT },
+		      { TABLE_SHRINK },
+		      model_run_label,
+		      offsetof(struct const_key, run) },
 };
 
 struct grouping {
@@ -123,7 +131,7 @@ static int grouping_parse(const char *s, struct grouping *g)
 			return report_usage_error(
 				"unknown grouping '%s' for -group-by; use "
 				"function, module, source-line, thread, process, "
-				"rank, node, wait-kind, sync-object, region or task",
+				"rank, node, wait-kind, sync-object, region, task or run",
 				word);
 		}
 		if (!g->has[d]) {
@@ -307,7 +315,7 @@ static bool by_const(const struct hotspots *h)
 {
 	return h->g.has[DIM_THREAD] || h->g.has[DIM_PROCESS] || h->g.has[DIM_WAIT_KIND] ||
 	       h->g.has[DIM_SYNC_OBJECT] || h->g.has[DIM_RANK] || h->g.has[DIM_NODE] ||
-	       h->g.has[DIM_REGION] || h->g.has[DIM_TASK];
+	       h->g.has[DIM_REGION] || h->g.has[DIM_TASK] || h->g.has[DIM_RUN];
 }
 
 /* The constant part of a sample, as grouped. */
@@ -332,6 +340,8 @@ static struct const_key const_of(const struct hotspots *h, const struct model_sa
 		k.region = report_sample_region(r, s);
 	if (h->g.has[DIM_TASK])
 		k.task = report_sample_task(r, s);
+	if (h->g.has[DIM_RUN])
+		k.run = report_sample_run(r, s);
 	return k;
 }
 
@@ -350,8 +360,8 @@ static int pair_id(struct hash_index *map, int *n, int a, int b)
 
 /*
  * Number each record's constant part (into out): the (wait kind, object) and (rank, node)
- * pairs first, then the pair of those, then (that, region), (that, task), then (who, that), each
- * pair of 32-bit numbers a key of a map. Returns 0 or -ENOMEM.
+ * pairs first, then the pair of those, then (that, region), (that, task), (that, run), then (who,
+ * that), each pair of 32-bit numbers a key of a map. Returns 0 or -ENOMEM.
  */
 static int intern_consts(struct hotspots *h, int *out)
 {
@@ -373,6 +383,8 @@ static int intern_consts(struct hotspots *h, int *out)
 			pair = pair_id(&pairs, &npairs, pair, k.region);
 		if (pair >= 0)
 			pair = pair_id(&pairs, &npairs, pair, k.task);
+		if (pair >= 0)
+			pair = pair_id(&pairs, &npairs, pair, k.run);
 		uint64_t pk;
 
 		if (pair < 0) {

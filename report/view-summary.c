@@ -187,6 +187,8 @@ static void section_time(struct summary *s)
 	}
 	if (cpus > 0)
 		summary_row_int(s, "Time", "Logical CPUs", cpus, NULL);
+	if (r->m.nruns)
+		summary_row_int(s, "Time", "Runs", (int64_t)r->m.nruns, NULL);
 	summary_row_int(s, "Time", "Processes", (int64_t)r->m.nprocesses, NULL);
 	summary_row_int(s, "Time", "Threads", (int64_t)r->m.nthreads, NULL);
 }

@@ -48,6 +48,8 @@ class Builder:
         self.schema = schema
         self.sql = schema_sections(schema)
         self.db = sqlite3.connect(path)
+        # A test's scratch database: no wait on a busy disk for each of its statements.
+        self.db.execute("PRAGMA synchronous = OFF")
         self.db.executescript(self.sql["tables"])
         self.modules = {}
         self.files = {}
@@ -342,6 +344,26 @@ def known(result_dir, scale=1, source_dir=None, schema=2, metrics=None):
                985 * INTERVAL_NS),
               (2, 1, 1002, "worker", 500 * INTERVAL_NS, 600 * INTERVAL_NS, 15 * INTERVAL_NS,
                15, 15, 15 * INTERVAL_NS)])
+    return result_dir
+
+
+def split(result_dir, budgets, host="testhost"):
+    """Write result_dir/result.db of a run in which main calls each function of budgets
+    ({name: CPU ms}, whole ms) below it: one sample of that weight each, one after the other."""
+    os.makedirs(result_dir, exist_ok=True)
+    b = Builder(os.path.join(result_dir, "result.db"))
+    main = b.frame(F["main"], APP, 12, 0)
+    t = 0
+    for k, (name, ms) in enumerate(sorted(budgets.items())):
+        leaf = b.stack([main, b.frame((name, "app", APP, 100 + 10 * k), APP, 101 + 10 * k, 0)])
+        b.sample(1, leaf, t * INTERVAL_NS, weight=int(ms))
+        t += int(ms)
+    b.finish({"elapsed_ns": str(t * INTERVAL_NS), "cpu_count": "2", "command_line": "./app",
+              "host": host, "finalization_mode": "full"},
+             [(1, 1000, 1, None, "start", 0, host, None, "/tmp/app", "./app", 0,
+               t * INTERVAL_NS)],
+             [(1, 1, 1001, "app", 0, t * INTERVAL_NS, t * INTERVAL_NS, len(budgets), t,
+               t * INTERVAL_NS)])
     return result_dir
 
 
