@@ -419,8 +419,12 @@ static int agent_start(void)
 		agent.member = data_counter_join(agent.data, agent.pid);
 	/* Without a stream (noted in the process stream) other threads may still be sampled. */
 	t = agent_thread_begin(agent_gettid(), false);
-	/* A mask inherited across exec may block a signal forced on us: the agent unblocks it. */
-	if (agent.cfg.signo > 0) {
+	/*
+	 * A mask inherited across exec may block a signal forced on us: the agent unblocks it.
+	 * Attached, this runs in a call pcollect injected, under a mask of its own that it puts
+	 * back when the call returns (collector/pcollect/inject.c): nothing to unblock.
+	 */
+	if (agent.cfg.signo > 0 && !agent.attached) {
 		sigemptyset(&mask);
 		sigaddset(&mask, agent.cfg.signo);
 		agent_real.pthread_sigmask(SIG_UNBLOCK, &mask, NULL);

@@ -357,6 +357,15 @@ int inject_call(struct inject *in, uint64_t fn, uint64_t a0, uint64_t a1, uint64
 			*ret = r.rax;
 			return 0;
 		}
+		/*
+		 * A signal the call unblocked itself (the agent's sampling signal, once its timer
+		 * is armed): delivered to the handler the call installed, and the call goes on.
+		 */
+		if (WSTOPSIG(st) >= SIGRTMIN && (call_mask() & (1ull << (WSTOPSIG(st) - 1)))) {
+			if (ptrace(PTRACE_CONT, in->tid, 0, (void *)(uintptr_t)WSTOPSIG(st)))
+				return fail_errno(in, "cannot go on with the call");
+			continue;
+		}
 		return FAIL(in, EFAULT, "the call met signal %d at %#llx", WSTOPSIG(st),
 			    (unsigned long long)r.rip);
 	}

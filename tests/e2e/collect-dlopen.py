@@ -22,8 +22,11 @@ with e.Workdir("dlopen") as w:
     e.check(r.returncode == 0 and r.stdout == "done\n",
             "pcollect exits 0 with the program's output (%d: %s)" % (r.returncode, r.stderr))
     streams = e.load_streams(res)
-    loads = [rec for s in streams for rec in s.of_type("module_load") if rec["path"] == lib]
-    unloads = [rec for s in streams for rec in s.of_type("module_unload") if rec["path"] == lib]
+    # Times on one clock: each stream's records count from its own origin.
+    loads = [dict(rec, time=s.header["origin_ns"] + rec["time"]) for s in streams
+             for rec in s.of_type("module_load") if rec["path"] == lib]
+    unloads = [dict(rec, time=s.header["origin_ns"] + rec["time"]) for s in streams
+               for rec in s.of_type("module_unload") if rec["path"] == lib]
     e.check(len(loads) == 1, "one MODULE_LOAD for the library")
     e.check(len(unloads) == 1 and unloads[0]["base"] == loads[0]["base"],
             "one MODULE_UNLOAD with the same base")
@@ -56,7 +59,7 @@ with e.Workdir("dlopen") as w:
         for rec in s.samples():
             st = s.stacks[rec["stack"]]
             if st["ips"] and lo <= st["ips"][0] < hi:
-                e.check(m["time"] <= rec["time"] <= unloads[0]["time"],
+                e.check(m["time"] <= s.header["origin_ns"] + rec["time"] <= unloads[0]["time"],
                         "a sample in the library lies between its load and unload")
                 break
 
@@ -74,7 +77,8 @@ with e.Workdir("dlopen") as w:
     r = e.pcollect([e.prog("jit-code")], result=res)
     e.check(r.returncode == 0 and r.stdout == "jit done\n", "jit-code runs under pcollect")
     streams = e.load_streams(res)
-    anon = [rec for s in streams for rec in s.of_type("module_load") if rec["kind"] == e.MODULE_ANON]
+    anon = [dict(rec, time=s.header["origin_ns"] + rec["time"]) for s in streams
+            for rec in s.of_type("module_load") if rec["kind"] == e.MODULE_ANON]
     e.check(len(anon) >= 1, "an anon module is recorded for the JIT code")
     in_jit = 0
     for s in streams:
@@ -83,7 +87,8 @@ with e.Workdir("dlopen") as w:
             if not ips:  # the agent's own (RAW_STACK_AGENT): no frames
                 continue
             ip = ips[0]
-            if any(a["time"] <= rec["time"] and seg[0] <= ip < seg[0] + seg[1]
+            if any(a["time"] <= s.header["origin_ns"] + rec["time"] and
+                   seg[0] <= ip < seg[0] + seg[1]
                    for a in anon for seg in a["segs"]):
                 in_jit += rec["weight"]
     interval = streams[0].header["interval_ns"]
