@@ -239,7 +239,9 @@ struct agent_thread {
 	uint64_t perf_last;
 	int64_t perf_carry;
 	clockid_t cpu_clock;        /* the thread's CPU-time clock */
-	uint64_t cpu_start_ns;      /* its value when this stream began */
+	uint64_t cpu_start_ns;      /* its value when this stream's sampling began */
+	bool cpu_unarmed;           /* the stream began, its timer not armed yet: cpu_start_ns
+				       is taken again at the arming (agent_thread_arm()) */
 	struct raw_window_file win; /* the stream's file and its mapped window */
 	struct raw_file_header hdr;
 	struct raw_writer w;

@@ -353,12 +353,11 @@ static void fork_child(void)
 	} else {
 		self = agent_thread_begin(agent_gettid(), false);
 	}
-	/* Armed before the scan: its CPU time, counted in the stream's, is sampled as ours. */
-	if (self)
-		agent_thread_arm(self);
 	agent_modules_scan();
 	if (agent.data)
 		agent.member = data_counter_join(agent.data, agent.pid);
+	if (self)
+		agent_thread_arm(self);
 	agent_control_start();
 	mem_agent_leave();
 }
@@ -419,6 +418,13 @@ static int agent_start(void)
 		agent.member = data_counter_join(agent.data, agent.pid);
 	/* Without a stream (noted in the process stream) other threads may still be sampled. */
 	t = agent_thread_begin(agent_gettid(), false);
+	/* The scan takes the loader's lock: never under the control lock (agent-attach.c). */
+	pthread_mutex_unlock(&agent.control_lock);
+	agent_modules_scan();
+	if (agent.attached)
+		agent_got_patch();
+	pthread_mutex_lock(&agent.control_lock);
+	agent_threads_adopt_existing();
 	/*
 	 * A mask inherited across exec may block a signal forced on us: the agent unblocks it.
 	 * Attached, this runs in a call pcollect injected, under a mask of its own that it puts
@@ -429,21 +435,11 @@ static int agent_start(void)
 		sigaddset(&mask, agent.cfg.signo);
 		agent_real.pthread_sigmask(SIG_UNBLOCK, &mask, NULL);
 	}
-	/*
-	 * The stream counts this thread's CPU time from its start: armed before the scan, the
-	 * scan's time is sampled too, as the collector's own (agent-modules.c), never left out.
-	 */
-	/* The scan takes the loader's lock: never under the control lock (agent-attach.c). */
-	pthread_mutex_unlock(&agent.control_lock);
-	if (t)
-		agent_thread_arm(t);
-	agent_modules_scan();
-	if (agent.attached)
-		agent_got_patch();
-	pthread_mutex_lock(&agent.control_lock);
-	agent_threads_adopt_existing();
 	/* Waits are recorded from here on, when asked for: the streams exist. */
 	agent_wait_init();
+	/* The stream's CPU time counts from here (agent_thread_arm()): the scan is not in it. */
+	if (t)
+		agent_thread_arm(t);
 	agent_control_start();
 	pthread_mutex_unlock(&agent.control_lock);
 	return 0;

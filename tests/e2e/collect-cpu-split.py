@@ -48,7 +48,7 @@ def one(w, interval):
     for name, want in (("work_sixty", 60), ("work_thirty", 30), ("work_ten", 10)):
         e.check_share(stats, shares[name] / total, want / 100.0, "%s ms: %s" % (interval, name),
                       stretches=int(ROUNDS))
-    # The agent's own work (its start, a library's scan) is its own root: Collector Overhead;
+    # The agent's own work (a library's scan) is its own root: Collector Overhead;
     # a tick may come before main too, in the program's start-up code (leaf first: the root
     # is last).
     def before_main(st):

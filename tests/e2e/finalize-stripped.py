@@ -137,7 +137,7 @@ def part_ranges(w):
          "many_blocks" % hot)
     near(st.get(light, 0), rt.get("one_block", 0), "stripped %s against the unstripped "
          "one_block" % light)
-    # All of the program's time but the agent's own start (its module scan, sampled as ours).
+    # All of the program's time but the agent's own, if any (a module scan it was sampled in).
     agent = sum(float(r["CPU Time:Total %"]) for r in e.rows(res, "-view", "hotspots")
                 if r["Function"] == "[pcollect agent]")
     print("the agent's own: %.1f%%" % agent)

@@ -29,7 +29,7 @@ with e.Workdir("truncated") as w:
                     finalization="full", quiet=False, stdout=OUT)
     total, cut = [int(e.db_rows(res, "SELECT value FROM meta WHERE key = ?", (k,))[0][0])
                   for k in ("samples_total", "samples_truncated")]
-    # All but the agent's own (its start-up scan, a root of its own, never cut).
+    # All but the agent's own, if any (a module scan: a root of its own, never cut).
     own = e.db_rows(res, "SELECT COALESCE(SUM(s.count), 0) FROM samples s "
                     "JOIN metrics m ON m.id = s.metric_id AND m.name = 'CPU Time' "
                     "JOIN stacks k ON k.id = s.stack_id JOIN frames fr ON fr.id = k.frame_id "
