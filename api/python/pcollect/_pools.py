@@ -1,0 +1,97 @@
+# SPDX-License-Identifier: MIT
+"""Thread pool tasks under the call that submitted them (preport -stitch).
+
+sitecustomize (api/python) calls install_futures() when the program imports
+concurrent.futures.thread and install_pool() when it imports multiprocessing.pool. From then
+on ThreadPoolExecutor.submit (and so its map) and ThreadPool.apply_async (joblib's threading
+backend) ask the agent for the submitting thread's stack (PCOLLECT_OP_ORIGIN_TAKE: an id in
+that thread's stream) and give the pool, in place of the callable, a wrapper that tells the
+agent, in the worker, that the task it runs was submitted there (PCOLLECT_OP_ORIGIN_TASK:
+a RAW_REC_ORIGIN of kind 2 at its start, its end another). Not profiled, or submitted from a
+thread that is not sampled: the pool gets the program's callable. docs/python.md says what
+the program can tell.
+"""
+import sys
+from _thread import get_native_id
+
+from pcollect import _tasks
+
+_OP_ORIGIN_TAKE = 6  # enum pcollect_agent_op in common/agent-api.h
+_OP_ORIGIN_TASK = 7
+_tasks._OURS += (__file__,)  # tracebacks lose this module's frames too (_tasks._hide)
+
+
+def _task(fn, call, stack):
+    """fn, run in a worker under the submitting stack (of the calling thread)."""
+    arg = b"%d %d" % (get_native_id(), stack)
+    hide = _tasks._hide
+
+    def task(*args, **kwargs):
+        call(_OP_ORIGIN_TASK, arg)
+        try:
+            return fn(*args, **kwargs)
+        except BaseException as e:
+            hide(e)
+            raise
+        finally:
+            call(_OP_ORIGIN_TASK, None)
+
+    return task
+
+
+def _named(wrapper, real, qualname):
+    """wrapper made to look like real (its profile frame too: qualname on 3.11+)."""
+    if sys.version_info >= (3, 11):
+        wrapper.__code__ = wrapper.__code__.replace(co_qualname=qualname)
+    wrapper.__qualname__ = qualname
+    wrapper.__doc__ = real.__doc__
+    wrapper.__wrapped__ = real
+    wrapper._pcollect = True
+    return wrapper
+
+
+def install_futures(thread):
+    """Have concurrent.futures.thread.ThreadPoolExecutor.submit wrap every callable."""
+    cls = thread.ThreadPoolExecutor
+    real = cls.submit
+    if getattr(real, "_pcollect", False):
+        return
+    agent, task, op, hide = _tasks._agent, _task, _OP_ORIGIN_TAKE, _tasks._hide
+
+    def submit(self, fn, /, *args, **kwargs):
+        call = agent()
+        if call is not None:
+            stack = call(op, None)
+            if stack > 0:
+                fn = task(fn, call, stack)
+        try:
+            return real(self, fn, *args, **kwargs)
+        except BaseException as e:
+            hide(e)
+            raise
+
+    cls.submit = _named(submit, real, "ThreadPoolExecutor.submit")
+
+
+def install_pool(pool):
+    """Have multiprocessing.pool.ThreadPool.apply_async wrap every callable (a process
+    pool's tasks are pickled: they stay the program's)."""
+    cls = pool.ThreadPool
+    real = cls.apply_async
+    if getattr(real, "_pcollect", False):
+        return
+    agent, task, op, hide = _tasks._agent, _task, _OP_ORIGIN_TAKE, _tasks._hide
+
+    def apply_async(self, func, *args, **kwargs):
+        call = agent()
+        if call is not None:
+            stack = call(op, None)
+            if stack > 0:
+                func = task(func, call, stack)
+        try:
+            return real(self, func, *args, **kwargs)
+        except BaseException as e:
+            hide(e)
+            raise
+
+    cls.apply_async = _named(apply_async, real, "ThreadPool.apply_async")
