@@ -90,7 +90,11 @@ int agent_origin_take(void)
 
 	if (!t || atomic_load(&t->state) != AGENT_THREAD_LIVE || agent_in_vfork_child())
 		return 0;
-	id = agent_origin_stack_here(t);
+	/* Kept per (this frame, Python frames with their offsets): a submit in a loop costs the
+	   read of its Python frames, not an unwind each (the native frames under the same
+	   Python frames at the same depth are the interpreter's same calls). */
+	id = agent_origin_stack_at(t, 0, (uintptr_t)__builtin_return_address(0),
+				   (uintptr_t)__builtin_frame_address(0));
 	return id <= INT_MAX ? (int)id : 0;
 }
 
