@@ -21,12 +21,12 @@ _OP_ORIGIN_TASK = 7
 _tasks._OURS += (__file__,)  # tracebacks lose this module's frames too (_tasks._hide)
 
 
-def _task(fn, call, stack):
+def _wrap(fn, call, stack):
     """fn, run in a worker under the submitting stack (of the calling thread)."""
     arg = b"%d %d" % (get_native_id(), stack)
     hide = _tasks._hide
 
-    def task(*args, **kwargs):
+    def pool_task(*args, **kwargs):
         call(_OP_ORIGIN_TASK, arg)
         try:
             return fn(*args, **kwargs)
@@ -36,7 +36,7 @@ def _task(fn, call, stack):
         finally:
             call(_OP_ORIGIN_TASK, None)
 
-    return task
+    return pool_task
 
 
 def _named(wrapper, real, qualname):
@@ -56,14 +56,14 @@ def install_futures(thread):
     real = cls.submit
     if getattr(real, "_pcollect", False):
         return
-    agent, task, op, hide = _tasks._agent, _task, _OP_ORIGIN_TAKE, _tasks._hide
+    agent, wrap, op, hide = _tasks._agent, _wrap, _OP_ORIGIN_TAKE, _tasks._hide
 
     def submit(self, fn, /, *args, **kwargs):
         call = agent()
         if call is not None:
             stack = call(op, None)
             if stack > 0:
-                fn = task(fn, call, stack)
+                fn = wrap(fn, call, stack)
         try:
             return real(self, fn, *args, **kwargs)
         except BaseException as e:
@@ -80,14 +80,14 @@ def install_pool(pool):
     real = cls.apply_async
     if getattr(real, "_pcollect", False):
         return
-    agent, task, op, hide = _tasks._agent, _task, _OP_ORIGIN_TAKE, _tasks._hide
+    agent, wrap, op, hide = _tasks._agent, _wrap, _OP_ORIGIN_TAKE, _tasks._hide
 
     def apply_async(self, func, *args, **kwargs):
         call = agent()
         if call is not None:
             stack = call(op, None)
             if stack > 0:
-                func = task(func, call, stack)
+                func = wrap(func, call, stack)
         try:
             return real(self, func, *args, **kwargs)
         except BaseException as e:
