@@ -39,23 +39,10 @@ def _wrap(fn, call, stack):
     return pool_task
 
 
-def _named(wrapper, real, qualname):
-    """wrapper made to look like real (its profile frame too: qualname on 3.11+)."""
-    if sys.version_info >= (3, 11):
-        wrapper.__code__ = wrapper.__code__.replace(co_qualname=qualname)
-    wrapper.__qualname__ = qualname
-    wrapper.__doc__ = real.__doc__
-    wrapper.__wrapped__ = real
-    wrapper._pcollect = True
-    return wrapper
-
-
-def install_futures(thread):
-    """Have concurrent.futures.thread.ThreadPoolExecutor.submit wrap every callable."""
-    cls = thread.ThreadPoolExecutor
-    real = cls.submit
-    if getattr(real, "_pcollect", False):
-        return
+def _patched(real, qualname):
+    """real (a pool's method that takes the callable after self) in a wrapper that gives the
+    pool _wrap(callable), made to look like real (its profile frame too: its name, and its
+    qualified name on 3.11+)."""
     agent, wrap, op, hide = _tasks._agent, _wrap, _OP_ORIGIN_TAKE, _tasks._hide
 
     def submit(self, fn, /, *args, **kwargs):
@@ -70,28 +57,27 @@ def install_futures(thread):
             hide(e)
             raise
 
-    cls.submit = _named(submit, real, "ThreadPoolExecutor.submit")
+    fields = dict(co_name=qualname.rpartition(".")[2])
+    if sys.version_info >= (3, 11):
+        fields["co_qualname"] = qualname
+    submit.__code__ = submit.__code__.replace(**fields)
+    submit.__name__, submit.__qualname__ = fields["co_name"], qualname
+    submit.__doc__ = real.__doc__
+    submit.__wrapped__ = real
+    submit._pcollect = True
+    return submit
+
+
+def install_futures(thread):
+    """Have concurrent.futures.thread.ThreadPoolExecutor.submit wrap every callable."""
+    cls = thread.ThreadPoolExecutor
+    if not getattr(cls.submit, "_pcollect", False):
+        cls.submit = _patched(cls.submit, "ThreadPoolExecutor.submit")
 
 
 def install_pool(pool):
     """Have multiprocessing.pool.ThreadPool.apply_async wrap every callable (a process
     pool's tasks are pickled: they stay the program's)."""
     cls = pool.ThreadPool
-    real = cls.apply_async
-    if getattr(real, "_pcollect", False):
-        return
-    agent, wrap, op, hide = _tasks._agent, _wrap, _OP_ORIGIN_TAKE, _tasks._hide
-
-    def apply_async(self, func, *args, **kwargs):
-        call = agent()
-        if call is not None:
-            stack = call(op, None)
-            if stack > 0:
-                func = wrap(func, call, stack)
-        try:
-            return real(self, func, *args, **kwargs)
-        except BaseException as e:
-            hide(e)
-            raise
-
-    cls.apply_async = _named(apply_async, real, "ThreadPool.apply_async")
+    if not getattr(cls.apply_async, "_pcollect", False):
+        cls.apply_async = _patched(cls.apply_async, "ThreadPool.apply_async")

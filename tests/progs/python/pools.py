@@ -4,7 +4,7 @@ concurrent.futures.ThreadPoolExecutor and a multiprocessing.pool.ThreadPool of t
 each and starts their threads; then first() submits two tasks of 1 unit of CPU time to the
 executor, second() two of 2 units (one through submit, one through map), third() two tasks of
 1 unit to the ThreadPool (apply_async, as joblib's threading backend does). Each task measures
-its CPU time (time.thread_time), written to FILE as {"first": s, "second": s, "third": s}.
+its CPU time (time.thread_time; work.spin_for burns it), written to FILE as {"first": s, "second": s, "third": s}.
 Standard output: each call's results, and a failing task's exception and traceback (the
 functions it names, from 3.11 on), the same with and without a profiler.
 
@@ -18,22 +18,15 @@ import traceback
 from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.pool import ThreadPool
 
+from work import spin_for
+
 cpu = {"first": 0.0, "second": 0.0, "third": 0.0}
 lock = threading.Lock()
 
 
-def spin_for(sec):
-    end = time.thread_time() + sec
-    x = 0
-    while time.thread_time() < end:
-        for i in range(1000):
-            x += i
-    return x
-
-
 def task(kind, sec):
     t0 = time.thread_time()
-    spin_for(sec)
+    spin_for(sec * 1000)
     with lock:
         cpu[kind] += time.thread_time() - t0
     return kind
