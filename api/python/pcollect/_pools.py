@@ -39,20 +39,24 @@ def _wrap(fn, call, stack):
     return pool_task
 
 
-def _patched(real, qualname):
-    """real (a pool's method that takes the callable after self) in a wrapper that gives the
-    pool _wrap(callable), made to look like real (its profile frame too: its name, and its
-    qualified name on 3.11+)."""
+def _patched(real, qualname, key):
+    """real (a pool's method that takes the callable after self, or as keyword key) in a
+    wrapper that gives the pool _wrap(callable), made to look like real (its profile frame
+    too: its name, and its qualified name on 3.11+). A call real refuses is refused as
+    real refuses it."""
     agent, wrap, op, hide = _tasks._agent, _wrap, _OP_ORIGIN_TAKE, _tasks._hide
 
-    def submit(self, fn, /, *args, **kwargs):
+    def submit(self, *args, **kwargs):
         call = agent()
-        if call is not None:
+        if call is not None and (args or key in kwargs):
             stack = call(op, None)
             if stack > 0:
-                fn = wrap(fn, call, stack)
+                if args:
+                    args = (wrap(args[0], call, stack),) + args[1:]
+                else:
+                    kwargs[key] = wrap(kwargs[key], call, stack)
         try:
-            return real(self, fn, *args, **kwargs)
+            return real(self, *args, **kwargs)
         except BaseException as e:
             hide(e)
             raise
@@ -72,7 +76,7 @@ def install_futures(thread):
     """Have concurrent.futures.thread.ThreadPoolExecutor.submit wrap every callable."""
     cls = thread.ThreadPoolExecutor
     if not getattr(cls.submit, "_pcollect", False):
-        cls.submit = _patched(cls.submit, "ThreadPoolExecutor.submit")
+        cls.submit = _patched(cls.submit, "ThreadPoolExecutor.submit", "fn")
 
 
 def install_pool(pool):
@@ -80,4 +84,4 @@ def install_pool(pool):
     pool's tasks are pickled: they stay the program's)."""
     cls = pool.ThreadPool
     if not getattr(cls.apply_async, "_pcollect", False):
-        cls.apply_async = _patched(cls.apply_async, "ThreadPool.apply_async")
+        cls.apply_async = _patched(cls.apply_async, "ThreadPool.apply_async", "func")
