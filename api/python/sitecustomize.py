@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""pcollect's start-up hook for the Python programs it starts (docs/python.md: asyncio, thread pools).
+"""pcollect's start-up hook for the Python programs it starts (docs/python.md: asyncio, pools).
 
 pcollect puts this directory at the end of PYTHONPATH, so Python's site module imports this
 file at start-up, unless a sitecustomize of the program's own comes first (then asyncio tasks

@@ -2,14 +2,14 @@
 # SPDX-License-Identifier: MIT
 """A thread pool's tasks under the Python call that submitted them (issue 24, item 4), on one
 interpreter (the argument): tests/progs/python/pools.py makes a ThreadPoolExecutor and a
-multiprocessing.pool.ThreadPool once (make() starts their threads), then first() submits
-two tasks of 1 unit of CPU time (100 ms) to the executor, second() two of 2 units (submit and
-map), third() two of 1 unit to the ThreadPool (apply_async, joblib's threading backend);
-each task measures its CPU time. Known answers: with -stitch the top-down tree's <module> >
-main > first, second and third each hold their own tasks' time, as measured, and make()
-none of it (its own time alone, as without -stitch) (before pool tasks named their submitter, all of it sat under make(), which
-created the threads). Times within e2elib.Sampled's tolerance. The program's output (a
-failing task's exception and traceback among it) and exit code are the same with and
+multiprocessing.pool.ThreadPool once (make() starts their threads), then first() submits two
+tasks of 1 unit of CPU time (100 ms) to the executor, second() two of 2 units (submit and map),
+third() two of 1 unit to the ThreadPool (apply_async, joblib's threading backend); each task
+measures its CPU time. Known answers: with -stitch the top-down tree's <module> > main > first,
+second and third each hold their own tasks' time, as measured, and make() none of it (its own
+time alone, as without -stitch) (before pool tasks named their submitter, all of it sat under
+make(), which created the threads). Times within e2elib.Sampled's tolerance. The program's
+output (a failing task's exception and traceback among it) and exit code are the same with and
 without pcollect."""
 import json
 

@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: MIT
 """Known answer: thread pools made once, used from several calls. make() creates a
-concurrent.futures.ThreadPoolExecutor and a multiprocessing.pool.ThreadPool of two threads
-each and starts their threads; then first() submits two tasks of 1 unit of CPU time to the
-executor, second() two of 2 units (one through submit, one through map), third() two tasks of
-1 unit to the ThreadPool (apply_async, as joblib's threading backend does). Each task measures
-its CPU time (time.thread_time; work.spin_for burns it), written to FILE as {"first": s, "second": s, "third": s}.
-Standard output: each call's results, and a failing task's exception and traceback (the
-functions it names, from 3.11 on), the same with and without a profiler.
+concurrent.futures.ThreadPoolExecutor and a multiprocessing.pool.ThreadPool of two threads each
+and starts their threads; then first() submits two tasks of 1 unit of CPU time to the executor,
+second() two of 2 units (one through submit, one through map), third() two tasks of 1 unit to
+the ThreadPool (apply_async, as joblib's threading backend does). Each task measures its CPU
+time (time.thread_time; work.spin_for burns it), written to FILE as {"first": s, "second": s,
+"third": s}. Standard output: each call's results, and a failing task's exception and traceback
+(the functions it names, from 3.11 on), the same with and without a profiler.
 
 usage: pools.py UNIT_MS FILE
 """
