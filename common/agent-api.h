@@ -28,6 +28,13 @@ enum pcollect_agent_op {
 	   COUNT TOTAL CODE:OFFSET...": COUNT shorter suspensions there, TOTAL ns in all; the
 	   Python module's task driver sends it (api/python/pcollect/_tasks.py) */
 	PCOLLECT_OP_TASK_WAIT = 5,
+	/* returns the id of the calling thread's stack here (native and Python frames), in its
+	   own stream, for a thread pool task it submits; 0 when none (not sampled) */
+	PCOLLECT_OP_ORIGIN_TAKE = 6,
+	/* arg: "TID STACK": a pool task that thread TID submitted at stack STACK (an id
+	   PCOLLECT_OP_ORIGIN_TAKE returned there) begins in the calling thread; NULL: it ended
+	   (RAW_REC_ORIGIN of kind RAW_ORIGIN_TASK; api/python/pcollect/_pools.py sends both) */
+	PCOLLECT_OP_ORIGIN_TASK = 7,
 };
 
 #endif

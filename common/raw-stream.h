@@ -163,6 +163,8 @@ enum raw_origin_kind {
 	RAW_ORIGIN_WORK = 1,   /* a part of work another thread started (an OpenMP region's
 				  implicit task) begins, lasting to the next one; tid 0: the
 				  thread's own work again */
+	RAW_ORIGIN_TASK = 2,   /* a thread pool task another thread submitted begins, as
+				  RAW_ORIGIN_WORK (tid 0: it ended); stack: the submitting stack */
 };
 
 /* RAW_REC_STACK flags. */
@@ -551,7 +553,7 @@ int raw_writer_omp_region(struct raw_writer *w, int64_t time_ns, uint64_t durati
 /*
  * From time_ns on, the thread's work was started by thread tid of the same process at its
  * stack stack_id, a STACK id of tid's own stream (RAW_REC_ORIGIN); kind: enum
- * raw_origin_kind (tid 0 with RAW_ORIGIN_WORK: that work ended).
+ * raw_origin_kind (tid 0 with RAW_ORIGIN_WORK or RAW_ORIGIN_TASK: that work ended).
  */
 int raw_writer_origin(struct raw_writer *w, int64_t time_ns, uint32_t tid, uint64_t stack_id,
 		      uint32_t kind);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Where a thread's work began (RAW_REC_ORIGIN): its creation, and its parts of OpenMP regions. */
+/* Where a thread's work began (RAW_REC_ORIGIN): its creation, its OpenMP parts, its pool tasks. */
 #include <errno.h>
 
 #include "common/grow.h"
@@ -9,8 +9,9 @@
 /*
  * A thread's first ORIGIN of kind RAW_ORIGIN_CREATE names its creator and the creator's stack
  * (threads.parent_*, placed by fin_locate_stacks() and fin_build_tree()). Those of kind
- * RAW_ORIGIN_WORK mark spans of the thread's time spent on work another thread began (an
- * OpenMP region's part, to the next mark; tid 0 ends one): each CPU sample in such a span
+ * RAW_ORIGIN_WORK and RAW_ORIGIN_TASK mark spans of the thread's time spent on work another
+ * thread began (an OpenMP region's part, a pool task it submitted; to the next mark; tid 0
+ * ends one): each CPU sample in such a span
  * gets a context naming that thread and its stack there (contexts.origin_*), with the rest
  * of its context kept. Marks are in the
  * thread's own stream, in time order with its samples.
@@ -29,7 +30,7 @@ int origin_take(struct stream *s, const struct raw_record *rec)
 		}
 		return 0;
 	}
-	if (rec->u.origin.kind != RAW_ORIGIN_WORK)
+	if (rec->u.origin.kind != RAW_ORIGIN_WORK && rec->u.origin.kind != RAW_ORIGIN_TASK)
 		return 0; /* a later kind: not read by this pfinalize */
 	if (GROW(s->works, s->nworks + 1, s->works_cap))
 		return -ENOMEM;

@@ -93,8 +93,8 @@ struct sample_rec {
 	uint32_t context; /* index into fin.contexts + 1 (its region); 0: none */
 };
 
-/* A RAW_REC_ORIGIN of kind RAW_ORIGIN_WORK as read (origins.c): from time_ns on, the
-   thread works for thread tid (0: for none), which began that work at its stack. */
+/* A RAW_REC_ORIGIN of kind RAW_ORIGIN_WORK or RAW_ORIGIN_TASK as read (origins.c): from time_ns on,
+   the thread works for thread tid (0: for none), which began that work at its stack. */
 struct work_mark {
 	int64_t time_ns; /* stream time */
 	uint32_t tid;

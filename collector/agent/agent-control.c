@@ -281,6 +281,10 @@ AGENT_EXPORT int pcollect_agent_call(int op, const char *arg)
 		return agent_region_end();
 	case PCOLLECT_OP_TASK_WAIT:
 		return agent_task_wait(arg);
+	case PCOLLECT_OP_ORIGIN_TAKE:
+		return agent_origin_take();
+	case PCOLLECT_OP_ORIGIN_TASK:
+		return agent_origin_task(arg);
 	default:
 		return -1;
 	}

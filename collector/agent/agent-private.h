@@ -785,6 +785,10 @@ uint64_t agent_wait_stack_here(struct agent_thread *t, uintptr_t pc, bool keep_l
 uint64_t agent_wait_stack_id(struct agent_thread *t, bool python);
 /* PCOLLECT_OP_TASK_WAIT (agent-task.c): an asyncio task's suspension, arg as it says. */
 int agent_task_wait(const char *arg);
+/* PCOLLECT_OP_ORIGIN_TAKE and PCOLLECT_OP_ORIGIN_TASK (agent-task.c): a pool task's
+   submitting stack, and its start and end in a worker. */
+int agent_origin_take(void);
+int agent_origin_task(const char *arg);
 /*
  * The stack where the calling thread t starts work in another thread (pthread_create, an
  * OpenMP region), its Python frames too when it runs Python: its id in t's stream, 0 when

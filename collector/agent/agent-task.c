@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* asyncio tasks' suspensions: the WAIT records (kind task) the Python module's driver asks for. */
+/* asyncio tasks' suspensions (WAIT records) and pool tasks' origins, as the Python module asks. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,4 +74,50 @@ int agent_task_wait(const char *arg)
 	agent_wait_writer_give(t, &old);
 	agent_in_agent--;
 	return id ? 0 : -1;
+}
+
+/*
+ * A thread pool's task (concurrent.futures, multiprocessing.pool.ThreadPool): the Python
+ * module takes the submitting thread's stack at submit (its id in that thread's stream,
+ * which an int holds for any stream a run can write), and the worker that runs the task
+ * names it as its origin from the task's start to its end (RAW_ORIGIN_TASK): preport -stitch
+ * puts the task under the submit call, each task under its own one.
+ */
+int agent_origin_take(void)
+{
+	struct agent_thread *t = agent_self;
+	uint64_t id;
+
+	if (!t || atomic_load(&t->state) != AGENT_THREAD_LIVE || agent_in_vfork_child())
+		return 0;
+	/* Kept per (this frame, Python frames with their offsets): a submit in a loop costs the
+	   read of its Python frames, not an unwind each (the native frames under the same
+	   Python frames at the same depth are the interpreter's same calls). */
+	id = agent_origin_stack_at(t, 0, (uintptr_t)__builtin_return_address(0),
+				   (uintptr_t)__builtin_frame_address(0));
+	return id <= INT_MAX ? (int)id : 0;
+}
+
+/* arg: "TID STACK" (decimal) the task's origin, NULL: its end (the worker's own work). */
+int agent_origin_task(const char *arg)
+{
+	struct agent_thread *t = agent_self;
+	unsigned long long tid = 0, stack = 0;
+	char *end;
+
+	if (!t || atomic_load(&t->state) != AGENT_THREAD_LIVE || agent_in_vfork_child())
+		return -1;
+	if (arg) {
+		tid = strtoull(arg, &end, 10);
+		stack = strtoull(end, &end, 10);
+		if (!tid || !stack || tid > INT_MAX || *end)
+			return -1;
+	}
+	/* Nothing new (a worker's second task from the same call site): no record. */
+	if (t->origin_tid == (pid_t)tid && t->origin_stack == stack)
+		return 0;
+	t->origin_tid = (pid_t)tid;
+	t->origin_stack = stack;
+	agent_origin_write(t, (pid_t)tid, stack, RAW_ORIGIN_TASK);
+	return 0;
 }

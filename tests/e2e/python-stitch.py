@@ -5,8 +5,8 @@ argument): tests/progs/python/stitch.py runs two tasks of 1 and 2 units of CPU t
 in a concurrent.futures.ThreadPoolExecutor from start_pool(), two threading.Thread of 1 unit
 from start_threads(), and 1 unit in own(); each task measures its CPU time. Known answers:
 with -stitch the top-down tree's <module> > main holds all of it, start_pool the pool's
-tasks (under ThreadPoolExecutor.submit, "submit" before 3.11, which created the pool's
-threads), start_threads its
+tasks (under ThreadPoolExecutor.submit, "submit" before 3.11, which submitted them and
+created the pool's threads), start_threads its
 threads' and own its own, each as measured; without -stitch start_pool and start_threads hold
 none of their threads' time. Times within e2elib.Sampled's tolerance. The program's output
 and exit code are the same with and without pcollect."""
