@@ -79,27 +79,6 @@ static uint64_t ras[64];
 
 /* ---- streams ------------------------------------------------------------------------------ */
 
-struct out {
-	int fd;
-	struct raw_writer w;
-	struct raw_file_header h;
-	uint8_t buf[1 << 16];
-};
-
-static void die(const char *what)
-{
-	fprintf(stderr, "job-synth: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
-
-static void check(int ret, const char *what)
-{
-	if (ret) {
-		errno = -ret;
-		die(what);
-	}
-}
-
 static void out_open(struct out *o, const char *dir, int pid, int rank, const char *host,
 		     uint64_t origin, bool process)
 {

@@ -1,17 +1,43 @@
 /* SPDX-License-Identifier: MIT */
-/* The modules of the running program as MODULE_LOAD records, for the synthetic stream writers. */
+/* The synthetic stream writers' shared pieces: a stream being written, failing loudly, and the
+   modules of the running program as MODULE_LOAD records. */
 #ifndef PCOLLECT_TESTS_SYNTH_MODULES_H
 #define PCOLLECT_TESTS_SYNTH_MODULES_H
 
 #include <elf.h>
+#include <errno.h>
 #include <limits.h>
 #include <link.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "common/elf-note.h"
 #include "common/raw-stream.h"
+
+/* A stream being written: its file, writer and header, and the writer's buffer. */
+struct out {
+	int fd;
+	struct raw_writer w;
+	struct raw_file_header h;
+	uint8_t buf[1 << 16];
+};
+
+/* The writer's failure: the program stops, saying what it was doing and why. */
+static inline void die(const char *what)
+{
+	fprintf(stderr, "%s: %s: %s\n", program_invocation_short_name, what, strerror(errno));
+	exit(1);
+}
+
+static inline void check(int ret, const char *what)
+{
+	if (ret) {
+		errno = -ret;
+		die(what);
+	}
+}
 
 /*
  * wait-synth and job-synth write stacks of real addresses of their own process, so that

@@ -83,27 +83,6 @@ static __attribute__((noinline)) void synth_region(void)
 
 /* ---- streams ------------------------------------------------------------------------------ */
 
-struct out {
-	int fd;
-	struct raw_writer w;
-	struct raw_file_header h;
-	uint8_t buf[1 << 16];
-};
-
-static void die(const char *what)
-{
-	fprintf(stderr, "wait-synth: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
-
-static void check(int ret, const char *what)
-{
-	if (ret) {
-		errno = -ret;
-		die(what);
-	}
-}
-
 static uint64_t origin_ns;
 
 static void out_open(struct out *o, const char *dir, int pid, int tid, bool process)
