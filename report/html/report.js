@@ -47,6 +47,7 @@
   const st = {
     metric: Math.max(0, D.metrics.findIndex((m) => m.main)),
     side: NR - 1, // the result widths follow (a difference: Result 2)
+    by: "value", // a difference's colour: change in the metric's unit, or in share points
     zoom: 0,
     fn: -1, // the selected function
     search: "",
@@ -95,12 +96,20 @@
   header.appendChild(lab);
   if (DIFF) {
     const sideSel = el("select", { id: "side", "aria-label": "widths" });
-    sideSel.appendChild(el("option", { value: 1 }, "Result 2"));
-    sideSel.appendChild(el("option", { value: 0 }, "Result 1"));
+    // Widths of Result 1 draw the frames Result 2 no longer has: the reverse view.
+    sideSel.appendChild(el("option", { value: 1 }, "new code: widths of Result 2"));
+    sideSel.appendChild(el("option", { value: 0 }, "removed code: widths of Result 1"));
     const l2 = el("label", null, "Widths ");
     l2.appendChild(sideSel);
     header.appendChild(l2);
     sideSel.addEventListener("change", () => { st.side = +sideSel.value; drawFlame(); });
+    const bySel = el("select", { id: "colour-by", "aria-label": "colour by" });
+    bySel.appendChild(el("option", { value: "value" }, "change in the metric"));
+    bySel.appendChild(el("option", { value: "share" }, "change in share of the total"));
+    const l3 = el("label", null, "Colour ");
+    l3.appendChild(bySel);
+    header.appendChild(l3);
+    bySel.addEventListener("change", () => { st.by = bySel.value; drawFlame(); });
   }
   const search = el("input", { id: "search", type: "search", placeholder: "Search functions (regexp)", "aria-label": "search" });
   header.appendChild(search);
@@ -114,6 +123,7 @@
   app.appendChild(main);
   const secSummary = el("section", { id: "summary" });
   const secFlame = el("section", { id: "flame-section" });
+  const secChanges = el("section", { id: "changes" });
   const grid = el("div", { class: "grid" });
   const colL = el("div"), colR = el("div");
   grid.appendChild(colL);
@@ -128,7 +138,7 @@
   colL.appendChild(secBottom);
   colR.appendChild(secCallers);
   colR.appendChild(secSource);
-  [secSummary, secMemory, secFlame, grid, secTimeline].forEach((s) => main.appendChild(s));
+  [secSummary, secMemory, secFlame, secChanges, grid, secTimeline].forEach((s) => main.appendChild(s));
 
   // ---- summary ----
   function drawSummary() {
@@ -163,7 +173,8 @@
   const canvas = el("canvas", { id: "flame" });
   wrap.appendChild(canvas);
   secFlame.appendChild(wrap);
-  if (DIFF) secFlame.appendChild(el("div", { class: "legend note" }, "Colour: <span style='background:#e0533d'></span>more in Result 2 <span style='background:#4f86d9'></span>less in Result 2 <span style='background:#d8d8d8'></span>unchanged"));
+  const legend = el("div", { class: "legend note", id: "diff-legend" });
+  if (DIFF) secFlame.appendChild(legend);
   const tip = el("div", { id: "tip" });
   document.body.appendChild(tip);
   function showTip(ev, text) {
@@ -184,8 +195,14 @@
     const f = fnOf[node];
     if (matched && matched[node]) return "#e055c2";
     if (DIFF) {
-      const a = total[st.metric][node], b = total[NM + st.metric][node];
-      const ref = Math.max(total[st.metric][0], total[NM + st.metric][0]) || 1;
+      let a = total[st.metric][node], b = total[NM + st.metric][node];
+      let ref = Math.max(total[st.metric][0], total[NM + st.metric][0]) || 1;
+      if (st.by === "share") {
+        // Shares compare runs of different lengths: each frame against its own run's total.
+        a /= total[st.metric][0] || 1;
+        b /= total[NM + st.metric][0] || 1;
+        ref = 1;
+      }
       const d = (b - a) / Math.max(Math.abs(a), Math.abs(b), ref * 0.002);
       if (Math.abs(d) < 0.02) return "#d8d8d8";
       const v = Math.min(1, Math.abs(d));
@@ -198,7 +215,22 @@
     return "hsl(" + (h % 45) + ",85%," + (58 + (h >> 8) % 14) + "%)";
   }
 
+  function unitName() {
+    const u = D.metrics[st.metric].unit;
+    return u === "ns" ? "seconds" : u === "bytes" ? "bytes" : "counts";
+  }
+  function drawLegend() {
+    const m = D.metrics[st.metric].name, s0 = ser(0), s1 = ser(1);
+    const unit = st.by === "share"
+      ? "in share points (each frame's share of its own result's total: Result 1 " + fmt(total[s0][0]) + ", Result 2 " + fmt(total[s1][0]) + ")"
+      : "in " + unitName() + " of " + m;
+    legend.innerHTML = "Colour: the change of each frame's total, Result 2 - Result 1, " + esc(unit) +
+      ": <span style='background:#e0533d'></span>more in Result 2 <span style='background:#4f86d9'></span>less in Result 2 <span style='background:#d8d8d8'></span>unchanged. Widths: " +
+      (st.side ? "Result 2 (code only Result 1 ran is not drawn)" : "removed code: widths of Result 1");
+  }
+
   function drawFlame() {
+    if (DIFF) drawLegend();
     const s = ser(st.side), t = total[s];
     const width = Math.max(300, wrap.clientWidth);
     const z = st.zoom, zt = t[z] || 1;
@@ -398,6 +430,33 @@
     secHot.querySelectorAll("tr.row").forEach((tr) => tr.addEventListener("click", () => select(+tr.dataset.fn)));
     const sel = secHot.querySelector("tr.selected");
     if (sel && sel.scrollIntoView) sel.scrollIntoView({ block: "nearest" });
+  }
+
+  // ---- a difference's largest changes: functions by the absolute change of their self value ----
+  function drawChanges() {
+    if (!DIFF) return;
+    const m = D.metrics[st.metric].name, TOP = 20;
+    const tot = [D.metrics[st.metric].total[0], D.metrics[st.metric].total[1]];
+    const share = (side, f) => (tot[side] > 0 ? 100 * hotVal("self", side, f) / tot[side] : 0);
+    const fns = [];
+    for (let f = 0; f < NF; f++) {
+      if (fnKind(f) === 2) continue;
+      if (hotVal("self", 0, f) !== hotVal("self", 1, f)) fns.push(f);
+    }
+    const change = (f) => hotVal("self", 1, f) - hotVal("self", 0, f);
+    fns.sort((a, b) => Math.abs(change(b)) - Math.abs(change(a)) || fnName(a).localeCompare(fnName(b)));
+    const pts = (v) => (v > 0 ? "+" : "") + v.toFixed(1);
+    let h = "<h2>Largest changes <span class='note'>(" + esc(m) + ":Self, Result 2 - Result 1; " + fns.length + " functions changed" + (fns.length > TOP ? ", the " + TOP + " largest shown" : "") + "; shares in % of each result's total)</span></h2><div class='scroll'><table id='changes-table'><thead><tr>";
+    for (const c of ["Function", "Status", "Result 1", "Result 2", "Change", "Share 1", "Share 2", "Change (points)"]) h += "<th" + (c === "Function" || c === "Status" ? "" : " class='num'") + ">" + esc(c) + "</th>";
+    h += "</tr></thead><tbody>";
+    for (const f of fns.slice(0, TOP)) {
+      const a = hotVal("self", 0, f), b = hotVal("self", 1, f), d = b - a, dp = share(1, f) - share(0, f);
+      const status = !a ? "added" : !b ? "removed" : "";
+      const cls = (v) => "num" + (v > 0 ? " pos" : v < 0 ? " neg" : "");
+      h += "<tr class='row" + (f === st.fn ? " selected" : "") + "' data-fn='" + f + "'><td class='name'>" + esc(fnName(f)) + "</td><td>" + status + "</td><td class='num'>" + fmt(a) + "</td><td class='num'>" + fmt(b) + "</td><td class='" + cls(d) + "'>" + signed(d) + "</td><td class='num'>" + share(0, f).toFixed(1) + "%</td><td class='num'>" + share(1, f).toFixed(1) + "%</td><td class='" + cls(dp) + "'>" + pts(dp) + "</td></tr>";
+    }
+    secChanges.innerHTML = h + "</tbody></table></div>";
+    secChanges.querySelectorAll("tr.row").forEach((tr) => tr.addEventListener("click", () => select(+tr.dataset.fn)));
   }
 
   // ---- callers and callees of the selected function: each sample once per edge ----
@@ -653,6 +712,7 @@
     st.fn = f;
     drawFlame();
     drawHot();
+    drawChanges();
     drawCallers();
     drawBottomUp();
     drawSource();
@@ -661,6 +721,7 @@
     st.metric = +metricSel.value;
     st.sortCol = null;
     applySearch();
+    drawChanges();
     drawCallers();
     drawBottomUp();
     drawSource();
