@@ -56,7 +56,16 @@ def target_of(top):
 
 def start(argv):
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    line = p.stdout.readline()
+    # The first line a byte at a time from the descriptor: p.stdout.readline() may buffer the
+    # lines after it too (the whole output of a target that ends at once), which
+    # communicate(), reading the descriptor, then never sees.
+    raw = b""
+    while not raw.endswith(b"\n"):
+        c = os.read(p.stdout.fileno(), 1)
+        if not c:
+            break
+        raw += c
+    line = raw.decode()
     if not line.startswith("pid="):
         out, err = p.communicate(timeout=60)
         if p.returncode and ("Operation not permitted" in err or "Invalid argument" in err):
