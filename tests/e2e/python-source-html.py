@@ -72,12 +72,17 @@ def main():
         total = {(l[0], l[1]): l[2 + nm + k] * scale for l in D["lines"]}
         got = [total.get((fidx, ln), 0) for ln in lines]
         print("page: lines %s total %s s" % (lines, [round(v / 1e9, 3) for v in got]))
+        page_ns = dict(zip(lines, got))
         for (marker, want), ln, v in zip(LOOPS, lines, got):
             e.check_share(stats, v / sum(got), want, "the page's line %d (%s)" % (ln, marker),
                           stretches=ROUNDS)
-            e.check("%.3f" % (v / 1e9) == text_total.get(ln),
-                    "the page's line %d: %.3f s, the source view's %s s"
-                    % (ln, v / 1e9, text_total.get(ln)))
+            # The page counts a line of the file whatever function's frame stands there,
+            # the text view kernel's frames alone: a sample with the generator at line 29
+            # and kernel's frame elsewhere (resuming it) counts on the page only (6 ms of
+            # 0.19 s seen once on 3.12). Within the samples' tolerance.
+            e.check_time(stats, v, float(text_total.get(ln) or 0) * 1e9,
+                         "the page's line %d against the source view's" % ln,
+                         stretches=ROUNDS)
 
         if pylib.label_arg() not in CHROMIUM_LABELS:
             return
@@ -98,9 +103,9 @@ def main():
                     "return x" in rows[last][3], "Chromium: kernel's source, lines %d-%d"
                     % (min(rows), max(rows)))
             for ln in lines:
-                e.check(rows[ln][2] == text_total[ln] + "s",
-                        "Chromium: line %d's total %s, the source view's %ss"
-                        % (ln, rows[ln][2], text_total[ln]))
+                e.check(rows[ln][2] == "%.3fs" % (page_ns[ln] / 1e9),
+                        "Chromium: line %d's total %s, the page's data %.3fs"
+                        % (ln, rows[ln][2], page_ns[ln] / 1e9))
         finally:
             d.quit()
 
