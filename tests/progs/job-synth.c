@@ -97,12 +97,6 @@ static void out_open(struct out *o, const char *dir, int pid, int rank, const ch
 	check(raw_writer_init(&o->w, o->fd, o->buf, sizeof(o->buf), &o->h), path);
 }
 
-static void out_close(struct out *o)
-{
-	check(raw_writer_flush(&o->w), "flush");
-	close(o->fd);
-}
-
 static void make_dir(const char *dir, enum result_path_kind kind)
 {
 	char path[PATH_MAX];

@@ -39,6 +39,13 @@ static inline void check(int ret, const char *what)
 	}
 }
 
+/* The stream's last records out, and its file closed. */
+static inline void out_close(struct out *o)
+{
+	check(raw_writer_flush(&o->w), "flush");
+	close(o->fd);
+}
+
 /*
  * wait-synth and job-synth write stacks of real addresses of their own process, so that
  * pfinalize names them: the streams carry the modules as they are mapped here. Fill with

@@ -102,12 +102,6 @@ static void out_open(struct out *o, const char *dir, int pid, int tid, bool proc
 	check(raw_writer_init(&o->w, o->fd, o->buf, sizeof(o->buf), &o->h), path);
 }
 
-static void out_close(struct out *o)
-{
-	check(raw_writer_flush(&o->w), "flush");
-	close(o->fd);
-}
-
 static void put_modules(struct out *o)
 {
 	check(put_module_records(&o->w), "module");
