@@ -24,13 +24,14 @@ static const struct option_spec specs[] = {
 	  "preport -r r000hs -view bottom-up", report_views },
 	{ "group-by", NULL, OPTION_VALUE, "KEYS",
 	  "hotspots rows by function, module, source-line, thread, process, rank, node, "
-	  "wait-kind, sync-object, region, or several joined by commas; top-down, bottom-up, "
-	  "callstacks and the exports: thread, process, rank, node, module, wait-kind, "
-	  "sync-object, region as the tree's top levels",
+	  "wait-kind, sync-object, region, task (asyncio), run (-r PATTERN), or several joined "
+	  "by commas; top-down, bottom-up, callstacks and the exports: thread, process, rank, "
+	  "node, module, wait-kind, sync-object, region, task, run as the tree's top levels",
 	  "preport -r r000hs -view top-down -group-by thread", NULL },
 	{ "filter", NULL, OPTION_LIST, "KEY=VALUE",
 	  "keep samples by module, thread, process, function, language (python, native), "
-	  "wait-kind, sync-object, rank, node or region (a name in the region path); "
+	  "wait-kind, sync-object, rank, node, region (a name in the region path) or run "
+	  "(-r PATTERN: a run's path or last component); "
 	  "KEY!=VALUE excludes",
 	  "preport -r r000hs -view hotspots -filter module=libm.so.6", NULL },
 	{ "limit", NULL, OPTION_VALUE, "N", "show at most N rows (hotspots, stacks, functions)",
