@@ -98,8 +98,20 @@ int report_sort_limit(const struct report *r, struct table *t, const char *defau
 	}
 	if (name && col < 0)
 		return unknown_column(t, name, r->view->name);
-	if (col >= 0)
+	if (col >= 0) {
+		/* Rows of equal self time in order of their total time (the sort is stable): a
+		 * caller above the leaves under -limit, not whichever function came first. */
+		const char *self = strstr(t->cols[col].name, ":Self");
+		int total;
+
+		if (self) {
+			snprintf(buf, sizeof(buf), "%.*s:Total%s", (int)(self - t->cols[col].name),
+				 t->cols[col].name, self + 5);
+			if ((total = find_col_nocase(t, buf)) >= 0)
+				table_sort(t, total);
+		}
 		table_sort(t, col);
+	}
 	if (r->o->limit > 0)
 		table_truncate(t, (size_t)r->o->limit);
 	return 0;

@@ -311,6 +311,13 @@ def main():
         lim = rows(res, "-view", "hotspots", "-limit", "2", "-sort-desc", "CPU Time:Total")
         e2elib.check([r["Function"] for r in lim] == ["main", "work"] or
                      [r["Function"] for r in lim] == ["main", "a"], "-limit and -sort-desc")
+        # c's time a hundredfold: worker (1,500 ms, no self time) outweighs work (600 ms,
+        # none either), though work's id comes first.
+        heavy_c = synth.known(w.join("r-heavy-c"), scale={"c": 100})
+        order = [r["Function"] for r in rows(heavy_c, "-view", "hotspots")
+                 if not ms(r["CPU Time:Self"])]
+        e2elib.check(order[:3] == ["main", "worker", "work"], "hotspots: by self time, equal "
+                     "self times by total (%s)" % order)
 
         # source view, with the source moved
         src = rows(res, "-view", "source", "-source-object", "function=a",

@@ -23,6 +23,10 @@ import threading
 from . import _tools
 
 
+# pcollect_agent_call()'s operations (enum pcollect_agent_op in common/agent-api.h).
+_PAUSE, _RESUME = 1, 2
+
+
 class ProfileError(RuntimeError):
     """pcollect could not profile the block (its message says why)."""
 
@@ -51,7 +55,7 @@ class profile:
         self.show_from = show_from
         self.options = list(options)
         self.threads = []  # the block's thread and those started during it (TIDs)
-        self._proc = self._tmp = None
+        self._proc = self._tmp = self._call = None
 
     def __enter__(self):
         if self.show_from == "caller":
@@ -62,6 +66,8 @@ class profile:
         return self
 
     def __exit__(self, *exc):
+        if self._call is not None:  # the block has ended: what follows is not of it
+            self._call(_PAUSE, None)
         self._stop()
         return False
 
@@ -71,8 +77,11 @@ class profile:
             self.result = os.path.join(self._tmp, "res")
         self._tid = threading.get_native_id()
         self._before = _threads_now() - {self._tid}
+        # Paused until the block starts: the attach's own tail (ctypes returning, the answer
+        # to pcollect) is not the block's, and a sample of it would be a stack outside it.
         argv = [_tools.tool("pcollect"), "-collect", "hotspots", "-target-pid",
-                str(os.getpid()), "-target-loads-agent", "-r", self.result, "-quiet"]
+                str(os.getpid()), "-target-loads-agent", "-start-paused", "-r", self.result,
+                "-quiet"]
         if self.interval is not None:
             argv += ["-knob", "sampling-interval=%s" % self.interval]
         self._proc = subprocess.Popen(argv + self.options, stdin=subprocess.PIPE,
@@ -84,6 +93,9 @@ class profile:
             attach.argtypes = (ctypes.c_char_p,)
             attach.restype = ctypes.c_int
             rc = attach(config)
+            call = lib.pcollect_agent_call
+            call.argtypes = (ctypes.c_int, ctypes.c_char_p)
+            call.restype = ctypes.c_int
         except (OSError, AttributeError) as e:
             rc = -22
             why = str(e)
@@ -95,6 +107,8 @@ class profile:
             _, err = self._proc.communicate()
             raise ProfileError(why or err.decode("utf-8", "replace").strip()
                                or "pcollect_attach: error %d" % rc)
+        self._call = call
+        call(_RESUME, None)  # the last thing before the block
 
     def _read_config(self):
         first = self._proc.stdout.readline()
