@@ -91,3 +91,14 @@ def synth_parser(keep_help):
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--keep", help=keep_help)
     return ap
+
+
+def python_parser(who, rounds, python):
+    """The options of a benchmark of a Python workload: the build directory, the rounds,
+    the interpreter (a label of tests/pythons.py or a path) and --scale of the workload."""
+    ap = argparse.ArgumentParser(prog=who)
+    ap.add_argument("build", nargs="?", default="build")
+    ap.add_argument("rounds", nargs="?", type=int, default=rounds)
+    ap.add_argument("python", nargs="?", default=python)
+    ap.add_argument("--scale", default="1")
+    return ap

@@ -20,7 +20,6 @@ usage: bench/python-overhead.py [--baseline BUILD] [--scale S] [--no-others]
        tests/pythons.py (3.14, debian-3.11, ...). --scale is the workload's (1: ~3 s);
        --no-others leaves cProfile and scalene out.
 """
-import argparse
 import functools
 import os
 import shutil
@@ -38,12 +37,8 @@ WHO = "python-overhead"
 
 
 def main():
-    ap = argparse.ArgumentParser(prog=WHO)
-    ap.add_argument("build", nargs="?", default="build")
-    ap.add_argument("rounds", nargs="?", type=int, default=7)
-    ap.add_argument("python", nargs="?", default="debian-3.11")
+    ap = benchlib.python_parser(WHO, 7, "debian-3.11")
     ap.add_argument("--baseline", help="another build dir whose pcollect runs beside")
-    ap.add_argument("--scale", default="1")
     ap.add_argument("--no-others", action="store_true")
     a = ap.parse_args()
     py = benchlib.interpreter(a.python, WHO)

@@ -13,7 +13,6 @@ against the measured ones.
 usage: bench/python-samplers.py [BUILD_DIR] [ROUNDS] [PYTHON] [--scale S]
        defaults: build, 5, 3.15 (a label of tests/pythons.py or an executable)
 """
-import argparse
 import json
 import os
 import shutil
@@ -48,11 +47,7 @@ def cumtimes(py, path):
 
 
 def main():
-    ap = argparse.ArgumentParser(prog=WHO)
-    ap.add_argument("build", nargs="?", default="build")
-    ap.add_argument("rounds", nargs="?", type=int, default=5)
-    ap.add_argument("python", nargs="?", default="3.15")
-    ap.add_argument("--scale", default="1")
+    ap = benchlib.python_parser(WHO, 5, "3.15")
     a = ap.parse_args()
     py = benchlib.interpreter(a.python, WHO)
     build = os.path.abspath(a.build)

@@ -43,7 +43,6 @@ int raw_py_write_stack(struct raw_writer *w, uint64_t id, uint32_t flags, const 
 		       size_t cap)
 {
 	struct raw_enc e;
-	uint64_t prev = 0;
 	uint32_t i;
 
 	if (n > RAW_MAX_DEPTH)
@@ -51,13 +50,7 @@ int raw_py_write_stack(struct raw_writer *w, uint64_t id, uint32_t flags, const 
 	if (npy > RAW_PY_MAX_FRAMES)
 		npy = RAW_PY_MAX_FRAMES, flags |= RAW_PY_STACK_PY_TRUNCATED;
 	enc_init(&e, scratch, cap);
-	raw_enc_varint(&e, id);
-	raw_enc_varint(&e, flags);
-	raw_enc_varint(&e, n);
-	for (i = 0; i < n; i++) {
-		raw_enc_svarint(&e, (int64_t)(ips[i] - prev));
-		prev = ips[i];
-	}
+	raw_enc_stack(&e, id, flags, ips, n);
 	raw_enc_varint(&e, npy);
 	for (i = 0; i < npy; i++) {
 		raw_enc_varint(&e, py[i].code_id);

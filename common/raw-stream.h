@@ -591,6 +591,8 @@ void raw_enc_varint(struct raw_enc *e, uint64_t v);
 void raw_enc_svarint(struct raw_enc *e, int64_t v);
 void raw_enc_bytes(struct raw_enc *e, const void *data, size_t len); /* len:varint + bytes */
 void raw_enc_string(struct raw_enc *e, const char *s);               /* NULL writes "" */
+/* A stack record's native part: id, flags, n, then the n frames as deltas (raw-format.md). */
+void raw_enc_stack(struct raw_enc *e, uint64_t id, uint32_t flags, const uint64_t *ips, uint32_t n);
 
 /* ---- reader ------------------------------------------------------------------------------ */
 

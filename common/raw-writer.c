@@ -419,6 +419,21 @@ static int record_end(struct raw_writer *w, uint8_t type, struct raw_enc *e, siz
 	return 0;
 }
 
+void raw_enc_stack(struct raw_enc *e, uint64_t id, uint32_t flags, const uint64_t *ips, uint32_t n)
+{
+	uint64_t prev = 0;
+	uint32_t i;
+
+	raw_enc_varint(e, id);
+	raw_enc_varint(e, flags);
+	raw_enc_varint(e, n);
+	/* Neighbouring frames are close in memory: deltas keep most of them to 2-4 bytes. */
+	for (i = 0; i < n; i++) {
+		raw_enc_svarint(e, (int64_t)(ips[i] - prev));
+		prev = ips[i];
+	}
+}
+
 void raw_enc_varint(struct raw_enc *e, uint64_t v)
 {
 	if (e->end - e->p < RAW_VARINT_MAX && (size_t)(e->end - e->p) < raw_varint_size(v)) {
@@ -586,9 +601,7 @@ int raw_writer_stack(struct raw_writer *w, uint64_t id, uint32_t flags, const ui
 		     uint32_t n)
 {
 	struct raw_enc e;
-	uint64_t prev = 0;
 	size_t lb;
-	uint32_t i;
 	int ret;
 
 	if (n > RAW_MAX_DEPTH)
@@ -596,14 +609,7 @@ int raw_writer_stack(struct raw_writer *w, uint64_t id, uint32_t flags, const ui
 	ret = record_begin(w, (size_t)(3 + n) * RAW_VARINT_MAX, &e, &lb);
 	if (ret)
 		return ret;
-	raw_enc_varint(&e, id);
-	raw_enc_varint(&e, flags);
-	raw_enc_varint(&e, n);
-	/* Neighbouring frames are close in memory: deltas keep most of them to 2-4 bytes. */
-	for (i = 0; i < n; i++) {
-		raw_enc_svarint(&e, (int64_t)(ips[i] - prev));
-		prev = ips[i];
-	}
+	raw_enc_stack(&e, id, flags, ips, n);
 	return record_end(w, RAW_REC_STACK, &e, lb);
 }
 

@@ -289,3 +289,12 @@ AGENT_EXPORT int pcollect_agent_call(int op, const char *arg)
 		return -1;
 	}
 }
+
+void agent_note_disk_full(int err)
+{
+	uint32_t none = 0;
+
+	if (agent_disk_full(err) && agent.data)
+		__atomic_compare_exchange_n(&agent.data->disk_full, &none, (uint32_t)-err, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}

@@ -5,6 +5,7 @@
 
 #include <dlfcn.h>
 #include <limits.h>
+#include <errno.h>
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
@@ -455,7 +456,13 @@ void agent_thread_write_lost(struct agent_thread *t);
  * and put a LOST record in the reserve at once. Async-signal-safe.
  */
 void agent_thread_write_failed(struct agent_thread *t, uint64_t weight);
-/* A stream stopped by err: a full file system (ENOSPC, EDQUOT) is told to the launcher. */
+/* A file system with no room left: the launcher names it at the end (the data counter). */
+static inline bool agent_disk_full(int err)
+{
+	return err == -ENOSPC || err == -EDQUOT;
+}
+/* A stream stopped by err: a full file system (ENOSPC, EDQUOT) is told to the launcher
+ * (agent-control.c). */
 void agent_note_disk_full(int err);
 void agent_thread_key_destructor(void *p);
 /* Around exec: finish the stream but keep the slot (and its writer held); resume on failure. */

@@ -529,27 +529,12 @@ void agent_thread_write_lost(struct agent_thread *t)
 	}
 }
 
-/* A file system with no room left: the launcher names it at the end (the data counter). */
-static bool disk_full(int err)
-{
-	return err == -ENOSPC || err == -EDQUOT;
-}
-
-void agent_note_disk_full(int err)
-{
-	uint32_t none = 0;
-
-	if (disk_full(err) && agent.data)
-		__atomic_compare_exchange_n(&agent.data->disk_full, &none, (uint32_t)-err, false,
-					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-}
-
 void agent_thread_write_failed(struct agent_thread *t, uint64_t weight)
 {
-	unsigned reason = t->w.error == -EFBIG    ? RAW_LOST_FILE_SIZE_LIMIT
-			  : disk_full(t->w.error) ? RAW_LOST_DISK_FULL
-			  : t->w.error == -ENOMEM ? RAW_LOST_ADDRESS_SPACE
-						  : RAW_LOST_BUFFER;
+	unsigned reason = t->w.error == -EFBIG          ? RAW_LOST_FILE_SIZE_LIMIT
+			  : agent_disk_full(t->w.error) ? RAW_LOST_DISK_FULL
+			  : t->w.error == -ENOMEM       ? RAW_LOST_ADDRESS_SPACE
+							: RAW_LOST_BUFFER;
 
 	__atomic_add_fetch(&t->lost_count[reason], 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&t->lost_weight[reason], weight, __ATOMIC_RELAXED);

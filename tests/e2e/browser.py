@@ -27,6 +27,18 @@ def need_selenium():
         SYSTEM_PYTHON
 
 
+def require_selenium():
+    """need_selenium(), and skip the test (exit 77) saying why when it cannot run; returns
+    selenium's By, Select and WebDriverWait."""
+    reason = need_selenium()
+    if reason:
+        import e2elib
+        e2elib.skip(reason, needs="python3-selenium")
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+    return By, Select, WebDriverWait
+
+
 def missing():
     """What headless Chromium lacks here, or None."""
     driver = shutil.which("chromedriver") or "/usr/bin/chromedriver"

@@ -348,6 +348,21 @@ def prog(name):
     return path
 
 
+def omp_program(names):
+    """The OpenMP test program of the runtime this test is run for (its argument: gomp or
+    libomp, names: {runtime: program}), as (runtime, path); a test of a runtime whose program
+    is not built skips, naming the packages scripts/dev installs for it."""
+    if len(sys.argv) != 2 or sys.argv[1] not in names:
+        fail("usage: %s gomp|libomp" % os.path.basename(sys.argv[0]))
+    runtime = sys.argv[1]
+    path = os.path.join(BUILD, "tests", "progs", names[runtime])
+    if not os.access(path, os.X_OK):
+        skip("%s not built: %s" % (names[runtime], "no OpenMP in the C compiler"
+                                   if runtime == "gomp" else "no clang with libomp"),
+             needs=["gcc"] if runtime == "gomp" else ["clang", "libomp-dev"])
+    return runtime, path
+
+
 class Workdir:
     """A temporary directory, removed when the test passes (kept for a look when it fails)."""
 

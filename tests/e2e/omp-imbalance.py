@@ -21,14 +21,7 @@ PROGS = {"gomp": "omp-imbalance", "libomp": "omp-imbalance-libomp"}
 
 
 def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in PROGS:
-        e.fail("usage: omp-imbalance.py gomp|libomp")
-    runtime = sys.argv[1]
-    prog = os.path.join(e.BUILD, "tests", "progs", PROGS[runtime])
-    if not os.access(prog, os.X_OK):
-        e.skip("%s not built: %s" % (PROGS[runtime], "no OpenMP in the C compiler"
-                                     if runtime == "gomp" else "no clang with libomp"),
-               needs=["gcc"] if runtime == "gomp" else ["clang", "libomp-dev"])
+    runtime, prog = e.omp_program(PROGS)
     with e.Workdir("omp-" + runtime) as w:
         res = w.join("res")
         r = e.pcollect([prog], result=res, analysis="threading",

@@ -21,21 +21,15 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2elib as e  # noqa: E402
 
-PROGS = {"gomp": ("omp-regions", "libgomp"), "libomp": ("omp-regions-libomp", "libomp")}
+PROGS = {"gomp": "omp-regions", "libomp": "omp-regions-libomp"}
+LIBS = {"gomp": "libgomp", "libomp": "libomp"}
 SPIN_EXTRA_NS = 10000000  # the worker spins on from the program's last clock read to its exit
 THREAD_ENTRIES = ("start_thread", "clone", "clone3", "__clone", "__clone3")
 
 
 def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in PROGS:
-        e.fail("usage: omp-names.py gomp|libomp")
-    runtime = sys.argv[1]
-    name, lib = PROGS[runtime]
-    built = os.path.join(e.BUILD, "tests", "progs", name)
-    if not os.access(built, os.X_OK):
-        e.skip("%s not built: %s" % (name, "no OpenMP in the C compiler" if runtime == "gomp"
-                                     else "no clang with libomp"),
-               needs=["gcc"] if runtime == "gomp" else ["clang", "libomp-dev"])
+    runtime, built = e.omp_program(PROGS)
+    lib = LIBS[runtime]
     src = os.path.join(e.SOURCE, "tests", "progs", "omp-regions.c")
     lines = [e.source_line(src, "REGION-1"), e.source_line(src, "REGION-2")]
     regions = ["main [omp parallel at omp-regions.c:%d]" % n for n in lines]

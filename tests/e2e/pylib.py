@@ -9,6 +9,7 @@ the executable); 3.9 is there for the degradation test. The interpreters are dis
 (tests/pythons.py: PATH, pyenv, PCOLLECT_TEST_PYTHONS); a label with none makes the test skip
 (exit 77) and say why. Running, finalizing and reading the result: e2elib.
 """
+import json
 import os
 import sys
 
@@ -52,3 +53,16 @@ def program(name):
     if not os.path.exists(path):
         e.fail("test program %s missing" % path)
     return path
+
+
+def collect_stitched(w, name, unit_ms):
+    """Run tests/progs/python/NAME (UNIT_MS FIGURES: it writes its threads' measured CPU
+    seconds as JSON to FIGURES) at 1 ms with native frames, and finalize. Returns the
+    figures, the result's sampled statistics and its -stitch top-down paths {path: ns}."""
+    python = interpreter(label_arg())
+    figures = w.join("cpu.json")
+    res = e.collect(w, "res", [python, program(name), unit_ms, figures], interval=1,
+                    native=True, finalize=True)
+    with open(figures) as f:
+        cpu = json.load(f)
+    return res, cpu, e.db_sampled(res), e.topdown_paths(res, "-stitch")

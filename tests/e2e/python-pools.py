@@ -11,8 +11,6 @@ time alone, as without -stitch) (before pool tasks named their submitter, all of
 make(), which created the threads). Times within e2elib.Sampled's tolerance. The program's
 output (a failing task's exception and traceback among it) and exit code are the same with and
 without pcollect."""
-import json
-
 import e2elib as e
 import pylib
 
@@ -20,15 +18,8 @@ UNIT_MS = 100
 
 
 def main():
-    python = pylib.interpreter(pylib.label_arg())
     with e.Workdir("py-pools") as w:
-        figures = w.join("cpu.json")
-        res = e.collect(w, "res", [python, pylib.program("pools.py"), UNIT_MS, figures],
-                        interval=1, native=True, finalize=True)
-        with open(figures) as f:
-            cpu = json.load(f)
-        stats = e.db_sampled(res)
-        st = e.topdown_paths(res, "-stitch")
+        res, cpu, stats, st = pylib.collect_stitched(w, "pools.py", UNIT_MS)
         top = ("<module>", "main")
         for fn in ("first", "second", "third"):
             e.check_time(stats, st.get(top + (fn,), 0), cpu[fn] * 1e9,

@@ -10,8 +10,6 @@ created the pool's threads), start_threads its
 threads' and own its own, each as measured; without -stitch start_pool and start_threads hold
 none of their threads' time. Times within e2elib.Sampled's tolerance. The program's output
 and exit code are the same with and without pcollect."""
-import json
-
 import e2elib as e
 import pylib
 
@@ -19,15 +17,8 @@ UNIT_MS = 100
 
 
 def main():
-    python = pylib.interpreter(pylib.label_arg())
     with e.Workdir("py-stitch") as w:
-        figures = w.join("cpu.json")
-        res = e.collect(w, "res", [python, pylib.program("stitch.py"), UNIT_MS, figures],
-                        interval=1, native=True, finalize=True)
-        with open(figures) as f:
-            cpu = json.load(f)
-        stats = e.db_sampled(res)
-        st = e.topdown_paths(res, "-stitch")
+        res, cpu, stats, st = pylib.collect_stitched(w, "stitch.py", UNIT_MS)
         top = ("<module>", "main")
         for part, fn in (("pool", "start_pool"), ("threads", "start_threads"), ("own", "own")):
             e.check_time(stats, st.get(top + (fn,), 0), cpu[part] * 1e9,

@@ -19,16 +19,12 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import browser  # noqa: E402
 
-REASON = browser.need_selenium()
+By, Select, WebDriverWait = browser.require_selenium()
 import e2elib  # noqa: E402
 import report_synth as synth  # noqa: E402
 
 from e2elib import preport  # noqa: E402
 
-if REASON:
-    e2elib.skip(REASON, needs="python3-selenium")
-from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
 BEFORE = {"alpha": 500, "beta": 300, "gamma": 150}  # CPU ms
 AFTER = {"alpha": 500, "beta": 500, "delta": 100}

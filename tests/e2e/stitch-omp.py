@@ -23,14 +23,7 @@ UNIT_MS = 100
 
 
 def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in PROGS:
-        e.fail("usage: stitch-omp.py gomp|libomp")
-    runtime = sys.argv[1]
-    built = os.path.join(e.BUILD, "tests", "progs", PROGS[runtime])
-    if not os.access(built, os.X_OK):
-        e.skip("%s not built: %s" % (PROGS[runtime], "no OpenMP in the C compiler"
-                                     if runtime == "gomp" else "no clang with libomp"),
-               needs=["gcc"] if runtime == "gomp" else ["clang", "libomp-dev"])
+    runtime, built = e.omp_program(PROGS)
     unit = UNIT_MS * 1000000
     with e.Workdir("stitch-omp-" + runtime) as w:
         res = e.collect(w, "res", [built, UNIT_MS], interval=1, native=True, finalize=True,

@@ -79,24 +79,6 @@ static uint64_t ras[64];
 
 /* ---- streams ------------------------------------------------------------------------------ */
 
-static void out_open(struct out *o, const char *dir, int pid, int rank, const char *host,
-		     uint64_t origin, bool process)
-{
-	char path[PATH_MAX];
-
-	result_path(path, sizeof(path), dir, process ? RESULT_PATH_RAW_PROC : RESULT_PATH_RAW, pid,
-		    pid, NULL, NULL);
-	o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (o->fd < 0)
-		die(path);
-	raw_header_init(&o->h, pid, pid, rank, host, process ? 0 : INTERVAL_NS,
-			process ? RAW_SAMPLE_NONE : RAW_SAMPLE_THREAD_CPU);
-	o->h.origin_ns = origin;
-	if (process)
-		o->h.kind = RAW_STREAM_PROCESS;
-	check(raw_writer_init(&o->w, o->fd, o->buf, sizeof(o->buf), &o->h), path);
-}
-
 static void make_dir(const char *dir, enum result_path_kind kind)
 {
 	char path[PATH_MAX];
@@ -147,7 +129,7 @@ static void write_rank(const char *dir, int rank, int size, const char *host, lo
 	long n = samples + rank % 7, i;
 	uint32_t k;
 
-	out_open(&proc, dir, pid, rank, host, origin, true);
+	out_open_stream(&proc, dir, pid, pid, rank, host, origin, INTERVAL_NS, true);
 	check(raw_writer_process(&proc.w, &p), "process");
 	check(put_module_records(&proc.w), "module");
 	check(raw_writer_metric(&proc.w, RAW_METRIC_CPU_TIME, "CPU Time", RAW_UNIT_NS, RAW_AGG_SUM,
@@ -158,7 +140,7 @@ static void write_rank(const char *dir, int rank, int size, const char *host, lo
 	      "rank");
 	out_close(&proc);
 
-	out_open(&th, dir, pid, rank, host, origin, false);
+	out_open_stream(&th, dir, pid, pid, rank, host, origin, INTERVAL_NS, false);
 	for (k = 0; k < nstacks; k++)
 		check(raw_writer_stack(&th.w, k + 1, RAW_STACK_FIRST_IS_PC, ips,
 				       stack_ips(ips, k, pc, ra_main)),

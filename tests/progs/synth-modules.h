@@ -6,8 +6,10 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <link.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 
 #include "common/elf-note.h"
 #include "common/raw-stream.h"
+#include "common/result-dir.h"
 
 /* A stream being written: its file, writer and header, and the writer's buffer. */
 struct out {
@@ -37,6 +40,27 @@ static inline void check(int ret, const char *what)
 		errno = -ret;
 		die(what);
 	}
+}
+
+/* Open the stream of thread tid of process pid (its process stream with process) in the
+ * result dir, sampled every interval_ns, counting from origin_ns. */
+static inline void out_open_stream(struct out *o, const char *dir, int pid, int tid, int rank,
+				   const char *host, uint64_t origin_ns, int64_t interval_ns,
+				   bool process)
+{
+	char path[PATH_MAX];
+
+	result_path(path, sizeof(path), dir, process ? RESULT_PATH_RAW_PROC : RESULT_PATH_RAW, pid,
+		    tid, NULL, NULL);
+	o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (o->fd < 0)
+		die(path);
+	raw_header_init(&o->h, pid, tid, rank, host, process ? 0 : interval_ns,
+			process ? RAW_SAMPLE_NONE : RAW_SAMPLE_THREAD_CPU);
+	o->h.origin_ns = origin_ns;
+	if (process)
+		o->h.kind = RAW_STREAM_PROCESS;
+	check(raw_writer_init(&o->w, o->fd, o->buf, sizeof(o->buf), &o->h), path);
 }
 
 /* The stream's last records out, and its file closed. */

@@ -87,19 +87,7 @@ static uint64_t origin_ns;
 
 static void out_open(struct out *o, const char *dir, int pid, int tid, bool process)
 {
-	char path[PATH_MAX];
-
-	result_path(path, sizeof(path), dir, process ? RESULT_PATH_RAW_PROC : RESULT_PATH_RAW, pid,
-		    tid, NULL, NULL);
-	o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (o->fd < 0)
-		die(path);
-	raw_header_init(&o->h, pid, tid, -1, "synth", process ? 0 : INTERVAL_NS,
-			process ? RAW_SAMPLE_NONE : RAW_SAMPLE_THREAD_CPU);
-	o->h.origin_ns = origin_ns;
-	if (process)
-		o->h.kind = RAW_STREAM_PROCESS;
-	check(raw_writer_init(&o->w, o->fd, o->buf, sizeof(o->buf), &o->h), path);
+	out_open_stream(o, dir, pid, tid, -1, "synth", origin_ns, INTERVAL_NS, process);
 }
 
 static void put_modules(struct out *o)
