@@ -5,8 +5,8 @@ CPU budgets 60/30/10, interleaved a slice at a time on the one thread, while "sl
 asyncio.sleep(0.1) five times on one line. Checks: the program's output as without pcollect;
 preport -group-by task splits the three tasks' CPU time 60/30/10 within e2elib.Sampled's
 tolerance (each task a stretch per slice); the sleeper has no CPU time to speak of and its Task
-Wait Time is what its awaits took (at least the 0.5 s it asked for, and within 2% + 5 ms of
-the time the program measured around them), all of it at its await line, under the task in
+Wait Time is what its awaits took (at least the 0.5 s it asked for, and from 2% + 5 ms over to 8% +
+5 ms under the time the program measured around them), all of it at its await line, under the task in
 the top-down tree; Task Wait Time is not Wait Time (no thread was blocked)."""
 import os
 
@@ -54,9 +54,12 @@ def main():
         e.check(wait_s >= NAP * NAPS - 0.001,
                 "the sleeper's Task Wait Time %.3f s is at least its %d naps of %.1f s"
                 % (wait_s, NAPS, NAP))
-        e.check(abs(wait_s - took_s) <= 0.02 * took_s + 0.005,
+        # The program's clock also runs from the driver's end-of-wait stamp to its own read
+        # (the agent's call, and on a loaded machine the thread's waits for a core between
+        # them: 5% seen at load 10); never less than the suspensions themselves.
+        e.check(-0.02 * took_s - 0.005 <= took_s - wait_s <= 0.08 * took_s + 0.005,
                 "the sleeper's Task Wait Time %.4f s is what its awaits took by its own "
-                "clock, %.4f s (+- 2%% + 5 ms)" % (wait_s, took_s))
+                "clock, %.4f s (-8%% - 5 ms to +2%% + 5 ms)" % (wait_s, took_s))
 
         # alpha's suspensions (under 1 ms each on a quiet machine: told summed) hold at least
         # the CPU time beta and gamma ran meanwhile: they end before it (fewer slices).
