@@ -201,12 +201,12 @@ static int loc_of(struct cct *t, int file, int line)
  * the result has no Python frames, or every frame is kept.
  */
 struct pyview {
-	unsigned char *strip, *up, *down;
+	unsigned char *strip, *up, *down, *absorb;
 };
 
 static void pyview_release(struct pyview *v)
 {
-	FREE_ALL(v->strip, v->up, v->down);
+	FREE_ALL(v->strip, v->up, v->down, v->absorb);
 	memset(v, 0, sizeof(*v));
 }
 
@@ -244,8 +244,9 @@ static int pyview_build(struct pyview *v, const struct model *m, unsigned flags)
 	v->strip = big_calloc(m->nstacks + 1, 1);
 	v->up = big_calloc(m->nstacks + 1, 1);
 	v->down = big_calloc(m->nstacks + 1, 1);
+	v->absorb = big_calloc(m->nstacks + 1, 1);
 	kind = calloc(m->nfunctions + 1, 1);
-	if (!v->strip || !v->up || !v->down || !kind) {
+	if (!v->strip || !v->up || !v->down || !v->absorb || !kind) {
 		free(kind);
 		pyview_release(v);
 		return -ENOMEM;
@@ -270,6 +271,20 @@ static int pyview_build(struct pyview *v, const struct model *m, unsigned flags)
 		v->up[s] = (p >= 0 && v->up[p]) || m->functions[fn].python;
 		v->down[s] = m->functions[fn].python;
 		v->strip[s] = kind[fn] == 1 || (kind[fn] == 2 && p >= 0 && v->strip[p]);
+		if (p >= 0 && !(flags & CCT_PYTHON_ONLY)) {
+			const struct model_function *f = &m->functions[fn];
+			const struct model_function *up =
+				&m->functions[m->frames[m->stacks[p].frame].function];
+
+			/*
+			 * A stripped module's nameless functions (func@0x...) under a method of
+			 * that module are its work: cProfile's tottime of the method, the name
+			 * Python calls (the breakdown: -call-stack-mode all).
+			 */
+			v->absorb[s] = f->module >= 0 && !f->method && !f->python &&
+				       (f->range || !f->resolved) && f->module == up->module &&
+				       (up->method || v->absorb[p]);
+		}
 	}
 	free(kind);
 	/* Children after their parents in stack_order: backwards, each tells its parent. */
@@ -327,6 +342,8 @@ int cct_build(struct cct *t, const struct model *m, unsigned flags, const bool *
 			if (cut[s] && !above)
 				parent = 0; /* the outermost from frame: its callers are left out */
 		}
+		if (py.absorb && py.absorb[s])
+			merge = true;
 		if (py.strip && py.strip[s]) {
 			if (st->parent >= 0 && py.up[st->parent]) {
 				merge = true;
