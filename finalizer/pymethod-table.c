@@ -22,10 +22,15 @@
  *     whose slots {int slot; void *pfunc} hold {Py_tp_methods = 64, the array}.
  * The file is scanned, not trusted: an entry counts only when its name points to a
  * NUL-terminated identifier in read-only data, ml_meth into executable code, ml_flags holds a
- * calling convention and only known METH_ bits, ml_doc is NULL or read-only data; an array
+ * calling convention and only known METH_ bits, ml_doc is NULL or a string in data; an array
  * only when its zeroed entry follows; a name only when an owner of one of the three shapes
- * (its own name an identifier path, its sizes plausible) points at the array. In a PIE or a
- * shared library the pointers are R_X86_64_RELATIVE relocations (addend = target; the file
+ * (its own name an identifier path, its sizes plausible) points at the array. Entries with
+ * no zeroed one after them are each a PyMethodDef of its own, as Cython writes one per
+ * function of a module (`__pyx_mdef_*`, made into functions by PyCFunction_NewEx with the
+ * module's name; their docstrings are char arrays in writable data): each names a function
+ * of the module the file is ("pandas._libs.lib" for .../pandas/_libs/lib.cpython-311-...so);
+ * in the interpreter's file (python3.X, libpython3.X.so: codecs' error handlers), of none. In a PIE
+ * or a shared library the pointers are R_X86_64_RELATIVE relocations (addend = target; the file
  * holds zeros there); in a fixed-address executable the file holds them. Every read is
  * bounds-checked against the segment's bytes in the file.
  *
@@ -92,6 +97,7 @@ struct array {
 	size_t n;
 	const char *owner; /* a type's or module's name, in the file's bytes */
 	bool type;
+	bool lone; /* entries not ended by a zeroed one: each a PyMethodDef of its own */
 };
 
 struct arrays {
@@ -102,7 +108,7 @@ struct arrays {
 /* A Py_tp_methods slot at slot_at, and a slot array start that may hold it. */
 struct spec_guess {
 	uint64_t slots; /* the start of the PyType_Slot array */
-	size_t array;   /* index into arrays */
+	uint64_t array; /* the array's start (a split moves arrays in the vector) */
 };
 
 static const struct segment *seg_of(const struct image *im, uint64_t va, uint64_t n)
@@ -177,6 +183,16 @@ static const char *read_name(const struct image *im, uint64_t va, bool dots)
 	return i && i < max && i <= NAME_MAX_LEN && !p[i] && p[i - 1] != '.' ? p : NULL;
 }
 
+/* A NUL-terminated string at va in data (read-only, or writable: Cython's docstrings are
+   char arrays), within its segment's bytes. */
+static bool is_text(const struct image *im, uint64_t va)
+{
+	const struct segment *s = seg_of(im, va, 1);
+
+	return s && !s->exec &&
+	       memchr(s->data + (va - s->va), 0, (size_t)(s->filesz - (va - s->va)));
+}
+
 static bool is_code(const struct image *im, uint64_t va)
 {
 	const struct segment *s = seg_of(im, va, 1);
@@ -197,12 +213,8 @@ static int entry_at(const struct image *im, uint64_t va)
 	if (flags & ~(uint64_t)METH_KNOWN || !(flags & METH_CALLS) ||
 	    (meth != IMPORTED && !is_code(im, meth)))
 		return -1;
-	if (doc) {
-		const struct segment *s = seg_of(im, doc, 1);
-
-		if (!s || s->write)
-			return -1;
-	}
+	if (doc && !is_text(im, doc))
+		return -1;
 	return read_name(im, name, false) ? 1 : -1;
 }
 
@@ -230,6 +242,13 @@ static int find_arrays(const struct image *im, struct arrays *a)
 					return -ENOMEM;
 				a->v[a->n++] = (struct array){ .start = va, .n = n };
 				va = p + ENTRY_SIZE;
+			} else if (n) {
+				/* Cython's __pyx_mdef_*: one entry each, side by side, for the
+				   functions its module makes with PyCFunction_NewEx. */
+				if (GROW(a->v, a->n + 1, a->cap))
+					return -ENOMEM;
+				a->v[a->n++] = (struct array){ .start = va, .n = n, .lone = true };
+				va = p;
 			} else {
 				va += 8;
 			}
@@ -238,12 +257,35 @@ static int find_arrays(const struct image *im, struct arrays *a)
 	return 0;
 }
 
-static struct array *array_at(struct arrays *a, uint64_t start)
+/* The array that starts at start; with inside, also one that holds an entry there. */
+static struct array *array_at(struct arrays *a, uint64_t start, bool inside)
 {
 	size_t i =
 		sorted_upper_u64(a->v, a->n, sizeof(*a->v), offsetof(struct array, start), start);
+	struct array *r = i ? &a->v[i - 1] : NULL;
 
-	return i && a->v[i - 1].start == start ? &a->v[i - 1] : NULL;
+	if (!r || (r->start != start && (!inside || start >= r->start + r->n * ENTRY_SIZE ||
+					 (start - r->start) % ENTRY_SIZE)))
+		return NULL;
+	return r;
+}
+
+/*
+ * An owner points inside a run found as one array: lone entries (Cython's) right before a
+ * module's or a type's own array. The run is split there, its entries before start lone.
+ */
+static struct array *array_split(struct arrays *a, struct array *r, uint64_t start)
+{
+	size_t i = (size_t)(r - a->v) + 1, k = (size_t)((start - r->start) / ENTRY_SIZE);
+
+	if (GROW(a->v, a->n + 1, a->cap))
+		return NULL;
+	memmove(&a->v[i + 1], &a->v[i], (a->n - i) * sizeof(*a->v));
+	a->n++;
+	a->v[i] = (struct array){ .start = start, .n = a->v[i - 1].n - k };
+	a->v[i - 1].n = k;
+	a->v[i - 1].lone = true;
+	return &a->v[i];
 }
 
 /* Calls fn(im, ctx, at, value) for every pointer-sized word of the file's data. */
@@ -306,29 +348,38 @@ static bool type_head(const struct image *im, uint64_t type)
 static int owner_word(const struct image *im, void *ctx, uint64_t at, uint64_t value)
 {
 	struct owner_pass *op = ctx;
-	struct array *a = value ? array_at(op->a, value) : NULL;
+	struct array *a = value ? array_at(op->a, value, true) : NULL;
 	uint64_t basic, item, msize;
 	uint32_t slot, pad, k;
 	const char *name;
+	bool type;
 
-	if (!a || a->owner)
+	if (!a || a->owner || a->lone)
 		return 0;
 	if (at >= MODDEF_METHODS_AT && moddef_head(im, at - MODDEF_METHODS_AT) &&
 	    (name = read_name(im, read_ptr(im, at - MODDEF_METHODS_AT + MODDEF_NAME_AT), true)) &&
 	    read_u64(im, at - MODDEF_METHODS_AT + MODDEF_SIZE_AT, &msize) &&
 	    (msize == UINT64_MAX || plausible_size(msize))) {
+		type = false;
+	} else if (at >= TYPE_METHODS_AT && type_head(im, at - TYPE_METHODS_AT) &&
+		   (name = read_name(im, read_ptr(im, at - TYPE_METHODS_AT + TYPE_NAME_AT),
+				     true)) &&
+		   read_u64(im, at - TYPE_METHODS_AT + 32, &basic) && basic >= 16 &&
+		   plausible_size(basic) && read_u64(im, at - TYPE_METHODS_AT + 40, &item) &&
+		   plausible_size(item)) {
+		type = true;
+	} else {
+		name = NULL;
+	}
+	if (name) {
+		if (a->start != value && !(a = array_split(op->a, a, value)))
+			return -ENOMEM;
 		a->owner = name;
+		a->type = type;
 		return 0;
 	}
-	if (at >= TYPE_METHODS_AT && type_head(im, at - TYPE_METHODS_AT) &&
-	    (name = read_name(im, read_ptr(im, at - TYPE_METHODS_AT + TYPE_NAME_AT), true)) &&
-	    read_u64(im, at - TYPE_METHODS_AT + 32, &basic) && basic >= 16 &&
-	    plausible_size(basic) && read_u64(im, at - TYPE_METHODS_AT + 40, &item) &&
-	    plausible_size(item)) {
-		a->owner = name;
-		a->type = true;
-		return 0;
-	}
+	if (a->start != value)
+		return 0; /* a type spec's slots name whole arrays only */
 	/* A slot {Py_tp_methods, array}: its array starts at most SPEC_MAX_SLOTS slots before. */
 	if (at < 8 || !read_u32(im, at - 8, &slot) || !read_u32(im, at - 4, &pad) ||
 	    slot != SLOT_TP_METHODS || pad)
@@ -341,8 +392,7 @@ static int owner_word(const struct image *im, void *ctx, uint64_t at, uint64_t v
 			break;
 		if (GROW(op->g, op->ng + 1, op->gcap))
 			return -ENOMEM;
-		op->g[op->ng++] =
-			(struct spec_guess){ .slots = s, .array = (size_t)(a - op->a->v) };
+		op->g[op->ng++] = (struct spec_guess){ .slots = s, .array = a->start };
 	}
 	return 0;
 }
@@ -372,9 +422,9 @@ static int spec_word(const struct image *im, void *ctx, uint64_t at, uint64_t va
 		return 0;
 	/* Equal slot starts are neighbours: each guess of this start is answered. */
 	for (; i > 0 && op->g[i - 1].slots == value; i--) {
-		struct array *a = &op->a->v[op->g[i - 1].array];
+		struct array *a = array_at(op->a, op->g[i - 1].array, false);
 
-		if (!a->owner) {
+		if (a && !a->owner && !a->lone) {
 			a->owner = name;
 			a->type = true;
 		}
@@ -391,8 +441,11 @@ static void module_name(const char *m_name, const char *path, char *out, size_t 
 {
 	static const char *const roots[] = { "/site-packages/", "/dist-packages/" };
 	const char *base = path ? strrchr(path, '/') : NULL, *from = NULL, *p;
-	size_t i, len = strlen(m_name), k = 0;
+	size_t i, len, k = 0;
 
+	if (!m_name)
+		m_name = "";
+	len = strlen(m_name);
 	snprintf(out, cap, "%s", m_name);
 	if (!base || strchr(m_name, '.') || strncmp(base + 1, m_name, len) || base[1 + len] != '.')
 		return;
@@ -433,16 +486,35 @@ static int name_methods(struct pymethod_table *t, const struct image *im, const 
 	for (i = 0; i < a->n; i++) {
 		const struct array *ar = &a->v[i];
 
-		if (!ar->owner)
+		if (ar->lone) {
+			/* The module's own function: named after the module the file is. */
+			const char *base = path ? strrchr(path, '/') : NULL;
+			char stem[NAME_MAX_LEN + 1];
+
+			base = base ? base + 1 : path;
+			if (!base)
+				continue;
+			snprintf(stem, sizeof(stem), "%.*s", (int)strcspn(base, "."), base);
+			/* The interpreter's own (codecs' error handlers) belong to no module. */
+			if (!strncmp(stem, "python", 6) || !strncmp(stem, "libpython", 9))
+				mod[0] = 0;
+			else
+				module_name(stem, path, mod, sizeof(mod));
+		} else if (!ar->owner) {
 			continue;
-		if (!ar->type)
+		} else if (!ar->type) {
 			module_name(ar->owner, path, mod, sizeof(mod));
+		}
 		for (j = 0; j < ar->n; j++) {
 			uint64_t e = ar->start + j * ENTRY_SIZE, flags;
 			const char *name = read_name(im, read_ptr(im, e), false);
 
 			read_u64(im, e + 16, &flags);
-			if (!ar->type)
+			if (!ar->type && !name)
+				continue;
+			if (!ar->type && !mod[0])
+				snprintf(buf, sizeof(buf), "{built-in method %s}", name);
+			else if (!ar->type)
 				snprintf(buf, sizeof(buf), "{built-in method %s.%s}", mod, name);
 			else if (flags & (METH_CLASS | METH_STATIC))
 				snprintf(buf, sizeof(buf), "{built-in method %s}", name);

@@ -16,7 +16,7 @@
 #include "finalizer/sorted.h"
 
 /*
- * File: "PCSYMC7\n", u32 flags (1: inline chains), strings resolved_path (always NULL: the
+ * File: "PCSYMC8\n", u32 flags (1: inline chains), strings resolved_path (always NULL: the
  * module's file is found again by each result, module_resolve()), debug_path (NULL when it
  * was inside a result directory, whose archive another result cannot count on), symbols,
  * u64 count, then count entries sorted by address:
@@ -30,12 +30,13 @@
  * fde_source), u64 count, then count * { u64 start, u64 end }.
  */
 /*
+ * 8: the method tables' lone entries (Cython's functions) and arrays an owner points inside;
  * 7: Python methods named from the method tables; 6: gcc's outlined OpenMP functions given
  * their first line as their definition line (the directive's); 5: PLT stubs and the entry
  * named; 4: no paths into a result's archive; 3: FDE ranges; 2: source paths cleaned, DWARF 5
  * file 0
  */
-#define CACHE_MAGIC   "PCSYMC7\n"
+#define CACHE_MAGIC   "PCSYMC8\n"
 #define RANGES_MAGIC  "PCFDE01\n"
 #define NULL_STR      0xffffffffu
 #define FLAG_INLINE   1u

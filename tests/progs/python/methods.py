@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 """Known answer: Python lines calling C by name. Phases, each timed with time.process_time()
 around its calls: the extension pymeth (tests/progs/python/pymeth.c, when its directory is
-given) burning EXT_MS (400) split 60/30/10 between Burner.burn, spin and fast; sorted() of a
+given) burning EXT_MS (400) split 60/30/10 between Burner.burn, spin and fast, and 10% more
+in lone (a function of its own PyMethodDef, as Cython makes them); sorted() of a
 shuffled list; dict.get with a long string key equal to the
 dict's but not the same object (compared in C at every call); numpy's
 ndarray.sort when numpy imports. Writes the phases' CPU times as JSON to TIMES; prints what
@@ -27,6 +28,10 @@ def call_spin(pymeth, ms):
 
 def call_fast(pymeth, ms):
     return pymeth.fast(ms)  # CALL-FAST
+
+
+def call_lone(pymeth, ms):
+    return pymeth.lone(ms)  # CALL-LONE
 
 
 def call_sorted(lst):
@@ -64,6 +69,7 @@ def main():
             timed(used, "burn", call_burn, b, 0.6 * ms / ROUNDS)
             timed(used, "spin", call_spin, pymeth, 0.3 * ms / ROUNDS)
             timed(used, "fast", call_fast, pymeth, 0.1 * ms / ROUNDS)
+            timed(used, "lone", call_lone, pymeth, 0.1 * ms / ROUNDS)
         out.append("pymeth")
     rng = random.Random(7)
     lst = list(range(150000))

@@ -54,6 +54,25 @@ static PyObject *pymeth_fast(PyObject *module, PyObject *const *args, Py_ssize_t
 	return PyLong_FromLong((long)(burn_sink & 0xff));
 }
 
+/*
+ * A module function as Cython makes one: a PyMethodDef of its own (no array, no zeroed entry
+ * after it), its docstring a char array in writable data, made into a function by
+ * PyCFunction_NewEx with the module's name.
+ */
+static PyObject *pymeth_lone(PyObject *module, PyObject *arg)
+{
+	double ms = PyFloat_AsDouble(arg);
+
+	(void)module;
+	if (ms == -1.0 && PyErr_Occurred())
+		return NULL;
+	BURN_CPU_MS_SEED(ms, 11);
+	return PyLong_FromLong((long)(burn_sink & 0xff));
+}
+
+static char lone_doc[] = "lone(ms): burn ms of CPU time";
+static PyMethodDef lone_def = { "lone", pymeth_lone, METH_O, lone_doc };
+
 static PyMethodDef burner_methods[] = {
 	{ "burn", burner_burn, METH_VARARGS, "burn(ms): burn ms of CPU time" },
 	{ NULL, NULL, 0, NULL },
@@ -84,13 +103,21 @@ PyMODINIT_FUNC PyInit_pymeth(void);
 
 PyMODINIT_FUNC PyInit_pymeth(void)
 {
-	PyObject *m = PyModule_Create(&pymeth_module), *t;
+	PyObject *m = PyModule_Create(&pymeth_module), *t, *name, *lone;
 
 	if (!m)
 		return NULL;
 	t = PyType_FromSpec(&burner_spec);
 	if (!t || PyModule_AddObject(m, "Burner", t)) {
 		Py_XDECREF(t);
+		Py_DECREF(m);
+		return NULL;
+	}
+	name = PyUnicode_FromString("pymeth");
+	lone = name ? PyCFunction_NewEx(&lone_def, NULL, name) : NULL;
+	Py_XDECREF(name);
+	if (!lone || PyModule_AddObject(m, "lone", lone)) {
+		Py_XDECREF(lone);
 		Py_DECREF(m);
 		return NULL;
 	}
