@@ -127,7 +127,7 @@
       c.sv += self[s][x];
       if (r.outer[j]) c.tv += total[s][x];
     });
-    return [...by.values()].sort((p, q) => q.sv - p.sv || q.tv - p.tv || p.f - q.f);
+    return [...by.values()].filter((c) => c.sv > 0 || c.tv > 0).sort((p, q) => q.sv - p.sv || q.tv - p.tv || p.f - q.f);
   }
   let buRoots = null;
   function buTop() {
