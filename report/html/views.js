@@ -168,7 +168,9 @@
   }
 
   // ---- the sunburst: the zoomed node in the middle, its callees in rings outwards ----
-  const MIN_ANGLE = 0.002; // radians: thinner arcs (and their callees) are not drawn
+  // Radians: thinner arcs (and their callees) are not drawn; only arcs of DEEP_ANGLE (2.5 px at
+  // the rim) add rings, as only frames of 2 px make the flame graph taller.
+  const MIN_ANGLE = 0.002, DEEP_ANGLE = 0.01;
   secSun.innerHTML = "<h2>Sunburst <span class='note'>(click an arc to zoom, the middle to zoom out)</span></h2>";
   const sunCtl = el("label", { class: "depth" }, "Depth ");
   const sunDepth = el("input", { id: "sun-depth", type: "number", min: "1", value: "10", "aria-label": "sunburst depth" });
@@ -180,7 +182,16 @@
   function drawSun() {
     const t = total[s0()], z = sunZoom, zt = t[z] || 1;
     const size = Math.max(240, Math.min(560, secSun.clientWidth - 8));
-    const levels = Math.max(1, Math.floor(+sunDepth.value) || 10);
+    let levels = Math.max(1, Math.floor(+sunDepth.value) || 10);
+    // The rings share the radius: as many as the subtree has levels drawn, at most the depth.
+    let deepest = 1;
+    for (let i = z + 1; i < end[z];) {
+      const d = depth[i] - depth[z];
+      if (t[i] / zt * 2 * Math.PI < MIN_ANGLE || d > levels) { i = end[i]; continue; }
+      if (d > deepest && t[i] / zt * 2 * Math.PI >= DEEP_ANGLE) deepest = d;
+      i++;
+    }
+    levels = deepest;
     const cx = size / 2, cy = size / 2, rIn = size * 0.1, ring = (size / 2 - 4 - rIn) / levels;
     const dpr = window.devicePixelRatio || 1;
     sunCanvas.width = Math.round(size * dpr);

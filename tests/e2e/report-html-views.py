@@ -9,7 +9,8 @@ the hotspots' Function, Source File (cut from the left, whole in its title) and 
 screen; a Calls column shows Allocations where the metric has counts, none for CPU Time. The
 sunburst's arcs span their totals' share of the circle (1%), a click zooms, its depth control
 and the flame graph's hide the levels below N. A deep narrow stack (60 frames of 0.05%) does
-not make the flame graph taller than the frames one sees. Screenshots go to the work dir."""
+not make the flame graph taller than the frames one sees. Screenshots go to the work dir
+and build/meson-logs/report-html-views/."""
 import math
 import os
 import sys
@@ -57,6 +58,13 @@ def page(d, w, name, res, *args):
 
 def js(d, code, *args):
     return d.execute_script(code, *args)
+
+
+def shot(d, shots, name, ident):
+    """A screenshot with the element ident at the window's top."""
+    js(d, "document.getElementById(arguments[0]).scrollIntoView();", ident)
+    for where in shots:
+        d.save_screenshot(os.path.join(where, name))
 
 
 def tree(d, ident):
@@ -117,8 +125,7 @@ def check_topdown(d, w, res, shots):
     e2elib.check(heavy in got and marked == ["helper"] and "b" not in [p[-1] for p in got],
                  "top-down: searching 'helper' opens the tree down to it, marks it and "
                  "leaves out the paths without it (%s)" % sorted(got))
-    for where in shots:
-        d.save_screenshot(os.path.join(where, "views-search.png"))
+    shot(d, shots, "views-search.png", "tree")
     js(d, "const s = document.getElementById('search'); s.value = '';"
           "s.dispatchEvent(new Event('input'));")
     # A row selects its function, as a frame does.
@@ -168,8 +175,7 @@ def check_hotspots(d, w, shots):
                  % cells["file"])
     e2elib.check("Calls" not in cells["head"], "hotspots: no Calls column for CPU Time "
                  "(samples count no calls)")
-    for where in shots:
-        d.save_screenshot(os.path.join(where, "views-hotspots.png"))
+    shot(d, shots, "views-hotspots.png", "hotspots")
     Select(d.find_element(By.ID, "metric")).select_by_visible_text("Allocated Bytes")
     calls = js(d, """const t = document.getElementById('hot-table');
         const head = [...t.querySelectorAll('thead th')].map(th => th.textContent);
@@ -192,8 +198,7 @@ def check_sunburst(d, shots):
     e2elib.check(all(abs(share[n] - known[n] / 1000) <= 0.01 * known[n] / 1000 for n in arcs),
                  "sunburst: arcs span their totals' share of the circle within 1%% (%s)"
                  % {n: round(v, 4) for n, v in share.items()})
-    for where in shots:
-        d.save_screenshot(os.path.join(where, "views-sunburst.png"))
+    shot(d, shots, "views-sunburst.png", "views")
     js(d, "const s = document.getElementById('sun-depth'); s.value = 3;"
           "s.dispatchEvent(new Event('input'));")
     e2elib.check(js(d, "return window.pcollectReport.views.rings();") == 3 and
@@ -215,8 +220,7 @@ def check_sunburst(d, shots):
     e2elib.check(work and abs(sum(x["a1"] - x["a0"] for x in work) / (2 * math.pi) -
                               600 / 980) < 0.01 and work[0]["ring"] == 1,
                  "sunburst: a click on main zooms to it: work is its first ring, 600/980 of it")
-    for where in shots:
-        d.save_screenshot(os.path.join(where, "views-sunburst-zoomed.png"))
+    shot(d, shots, "views-sunburst-zoomed.png", "views")
 
 
 def check_flame_depth(d):
@@ -233,7 +237,9 @@ def check_flame_depth(d):
 
 def main():
     with e2elib.Workdir("report-html-views") as w:
-        shots = [w.path]
+        shots = [w.path, os.path.join(e2elib.BUILD, "meson-logs", "report-html-views")]
+        for where in shots:
+            os.makedirs(where, exist_ok=True)
         k3 = synth.known3(w.join("k3"), source_dir=LONG_DIR, extra=True)
         dp = deep(w.join("deep"))
         reason = browser.missing()
@@ -253,7 +259,10 @@ def main():
             e2elib.check(h <= 3 * ROW + 1 and "59 deeper levels" in note,
                          "deep stack: the flame graph is %d px high (main, work), the 59 "
                          "thinner levels below said (%r)" % (h, note))
-            d.save_screenshot(w.join("views-deep.png"))
+            rings = js(d, "return window.pcollectReport.views.rings();")
+            e2elib.check(rings == 2, "deep stack: the sunburst draws 2 rings (main, work), "
+                         "not the hairline chain's 61 (%d)" % rings)
+            shot(d, shots, "views-deep.png", "flame-section")
         finally:
             d.quit()
 
