@@ -62,7 +62,7 @@ def js(d, code, *args):
 
 def shot(d, shots, name, ident):
     """A screenshot with the element ident at the window's top."""
-    js(d, "document.getElementById(arguments[0]).scrollIntoView();", ident)
+    js(d, "document.getElementById(arguments[0]).scrollIntoView(); window.scrollBy(0, -48);", ident)
     for where in shots:
         d.save_screenshot(os.path.join(where, name))
 
@@ -138,7 +138,7 @@ def check_topdown(d, w, res, shots):
                  "top-down: a click on b's row selects b (callers: main)")
 
 
-def check_bottomup(d, res):
+def check_bottomup(d, res, shots):
     d.find_element(By.ID, "tab-bottomup").click()
     want = paths(rows(res, "-view", "bottom-up", "-threshold", "0"), "Depth", "Function Stack")
     toggle(d, "bottomup-tree", "c", 0)
@@ -154,6 +154,7 @@ def check_bottomup(d, res):
                  abs(got[("c", "main")][0] - 0.030) < 0.0005 and
                  abs(got[("c", "worker")][0] - 0.015) < 0.0005,
                  "bottom-up: c's total 0.045 s, 0.030 s through main, 0.015 s through worker")
+    shot(d, shots, "views-bottomup.png", "tree")
     d.find_element(By.ID, "tab-topdown").click()
 
 
@@ -250,7 +251,7 @@ def main():
             page(d, w, "k3.html", k3)
             check_hotspots(d, w, shots)
             check_topdown(d, w, k3, shots)
-            check_bottomup(d, k3)
+            check_bottomup(d, k3, shots)
             check_flame_depth(d)
             check_sunburst(d, shots)
             page(d, w, "deep.html", dp)
