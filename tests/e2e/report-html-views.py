@@ -243,6 +243,7 @@ def main():
             os.makedirs(where, exist_ok=True)
         k3 = synth.known3(w.join("k3"), source_dir=LONG_DIR, extra=True)
         dp = deep(w.join("deep"))
+        tall = deep(w.join("tall"), heavy_ms=1)
         reason = browser.missing()
         if reason:
             e2elib.skip(reason, needs=["chromium", "chromium-driver"])
@@ -264,6 +265,16 @@ def main():
             e2elib.check(rings == 2, "deep stack: the sunburst draws 2 rings (main, work), "
                          "not the hairline chain's 61 (%d)" % rings)
             shot(d, shots, "views-deep.png", "flame-section")
+            # A deep chain one sees (half the width): drawn whole, in a box of 80% of the
+            # window that scrolls, the trees right after it.
+            page(d, w, "tall.html", tall)
+            box = js(d, """const r = (i) => document.getElementById(i).getBoundingClientRect();
+                return {canvas: r('flame').height, wrap: r('flame-wrap').height,
+                        gap: r('views').top - r('flame-wrap').bottom, inner: window.innerHeight};""")
+            e2elib.check(abs(box["canvas"] - 62 * ROW) < 1 and
+                         box["wrap"] <= 0.8 * box["inner"] + 2 and box["gap"] < 60,
+                         "tall stack: 62 rows drawn (%d px) in a box of %d px that scrolls, the "
+                         "trees %d px below it" % (box["canvas"], box["wrap"], box["gap"]))
         finally:
             d.quit()
 
