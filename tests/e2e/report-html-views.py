@@ -8,9 +8,10 @@ rows carry -view bottom-up's selves; a row selects its function (callers, source
 the hotspots' Function, Source File (cut from the left, whole in its title) and Line are on
 screen; a Calls column shows Allocations where the metric has counts, none for CPU Time. The
 sunburst's arcs span their totals' share of the circle (1%), a click zooms, its depth control
-and the flame graph's hide the levels below N. A deep narrow stack (60 frames of 0.05%) does
-not make the flame graph taller than the frames one sees. Screenshots go to the work dir
-and build/meson-logs/report-html-views/."""
+and the flame graph's hide the levels below N. A hairline stack (60 frames of 0.05%) does
+not make the flame graph or the sunburst deeper than the frames one sees (a tower of 45 at a
+quarter of the width), and a tall graph scrolls in a box of 80% of the window. Screenshots
+go to the work dir and build/meson-logs/report-html-views/."""
 import math
 import os
 import sys
@@ -28,8 +29,9 @@ ROW = 18  # report.js: a flame graph row's height (px)
 LONG_DIR = "/home/user/projects/very-long-project-name/src/subsystem/module/implementation"
 
 
-def deep(result_dir, heavy_ms=2000, levels=60):
-    """main -> work of heavy_ms, and main -> d0 -> ... -> d<levels-1> of 1 ms."""
+def deep(result_dir, heavy_ms=1500, wide_ms=500, wide=45, levels=60):
+    """main -> work of heavy_ms, main -> c0 -> ... -> c<wide-1> of wide_ms (a deep stack one
+    sees), and main -> d0 -> ... -> d<levels-1> of 1 ms (a hairline under a pixel)."""
     os.makedirs(result_dir, exist_ok=True)
     b = synth.Builder(os.path.join(result_dir, "result.db"))
     main = b.frame(synth.F["main"], synth.APP, 12, 0)
@@ -38,11 +40,14 @@ def deep(result_dir, heavy_ms=2000, levels=60):
     chain = [b.frame(("d%d" % i, "app", synth.APP, 200 + i), synth.APP, 201 + i, 0)
              for i in range(levels)]
     b.sample(1, b.stack([main] + chain), heavy_ms * synth.INTERVAL_NS, weight=1)
-    t = (heavy_ms + 1) * synth.INTERVAL_NS
+    tower = [b.frame(("c%d" % i, "app", synth.APP, 400 + i), synth.APP, 401 + i, 0)
+             for i in range(wide)]
+    b.sample(1, b.stack([main] + tower), (heavy_ms + 1) * synth.INTERVAL_NS, weight=wide_ms)
+    t = (heavy_ms + 1 + wide_ms) * synth.INTERVAL_NS
     b.finish({"elapsed_ns": str(t), "cpu_count": "2", "command_line": "./app",
               "host": "testhost", "finalization_mode": "full"},
              [(1, 1000, 1, None, "start", 0, "testhost", None, "/tmp/app", "./app", 0, t)],
-             [(1, 1, 1001, "app", 0, t, t, 2, heavy_ms + 1, t)])
+             [(1, 1, 1001, "app", 0, t, t, 3, heavy_ms + 1 + wide_ms, t)])
     return result_dir
 
 
@@ -243,7 +248,6 @@ def main():
             os.makedirs(where, exist_ok=True)
         k3 = synth.known3(w.join("k3"), source_dir=LONG_DIR, extra=True)
         dp = deep(w.join("deep"))
-        tall = deep(w.join("tall"), heavy_ms=1)
         reason = browser.missing()
         if reason:
             e2elib.skip(reason, needs=["chromium", "chromium-driver"])
@@ -256,25 +260,26 @@ def main():
             check_flame_depth(d)
             check_sunburst(d, shots)
             page(d, w, "deep.html", dp)
-            h = js(d, "return document.getElementById('flame').getBoundingClientRect().height;")
-            note = js(d, "return document.getElementById('flame-hidden').textContent;")
-            e2elib.check(h <= 3 * ROW + 1 and "59 deeper levels" in note,
-                         "deep stack: the flame graph is %d px high (main, work), the 59 "
-                         "thinner levels below said (%r)" % (h, note))
-            rings = js(d, "return window.pcollectReport.views.rings();")
-            e2elib.check(rings == 2, "deep stack: the sunburst draws 2 rings (main, work), "
-                         "not the hairline chain's 61 (%d)" % rings)
-            shot(d, shots, "views-deep.png", "flame-section")
-            # A deep chain one sees (half the width): drawn whole, in a box of 80% of the
-            # window that scrolls, the trees right after it.
-            page(d, w, "tall.html", tall)
+            # The tower c0..c44 (a quarter of the width) is drawn whole, the hairline d0..d59
+            # under it (0.7 px) adds no rows: 47 rows (root, main, the tower), in a box of 80%
+            # of the window that scrolls, the trees right after it.
             box = js(d, """const r = (i) => document.getElementById(i).getBoundingClientRect();
                 return {canvas: r('flame').height, wrap: r('flame-wrap').height,
-                        gap: r('views').top - r('flame-wrap').bottom, inner: window.innerHeight};""")
-            e2elib.check(abs(box["canvas"] - 62 * ROW) < 1 and
-                         box["wrap"] <= 0.8 * box["inner"] + 2 and box["gap"] < 60,
-                         "tall stack: 62 rows drawn (%d px) in a box of %d px that scrolls, the "
-                         "trees %d px below it" % (box["canvas"], box["wrap"], box["gap"]))
+                        gap: r('views').top - r('flame-wrap').bottom, inner: window.innerHeight,
+                        note: document.getElementById('flame-hidden').textContent};""")
+            e2elib.check(abs(box["canvas"] - 47 * ROW) < 1 and "15 deeper levels" in box["note"],
+                         "deep stack: the flame graph is 47 rows high (%d px): the tower's, "
+                         "not the hairline's 62, the 15 levels below said (%r)"
+                         % (box["canvas"], box["note"]))
+            e2elib.check(box["wrap"] <= 0.8 * box["inner"] + 2 and box["gap"] < 60,
+                         "deep stack: drawn in a box of %d px that scrolls (window %d), the trees "
+                         "%d px below it" % (box["wrap"], box["inner"], box["gap"]))
+            js(d, "const s = document.getElementById('sun-depth'); s.value = 100;"
+                  "s.dispatchEvent(new Event('input'));")
+            rings = js(d, "return window.pcollectReport.views.rings();")
+            e2elib.check(rings == 46, "deep stack: the sunburst of depth 100 draws 46 rings "
+                         "(main, the tower), not the hairline's 61 (%d)" % rings)
+            shot(d, shots, "views-deep.png", "flame-section")
         finally:
             d.quit()
 
