@@ -167,11 +167,13 @@ def check_hotspots(d, w, shots):
     cells = js(d, """const t = document.getElementById('hot-table');
         const head = [...t.querySelectorAll('thead th')].map(th => th.textContent.replace(/ [\\u25be\\u25b4]$/, ''));
         const tr = [...t.querySelectorAll('tbody tr')].find(tr => tr.children[0].textContent === 'work');
+        if (head.indexOf('Source File') < 0 || head.indexOf('Line') < 0) return {head};
         const at = (n) => tr.children[head.indexOf(n)];
         return {head, right: ['Function', 'Source File', 'Line'].map(n => at(n).getBoundingClientRect().right),
                 inner: window.innerWidth, file: at('Source File').textContent,
                 title: at('Source File').title, line: at('Line').textContent,
                 scroll: t.parentNode.scrollWidth - t.parentNode.clientWidth};""")
+    e2elib.check("right" in cells, "hotspots: Source File and Line columns (%s)" % cells["head"])
     e2elib.check(cells["inner"] <= 1400 and all(0 < x <= cells["inner"] for x in cells["right"]),
                  "hotspots at 1400 px: Function, Source File and Line end inside the window "
                  "(%s of %d px)" % (cells["right"], cells["inner"]))
