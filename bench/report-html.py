@@ -7,9 +7,9 @@ Usage: bench/report-html.py [BUILD_DIR] [--stacks N] [--samples N] [--runs N] [-
        bench/report-html.py [BUILD_DIR] --screenshot docs/report-html.png
 
 The budget (issue 25): under 5 MB and under 1 s from navigation to the first complete
-drawing, its flame graph included (the page's script ends: window.pcollectReport.renderedAt, measured from the
-navigation's start), the median of --runs loads. preport's own time to write the page is
-printed beside. --screenshot profiles the bundled demo (tests/progs/demo.c), selects its
+drawing, its flame graph, trees and sunburst included (the end of views.js:
+window.pcollectReport.renderedAt, measured from the navigation's start), the median of --runs
+loads. preport's own time to write the page is printed beside. --screenshot profiles the bundled demo (tests/progs/demo.c), selects its
 heaviest function and saves the page as PNG. Runs under /usr/bin/python3 (python3-selenium,
 chromium, chromium-driver). Run it on a quiet machine: the figures are wall times.
 """

@@ -748,6 +748,8 @@ int export_html(struct export_job *x)
 	if (!rc) {
 		outbuf_puts(h.b, report_html_js);
 		outbuf_puts(h.b, "</script>\n<script>\n");
+		outbuf_puts(h.b, report_html_views_js);
+		outbuf_puts(h.b, "</script>\n<script>\n");
 		outbuf_puts(h.b, report_html_mpi_js);
 		outbuf_puts(h.b, "</script>\n</body>\n</html>\n");
 	}

@@ -10,6 +10,7 @@
 extern const char report_html_js[];
 extern const char report_html_css[];
 extern const char report_html_mpi_js[];
+extern const char report_html_views_js[];
 
 /* Bounds that keep the page small whatever the profile (docs/preport.md). */
 #define HTML_MAX_NODES        300000    /* call tree nodes; smaller ones go first */

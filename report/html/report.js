@@ -6,7 +6,9 @@
   const D = JSON.parse(document.getElementById("pcollect-data").textContent);
   const NM = D.metrics.length, NR = D.results.length, DIFF = NR === 2;
   const T = D.tree, N = T.depth.length;
-  const ROW = 18, MIN_W = 0.4;
+  // DEEP_W: the narrowest frame that makes the graph taller (a deep stack of frames under it,
+  // an import chain at a pixel, would leave rows of blank canvas: zoom in to see them).
+  const ROW = 18, MIN_W = 0.4, DEEP_W = 2;
 
   // ---- the tree: parents from the depths (depth-first order), values unscaled ----
   const parent = new Int32Array(N), end = new Int32Array(N), fnOf = Int32Array.from(T.fn);
@@ -55,6 +57,9 @@
     sortDesc: true,
   };
   const ser = (side) => side * NM + st.metric;
+  // Views drawn by views.js: called on "select", "search", "metric" and "resize".
+  const hooks = [];
+  const notify = (what) => hooks.forEach((h) => h(what));
 
   // ---- formatting: as preport's text (seconds with ms, bytes 1024-based) ----
   function fmt(v, k) {
@@ -102,7 +107,7 @@
     const l2 = el("label", null, "Widths ");
     l2.appendChild(sideSel);
     header.appendChild(l2);
-    sideSel.addEventListener("change", () => { st.side = +sideSel.value; drawFlame(); });
+    sideSel.addEventListener("change", () => { st.side = +sideSel.value; drawFlame(); notify("metric"); });
     const bySel = el("select", { id: "colour-by", "aria-label": "colour by" });
     bySel.appendChild(el("option", { value: "value" }, "change in the metric"));
     bySel.appendChild(el("option", { value: "share" }, "change in share of the total"));
@@ -134,11 +139,11 @@
   const secSource = el("section", { id: "source" });
   const secTimeline = el("section", { id: "timeline" });
   const secMemory = el("section", { id: "memory" });
-  colL.appendChild(secHot);
+  // The hotspots take the page's width: function, file and line fit at 1400 px.
+  colL.appendChild(secCallers);
   colL.appendChild(secBottom);
-  colR.appendChild(secCallers);
   colR.appendChild(secSource);
-  [secSummary, secMemory, secFlame, secChanges, grid, secTimeline].forEach((s) => main.appendChild(s));
+  [secSummary, secMemory, secFlame, secChanges, secHot, grid, secTimeline].forEach((s) => main.appendChild(s));
 
   // ---- summary ----
   function drawSummary() {
@@ -167,6 +172,12 @@
 
   // ---- flame graph (an icicle: outermost frames on top) ----
   secFlame.innerHTML = "<h2>Flame graph <span class='note'>(click a frame to zoom; top row: the whole profile)</span></h2>";
+  const depthBox = el("label", { class: "depth" }, "Depth ");
+  const flameDepth = el("input", { id: "flame-depth", type: "number", min: "1", placeholder: "all", "aria-label": "flame graph depth" });
+  depthBox.appendChild(flameDepth);
+  depthBox.appendChild(el("span", { class: "note", id: "flame-hidden" }));
+  secFlame.appendChild(depthBox);
+  flameDepth.addEventListener("input", () => drawFlame());
   const crumbs = el("div", { class: "crumbs", id: "crumbs" });
   secFlame.appendChild(crumbs);
   const wrap = el("div", { id: "flame-wrap" });
@@ -235,9 +246,11 @@
     const width = Math.max(300, wrap.clientWidth);
     const z = st.zoom, zt = t[z] || 1;
     const x = new Float64Array(N);
-    let maxDepth = T.depth[z];
+    // The depth control: levels below the zoomed frame (empty: all).
+    const limit = +flameDepth.value > 0 ? T.depth[z] + Math.floor(+flameDepth.value) : Infinity;
+    let maxDepth = T.depth[z], deepest = maxDepth;
     // The frames of the zoomed subtree, widths relative to its total.
-    const drawn = [];
+    let drawn = [];
     for (let a = parent[z]; a >= 0; a = parent[a]) drawn.push([0, a, width]);
     x[z] = 0;
     const next = new Float64Array(N);
@@ -248,12 +261,16 @@
         x[i] = next[p];
         next[p] += w;
       }
-      if (w < MIN_W) { i = end[i]; continue; }
+      if (w < MIN_W || T.depth[i] > limit) { i = end[i]; continue; }
       next[i] = x[i];
       drawn.push([x[i], i, w]);
-      if (T.depth[i] > maxDepth) maxDepth = T.depth[i];
+      if (w >= DEEP_W && T.depth[i] > maxDepth) maxDepth = T.depth[i];
+      if (T.depth[i] > deepest) deepest = T.depth[i];
       i++;
     }
+    // The height follows the frames one can see; thinner ones deeper are left out, and said.
+    if (deepest > maxDepth) drawn = drawn.filter((q) => T.depth[q[1]] <= maxDepth);
+    document.getElementById("flame-hidden").textContent = deepest > maxDepth ? " " + (deepest - maxDepth) + " deeper levels of frames under " + DEEP_W + " px not drawn: zoom in to see them" : "";
     const dpr = window.devicePixelRatio || 1, height = (maxDepth + 1) * ROW;
     canvas.width = Math.round(width * dpr);
     canvas.height = Math.round(height * dpr);
@@ -333,7 +350,7 @@
   function applySearch() {
     const q = search.value.trim();
     st.search = q;
-    if (!q) { matched = null; match.textContent = ""; drawFlame(); drawHot(); return; }
+    if (!q) { matched = null; match.textContent = ""; drawFlame(); drawHot(); notify("search"); return; }
     let re;
     try { re = new RegExp(q, "i"); } catch (e) { re = new RegExp(q.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "i"); }
     matched = new Uint8Array(N);
@@ -352,20 +369,38 @@
     match.textContent = "Matched: " + (total[s][0] > 0 ? (100 * sum / total[s][0]).toFixed(1) : "0.0") + "%";
     drawFlame();
     drawHot();
+    notify("search");
   }
   search.addEventListener("input", applySearch);
 
   // ---- hotspots: every function's self and total (exact, from preport) ----
   const NF = D.functions.length;
-  function hotVal(kind, side, f) { return D.hot[kind][side * NM + st.metric][f]; }
+  function hotVal(kind, side, f, k) { return D.hot[kind][side * NM + (k === undefined ? st.metric : k)][f]; }
+  // The metric that counts the calls behind the chosen one (docs/schema.md): MPI calls, waits,
+  // allocations; samples count no calls, so CPU Time has none.
+  const CALLS = { "MPI Time": "MPI Calls", "MPI Calls": "MPI Calls", "Bytes Sent": "MPI Calls", "Bytes Received": "MPI Calls",
+    "Wait Time": "Wait Count", "Wait Count": "Wait Count", "Allocated Bytes": "Allocations", "Allocations": "Allocations" };
+  function callsMetric() {
+    const c = CALLS[D.metrics[st.metric].name];
+    return c ? D.metrics.findIndex((m) => m.name === c) : -1;
+  }
+  // A long path keeps its end (the file's name), the whole of it in the cell's title.
+  const leftCut = (v, n) => (v.length > n ? "\u2026" + v.slice(v.length - n + 1) : v);
+  const fileCols = [
+    ["Source File", (f) => fnFile(f), false, (v) => leftCut(v, 40), "file"],
+    ["Line", (f) => (f < 0 ? 0 : D.functions[f][3]), true, (v) => (v > 0 ? String(v) : "")],
+  ];
   function hotColumns() {
-    const m = D.metrics[st.metric].name;
+    const m = D.metrics[st.metric].name, ck = callsMetric();
+    const calls = ck < 0 ? [] : [["Calls", (f) => hotVal("self", 0, f, ck), true, (v) => String(Math.round(v)), "num calls"]];
     if (!DIFF) return [
       ["Function", (f) => fnName(f), false],
       [m + ":Self", (f) => hotVal("self", 0, f), true],
       [m + ":Self %", (f) => hotVal("self", 0, f), true, (v) => pct(v, ser(0))],
       [m + ":Total", (f) => hotVal("total", 0, f), true],
       [m + ":Total %", (f) => hotVal("total", 0, f), true, (v) => pct(v, ser(0))],
+      ...calls,
+      ...fileCols,
       ["Module", (f) => fnModule(f), false],
     ];
     return [
@@ -376,6 +411,7 @@
       [m + ":Total:Result 1", (f) => hotVal("total", 0, f), true],
       [m + ":Total:Result 2", (f) => hotVal("total", 1, f), true],
       [m + ":Total:Difference", (f) => hotVal("total", 1, f) - hotVal("total", 0, f), true, signed],
+      ...fileCols,
       ["Module", (f) => fnModule(f), false],
     ];
   }
@@ -414,7 +450,7 @@
       cols.forEach((c) => {
         const v = c[1](f);
         const shown = c[3] ? c[3](v) : c[2] ? fmt(v) : v;
-        const cls = c[2] ? "num" + (c[3] === signed ? (v > 0 ? " pos" : v < 0 ? " neg" : "") : "") : "name";
+        const cls = c[4] || (c[2] ? "num" + (c[3] === signed ? (v > 0 ? " pos" : v < 0 ? " neg" : "") : "") : "name");
         h += "<td class='" + cls + "' title='" + esc(c[2] ? shown : v) + "'>" + esc(shown) + "</td>";
       });
       h += "</tr>";
@@ -716,6 +752,7 @@
     drawCallers();
     drawBottomUp();
     drawSource();
+    notify("select");
   }
   metricSel.addEventListener("change", () => {
     st.metric = +metricSel.value;
@@ -726,9 +763,10 @@
     drawBottomUp();
     drawSource();
     drawTimeline();
+    notify("metric");
   });
   let resizeTimer = 0;
-  window.addEventListener("resize", () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(() => { drawFlame(); drawTimeline(); drawMemory(); }, 100); });
+  window.addEventListener("resize", () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(() => { drawFlame(); drawTimeline(); drawMemory(); notify("resize"); }, 100); });
 
   drawSummary();
   drawMemory();
@@ -743,6 +781,23 @@
     fmt,
     esc,
     lane,
+    // For report/html/views.js (the trees and the sunburst): the tree, its values, the names,
+    // the selection and the search, and hooks called when they change.
+    tree: { N, depth: T.depth, parent, end, fnOf, self, total },
+    ser,
+    pct,
+    fnName,
+    fnFile,
+    fnModule,
+    hotVal,
+    colour,
+    describe,
+    showTip,
+    hideTip() { tip.style.display = "none"; },
+    select,
+    zoomTo,
+    matched() { return matched; },
+    on(h) { hooks.push(h); },
     frameRect(name) {
       let best = null;
       for (const q of rects) if (q[3] && fnName(fnOf[q[3]]) === name && (!best || q[2] > best.w)) best = { x: q[0], y: q[1], w: q[2], h: ROW - 1, node: q[3] };

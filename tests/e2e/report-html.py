@@ -164,7 +164,8 @@ def check_split_page(p, res):
     p.d.find_element(By.ID, "search").send_keys(" ")
     p.js("const s = document.getElementById('search'); s.value = '';"
          "s.dispatchEvent(new Event('input'));")
-    p.d.find_element(By.XPATH, "//th[starts-with(normalize-space(.), 'CPU Time:Total') and "
+    p.d.find_element(By.XPATH, "//table[@id='hot-table']//th[starts-with(normalize-space(.), "
+                               "'CPU Time:Total') and "
                                "not(contains(., '%'))]").click()
     first = p.table("hot-table")[0][0]
     e2elib.check(first in ("main", "driver"), "split: sorted by total, main or driver first")
