@@ -382,8 +382,10 @@ static int load_job(struct report *r, const struct result *res, unsigned mflags)
 	for (i = 0; views && i < res->nparts; i++)
 		dbs[i] = job_db;
 	if (views)
-		log_debug("reading job database '%s' (%zu node results%s)", job_db, res->nparts,
-			  short_stacks ? ", their short stacks" : "");
+		log_debug("reading job database '%s' (%zu node results)", job_db, res->nparts);
+	if (short_stacks)
+		log_debug("reading the short stacks of job database '%s' (agg_stacks, agg_samples)",
+			  job_db);
 	else
 		log_debug("reading the %zu node results of job '%s'", res->nparts, res->dir);
 	if (!rc)
