@@ -125,8 +125,9 @@ static int agg_read(struct agg *a, sqlite3 *db)
 	sqlite3_finalize(st);
 	if (rc)
 		return rc;
-	if (sqlite3_prepare_v2(db, "SELECT id, coalesce(parent_id, -1), frame_id, depth FROM p.stacks "
-				   "ORDER BY id",
+	if (sqlite3_prepare_v2(db,
+			       "SELECT id, coalesce(parent_id, -1), frame_id, depth FROM p.stacks "
+			       "ORDER BY id",
 			       -1, &st, NULL) != SQLITE_OK)
 		return agg_fail(db);
 	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
@@ -134,10 +135,10 @@ static int agg_read(struct agg *a, sqlite3 *db)
 			rc = -ENOMEM;
 			break;
 		}
-		a->stacks[a->nstacks++] =
-			(struct agg_stack){ sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-					    sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
-					    false };
+		a->stacks[a->nstacks++] = (struct agg_stack){ sqlite3_column_int64(st, 0),
+							      sqlite3_column_int64(st, 1),
+							      sqlite3_column_int64(st, 2),
+							      sqlite3_column_int64(st, 3), false };
 	}
 	sqlite3_finalize(st);
 	if (rc)
@@ -157,20 +158,35 @@ static int agg_read(struct agg *a, sqlite3 *db)
 	return rc;
 }
 
-/* The index of the stack with this id among the first n (sorted by id), or -1. */
-static int64_t agg_stack_at(const struct agg *a, size_t n, int64_t id)
+/* The index of the element with this id among the first n of arr (el bytes each, sorted by
+   their first member, an int64_t id), or -1. */
+static int64_t agg_find(const void *arr, size_t n, size_t el, int64_t id)
 {
 	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
+		int64_t at;
 
-		if (a->stacks[mid].id < id)
+		memcpy(&at, (const char *)arr + mid * el, sizeof(at));
+		if (at < id)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < n && a->stacks[lo].id == id ? (int64_t)lo : -1;
+	if (lo < n) {
+		int64_t at;
+
+		memcpy(&at, (const char *)arr + lo * el, sizeof(at));
+		if (at == id)
+			return (int64_t)lo;
+	}
+	return -1;
+}
+
+static int64_t agg_stack_at(const struct agg *a, size_t n, int64_t id)
+{
+	return agg_find(a->stacks, n, sizeof(*a->stacks), id);
 }
 
 struct agg_key {
@@ -203,17 +219,9 @@ static int64_t agg_intern(struct agg *a, int64_t parent, int64_t frame)
 
 static const struct agg_frame *agg_frame_of(const struct agg *a, int64_t id)
 {
-	size_t lo = 0, hi = a->nframes;
+	int64_t i = agg_find(a->frames, a->nframes, sizeof(*a->frames), id);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (a->frames[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < a->nframes && a->frames[lo].id == id ? &a->frames[lo] : NULL;
+	return i >= 0 ? &a->frames[i] : NULL;
 }
 
 /* Every stack's short stack (a->mapped); -EINVAL when the stacks are not a tree by id. */
@@ -237,7 +245,7 @@ static int agg_map(struct agg *a)
 		if (!f || (s->parent >= 0 && p < 0))
 			return -EINVAL;
 		a->anchor[i] = p < 0 || f->keep ? agg_intern(a, p < 0 ? -1 : a->anchor[p], s->frame)
-						 : a->anchor[p];
+						: a->anchor[p];
 		if (a->anchor[i] < -1)
 			return (int)a->anchor[i];
 		a->mapped[i] = -1;

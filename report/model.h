@@ -203,6 +203,9 @@ struct model {
 enum model_load_flags {
 	MODEL_NO_SAMPLES = 1 << 0,  /* leave samples empty: model_load_time_range() fills them */
 	MODEL_FRAME_LINES = 1 << 1, /* read frames' source positions (else file -1, line 0) */
+	/* one connection, no helper thread for the samples: a job's short stacks, a few
+	   thousand rows a node, cost less read in line than a second connection does */
+	MODEL_ONE_CONNECTION = 1 << 2,
 };
 
 /*

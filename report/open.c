@@ -389,7 +389,8 @@ static int load_job(struct report *r, const struct result *res, unsigned mflags)
 	else
 		log_debug("reading the %zu node results of job '%s'", res->nparts, res->dir);
 	if (!rc)
-		rc = model_load_job(&r->m, res->dir, dbs, views, res->nparts, mflags, err,
+		rc = model_load_job(&r->m, res->dir, dbs, views, res->nparts,
+				    mflags | (short_stacks ? MODEL_ONE_CONNECTION : 0), err,
 				    sizeof(err));
 	if (rc)
 		log_error("%s", err);

@@ -68,8 +68,8 @@ static char *immutable_uri(const char *path)
 	for (c = path; *c; c++) {
 		unsigned char ch = (unsigned char)*c;
 
-		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-		    strchr("/._-", ch)) {
+		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		    (ch >= '0' && ch <= '9') || strchr("/._-", ch)) {
 			*o++ = (char)ch;
 		} else {
 			*o++ = '%';
