@@ -17,9 +17,9 @@
  * The summary, -view mpi and -view hotspots -group-by rank of a job read of a sample its
  * innermost function, that function's caller (the tree's parent: inlined and hidden frames
  * between them are skipped), whether an MPI function is anywhere on the stack, and the
- * sample's thread, metric and context; never the frames in between. A node's stacks are
- * 20,000 paths of up to 16 frames for 16 ranks, its samples 2,400 rows a rank; cut to what
- * those views read they are a few hundred. Each stack is kept as: its outermost frame, every
+ * sample's thread, metric and context; never the frames in between. A node of 16 real-size
+ * ranks (bench/job-scale.py) has 20,000 stacks and 2,400 samples rows a rank; cut to what
+ * those views read, 200 stacks and 480 rows a rank. Each stack is kept as: its outermost frame, every
  * MPI frame, and its innermost frames up to and including the second that is neither
  * inlined nor possibly hidden (so the caller the views see is there whichever frames they
  * skip); the samples of stacks that keep the same frames are added up. preport reads these
