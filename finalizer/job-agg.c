@@ -19,12 +19,12 @@
  * between them are skipped), whether an MPI function is anywhere on the stack, and the
  * sample's thread, metric and context; never the frames in between. A node of 16 real-size
  * ranks (bench/job-scale.py) has 20,000 stacks and 2,400 samples rows a rank; cut to what
- * those views read, 200 stacks and 480 rows a rank. Each stack is kept as: its outermost frame, every
- * MPI frame, and its innermost frames up to and including the second that is neither
- * inlined nor possibly hidden (so the caller the views see is there whichever frames they
- * skip); the samples of stacks that keep the same frames are added up. preport reads these
- * (agg_stacks, agg_samples) in place of a node's stacks and samples for those three views
- * only (report/model-job-db.c), and the node's own tables for every other.
+ * those views read, 200 stacks and 480 rows a rank. Each stack is kept as: its outermost frame,
+ * every MPI frame, and its innermost frames up to and including the second that is neither inlined
+ * nor possibly hidden (so the caller the views see is there whichever frames they skip); the
+ * samples of stacks that keep the same frames are added up. preport reads these (agg_stacks,
+ * agg_samples) in place of a node's stacks and samples for those three views only
+ * (report/model-job-db.c), and the node's own tables for every other.
  *
  * Not written for a node with Python frames (the views strip interpreter frames by rules of
  * their own) or with samples of other than CPU time and MPI calls (a peak cannot be added
