@@ -8,8 +8,9 @@ not fit a small machine), each rank 20,000 CPU samples over 2,000 distinct stack
 call sites. Then, once each (the machine is shared): pfinalize -r res (one process, -j 2),
 and again under `mpirun.openmpi -np 2` (each rank its share of the nodes, the last writes
 res.job.db); then ROUNDS times each (the median printed): preport -r res (the summary),
--view mpi and -view hotspots -group-by rank, reading the job database, and the same with it
-moved away (the node databases, as before the job database). Printed per size: wall and CPU
+-view mpi and -view hotspots -group-by rank, reading the job database (its short stacks), the
+same from a copy without the short stacks (as an older pfinalize wrote it: every rank's
+stacks and samples), and with it moved away (the node databases, as before the job database). Printed per size: wall and CPU
 seconds (user + sys, children included), peak RSS (the largest process of the run: wait4's
 ru_maxrss), raw, node database and job database bytes, as a Markdown table.
 
@@ -19,6 +20,7 @@ usage: bench/job-scale.py [BUILD_DIR] [SIZES] [ROUNDS] [SAMPLES,STACKS,SITES]
 import glob
 import os
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -91,6 +93,16 @@ def main():
         row["jobdb"] = size_of(res + ".job.db")
         for name, args in VIEWS:
             row[name] = median([timed([preport, "-r", res] + args) for _ in range(rounds)])
+        # The job database as an older pfinalize wrote it: without the short stacks.
+        shutil.copy(res + ".job.db", res + ".job.db.full")
+        with sqlite3.connect(res + ".job.db.full") as db:
+            for t in ("job_agg", "agg_stacks", "agg_samples"):
+                db.execute("DROP TABLE IF EXISTS " + t)
+        os.rename(res + ".job.db", res + ".job.db.short")
+        os.rename(res + ".job.db.full", res + ".job.db")
+        for name, args in VIEWS:
+            row[name + "-full"] = median([timed([preport, "-r", res] + args)
+                                          for _ in range(rounds)])
         os.rename(res + ".job.db", res + ".job.db.away")
         for name, args in VIEWS:
             row[name + "-nodes"] = median([timed([preport, "-r", res] + args)
@@ -112,6 +124,13 @@ def main():
             cell(r["fin1"]), cell(r["finmpi"]) if "finmpi" in r else "-", cell(r["summary"]),
             cell(r["mpi"]), cell(r["rank"]), cell(r["summary-nodes"]), cell(r["mpi-nodes"]),
             cell(r["rank-nodes"])))
+    print("\n| ranks | summary, short stacks | -view mpi, short stacks | -group-by rank, short "
+          "stacks | summary, full tables | -view mpi, full tables | -group-by rank, full tables |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        print("| %d | %s | %s | %s | %s | %s | %s |" % (
+            r["ranks"], cell(r["summary"]), cell(r["mpi"]), cell(r["rank"]),
+            cell(r["summary-full"]), cell(r["mpi-full"]), cell(r["rank-full"])))
     print("\n(each cell: wall / CPU (user + sys, children) / peak RSS of the largest process)")
 
 

@@ -18,6 +18,7 @@
 #include "common/log.h"
 #include "common/result-dir.h"
 #include "finalizer/finalize.h"
+#include "finalizer/job-agg.h"
 
 /*
  * DIR.job.db (docs/schema.md, "The job database") holds every table of every node result,
@@ -222,6 +223,8 @@ static int copy_part(sqlite3 *db, const char *part, size_t i, char ***tables, si
 						      tb, (long long)i));
 	}
 	if (!rc)
+		rc = job_agg_write(db, i);
+	if (!rc)
 		rc = db_execf(db, sqlite3_mprintf("INSERT INTO job_parts VALUES (%lld, %Q, %lld, "
 						  "%lld, %lld)",
 						  (long long)i, name, (long long)st.st_size,
@@ -268,6 +271,8 @@ static int job_db_write(const char *dir, char *const *parts, size_t n)
 			 "NOT NULL); CREATE TABLE job_ranges (name TEXT NOT NULL, node INTEGER NOT "
 			 "NULL, first_rowid INTEGER, last_rowid INTEGER, "
 			 "PRIMARY KEY (name, node))");
+	if (!rc)
+		rc = job_agg_create(db);
 	for (i = 0; i < n && !rc; i++)
 		rc = copy_part(db, parts[i], i, &tables, &ntables);
 	if (sqlite3_close(db) != SQLITE_OK && !rc)

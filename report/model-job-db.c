@@ -59,13 +59,15 @@ static bool parts_same(sqlite3 *db, char *const *dirs, char *const *dbs, size_t 
 	return same && i == n;
 }
 
-/* The tables of the file but job_parts and job_ranges. */
+/* The tables of the file but the job's own (job_parts, job_ranges, job_agg, agg_*). */
 static size_t count_tables(sqlite3 *db)
 {
 	sqlite3_stmt *c;
 	size_t v = 0;
 
-	if (sqlite3_prepare_v2(db, "SELECT count(*) - 2 FROM sqlite_master WHERE type = 'table'",
+	if (sqlite3_prepare_v2(db,
+			       "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name "
+			       "NOT GLOB 'job_*' AND name NOT GLOB 'agg_*'",
 			       -1, &c, NULL) == SQLITE_OK &&
 	    sqlite3_step(c) == SQLITE_ROW)
 		v = (size_t)sqlite3_column_int64(c, 0);
@@ -73,8 +75,22 @@ static size_t count_tables(sqlite3 *db)
 	return v;
 }
 
+/*
+ * With short stacks, a table's view reads another table, or some of its columns as NULL: the
+ * stacks the threads and contexts name are not among the short ones, and the views that read
+ * the short stacks do not ask for them.
+ */
+static const struct {
+	const char *table, *from, *null_column;
+} short_tables[] = {
+	{ "stacks", "agg_stacks", NULL },
+	{ "samples", "agg_samples", NULL },
+	{ "threads", NULL, "parent_stack_id" },
+	{ "contexts", NULL, "origin_stack_id" },
+};
+
 /* Node i's views (allocated), from the tables' columns and job_ranges; NULL on failure. */
-static char *node_views(sqlite3 *db, size_t node)
+static char *node_views(sqlite3 *db, size_t node, bool short_stacks)
 {
 	sqlite3_stmt *st, *cols;
 	sqlite3_str *s = sqlite3_str_new(db);
@@ -94,16 +110,31 @@ static char *node_views(sqlite3 *db, size_t node)
 			       NULL) != SQLITE_OK)
 		ok = false;
 	while (ok && sqlite3_step(st) == SQLITE_ROW) {
-		const char *t = (const char *)sqlite3_column_text(st, 0);
+		const char *t = (const char *)sqlite3_column_text(st, 0), *from = t, *null = NULL;
+		size_t j;
 		int k = 0;
 
+		for (j = 0; short_stacks && t && j < sizeof(short_tables) / sizeof(short_tables[0]);
+		     j++)
+			if (!strcmp(t, short_tables[j].table)) {
+				from = short_tables[j].from ? short_tables[j].from : t;
+				null = short_tables[j].null_column;
+			}
 		sqlite3_str_appendf(s, "CREATE TEMP VIEW \"%w\" AS SELECT ", t ? t : "");
 		sqlite3_reset(cols);
 		sqlite3_bind_text(cols, 1, t, -1, SQLITE_TRANSIENT);
-		while (sqlite3_step(cols) == SQLITE_ROW)
-			sqlite3_str_appendf(s, "%s\"%w\"", k++ ? ", " : "",
-					    (const char *)sqlite3_column_text(cols, 0));
-		if (sqlite3_column_type(st, 1) == SQLITE_NULL)
+		while (sqlite3_step(cols) == SQLITE_ROW) {
+			const char *c = (const char *)sqlite3_column_text(cols, 0);
+
+			if (null && c && !strcmp(c, null))
+				sqlite3_str_appendf(s, "%sNULL AS \"%w\"", k++ ? ", " : "", c);
+			else
+				sqlite3_str_appendf(s, "%s\"%w\"", k++ ? ", " : "", c);
+		}
+		if (from != t)
+			sqlite3_str_appendf(s, " FROM main.\"%w\" WHERE node = %lld;\n", from,
+					    (long long)node);
+		else if (sqlite3_column_type(st, 1) == SQLITE_NULL)
 			sqlite3_str_appendf(s, " FROM main.\"%w\" WHERE node = %lld;\n", t,
 					    (long long)node);
 		else
@@ -124,8 +155,21 @@ static char *node_views(sqlite3 *db, size_t node)
 	return out;
 }
 
+/* Whether pfinalize wrote the short stacks of every node (job_agg, a row each). */
+static bool has_short_stacks(sqlite3 *db, size_t n)
+{
+	sqlite3_stmt *c;
+	bool yes = false;
+
+	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM job_agg", -1, &c, NULL) == SQLITE_OK &&
+	    sqlite3_step(c) == SQLITE_ROW)
+		yes = sqlite3_column_int64(c, 0) == (sqlite3_int64)n;
+	sqlite3_finalize(c);
+	return yes;
+}
+
 int model_job_db_views(const char *path, char *const *dirs, char *const *dbs, size_t n,
-		       char ***views)
+		       bool short_stacks, bool *used, char ***views)
 {
 	const char *why = "it cannot be read";
 	char err[512];
@@ -135,6 +179,7 @@ int model_job_db_views(const char *path, char *const *dirs, char *const *dbs, si
 	int rc = 1;
 
 	*views = NULL;
+	*used = false;
 	if (stat(path, &st))
 		return 1;
 	if (scan_open(path, NULL, &db, err, sizeof(err))) {
@@ -142,15 +187,21 @@ int model_job_db_views(const char *path, char *const *dirs, char *const *dbs, si
 		return 1;
 	}
 	if (parts_same(db, dirs, dbs, n, &why)) {
+		/* A job database of an older pfinalize has none: the full tables, then. */
+		if (short_stacks && !(*used = has_short_stacks(db, n)))
+			log_debug("job database '%s' has no short stacks of every node: reading "
+				  "its full stacks and samples",
+				  path);
 		rc = (*views = calloc(n + 1, sizeof(**views))) ? 0 : -ENOMEM;
 		for (i = 0; !rc && i < n; i++)
-			if (!((*views)[i] = node_views(db, i))) {
+			if (!((*views)[i] = node_views(db, i, *used))) {
 				why = "its tables are not all the nodes'";
 				rc = 1;
 			}
 	}
 	sqlite3_close(db);
 	if (rc) {
+		*used = false;
 		if (rc > 0)
 			log_debug("not reading job database '%s': %s", path, why);
 		model_job_db_views_free(*views, n);

@@ -420,7 +420,8 @@ int model_load_views(struct model *m, const char *db_path, const char *views, un
 		/* The helper reads the samples while this thread reads frames and stacks. */
 		if (i == model_tables_beside_samples && !(flags & MODEL_NO_SAMPLES)) {
 			set.n = 1;
-			scan_jobs_start(&set);
+			if (!(flags & MODEL_ONE_CONNECTION))
+				scan_jobs_start(&set);
 		}
 		rc = model_load_table(&l, model_tables[i]);
 	}

@@ -203,6 +203,9 @@ struct model {
 enum model_load_flags {
 	MODEL_NO_SAMPLES = 1 << 0,  /* leave samples empty: model_load_time_range() fills them */
 	MODEL_FRAME_LINES = 1 << 1, /* read frames' source positions (else file -1, line 0) */
+	/* one connection, no helper thread for the samples: a job's short stacks, a few
+	   thousand rows a node, cost less read in line than a second connection does */
+	MODEL_ONE_CONNECTION = 1 << 2,
 };
 
 /*
@@ -233,9 +236,12 @@ int model_load_job(struct model *m, const char *dir, char *const *dbs, char *con
  * results (dirs, their databases dbs) as they are now: *views gets each node's views, for
  * model_load_job() with path as every node's database. Returns 0, 1 when it is missing or
  * out of date (told as a debug line: preport then reads the node databases), or -ENOMEM.
+ * With short_stacks, when pfinalize wrote every node's short stacks (agg_stacks,
+ * agg_samples: only what the summary, -view mpi and -group-by rank read), the views show
+ * those as the nodes' stacks and samples, and *used tells it.
  */
 int model_job_db_views(const char *path, char *const *dirs, char *const *dbs, size_t n,
-		       char ***views);
+		       bool short_stacks, bool *used, char ***views);
 void model_job_db_views_free(char **views, size_t n);
 
 /*

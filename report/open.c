@@ -332,10 +332,29 @@ static int load_node(struct report *r, const struct result_part *part, unsigned 
 	return rc;
 }
 
+/*
+ * Whether the view reads of each sample no more than its job database's short stacks keep
+ * (finalizer/job-agg.c): the summary, -view mpi, -view hotspots -group-by rank, each of one
+ * result, without an option that reads frames further up the stacks or the timeline.
+ */
+static bool short_stacks_enough(const struct report *r)
+{
+	const struct report_opts *o = r->o;
+	const char *v = r->view ? r->view->name : NULL;
+
+	if (o->nresults != 1 || o->format == REPORT_EXPORT || o->nfilters || o->time_filter ||
+	    o->show_from || o->function || o->stitch || o->all_frames || o->python_only ||
+	    o->collapse_recursion || !v)
+		return false;
+	return (!strcmp(v, "summary") && !o->group_by) || !strcmp(v, "mpi") ||
+	       (!strcmp(v, "hotspots") && o->group_by && !strcmp(o->group_by, "rank"));
+}
+
 /* A parallel job's results DIR.<host> as one model, those not finalized yet finalized first. */
 static int load_job(struct report *r, const struct result *res, unsigned mflags)
 {
 	char **dbs, **dirs, **views = NULL, err[1024], job_db[PATH_MAX];
+	bool short_stacks = false;
 	size_t i;
 	int rc;
 
@@ -355,7 +374,8 @@ static int load_job(struct report *r, const struct result *res, unsigned mflags)
 	}
 	/* One file, DIR.job.db, while it holds the node results as they are. */
 	if (!result_job_db_path(res->dir, "", job_db, sizeof(job_db)) &&
-	    model_job_db_views(job_db, dirs, dbs, res->nparts, &views) < 0) {
+	    model_job_db_views(job_db, dirs, dbs, res->nparts, short_stacks_enough(r),
+			       &short_stacks, &views) < 0) {
 		rc = -ENOMEM;
 		log_error("cannot load job '%s': %s", res->dir, strerror(ENOMEM));
 	}
@@ -363,10 +383,14 @@ static int load_job(struct report *r, const struct result *res, unsigned mflags)
 		dbs[i] = job_db;
 	if (views)
 		log_debug("reading job database '%s' (%zu node results)", job_db, res->nparts);
+	if (short_stacks)
+		log_debug("reading the short stacks of job database '%s' (agg_stacks, agg_samples)",
+			  job_db);
 	else
 		log_debug("reading the %zu node results of job '%s'", res->nparts, res->dir);
 	if (!rc)
-		rc = model_load_job(&r->m, res->dir, dbs, views, res->nparts, mflags, err,
+		rc = model_load_job(&r->m, res->dir, dbs, views, res->nparts,
+				    mflags | (short_stacks ? MODEL_ONE_CONNECTION : 0), err,
 				    sizeof(err));
 	if (rc)
 		log_error("%s", err);

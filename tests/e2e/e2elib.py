@@ -575,6 +575,24 @@ def rows(res, *args, env=None):
     return list(csv.DictReader(io.StringIO(out)))
 
 
+def check_job_ranks(res, plan, ranks):
+    """tests/progs/job-synth's known answers per rank (its plan: its JSON) in res's -view
+    hotspots -group-by rank: a row per rank, CPU Time and MPI Calls exact, MPI Time within
+    the ms printed. The rows by rank."""
+    got = {int(r["Rank"]): r for r in rows(res, "-view", "hotspots", "-group-by", "rank")}
+    check(sorted(got) == list(range(ranks)), "a row per rank (%s)" % sorted(got))
+    for p in plan:
+        r = got[p["rank"]]
+        check(ms(r["CPU Time:Self"]) * 1000000 == p["cpu_ns"],
+              "rank %d: CPU Time %s s is %d ns" % (p["rank"], r["CPU Time:Self"], p["cpu_ns"]))
+        check(abs(ns(r["MPI Time:Self"]) - p["mpi_ns"]) <= 500000,
+              "rank %d: MPI Time %s s is %d ns (printed to the ms)"
+              % (p["rank"], r["MPI Time:Self"], p["mpi_ns"]))
+        check(int(r["MPI Calls:Self"]) == p["mpi_calls"],
+              "rank %d: MPI Calls %s is %d" % (p["rank"], r["MPI Calls:Self"], p["mpi_calls"]))
+    return got
+
+
 def topdown_paths(res, *args):
     """{tuple of function names from a root: CPU Time:Total ns} of the top-down view (below
     its Total row), args added to its options."""

@@ -72,17 +72,7 @@ with e.Workdir("mpi-job-db") as w:
                 % (name, from_job[name][:1500], from_nodes[name][:1500]))
 
     # Known answers per rank.
-    rows = {int(r["Rank"]): r for r in e.rows(res, "-view", "hotspots", "-group-by", "rank")}
-    e.check(sorted(rows) == list(range(RANKS)), "a row per rank (%s)" % sorted(rows))
-    for p in plan:
-        r = rows[p["rank"]]
-        e.check(e.ms(r["CPU Time:Self"]) * 1000000 == p["cpu_ns"],
-                "rank %d: CPU Time %s s is %d ns" % (p["rank"], r["CPU Time:Self"], p["cpu_ns"]))
-        e.check(abs(e.ns(r["MPI Time:Self"]) - p["mpi_ns"]) <= 500000,
-                "rank %d: MPI Time %s s is %d ns (printed to the ms)"
-                % (p["rank"], r["MPI Time:Self"], p["mpi_ns"]))
-        e.check(int(r["MPI Calls:Self"]) == p["mpi_calls"],
-                "rank %d: MPI Calls %s is %d" % (p["rank"], r["MPI Calls:Self"], p["mpi_calls"]))
+    rows = e.check_job_ranks(res, plan, RANKS)
     sent = sum(int(rows[p["rank"]]["Bytes Sent:Self"]) for p in plan)
     want = RANKS * sum(4096 * (1 + (k % 10 == 0)) for k in range(SITES) if k % 6 == 1)
     e.check(sent == want, "Bytes Sent over the ranks: %d, known %d" % (sent, want))
