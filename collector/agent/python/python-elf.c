@@ -156,3 +156,57 @@ out:
 	close(fd);
 	return ret;
 }
+
+int pyelf_section(const char *path, const char *name, void *out, size_t len)
+{
+	const Elf64_Ehdr *eh;
+	const Elf64_Shdr *sh, *names;
+	struct stat st;
+	uint8_t *base = MAP_FAILED;
+	size_t i, nlen = strlen(name);
+	int fd, ret = -ENOEXEC;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	if ((size_t)st.st_size < sizeof(Elf64_Ehdr))
+		goto out;
+	base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (base == MAP_FAILED) {
+		ret = -errno;
+		goto out;
+	}
+	eh = (const Elf64_Ehdr *)base;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shstrndx >= eh->e_shnum ||
+	    !in_file((size_t)st.st_size, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr)))
+		goto out;
+	sh = (const Elf64_Shdr *)(base + eh->e_shoff);
+	names = &sh[eh->e_shstrndx];
+	ret = -ENOENT;
+	if (!in_file((size_t)st.st_size, names->sh_offset, names->sh_size))
+		goto out;
+	for (i = 0; i < eh->e_shnum; i++) {
+		size_t n;
+
+		if (sh[i].sh_name >= names->sh_size || names->sh_size - sh[i].sh_name <= nlen ||
+		    memcmp(base + names->sh_offset + sh[i].sh_name, name, nlen + 1) != 0)
+			continue;
+		if (sh[i].sh_type != SHT_PROGBITS ||
+		    !in_file((size_t)st.st_size, sh[i].sh_offset, sh[i].sh_size))
+			break;
+		n = sh[i].sh_size < len ? (size_t)sh[i].sh_size : len;
+		memcpy(out, base + sh[i].sh_offset, n);
+		ret = (int)n;
+		break;
+	}
+out:
+	if (base != MAP_FAILED)
+		munmap(base, (size_t)st.st_size);
+	close(fd);
+	return ret;
+}
