@@ -24,12 +24,16 @@ SHARES = {"alpha": 0.6, "beta": 0.3, "gamma": 0.1}
 
 
 def task_frames(res):
-    """{task name: CPU ns} over the samples, and the most "[task" frames one stack has; each
-    task frame must sit right above the task's worker coroutine."""
+    """{task name: CPU ns} over the samples, the most "[task" frames one stack has, and the
+    samples with a frame of pcollect's task driver (api/python/pcollect/_tasks.py, its
+    wrapper coroutine below the driver); each task frame must sit right above the task's
+    worker coroutine."""
     db = e.Db(res)
-    cpu, most, misplaced = {}, 0, []
+    cpu, most, misplaced, driven = {}, 0, [], 0
     for _th, sid, _count, _w, ns in db.samples:
-        names = [f["name"] for f in db.python_frames(sid)]
+        frames = db.python_frames(sid)
+        names = [f["name"] for f in frames]
+        driven += any((f["file"] or "").endswith("pcollect/_tasks.py") for f in frames)
         marks = [i for i, n in enumerate(names) if n.startswith("[task ")]
         most = max(most, len(marks))
         if marks:
@@ -39,11 +43,13 @@ def task_frames(res):
                 misplaced.append(names)
     e.check(not misplaced, "each task frame sits above its worker coroutine (%s)"
             % misplaced[:2])
-    return cpu, most
+    return cpu, most, driven
 
 
 def check_split(res, what, turns):
-    cpu, _ = task_frames(res)
+    _cpu, _most, driven = task_frames(res)
+    e.check(driven == 0, "%s: no sample has a frame of pcollect's task driver (%d do)"
+            % (what, driven))
     hs = {r["Task"]: e.secs(r, "CPU Time:Total")
           for r in e.rows(res, "-view", "hotspots", "-group-by", "task")}
     for n in SHARES:
@@ -104,7 +110,8 @@ def main():
 
         # 3. the driver on (the default): its frame alone names the task
         drv = e.collect(w, "driver", [python, src, 20], interval=1, finalize=True)
-        _cpu, most = task_frames(drv)
+        _cpu, most, driven = task_frames(drv)
+        e.check(driven > 0, "with the driver on, %d samples have its frames" % driven)
         e.check(most == 1, "with the driver, a sample has one [task frame (at most %d)" % most)
 
 
