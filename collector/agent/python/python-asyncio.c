@@ -13,7 +13,8 @@
  *   interpreter state: size, asyncio_tasks_head;
  *   thread state: size, asyncio_running_loop, asyncio_running_task, asyncio_tasks_head.
  * The C Task stores itself in the thread state's asyncio_running_task while it steps its
- * coroutine, so one pointer read per sample tells the task; its name is read only when the
+ * coroutine, so one pointer per sample tells the task, copied with the thread state (the
+ * same system call, pyasync_ts_extra()); its name is read only when the
  * thread's task changes (struct pyasync_thread). The sample gets a frame "[task NAME]"
  * (file "<pcollect task>") outward of the task's coroutine frame: the frame pcollect's task
  * driver (api/python/pcollect/_tasks.py) has there, so preport -group-by task reads both.
@@ -151,6 +152,16 @@ static int describe(struct pyagent_thread *t, struct raw_writer *w, uintptr_t ta
 	slot->id = t->next_id++;
 	slot->seq = w->seq;
 	return 0;
+}
+
+size_t pyasync_ts_extra(void)
+{
+	size_t end;
+
+	if (!__atomic_load_n(&pyasync.ready, __ATOMIC_ACQUIRE) || pyagent_rt.minor < 14)
+		return 0;
+	end = (size_t)pyasync.ts_running_task + 8;
+	return end > pyagent_rt.ts_len ? end - pyagent_rt.ts_len : 0;
 }
 
 void pyasync_sample(struct pyagent_thread *t, struct raw_writer *w, uintptr_t tstate)

@@ -68,6 +68,9 @@ extern struct pyasync_offsets pyasync;
  * t->task.frame and t->task.id for the walk; t->task.frame 0 when none is to be added.
  */
 void pyasync_sample(struct pyagent_thread *t, struct raw_writer *w, uintptr_t tstate);
+/* Bytes past pyagent_rt.ts_len to copy with a thread state, so that pyasync_sample()'s read
+   of its running task comes from that copy (no system call of its own): 0 without asyncio. */
+size_t pyasync_ts_extra(void);
 
 /* Results of pydebug_apply(). */
 enum pydebug_result {
