@@ -13,7 +13,6 @@ task there. Checks, each against tasks' known CPU budgets 60/30/10 ("alpha", "be
 - with the driver (the default): no sample has two "[task" frames."""
 import os
 import subprocess
-import time
 
 import e2elib as e
 import pylib
@@ -81,29 +80,13 @@ def main():
         check_split(res, "no driver", lambda want, _s: round(want * 10 * UNIT / SLICE))
 
         # 2. attached to: no start-up hook at all
-        go = w.join("go")
-        p = subprocess.Popen([python, pylib.program("tasks-attach.py"), go],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env=e.tool_environ())
-        line = p.stdout.readline()
-        if not line.startswith("pid="):
-            e.fail("tasks-attach.py did not start: %r %s" % (line, p.stderr.read()))
-        time.sleep(0.2)
         att = e.Result(w.join("attach"))
-        r, _window = e.attach([e.tool("pcollect"), "-collect", "hotspots", "-target-pid",
-                               p.pid, "-duration", "1.5", "-knob", "sampling-interval=1",
-                               "-r", att, "-quiet", "-finalization-mode=none"], p.pid)
-        open(go, "w").close()
-        if r.returncode == 1 and "Operation not permitted" in r.stderr:
-            p.kill()
-            p.communicate()
-            e.skip("ptrace to a process of our own is refused here: " + r.stderr.strip())
-        e.check(r.returncode == 0, "pcollect -target-pid exits 0 (%d: %s)"
-                % (r.returncode, r.stderr.strip()))
-        out, err = p.communicate(timeout=60)
-        e.check(p.returncode == 0 and out == "tasks done\n",
+        out, err, code, _pid, _window = pylib.attach_go(
+            w, [python, pylib.program("tasks-attach.py"), pylib.GO], att, 1.5, 0.2,
+            options=["-knob", "sampling-interval=1"])
+        e.check(code == 0 and out == "tasks done\n",
                 "the program's output and exit code intact (%d: %r %s)"
-                % (p.returncode, out, err.strip()))
+                % (code, out, err.strip()))
         e.finalize(att)
         # a turn each per 50 ms round
         check_split(att, "attached", lambda want, spent: max(1, round(spent / 0.050)))
