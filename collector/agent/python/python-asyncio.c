@@ -26,8 +26,9 @@
 #define DRIVER_FILE   "pcollect/_tasks.py"
 
 /* PyGenObject (3.14, 3.15; _PyGenObject_HEAD): gi_qualname after ob_base, gi_weakreflist,
-   gi_name; gi_iframe after the exception state, finalizer and four flag bytes. Only the
-   debuggers' gi_iframe is published (_Py_DebugOffsets.gen_object): both are checked once. */
+   gi_name; gi_iframe after the exception state, finalizer and four flag bytes. The agent's
+   debug-offset maps do not take _Py_DebugOffsets.gen_object yet: a task whose frame there
+   runs no code object gets no frame, a qualname that is no str names it "Task-*". */
 #define GEN_QUALNAME 0x20
 #define GEN_IFRAME   0x48
 
@@ -108,19 +109,20 @@ static int describe(struct pyagent_thread *t, struct raw_writer *w, uintptr_t ta
 	exe &= ~(uint64_t)3; /* a _PyStackRef: its tag bits */
 	slot->task = task;
 	slot->frame = coro + GEN_IFRAME;
-	slot->driven = false;
-	/* The driver's task runs its wrapper coroutine (file pcollect/_tasks.py): the driver's
-	   own frame names the task there */
-	if (!pyread(pid, co, exe, (size_t)L->co_size) &&
-	    word_at(co, PYLAYOUT_OB_TYPE) == pyagent_rt.code_type &&
-	    !pycodes_read_str(pid, (uintptr_t)word_at(co, L->co_filename), file,
+	slot->skip = true;
+	/* The coroutine's frame must run a code object (else these offsets are not this
+	   build's: no frame is added), and not the driver's wrapper coroutine (file
+	   pcollect/_tasks.py): the driver's own frame names the task there */
+	if (pyread(pid, co, exe, (size_t)L->co_size) ||
+	    word_at(co, PYLAYOUT_OB_TYPE) != pyagent_rt.code_type)
+		return 0;
+	if (!pycodes_read_str(pid, (uintptr_t)word_at(co, L->co_filename), file,
 			      sizeof(t->filename), &flen, &trunc) &&
 	    flen >= sizeof(DRIVER_FILE) - 1 &&
-	    !memcmp(file + flen - (sizeof(DRIVER_FILE) - 1), DRIVER_FILE,
-		    sizeof(DRIVER_FILE) - 1)) {
-		slot->driven = true;
+	    !memcmp(file + flen - (sizeof(DRIVER_FILE) - 1), DRIVER_FILE, sizeof(DRIVER_FILE) - 1))
 		return 0;
-	}
+	slot->skip = false;
+	trunc = false;
 	/* A str name shares its type with the qualname (always a str); else the counter */
 	if (name_obj && qual && !pyread(pid, &name_type, name_obj + PYLAYOUT_OB_TYPE, 8) &&
 	    !pyread(pid, &qual_type, qual + PYLAYOUT_OB_TYPE, 8) && name_type == qual_type &&
@@ -146,6 +148,7 @@ static int describe(struct pyagent_thread *t, struct raw_writer *w, uintptr_t ta
 	if (raw_py_write_code(w, &c, t->scratch, sizeof(t->scratch)) < 0) {
 		t->codes_failed++;
 		slot->task = 0;
+		slot->skip = true;
 		return -1;
 	}
 	t->codes_written++;
@@ -181,7 +184,7 @@ void pyasync_sample(struct pyagent_thread *t, struct raw_writer *w, uintptr_t ts
 	if (slot->task != task || (w->clock && slot->seq != w->seq))
 		if (describe(t, w, (uintptr_t)task, slot) < 0)
 			return;
-	if (slot->driven)
+	if (slot->skip)
 		return;
 	a->frame = slot->frame;
 	a->id = slot->id;

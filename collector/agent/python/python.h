@@ -167,7 +167,8 @@ struct pyasync_slot {
 	uintptr_t frame; /* its coroutine's frame (the "[task NAME]" frame goes outward of it) */
 	uint64_t id;     /* RAW_REC_PY_CODE id of its "[task NAME]" code */
 	uint32_t seq;    /* the chunk its record went into (-ring-buffer) */
-	bool driven;     /* pcollect's task driver runs it: its own frame names the task */
+	bool skip;       /* no frame added: pcollect's task driver runs it (its own frame names
+			    the task), or its coroutine's frame runs no code object */
 };
 struct pyasync_thread {
 	uintptr_t frame; /* this sample: the running task's coroutine frame, 0 none */
