@@ -26,10 +26,10 @@ bool agent_in_vfork_child(void)
 
 /*
  * A new environment in one anonymous mapping (no malloc: this may run in a vfork child):
- * envp without PCOLLECT_* and LD_PRELOAD, then LD_PRELOAD with the agent first and the
- * program's own preloads after it (a sanitizer runtime ahead of it: preload_compose()), then
- * the agent's configuration. exec_var: a
- * "PCOLLECT_EXEC=pid:gen" entry for the new image, or NULL.
+ * envp without PCOLLECT_* (but the start-up hook's settings) and LD_PRELOAD, then LD_PRELOAD with
+ * the agent first and the program's own preloads after it (a sanitizer runtime ahead of it:
+ * preload_compose()), then the agent's configuration. exec_var: a "PCOLLECT_EXEC=pid:gen" entry for
+ * the new image, or NULL.
  */
 struct env_buf {
 	char **envp;
@@ -42,6 +42,13 @@ static void env_release(struct env_buf *b);
 static bool has_prefix(const char *s, const char *p)
 {
 	return !strncmp(s, p, strlen(p));
+}
+
+/* The user's settings of pcollect's Python start-up hook (api/python/sitecustomize.py), which
+   the agent does not set: kept across an exec (a python3 that is a shell script). */
+static bool env_program_knob(const char *s)
+{
+	return has_prefix(s, "PCOLLECT_ASYNCIO=") || has_prefix(s, "PCOLLECT_POOLS=");
 }
 
 static int env_build(struct env_buf *b, char *const envp[], const char *exec_var)
@@ -76,7 +83,8 @@ static int env_build(struct env_buf *b, char *const envp[], const char *exec_var
 	p = (char *)(out + n + 20);
 	end = (char *)b->map + b->map_len;
 	for (i = 0; i < n; i++) {
-		if (has_prefix(envp[i], AGENT_ENV_PREFIX) || has_prefix(envp[i], "LD_PRELOAD="))
+		if ((has_prefix(envp[i], AGENT_ENV_PREFIX) && !env_program_knob(envp[i])) ||
+		    has_prefix(envp[i], "LD_PRELOAD="))
 			continue;
 		*out++ = envp[i];
 	}

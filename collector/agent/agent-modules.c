@@ -519,6 +519,9 @@ static void modules_scan(bool maps)
 			write_load(w, &known.v[i]);
 		if (known.v[i].kind == RAW_MODULE_FILE && (maps || known.v[i].py_exported))
 			agent_python_module(known.v[i].path, known.v[i].base, &known.v[i].py);
+		/* 3.14's _asyncio (lib-dynload): its debug offsets name the running task */
+		if (known.v[i].kind == RAW_MODULE_FILE)
+			pyagent_on_asyncio(known.v[i].path, false);
 	}
 	for (i = 0; w && i < sc.old; i++)
 		if (!known.v[i].seen)

@@ -13,8 +13,6 @@ their tolerance; every sample has the Python frames <module> > main > phase_one,
 find the agent (its RECHECK) and one chunk: [no region]; nothing in phase_two or "two"; the
 program's output and exit code intact."""
 import os
-import subprocess
-import time
 
 import e2elib as e
 import pylib
@@ -27,31 +25,14 @@ def main():
     python = pylib.interpreter(pylib.label_arg())
     with e.Workdir("attach-py") as w:
         env = dict(os.environ, PYTHONPATH=os.path.join(e.BUILD, "api", "python"))
-        go = w.join("go")
-        p = subprocess.Popen([python, pylib.program("attach.py"), go, "100"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env=e.tool_environ(env))
-        line = p.stdout.readline()
-        if not line.startswith("pid="):
-            e.fail("attach.py did not start: %r %s" % (line, p.stderr.read()))
-        time.sleep(0.3)
         res = e.Result(w.join("res"))
-        r, window = e.attach([e.tool("pcollect"), "-collect", "hotspots", "-target-pid", p.pid,
-                              "-duration", "1", "-r", res, "-quiet",
-                              "-finalization-mode=none"], p.pid)
-        open(go, "w").close()
-        if r.returncode == 1 and "Operation not permitted" in r.stderr:
-            p.kill()
-            p.communicate()
-            e.skip("ptrace to a process of our own is refused here: " + r.stderr.strip())
-        e.check(r.returncode == 0, "pcollect -target-pid exits 0 (%d: %s)"
-                % (r.returncode, r.stderr.strip()))
-        out, err = p.communicate(timeout=240)
-        e.check(p.returncode == 0 and out.strip() == "attach done",
+        out, err, code, pid, window = pylib.attach_go(
+            w, [python, pylib.program("attach.py"), pylib.GO, "100"], res, 1, 0.3, env=env)
+        e.check(code == 0 and out.strip() == "attach done",
                 "the program's output and exit code intact (%d: %r %s)"
-                % (p.returncode, out, err.strip()))
+                % (code, out, err.strip()))
         e.finalize(res)
-        main_stream = [s for s in e.thread_streams(res.streams()) if s.tid == p.pid]
+        main_stream = [s for s in e.thread_streams(res.streams()) if s.tid == pid]
         e.check(len(main_stream) == 1, "the main thread has its stream")
         e.check_attached(window, main_stream[0], "attached")
         stats = e.db_sampled(res)

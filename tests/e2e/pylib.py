@@ -11,7 +11,9 @@ the executable); 3.9 is there for the degradation test. The interpreters are dis
 """
 import json
 import os
+import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -66,3 +68,33 @@ def collect_stitched(w, name, unit_ms):
     with open(figures) as f:
         cpu = json.load(f)
     return res, cpu, e.db_sampled(res), e.topdown_paths(res, "-stitch")
+
+
+GO = object()  # attach_go()'s argv: where the file's path goes
+
+
+def attach_go(w, argv, res, duration, settle, options=(), env=None):
+    """Start argv (a program that prints "pid=N" once running and goes on until the file
+    w/go, given in argv's place GO, appears), attach pcollect -collect hotspots -target-pid to it after settle seconds
+    for duration seconds into res, then make the file: skips where ptrace is refused; fails
+    unless pcollect exits 0. Returns (its stdout and stderr after "pid=", its exit code,
+    its pid, e2elib.attach()'s window)."""
+    go = w.join("go")
+    p = subprocess.Popen([go if a is GO else a for a in argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env=e.tool_environ(env))
+    line = p.stdout.readline()
+    if not line.startswith("pid="):
+        e.fail("%s did not start: %r %s" % (os.path.basename(argv[1]), line, p.stderr.read()))
+    time.sleep(settle)
+    r, window = e.attach([e.tool("pcollect"), "-collect", "hotspots", "-target-pid", p.pid,
+                          "-duration", duration, "-r", res, "-quiet",
+                          "-finalization-mode=none"] + list(options), p.pid)
+    open(go, "w").close()
+    if r.returncode == 1 and "Operation not permitted" in r.stderr:
+        p.kill()
+        p.communicate()
+        e.skip("ptrace to a process of our own is refused here: " + r.stderr.strip())
+    e.check(r.returncode == 0, "pcollect -target-pid exits 0 (%d: %s)"
+            % (r.returncode, r.stderr.strip()))
+    out, err = p.communicate(timeout=240)
+    return out, err, p.returncode, p.pid, window

@@ -177,6 +177,9 @@ int pyagent_on_image(const char *path, uintptr_t bias, const struct pyagent_dyns
 	    (size_t)rt.L.str_compact_size + 32 > PYAGENT_NAME_BYTES)
 		return publish(&rt, PYAGENT_UNSUPPORTED);
 	set_spans(&rt);
+	/* 3.15 builds _asyncio, and its debug offsets, into the interpreter */
+	if (rt.minor >= 15)
+		pyagent_on_asyncio(path, true);
 	return publish(&rt, PYAGENT_FOUND);
 }
 
@@ -200,5 +203,6 @@ void pyagent_reset(void)
 	__atomic_store_n(&pyagent_rt.state, 0, __ATOMIC_RELEASE);
 	pyagent_gil_reset();
 	pyagent_thread_names_reset();
+	__atomic_store_n(&pyasync.ready, 0, __ATOMIC_RELEASE);
 	memset(&pyagent_rt, 0, sizeof(pyagent_rt));
 }

@@ -105,17 +105,17 @@ static int scan_version_string(const uint8_t *p, size_t len)
 	return -1;
 }
 
-int pyelf_scan(const char *path, struct pyelf_sym *syms, size_t nsyms, int *rodata_minor)
+/*
+ * Map the ELF64 file at path read-only: 0 with *base, *size and its section headers in *sh
+ * (unmap with munmap(*base, *size)), -ENOEXEC for a file that is not ELF64, or -errno.
+ */
+static int map_elf(const char *path, uint8_t **base, size_t *size, const Elf64_Shdr **sh)
 {
 	const Elf64_Ehdr *eh;
-	const Elf64_Shdr *sh;
 	struct stat st;
-	uint8_t *base = MAP_FAILED;
 	int fd, ret = -ENOEXEC;
-	size_t i;
 
-	if (rodata_minor)
-		*rodata_minor = -1;
+	*base = MAP_FAILED;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -125,34 +125,86 @@ int pyelf_scan(const char *path, struct pyelf_sym *syms, size_t nsyms, int *roda
 	}
 	if ((size_t)st.st_size < sizeof(Elf64_Ehdr))
 		goto out;
-	base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (base == MAP_FAILED) {
+	*size = (size_t)st.st_size;
+	*base = mmap(NULL, *size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (*base == MAP_FAILED) {
 		ret = -errno;
 		goto out;
 	}
-	eh = (const Elf64_Ehdr *)base;
+	eh = (const Elf64_Ehdr *)*base;
 	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
 	    eh->e_shentsize != sizeof(Elf64_Shdr) ||
-	    !in_file((size_t)st.st_size, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr)))
+	    !in_file(*size, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr))) {
+		munmap(*base, *size);
+		*base = MAP_FAILED;
 		goto out;
-	sh = (const Elf64_Shdr *)(base + eh->e_shoff);
+	}
+	*sh = (const Elf64_Shdr *)(*base + eh->e_shoff);
+	ret = 0;
+out:
+	close(fd);
+	return ret;
+}
+
+int pyelf_scan(const char *path, struct pyelf_sym *syms, size_t nsyms, int *rodata_minor)
+{
+	const Elf64_Ehdr *eh;
+	const Elf64_Shdr *sh;
+	uint8_t *base;
+	size_t size = 0, i;
+	int ret;
+
+	if (rodata_minor)
+		*rodata_minor = -1;
+	ret = map_elf(path, &base, &size, &sh);
+	if (ret < 0)
+		return ret;
+	eh = (const Elf64_Ehdr *)base;
 	for (i = 0; i < eh->e_shnum; i++) {
 		if ((sh[i].sh_type == SHT_SYMTAB || sh[i].sh_type == SHT_DYNSYM) &&
 		    sh[i].sh_link < eh->e_shnum)
-			scan_symbols(base, (size_t)st.st_size, sh, eh->e_shnum, &sh[i],
-				     &sh[sh[i].sh_link], syms, nsyms);
+			scan_symbols(base, size, sh, eh->e_shnum, &sh[i], &sh[sh[i].sh_link], syms,
+				     nsyms);
 		/* Read-only, allocated, not executable data: .rodata */
 		if (rodata_minor && *rodata_minor < 0 && sh[i].sh_type == SHT_PROGBITS &&
 		    (sh[i].sh_flags & SHF_ALLOC) &&
 		    !(sh[i].sh_flags & (SHF_WRITE | SHF_EXECINSTR)) &&
-		    in_file((size_t)st.st_size, sh[i].sh_offset, sh[i].sh_size))
+		    in_file(size, sh[i].sh_offset, sh[i].sh_size))
 			*rodata_minor =
 				scan_version_string(base + sh[i].sh_offset, (size_t)sh[i].sh_size);
 	}
-	ret = 0;
-out:
-	if (base != MAP_FAILED)
-		munmap(base, (size_t)st.st_size);
-	close(fd);
+	munmap(base, size);
+	return 0;
+}
+
+int pyelf_section(const char *path, const char *name, void *out, size_t len)
+{
+	const Elf64_Ehdr *eh;
+	const Elf64_Shdr *sh, *names;
+	uint8_t *base;
+	size_t size = 0, i, nlen = strlen(name);
+	int ret;
+
+	ret = map_elf(path, &base, &size, &sh);
+	if (ret < 0)
+		return ret;
+	eh = (const Elf64_Ehdr *)base;
+	ret = -ENOENT;
+	names = eh->e_shstrndx < eh->e_shnum ? &sh[eh->e_shstrndx] : NULL;
+	for (i = 0; names && in_file(size, names->sh_offset, names->sh_size) && i < eh->e_shnum;
+	     i++) {
+		size_t n;
+
+		if (sh[i].sh_name >= names->sh_size || names->sh_size - sh[i].sh_name <= nlen ||
+		    memcmp(base + names->sh_offset + sh[i].sh_name, name, nlen + 1) != 0)
+			continue;
+		if (sh[i].sh_type != SHT_PROGBITS || !in_file(size, sh[i].sh_offset, sh[i].sh_size))
+			break;
+		n = sh[i].sh_size < len ? (size_t)sh[i].sh_size : len;
+		memcpy(out, base + sh[i].sh_offset, n);
+		ret = (int)n;
+		break;
+	}
+	munmap(base, size);
 	return ret;
 }

@@ -49,6 +49,29 @@ struct pyelf_sym {
  */
 int pyelf_scan(const char *path, struct pyelf_sym *syms, size_t nsyms, int *rodata_minor);
 
+/*
+ * Copy the first len bytes of the section named name of the ELF file at path into out:
+ * the bytes copied, -ENOENT when it has no such section, -ENOEXEC (not ELF64) or -errno.
+ */
+int pyelf_section(const char *path, const char *name, void *out, size_t len);
+
+/* asyncio's debug offsets (python-asyncio.c), from the first module that has them. */
+struct pyasync_offsets {
+	int ready; /* set last (release): the offsets below are valid */
+	int32_t task_name, task_coro, ts_running_task;
+};
+extern struct pyasync_offsets pyasync;
+
+/*
+ * In the handler, with the sampled thread's tstate: its running task (one guarded read),
+ * described the first time it is seen (RAW_REC_PY_CODE "[task NAME]" written to w), into
+ * t->task.frame and t->task.id for the walk; t->task.frame 0 when none is to be added.
+ */
+void pyasync_sample(struct pyagent_thread *t, struct raw_writer *w, uintptr_t tstate);
+/* Bytes past pyagent_rt.ts_len to copy with a thread state, so that pyasync_sample()'s read
+   of its running task comes from that copy (no system call of its own): 0 without asyncio. */
+size_t pyasync_ts_extra(void);
+
 /* Results of pydebug_apply(). */
 enum pydebug_result {
 	PYDEBUG_OK = 0,

@@ -58,7 +58,8 @@ static uintptr_t by_list(struct pyagent_thread *t, struct pymem *m, uintptr_t ma
 	uintptr_t s = t->tstate, found = 0;
 	int n;
 
-	if (s && pymem_read(m, ts, s, pyagent_rt.ts_len, 0, 0) == 0 && ours(L, ts, main_interp)) {
+	if (s && pymem_read(m, ts, s, pyagent_rt.ts_len, pyasync_ts_extra(), 1) == 0 &&
+	    ours(L, ts, main_interp)) {
 		*why = 0;
 		return s;
 	}
@@ -131,7 +132,7 @@ uintptr_t pytstate_find(struct pyagent_thread *t, struct pymem *m, uint8_t *ts, 
 	tstate = (uintptr_t)pthread_getspecific((pthread_key_t)key);
 	if (!tstate)
 		return 0;
-	if (pymem_read(m, ts, tstate, pyagent_rt.ts_len, 0, 0) < 0) {
+	if (pymem_read(m, ts, tstate, pyagent_rt.ts_len, pyasync_ts_extra(), 1) < 0) {
 		*why = RAW_PY_NOTE_READ_FAILED;
 		return 0;
 	}

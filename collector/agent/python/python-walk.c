@@ -354,6 +354,9 @@ static int walk(struct pyagent_thread *t, struct raw_writer *w, uintptr_t frame,
 		if (p->callee)
 			out[n].flags |= RAW_PY_FRAME_CALLEE;
 		n++;
+		/* the running task's name, outward of its coroutine (python-asyncio.c) */
+		if (t->task.frame && p->frame == t->task.frame && n < max)
+			out[n++] = (struct raw_py_frame){ .code_id = t->task.id };
 	}
 	if (*cut && n == 0)
 		return note(t, RAW_PY_NOTE_READ_FAILED);
@@ -388,6 +391,7 @@ int pyagent_capture(struct pyagent_thread *t, struct raw_writer *w, struct raw_p
 		errno = errsv;
 		return why ? note(t, (enum raw_py_note_kind)why) : 0;
 	}
+	pyasync_sample(t, w, tstate);
 	n = walk(t, w, frame, out, max, &cut, gc_flag_addr(t, ts, tstate));
 	if (cut && truncated)
 		*truncated = true;
@@ -459,6 +463,7 @@ void pyagent_thread_init(struct pyagent_thread *t)
 	t->bottom = 0;
 	t->window = WINDOW_FIRST;
 	t->calls = 0;
+	memset(&t->task, 0, sizeof(t->task));
 	memset(&t->callees, 0, sizeof(t->callees));
 	t->callees.next_id = 1;
 }

@@ -160,6 +160,30 @@ struct pyagent_callees {
 	struct pyread_req req[3 * PYCALLEE_FRAMES + 1]; /* + 1: the collector's flag, last */
 };
 
+/* asyncio's running task (3.14+, python-asyncio.c): tasks described, per thread. */
+#define PYASYNC_SLOTS 16 /* tasks remembered (a power of two) */
+struct pyasync_slot {
+	uintptr_t task;  /* the Task object, 0 = free */
+	uintptr_t frame; /* its coroutine's frame (the "[task NAME]" frame goes outward of it) */
+	uint64_t id;     /* RAW_REC_PY_CODE id of its "[task NAME]" code */
+	uint32_t seq;    /* the chunk its record went into (-ring-buffer) */
+	bool skip;       /* no frame added: pcollect's task driver runs it (its own frame names
+			    the task), or its coroutine's frame runs no code object */
+};
+struct pyasync_thread {
+	uintptr_t frame; /* this sample: the running task's coroutine frame, 0 none */
+	uint64_t id;     /* this sample: its "[task NAME]" code id */
+	struct pyasync_slot slots[PYASYNC_SLOTS];
+};
+
+/*
+ * Look for Py_AsyncioModuleDebugOffsets (section .AsyncioDebug) in the module at path: the
+ * _asyncio extension module (3.14), or the interpreter (interpreter true: 3.15 builds it in).
+ * Outside the handler. 1 found, 0 not looked at (another module, or found before), or a
+ * negative errno (-ENOENT: no such section).
+ */
+int pyagent_on_asyncio(const char *path, bool interpreter);
+
 /* Per-thread state; owned by the agent, only used by that thread. */
 struct pyagent_thread {
 	uintptr_t bottom; /* the outermost Python frame of the last walk that reached it, 0 */
@@ -182,6 +206,7 @@ struct pyagent_thread {
 	/* code objects, their names, then the callees' copies and the collector's flag */
 	struct pyread_req req[2 * PYAGENT_MEMO + 3 * PYCALLEE_FRAMES + 1];
 	struct pyagent_callees callees;
+	struct pyasync_thread task;
 	uintptr_t code_addr[PYAGENT_MEMO];
 	uintptr_t name_at[PYAGENT_MEMO]; /* name string read with each code object, 0 none */
 	uint8_t code[PYAGENT_MEMO][PYAGENT_CODE_BYTES];
