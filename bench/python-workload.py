@@ -15,7 +15,7 @@ def fib(n):
 def loop(n):
     x = 0
     for i in range(n):
-        x = (x * 7 + i) & 0xFFFF
+        x = ((x << 3) - x + i) & 0xFFFF  # x * 7, as shifts
     return x
 
 
