@@ -3,8 +3,9 @@
 """Waits of known length (tests/progs/waits.c), read from the raw streams: a 300 ms sleep, a
 condition signalled 200 ms later, a mutex another thread holds for 250 ms, a pipe read that
 blocks until a child writes 150 ms later, and 300 sleeps of 10 us. The program measures each
-around its call; the agent's WAIT records must agree within 5% + 3 ms (both clocks see the
-same delays, so a busy machine changes both alike), with the right kind and object, on a
+around its call; the agent's WAIT records must agree within 5% + 3 ms over and 15% + 3 ms
+under (both clocks see the same delays, so a busy machine changes both alike, but the
+program's also runs while the agent records), with the right kind and object, on a
 stack whose innermost frame is the function that called; the short sleeps' count is exact and
 their total (WAIT_SUM records, plus those that lasted the threshold or more, each recorded
 alone) is the program's, less what the program's clock saw besides the sleeps: the agent's
@@ -45,7 +46,11 @@ def named(f, leaf):
 
 
 def close(got, want):
-    return abs(got - want) <= REL * want + ABS_NS
+    """The agent's wait within the program's: never over it by more than 5% + 3 ms; under it
+    by up to 15% + 3 ms, as the program's clock also runs while the agent records the wait
+    when the call returns (under the sanitizers on a loaded machine, a new page of the
+    stream's window faulted in there: 25 ms of a 233 ms pipe read seen once)."""
+    return -(3 * REL * want + ABS_NS) <= got - want <= REL * want + ABS_NS
 
 
 def profile(w, name, options, analysis="threading"):
