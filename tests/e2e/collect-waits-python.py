@@ -88,9 +88,11 @@ with e.Workdir("waits-python") as w:
         off, blocked = known["burner%d_off_ns" % i], known["burner%d_blocked_ns" % i]
         gil = [(rec, f) for s, rec, f in found if s.tid == tid and rec["kind"] == "gil"]
         got = sum(length(rec) for rec, _f in gil)
-        # A new thread waits for the GIL before its first Python frame: those have none.
+        # A new thread waits for the GIL before its first Python frame (those have none:
+        # None) and in threading's own frames before the program's (other files only: "",
+        # 38 ms of 478 once under the sanitizers).
         framed = sum(length(rec) for rec, f in gil if f)
-        e.check(gil and framed >= got / 2 and all(f in PROGRAM + (None,) for _r, f in gil),
+        e.check(gil and framed >= got / 2 and all(f in PROGRAM + (None, "") for _r, f in gil),
                 "burner-%d: GIL waits under its Python frames (%.3f of %.3f ms; %s)" % (
                     i, framed / 1e6, got / 1e6, sorted(set(str(f) for _r, f in gil))))
         # The thread measured itself from inside burner(), holding the GIL at both ends of
