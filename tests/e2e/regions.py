@@ -116,8 +116,12 @@ def main():
             return {row["Region"]: e.secs(row) * 1e9 for row in e.rows(
                 res, "-view", "hotspots", "-group-by", "region", "-filter", "region=" + name)}
         solve = kept("solve")
-        e.check(solve == {k: by[k] for k in ("solve/small", "solve/large")},
-                "-filter region=solve keeps solve/small and solve/large (%s)" % solve)
+        # and solve's own samples, if one fell between its start and small's (a 4 ms lump
+        # of the thread CPU clock once, on 3.15)
+        inner = ("solve", "solve/small", "solve/large")
+        e.check(solve == {k: by[k] for k in inner if k in by},
+                "-filter region=solve keeps solve/small and solve/large, and solve (%s)"
+                % solve)
         small = kept("small")
         e.check(small == {"solve/small": by["solve/small"]},
                 "-filter region=small keeps solve/small alone (%s)" % small)
