@@ -2,6 +2,7 @@
 /* pyagent without an interpreter: guarded reads, discovery, and walks over forged frames. */
 #include "collector/agent/python/python-private.h"
 #include "collector/agent/python/python.h"
+#include "common/hash.h"
 #include "common/raw-python.h"
 
 #include <errno.h>
@@ -488,6 +489,56 @@ static void test_python_agent_forged_walks(void)
 	free(t);
 }
 
+/*
+ * Five code addresses that one direct-mapped slot would hold in turn: the first four are kept
+ * together (written once each however they alternate), the fifth replaces the least recently
+ * used. Addresses are only keys here: the records are written from codes[0]'s copy.
+ */
+static void test_python_agent_code_sets(void)
+{
+	struct pyagent_thread *t = calloc(1, sizeof(*t));
+	struct raw_file_header h;
+	struct raw_writer w;
+	uintptr_t a[PYAGENT_CODE_WAYS + 1], cand;
+	uint64_t want, id[PYAGENT_CODE_WAYS + 1];
+	int fd = memfd_create("pycodes", 0), pid = (int)getpid(), k = 0, i, round;
+
+	CU_ASSERT_FATAL(t && fd >= 0);
+	raw_header_init(&h, 1, 1, -1, "t", 1000000, RAW_SAMPLE_THREAD_CPU);
+	CU_ASSERT_FATAL(raw_writer_init(&w, fd, wbuf, sizeof(wbuf), &h) == 0);
+	forge_interpreter();
+	pyagent_thread_init(t);
+	want = hash_combine(0, 0x10000) & (PYAGENT_CODE_SLOTS - 1);
+	for (cand = 0x10000; k <= PYAGENT_CODE_WAYS && cand < 0x10000000; cand += 16)
+		if ((hash_combine(0, cand) & (PYAGENT_CODE_SLOTS - 1)) == want)
+			a[k++] = cand;
+	CU_ASSERT_FATAL(k == PYAGENT_CODE_WAYS + 1);
+
+	for (round = 0; round < 3; round++)
+		for (i = 0; i < PYAGENT_CODE_WAYS; i++) {
+			uint64_t got = pycodes_lookup(t, &w, a[i], codes[0], NULL, pid);
+
+			if (round == 0)
+				id[i] = got;
+			CU_ASSERT(got != 0 && got == id[i]);
+		}
+	CU_ASSERT(t->codes_written == PYAGENT_CODE_WAYS);
+	/* a[0] is the least recently used: the fifth takes its slot, the others stay */
+	id[PYAGENT_CODE_WAYS] = pycodes_lookup(t, &w, a[PYAGENT_CODE_WAYS], codes[0], NULL, pid);
+	CU_ASSERT(t->codes_written == PYAGENT_CODE_WAYS + 1);
+	for (i = 1; i <= PYAGENT_CODE_WAYS; i++)
+		CU_ASSERT(pycodes_lookup(t, &w, a[i], codes[0], NULL, pid) == id[i]);
+	CU_ASSERT(t->codes_written == PYAGENT_CODE_WAYS + 1);
+	CU_ASSERT(pycodes_lookup(t, &w, a[0], codes[0], NULL, pid) != id[0]);
+	CU_ASSERT(t->codes_written == PYAGENT_CODE_WAYS + 2);
+
+	CU_ASSERT(raw_writer_flush(&w) == 0);
+	pthread_setspecific(key, NULL);
+	pyagent_reset();
+	close(fd);
+	free(t);
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -496,6 +547,7 @@ int main(void)
 		{ "interpreter discovery", test_python_agent_discovery },
 		{ "free-threaded builds recognised", test_python_agent_free_threaded },
 		{ "walks over forged, torn and reused frames", test_python_agent_forged_walks },
+		{ "a set of the code cache keeps its four", test_python_agent_code_sets },
 		{ NULL, NULL },
 	};
 	char root[PATH_MAX];

@@ -238,17 +238,49 @@ static int write_code(struct pyagent_thread *t, struct raw_writer *w, uintptr_t 
 	return raw_py_write_code(w, &c, t->scratch, sizeof(t->scratch)) < 0 ? -1 : 0;
 }
 
-static struct pyagent_code_slot *slot_of(const struct pyagent_thread *t, uintptr_t addr)
+/*
+ * The code cache is set-associative: PYAGENT_CODE_WAYS slots per set, the least recently used
+ * replaced. Direct-mapped, two hot functions whose addresses share a slot (a few pairs in a
+ * program of a hundred) evicted each other and were written again at every sample.
+ */
+static struct pyagent_code_slot *set_of(const struct pyagent_thread *t, uintptr_t addr)
 {
-	return (struct pyagent_code_slot *)&t
-		->slots[hash_combine(0, addr) & (PYAGENT_CODE_SLOTS - 1)];
+	size_t set = hash_combine(0, addr) & (PYAGENT_CODE_SLOTS / PYAGENT_CODE_WAYS - 1);
+
+	return (struct pyagent_code_slot *)&t->slots[set * PYAGENT_CODE_WAYS];
+}
+
+static struct pyagent_code_slot *find_slot(const struct pyagent_thread *t, uintptr_t addr)
+{
+	struct pyagent_code_slot *set = set_of(t, addr);
+	int i;
+
+	for (i = 0; i < PYAGENT_CODE_WAYS; i++)
+		if (set[i].addr == addr)
+			return &set[i];
+	return NULL;
+}
+
+/* The slot of addr's set that a new code takes: a free one, else the least recently used. */
+static struct pyagent_code_slot *victim_slot(const struct pyagent_thread *t, uintptr_t addr)
+{
+	struct pyagent_code_slot *set = set_of(t, addr), *v = set;
+	int i;
+
+	for (i = 0; i < PYAGENT_CODE_WAYS; i++) {
+		if (!set[i].addr)
+			return &set[i];
+		if ((int32_t)(set[i].used - v->used) < 0)
+			v = &set[i];
+	}
+	return v;
 }
 
 uintptr_t pycodes_cached_name(const struct pyagent_thread *t, uintptr_t addr)
 {
-	const struct pyagent_code_slot *slot = slot_of(t, addr);
+	const struct pyagent_code_slot *slot = find_slot(t, addr);
 
-	return slot->addr == addr ? slot->name : 0;
+	return slot ? slot->name : 0;
 }
 
 uint64_t pycodes_lookup(struct pyagent_thread *t, struct raw_writer *w, uintptr_t addr,
@@ -259,18 +291,23 @@ uint64_t pycodes_lookup(struct pyagent_thread *t, struct raw_writer *w, uintptr_
 
 	if (!sig)
 		return 0;
-	slot = slot_of(t, addr);
+	slot = find_slot(t, addr);
 	/* Chunks that stand alone (w->clock: -ring-buffer) each define the codes they name. */
-	if (slot->addr == addr && slot->sig == sig && (!w->clock || slot->seq == w->seq))
+	if (slot && slot->sig == sig && (!w->clock || slot->seq == w->seq)) {
+		slot->used = ++t->code_clock;
 		return slot->id;
+	}
 	if (write_code(t, w, addr, code, pid, t->next_id) < 0) {
 		t->codes_failed++;
 		return 0;
 	}
+	if (!slot)
+		slot = victim_slot(t, addr);
 	slot->addr = addr;
 	slot->sig = sig;
 	slot->name = name_ptr(&pyagent_rt.L, code);
 	slot->seq = w->seq;
+	slot->used = ++t->code_clock;
 	slot->id = t->next_id++;
 	t->codes_written++;
 	return slot->id;

@@ -27,6 +27,7 @@
 
 #define PYAGENT_MAX_FRAMES 256         /* Python frames walked per sample */
 #define PYAGENT_CODE_SLOTS 1024        /* code objects remembered per thread (a power of two) */
+#define PYAGENT_CODE_WAYS  4           /* slots a code may take: its set (python-codes.c) */
 #define PYAGENT_MEMO       64          /* distinct code objects read in one batch per sample */
 #define PYAGENT_CODE_BYTES 256         /* bytes of a code object copied (its fixed fields) */
 #define PYAGENT_NAME_BYTES 128         /* bytes of a name string copied (3.10/3.11 identity) */
@@ -91,6 +92,7 @@ struct pyagent_code_slot {
 	uint64_t id;    /* RAW_REC_PY_CODE id written for it */
 	uintptr_t name; /* its name string's address (3.10/3.11: read with it next time) */
 	uint32_t seq;   /* the chunk its record went into (-ring-buffer: written again in each) */
+	uint32_t used;  /* the thread's code_clock when last used: the set's oldest is replaced */
 };
 
 /* Copies of memory runs made in one sample (python-read.c). */
@@ -194,6 +196,7 @@ struct pyagent_thread {
 	uint64_t notes[RAW_PY_NOTE_KIND_MAX + 1]; /* samples degraded, per enum raw_py_note_kind */
 	uint64_t codes_written;                   /* RAW_REC_PY_CODE records written */
 	uint64_t codes_failed;                    /* code records that could not be written */
+	uint32_t code_clock;                      /* code lookups that hit or wrote (slots' used) */
 	struct pyagent_code_slot slots[PYAGENT_CODE_SLOTS];
 	char filename[RAW_PY_MAX_STRING];
 	char name[RAW_PY_MAX_STRING];
