@@ -7,6 +7,7 @@
 #include "common/log.h"
 #include "finalizer/module-private.h"
 #include "finalizer/pymethod-table.h"
+#include "finalizer/sym-cache.h"
 
 /*
  * Symbols name these functions in C ("builtin_sorted") or, in a stripped module, not at all
@@ -20,8 +21,16 @@ int module_name_methods(struct module *m, Elf *elf, struct fde_src *fs, const st
 	struct pymethod_table t;
 	const struct fde_table *ft;
 	size_t i, named = 0;
-	int ret = pymethod_table_load(&t, elf, m->path);
+	int ret;
 
+	if (fs->o->cache_dir && m->build_id_len && !sym_cache_load_methods(m, fs->o, &t)) {
+		ret = 0;
+	} else {
+		ret = pymethod_table_load(&t, elf, m->path);
+		/* an empty table too: most modules use no Python C API, and saying so is cheap */
+		if (!ret && fs->o->cache_dir && m->build_id_len)
+			sym_cache_store_methods(m, fs->o, &t); /* best effort */
+	}
 	if (ret || !t.n)
 		return ret;
 	ft = fde_src_get(fs);

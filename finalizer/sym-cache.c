@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "finalizer/eh-frame.h"
+#include "finalizer/pymethod-table.h"
 #include "common/hash-index.h"
 #include "common/io.h"
 #include "finalizer/sym-cache.h"
@@ -27,7 +28,10 @@
  * the cache belongs to one machine.
  *
  * Beside it, <build-id>.fde holds the module's FDE ranges: "PCFDE01\n", u32 source (enum
- * fde_source), u64 count, then count * { u64 start, u64 end }.
+ * fde_source), u64 count, then count * { u64 start, u64 end }; and <build-id>.pym its Python
+ * method tables (finalizer/pymethod-table.h): "PCPYM01\n", str path (the file they were read
+ * from: an extension's names are qualified by its directories), u64 count, then count *
+ * { u64 addr, u32 rank, str name }.
  */
 /*
  * 8: the method tables' lone entries (Cython's functions) and arrays an owner points inside;
@@ -38,6 +42,7 @@
  */
 #define CACHE_MAGIC   "PCSYMC8\n"
 #define RANGES_MAGIC  "PCFDE01\n"
+#define METHODS_MAGIC "PCPYM01\n"
 #define NULL_STR      0xffffffffu
 #define FLAG_INLINE   1u
 #define KIND_RESOLVED 1u
@@ -467,6 +472,34 @@ int sym_cache_store(struct module *m, const struct resolve_opts *o)
 	return ret;
 }
 
+/* <cache_dir>/<build-id>.<ext>: a file of m's build-id beside its .sym. 0 or -ENAMETOOLONG. */
+static int side_path(char *path, size_t size, const struct module *m, const struct resolve_opts *o,
+		     const char *ext)
+{
+	return snprintf(path, size, "%s/%s.%s", o->cache_dir, m->build_id_hex, ext) >= (int)size
+		       ? -ENAMETOOLONG
+		       : 0;
+}
+
+/* Start w as a side file of m's build-id: path filled, its magic written. */
+static int side_begin(struct wbuf *w, char *path, size_t size, const struct module *m,
+		      const struct resolve_opts *o, const char *ext, const char *magic)
+{
+	memset(w, 0, sizeof(*w));
+	w_bytes(w, magic, 8);
+	return side_path(path, size, m, o, ext);
+}
+
+/* Write what w holds as path, and free it. */
+static int side_write(struct wbuf *w, const char *path, const struct module *m,
+		      const struct resolve_opts *o)
+{
+	int ret = w->oom ? -ENOMEM : write_file(o->cache_dir, path, w->p, w->n, m);
+
+	free(w->p);
+	return ret;
+}
+
 int sym_cache_load_ranges(const struct module *m, const struct resolve_opts *o, struct fde_table *t)
 {
 	char path[4096];
@@ -477,9 +510,7 @@ int sym_cache_load_ranges(const struct module *m, const struct resolve_opts *o, 
 	uint8_t *data;
 	size_t size;
 
-	if (snprintf(path, sizeof(path), "%s/%s.fde", o->cache_dir, m->build_id_hex) >=
-		    (int)sizeof(path) ||
-	    read_file(path, &data, &size))
+	if (side_path(path, sizeof(path), m, o, "fde") || read_file(path, &data, &size))
 		return -ENOENT;
 	r = (struct rd){ data + 8, data + size, size < 20 || memcmp(data, RANGES_MAGIC, 8) };
 	source = (uint32_t)rd_u(&r, 4);
@@ -501,23 +532,84 @@ int sym_cache_load_ranges(const struct module *m, const struct resolve_opts *o, 
 int sym_cache_store_ranges(const struct module *m, const struct resolve_opts *o,
 			   const struct fde_table *t)
 {
-	struct wbuf w = { 0 };
+	struct wbuf w;
 	char path[4096];
 	uint64_t count = t->n;
 	size_t i;
-	int ret;
 
-	if (snprintf(path, sizeof(path), "%s/%s.fde", o->cache_dir, m->build_id_hex) >=
-	    (int)sizeof(path))
+	if (side_begin(&w, path, sizeof(path), m, o, "fde", RANGES_MAGIC)) {
+		free(w.p);
 		return -ENAMETOOLONG;
-	w_bytes(&w, RANGES_MAGIC, 8);
+	}
 	w_u32(&w, (uint32_t)t->source);
 	w_bytes(&w, &count, 8);
 	for (i = 0; i < t->n; i++) {
 		w_bytes(&w, &t->v[i].start, 8);
 		w_bytes(&w, &t->v[i].end, 8);
 	}
-	ret = w.oom ? -ENOMEM : write_file(o->cache_dir, path, w.p, w.n, m);
+	return side_write(&w, path, m, o);
+}
+
+int sym_cache_load_methods(const struct module *m, const struct resolve_opts *o,
+			   struct pymethod_table *t)
+{
+	char path[4096];
+	const char *file, *name;
+	uint32_t len, nlen;
+	uint64_t count, i;
+	struct rd r;
+	uint8_t *data;
+	size_t size;
+
+	memset(t, 0, sizeof(*t));
+	if (side_path(path, sizeof(path), m, o, "pym") || read_file(path, &data, &size))
+		return -ENOENT;
+	r = (struct rd){ data + 8, data + size, size < 20 || memcmp(data, METHODS_MAGIC, 8) };
+	file = rd_str(&r, &len);
+	count = rd_u(&r, 8);
+	if (r.bad || !file || len != strlen(m->path) || memcmp(file, m->path, len) ||
+	    count > (size - 20) / 16 || (count && !(t->v = calloc(count, sizeof(*t->v))))) {
+		free(data);
+		return -ENOENT;
+	}
+	t->cap = count;
+	for (i = 0; i < count; i++) {
+		struct pymethod *p = &t->v[i];
+
+		p->addr = rd_u(&r, 8);
+		p->rank = (uint32_t)rd_u(&r, 4);
+		name = rd_str(&r, &nlen);
+		/* sorted by address, one per address, as pymethod_table_load() makes them */
+		if (r.bad || !name || (i && p->addr <= t->v[i - 1].addr) ||
+		    !(p->name = strndup(name, nlen)))
+			break;
+		t->n++;
+	}
+	free(data);
+	if (t->n == count && !r.bad && r.p == r.end)
+		return 0;
+	pymethod_table_release(t);
+	return -ENOENT;
+}
+
+int sym_cache_store_methods(const struct module *m, const struct resolve_opts *o,
+			    const struct pymethod_table *t)
+{
+	struct wbuf w;
+	char path[4096];
+	size_t i;
+	int ret = side_begin(&w, path, sizeof(path), m, o, "pym", METHODS_MAGIC);
+
+	/* the entries after the path they were read from and their count */
+	w_str(&w, m->path);
+	w_bytes(&w, &(uint64_t){ t->n }, 8);
+	for (i = 0; i < t->n; i++) {
+		w_bytes(&w, &t->v[i].addr, 8);
+		w_u32(&w, t->v[i].rank);
+		w_str(&w, t->v[i].name);
+	}
+	if (!ret)
+		return side_write(&w, path, m, o);
 	free(w.p);
 	return ret;
 }

@@ -39,4 +39,17 @@ int sym_cache_load_ranges(const struct module *m, const struct resolve_opts *o,
 int sym_cache_store_ranges(const struct module *m, const struct resolve_opts *o,
 			   const struct fde_table *t);
 
+struct pymethod_table;
+
+/*
+ * The Python method tables (finalizer/pymethod-table.h) of m's build-id read from m->path,
+ * <cache_dir>/<build-id>.pym: 0 (t filled, released by the caller) or -ENOENT (t empty).
+ * Reading them from the file costs a scan of its data (0.1 s for a libpython).
+ */
+int sym_cache_load_methods(const struct module *m, const struct resolve_opts *o,
+			   struct pymethod_table *t);
+/* Save t as m's build-id's method tables. Best effort: 0 or -errno. */
+int sym_cache_store_methods(const struct module *m, const struct resolve_opts *o,
+			    const struct pymethod_table *t);
+
 #endif

@@ -18,6 +18,7 @@ import io
 import json
 import math
 import os
+import resource
 import shutil
 import signal
 import sqlite3
@@ -28,6 +29,9 @@ import time
 
 BUILD = os.environ.get("PCOLLECT_BUILD", "")
 SOURCE = os.environ.get("PCOLLECT_SOURCE", "")
+# PCOLLECT_TEST_CALLS=FILE: each run() appends the test, the CPU and wall seconds it took (the
+# process and its children waited for) and its command to FILE (docs/testing.md)
+CALLS = os.environ.get("PCOLLECT_TEST_CALLS", "")
 
 SKIP = 77
 
@@ -73,12 +77,36 @@ if SANITIZE:
     atexit.register(_sanitizer_reports)
 
 
-# The symbol cache (pfinalize's, finalizer/sym-cache.c): each test a directory of its own,
-# removed at its end, so that no test reads what another (or the user's own runs) cached, nor
-# writes into ~/.cache/pcollect. A test that sets PCOLLECT_CACHE_DIR itself keeps its own.
+# The symbol cache (pfinalize's, finalizer/sym-cache.c), never the user's ~/.cache/pcollect.
+# The tests of one build share one, BUILD/test-cache/<pfinalize's mtime and size> (a new
+# pfinalize, a new cache; the old ones removed), as a user's runs share theirs: libpython's
+# DWARF and a module's method tables are then read once a run, not once a test (0.45 s of CPU
+# a Python result, docs/testing.md). The finalize-* tests, which test that reading, each
+# have a directory of their own, removed at their end, and so does a run without BUILD. A test
+# that sets PCOLLECT_CACHE_DIR itself keeps its own.
+def _cache_dir():
+    name = os.path.basename(sys.argv[0])
+    try:
+        st = os.stat(os.path.join(BUILD, "finalizer", "pfinalize"))
+    except OSError:
+        st = None
+    if st is None or name.startswith("finalize-"):
+        d = tempfile.mkdtemp(prefix="pcollect-cache.")
+        atexit.register(shutil.rmtree, d, ignore_errors=True)
+        return d
+    top = os.path.join(BUILD, "test-cache")
+    key = "%d-%d" % (st.st_mtime_ns, st.st_size)
+    d = os.path.join(top, key)
+    if not os.path.isdir(d):
+        for old in glob.glob(os.path.join(top, "*")):
+            if os.path.basename(old) != key:
+                shutil.rmtree(old, ignore_errors=True)
+        os.makedirs(d, exist_ok=True)
+    return d
+
+
 if "PCOLLECT_CACHE_DIR" not in os.environ:
-    os.environ["PCOLLECT_CACHE_DIR"] = tempfile.mkdtemp(prefix="pcollect-cache.")
-    atexit.register(shutil.rmtree, os.environ["PCOLLECT_CACHE_DIR"], ignore_errors=True)
+    os.environ["PCOLLECT_CACHE_DIR"] = _cache_dir()
 
 
 def tool_env(env=None):
@@ -392,9 +420,18 @@ def run(argv, cwd=None, env=None, timeout=120, stdin=None, preexec_fn=None):
         env = tool_env(env)
     if env:
         e.update(env)
-    return subprocess.run(argv, cwd=cwd, env=e, timeout=timeout, stdin=stdin,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          errors="replace", preexec_fn=preexec_fn)
+    if CALLS:
+        t0, r0 = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    p = subprocess.run(argv, cwd=cwd, env=e, timeout=timeout, stdin=stdin,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       errors="replace", preexec_fn=preexec_fn)
+    if CALLS:
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        with open(CALLS, "a") as f:
+            f.write("%s\t%.3f\t%.3f\t%s\n" % (
+                os.path.basename(sys.argv[0]), r1.ru_utime + r1.ru_stime - r0.ru_utime -
+                r0.ru_stime, time.monotonic() - t0, " ".join(argv)[:300]))
+    return p
 
 
 def run_bounded(argv, timeout, env=None, preexec_fn=None):

@@ -50,3 +50,42 @@ with e.Workdir("finalize-cache") as w:
     paths = module_paths(third, PROG)
     e.check(paths and all(p and p.startswith(third + "/archive/") for p in paths),
             "the third result names its own archive copy (%s)" % paths)
+
+# The Python method tables of a module are kept by build-id too (<build-id>.pym), read
+# from the module's file only when absent: a name edited in the cache file comes back
+# in the next finalization's functions, and a damaged file is read from the module again.
+with e.Workdir("finalize-cache-methods") as w:
+    cache = os.environ["PCOLLECT_CACHE_DIR"]
+    py = w.join("sorts.py")
+    with open(py, "w") as f:
+        f.write("import time\nx = list(range(200000, 0, -1))\n"
+                "end = time.process_time() + 0.3\n"
+                "while time.process_time() < end:\n    sorted(x)\n")
+    res = e.collect(w, "py", ["/usr/bin/python3", py], interval=2, stdout="", finalize=True)
+    want = "{built-in method builtins.sorted}"
+    e.check(want in functions(res), "%s named from the method tables (%s)"
+            % (want, sorted(functions(res))[:20]))
+    pyms = [os.path.join(cache, f) for f in os.listdir(cache) if f.endswith(".pym")]
+    hit = [p for p in pyms if b"builtins.sorted" in open(p, "rb").read()]
+    e.check(len(hit) == 1, "one method-table file names builtins.sorted (%s)" % pyms)
+
+    def again():
+        for f in os.listdir(cache):
+            if f.endswith(".sym"):
+                os.unlink(os.path.join(cache, f))
+        os.unlink(os.path.join(res, "result.db"))
+        e.finalize(res)
+        return functions(res)
+
+    with open(hit[0], "rb") as f:
+        data = f.read()
+    with open(hit[0], "wb") as f:
+        f.write(data.replace(b"builtins.sorted", b"builtins.sortex"))
+    names = again()
+    e.check("{built-in method builtins.sortex}" in names and want not in names,
+            "the second finalization named the method from the cache file")
+    with open(hit[0], "wb") as f:
+        f.write(data[:len(data) // 2])
+    names = again()
+    e.check(want in names, "a damaged cache file is read from the module again")
+    e.check(os.path.getsize(hit[0]) == len(data), "and written again whole")
