@@ -86,16 +86,7 @@ with e.Workdir("own-overhead") as w:
                     interval=1, native=True, finalize=True)
     e.check(res.stdout == "loaded %d libraries, sum %d\n" % (N_BACK, N_BACK),
             "the program's answer")
-    db = e.Db(res)
-    own = prog = burn = 0
-    for _t, sid, _c, _weight, value in db.samples:
-        names = [f["name"] for f in db.stack(sid)]
-        if AGENT in names:
-            own += value
-            continue
-        prog += value
-        if "burn_work" in names or "dlopen" in names:
-            burn += value
+    own, prog, burn = e.Db(res).own_split("burn_work", "dlopen")
     print("back to back: agent %.1f ms, program %.1f ms, burn_work and dlopen %.1f ms" %
           (own / 1e6, prog / 1e6, burn / 1e6))
     e.check(prog and burn >= 0.95 * prog,

@@ -17,23 +17,12 @@ import e2elib as e
 BURN_MS = 300
 DELAY_MS = 100
 MAX_OWN_MS = 30 if e.SANITIZE else 15
-AGENT = "[pcollect agent]"
 
 with e.Workdir("own-start") as w:
     res = e.collect(w, "res", [e.prog("late-thread"), BURN_MS, DELAY_MS], interval=1,
                     native=True, finalize=True)
     e.check(res.stdout == "burnt %d ms\n" % BURN_MS, "the program's answer")
-    db = e.Db(res)
-    own = prog = burn = 0
-    for _t, sid, _c, _weight, value in db.samples:
-        names = [f["name"] for f in db.stack(sid)]
-        if AGENT in names:
-            e.check(names == [AGENT], "the agent's samples are a root of their own (%s)" % names)
-            own += value
-            continue
-        prog += value
-        if "burn_work" in names:
-            burn += value
+    own, prog, burn = e.Db(res).own_split("burn_work")
     print("agent %.1f ms, program %.1f ms, burn_work %.1f ms" %
           (own / 1e6, prog / 1e6, burn / 1e6))
     e.check(prog and burn >= 0.90 * prog,
