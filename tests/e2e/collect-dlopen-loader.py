@@ -7,8 +7,9 @@ the same count in the same function: the constructors (run by the loader, inside
 the calls to mod_value cost the same CPU time. The unwinder cannot run inside the loader (it
 takes the loader's lock), so a sample there is held back and recorded when dlopen returns,
 at the program's call (main > dlopen), with its weight. Checked: the time under dlopen (not
-mod_value) is that under mod_value within 35%; the samples lost as 'busy' are under 10% of
-the run's; the agent's own row stays under 2% of the CPU time; the program's output is as
+mod_value) is 0.75 to 1.5 times that under mod_value (the loader's own work, mapping and
+relocating each library, adds up to 15% here); the samples lost as 'busy' are under 10% of
+the run's; the agent's own row stays under 2% of the CPU time (8% in a sanitizer build); the program's output is as
 without us. Before, each sample inside the loader was lost ('busy'): the constructors were
 missing from the profile, and the agent's share was of what remained."""
 import os
@@ -19,6 +20,9 @@ import e2elib as e
 N = 100
 ITERS = 2400000  # about 3 ms a call here: 300 ms in the constructors, as much in mod_value
 AGENT = "[pcollect agent]"
+# 100 scans of a few microseconds each: a sample or two of 4 ms at most (the agent's code
+# built with the sanitizers runs about 5 times slower)
+MAX_OWN = 0.08 if e.SANITIZE else 0.02
 
 with e.Workdir("dlopen-loader") as w:
     libs = w.join("libs")
@@ -63,10 +67,10 @@ int mod_value(void) { burn(%d); return 1; }
     print("dlopen %.1f ms, mod_value %.1f ms, agent %.1f ms, sampled %.1f ms, lost as busy %d "
           "intervals of %d" % (in_dl / 1e6, in_mod / 1e6, own / 1e6, total / 1e6, busy,
                                busy + weights))
-    e.check(in_mod > 0 and abs(in_dl - in_mod) <= 0.35 * in_mod,
-            "the constructors' time is under dlopen: %.1f ms, mod_value's %.1f ms (within 35%%)"
-            % (in_dl / 1e6, in_mod / 1e6))
+    e.check(in_mod > 0 and 0.75 * in_mod <= in_dl <= 1.5 * in_mod,
+            "the constructors' time is under dlopen: %.1f ms, mod_value's %.1f ms (0.75-1.5 "
+            "times)" % (in_dl / 1e6, in_mod / 1e6))
     e.check(busy <= 0.10 * (busy + weights),
             "%d of %d intervals lost as 'busy' (<= 10%%)" % (busy, busy + weights))
-    e.check(own <= 0.02 * total, "the agent's own time is %.2f%% of the CPU time (<= 2%%)" %
-            (100.0 * own / max(total, 1)))
+    e.check(own <= MAX_OWN * total, "the agent's own time is %.2f%% of the CPU time (<= %.0f%%)"
+            % (100.0 * own / max(total, 1), 100 * MAX_OWN))
