@@ -15,8 +15,9 @@ that same pcollect run. Printed:
   share of perf's samples of the program (comm python3) whose innermost frame of
   libpcollect-agent.so is the agent's own code (not an interposer passing the call on, as
   dlopen does to the loader), split by what it did: its module scan at a dlopen (scan), its
-  start-up (start: its first scan included),
-  the sampling handler, the rest: what the agent cost as seen from outside, in the same runs;
+  start-up (start: its first scan included), the sampling handler, the record of a sample
+  held back in the loader (held: its unwind at dlopen's return), the rest: what the agent
+  cost as seen from outside, in the same runs;
 - the wall and CPU time of pcollect's run against the plain run (paired medians).
 
 usage: bench/dlopen-overhead.py [BUILD_DIR] [ROUNDS] [PYTHON]
@@ -79,7 +80,8 @@ PASS = ("dlopen", "dlmopen", "dlclose", "dl_iterate_phdr", "mmap", "mmap64", "mp
         "agent_mmap", "agent_mmap64", "pthread_create", "read", "sigaction", "pthread_sigmask",
         "sigprocmask", "close", "dup2", "dup3", "pipe2")
 # What the agent was doing, by a function of its on the stack (the first that matches).
-KINDS = (("start", "agent_init"), ("scan", "modules_scan"), ("handler", "on_signal"))
+KINDS = (("start", "agent_init"), ("scan", "modules_scan"), ("handler", "on_signal"),
+         ("held", "agent_dl_return"))
 
 
 def perf_shares(data):
@@ -88,7 +90,7 @@ def perf_shares(data):
     out = subprocess.run(["perf", "script", "-i", data, "-F", "comm,ip,sym,dso"],
                          capture_output=True, text=True).stdout
     total = 0
-    kinds = {k: 0 for k in ("scan", "start", "handler", "other")}
+    kinds = {k: 0 for k in ("scan", "start", "handler", "held", "other")}
     for block in out.split("\n\n"):
         lines = block.strip().splitlines()
         if not lines or lines[0].split()[0] != "python3":

@@ -3,7 +3,9 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <sched.h>
+#include <linux/futex.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/prctl.h>
 
 #include "collector/agent/agent-private.h"
@@ -160,6 +162,7 @@ static void *control_main(void *arg)
 	(void)arg;
 	prctl(PR_SET_NAME, "pcollect-ctl", 0, 0, 0);
 	atomic_store(&running, 1);
+	syscall(SYS_futex, &running, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 	while (!atomic_load(&quit) && agent.active) {
 		uint32_t seq = __atomic_load_n(&agent.data->control_seq, __ATOMIC_ACQUIRE);
 
@@ -191,6 +194,25 @@ static void *control_main(void *arg)
 	agent.control_thread = false;
 	pthread_mutex_unlock(&agent.control_lock);
 	return NULL;
+}
+
+/*
+ * Wait, asleep, for the control thread to run, at most CONTROL_START_NS. The creating thread
+ * is sampled by then: a wait that spun (sched_yield) burnt its CPU time in the agent for as
+ * long as the new thread waited for a CPU, 1-4 ms now and then on a busy machine (most of
+ * the agent's own samples of a Python start with 100 imports).
+ */
+static void control_wait_running(void)
+{
+	uint64_t t0 = agent_now_mono(), spent;
+
+	while (!atomic_load(&running) && (spent = agent_now_mono() - t0) < CONTROL_START_NS) {
+		uint64_t left = CONTROL_START_NS - spent;
+		struct timespec ts = { .tv_sec = (time_t)(left / 1000000000u),
+				       .tv_nsec = (long)(left % 1000000000u) };
+
+		syscall(SYS_futex, &running, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+	}
 }
 
 int agent_control_start(void)
@@ -237,9 +259,7 @@ int agent_control_start(void)
 	 * AddressSanitizer takes no lock around fork): the child's own control thread then
 	 * waited for it forever, and the child obeyed no command.
 	 */
-	for (uint64_t t0 = agent_now_mono();
-	     !atomic_load(&running) && agent_now_mono() - t0 < CONTROL_START_NS;)
-		sched_yield();
+	control_wait_running();
 	agent.control_thread = true;
 	return 0;
 }

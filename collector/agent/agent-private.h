@@ -256,6 +256,9 @@ struct agent_thread {
 	/* Samples not recorded, by enum raw_lost_reason; written as LOST records. */
 	uint64_t lost_count[RAW_LOST_REASON_MAX + 1];
 	uint64_t lost_weight[RAW_LOST_REASON_MAX + 1];
+	/* Intervals sampled inside the loader, recorded at the program's call when it returns
+	   (agent_dl_return()); the handler's and this thread's own, never another's. */
+	uint64_t dl_weight;
 	uint64_t samples;
 	uint64_t looked_samples; /* samples at the control thread's last THREAD_CPU */
 	bool suspended;          /* streams finished for an exec that may still fail */
@@ -802,6 +805,16 @@ int agent_origin_task(const char *arg);
  * none (RAW_REC_ORIGIN).
  */
 uint64_t agent_origin_stack_here(struct agent_thread *t);
+/* The program's stack where it called the agent's outermost interposer (its Python frames
+   too), the interposer's frame kept innermost: where a loader call was made. */
+uint64_t agent_call_stack_here(struct agent_thread *t);
+/*
+ * Back from the loader (dlopen, dlmopen, dlclose, dl_iterate_phdr) in the program's call:
+ * the samples that came inside it, held back (the unwinder may not run there), are recorded
+ * now at the program's call, with their weight: the loader's work, constructors included, is
+ * the program's, never lost and never the agent's.
+ */
+void agent_dl_return(void);
 /* The same, kept per call site: site the return address into the caller (not 0), sp its
    frame there; pc, when not 0, an innermost frame to add (exact). */
 uint64_t agent_origin_stack_at(struct agent_thread *t, uintptr_t pc, uintptr_t site, uintptr_t sp);

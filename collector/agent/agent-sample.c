@@ -205,8 +205,13 @@ static void sample(struct agent_thread *t, uint64_t weight, void *uc, bool own)
 	 * unwinder would take it again (or walk a list being changed): skip the sample.
 	 */
 	if (agent_in_dl && !own) {
-		lost(t, RAW_LOST_BUSY, weight);
+		t->dl_weight += weight;
 		goto out;
+	}
+	/* Held back in a loader call the agent did not see return: this sample takes it. */
+	if (t->dl_weight && !own) {
+		weight += t->dl_weight;
+		t->dl_weight = 0;
 	}
 	now = raw_header_now(&t->hdr);
 	if (own) {
@@ -240,6 +245,30 @@ static void sample(struct agent_thread *t, uint64_t weight, void *uc, bool own)
 	agent_account(t);
 out:
 	atomic_store_explicit(&t->busy, 0, memory_order_release);
+}
+
+void agent_dl_return(void)
+{
+	struct agent_thread *t = agent_self;
+	uint64_t weight, id;
+	sigset_t old;
+
+	if (agent_in_dl || !t || !t->dl_weight)
+		return;
+	agent_in_agent++; /* the unwind and the record are ours: a sample meanwhile is our own */
+	weight = t->dl_weight;
+	t->dl_weight = 0;
+	id = agent_call_stack_here(t);
+	if (agent_wait_writer_take(t, &old)) {
+		if (!id || raw_writer_sample(&t->w, raw_header_now(&t->hdr), id, weight))
+			write_failed(t, weight);
+		else
+			t->samples++;
+		agent_wait_writer_give(t, &old);
+	} else {
+		lost(t, RAW_LOST_BUSY, weight);
+	}
+	agent_in_agent--;
 }
 
 /* A delivery of our signal that is not one of our timers: do what the program asked. */

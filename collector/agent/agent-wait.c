@@ -255,6 +255,14 @@ uint64_t agent_origin_stack_at(struct agent_thread *t, uintptr_t pc, uintptr_t s
 				site, sp);
 }
 
+uint64_t agent_call_stack_here(struct agent_thread *t)
+{
+	return stack_here_taken(t, 0, true,
+				atomic_load_explicit(&t->py, memory_order_relaxed) &&
+					pyagent_active(),
+				0, 0);
+}
+
 uint64_t agent_origin_stack_here(struct agent_thread *t)
 {
 	return agent_origin_stack_at(t, 0, 0, 0);

@@ -829,6 +829,22 @@ class Db:
                          "JOIN metrics m ON m.id = s.metric_id AND m.name = 'CPU Time'")
         self._cache = {}
 
+    def own_split(self, *names):
+        """CPU time (ns) of the agent's own samples, of the program's, and of the program's
+        whose stack holds a function of names; the agent's must be a root of their own."""
+        own = prog = hit = 0
+        for _t, sid, _c, _weight, value in self.samples:
+            frames = [f["name"] for f in self.stack(sid)]
+            if "[pcollect agent]" in frames:
+                check(frames == ["[pcollect agent]"],
+                      "the agent's samples are a root of their own (%s)" % frames)
+                own += value
+                continue
+            prog += value
+            if any(n in frames for n in names):
+                hit += value
+        return own, prog, hit
+
     def stack(self, sid):
         """Frames of a stack, outermost first."""
         if sid in self._cache:
