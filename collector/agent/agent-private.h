@@ -814,7 +814,14 @@ uint64_t agent_call_stack_here(struct agent_thread *t);
  * now at the program's call, with their weight: the loader's work, constructors included, is
  * the program's, never lost and never the agent's.
  */
-void agent_dl_return(void);
+void agent_dl_record(void);
+/* What every loader wrapper calls as it returns: cheap, and safe before a sanitizer runtime is
+   ready (AddressSanitizer's start calls dl_iterate_phdr before its shadow memory exists). */
+static inline AGENT_EARLY void agent_dl_return(void)
+{
+	if (!agent_in_dl && agent_self && agent_self->dl_weight)
+		agent_dl_record();
+}
 /* The same, kept per call site: site the return address into the caller (not 0), sp its
    frame there; pc, when not 0, an innermost frame to add (exact). */
 uint64_t agent_origin_stack_at(struct agent_thread *t, uintptr_t pc, uintptr_t site, uintptr_t sp);

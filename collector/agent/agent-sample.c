@@ -247,7 +247,7 @@ out:
 	atomic_store_explicit(&t->busy, 0, memory_order_release);
 }
 
-void agent_dl_return(void)
+void agent_dl_record(void)
 {
 	struct agent_thread *t = agent_self;
 	uint64_t weight, id;
