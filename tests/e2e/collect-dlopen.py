@@ -100,7 +100,7 @@ with e.Workdir("dlopen") as w:
     copy = w.join("libdl-work-copy.so")
     shutil.copy(lib, copy)
     res = e.collect(w, "res-again", [e.prog("dlopen-work"), lib, copy], interval=2,
-                    native=True, finalize=True)
+                    stdout="done\n", finalize=True)  # dlopen-work.c's output
     streams = e.load_streams(res)
     loads = {rec["path"]: rec for s in streams for rec in s.of_type("module_load")}
     e.check(lib in loads and copy in loads, "both libraries' MODULE_LOAD recorded")

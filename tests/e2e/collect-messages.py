@@ -26,7 +26,7 @@ def fsize_limit():
 
 
 def file_size_limit(w):
-    res = e.collect(w, "fsize", [e.prog("exit-code"), "3"], native=True,
+    res = e.collect(w, "fsize", [e.prog("exit-code"), "3"], code=3, stdout="",
                     finalization="full", preexec_fn=fsize_limit)
     e.check("File too large" in res.stderr and "disk I/O error" not in res.stderr,
             "ulimit -f 64: finalization says File too large (%s)" % res.stderr.strip())

@@ -107,9 +107,10 @@ def running(w):
 
 
 with e.Workdir("messages") as w:
-    # A run to damage and to edit.
+    # A run to damage and to edit. What the programs below print alone is known (cpu-split.c,
+    # crash.c, fsize-work.c): they are not run a second time to learn it.
     base = e.collect(w, "base", [e.prog("cpu-split"), "1", "20"], finalization="full",
-                     quiet=False, native=True)
+                     quiet=False, stdout="rounds=1\n")
 
     # ---- no samples: damage, a crash before the first sample, a short run ----------------
     dmg = w.join("damaged")
@@ -122,11 +123,11 @@ with e.Workdir("messages") as w:
     empty_says(dmg, "every chunk damaged", "raw streams could not be read",
                "checksum mismatch")
     res = e.collect(w, "abort", [e.prog("crash"), "abort", "0"], finalization="full",
-                    interval=100, quiet=False, native=True)
+                    interval=100, quiet=False, code=128 + signal.SIGABRT, stdout="worked\n")
     empty_says(res, "abort before the first sample", "died of signal 6",
                "before its first sample")
     res = e.collect(w, "short", [e.prog("cpu-split"), "1", "0.1"], finalization="full",
-                    interval=50, quiet=False, native=True)
+                    interval=50, quiet=False, stdout="rounds=1\n")
     empty_says(res, "5 ms of CPU at 50 ms", "less than one sampling interval (50 ms)",
                "-knob sampling-interval")
 
@@ -135,7 +136,7 @@ with e.Workdir("messages") as w:
     # (0.33 s of CPU time on a quiet machine), and the rest of 0.8 s is lost to it
     res = e.collect(w, "data-limit", [e.prog("fsize-work"), w.join("out"), "800"],
                     interval=1, options=["-data-limit", "0.03125", "-knob", "stack-depth=1024"],
-                    finalization="full", quiet=False, native=True)
+                    finalization="full", quiet=False, stdout="file=%d\ndone\n" % (64 * 1024))
     e.check(re.search(r"lost: +\d+ samples \([0-9.]+ s of CPU time\), data-limit", res.stderr)
             and "came late" not in res.stderr and "undersampled" not in res.stderr,
             "data limit: pfinalize counts the samples it stopped, blames no clock: %s"

@@ -56,20 +56,19 @@ def same(page, csv, col):
 
 def main():
     abi = sys.argv[1] if len(sys.argv) > 1 else "openmpi"
-    launcher = mpilib.launcher(abi)
+    mpilib.launcher(abi)  # skips where this MPI is not installed
     mpilib.shim(abi)
     prog = mpilib.built(os.path.join("tests", "progs", "mpi-job-" + abi),
                         "no %s development files at build time" % abi,
                         mpilib.PACKAGES[abi].split())
     target = [prog, str(UNIT_MS), str(ROUNDS), str(IDLE)]
     with e.Workdir("mpi-html") as w:
-        alone = e.run([launcher] + (["--oversubscribe"] if abi == "openmpi" else []) +
-                      ["-np", str(RANKS)] + target, env=mpilib.mpi_vars(abi), timeout=120)
         res = w.join("res")
         cp = mpilib.job(abi, NODES, 2, res, target,
                         options=["-knob", "sampling-interval=%d" % INTERVAL_MS])
-        e.check(alone.returncode == 0 and sorted(cp.stdout.splitlines()) ==
-                sorted(alone.stdout.splitlines()) ==
+        # What the ranks print without pcollect is known (mpi-job.c): the job is not run
+        # alone first to learn it.
+        e.check(sorted(cp.stdout.splitlines()) ==
                 ["rank %d of 4 done, sum 6" % r for r in range(RANKS)],
                 "every rank ran to its end, printing as without pcollect (%r)" % cp.stdout)
         e.finalize(res, ("-quiet", "-j", "2"))

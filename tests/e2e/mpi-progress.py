@@ -58,21 +58,17 @@ def main():
     if len(sys.argv) != 2 or sys.argv[1] not in mpilib.ABIS:
         e.fail("usage: mpi-progress.py mpich|openmpi")
     abi = sys.argv[1]
-    launcher = mpilib.launcher(abi)
+    mpilib.launcher(abi)  # skips where this MPI is not installed
     prog = mpilib.built(os.path.join("tests", "progs", "mpi-wait-" + abi),
                         "no %s headers at build time" % abi, mpilib.PACKAGES[abi].split())
     with e.Workdir("mpi-progress-" + abi) as w:
-        argv = [launcher] + (["--oversubscribe"] if abi == "openmpi" else []) + \
-            ["-np", "2", prog, w.path]
-        alone = e.run(argv, env=e.tool_env(mpilib.mpi_vars(abi)), timeout=60)
-        e.check(alone.returncode == 0, "%s: the job alone exits 0 (%s)" % (
-            abi, alone.stderr[-1500:]))
         res = w.join("res")
         cp = mpilib.job(abi, [NODE], 2, res, [prog, w.path],
                         options=["-knob", "sampling-interval=1"], timeout=60)
-        e.check(sorted(cp.stdout.splitlines()) == sorted(alone.stdout.splitlines()),
-                "%s: the job's output is the same under pcollect (%r, alone %r)" % (
-                    abi, cp.stdout, alone.stdout))
+        # What the ranks print alone is known (mpi-wait.c: the double rank 0 sends, 1.5):
+        # the job is not run alone first to learn it.
+        e.check(sorted(cp.stdout.splitlines()) == ["rank 0: x=1.5", "rank 1: x=1.5"],
+                "%s: the job's output is the same under pcollect (%r)" % (abi, cp.stdout))
         e.finalize(res)
         part = res + "." + NODE
         k = {}

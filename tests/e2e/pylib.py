@@ -57,14 +57,20 @@ def program(name):
     return path
 
 
-def collect_stitched(w, name, unit_ms):
+def collect_stitched(w, name, unit_ms, stdout):
     """Run tests/progs/python/NAME (UNIT_MS FIGURES: it writes its threads' measured CPU
-    seconds as JSON to FIGURES) at 1 ms with native frames, and finalize. Returns the
-    figures, the result's sampled statistics and its -stitch top-down paths {path: ns}."""
+    seconds as JSON to FIGURES) at 1 ms with native frames, and finalize; it must exit 0 and
+    print stdout: its known output, or None for what it prints alone with UNIT_MS 0 (its
+    output is the same for every UNIT_MS, but not known from its source: a traceback through
+    the standard library's functions; a run with no work costs little besides the start).
+    Returns the figures, the result's sampled statistics and its -stitch top-down paths
+    {path: ns}."""
     python = interpreter(label_arg())
     figures = w.join("cpu.json")
+    if stdout is None:
+        stdout = e.run_ok([python, program(name), 0, w.join("alone.json")]).stdout
     res = e.collect(w, "res", [python, program(name), unit_ms, figures], interval=1,
-                    native=True, finalize=True)
+                    stdout=stdout, finalize=True)
     with open(figures) as f:
         cpu = json.load(f)
     return res, cpu, e.db_sampled(res), e.topdown_paths(res, "-stitch")

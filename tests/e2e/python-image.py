@@ -48,9 +48,9 @@ def main():
             f.write(LAUNCH)
         with open(burn, "w") as f:
             f.write(BURN)
+        # Its output is known (BURN): it is not run alone first to learn it.
         res = e.collect(w, "res", [PY, launch, w.join("python3.11-copy"), burn], interval=2,
-                        native=True, finalize=True)
-        e.check(res.stdout == "burned %d ms\n" % MS, "the program's answer (%r)" % res.stdout)
+                        stdout="burned %d ms\n" % MS, finalize=True)
         hs = {r["Function"]: e.secs(r, "CPU Time:Total") for r in
               e.rows(res, "-view", "hotspots")}
         e.check("py_burn" in hs, "py_burn is seen in the interpreter run from a deleted file "

@@ -32,7 +32,8 @@ def main():
     with e.Workdir("py-names") as w:
         out = w.join("names.json")
         res = e.collect(w, "res", [python, pylib.program("names.py"), out, UNIT_MS],
-                        analysis="threading", interval=1, finalize=True, native=True)
+                        analysis="threading", interval=1, finalize=True,
+                        stdout="done: 12 threads named\n")  # 10 workers, renamed, main
         with open(out) as f:
             ref = json.load(f)
         want = ["MainThread", RENAMED] + ["CustomThreadName-%d" % i for i in range(10)]

@@ -22,14 +22,11 @@ BUDGET_MS = 300
 def main():
     python = pylib.interpreter(pylib.label_arg())
     with e.Workdir("py-pool") as w:
-        alone = w.join("alone.json")
         out = w.join("tasks.json")
-        ref = e.run_ok([python, pylib.program("pool.py"), alone, BUDGET_MS])
-        e.check(ref.stdout == "pool: 2 tasks done\n", "pool.py alone: %r" % ref.stdout)
+        # What pool.py prints alone is known: it is not run alone first (its workers' burn).
         res = e.collect(w, "res", [python, pylib.program("pool.py"), out, BUDGET_MS],
-                        stdout=ref.stdout, code=0, finalize=True)
-        e.check(os.path.getsize(alone) > 0 and os.path.getsize(out) > 0,
-                "pool.py wrote its figures with and without the collector")
+                        stdout="pool: 2 tasks done\n", code=0, finalize=True)
+        e.check(os.path.getsize(out) > 0, "pool.py wrote its figures under the collector")
         with open(out) as f:
             tasks = json.load(f)["tasks"]
         interval = int(e.db_rows(res, "SELECT value FROM meta WHERE key = "

@@ -18,7 +18,8 @@ UNIT_MS = 100
 
 def main():
     with e.Workdir("py-stitch") as w:
-        res, cpu, stats, st = pylib.collect_stitched(w, "stitch.py", UNIT_MS)
+        res, cpu, stats, st = pylib.collect_stitched(w, "stitch.py", UNIT_MS,
+                                                     "pool, threads, own\n")
         top = ("<module>", "main")
         for part, fn in (("pool", "start_pool"), ("threads", "start_threads"), ("own", "own")):
             e.check_time(stats, st.get(top + (fn,), 0), cpu[part] * 1e9,

@@ -87,7 +87,7 @@ def part_source(w):
         f.writelines("%s line %d\n" % (CANARY, i) for i in range(1, 80))
     os.chmod(secret, 0o600)  # root's: nobody cannot read it, root can
 
-    own = e.collect(w, "own", [prog, "once", "40"], native=True, finalize=True)
+    own = e.collect(w, "own", [prog, "once", "40"], stdout="", finalize=True)
     text = source_outputs(w, own, "own")
     e.check("burn:medium" in text, "own result: its source read where the build left it")
 
@@ -179,7 +179,7 @@ def sha(path):
 
 def part_schema(w):
     prog = e.prog("report-split")
-    own = e.collect(w, "own", [prog, "once", "40"], native=True, finalize=True)
+    own = e.collect(w, "own", [prog, "once", "40"], stdout="", finalize=True)
     for tag, sql, word in HOSTILE_SCHEMAS:
         res = w.join(tag)
         shutil.copytree(own, res)
@@ -201,7 +201,7 @@ def part_output(w):
         e.skip("needs root: the link is made by 'nobody'")
     os.chmod(w.path, 0o711)
     prog = e.prog("report-split")
-    own = e.collect(w, "own", [prog, "once", "40"], native=True, finalize=True)
+    own = e.collect(w, "own", [prog, "once", "40"], stdout="", finalize=True)
     victim = w.join("victim")
     with open(victim, "w") as f:
         f.write("root's own file\n")
