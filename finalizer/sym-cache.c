@@ -40,8 +40,10 @@
  * named; 4: no paths into a result's archive; 3: FDE ranges; 2: source paths cleaned, DWARF 5
  * file 0
  */
-#define CACHE_MAGIC   "PCSYMC8\n"
-#define RANGES_MAGIC  "PCFDE01\n"
+#define CACHE_MAGIC  "PCSYMC8\n"
+#define RANGES_MAGIC "PCFDE01\n"
+/* a change to how finalizer/pymethod-table.c reads or names the tables bumps it, as it bumps
+   CACHE_MAGIC for the .sym files (whose frames hold those names) */
 #define METHODS_MAGIC "PCPYM01\n"
 #define NULL_STR      0xffffffffu
 #define FLAG_INLINE   1u
@@ -597,19 +599,19 @@ int sym_cache_store_methods(const struct module *m, const struct resolve_opts *o
 {
 	struct wbuf w;
 	char path[4096];
+	uint64_t count = t->n;
 	size_t i;
-	int ret = side_begin(&w, path, sizeof(path), m, o, "pym", METHODS_MAGIC);
 
-	/* the entries after the path they were read from and their count */
+	if (side_begin(&w, path, sizeof(path), m, o, "pym", METHODS_MAGIC)) {
+		free(w.p);
+		return -ENAMETOOLONG;
+	}
 	w_str(&w, m->path);
-	w_bytes(&w, &(uint64_t){ t->n }, 8);
+	w_bytes(&w, &count, 8);
 	for (i = 0; i < t->n; i++) {
 		w_bytes(&w, &t->v[i].addr, 8);
 		w_u32(&w, t->v[i].rank);
 		w_str(&w, t->v[i].name);
 	}
-	if (!ret)
-		return side_write(&w, path, m, o);
-	free(w.p);
-	return ret;
+	return side_write(&w, path, m, o);
 }

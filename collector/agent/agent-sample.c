@@ -253,11 +253,13 @@ void agent_dl_record(void)
 	uint64_t weight, id;
 	sigset_t old;
 
-	if (agent_in_dl || !t || !t->dl_weight)
-		return;
 	agent_in_agent++; /* the unwind and the record are ours: a sample meanwhile is our own */
+	/* read after that: a sample of the program's between agent_dl_return()'s look and here
+	   took the weight with it */
 	weight = t->dl_weight;
 	t->dl_weight = 0;
+	if (!weight)
+		goto out;
 	id = agent_call_stack_here(t);
 	if (agent_wait_writer_take(t, &old)) {
 		if (!id || raw_writer_sample(&t->w, raw_header_now(&t->hdr), id, weight))
@@ -268,6 +270,7 @@ void agent_dl_record(void)
 	} else {
 		lost(t, RAW_LOST_BUSY, weight);
 	}
+out:
 	agent_in_agent--;
 }
 
