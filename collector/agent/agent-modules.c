@@ -560,7 +560,7 @@ AGENT_EXPORT void *dlopen(const char *file, int mode)
 	agent_in_dl++;
 	h = agent_real.dlopen(file, mode);
 	agent_in_dl--;
-	agent_dl_return();
+	agent_dl_return(agent_real.dlopen);
 	if (h && agent.active)
 		modules_scan(false);
 	return h;
@@ -575,7 +575,7 @@ AGENT_EXPORT void *dlmopen(Lmid_t lmid, const char *file, int mode)
 	agent_in_dl++;
 	h = agent_real.dlmopen(lmid, file, mode);
 	agent_in_dl--;
-	agent_dl_return();
+	agent_dl_return(agent_real.dlmopen);
 	if (h && agent.active)
 		modules_scan(false);
 	return h;
@@ -595,7 +595,7 @@ AGENT_EXPORT int dlclose(void *handle)
 		unw_flush_cache(unw_local_addr_space, 0, 0);
 		modules_scan(false);
 	}
-	agent_dl_return();
+	agent_dl_return(agent_real.dlclose);
 	return ret;
 }
 
@@ -609,7 +609,7 @@ AGENT_EXPORT AGENT_EARLY int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, si
 	agent_in_dl++;
 	ret = agent_real.dl_iterate_phdr(cb, data);
 	agent_in_dl--;
-	agent_dl_return();
+	agent_dl_return(agent_real.dl_iterate_phdr);
 	return ret;
 }
 

@@ -806,22 +806,27 @@ int agent_origin_task(const char *arg);
  */
 uint64_t agent_origin_stack_here(struct agent_thread *t);
 /* The program's stack where it called the agent's outermost interposer (its Python frames
-   too), the interposer's frame kept innermost: where a loader call was made. */
-uint64_t agent_call_stack_here(struct agent_thread *t);
+   too), with pc (the function the interposer stands for: the C library's dlopen) innermost
+   in place of the interposer's frame: the program's call, never a function of ours. */
+uint64_t agent_call_stack_here(struct agent_thread *t, uintptr_t pc);
 /*
  * Back from the loader (dlopen, dlmopen, dlclose, dl_iterate_phdr) in the program's call:
  * the samples that came inside it, held back (the unwinder may not run there), are recorded
  * now at the program's call, with their weight: the loader's work, constructors included, is
  * the program's, never lost and never the agent's.
  */
-void agent_dl_record(void);
-/* What every loader wrapper calls as it returns: cheap, and safe before a sanitizer runtime is
-   ready (AddressSanitizer's start calls dl_iterate_phdr before its shadow memory exists). */
-static inline AGENT_EARLY void agent_dl_return(void)
-{
-	if (!agent_in_dl && agent_self && agent_self->dl_weight)
-		agent_dl_record();
-}
+void agent_dl_record(uintptr_t real);
+/*
+ * What every loader wrapper does as it returns, real the function it stands for (the
+ * samples' innermost frame: dlopen, as the program called it and as perf shows the loader's
+ * time, in the C library's module, not ours): cheap, and safe before a sanitizer runtime is
+ * ready (AddressSanitizer's start calls dl_iterate_phdr before its shadow memory exists).
+ */
+#define agent_dl_return(real)                                                                      \
+	do {                                                                                       \
+		if (!agent_in_dl && agent_self && agent_self->dl_weight)                           \
+			agent_dl_record((uintptr_t)(real));                                        \
+	} while (0)
 /* The same, kept per call site: site the return address into the caller (not 0), sp its
    frame there; pc, when not 0, an innermost frame to add (exact). */
 uint64_t agent_origin_stack_at(struct agent_thread *t, uintptr_t pc, uintptr_t site, uintptr_t sp);

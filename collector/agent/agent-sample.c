@@ -247,7 +247,7 @@ out:
 	atomic_store_explicit(&t->busy, 0, memory_order_release);
 }
 
-void agent_dl_record(void)
+void agent_dl_record(uintptr_t real)
 {
 	struct agent_thread *t = agent_self;
 	uint64_t weight, id;
@@ -260,7 +260,7 @@ void agent_dl_record(void)
 	t->dl_weight = 0;
 	if (!weight)
 		goto out;
-	id = agent_call_stack_here(t);
+	id = agent_call_stack_here(t, real);
 	if (agent_wait_writer_take(t, &old)) {
 		if (!id || raw_writer_sample(&t->w, raw_header_now(&t->hdr), id, weight))
 			write_failed(t, weight);

@@ -255,9 +255,9 @@ uint64_t agent_origin_stack_at(struct agent_thread *t, uintptr_t pc, uintptr_t s
 				site, sp);
 }
 
-uint64_t agent_call_stack_here(struct agent_thread *t)
+uint64_t agent_call_stack_here(struct agent_thread *t, uintptr_t pc)
 {
-	return stack_here_taken(t, 0, true,
+	return stack_here_taken(t, pc, false,
 				atomic_load_explicit(&t->py, memory_order_relaxed) &&
 					pyagent_active(),
 				0, 0);

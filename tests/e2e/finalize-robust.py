@@ -6,6 +6,7 @@ previous database in place."""
 import os
 import signal
 import sqlite3
+import struct
 import subprocess
 import time
 
@@ -32,9 +33,24 @@ with e.Workdir("fin-robust") as w:
     full = e.db_rows(res, "SELECT SUM(count) FROM samples")[0][0]
     streams = [os.path.join(res, "raw", s) for s in os.listdir(os.path.join(res, "raw"))]
     big = max(streams, key=os.path.getsize)
-    size = os.path.getsize(big)
+    # Cut in the middle of the stream's largest chunk, its samples (docs/raw-format.md: chunk
+    # headers of 24 bytes, magic then size, on 8-byte boundaries after the file header). Not
+    # the file's last bytes: the last chunk may be a short one without samples (the thread's
+    # end, closed apart), and cutting it loses none.
+    with open(big, "rb") as fh:
+        data = fh.read()
+    chunks, off = [], struct.unpack_from("<H", data, 14)[0]
+    while off + 24 <= len(data):
+        magic, size = struct.unpack_from("<II", data, off)
+        if magic != 0x4b484350:
+            off += 8
+            continue
+        chunks.append((size, off))
+        off += (24 + size + 7) // 8 * 8
+    e.check(chunks, "the stream %s has chunks" % big)
+    size, at = max(chunks)
     with open(big, "r+b") as fh:
-        fh.truncate(size - 7)
+        fh.truncate(at + 24 + size // 2)
     f = e.pfinalize(res)
     e.check(f.returncode == 0, "pfinalize of a cut stream exits 0")
     print(f.stderr)
