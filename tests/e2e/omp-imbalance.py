@@ -8,8 +8,9 @@ processor at every turn, which makes a CPU-time timer's signals come late). The 
 CPU Time in the region less its Spin Time), the imbalance (slowest - mean) / slowest, and
 the Spin Time of the waiting thread is the CPU time it measured while it waited; all within
 the sampling tolerance of e2elib.Sampled. Where the agent records the region (OMPT), the
-section comes from the records: the Region Time and each thread's wait at the barrier within
-5% + 3 ms of what the program measured, and the imbalance of those within 5 points."""
+section comes from the records: each thread's wait at the barrier within 5% + 3 ms of what
+the program measured, the Region Time between the slower thread's work and the program's wall
+around the region, and the imbalance of those within 3 points."""
 import os
 import sys
 
@@ -50,19 +51,24 @@ def main():
                 e.check(abs(got - want) <= 0.05 * want + 3000000,
                         "%s: thread %d waited %.1f ms at the barrier (program: %.1f ms)" % (
                             runtime, i, got / 1e6, want / 1e6))
-            # The imbalance of the records' busy times (the region's time less each
-            # thread's wait), from the program's own region wall and waits. Not from the
-            # threads' work walls: on a loaded machine the worker starts its work late (the
-            # runtime starts it in the region), and the region's time holds that start.
-            region = k["region_ns"]
-            bt = [region - k["thread%d_wait_ns" % i] for i in (0, 1)]
+            # The region's time as recorded (the runtime's begin and end of the region):
+            # within the program's wall around the fork and join (which also holds the
+            # runtime's first start of its threads, before the region begins: 200 ms on a
+            # loaded machine), and at least the slower thread's work.
+            d = e.ns(val["Region Time"])
+            ww = max(k["thread0_work_wall_ns"], k["thread1_work_wall_ns"])
+            e.check(ww - 3000000 <= d <= k["region_ns"] + 3000000,
+                    "%s: Region Time %.1f ms, between the slower thread's work (%.1f ms) and "
+                    "the program's wall around the region (%.1f ms)"
+                    % (runtime, d / 1e6, ww / 1e6, k["region_ns"] / 1e6))
+            # The imbalance of the busy times (the region's time less each thread's wait),
+            # the waits the program measured. Not from the threads' work walls: on a loaded
+            # machine the worker starts its work late, and the region holds that start.
+            bt = [d - k["thread%d_wait_ns" % i] for i in (0, 1)]
             want = 100.0 * (max(bt) - sum(bt) / 2) / max(bt)
-            e.check(abs(float(val["Imbalance"]) - want) <= 5.0,
-                    "%s: imbalance %s%% (the program's: %.1f%%, its region %.1f ms)"
-                    % (runtime, val["Imbalance"], want, region / 1e6))
-            e.check(abs(e.ns(val["Region Time"]) - region) <= 0.05 * region + 3000000,
-                    "%s: Region Time %s (the program's wall around it: %.1f ms)"
-                    % (runtime, val["Region Time"], region / 1e6))
+            e.check(abs(float(val["Imbalance"]) - want) <= 3.0,
+                    "%s: imbalance %s%% (of the program's waits: %.1f%%)"
+                    % (runtime, val["Imbalance"], want))
         else:
             # From the CPU samples: busy = CPU Time in the region less its Spin Time.
             tol = []
