@@ -24,10 +24,10 @@ static long long clock_ns(clockid_t c)
  * Each thread notes its work in CPU time (busy), the wall time it began and ended it, and
  * its CPU clock; once the region is over, the main thread reads, per thread, the wall time
  * from the end of its work to the end of the region (its wait in the implicit barrier) and
- * the CPU time it used meanwhile (spinning, with OMP_WAIT_POLICY=active); and the region's
- * wall time, from just before the fork to just after the join (the runtime's start of its
- * threads included: on a loaded machine the worker may start its work well after the
- * region began). Printed as thread<i>_<what>=<ns> and region_ns=<ns> for
+ * the CPU time it used meanwhile (spinning, with OMP_WAIT_POLICY=active); and the wall time
+ * from just before the fork to just after the join, which holds the region as the runtime
+ * records it and, before it, the runtime's first start of its threads (200 ms on a loaded
+ * machine). Printed as thread<i>_<what>=<ns> and region_ns=<ns> for
  * tests/e2e/omp-imbalance.py.
  */
 int main(void)
