@@ -12,15 +12,16 @@ import re
 import e2elib as e
 import pylib
 
-ROUNDS = 1500
+ROUNDS = 1000
 
 
 def main():
     python = pylib.interpreter(pylib.label_arg())
     with e.Workdir("py-churn") as w:
         times = w.join("times.txt")
-        # 1,500 rounds (3,000 before: the same checks, half the time): each round's function is a new code object,
-        # most at a dropped one's address; the evidence is a share of the samples, not a count
+        # 1,000 rounds (3,000, then 1,500 before: the same checks, a third of the time): each
+        # round's function is a new code object, most at a dropped one's address; the evidence
+        # is a share of the samples, not a count
         res = e.collect(w, "res", [python, pylib.program("churn.py"), times, ROUNDS, 10000],
                         interval=1, finalize=True)
         windows = {}

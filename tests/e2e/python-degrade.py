@@ -13,7 +13,7 @@ import e2elib as e
 import pylib
 
 LIB = os.path.join(e.BUILD, "tests", "progs", "libpyburn.so")
-MS = 300  # each phase's CPU time
+MS = 200  # each phase's CPU time
 
 
 def in_window(db, window, tid):

@@ -18,7 +18,7 @@ import json
 import e2elib as e
 import pylib
 
-SCALE = 0.8
+SCALE = 0.5
 CALLBACK_NS = 5000  # a collection's two callbacks, their own CPU time, at most
 
 

@@ -19,7 +19,7 @@ def main():
     a, b = e.source_line(src, "# LOOP-A"), e.source_line(src, "# LOOP-B")
     c = e.source_line(src, "# LOOP-C")
     with e.Workdir("py-lines") as w:
-        res = e.collect(w, "res", [python, src, 60], interval=1, finalize=True)
+        res = e.collect(w, "res", [python, src, 40], interval=1, finalize=True)
 
         hl = e.rows(res, "-view", "hotspots", "-group-by", "source-line")
         by_line = {}

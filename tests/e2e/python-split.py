@@ -18,7 +18,7 @@ def main():
     python = pylib.interpreter(label)
     src = pylib.program("split.py")
     with e.Workdir("py-split") as w:
-        res = e.collect(w, "res", [python, src, 30], interval=1, finalize=True)
+        res = e.collect(w, "res", [python, src, 20], interval=1, finalize=True)
         out = res.stdout
         e.check(out.strip().isdigit(), "split.py ran to its end under pcollect")
 
