@@ -20,10 +20,12 @@ PFINALIZE = e2elib.tool("pfinalize")
 
 
 def collect_node(w, node):
-    """cpu-split as the one rank of a job on node: its part, res.NODE."""
+    """cpu-split as the one rank of a job on node: its part, res.NODE. One round of 40 ms
+    units (0.4 s; work_ten's phase is 4 intervals, sampled systematically): what is checked
+    here is the command line, not the split."""
     env = {"SLURM_JOB_ID": "5151", "SLURM_STEP_ID": "0", "SLURM_PROCID": "0",
            "PCOLLECT_HOSTNAME": node}
-    e2elib.collect(w, "res", [e2elib.prog("cpu-split")], env=env, cwd=w.path)
+    e2elib.collect(w, "res", [e2elib.prog("cpu-split"), "1", "40"], env=env, cwd=w.path)
     return w.join("res." + node)
 
 
@@ -129,7 +131,7 @@ def main():
         con.close()
         e2elib.check(m.get("search_dirs") == moved and m.get("source_search_dirs") == srcdir,
                      "bin:=DIR searches binaries, src:=DIR is a source directory")
-        r = e2elib.pcollect([prog], result=w.join("typed"), finalization="full",
+        r = e2elib.pcollect([prog, "1", "10"], result=w.join("typed"), finalization="full",
                             options=["-search-dir", "all:=" + moved])
         e2elib.check(r.returncode == 0 and os.path.exists(w.join("typed", "result.db")),
                      "pcollect -search-dir all:=DIR collects and finalizes")
