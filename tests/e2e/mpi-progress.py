@@ -10,8 +10,8 @@ MPIs' default). The libraries (libmpich, libucp/libuct; libopen-pal, mca_btl_vad
 stripped of their local symbols: their progress loop was func@0x... under MPI_Recv (MPICH's
 from its first frame in, Open MPI's inside its named opal_progress). Known answers, the CPU
 times each rank measured: under rank 1's MPI_Recv (PMPI_Recv) is "[MPI progress]", and the
-progress loop ("[MPI progress]" or opal_progress, the outermost) has all the call's CPU
-time; no func@ frame lies under MPI_Recv (2% of it at most); rank 0's compute() holds its
+progress loop ("[MPI progress]" or opal_progress, the outermost, and Open MPI's wait around
+it) has all the call's CPU time; no func@ frame lies under MPI_Recv (2% of it at most); rank 0's compute() holds its
 own; the split between rank 1's wait and rank 0's compute is the measured one. Times within
 e2elib.Sampled's tolerance. MPI_Init's unnamed code is not progress. The job's output and
 exit code are the same with and without pcollect."""
@@ -26,6 +26,10 @@ NODE = "nodeA"
 PROGRESS = "[MPI progress]"
 LOOPS = (PROGRESS, "opal_progress", "ucp_worker_progress", "opal_progress@plt",
          "ucp_worker_progress@plt")
+# Open MPI's receive waits in a loop of its own around opal_progress(), inlined into the
+# PML's function (ompi_request_wait_completion): its self time is that loop's (36 ms of
+# 411 in a run on a loaded machine).
+WAITS = ("mca_pml_ob1_recv",)
 
 
 def subtree(td, at):
@@ -88,7 +92,8 @@ def main():
         below = subtree(td, at[0])
         names = sorted(set(x["Function Stack"] for x in below))
         e.check(PROGRESS in names, "%s: under MPI_Recv is '%s' (%s)" % (abi, PROGRESS, names))
-        got = sum(e.ns(x["CPU Time:Total"]) for x in loops(below))
+        got = sum(e.ns(x["CPU Time:Total"]) for x in loops(below)) + \
+            sum(e.ns(x["CPU Time:Self"]) for x in below if x["Function Stack"] in WAITS)
         e.check_time(stats1, e.ns(recv["CPU Time:Total"]), k["recv_ns"],
                      "%s: rank 1's MPI_Recv" % abi, stretches=1)
         e.check_time(stats1, got, k["recv_ns"], "%s: the progress loop under MPI_Recv" % abi,
