@@ -11,7 +11,7 @@
     what it says; raw streams of a newer format are refused by pfinalize naming the version;
   - a collection still running: preport refuses to finalize it (it would stay a partial
     result), pfinalize finalizes what is there and says so, and preport then warns;
-  - 200 threads of a few ms each, sampled at a fraction of their CPU time: an aggregate
+  - 100 threads of a few ms each, sampled at a fraction of their CPU time: an aggregate
     undersampled line with the knob to use.
 Programs run under the collector exit and print exactly as without it."""
 import glob
@@ -160,11 +160,11 @@ with e.Workdir("messages") as w:
 
     # ---- many short threads -----------------------------------------------------------------
     # What it prints alone is known (threads-work.c): not run a second time to learn it.
-    res = e.collect(w, "short-threads", [e.prog("threads-work"), "many", "200", "8"],
-                    finalization="full", quiet=False, stdout="threads=200\n")
+    res = e.collect(w, "short-threads", [e.prog("threads-work"), "many", "100", "8"],
+                    finalization="full", quiet=False, stdout="threads=100\n")
     m = re.search(r"undersampled: (\d+) threads of ([0-9.]+) ms of CPU time each on average: "
                   r"[0-9.]+ s of their [0-9.]+ s covered by samples \(([0-9.]+)%\); (.*)",
                   res.stderr)
-    e.check(m and int(m.group(1)) >= 200 and "-knob sampling-interval" in m.group(4),
-            "200 threads of 8 ms: one undersampled line for them, with the knob: %s"
+    e.check(m and int(m.group(1)) >= 100 and "-knob sampling-interval" in m.group(4),
+            "100 threads of 8 ms: one undersampled line for them, with the knob: %s"
             % [x for x in res.stderr.splitlines() if "undersampled" in x])
