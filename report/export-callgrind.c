@@ -352,27 +352,12 @@ int export_callgrind(struct export_job *x)
 	};
 	int rc;
 
-	export_names_init(&c.objs);
-	export_names_init(&c.files);
-	export_names_init(&c.names);
-	export_ids_init(&c.fnids);
-	export_ids_init(&c.selfs);
-	export_ids_init(&c.calls);
 	rc = compute(&c);
 	if (!rc)
 		rc = write_file(&c);
-	export_names_release(&c.objs);
-	export_names_release(&c.files);
-	export_names_release(&c.names);
-	export_ids_release(&c.fnids);
-	export_ids_release(&c.selfs);
-	export_ids_release(&c.calls);
-	free(c.fns);
-	free(c.fn);
-	free(c.self_cost);
-	free(c.call_cost);
-	free(c.named[NAMED_OB]);
-	free(c.named[NAMED_FL]);
-	free(c.named[NAMED_FN]);
+	EXPORT_NAMES_RELEASE(&c.objs, &c.files, &c.names);
+	EXPORT_IDS_RELEASE(&c.fnids, &c.selfs, &c.calls);
+	FREE_ALL(c.fns, c.fn, c.self_cost, c.call_cost, c.named[NAMED_OB], c.named[NAMED_FL],
+		 c.named[NAMED_FN]);
 	return rc;
 }

@@ -394,11 +394,7 @@ static void release(struct firefox *f)
 		 f->pid_shared, f->proc_start, f->proc_end);
 	export_kept_release(&f->kept);
 	export_names_release(&f->strs);
-	export_ids_release(&f->frames);
-	export_ids_release(&f->funcs);
-	export_ids_release(&f->resources);
-	export_ids_release(&f->sources);
-	export_ids_release(&f->libs);
+	EXPORT_IDS_RELEASE(&f->frames, &f->funcs, &f->resources, &f->sources, &f->libs);
 }
 
 static int collect(struct firefox *f)
@@ -467,12 +463,6 @@ int export_firefox(struct export_job *x)
 			  f.r->dir);
 		return -EINVAL;
 	}
-	export_names_init(&f.strs);
-	export_ids_init(&f.frames);
-	export_ids_init(&f.funcs);
-	export_ids_init(&f.resources);
-	export_ids_init(&f.sources);
-	export_ids_init(&f.libs);
 	rc = collect(&f);
 	if (!rc)
 		firefox_write_profile(&f);

@@ -726,10 +726,6 @@ int export_html(struct export_job *x)
 			h.metrics[1][k] = m >= 0 && !x->r[1].skipped[m] ? m : -1;
 		}
 	}
-	export_names_init(&h.names);
-	export_names_init(&h.modules);
-	export_names_init(&h.files);
-	export_ids_init(&h.fids);
 	hash_index_init(&h.childmap);
 	for (s = 0; s < h.nr && !rc; s++)
 		rc = html_project(&h, (int)s);
@@ -753,19 +749,11 @@ int export_html(struct export_job *x)
 		outbuf_puts(h.b, report_html_mpi_js);
 		outbuf_puts(h.b, "</script>\n</body>\n</html>\n");
 	}
-	export_names_release(&h.names);
-	export_names_release(&h.modules);
-	export_names_release(&h.files);
+	EXPORT_NAMES_RELEASE(&h.names, &h.modules, &h.files);
 	export_ids_release(&h.fids);
 	hash_index_release(&h.childmap);
 	cct_walk_release(&h.lw);
-	free(h.fn);
-	free(h.nodefn[0]);
-	free(h.nodefn[1]);
-	free(h.node);
-	free(h.self);
-	free(h.hot);
-	free(h.lines);
+	FREE_ALL(h.fn, h.nodefn[0], h.nodefn[1], h.node, h.self, h.hot, h.lines);
 	for (s = 0; s < h.nlanes; s++)
 		free(h.lanes[s].bins);
 	free(h.lanes);

@@ -60,8 +60,14 @@ struct export_ids {
 	size_t n, cap;
 };
 
+/* A zeroed one is empty (export_ids_init()); EXPORT_IDS_RELEASE(&a, &b, ...) releases each. */
 void export_ids_init(struct export_ids *ids);
 void export_ids_release(struct export_ids *ids);
+void export_ids_release_all(struct export_ids *const *ids, size_t n);
+#define EXPORT_IDS_RELEASE(...)                                                                    \
+	export_ids_release_all((struct export_ids *const[]){ __VA_ARGS__ },                        \
+			       sizeof((struct export_ids *const[]){ __VA_ARGS__ }) /               \
+				       sizeof(struct export_ids *))
 int export_ids_get(struct export_ids *ids, int a, int b, int c);
 
 /* Ids for strings, in the order first seen (the strings must outlive the ids). */
@@ -71,8 +77,14 @@ struct export_names {
 	size_t n, cap;
 };
 
+/* A zeroed one is empty (export_names_init()); EXPORT_NAMES_RELEASE(&a, ...) releases each. */
 void export_names_init(struct export_names *ns);
 void export_names_release(struct export_names *ns);
+void export_names_release_all(struct export_names *const *ns, size_t n);
+#define EXPORT_NAMES_RELEASE(...)                                                                  \
+	export_names_release_all((struct export_names *const[]){ __VA_ARGS__ },                    \
+				 sizeof((struct export_names *const[]){ __VA_ARGS__ }) /           \
+					 sizeof(struct export_names *))
 /* The id of s, adding it when new; -ENOMEM. */
 int export_names_get(struct export_names *ns, const char *s);
 

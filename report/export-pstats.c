@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/sat.h"
 #include "report/export-private.h"
 
@@ -268,10 +269,6 @@ int export_pstats(struct export_job *x)
 	int rc;
 
 	p.scale = p.r->m.metrics[p.metric].unit == MODEL_UNIT_NS ? 1e-9 : 1.0;
-	export_names_init(&p.files);
-	export_names_init(&p.names);
-	export_ids_init(&p.ids);
-	export_ids_init(&p.edges);
 	rc = keys(&p);
 	if (!rc)
 		rc = sums(&p, &p.wf, p.fkey, p.ids.n, &p.f_val, &p.f_cnt);
@@ -281,15 +278,8 @@ int export_pstats(struct export_job *x)
 		rc = write_stats(&p, x->b);
 	cct_walk_release(&p.wf);
 	cct_walk_release(&p.we);
-	free(p.fkey);
-	free(p.ekey);
-	free(p.f_val);
-	free(p.f_cnt);
-	free(p.e_val);
-	free(p.e_cnt);
-	export_ids_release(&p.ids);
-	export_ids_release(&p.edges);
-	export_names_release(&p.files);
-	export_names_release(&p.names);
+	FREE_ALL(p.fkey, p.ekey, p.f_val, p.f_cnt, p.e_val, p.e_cnt);
+	EXPORT_IDS_RELEASE(&p.ids, &p.edges);
+	EXPORT_NAMES_RELEASE(&p.files, &p.names);
 	return rc;
 }

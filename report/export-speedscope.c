@@ -266,8 +266,6 @@ int export_speedscope(struct export_job *x)
 	const char *cmd = model_meta_get(&s.r->m, "command_line");
 	int rc;
 
-	export_ids_init(&s.profs);
-	export_ids_init(&s.frames);
 	rc = collect(&s);
 	if (!rc)
 		rc = order(&s);
@@ -285,11 +283,7 @@ int export_speedscope(struct export_job *x)
 		rc = put_profiles(&s, x->b);
 		outbuf_puts(x->b, "}\n");
 	}
-	export_ids_release(&s.profs);
-	export_ids_release(&s.frames);
-	free(s.frame);
-	free(s.e);
-	free(s.prof_total);
-	free(s.prof_rank);
+	EXPORT_IDS_RELEASE(&s.profs, &s.frames);
+	FREE_ALL(s.frame, s.e, s.prof_total, s.prof_rank);
 	return rc;
 }

@@ -117,6 +117,12 @@ void export_ids_release(struct export_ids *ids)
 	memset(ids, 0, sizeof(*ids));
 }
 
+void export_ids_release_all(struct export_ids *const *ids, size_t n)
+{
+	while (n--)
+		export_ids_release(ids[n]);
+}
+
 /* A tuple looked up: the ids it is compared with, and the tuple. */
 struct tuple_key {
 	const struct export_ids *ids;
@@ -157,6 +163,12 @@ void export_names_release(struct export_names *ns)
 	hash_index_release(&ns->index);
 	free(ns->s);
 	memset(ns, 0, sizeof(*ns));
+}
+
+void export_names_release_all(struct export_names *const *ns, size_t n)
+{
+	while (n--)
+		export_names_release(ns[n]);
 }
 
 struct name_key {
