@@ -8,7 +8,10 @@ the calls to mod_value cost the same CPU time. The unwinder cannot run inside th
 takes the loader's lock), so a sample there is held back and recorded when dlopen returns,
 at the program's call (main > dlopen), with its weight: the C library's dlopen innermost, as
 perf shows it, never a frame of the agent's (its interposer of that name, which a Python
-program's first screen showed as a hotspot of libpcollect-agent.so). Checked: the time under dlopen (not
+program's first screen showed as a hotspot of libpcollect-agent.so). A sample may still land in
+the interposer's own few instructions around the call (one of 4 ms beside two busy loops, at
+its look at the held-back weight): those are at most 5% of the loader's. Checked: the time
+under dlopen (not
 mod_value) is 0.75 to 1.5 times that under mod_value (the loader's own work, mapping and
 relocating each library, adds up to 15% here); the samples lost as 'busy' are under 10% of
 the run's; the agent's own row stays under 2% of the CPU time (8% in a sanitizer build); the program's output is as
@@ -51,7 +54,7 @@ int mod_value(void) { burn(%d); return 1; }
     res = e.collect(w, "res", [e.prog("dlopen-many"), libs, N, 0], interval=1,
                     stdout="loaded %d libraries, sum %d\n" % (N, N), finalize=True)
     db = e.Db(res)
-    own = total = in_dl = in_mod = weights = 0
+    own = total = in_dl = in_mod = weights = wrapper = 0
     for _t, sid, _c, weight, value in db.samples:
         stack = db.stack(sid)
         names = [f["name"] for f in stack]
@@ -66,14 +69,20 @@ int mod_value(void) { burn(%d); return 1; }
             # the C library's dlopen (glibc's DWARF calls it ___dlopen), as perf shows the
             # loader's time: the program's call, not the agent's interposer of that name
             leaf = db.modules[stack[-1]["module"]][0]
+            e.check("main" in names, "the loader's samples are under main (%s)" % names)
+            if leaf.startswith("libpcollect-agent"):
+                wrapper += value  # the interposer's own instructions, not the loader's
+                continue
             e.check(leaf.startswith("libc.so"), "the loader's samples are in the C library's "
                     "dlopen, not in %s (%s)" % (leaf, names))
-            e.check("main" in names, "the loader's samples are under main (%s)" % names)
             in_dl += value
     busy = e.db_rows(res, "SELECT SUM(weight) FROM lost WHERE reason = 'busy'")[0][0] or 0
     print("dlopen %.1f ms, mod_value %.1f ms, agent %.1f ms, sampled %.1f ms, lost as busy %d "
           "intervals of %d" % (in_dl / 1e6, in_mod / 1e6, own / 1e6, total / 1e6, busy,
                                busy + weights))
+    e.check(wrapper <= 0.05 * in_dl, "the loader's time is the C library's dlopen, %.1f ms of "
+            "it in the interposer's own code (<= 5%%; all of it before the hold-back)"
+            % (wrapper / 1e6))
     e.check(in_mod > 0 and 0.75 * in_mod <= in_dl <= 1.5 * in_mod,
             "the constructors' time is under dlopen: %.1f ms, mod_value's %.1f ms (0.75-1.5 "
             "times)" % (in_dl / 1e6, in_mod / 1e6))
