@@ -255,7 +255,6 @@ int export_chrome(struct export_job *x)
 	char err[1024];
 	int rc;
 
-	export_ids_init(&c.tracks_id);
 	export_window(c.r, &from, &to);
 	c.path = malloc((c.r->tree.n + 1) * sizeof(int));
 	rc = c.path ? export_kept_init(&c.kept, c.r) : -ENOMEM;

@@ -265,8 +265,6 @@ int export_pprof(struct export_job *x)
 	size_t k;
 	int rc;
 
-	export_names_init(&p.strs);
-	export_ids_init(&p.locs);
 	p.fid = calloc(m->nfunctions + 1, sizeof(*p.fid));
 	if (!p.fid)
 		return -ENOMEM;

@@ -27,9 +27,8 @@ from e2elib import preport, rows  # noqa: E402
 
 
 MAX_BYTES = 10 << 20
-
-
 UNIT_MS = 300  # a round of tests/progs/report-split: 1.5 s of CPU time, 1.95 s twice
+
 
 def settled(cond, timeout=5.0):
     """cond() once it holds, or its last value after timeout seconds of polling."""
