@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* Line tables and inline chains from DWARF 2-5 with libdwarf (20210528 API): the entry point. */
 #include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/grow.h"
 #include "common/log.h"
@@ -28,21 +31,173 @@ static void init_libdwarf(void)
 	/* Everything is freed explicitly here: the search tree libdwarf keeps of every
 	   allocation, to free them in dwarf_finish(), is only a cost. */
 	dwarf_set_de_alloc_flag(0);
+	elf_version(EV_CURRENT);
+}
+
+/*
+ * libdwarf reads a file through an object interface: ours hands it each section's bytes
+ * where libelf has the file mapped (ELF_C_READ_MMAP), so a section is read from the page
+ * cache as far as it is used. libdwarf's own ELF reader read()s every section it loads
+ * whole into memory of its own: all 14 MB of libpython's .debug_info to find the few units
+ * a result's addresses fall in, once for each worker (docs/performance.md). A
+ * compressed section (SHF_COMPRESSED) is inflated by libelf and shown to libdwarf as plain;
+ * a .zdebug_ one libdwarf inflates itself. No section is relocated: pfinalize reads shared
+ * objects and executables, never relocatable objects.
+ */
+struct dbg_object {
+	int fd;
+	Elf *elf;
+	size_t shstrndx, nsections;
+	bool msb, is64;
+	Dwarf_Obj_Access_Interface iface;
+	Dwarf_Debug dbg;
+	struct dbg_object *next; /* the open ones, under init_lock, for dbg_close() */
+};
+
+static struct dbg_object *open_objects;
+
+static int obj_section_info(void *obj, Dwarf_Half index, Dwarf_Obj_Access_Section *out, int *error)
+{
+	struct dbg_object *o = obj;
+	Elf_Scn *scn = elf_getscn(o->elf, index);
+	GElf_Shdr sh;
+	GElf_Chdr ch;
+	const char *name;
+
+	memset(out, 0, sizeof(*out));
+	if (!scn || !gelf_getshdr(scn, &sh)) {
+		*error = DW_DLE_ELF_SECT_ERR;
+		return DW_DLV_ERROR;
+	}
+	name = elf_strptr(o->elf, o->shstrndx, sh.sh_name);
+	out->addr = sh.sh_addr;
+	out->type = sh.sh_type;
+	out->size = sh.sh_type == SHT_NOBITS ? 0 : sh.sh_size;
+	if ((sh.sh_flags & SHF_COMPRESSED) && sh.sh_type != SHT_NOBITS)
+		out->size = gelf_getchdr(scn, &ch) ? ch.ch_size : 0;
+	out->name = name ? name : "";
+	out->link = sh.sh_link;
+	out->info = sh.sh_info;
+	out->entrysize = sh.sh_entsize;
+	return DW_DLV_OK;
+}
+
+static Dwarf_Endianness obj_byte_order(void *obj)
+{
+	return ((struct dbg_object *)obj)->msb ? DW_OBJECT_MSB : DW_OBJECT_LSB;
+}
+
+static Dwarf_Small obj_word_size(void *obj)
+{
+	return ((struct dbg_object *)obj)->is64 ? 8 : 4;
+}
+
+static Dwarf_Unsigned obj_section_count(void *obj)
+{
+	return ((struct dbg_object *)obj)->nsections;
+}
+
+static int obj_load_section(void *obj, Dwarf_Half index, Dwarf_Small **data, int *error)
+{
+	struct dbg_object *o = obj;
+	Elf_Scn *scn = elf_getscn(o->elf, index);
+	GElf_Shdr sh;
+	Elf_Data *d;
+
+	if (!scn || !gelf_getshdr(scn, &sh)) {
+		*error = DW_DLE_ELF_SECT_ERR;
+		return DW_DLV_ERROR;
+	}
+	if (sh.sh_type == SHT_NOBITS || !sh.sh_size)
+		return DW_DLV_NO_ENTRY;
+	if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0) {
+		*error = DW_DLE_ZLIB_UNCOMPRESS_ERROR;
+		return DW_DLV_ERROR;
+	}
+	d = elf_getdata(scn, NULL);
+	if (!d || !d->d_buf) {
+		*error = DW_DLE_ELF_SECT_ERR;
+		return DW_DLV_ERROR;
+	}
+	*data = d->d_buf;
+	return DW_DLV_OK;
+}
+
+static const Dwarf_Obj_Access_Methods obj_methods = {
+	.get_section_info = obj_section_info,
+	.get_byte_order = obj_byte_order,
+	.get_length_size = obj_word_size,
+	.get_pointer_size = obj_word_size,
+	.get_section_count = obj_section_count,
+	.load_section = obj_load_section,
+	.relocate_a_section = NULL,
+};
+
+static void object_free(struct dbg_object *o)
+{
+	if (o->elf)
+		elf_end(o->elf);
+	if (o->fd >= 0)
+		close(o->fd);
+	free(o);
+}
+
+/* Open path's ELF headers for libdwarf: 0, or -errno (-EINVAL: not an ELF file we read). */
+static int object_open(const char *path, struct dbg_object **out)
+{
+	struct dbg_object *o = calloc(1, sizeof(*o));
+	GElf_Ehdr eh;
+	int ret = -EINVAL;
+
+	if (!o)
+		return -ENOMEM;
+	o->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (o->fd < 0) {
+		ret = -errno;
+		free(o);
+		return ret;
+	}
+	o->elf = elf_begin(o->fd, ELF_C_READ_MMAP, NULL);
+	if (!o->elf || elf_kind(o->elf) != ELF_K_ELF || !gelf_getehdr(o->elf, &eh) ||
+	    eh.e_type == ET_REL || elf_getshdrstrndx(o->elf, &o->shstrndx) ||
+	    elf_getshdrnum(o->elf, &o->nsections)) {
+		object_free(o);
+		return ret;
+	}
+	o->msb = eh.e_ident[EI_DATA] == ELFDATA2MSB;
+	o->is64 = eh.e_ident[EI_CLASS] == ELFCLASS64;
+	o->iface.object = o;
+	o->iface.methods = &obj_methods;
+	*out = o;
+	return 0;
 }
 
 int dbg_open(const char *path, Dwarf_Debug *dbg, char *err, size_t errsize)
 {
 	Dwarf_Error e = NULL;
+	struct dbg_object *o = NULL;
 	int res;
 
-	pthread_once(&init_once, init_libdwarf);
-	pthread_mutex_lock(&init_lock);
-	res = dwarf_init_path(path, NULL, 0, DW_DLC_READ, DW_GROUPNUMBER_ANY, NULL, NULL, dbg, NULL,
-			      0, NULL, &e);
-	pthread_mutex_unlock(&init_lock);
-	if (res == DW_DLV_OK)
-		return 0;
 	*dbg = NULL;
+	pthread_once(&init_once, init_libdwarf);
+	res = object_open(path, &o);
+	if (res) {
+		err_set(err, errsize, "%s",
+			res == -EINVAL ? "not an ELF file libdwarf reads" : strerror(-res));
+		return res == -ENOENT ? -ENODATA : -EINVAL;
+	}
+	pthread_mutex_lock(&init_lock);
+	res = dwarf_object_init_b(&o->iface, NULL, NULL, DW_GROUPNUMBER_ANY, &o->dbg, &e);
+	if (res == DW_DLV_OK) {
+		o->next = open_objects;
+		open_objects = o;
+	}
+	pthread_mutex_unlock(&init_lock);
+	if (res == DW_DLV_OK) {
+		*dbg = o->dbg;
+		return 0;
+	}
+	object_free(o);
 	if (res == DW_DLV_NO_ENTRY)
 		return -ENODATA;
 	err_set(err, errsize, "%s", e ? dwarf_errmsg(e) : "unknown libdwarf error");
@@ -53,13 +208,22 @@ int dbg_open(const char *path, Dwarf_Debug *dbg, char *err, size_t errsize)
 
 void dbg_close(Dwarf_Debug dbg)
 {
+	struct dbg_object **p, *o = NULL;
 	Dwarf_Error e = NULL;
 
 	if (!dbg)
 		return;
 	pthread_mutex_lock(&init_lock);
-	dwarf_finish(dbg, &e);
+	for (p = &open_objects; *p; p = &(*p)->next)
+		if ((*p)->dbg == dbg) {
+			o = *p;
+			*p = o->next;
+			break;
+		}
+	dwarf_object_finish(dbg, &e);
 	pthread_mutex_unlock(&init_lock);
+	if (o)
+		object_free(o);
 }
 
 int cu_ctx_init(struct cu_ctx *c, Dwarf_Debug dbg, const uint64_t *addrs, size_t n,
