@@ -27,6 +27,11 @@ import sys
 import tempfile
 import time
 
+# tests/e2e/meson.build has the scripts' modules compiled once into the build directory;
+# the programs and tools a test starts write no bytecode anywhere, as they always did.
+if os.environ.pop("PYTHONPYCACHEPREFIX", None) is not None:
+    os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+
 BUILD = os.environ.get("PCOLLECT_BUILD", "")
 SOURCE = os.environ.get("PCOLLECT_SOURCE", "")
 # PCOLLECT_TEST_CALLS=FILE: each run() appends the test, the CPU and wall seconds it took (the

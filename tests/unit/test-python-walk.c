@@ -104,7 +104,7 @@ static double cpu_ns(void)
 static pyobj bench_cb(pyobj self, pyobj unused)
 {
 	struct raw_py_frame f[MAX_DEPTH];
-	const int rounds = 5000;
+	const int rounds = 1000;
 	int i, k = nbench < 2 ? nbench++ : 1;
 	double t0;
 
@@ -184,7 +184,7 @@ static const char script_fmt[] =
 	"    del ns\n"
 	"out.close()\n";
 
-#define REUSE_ROUNDS 3000
+#define REUSE_ROUNDS 600
 
 struct expected {
 	int k, j, line;
@@ -404,7 +404,7 @@ static int run_version(const struct pytest_python *py)
 		       bench_ns[i], bench_frames[i], bench_calls[i]);
 	CHECK(bench_frames[0] >= 8, "bench saw %d frames", bench_frames[0]);
 	CHECK(bench_frames[1] == 20, "deep bench saw %d frames", bench_frames[1]);
-	/* 3000 functions made and dropped: their memory is reused, and must not confuse us */
+	/* 600 functions made and dropped: their memory is reused, and must not confuse us */
 	CHECK(reused > 0, "no code object address was reused: the test proves nothing");
 	pycode_table_release(&codes);
 	unlink(expect_path);
