@@ -195,9 +195,13 @@ class Sampled:
       * A part made of k stretches of CPU time, each longer than a lump (a function called
         k times, each time for tens of ms): only the lump over each end of a stretch is
         shared with the neighbour, so the error is a sum of k terms each within one lump,
-        uniform: standard deviation L sqrt(k / 6), never more than k L. L is the lump a
-        random instant of CPU time falls in: sum w^2 / sum w intervals (size-biased), plus a
-        tick for the check that comes late.
+        uniform: standard deviation L sqrt(k / 6), never more than k times the largest lump.
+        L is the lump a random instant of CPU time falls in: sum w^2 / sum w intervals
+        (size-biased), plus a tick for the check that comes late. The largest lump can be
+        far larger than L: a virtual machine whose host takes its CPU away for tens of ms
+        counts that time as the running thread's (no steal time accounted here), and the
+        thread's first sample after it weighs it all (seen: one sample of 32 ms among 2 ms
+        ones, 28 ms of it before the function it was taken in).
       A share measured at 0 or 1 (every sample in the part, or none) is not known to be
       exactly that: the binomial bound takes it half a sample away from the edge, or a part
       holding all its thread's samples would get no room at all for the CPU time its ends
@@ -228,6 +232,7 @@ class Sampled:
         sq = sum(w * w for w in weights)
         self.n = self.weight * self.weight / sq if sq else 0.0
         self.lump_ns = (sq / self.weight * interval_ns if self.weight else 0.0) + TICK_NS
+        self.max_lump_ns = max(weights, default=0) * interval_ns + TICK_NS
         self.quantum_ns = threads * (interval_ns + 2 * TICK_NS)
 
     def __str__(self):
@@ -243,7 +248,8 @@ class Sampled:
         share = min(max(share, edge), 1.0 - edge)
         tol = Z * math.sqrt(share * (1.0 - share) / self.n) * self.total_ns
         if stretches:
-            tol = min(tol, min(stretches, Z * math.sqrt(stretches / 6.0)) * self.lump_ns)
+            tol = min(tol, stretches * self.max_lump_ns,
+                      Z * math.sqrt(stretches / 6.0) * self.lump_ns)
         return tol + self.quantum_ns
 
     def share_tolerance(self, share, stretches=None):

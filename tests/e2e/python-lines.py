@@ -6,7 +6,10 @@ grouped by source line, in the source view and in the database, within the toler
 e2elib.Sampled (each loop runs once a round: ROUNDS stretches). native_line's LOOP-C calls
 zlib (native code) as long as LOOP-B runs: grouped by source line, the native time counts in
 the Python line that called it (issue 24: 60/20/20 of the three lines, at most 5% of the
-run [unknown]), and -call-stack-mode all gives the native frames their own lines."""
+run [unknown]), and -call-stack-mode all gives the native frames their own lines. The three
+lines' shares are judged against the CPU time the program measured each line take (a zlib
+call can overrun LOOP-C's budget on a loaded machine: once 110 ms over its 160 ms, most of
+it in brk), and that must be near 60/20/20."""
 import e2elib as e
 import pylib
 
@@ -36,9 +39,13 @@ def main():
         sa, _sb = e.shares(abc[:2])
         e.check_share(stats, sa / 100, 0.75, "hotspots -group-by source-line: LOOP-A",
                       stretches=ROUNDS)
-        for x, n, want in zip(abc, "ABC", (0.6, 0.2, 0.2)):
-            e.check_share(stats, x / sum(abc), want, "hotspots -group-by source-line: LOOP-%s "
-                          "of the three lines (LOOP-C: zlib's time under it)" % n,
+        spent = [int(v) for v in res.stdout.split("\n")[1].split()]
+        print("the program measured LOOP-A, -B and -C: %s s" % [v / 1e9 for v in spent])
+        e.check(all(abs(v / sum(spent) - want) < 0.15 for v, want in zip(spent, (0.6, 0.2, 0.2))),
+                "the program's lines took about 60/20/20 of their CPU time")
+        for x, n, v in zip(abc, "ABC", spent):
+            e.check_share(stats, x / sum(abc), v / sum(spent), "hotspots -group-by source-line: "
+                          "LOOP-%s of the three lines (LOOP-C: zlib's time under it)" % n,
                           stretches=ROUNDS)
         unknown = sum(e.secs(r) for r in hl if r["Source File"] == "[unknown]")
         e.check(unknown <= 0.05 * allt, "[unknown] holds %.1f%% of the run (at most 5%%: only "
