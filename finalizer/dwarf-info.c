@@ -1,13 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Line tables and inline chains from DWARF 2-5 with libdwarf (20210528 API): the entry point. */
 #include <errno.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "common/grow.h"
 #include "common/log.h"
@@ -31,7 +29,6 @@ static void init_libdwarf(void)
 	/* Everything is freed explicitly here: the search tree libdwarf keeps of every
 	   allocation, to free them in dwarf_finish(), is only a cost. */
 	dwarf_set_de_alloc_flag(0);
-	elf_version(EV_CURRENT);
 }
 
 /*
@@ -45,8 +42,7 @@ static void init_libdwarf(void)
  * objects and executables, never relocatable objects.
  */
 struct dbg_object {
-	int fd;
-	Elf *elf;
+	struct elf_file file; /* opened with the file mapped (finalizer/elf-file.c) */
 	size_t shstrndx, nsections;
 	bool msb, is64;
 	Dwarf_Obj_Access_Interface iface;
@@ -59,7 +55,7 @@ static struct dbg_object *open_objects;
 static int obj_section_info(void *obj, Dwarf_Half index, Dwarf_Obj_Access_Section *out, int *error)
 {
 	struct dbg_object *o = obj;
-	Elf_Scn *scn = elf_getscn(o->elf, index);
+	Elf_Scn *scn = elf_getscn(o->file.elf, index);
 	GElf_Shdr sh;
 	GElf_Chdr ch;
 	const char *name;
@@ -69,7 +65,7 @@ static int obj_section_info(void *obj, Dwarf_Half index, Dwarf_Obj_Access_Sectio
 		*error = DW_DLE_ELF_SECT_ERR;
 		return DW_DLV_ERROR;
 	}
-	name = elf_strptr(o->elf, o->shstrndx, sh.sh_name);
+	name = elf_strptr(o->file.elf, o->shstrndx, sh.sh_name);
 	out->addr = sh.sh_addr;
 	out->type = sh.sh_type;
 	out->size = sh.sh_type == SHT_NOBITS ? 0 : sh.sh_size;
@@ -99,8 +95,7 @@ static Dwarf_Unsigned obj_section_count(void *obj)
 
 static int obj_load_section(void *obj, Dwarf_Half index, Dwarf_Small **data, int *error)
 {
-	struct dbg_object *o = obj;
-	Elf_Scn *scn = elf_getscn(o->elf, index);
+	Elf_Scn *scn = elf_getscn(((struct dbg_object *)obj)->file.elf, index);
 	GElf_Shdr sh;
 	Elf_Data *d;
 
@@ -135,10 +130,7 @@ static const Dwarf_Obj_Access_Methods obj_methods = {
 
 static void object_free(struct dbg_object *o)
 {
-	if (o->elf)
-		elf_end(o->elf);
-	if (o->fd >= 0)
-		close(o->fd);
+	elf_file_close(&o->file);
 	free(o);
 }
 
@@ -147,22 +139,19 @@ static int object_open(const char *path, struct dbg_object **out)
 {
 	struct dbg_object *o = calloc(1, sizeof(*o));
 	GElf_Ehdr eh;
-	int ret = -EINVAL;
+	int ret;
 
 	if (!o)
 		return -ENOMEM;
-	o->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (o->fd < 0) {
-		ret = -errno;
+	if ((ret = elf_file_open(&o->file, path))) {
 		free(o);
 		return ret;
 	}
-	o->elf = elf_begin(o->fd, ELF_C_READ_MMAP, NULL);
-	if (!o->elf || elf_kind(o->elf) != ELF_K_ELF || !gelf_getehdr(o->elf, &eh) ||
-	    eh.e_type == ET_REL || elf_getshdrstrndx(o->elf, &o->shstrndx) ||
-	    elf_getshdrnum(o->elf, &o->nsections)) {
+	if (!gelf_getehdr(o->file.elf, &eh) || eh.e_type == ET_REL ||
+	    elf_getshdrstrndx(o->file.elf, &o->shstrndx) ||
+	    elf_getshdrnum(o->file.elf, &o->nsections)) {
 		object_free(o);
-		return ret;
+		return -EINVAL;
 	}
 	o->msb = eh.e_ident[EI_DATA] == ELFDATA2MSB;
 	o->is64 = eh.e_ident[EI_CLASS] == ELFCLASS64;
