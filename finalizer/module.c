@@ -9,6 +9,7 @@
 
 #include "common/elf-note.h"
 #include "common/grow.h"
+#include "common/hash.h"
 #include "common/log.h"
 #include "finalizer/module-private.h"
 #include "finalizer/str-pool.h"
@@ -40,7 +41,7 @@ void module_release(struct module *m)
 {
 	size_t i;
 
-	FREE_ALL(m->path, m->addrs, m->objs, m->obj_names, m->spin_code, m->first, m->count,
+	FREE_ALL(m->path, m->addrs, m->wanted, m->objs, m->obj_names, m->spin_code, m->first, m->count,
 		 m->frames, m->resolved_path, m->debug_path, m->mismatch_path, m->dwarf_error);
 	str_pool_release(&m->pool);
 	for (i = 0; i < m->nmore_pools; i++)
@@ -49,11 +50,31 @@ void module_release(struct module *m)
 	memset(m, 0, sizeof(*m));
 }
 
+/*
+ * Every frame of every located stack asks for its address, most of them asked before: the
+ * interpreter loop under each of a Python program's stacks, an allocation's callers under each
+ * of its call sites. A direct-mapped table of the addresses added lately keeps the repeats out
+ * (module_resolve() would sort them away), so the list is about as long as the distinct
+ * addresses, not as all frames.
+ */
+#define MODULE_WANTED 4096
+
 int module_want(struct module *m, uint64_t addr)
 {
+	uint64_t *slot;
+
+	if (!m->wanted) {
+		m->wanted = calloc(MODULE_WANTED, sizeof(*m->wanted));
+		if (!m->wanted)
+			return -ENOMEM;
+	}
+	slot = &m->wanted[hash_mix(addr) & (MODULE_WANTED - 1)];
+	if (*slot == addr + 1)
+		return 0;
 	if (array_reserve(&m->addrs, &m->cap, m->naddrs + 1, sizeof(*m->addrs)))
 		return -ENOMEM;
 	m->addrs[m->naddrs++] = addr;
+	*slot = addr + 1;
 	return 0;
 }
 

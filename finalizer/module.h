@@ -46,6 +46,7 @@ struct module {
 	/* Module-relative addresses to resolve; sorted and made distinct by module_resolve(). */
 	uint64_t *addrs;
 	size_t naddrs, cap;
+	uint64_t *wanted; /* MODULE_WANTED slots: addresses (+ 1) added lately, not added again */
 
 	/* After module_resolve(): address i has frames[first[i] .. + count[i]), outermost first. */
 	uint32_t *first, *count;

@@ -82,6 +82,8 @@ struct mem_tls {
 	uint32_t ops;          /* operations, for the clock */
 	uint64_t tick_bytes;   /* bytes allocated or freed since the clock was last read */
 	uint64_t rng;          /* xorshift state (sampled) */
+	uint64_t py_key;       /* the call being keyed: its Python frames' key if it holds all
+				  of them, else 0 (agent_python_stack()) */
 };
 extern __thread struct mem_tls mem_tls AGENT_TLS;
 
@@ -196,8 +198,9 @@ void mem_file_account(void);
 /* agent-memory-python.c */
 /* From an allocation wrapper while py_pending: install the hooks if the time has come. */
 void mem_python_try_hook(void);
-/* The hash of the calling thread's Python frames (0: none), for the call-site key. */
-uint64_t mem_python_key(void);
+/* The hash of the calling thread's Python frames (0: none), for the call-site key; *whole:
+   of all of them. */
+uint64_t mem_python_key(bool *whole);
 
 /* agent-memory-alloc.c */
 /* Resolve the real allocator (from the constructor, in case no allocation did it yet). */

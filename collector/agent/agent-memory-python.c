@@ -197,7 +197,7 @@ void mem_python_try_hook(void)
 	agent_log("memory: python's PyMem and PyObject allocators hooked");
 }
 
-uint64_t mem_python_key(void)
+uint64_t mem_python_key(bool *whole)
 {
-	return pyagent_key(MEM_MAX_PY);
+	return pyagent_key(MEM_MAX_PY, whole);
 }

@@ -275,12 +275,12 @@ static bool writer_take(struct agent_thread *t)
 
 /* The stack ips[0..n) (with Python frames when the thread runs Python): its id and hash. */
 static uint64_t stack_of(struct agent_thread *t, const uint64_t *ips, uint32_t n, uint32_t flags,
-			 uint64_t *hash)
+			 uint64_t *hash, uint64_t py_key)
 {
 	uint64_t id = 0;
 
 	if (atomic_load_explicit(&t->py, memory_order_relaxed))
-		id = agent_python_stack(t, ips, n, flags, hash);
+		id = agent_python_stack(t, ips, n, flags, hash, py_key);
 	if (!id)
 		id = agent_stack_id_of(t, ips, n, flags, hash);
 	return id;
@@ -310,7 +310,7 @@ static bool unwind_entry(struct mem_tls *m, struct mem_thread *mt, struct unwoun
 	 * changing (code ids are given again when a thread's table of them is full).
 	 */
 	u->hash = stack_table_hash(mt->ips, u->n, flags);
-	u->stack = stack_of(t, mt->ips, u->n, flags, NULL);
+	u->stack = stack_of(t, mt->ips, u->n, flags, NULL, m->py_key);
 	agent_account(t);
 	atomic_store(&t->busy, 0);
 	ok = u->stack != 0;
@@ -431,8 +431,10 @@ uint32_t mem_callsite(struct mem_tls *m, struct mem_call c)
 {
 	struct mem_thread *mt = thread_state(m);
 	uint64_t h = 0, sp;
+	bool whole = false;
 	int level;
 
+	m->py_key = 0;
 	if (!mt)
 		return MEM_NO_ENTRY;
 	if (mem.hooks) {
@@ -446,7 +448,8 @@ uint32_t mem_callsite(struct mem_tls *m, struct mem_call c)
 	if (agent_in_dl)
 		return in_loader(m, mt, c);
 	if (atomic_load_explicit(&mem.py_pending, memory_order_relaxed) != 0 || pyagent_active())
-		h = mem_python_key();
+		h = mem_python_key(&whole);
+	m->py_key = whole ? h : 0;
 	sp = c.cfa;
 	for (level = 0;; level++) {
 		struct mem_slot *s = slot_of(mt, c.ra, c.cfa, h);

@@ -100,6 +100,10 @@ struct agent_py {
 	struct pyagent_thread pt;
 	int npy;  /* frames of the last capture in frames[] (0 or less: none) */
 	bool cut; /* that capture stopped short */
+	/* frames[] are those of the allocations whose Python key is frames_key (0: none), made
+	   while the stream was at chunk frames_seq (agent_python_stack()) */
+	uint64_t frames_key;
+	uint32_t frames_seq;
 	struct raw_py_frame frames[PYAGENT_MAX_FRAMES];
 	uint64_t key[RAW_MAX_DEPTH + 64 + 1 + 2 * PYAGENT_MAX_FRAMES]; /* stack table key */
 	uint8_t scratch[RAW_PY_STACK_SCRATCH(RAW_MAX_DEPTH + 64, PYAGENT_MAX_FRAMES)];
@@ -611,10 +615,12 @@ uint64_t agent_python_stack_id(struct agent_thread *t, uint32_t n, uint32_t flag
 /*
  * A mixed stack for any native stack ips[0..n) of t's thread, taken outside the handler (an
  * allocation): the Python frames are the calling thread's. *hash (may be NULL) gets the stack
- * table's hash of the whole mixed stack.
+ * table's hash of the whole mixed stack. key: the thread's Python frames as pyagent_key()
+ * hashed them, all of them (0: not known); the frames of the last call with the same key are
+ * taken again without a read.
  */
 uint64_t agent_python_stack(struct agent_thread *t, const uint64_t *ips, uint32_t n, uint32_t flags,
-			    uint64_t *hash);
+			    uint64_t *hash, uint64_t key);
 
 /* agent-mpi.c: MPI calls from the shims (collector/agent/mpi/, -trace-mpi) */
 /* Before THREAD_END (writer held): the sums of t's short calls. */

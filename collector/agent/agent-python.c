@@ -131,9 +131,10 @@ void agent_python_thread_begin(struct agent_thread *t)
 	/* A new stream (its timer is not armed yet): a walker already there, left by a module
 	   scan that ran meanwhile or by the slot's last thread, starts over. */
 	py = atomic_load(&t->py);
-	if (py)
+	if (py) {
 		pyagent_thread_init(&py->pt);
-	else if (pyagent_active() && !py_attach(t))
+		py->frames_key = 0;
+	} else if (pyagent_active() && !py_attach(t))
 		agent_log("thread %d: no memory for python frames: sampled as native only",
 			  (int)t->tid);
 }
@@ -148,8 +149,10 @@ void agent_python_thread_restart(struct agent_thread *t)
 	struct agent_py *py = atomic_load(&t->py);
 
 	name_forget(t);
-	if (py)
+	if (py) {
 		pyagent_thread_init(&py->pt);
+		py->frames_key = 0;
+	}
 }
 
 void agent_python_thread_finish(struct agent_thread *t)
@@ -248,7 +251,11 @@ static uint64_t py_stack_id(struct agent_thread *t, struct agent_py *py, const u
 	return id;
 }
 
-uint64_t agent_python_capture(struct agent_thread *t)
+/*
+ * agent_python_capture(); pid: the process's id, 0 when not known. Given, the thread captures
+ * its own frames from inside an allocation (agent_python_stack()), which reads them in place.
+ */
+static uint64_t capture(struct agent_thread *t, int pid)
 {
 	struct agent_py *py = atomic_load_explicit(&t->py, memory_order_acquire);
 	uint64_t h = 0;
@@ -256,9 +263,12 @@ uint64_t agent_python_capture(struct agent_thread *t)
 
 	if (!py || !pyagent_active())
 		return 0;
+	py->frames_key = 0;
 	py->cut = false;
 	/* Writes the code records its frames need, so it runs before the stack record. */
-	py->npy = pyagent_capture(&py->pt, &t->w, py->frames, PYAGENT_MAX_FRAMES, &py->cut);
+	py->npy = pid ? pyagent_capture_pid(&py->pt, &t->w, py->frames, PYAGENT_MAX_FRAMES,
+					    &py->cut, pid, true)
+		      : pyagent_capture(&py->pt, &t->w, py->frames, PYAGENT_MAX_FRAMES, &py->cut);
 	if (py->pt.bottom != atomic_load_explicit(&t->py_bottom, memory_order_relaxed)) {
 		struct pyagent_tname seen = { 0 };
 
@@ -277,6 +287,11 @@ uint64_t agent_python_capture(struct agent_thread *t)
 						 (uint64_t)py->frames[i].flags << 32 |
 							 py->frames[i].offset));
 	return py->npy > 0 ? h | 1 : 0;
+}
+
+uint64_t agent_python_capture(struct agent_thread *t)
+{
+	return capture(t, 0);
 }
 
 /* The mixed stack of native ips[0..n) and the frames agent_python_capture() took. */
@@ -304,10 +319,37 @@ uint64_t agent_python_sample(struct agent_thread *t, uint32_t n, uint32_t flags)
 	return agent_python_stack_id(t, n, flags);
 }
 
-uint64_t agent_python_stack(struct agent_thread *t, const uint64_t *ips, uint32_t n, uint32_t flags,
-			    uint64_t *hashp)
+/*
+ * Frames that another allocation under the same Python frames may take again: the key holds
+ * every frame's address and instruction and whether the collector runs, which is all a
+ * capture reads from the thread's own frames, except the C callable a frame stands calling
+ * (3.14+): a line calling different callables has one key, so such frames are read each time.
+ * Code ids stay valid until the stream starts over (agent_python_thread_begin(), _restart())
+ * or, with -ring-buffer, a new chunk must define its codes again.
+ */
+static bool frames_reusable(const struct agent_py *py)
 {
-	if (!agent_python_capture(t))
-		return 0;
+	int i;
+
+	for (i = 0; i < py->npy; i++)
+		if (py->frames[i].flags & RAW_PY_FRAME_CALLEE)
+			return false;
+	return py->npy > 0;
+}
+
+uint64_t agent_python_stack(struct agent_thread *t, const uint64_t *ips, uint32_t n, uint32_t flags,
+			    uint64_t *hashp, uint64_t key)
+{
+	struct agent_py *py = atomic_load_explicit(&t->py, memory_order_acquire);
+
+	if (!py || !key || py->frames_key != key || (t->w.clock && py->frames_seq != t->w.seq)) {
+		/* A fork child's id is set by the agent's fork handler before the child runs. */
+		if (!capture(t, (int)agent.pid))
+			return 0;
+		if (key && frames_reusable(py)) {
+			py->frames_key = key;
+			py->frames_seq = t->w.seq;
+		}
+	}
 	return py_stack_captured(t, ips, n, flags, hashp);
 }

@@ -51,7 +51,13 @@ static struct {
 	void *(*new_interpreter)(void);
 	void (*end_interpreter)(void *);
 	void *(*swap)(void *);
+	void *(*unchecked)(void);
 } api;
+
+static uintptr_t unchecked_tstate(void)
+{
+	return (uintptr_t)api.unchecked();
+}
 
 #define MAX_CAPTURES 4096
 #define MAX_DEPTH    64
@@ -64,8 +70,8 @@ static int captured_n[MAX_CAPTURES];
 static bool captured_cut[MAX_CAPTURES];
 static int ncaptures;
 /* capture cost at two depths: from rec(0) (9 frames) and from deep() (20 frames) */
-static double bench_ns[2];
-static int bench_frames[2], bench_calls[2], nbench;
+static double bench_ns[2], bench_own_ns[2];
+static int bench_frames[2], bench_calls[2], bench_own_calls[2], nbench;
 static int failures;
 
 #define CHECK(cond, ...)                                                                           \
@@ -80,12 +86,39 @@ static int failures;
 		}                                                                                  \
 	} while (0)
 
+/*
+ * The same instant as an allocation of the thread's own captures it (pyagent_capture_pid(),
+ * own): frames read in place must give exactly the guarded walk's frames.
+ */
+static void check_own(int k)
+{
+	struct raw_py_frame f[MAX_DEPTH];
+	bool cut = false;
+	int n = pyagent_capture_pid(&agent_thread, &writer, f, MAX_DEPTH, &cut, (int)getpid(),
+				    true),
+	    j;
+
+	CHECK(n == captured_n[k] && cut == captured_cut[k],
+	      "capture %d: in place %d frames (cut %d), guarded %d (cut %d)", k, n, cut,
+	      captured_n[k], captured_cut[k]);
+	for (j = 0; j < n && j < captured_n[k]; j++)
+		CHECK(f[j].code_id == captured[k][j].code_id &&
+			      f[j].offset == captured[k][j].offset &&
+			      f[j].flags == captured[k][j].flags,
+		      "capture %d frame %d: in place code %llu offset %u flags %#x, guarded %llu "
+		      "%u %#x",
+		      k, j, (unsigned long long)f[j].code_id, f[j].offset, f[j].flags,
+		      (unsigned long long)captured[k][j].code_id, captured[k][j].offset,
+		      captured[k][j].flags);
+}
+
 static pyobj capture_cb(pyobj self, pyobj unused)
 {
 	int k = ncaptures < MAX_CAPTURES ? ncaptures++ : MAX_CAPTURES - 1;
 
 	captured_n[k] =
 		pyagent_capture(&agent_thread, &writer, captured[k], MAX_DEPTH, &captured_cut[k]);
+	check_own(k);
 	return api.long_from(k);
 }
 
@@ -114,6 +147,12 @@ static pyobj bench_cb(pyobj self, pyobj unused)
 		pyagent_capture(&agent_thread, &writer, f, MAX_DEPTH, NULL);
 	bench_ns[k] = (cpu_ns() - t0) / rounds;
 	bench_calls[k] = (int)agent_thread.calls; /* those of the last one: all described */
+	t0 = cpu_ns();
+	for (i = 0; i < rounds; i++)
+		pyagent_capture_pid(&agent_thread, &writer, f, MAX_DEPTH, NULL, (int)getpid(),
+				    true);
+	bench_own_ns[k] = (cpu_ns() - t0) / rounds;
+	bench_own_calls[k] = (int)agent_thread.calls;
 	return api.long_from(0);
 }
 
@@ -340,6 +379,12 @@ static int run_version(const struct pytest_python *py)
 	SYM(new_interpreter, "Py_NewInterpreter");
 	SYM(end_interpreter, "Py_EndInterpreter");
 	SYM(swap, "PyThreadState_Swap");
+	/* as the agent gives it for an allocation's own walk (agent-memory-python.c) */
+	*(void **)&api.unchecked = dlsym(h, "PyThreadState_GetUnchecked");
+	if (!api.unchecked)
+		*(void **)&api.unchecked = dlsym(h, "_PyThreadState_UncheckedGet");
+	if (api.unchecked)
+		pyagent_key_tstate_fn(unchecked_tstate);
 	dl_iterate_phdr(find_bias, &bias);
 
 	/* before the interpreter starts, as the agent does at dlopen time */
@@ -399,9 +444,15 @@ static int run_version(const struct pytest_python *py)
 	       "%d failed code reads\n",
 	       ncaptures, (unsigned long long)agent_thread.codes_written, reused,
 	       (int)agent_thread.codes_failed);
-	for (i = 0; i < 2; i++)
-		printf("    capture cost: %.0f ns CPU for %d frames, %d system calls\n",
-		       bench_ns[i], bench_frames[i], bench_calls[i]);
+	for (i = 0; i < 2; i++) {
+		printf("    capture cost: %.0f ns CPU for %d frames, %d system calls; %.0f ns, "
+		       "%d calls in place (an allocation's)\n",
+		       bench_ns[i], bench_frames[i], bench_calls[i], bench_own_ns[i],
+		       bench_own_calls[i]);
+		/* in place, only the code objects are copied: one call when all are known */
+		CHECK(bench_own_calls[i] < bench_calls[i] && bench_own_calls[i] <= 1,
+		      "in place: %d system calls, guarded %d", bench_own_calls[i], bench_calls[i]);
+	}
 	CHECK(bench_frames[0] >= 8, "bench saw %d frames", bench_frames[0]);
 	CHECK(bench_frames[1] == 20, "deep bench saw %d frames", bench_frames[1]);
 	/* 600 functions made and dropped: their memory is reused, and must not confuse us */

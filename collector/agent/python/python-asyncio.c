@@ -172,12 +172,15 @@ void pyasync_sample(struct pyagent_thread *t, struct raw_writer *w, uintptr_t ts
 	struct pyasync_thread *a = &t->task;
 	struct pyasync_slot *slot;
 	uint64_t task = 0;
+	bool ok;
 
 	a->frame = 0;
-	if (!__atomic_load_n(&pyasync.ready, __ATOMIC_ACQUIRE) || pyagent_rt.minor < 14 ||
-	    pymem_read(&t->mem, &task, tstate + (uintptr_t)pyasync.ts_running_task, sizeof(task), 0,
-		       0) < 0 ||
-	    !task)
+	ok = __atomic_load_n(&pyasync.ready, __ATOMIC_ACQUIRE) && pyagent_rt.minor >= 14 &&
+	     pymem_read(&t->mem, &task, tstate + (uintptr_t)pyasync.ts_running_task, sizeof(task),
+			0, 0) == 0;
+	/* the thread's own state may be read in place (t->mem.own), not the task it names */
+	t->mem.own = false;
+	if (!ok || !task)
 		return;
 	slot = &a->slots[(task >> 4) & (PYASYNC_SLOTS - 1)];
 	/* Chunks that stand alone (w->clock: -ring-buffer) each define the codes they name. */

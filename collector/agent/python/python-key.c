@@ -25,6 +25,11 @@ void pyagent_key_tstate_fn(uintptr_t (*fn)(void))
 	tstate_fn = fn;
 }
 
+uintptr_t pykey_tstate(void)
+{
+	return tstate_fn ? tstate_fn() : 0;
+}
+
 static uintptr_t word(uintptr_t addr)
 {
 	uintptr_t v;
@@ -52,15 +57,37 @@ static uintptr_t this_tstate(const struct pylayout *L)
 	return ts;
 }
 
-uint64_t pyagent_key(int max)
+/*
+ * Whether the collector runs: an allocation it makes (a finalizer's) is flagged so
+ * (RAW_PY_FRAME_GC), one under the same frames a moment before is not. The main interpreter
+ * lives while any thread has a state.
+ */
+static bool collecting(const struct pylayout *L)
+{
+	uintptr_t interp;
+	int32_t on;
+
+	if (L->is_gc_collecting < 0)
+		return false;
+	interp = word(pyagent_rt.runtime + (uintptr_t)L->rt_interp_main);
+	if (!interp)
+		return false;
+	memcpy(&on, (const void *)(interp + (uintptr_t)L->is_gc_collecting), sizeof(on));
+	return on != 0;
+}
+
+uint64_t pyagent_key(int max, bool *whole)
 {
 	const struct pylayout *L = &pyagent_rt.L;
 	uintptr_t ts, frame;
 	uint64_t h = 0x84222325cbf29ce4ull;
 	int n = 0;
 
+	*whole = false;
 	if (pyagent_rt.state != PYAGENT_FOUND || !(ts = this_tstate(L)))
 		return 0;
+	if (collecting(L))
+		h = 0x6c62272e07bb0142ull;
 	if (L->ts_frame >= 0) {
 		frame = word(ts + (uintptr_t)L->ts_frame);
 	} else {
@@ -85,5 +112,6 @@ uint64_t pyagent_key(int max)
 		h ^= h >> 29;
 		frame = word(frame + (uintptr_t)L->fr_previous);
 	}
+	*whole = frame == 0;
 	return n ? h | 1 : 0;
 }

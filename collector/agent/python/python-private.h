@@ -102,6 +102,10 @@ int pydebug_apply_copy(struct pylayout *L, const void *block, size_t len, uint32
  */
 uintptr_t pytstate_find(struct pyagent_thread *t, struct pymem *m, uint8_t *ts, int *why);
 
+/* The calling thread's attached state by the interpreter's accessor (python-key.c), 0 when
+   none or when no accessor was given. Not async-signal-safe: for own walks only. */
+uintptr_t pykey_tstate(void);
+
 /* The code-identity table (python-codes.c): the id of the code object at addr. */
 
 /*

@@ -99,6 +99,7 @@ size_t pymem_batch(struct pymem *m, struct pyread_req *req, size_t n)
 void pymem_reset(struct pymem *m, int pid)
 {
 	m->pid = pid;
+	m->own = false;
 	m->nruns = 0;
 	m->used = 0;
 	m->calls = 0;
@@ -193,6 +194,10 @@ int pymem_read(struct pymem *m, void *dst, uintptr_t addr, size_t len, size_t ex
 		return 0;
 	if (addr < PAGE || addr + len < addr)
 		return -1;
+	if (m->own) {
+		memcpy(dst, (const void *)addr, len);
+		return 0;
+	}
 	r = find(m, addr, len);
 	if (!r && m->nruns < PYMEM_RUNS) {
 		if (extra > PYMEM_BYTES - len)

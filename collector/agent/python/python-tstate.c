@@ -123,6 +123,14 @@ uintptr_t pytstate_find(struct pyagent_thread *t, struct pymem *m, uint8_t *ts, 
 			*why = RAW_PY_NOTE_SUBINTERPRETER;
 			return 0;
 		}
+		/* a walk of the thread's own frames: its attached state, if it has one */
+		tstate = m->own ? pykey_tstate() : 0;
+		if (tstate && pymem_read(m, ts, tstate, pyagent_rt.ts_len, 0, 0) == 0 &&
+		    ours(L, ts, main_interp)) {
+			*why = 0;
+			return tstate;
+		}
+		m->own = false;
 		return by_list(t, m, main_interp, ts, why);
 	}
 	memcpy(&inited, rt + (L->rt_autotss - lo), sizeof(inited));

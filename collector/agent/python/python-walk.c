@@ -293,7 +293,7 @@ static uintptr_t gc_flag_addr(const struct pyagent_thread *t, const uint8_t *ts,
 	return (status >> L->ts_active_shift) & 1 ? interp + (uintptr_t)L->is_gc_collecting : 0;
 }
 
-static int walk(struct pyagent_thread *t, struct raw_writer *w, uintptr_t frame,
+static int walk(struct pyagent_thread *t, struct raw_writer *w, uintptr_t tstate, uintptr_t frame,
 		struct raw_py_frame *out, int max, bool *cut, uintptr_t gc_at)
 {
 	const struct pylayout *L = &pyagent_rt.L;
@@ -308,6 +308,9 @@ static int walk(struct pyagent_thread *t, struct raw_writer *w, uintptr_t frame,
 	if ((size_t)L->fr_size > 256 || (size_t)L->co_size > PYAGENT_CODE_BYTES)
 		return note(t, RAW_PY_NOTE_UNKNOWN_VERSION);
 	npend = walk_frames(t, frame, max, cut);
+	/* the frames and the running task were the last reads made in place (own walks) */
+	pyasync_sample(t, w, tstate);
+	t->mem.own = false;
 	nextra = pycallee_plan(t, npend, extra);
 	if (npend && gc_at)
 		extra[nextra++] =
@@ -368,6 +371,12 @@ static int walk(struct pyagent_thread *t, struct raw_writer *w, uintptr_t frame,
 int pyagent_capture(struct pyagent_thread *t, struct raw_writer *w, struct raw_py_frame *out,
 		    int max, bool *truncated)
 {
+	return pyagent_capture_pid(t, w, out, max, truncated, (int)getpid(), false);
+}
+
+int pyagent_capture_pid(struct pyagent_thread *t, struct raw_writer *w, struct raw_py_frame *out,
+			int max, bool *truncated, int pid, bool own)
+{
 	int state = __atomic_load_n(&pyagent_rt.state, __ATOMIC_ACQUIRE);
 	int errsv = errno, why = 0, n;
 	uint8_t ts[512];
@@ -383,16 +392,20 @@ int pyagent_capture(struct pyagent_thread *t, struct raw_writer *w, struct raw_p
 		return note(t, (enum raw_py_note_kind)pyagent_rt.note);
 	if (pyagent_rt.ts_len > sizeof(ts))
 		return note(t, RAW_PY_NOTE_UNKNOWN_VERSION);
-	pymem_reset(&t->mem, (int)getpid());
+	pymem_reset(&t->mem, pid);
+	/* in place: the thread's own state (by PyGILState's key, or the interpreter's accessor),
+	   not another's from the list (pytstate_find()) */
+	t->mem.own = own;
 	tstate = pytstate_find(t, &t->mem, ts, &why);
 	frame = tstate ? first_frame(t, ts, &why) : 0;
 	if (!frame) {
+		t->mem.own = false;
 		t->calls = t->mem.calls;
 		errno = errsv;
 		return why ? note(t, (enum raw_py_note_kind)why) : 0;
 	}
-	pyasync_sample(t, w, tstate);
-	n = walk(t, w, frame, out, max, &cut, gc_flag_addr(t, ts, tstate));
+	n = walk(t, w, tstate, frame, out, max, &cut, gc_flag_addr(t, ts, tstate));
+	t->mem.own = false;
 	if (cut && truncated)
 		*truncated = true;
 	t->calls = t->mem.calls;

@@ -105,6 +105,7 @@ struct pymem_run {
 };
 struct pymem {
 	int pid;
+	bool own; /* pymem_read() copies in place, what was asked only (pyagent_capture_pid()) */
 	unsigned nruns;
 	size_t used;    /* bytes of buf taken */
 	unsigned calls; /* system calls made (tests, benchmarks) */
@@ -230,6 +231,15 @@ void pyagent_thread_init(struct pyagent_thread *t);
  */
 int pyagent_capture(struct pyagent_thread *t, struct raw_writer *w, struct raw_py_frame *out,
 		    int max, bool *truncated);
+/*
+ * The same where the caller knows the process's id (getpid() is a system call each time).
+ * own: the calling thread walks its own frames from inside a call of its own (an allocation),
+ * so they cannot change meanwhile, as for pyagent_key(): the runtime, its thread state and its
+ * frames are read in place; what they point to (code objects, names, tasks, other threads'
+ * states) is still read by guarded copies.
+ */
+int pyagent_capture_pid(struct pyagent_thread *t, struct raw_writer *w, struct raw_py_frame *out,
+			int max, bool *truncated, int pid, bool own);
 
 /*
  * A key of the calling thread's Python frames, cheaply (the frames' guarded reads of a walk,
@@ -254,12 +264,13 @@ int pyagent_code_frames(struct pyagent_thread *t, struct raw_writer *w, const ui
 int pyagent_thread_finish(struct pyagent_thread *t, struct raw_writer *w, int64_t time_ns);
 
 /*
- * The calling thread's Python frames (at most max, innermost first) as one hash, read in
- * place, without guarded reads: only for a thread inside a call of its own (an allocation),
- * whose frames cannot change meanwhile. 0 when it runs no Python (or the interpreter is not
- * one pyagent walks). A few ns per frame: memory-consumption's call-site key.
+ * The calling thread's Python frames (at most max, innermost first) and whether the collector
+ * runs, as one hash, read in place, without guarded reads: only for a thread inside a call of
+ * its own (an allocation), whose frames cannot change meanwhile. 0 when it runs no Python (or
+ * the interpreter is not one pyagent walks). *whole: the hash holds every frame, not only the
+ * max innermost. A few ns per frame: memory-consumption's call-site key.
  */
-uint64_t pyagent_key(int max);
+uint64_t pyagent_key(int max, bool *whole);
 /* Where the interpreter keeps no PyGILState key (3.15+): its accessor of the calling thread's
    attached state (PyThreadState_GetUnchecked), for pyagent_key(). */
 void pyagent_key_tstate_fn(uintptr_t (*fn)(void));
