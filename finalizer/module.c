@@ -41,8 +41,9 @@ void module_release(struct module *m)
 {
 	size_t i;
 
-	FREE_ALL(m->path, m->addrs, m->wanted, m->objs, m->obj_names, m->spin_code, m->first, m->count,
-		 m->frames, m->resolved_path, m->debug_path, m->mismatch_path, m->dwarf_error);
+	FREE_ALL(m->path, m->addrs, m->wanted, m->objs, m->obj_names, m->spin_code, m->first,
+		 m->count, m->frames, m->resolved_path, m->debug_path, m->mismatch_path,
+		 m->dwarf_error);
 	str_pool_release(&m->pool);
 	for (i = 0; i < m->nmore_pools; i++)
 		str_pool_release(&m->more_pools[i]);
