@@ -14,7 +14,8 @@ its look at the held-back weight): those are at most 5% of the loader's. Checked
 under dlopen (not
 mod_value) is 0.75 to 1.5 times that under mod_value (the loader's own work, mapping and
 relocating each library, adds up to 15% here); the samples lost as 'busy' are under 10% of
-the run's; the agent's own row stays under 2% of the CPU time (8% in a sanitizer build); the program's output is as
+the run's; the agent's own row stays under 2% of the CPU time (8% in a sanitizer build), and
+one sample's lump of time the host may have taken meanwhile; the program's output is as
 without us. Before, each sample inside the loader was lost ('busy'): the constructors were
 missing from the profile, and the agent's share was of what remained."""
 import os
@@ -55,6 +56,7 @@ int mod_value(void) { burn(%d); return 1; }
                     stdout="loaded %d libraries, sum %d\n" % (N, N), finalize=True)
     db = e.Db(res)
     own = total = in_dl = in_mod = weights = wrapper = 0
+    mod_weights = []
     for _t, sid, _c, weight, value in db.samples:
         stack = db.stack(sid)
         names = [f["name"] for f in stack]
@@ -65,6 +67,7 @@ int mod_value(void) { burn(%d); return 1; }
             own += value
         elif "mod_value" in names:
             in_mod += value
+            mod_weights.append(weight)
         elif names[-1].endswith("dlopen"):
             # the C library's dlopen (glibc's DWARF calls it ___dlopen), as perf shows the
             # loader's time: the program's call, not the agent's interposer of that name
@@ -88,5 +91,10 @@ int mod_value(void) { burn(%d); return 1; }
             "times)" % (in_dl / 1e6, in_mod / 1e6))
     e.check(busy <= 0.10 * (busy + weights),
             "%d of %d intervals lost as 'busy' (<= 10%%)" % (busy, busy + weights))
-    e.check(own <= MAX_OWN * total, "the agent's own time is %.2f%% of the CPU time (<= %.0f%%)"
-            % (100.0 * own / max(total, 1), 100 * MAX_OWN))
+    # A sample in the agent weighs what the host took from the VM meanwhile too (no steal
+    # time is accounted here: e2elib.Sampled): one such lump is allowed above the bound, as
+    # large as the largest of mod_value's samples (those in the loader are held back: large)
+    lump = e.Sampled(mod_weights, 1000000).max_lump_ns
+    e.check(own <= MAX_OWN * total + lump,
+            "the agent's own time is %.2f%% of the CPU time (<= %.0f%% and one lump of %.1f "
+            "ms)" % (100.0 * own / max(total, 1), 100 * MAX_OWN, lump / 1e6))
