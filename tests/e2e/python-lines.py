@@ -14,6 +14,7 @@ import e2elib as e
 import pylib
 
 ROUNDS = 4  # tests/progs/python/lines.py
+UNIT_MS = 30  # LOOP-B's CPU time a round (tests/progs/python/lines.py)
 
 
 def main():
@@ -22,7 +23,7 @@ def main():
     a, b = e.source_line(src, "# LOOP-A"), e.source_line(src, "# LOOP-B")
     c = e.source_line(src, "# LOOP-C")
     with e.Workdir("py-lines") as w:
-        res = e.collect(w, "res", [python, src, 40], interval=1, finalize=True)
+        res = e.collect(w, "res", [python, src, UNIT_MS], interval=1, finalize=True)
 
         hl = e.rows(res, "-view", "hotspots", "-group-by", "source-line")
         by_line = {}

@@ -11,6 +11,7 @@ import pylib
 
 NAMES = ["spin_a", "spin_b", "spin_c"]
 ROUNDS = 4  # tests/progs/python/split.py
+UNIT_MS = 15  # spin_c's CPU time a round: 0.6 s of spinning in all
 
 
 def main():
@@ -18,7 +19,7 @@ def main():
     python = pylib.interpreter(label)
     src = pylib.program("split.py")
     with e.Workdir("py-split") as w:
-        res = e.collect(w, "res", [python, src, 20], interval=1, finalize=True)
+        res = e.collect(w, "res", [python, src, UNIT_MS], interval=1, finalize=True)
         out = res.stdout
         e.check(out.strip().isdigit(), "split.py ran to its end under pcollect")
 

@@ -7,8 +7,8 @@ tests/progs/python/stress.py. Every run must end as it does without the profiler
 checksum right), pfinalize must read what was written, and the samples must show the
 program's own functions with sane names, never bytes of some freed object taken for a name.
 
-Runs PCOLLECT_STRESS_RUNS times (default 1, 0.8 s of CPU each; the CPU-time timers fire at
-most once a 4 ms tick: ~200 samples a run; tests/stress-suite runs it 3 times)."""
+Runs PCOLLECT_STRESS_RUNS times (default 1, 0.6 s of CPU each; the CPU-time timers fire at
+most once a 4 ms tick: ~150 samples a run; tests/stress-suite runs it 3 times)."""
 import os
 import re
 
@@ -21,7 +21,7 @@ NAME = re.compile(r"^[A-Za-z_<][\w.<>-]*$")
 
 
 def one_run(w, python, k):
-    res = e.collect(w, "res%d" % k, [python, pylib.program("stress.py"), "0.8"], interval=1,
+    res = e.collect(w, "res%d" % k, [python, pylib.program("stress.py"), "0.6"], interval=1,
                     finalize=True)
     out = res.stdout
     e.check(out.startswith("done "), "run %d: stress.py ended with its checksum (%s)"

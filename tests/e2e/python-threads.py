@@ -12,7 +12,7 @@ import json
 import e2elib as e
 import pylib
 
-TURNS, UNIT_MS = 20, 10
+TURNS, UNIT_MS = 14, 10
 
 
 def main():
