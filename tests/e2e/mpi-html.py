@@ -55,15 +55,6 @@ def same(page, csv, col):
     return got == want
 
 
-def rank_stats(res, rank):
-    """Sampled of a rank's samples, from the node result that holds them."""
-    for node in NODES:
-        stats = e.db_sampled("%s.%s" % (res, node), "p.rank = ?", (rank,))
-        if stats.weight:
-            return stats
-    e.fail("no samples of rank %d in any node's result" % rank)
-
-
 def main():
     abi = sys.argv[1] if len(sys.argv) > 1 else "openmpi"
     mpilib.launcher(abi)  # skips where this MPI is not installed
@@ -135,7 +126,7 @@ def main():
                                                                                   width))
                 else:
                     e.check(not idle, "rank %d drawn with work (%s)" % (rank, text))
-                    e.check_time(rank_stats(res, rank), v, want, "rank %d's compute bar (%s)"
+                    e.check_time(mpilib.rank_stats(res, NODES, rank), v, want, "rank %d's compute bar (%s)"
                                  % (rank, text), stretches=1)
             vals = [b[1] for b in bars]
             mean = sum(vals) / len(vals)

@@ -77,6 +77,15 @@ def job(abi, nodes, per_node, result, target, options=(), timeout=300):
     return cp
 
 
+def rank_stats(res, nodes, rank):
+    """e2elib.Sampled of a rank's samples, from the node result (res.NODE) that holds them."""
+    for node in nodes:
+        stats = e.db_sampled("%s.%s" % (res, node), "p.rank = ?", (rank,))
+        if stats.weight:
+            return stats
+    e.fail("no samples of rank %d in any node's result" % rank)
+
+
 def mpi_cells(res, *args):
     """-view mpi -group-by rank,function: {(rank, function): row}."""
     return {(int(r["Rank"]), r["Function"]): r
