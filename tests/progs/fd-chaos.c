@@ -31,6 +31,7 @@
  * fd-chaos nofile-hard: the same with the hard limit lowered too.
  * fd-chaos nofile-burst: the soft limit as in nofile, then 32 threads of 10 ms of CPU each
  *                started at once: their streams are made and cut together, each at the limit.
+ * A second argument sets a nofile thread's CPU milliseconds (0: what it prints, at once).
  */
 
 #define NFILES    6
@@ -129,14 +130,16 @@ static int files(const char *mode, const char *dir)
 
 #define BURST_THREADS 32
 
+static double thread_ms = 100; /* a nofile thread's CPU time (nofile-burst: 10) */
+
 static __attribute__((noinline, noclone)) void thread_work(void)
 {
-	BURN_CPU_MS(100);
+	BURN_CPU_MS(thread_ms);
 }
 
 static __attribute__((noinline, noclone)) void burst_work(void)
 {
-	BURN_CPU_MS(10);
+	BURN_CPU_MS(thread_ms);
 }
 
 static bool burst;
@@ -188,13 +191,15 @@ static int nofile(bool hard)
 
 int main(int argc, char **argv)
 {
-	if (argc == 2 && !strncmp(argv[1], "nofile", 6)) {
+	if ((argc == 2 || argc == 3) && !strncmp(argv[1], "nofile", 6)) {
 		burst = !strcmp(argv[1], "nofile-burst");
+		thread_ms = argc == 3 ? atof(argv[2]) : burst ? 10 : 100;
 		return nofile(!strcmp(argv[1], "nofile-hard"));
 	}
 	if (argc != 3 && argc != 4) {
 		fprintf(stderr,
-			"usage: fd-chaos MODE DIR [WORK_MS] | fd-chaos nofile[-hard|-burst]\n");
+			"usage: fd-chaos MODE DIR [WORK_MS] | fd-chaos nofile[-hard|-burst] "
+			"[THREAD_MS]\n");
 		return 2;
 	}
 	if (argc == 4)
