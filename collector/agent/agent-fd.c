@@ -224,43 +224,43 @@ static bool stale(int fd)
 static void move_away(int fd)
 {
 	struct agent_thread *t;
-	int nfd, i, flags;
+	bool held_busy = false;
+	int nfd, i;
 
 	if (give_up_pipe(fd))
 		return;
 	t = owner_of(fd);
-	for (i = 0; t && i < 100000; i++) {
+	for (i = 0; t && i < 100000 && !held_busy; i++) {
 		int expected = 0;
 
-		if (atomic_compare_exchange_strong(&t->busy, &expected, 1))
-			break;
-		sched_yield();
+		held_busy = atomic_compare_exchange_strong(&t->busy, &expected, 1);
+		if (!held_busy)
+			sched_yield();
 	}
 	nfd = dup_high(fd, fd);
 	if (nfd >= 0 && nfd < FD_BITS) {
-		/* The kernel names a signal's si_fd by the number O_ASYNC was set through. */
-		flags = fcntl(nfd, F_GETFL);
-		fcntl(nfd, F_SETFL, flags & ~O_ASYNC);
-		fcntl(nfd, F_SETFL, flags | O_ASYNC);
-		bit_set(fds_ever, nfd);
+		/*
+		 * Its signals go on naming the number O_ASYNC was set through (t->perf_fd_sig,
+		 * in fds_ever for good). Setting O_ASYNC again through nfd would leave a moment
+		 * without the kernel's fasync entry, and an overflow then sends no signal: one
+		 * that turned the event off (POLL_HUP) would leave it off for good.
+		 */
 		bit_set(fds_held, nfd);
 		atomic_fetch_add(&nheld, 1);
-		if (t) {
-			t->perf_fd_prev = fd;
+		if (t)
 			t->perf_fd = nfd;
-		}
 	} else {
 		if (nfd >= 0)
 			real_close(nfd);
 		/* Nowhere to go: that thread's event is given up (its handler reads nothing). */
 		if (t) {
 			t->perf_fd = -1;
-			t->perf_fd_prev = -1;
+			t->perf_fd_sig = -1;
 		}
 	}
 	forget(fd);
-	if (t)
-		atomic_store(&t->busy, 0);
+	if (held_busy)
+		agent_thread_give(t);
 	/* The program's dup2() replaces fd (closing it) next. */
 }
 

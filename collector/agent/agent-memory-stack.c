@@ -312,7 +312,7 @@ static bool unwind_entry(struct mem_tls *m, struct mem_thread *mt, struct unwoun
 	u->hash = stack_table_hash(mt->ips, u->n, flags);
 	u->stack = stack_of(t, mt->ips, u->n, flags, NULL, m->py_key);
 	agent_account(t);
-	atomic_store(&t->busy, 0);
+	agent_thread_give(t);
 	ok = u->stack != 0;
 	if (ok) {
 		u->entry = entry_of(m, mt, u->stack);
@@ -409,7 +409,7 @@ static uint32_t in_loader(struct mem_tls *m, struct mem_thread *mt, struct mem_c
 		return MEM_NO_ENTRY;
 	stack = agent_stack_id_of(t, &ip, 1, RAW_STACK_TRUNCATED, NULL);
 	agent_account(t);
-	atomic_store(&t->busy, 0);
+	agent_thread_give(t);
 	return stack ? entry_of(m, mt, stack) : MEM_NO_ENTRY;
 }
 

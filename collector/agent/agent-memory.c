@@ -205,7 +205,7 @@ static void write_point(struct mem_tls *m)
 	len = raw_mem_counters_encode(buf, raw_header_now(&t->hdr), live, rss_bytes());
 	raw_writer_record(&t->w, RAW_REC_MEM_COUNTERS, buf, len);
 	agent_account(t);
-	atomic_store(&t->busy, 0);
+	agent_thread_give(t);
 }
 
 /*

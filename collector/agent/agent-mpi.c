@@ -245,7 +245,7 @@ AGENT_EXPORT void pcollect_mpi_call(const struct pcollect_mpi_call *c)
 		account(t, c);
 		agent_account(t);
 	}
-	atomic_store_explicit(&t->busy, 0, memory_order_release);
+	agent_thread_give(t);
 }
 
 AGENT_EXPORT void pcollect_mpi_rank(int rank, int size)
@@ -313,7 +313,7 @@ void agent_mpi_scan(void)
 			sums_write(t, t->mpi, now);
 			agent_account(t);
 		}
-		atomic_store_explicit(&t->busy, 0, memory_order_release);
+		agent_thread_give(t);
 	}
 }
 

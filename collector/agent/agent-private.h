@@ -240,7 +240,12 @@ struct agent_thread {
 	/* With -knob sampling-clock=task-clock: the thread's perf task-clock event, or -1 (the
 	   timer then), its count at the last sample, and the part of an interval carried over. */
 	int perf_fd;
-	int perf_fd_prev; /* the number perf_fd had before it was moved (agent-fd.c) */
+	/* The number O_ASYNC was set through, which its signals name in si_fd (the kernel's
+	   fasync entry keeps it): perf_fd's first, kept when the event moves (agent-fd.c). */
+	int perf_fd_sig;
+	/* Overflows of the event whose signal found busy held: the refresh they are owed, which
+	   whoever lets go of busy makes (agent_thread_give()). */
+	_Atomic int perf_owed;
 	uint64_t perf_last;
 	int64_t perf_carry;
 	clockid_t cpu_clock;        /* the thread's CPU-time clock */
@@ -435,6 +440,12 @@ bool agent_data_limit_hit(void);
  * of waits and allocations check it before they record anything.
  */
 bool agent_paused(void);
+/*
+ * Let go of t->busy (taken by its handler or by any thread's code). An overflow of t's
+ * task-clock event that found it held is answered here: its refresh, without which the
+ * event, once its limit is spent, would stay off and t would never be sampled again.
+ */
+void agent_thread_give(struct agent_thread *t);
 
 /* agent-thread.c: slots, streams, timers */
 struct agent_thread *agent_thread_begin(pid_t tid, bool external);

@@ -52,7 +52,7 @@ static void write_region(struct agent_thread *t, bool begin, uint32_t depth, con
 		else
 			raw_writer_region_end(&t->w, now, depth);
 		agent_account(t);
-		atomic_store_explicit(&t->busy, 0, memory_order_release);
+		agent_thread_give(t);
 	}
 	agent_restore_mask(&old);
 }

@@ -244,7 +244,7 @@ static void sample(struct agent_thread *t, uint64_t weight, void *uc, bool own)
 	}
 	agent_account(t);
 out:
-	atomic_store_explicit(&t->busy, 0, memory_order_release);
+	agent_thread_give(t);
 }
 
 void agent_dl_record(uintptr_t real)
@@ -312,30 +312,55 @@ static void forward(int sig, siginfo_t *si, void *uc)
 /*
  * The weight of a task-clock sample: the thread's time since the last one, read from the
  * event, in intervals (rounded, the rest carried to the next sample, so the sum stays
- * exact). The event's overflows are counted down from a limit the handler tops up
- * (PERF_EVENT_IOC_REFRESH adds to it): it is armed with two, so an overflow leaves it
- * counting (POLL_IN) and none of the thread's time is lost while the signal is delivered
- * (about 10 us a sample on a VM, 1% at 1 ms); one that finds the limit spent turns the
- * event off (POLL_HUP: the handler came late), and the handler turns it on again first,
- * with two. 0: nothing to record (stale signal, or sampling stopped).
+ * exact). 0: nothing to record (stale signal, or sampling stopped). With t->busy held.
  */
-static uint64_t task_clock_weight(struct agent_thread *t, int fd, bool off)
+static uint64_t task_clock_weight(struct agent_thread *t, int fd)
 {
 	int64_t interval = (int64_t)agent.cfg.interval_ns, w;
 	uint64_t count;
 
-	/* A signal sent before the event moved (agent-fd.c) names its old number. */
-	if (t->perf_fd < 0 || (fd != t->perf_fd && fd != t->perf_fd_prev) || agent_paused())
+	/* Moved (agent-fd.c) or not, the event's signals name its first number. */
+	if (t->perf_fd < 0 || fd != t->perf_fd_sig || agent_paused())
 		return 0;
-	fd = t->perf_fd;
-	ioctl(fd, PERF_EVENT_IOC_REFRESH, off ? AGENT_PERF_LIMIT : 1);
-	if (read(fd, &count, sizeof(count)) != (ssize_t)sizeof(count) || count < t->perf_last)
+	if (read(t->perf_fd, &count, sizeof(count)) != (ssize_t)sizeof(count) ||
+	    count < t->perf_last)
 		return 1;
 	t->perf_carry += (int64_t)(count - t->perf_last);
 	t->perf_last = count;
 	w = (t->perf_carry + interval / 2) / interval;
 	t->perf_carry -= w * interval;
 	return w > 0 ? (uint64_t)w : 0;
+}
+
+/*
+ * The event's overflows are counted down from a limit that every answered one tops up
+ * (PERF_EVENT_IOC_REFRESH adds to it): it is armed with two, so an overflow leaves it
+ * counting (POLL_IN) and none of the thread's time is lost while the signal is delivered
+ * (about 10 us a sample on a VM, 1% at 1 ms); one that finds the limit spent turns the
+ * event off (POLL_HUP: the handler came late), and its answer turns it on again, with two.
+ * The answer is owed from the signal on and made by whoever holds busy as it lets go: the
+ * handler itself, or the code that held busy when the signal came (the control thread's
+ * look at the thread's CPU time, a region's record, a move of the event's descriptor),
+ * which a busy machine may stop for milliseconds, long enough for two overflows.
+ */
+void agent_thread_give(struct agent_thread *t)
+{
+	int owed, expected;
+
+	for (;;) {
+		owed = atomic_exchange(&t->perf_owed, 0);
+		/* Paused, the event stays off: its arming refreshes it (agent-thread.c). */
+		if (owed && t->perf_fd >= 0 && !agent_paused())
+			ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH,
+			      owed < AGENT_PERF_LIMIT ? owed : AGENT_PERF_LIMIT);
+		atomic_store(&t->busy, 0);
+		/* A signal that found busy held after the exchange: its answer is still ours,
+		   unless its handler (or another holder) has busy now and makes it. */
+		expected = 0;
+		if (!atomic_load(&t->perf_owed) ||
+		    !atomic_compare_exchange_strong(&t->busy, &expected, 1))
+			return;
+	}
 }
 
 static void on_signal(int sig, siginfo_t *si, void *uc)
@@ -366,12 +391,13 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 		/* The event's descriptor may be moved by another thread's dup2() (agent-fd.c). */
 		int expected = 0;
 
+		atomic_fetch_add(&t->perf_owed, si->si_code == POLL_HUP ? AGENT_PERF_LIMIT : 1);
 		if (!atomic_compare_exchange_strong(&t->busy, &expected, 1)) {
-			lost(t, RAW_LOST_BUSY, 1);
+			lost(t, RAW_LOST_BUSY, 1); /* its holder answers the event */
 			goto out;
 		}
-		weight = task_clock_weight(t, si->si_fd, si->si_code == POLL_HUP);
-		atomic_store_explicit(&t->busy, 0, memory_order_release);
+		weight = task_clock_weight(t, si->si_fd);
+		agent_thread_give(t);
 	} else
 		weight = 1 + (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0);
 	if (weight)

@@ -142,7 +142,7 @@ static struct agent_thread *slot_take(void)
 		t = agent_map_zeroed(sizeof(*t));
 		if (t) {
 			t->perf_fd = -1;
-			t->perf_fd_prev = -1;
+			t->perf_fd_sig = -1;
 			atomic_store(&t->state, AGENT_THREAD_ENDED);
 			agent.threads[n] = t;
 			atomic_store(&agent.nthreads, n + 1);
@@ -231,7 +231,7 @@ int agent_thread_open_stream(struct agent_thread *t)
 	raw_writer_flush(&t->w);
 	agent_account(t);
 	agent_wait_thread_begin(t);
-	atomic_store(&t->busy, 0);
+	agent_thread_give(t);
 	atomic_store(&t->state, AGENT_THREAD_LIVE);
 	return 0;
 }
@@ -287,14 +287,14 @@ static struct agent_thread *thread_begin_locked(pid_t tid, bool external)
 	t->pthread = external ? 0 : pthread_self();
 	t->has_timer = false;
 	t->perf_fd = -1;
-	t->perf_fd_prev = -1;
+	t->perf_fd_sig = -1;
 	atomic_store(&t->busy, 1);
 	t->ips_len = (agent.cfg.stack_depth + 64) * sizeof(uint64_t);
 	t->ips = agent_map_zeroed(t->ips_len);
 	stack_table_size(&slots, &frames);
 	if (!t->ips || stack_table_init(&t->stacks, slots, frames) || agent_thread_open_stream(t)) {
 		agent_thread_release(t);
-		atomic_store(&t->busy, 0);
+		agent_thread_give(t);
 		atomic_store(&t->state, AGENT_THREAD_FREE);
 		return NULL;
 	}
@@ -364,7 +364,8 @@ static bool perf_open(struct agent_thread *t)
 	t->perf_last = 0;
 	t->perf_carry = 0;
 	t->perf_fd = fd;
-	t->perf_fd_prev = -1;
+	t->perf_fd_sig = fd;
+	atomic_store(&t->perf_owed, 0);
 	return true;
 fail:
 	snprintf(why, sizeof(why), "no task-clock event (%s%s)", strerror(err),
@@ -381,7 +382,7 @@ void agent_thread_perf_close(struct agent_thread *t)
 		return;
 	agent_fd_release(t->perf_fd);
 	t->perf_fd = -1;
-	t->perf_fd_prev = -1;
+	t->perf_fd_sig = -1;
 }
 
 /* The timer (or event) of t is made, but while the collection is paused not started. */
@@ -626,7 +627,7 @@ bool agent_thread_end(struct agent_thread *t, bool own)
 	mem_thread_end(t, true);
 	agent_thread_release(t);
 	agent_self = NULL;
-	atomic_store(&t->busy, 0);
+	agent_thread_give(t);
 	atomic_store(&t->state, AGENT_THREAD_FREE);
 	return true;
 }
@@ -656,7 +657,7 @@ void agent_thread_look_cpu(void)
 			t->looked_samples = t->samples;
 			agent_account(t);
 		}
-		atomic_store(&t->busy, 0);
+		agent_thread_give(t);
 	}
 }
 
@@ -877,7 +878,7 @@ void agent_thread_resume(struct agent_thread *t)
 		agent_log("thread %d: cannot reopen its stream after a failed exec: %s",
 			  (int)t->tid, strerror(t->win.error));
 		t->write_stopped = true;
-		atomic_store(&t->busy, 0);
+		agent_thread_give(t);
 		return;
 	}
 	t->w.finishing = t->write_stopped;
@@ -885,6 +886,6 @@ void agent_thread_resume(struct agent_thread *t)
 	t->cpu_unarmed = true;
 	thread_name(t->proc_tid ? t->proc_tid : t->tid, t == agent_self, name, sizeof(name));
 	raw_writer_thread_start(&t->w, (uint32_t)t->tid, raw_header_now(&t->hdr), name);
-	atomic_store(&t->busy, 0);
+	agent_thread_give(t);
 	agent_thread_arm(t);
 }

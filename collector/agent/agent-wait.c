@@ -202,7 +202,7 @@ bool agent_wait_writer_take(struct agent_thread *t, sigset_t *old)
 void agent_wait_writer_give(struct agent_thread *t, const sigset_t *old)
 {
 	agent_account(t);
-	give(&t->busy);
+	agent_thread_give(t);
 	agent_restore_mask(old);
 }
 
@@ -666,7 +666,7 @@ static bool wait_close(const struct agent_wait_call *c)
 	atomic_store_explicit(&wt->open.state, 0, memory_order_release);
 	wt->open.call = NULL;
 	if (held)
-		give(&t->busy);
+		agent_thread_give(t);
 	return wt->open.written;
 }
 
@@ -719,7 +719,7 @@ void agent_wait_scan(void)
 			}
 			agent_account(t);
 		}
-		give(&t->busy);
+		agent_thread_give(t);
 	}
 }
 

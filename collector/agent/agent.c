@@ -317,7 +317,7 @@ static void fork_child(void)
 			continue;
 		mem_thread_drop(t);
 		agent_thread_release(t);
-		atomic_store(&t->busy, 0);
+		agent_thread_give(t);
 		atomic_store(&t->state, AGENT_THREAD_FREE);
 	}
 	agent_proc_drop();

@@ -9,7 +9,11 @@ closes 0-2 and opens its files there: each of its files holds exactly what it wr
 chunk inside), its stdout and exit code are those of a run without the collector, the agent's
 log holds text only, and the program is still sampled (its CPU time within tolerance) with
 both sampling clocks. A program that lowers RLIMIT_NOFILE opens as many files as without us,
-and its threads are sampled; with task-clock they fall back to the timer, with a note."""
+and its threads are sampled; with task-clock they fall back to the timer, with a note. A
+thread that dup2()s over the task-clock events again and again (thousands of moves a second,
+each holding the sampled thread's writer while the event keeps counting) leaves both threads
+sampled to the end: each one's samples against its CPU time (a signal that came while the
+writer was held, unanswered, once turned the event off for good)."""
 import functools
 import os
 import re
@@ -26,6 +30,7 @@ NFILES = 6
 # check's tolerance comes from the samples (e2elib.Sampled)
 WORK_MS = 4
 BLOCKS = NFILES * 12
+CHASE_MS = 300  # the chased thread's CPU time: 300 samples at 1 ms
 
 
 def files_of(d):
@@ -158,7 +163,31 @@ def nofile(w, mode, clock):
                 % (tag, [l for l in r.stderr.splitlines() if "note:" in l]))
 
 
+def chase(w):
+    """fd-chaos chase: the main thread burns CHASE_MS while the chaser moves both threads'
+    task-clock events under them; every thread's samples against its CPU time."""
+    nat = e.run([e.prog("fd-chaos"), "chase", "0"])
+    res = w.join("res-chase")
+    r = e.pcollect([e.prog("fd-chaos"), "chase", str(CHASE_MS)], result=res,
+                   options=["-knob", "sampling-clock=task-clock", "-knob",
+                            "sampling-interval=1"])
+    e.check(r.returncode == nat.returncode == 0 and r.stdout == nat.stdout,
+            "chase: exit code and stdout as without the collector (%d %r)"
+            % (r.returncode, r.stdout))
+    m = re.search(r"fd-chaos: (\d+) perf event descriptors replaced", r.stderr)
+    e.check(m and int(m.group(1)) >= 100,
+            "chase: the chaser replaced the events' descriptors 100 times or more (%s)"
+            % (m.group(1) if m else r.stderr[-500:]))
+    threads = e.thread_streams(e.load_streams(res))
+    e.check(len(threads) == 2, "chase: two threads sampled (%d)" % len(threads))
+    for s in threads:
+        e.check_time(e.sampled_of(s.samples(), s.header["interval_ns"]), e.sampled_ns([s]),
+                     s.cpu_ns(), "chase: thread %d, its samples against its CPU time"
+                     % s.tid)
+
+
 with e.Workdir("fds") as w:
+    chase(w)
     natives = {mode: native(w, mode) for mode in MODES}
     for clock in ("timer", "task-clock"):
         for mode in MODES:

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* A program rough with descriptors: close loops, close_range, dup2 onto others, closed 0-2. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +34,11 @@
  * fd-chaos nofile-burst: the soft limit as in nofile, then 32 threads of 10 ms of CPU each
  *                started at once: their streams are made and cut together, each at the limit.
  * A second argument sets a nofile thread's CPU milliseconds (0: what it prints, at once).
+ * fd-chaos chase [MS]: the main thread burns MS (400) ms of CPU while a thread named "chaser"
+ * looks for perf events among the process's descriptors (/proc/self/fd: a task-clock
+ * sampler's) and dup2()s /dev/null onto each one it finds, then closes that number, again and
+ * again: a sampler's event is moved under the thread it samples many times a second. Prints
+ * "chase: done"; stderr says how many descriptors it replaced.
  */
 
 #define NFILES    6
@@ -189,8 +196,64 @@ static int nofile(bool hard)
 	return 0;
 }
 
+static atomic_bool chase_done;
+
+static void *chaser(void *arg)
+{
+	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	long *moved = arg;
+
+	pthread_setname_np(pthread_self(), "chaser");
+	while (null >= 0 && !atomic_load(&chase_done)) {
+		DIR *d = opendir("/proc/self/fd");
+		struct dirent *e;
+		int found[64], n = 0, i;
+
+		while (d && (e = readdir(d)) && n < 64) {
+			char path[300], link[64];
+			ssize_t len;
+
+			snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+			len = readlink(path, link, sizeof(link) - 1);
+			if (len <= 0)
+				continue;
+			link[len] = 0;
+			if (strstr(link, "perf_event"))
+				found[n++] = atoi(e->d_name);
+		}
+		if (d)
+			closedir(d);
+		for (i = 0; i < n; i++)
+			if (dup2(null, found[i]) == found[i] && !close(found[i]))
+				(*moved)++;
+	}
+	return NULL;
+}
+
+static __attribute__((noinline, noclone)) void chased_work(double ms)
+{
+	BURN_CPU_MS(ms);
+}
+
+static int chase(double ms)
+{
+	long moved = 0;
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, chaser, &moved))
+		return 3;
+	chased_work(ms);
+	atomic_store(&chase_done, true);
+	pthread_join(t, NULL);
+	fprintf(stderr, "fd-chaos: %ld perf event descriptors replaced\n", moved);
+	printf("chase: done\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if ((argc == 2 || argc == 3) && !strcmp(argv[1], "chase"))
+		return chase(argc == 3 ? atof(argv[2]) : 400);
 	if ((argc == 2 || argc == 3) && !strncmp(argv[1], "nofile", 6)) {
 		burst = !strcmp(argv[1], "nofile-burst");
 		thread_ms = argc == 3 ? atof(argv[2]) : burst ? 10 : 100;
@@ -199,7 +262,7 @@ int main(int argc, char **argv)
 	if (argc != 3 && argc != 4) {
 		fprintf(stderr,
 			"usage: fd-chaos MODE DIR [WORK_MS] | fd-chaos nofile[-hard|-burst] "
-			"[THREAD_MS]\n");
+			"[THREAD_MS] | fd-chaos chase [MS]\n");
 		return 2;
 	}
 	if (argc == 4)
