@@ -348,7 +348,9 @@ void agent_thread_give(struct agent_thread *t)
 	int owed, expected;
 
 	for (;;) {
-		owed = atomic_exchange(&t->perf_owed, 0);
+		owed = atomic_load_explicit(&t->perf_owed, memory_order_relaxed)
+			       ? atomic_exchange(&t->perf_owed, 0)
+			       : 0;
 		/* Paused, the event stays off: its arming refreshes it (agent-thread.c). */
 		if (owed && t->perf_fd >= 0 && !agent_paused())
 			ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH,
