@@ -178,6 +178,7 @@ static void *control_main(void *arg)
 		/* under the lock a pause takes: a thread's paused time is consistent */
 		pthread_mutex_lock(&agent.control_lock);
 		agent_thread_look_cpu();
+		agent_threads_rearm();
 		pthread_mutex_unlock(&agent.control_lock);
 		agent_python_names();
 		data_counter_wait(agent.data, seq, wait_ns());

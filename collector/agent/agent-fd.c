@@ -252,11 +252,10 @@ static void move_away(int fd)
 	} else {
 		if (nfd >= 0)
 			real_close(nfd);
-		/* Nowhere to go: that thread's event is given up (its handler reads nothing). */
-		if (t) {
-			t->perf_fd = -1;
-			t->perf_fd_sig = -1;
-		}
+		/* Nowhere to go: that thread's event is given up (its handler reads nothing),
+		   and the control thread arms it again: a new event, else the timer. */
+		if (t)
+			agent_thread_perf_drop(t);
 	}
 	forget(fd);
 	if (held_busy)

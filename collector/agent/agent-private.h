@@ -246,6 +246,13 @@ struct agent_thread {
 	/* Overflows of the event whose signal found busy held: the refresh they are owed, which
 	   whoever lets go of busy makes (agent_thread_give()). */
 	_Atomic int perf_owed;
+	/* Its event was given up when a dup2() left it no number (agent-fd.c), at this CPU
+	   time of the thread's: the control thread arms it again (agent_threads_rearm()). */
+	_Atomic bool perf_dropped;
+	uint64_t perf_dropped_ns;
+	/* Intervals of a time no signal could sample (between the event given up and the
+	   thread armed again): the next sample takes them. With busy held. */
+	uint64_t gap_weight;
 	uint64_t perf_last;
 	int64_t perf_carry;
 	clockid_t cpu_clock;        /* the thread's CPU-time clock */
@@ -456,6 +463,9 @@ struct agent_thread *agent_thread_begin(pid_t tid, bool external);
 bool agent_thread_end(struct agent_thread *t, bool own);
 /* Control thread: THREAD_CPU for each thread sampled since the last look (AGENT_CPU_LOOK_NS). */
 void agent_thread_look_cpu(void);
+void agent_threads_rearm(void);
+/* With t->busy held: t's task-clock event is given up (agent-fd.c), its time kept. */
+void agent_thread_perf_drop(struct agent_thread *t);
 /* Free t's buffers: unwinding, stack table, Python walker, regions. */
 void agent_thread_release(struct agent_thread *t);
 void agent_thread_arm(struct agent_thread *t);

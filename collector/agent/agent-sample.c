@@ -208,10 +208,12 @@ static void sample(struct agent_thread *t, uint64_t weight, void *uc, bool own)
 		t->dl_weight += weight;
 		goto out;
 	}
-	/* Held back in a loader call the agent did not see return: this sample takes it. */
-	if (t->dl_weight && !own) {
-		weight += t->dl_weight;
+	/* Held back in a loader call the agent did not see return, or the time of a thread
+	   without a signal for a while (agent_threads_rearm()): this sample takes it. */
+	if ((t->dl_weight || t->gap_weight) && !own) {
+		weight += t->dl_weight + t->gap_weight;
 		t->dl_weight = 0;
+		t->gap_weight = 0;
 	}
 	now = raw_header_now(&t->hdr);
 	if (own) {

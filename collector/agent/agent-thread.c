@@ -661,6 +661,56 @@ void agent_thread_look_cpu(void)
 	}
 }
 
+/*
+ * The threads whose task-clock event was given up for want of a number (agent-fd.c): armed
+ * again, with a new event if a number is free now, else with the timer (and its note), so
+ * that no thread stops being sampled. From the control thread, under the control lock; one
+ * whose writer is in use is armed at the next look.
+ */
+void agent_threads_rearm(void)
+{
+	int64_t interval = (int64_t)agent.cfg.interval_ns;
+	size_t i, n = atomic_load(&agent.nthreads);
+
+	for (i = 0; i < n && i < AGENT_MAX_THREADS; i++) {
+		struct agent_thread *t = agent.threads[i];
+		int expected = 0;
+		int64_t carry;
+
+		if (!t || !atomic_load(&t->perf_dropped) ||
+		    !atomic_compare_exchange_strong(&t->busy, &expected, 1))
+			continue;
+		atomic_store(&t->perf_dropped, false);
+		/* A paused thread gets its event when it is unpaused, and counts nothing meanwhile.
+		 */
+		if (atomic_load(&t->state) == AGENT_THREAD_LIVE && !t->paused && t->perf_fd < 0) {
+			/* Its time since its last sample, which no signal could sample: the next
+			   sample's, as a sample held back in the loader is (sample()). */
+			carry = t->perf_carry +
+				(int64_t)(clock_ns(t->cpu_clock) - t->perf_dropped_ns);
+			if (carry > 0)
+				t->gap_weight += (uint64_t)((carry + interval / 2) / interval);
+			t->perf_carry = 0;
+			thread_arm_locked(t);
+		}
+		agent_thread_give(t);
+	}
+}
+
+void agent_thread_perf_drop(struct agent_thread *t)
+{
+	uint64_t count;
+
+	/* Its time since the last sample, from the event while it is still ours. */
+	if (read(t->perf_fd, &count, sizeof(count)) == (ssize_t)sizeof(count) &&
+	    count >= t->perf_last)
+		t->perf_carry += (int64_t)(count - t->perf_last);
+	t->perf_dropped_ns = clock_ns(t->cpu_clock);
+	t->perf_fd = -1;
+	t->perf_fd_sig = -1;
+	atomic_store(&t->perf_dropped, true);
+}
+
 void agent_thread_key_destructor(void *p)
 {
 	struct agent_thread *t = p;

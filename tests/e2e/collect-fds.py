@@ -13,7 +13,9 @@ and its threads are sampled; with task-clock they fall back to the timer, with a
 thread that dup2()s over the task-clock events again and again (thousands of moves a second,
 each holding the sampled thread's writer while the event keeps counting) leaves both threads
 sampled to the end: each one's samples against its CPU time (a signal that came while the
-writer was held, unanswered, once turned the event off for good)."""
+writer was held, unanswered, once turned the event off for good). A program that leaves no
+number free and dup2()s over the event (the agent then gives it up) is still sampled: the timer
+takes over, with a note."""
 import functools
 import os
 import re
@@ -30,7 +32,7 @@ NFILES = 6
 # check's tolerance comes from the samples (e2elib.Sampled)
 WORK_MS = 4
 BLOCKS = NFILES * 12
-CHASE_MS = 300  # the chased thread's CPU time: 300 samples at 1 ms
+CHASE_MS = 200  # the chased thread's CPU time: 200 samples at 1 ms
 
 
 def files_of(d):
@@ -186,8 +188,36 @@ def chase(w):
                      % s.tid)
 
 
+def crowd(w):
+    """fd-chaos crowd, hard RLIMIT_NOFILE = soft (the event sits under it, where dup2()
+    reaches): every number taken, then dup2() over the event, which has nowhere to go. The
+    thread is sampled with the timer from then on: its samples against its CPU time."""
+    nat = e.run([e.prog("fd-chaos"), "crowd", "0"], preexec_fn=hard_nofile)
+    res = w.join("res-crowd")
+    r = e.pcollect([e.prog("fd-chaos"), "crowd", str(CHASE_MS)], result=res,
+                   finalization="full", quiet=False, preexec_fn=hard_nofile,
+                   options=["-knob", "sampling-clock=task-clock", "-knob",
+                            "sampling-interval=1"])
+    e.check(r.returncode == nat.returncode == 0 and r.stdout == nat.stdout,
+            "crowd: exit code and stdout as without the collector (%d %r)"
+            % (r.returncode, r.stdout))
+    m = re.search(r"fd-chaos: \d+ descriptors opened, (\d+) perf events replaced", r.stderr)
+    e.check(m and int(m.group(1)) >= 1, "crowd: the program replaced the event (%s)"
+            % (m.group(0) if m else r.stderr[-500:]))
+    threads = e.thread_streams(e.load_streams(res))
+    e.check(len(threads) == 1, "crowd: one thread sampled (%d)" % len(threads))
+    s = threads[0]
+    e.check_time(e.sampled_of(s.samples(), s.header["interval_ns"]), e.sampled_ns([s]),
+                 s.cpu_ns(), "crowd: its samples against its CPU time")
+    e.check(re.search(r"note: +1 thread sampled with the CPU-time timer .*no task-clock "
+                      r"event \(Too many open files\)", r.stderr),
+            "crowd: the timer's taking over is noted in the summary: %s"
+            % [l for l in r.stderr.splitlines() if "note:" in l])
+
+
 with e.Workdir("fds") as w:
     chase(w)
+    crowd(w)
     natives = {mode: native(w, mode) for mode in MODES}
     for clock in ("timer", "task-clock"):
         for mode in MODES:

@@ -39,6 +39,9 @@
  * sampler's) and dup2()s /dev/null onto each one it finds, then closes that number, again and
  * again: a sampler's event is moved under the thread it samples many times a second. Prints
  * "chase: done"; stderr says how many descriptors it replaced.
+ * fd-chaos crowd [MS]: opens /dev/null until EMFILE, dup2()s it onto every perf event among
+ * its descriptors (a sampler's event then has no number left to move to), and burns MS (300)
+ * ms of CPU. Prints "crowd: done"; stderr says how many it opened and replaced.
  */
 
 #define NFILES    6
@@ -196,6 +199,28 @@ static int nofile(bool hard)
 	return 0;
 }
 
+/* The numbers of the perf events among the process's descriptors (d: /proc/self/fd, just
+   opened), at most max. */
+static int perf_events(DIR *d, int *found, int max)
+{
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)) && n < max) {
+		char path[300], link[64];
+		ssize_t len;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len <= 0)
+			continue;
+		link[len] = 0;
+		if (strstr(link, "perf_event"))
+			found[n++] = atoi(e->d_name);
+	}
+	return n;
+}
+
 static atomic_bool chase_done;
 
 static void *chaser(void *arg)
@@ -206,23 +231,11 @@ static void *chaser(void *arg)
 	pthread_setname_np(pthread_self(), "chaser");
 	while (null >= 0 && !atomic_load(&chase_done)) {
 		DIR *d = opendir("/proc/self/fd");
-		struct dirent *e;
-		int found[64], n = 0, i;
+		int found[64], n = perf_events(d, found, 64), i;
 
-		while (d && (e = readdir(d)) && n < 64) {
-			char path[300], link[64];
-			ssize_t len;
-
-			snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
-			len = readlink(path, link, sizeof(link) - 1);
-			if (len <= 0)
-				continue;
-			link[len] = 0;
-			if (strstr(link, "perf_event"))
-				found[n++] = atoi(e->d_name);
-		}
 		if (d)
 			closedir(d);
+
 		for (i = 0; i < n; i++)
 			if (dup2(null, found[i]) == found[i] && !close(found[i]))
 				(*moved)++;
@@ -250,10 +263,32 @@ static int chase(double ms)
 	return 0;
 }
 
+static int crowd(double ms)
+{
+	int null = open("/dev/null", O_RDONLY), found[64], n, i, opened = 0, replaced = 0;
+	DIR *d = opendir("/proc/self/fd"); /* opened first: no number is left after */
+
+	if (null < 0 || !d)
+		return 2;
+	while (open("/dev/null", O_RDONLY) >= 0)
+		opened++;
+	n = perf_events(d, found, 64);
+	for (i = 0; i < n; i++)
+		replaced += dup2(null, found[i]) == found[i];
+	chased_work(ms); /* d still open: not a number is free */
+	closedir(d);
+	fprintf(stderr, "fd-chaos: %d descriptors opened, %d perf events replaced\n", opened,
+		replaced);
+	printf("crowd: done\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if ((argc == 2 || argc == 3) && !strcmp(argv[1], "chase"))
 		return chase(argc == 3 ? atof(argv[2]) : 400);
+	if ((argc == 2 || argc == 3) && !strcmp(argv[1], "crowd"))
+		return crowd(argc == 3 ? atof(argv[2]) : 300);
 	if ((argc == 2 || argc == 3) && !strncmp(argv[1], "nofile", 6)) {
 		burst = !strcmp(argv[1], "nofile-burst");
 		thread_ms = argc == 3 ? atof(argv[2]) : burst ? 10 : 100;
@@ -262,7 +297,7 @@ int main(int argc, char **argv)
 	if (argc != 3 && argc != 4) {
 		fprintf(stderr,
 			"usage: fd-chaos MODE DIR [WORK_MS] | fd-chaos nofile[-hard|-burst] "
-			"[THREAD_MS] | fd-chaos chase [MS]\n");
+			"[THREAD_MS] | fd-chaos chase|crowd [MS]\n");
 		return 2;
 	}
 	if (argc == 4)
