@@ -247,7 +247,8 @@ struct agent_thread {
 	   whoever lets go of busy makes (agent_thread_give()). */
 	_Atomic int perf_owed;
 	/* Its event was given up when a dup2() left it no number (agent-fd.c), at this CPU
-	   time of the thread's: the control thread arms it again (agent_threads_rearm()). */
+	   time (agent_thread_cpu_used()): the control thread arms it again
+	   (agent_threads_rearm()). */
 	_Atomic bool perf_dropped;
 	uint64_t perf_dropped_ns;
 	/* Intervals of a time no signal could sample (between the event given up and the
@@ -470,6 +471,8 @@ void agent_thread_perf_drop(struct agent_thread *t);
 void agent_thread_release(struct agent_thread *t);
 void agent_thread_arm(struct agent_thread *t);
 void agent_thread_disarm(struct agent_thread *t);
+/* agent-perf.c: t's task-clock event made (false: it cannot be had, the timer then, noted). */
+bool agent_thread_perf_open(struct agent_thread *t);
 /* Close t's task-clock event, if any (thread end, or a fork child dropping the parent's). */
 void agent_thread_perf_close(struct agent_thread *t);
 /* True when fd is or was the task-clock event of one of our threads (read in the handler). */

@@ -334,39 +334,6 @@ static uint64_t task_clock_weight(struct agent_thread *t, int fd)
 	return w > 0 ? (uint64_t)w : 0;
 }
 
-/*
- * The event's overflows are counted down from a limit that every answered one tops up
- * (PERF_EVENT_IOC_REFRESH adds to it): it is armed with two, so an overflow leaves it
- * counting (POLL_IN) and none of the thread's time is lost while the signal is delivered
- * (about 10 us a sample on a VM, 1% at 1 ms); one that finds the limit spent turns the
- * event off (POLL_HUP: the handler came late), and its answer turns it on again, with two.
- * The answer is owed from the signal on and made by whoever holds busy as it lets go: the
- * handler itself, or the code that held busy when the signal came (the control thread's
- * look at the thread's CPU time, a region's record, a move of the event's descriptor),
- * which a busy machine may stop for milliseconds, long enough for two overflows.
- */
-void agent_thread_give(struct agent_thread *t)
-{
-	int owed, expected;
-
-	for (;;) {
-		owed = atomic_load_explicit(&t->perf_owed, memory_order_relaxed)
-			       ? atomic_exchange(&t->perf_owed, 0)
-			       : 0;
-		/* Paused, the event stays off: its arming refreshes it (agent-thread.c). */
-		if (owed && t->perf_fd >= 0 && !agent_paused())
-			ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH,
-			      owed < AGENT_PERF_LIMIT ? owed : AGENT_PERF_LIMIT);
-		atomic_store(&t->busy, 0);
-		/* A signal that found busy held after the exchange: its answer is still ours,
-		   unless its handler (or another holder) has busy now and makes it. */
-		expected = 0;
-		if (!atomic_load(&t->perf_owed) ||
-		    !atomic_compare_exchange_strong(&t->busy, &expected, 1))
-			return;
-	}
-}
-
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
 	struct agent_thread *t;

@@ -318,73 +318,6 @@ struct agent_thread *agent_thread_begin(pid_t tid, bool external)
 	return t;
 }
 
-/*
- * A task-clock event for t (-knob sampling-clock=task-clock): the kernel's own clock of the
- * time t runs, which fires by high-resolution timer at every interval of it, not at the
- * tick, and is not missed by a thread that runs between ticks. Its overflow sends our signal
- * to t (F_SETSIG, F_SETOWN_EX), and disables it once AGENT_PERF_LIMIT of them found no
- * handler to top the limit up (agent-sample.c, PERF_EVENT_IOC_REFRESH). exclude_kernel is
- * what an unprivileged process may ask for
- * (perf_event_paranoid 2): an interval that ends in the kernel is counted, and sampled at
- * the next one that ends in user code. False when the event cannot be had: the timer then.
- */
-static bool perf_open(struct agent_thread *t)
-{
-	static _Atomic int warned;
-	struct f_owner_ex owner = { F_OWNER_TID, t->tid };
-	struct perf_event_attr a;
-	char why[160];
-	int fd, err;
-
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_TASK_CLOCK;
-	a.sample_period = agent.cfg.interval_ns;
-	a.disabled = 1;
-	a.exclude_kernel = 1;
-	a.exclude_hv = 1;
-	fd = (int)syscall(SYS_perf_event_open, &a, t->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0) {
-		err = errno;
-		goto fail;
-	}
-	/* Out of the program's way (agent-fd.c); the signal names the number it ends up at. */
-	fd = agent_fd_take(fd);
-	if (fd < 0) {
-		err = -fd;
-		goto fail;
-	}
-	if (fcntl(fd, F_SETSIG, agent.cfg.signo) || fcntl(fd, F_SETOWN_EX, &owner) ||
-	    fcntl(fd, F_SETFL, O_ASYNC)) {
-		err = errno;
-		agent_fd_release(fd);
-		goto fail;
-	}
-	t->perf_last = 0;
-	t->perf_carry = 0;
-	t->perf_fd = fd;
-	t->perf_fd_sig = fd;
-	atomic_store(&t->perf_owed, 0);
-	return true;
-fail:
-	snprintf(why, sizeof(why), "no task-clock event (%s%s)", strerror(err),
-		 err == EACCES || err == EPERM ? "; see /proc/sys/kernel/perf_event_paranoid" : "");
-	if (!atomic_exchange(&warned, 1))
-		agent_log("thread %d: %s: sampled with the CPU-time timer", (int)t->tid, why);
-	agent_proc_note(t->tid, RAW_NOTE_TIMER_FALLBACK, why);
-	return false;
-}
-
-void agent_thread_perf_close(struct agent_thread *t)
-{
-	if (t->perf_fd < 0)
-		return;
-	agent_fd_release(t->perf_fd);
-	t->perf_fd = -1;
-	t->perf_fd_sig = -1;
-}
-
 /* The timer (or event) of t is made, but while the collection is paused not started. */
 static void thread_arm_locked(struct agent_thread *t)
 {
@@ -408,7 +341,8 @@ static void thread_arm_locked(struct agent_thread *t)
 	}
 	if (agent.cfg.memory || agent.cfg.signo <= 0)
 		return; /* memory-consumption takes no CPU samples; no signal, none either */
-	if (agent.cfg.task_clock && !t->has_timer && (t->perf_fd >= 0 || perf_open(t))) {
+	if (agent.cfg.task_clock && !t->has_timer &&
+	    (t->perf_fd >= 0 || agent_thread_perf_open(t))) {
 		if (hold || !ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, AGENT_PERF_LIMIT))
 			return;
 		agent_log("cannot start the task-clock event of thread %d: %s", (int)t->tid,
@@ -681,13 +615,12 @@ void agent_threads_rearm(void)
 		    !atomic_compare_exchange_strong(&t->busy, &expected, 1))
 			continue;
 		atomic_store(&t->perf_dropped, false);
-		/* A paused thread gets its event when it is unpaused, and counts nothing meanwhile.
-		 */
+		/* A paused thread gets its event when it is unpaused. */
 		if (atomic_load(&t->state) == AGENT_THREAD_LIVE && !t->paused && t->perf_fd < 0) {
 			/* Its time since its last sample, which no signal could sample: the next
 			   sample's, as a sample held back in the loader is (sample()). */
 			carry = t->perf_carry +
-				(int64_t)(clock_ns(t->cpu_clock) - t->perf_dropped_ns);
+				(int64_t)(agent_thread_cpu_used(t) - t->perf_dropped_ns);
 			if (carry > 0)
 				t->gap_weight += (uint64_t)((carry + interval / 2) / interval);
 			t->perf_carry = 0;
@@ -695,20 +628,6 @@ void agent_threads_rearm(void)
 		}
 		agent_thread_give(t);
 	}
-}
-
-void agent_thread_perf_drop(struct agent_thread *t)
-{
-	uint64_t count;
-
-	/* Its time since the last sample, from the event while it is still ours. */
-	if (read(t->perf_fd, &count, sizeof(count)) == (ssize_t)sizeof(count) &&
-	    count >= t->perf_last)
-		t->perf_carry += (int64_t)(count - t->perf_last);
-	t->perf_dropped_ns = clock_ns(t->cpu_clock);
-	t->perf_fd = -1;
-	t->perf_fd_sig = -1;
-	atomic_store(&t->perf_dropped, true);
 }
 
 void agent_thread_key_destructor(void *p)

@@ -165,55 +165,47 @@ def nofile(w, mode, clock):
                 % (tag, [l for l in r.stderr.splitlines() if "note:" in l]))
 
 
-def chase(w):
-    """fd-chaos chase: the main thread burns CHASE_MS while the chaser moves both threads'
-    task-clock events under them; every thread's samples against its CPU time."""
-    nat = e.run([e.prog("fd-chaos"), "chase", "0"])
-    res = w.join("res-chase")
-    r = e.pcollect([e.prog("fd-chaos"), "chase", str(CHASE_MS)], result=res,
+def moved(w, mode, nthreads, replaced, least, **kw):
+    """fd-chaos MODE CHASE_MS with task-clock at 1 ms (kw: pcollect's own arguments): exit
+    code and stdout as without us, the program's count of replaced events (regex replaced)
+    at least least, nthreads sampled, each one's samples against its CPU time. The Run."""
+    nat = e.run([e.prog("fd-chaos"), mode, "0"], preexec_fn=kw.get("preexec_fn"))
+    res = w.join("res-" + mode)
+    r = e.pcollect([e.prog("fd-chaos"), mode, str(CHASE_MS)], result=res,
                    options=["-knob", "sampling-clock=task-clock", "-knob",
-                            "sampling-interval=1"])
+                            "sampling-interval=1"], **kw)
     e.check(r.returncode == nat.returncode == 0 and r.stdout == nat.stdout,
-            "chase: exit code and stdout as without the collector (%d %r)"
-            % (r.returncode, r.stdout))
-    m = re.search(r"fd-chaos: (\d+) perf event descriptors replaced", r.stderr)
-    e.check(m and int(m.group(1)) >= 100,
-            "chase: the chaser replaced the events' descriptors 100 times or more (%s)"
-            % (m.group(1) if m else r.stderr[-500:]))
+            "%s: exit code and stdout as without the collector (%d %r)"
+            % (mode, r.returncode, r.stdout))
+    m = re.search(replaced, r.stderr)
+    e.check(m and int(m.group(1)) >= least, "%s: the program replaced the events %d times or "
+            "more (%s)" % (mode, least, m.group(0) if m else r.stderr[-500:]))
     threads = e.thread_streams(e.load_streams(res))
-    e.check(len(threads) == 2, "chase: two threads sampled (%d)" % len(threads))
+    e.check(len(threads) == nthreads, "%s: %d threads sampled (%d)"
+            % (mode, nthreads, len(threads)))
     for s in threads:
         e.check_time(e.sampled_of(s.samples(), s.header["interval_ns"]), e.sampled_ns([s]),
-                     s.cpu_ns(), "chase: thread %d, its samples against its CPU time"
-                     % s.tid)
+                     s.cpu_ns(), "%s: thread %d, its samples against its CPU time"
+                     % (mode, s.tid))
+    return r
+
+
+def chase(w):
+    """fd-chaos chase: the main thread burns CHASE_MS while the chaser moves both threads'
+    task-clock events under them, thousands of times a second."""
+    moved(w, "chase", 2, r"fd-chaos: (\d+) perf event descriptors replaced", 100)
 
 
 def crowd(w):
     """fd-chaos crowd, hard RLIMIT_NOFILE = soft (the event sits under it, where dup2()
     reaches): every number taken, then dup2() over the event, which has nowhere to go. The
-    thread is sampled with the timer from then on: its samples against its CPU time."""
-    nat = e.run([e.prog("fd-chaos"), "crowd", "0"], preexec_fn=hard_nofile)
-    res = w.join("res-crowd")
-    r = e.pcollect([e.prog("fd-chaos"), "crowd", str(CHASE_MS)], result=res,
-                   finalization="full", quiet=False, preexec_fn=hard_nofile,
-                   options=["-knob", "sampling-clock=task-clock", "-knob",
-                            "sampling-interval=1"])
-    e.check(r.returncode == nat.returncode == 0 and r.stdout == nat.stdout,
-            "crowd: exit code and stdout as without the collector (%d %r)"
-            % (r.returncode, r.stdout))
-    m = re.search(r"fd-chaos: \d+ descriptors opened, (\d+) perf events replaced", r.stderr)
-    e.check(m and int(m.group(1)) >= 1, "crowd: the program replaced the event (%s)"
-            % (m.group(0) if m else r.stderr[-500:]))
-    threads = e.thread_streams(e.load_streams(res))
-    e.check(len(threads) == 1, "crowd: one thread sampled (%d)" % len(threads))
-    s = threads[0]
-    e.check_time(e.sampled_of(s.samples(), s.header["interval_ns"]), e.sampled_ns([s]),
-                 s.cpu_ns(), "crowd: its samples against its CPU time")
+    thread is sampled with the timer from then on, and the summary says so."""
+    r = moved(w, "crowd", 1, r"fd-chaos: \d+ descriptors opened, (\d+) perf events replaced",
+              1, finalization="full", quiet=False, preexec_fn=hard_nofile)
     e.check(re.search(r"note: +1 thread sampled with the CPU-time timer .*no task-clock "
                       r"event \(Too many open files\)", r.stderr),
             "crowd: the timer's taking over is noted in the summary: %s"
             % [l for l in r.stderr.splitlines() if "note:" in l])
-
 
 with e.Workdir("fds") as w:
     chase(w)
