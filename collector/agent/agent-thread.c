@@ -288,6 +288,10 @@ static struct agent_thread *thread_begin_locked(pid_t tid, bool external)
 	t->has_timer = false;
 	t->perf_fd = -1;
 	t->perf_fd_sig = -1;
+	/* A slot used before: nothing of its last thread's event is owed or carried. */
+	atomic_store(&t->perf_owed, 0);
+	atomic_store(&t->perf_dropped, false);
+	t->gap_weight = 0;
 	atomic_store(&t->busy, 1);
 	t->ips_len = (agent.cfg.stack_depth + 64) * sizeof(uint64_t);
 	t->ips = agent_map_zeroed(t->ips_len);
@@ -611,7 +615,8 @@ void agent_threads_rearm(void)
 		int expected = 0;
 		int64_t carry;
 
-		if (!t || !atomic_load(&t->perf_dropped) ||
+		if (!t || atomic_load(&t->state) != AGENT_THREAD_LIVE ||
+		    !atomic_load(&t->perf_dropped) ||
 		    !atomic_compare_exchange_strong(&t->busy, &expected, 1))
 			continue;
 		atomic_store(&t->perf_dropped, false);
