@@ -364,7 +364,9 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 
 		atomic_fetch_add(&t->perf_owed, si->si_code == POLL_HUP ? AGENT_PERF_LIMIT : 1);
 		if (!atomic_compare_exchange_strong(&t->busy, &expected, 1)) {
-			lost(t, RAW_LOST_BUSY, 1); /* its holder answers the event */
+			/* Its holder answers the event; its time stays in the event's count, the
+			   next sample's weight: none of it is lost. */
+			lost(t, RAW_LOST_BUSY, 0);
 			goto out;
 		}
 		weight = task_clock_weight(t, si->si_fd);
