@@ -195,7 +195,8 @@ int escape_table(const struct table *t, unsigned how, struct table *copy,
 	copy->notes = calloc(t->nnotes ? t->nnotes : 1, sizeof(*copy->notes));
 	if (!copy->cols || !copy->cells || !copy->notes)
 		goto fail;
-	memcpy(copy->cells, t->cells, ncells * sizeof(*copy->cells));
+	if (ncells) /* a table of no rows may have no cells at all (t->cells NULL) */
+		memcpy(copy->cells, t->cells, ncells * sizeof(*copy->cells));
 	for (i = 0; i < t->ncols; i++) {
 		copy->cols[i] = t->cols[i];
 		/* Freed with the arena, never one by one: the copy is not table_release()d. */

@@ -8,6 +8,7 @@
 
 #include "common/cmp.h"
 #include "report/bigmem.h"
+#include "report/escape.h"
 #include "report/key-index.h"
 #include "report/outbuf.h"
 #include "report/radix.h"
@@ -511,6 +512,28 @@ static void test_report_table_narrow_drops_columns(void)
 	table_release(&t);
 }
 
+/* A table of no rows whose header needs escaping: its copy escapes the header and has no
+   cells to copy (a fuzz case: a hostile name with every row filtered away). */
+static void test_report_table_escape_no_rows(void)
+{
+	struct table t, copy;
+	const struct table *shown;
+
+	table_init(&t);
+	table_add_col(&t, "Func\x1btion", TABLE_TEXT, TABLE_NAME);
+	table_add_note(&t, "a note with a \x07"
+			   "bell");
+	CU_ASSERT_EQUAL(t.nrows, 0);
+	CU_ASSERT_EQUAL_FATAL(escape_table(&t, ESCAPE_CONTROLS, &copy, &shown), 0);
+	CU_ASSERT_PTR_EQUAL_FATAL(shown, &copy);
+	CU_ASSERT_EQUAL(shown->nrows, 0);
+	CU_ASSERT_PTR_NULL(strchr(shown->cols[0].name, '\x1b'));
+	CU_ASSERT_PTR_NOT_NULL(strstr(shown->cols[0].name, "Func"));
+	CU_ASSERT_PTR_NULL(strchr(shown->notes[0], '\x07'));
+	escape_table_release(&copy);
+	table_release(&t);
+}
+
 int main(void)
 {
 	static const struct unit_test tests[] = {
@@ -529,6 +552,7 @@ int main(void)
 		{ "big_arrays", test_report_table_big_arrays },
 		{ "bytes_format", test_report_table_bytes_format },
 		{ "narrow_drops_columns", test_report_table_narrow_drops_columns },
+		{ "escape_no_rows", test_report_table_escape_no_rows },
 		{ NULL, NULL },
 	};
 
