@@ -93,6 +93,12 @@ void agent_thread_give(struct agent_thread *t)
 {
 	int owed, expected;
 
+	/* Without task-clock events nothing is ever owed: no full barrier on the hot paths
+	   (every sample, every recorded allocation). */
+	if (!agent.cfg.task_clock) {
+		atomic_store_explicit(&t->busy, 0, memory_order_release);
+		return;
+	}
 	for (;;) {
 		owed = atomic_load_explicit(&t->perf_owed, memory_order_relaxed)
 			       ? atomic_exchange(&t->perf_owed, 0)

@@ -235,7 +235,6 @@ static void *chaser(void *arg)
 
 		if (d)
 			closedir(d);
-
 		for (i = 0; i < n; i++)
 			if (dup2(null, found[i]) == found[i] && !close(found[i]))
 				(*moved)++;
