@@ -766,7 +766,24 @@
     notify("metric");
   });
   let resizeTimer = 0;
-  window.addEventListener("resize", () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(() => { drawFlame(); drawTimeline(); drawMemory(); notify("resize"); }, 100); });
+  const redrawSoon = () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(() => { drawFlame(); drawTimeline(); drawMemory(); notify("resize"); }, 100); };
+  window.addEventListener("resize", redrawSoon);
+  // The canvases are drawn at their containers' widths and stretched to them (width: 100%):
+  // a container that changes width without the window (a scroll bar that appears as the page
+  // fills, a table that widens) would leave them stretched, and clicks off their frames.
+  if (window.ResizeObserver) {
+    const widths = new Map();
+    const ro = new ResizeObserver((entries) => {
+      let changed = false;
+      for (const e of entries) {
+        const w = Math.round(e.contentRect.width);
+        if (widths.has(e.target) && widths.get(e.target) !== w) changed = true;
+        widths.set(e.target, w);
+      }
+      if (changed) redrawSoon();
+    });
+    [wrap, secTimeline, secMemory].forEach((x) => ro.observe(x));
+  }
 
   drawSummary();
   drawMemory();

@@ -7,7 +7,8 @@ line); the search matches medium's share; the metric switch redraws with Wait Ti
 values (report_synth.known3); a difference of the program and its variant with medium doubled
 colours medium red; the memory chart of tests/progs/mem-steps draws its live heap's known
 steps (8, 16, 24, 32, 24, 16, 8, 0 MiB) at the heights and times of the counters table, marks
-the 32 MiB peak when process_memory says it was reached, and its tooltip reads the values.
+the 32 MiB peak when process_memory says it was reached, and its tooltip reads the values; a
+page that narrows without a window resize redraws its flame graph at the new width.
 Screenshots go to the work directory and build/meson-logs/report-html/.
 
 Runs under /usr/bin/python3, whose python3-selenium drives Chromium (chromium-driver); exits 77
@@ -319,6 +320,14 @@ def main():
                     "return window.pcollectReport.canvasWidth();")),
                          "-group-by thread: the thread is the outermost frame, full width")
             p.shot("group-by-thread.png")
+            # The page narrowed without a window resize (as a scroll bar appearing does): the
+            # graph is drawn again at its container's width, not left stretched.
+            p.js("document.body.style.marginRight = '180px';")
+            e2elib.check(settled(lambda: abs(p.frame(first)["w"] / p.js(
+                "return window.pcollectReport.canvasWidth();") - 1) < 0.01),
+                         "a narrower page without a window resize: the graph redrawn at its "
+                         "width (%.0f px of %.0f)" % (p.frame(first)["w"], p.js(
+                             "return window.pcollectReport.canvasWidth();")))
         finally:
             d.quit()
 
