@@ -144,9 +144,9 @@ static int64_t wait_ns(void)
 	   agent_exit_poll_ns(). */
 	if ((agent.attached || agent_waits_on || agent.cfg.mpi_shims[0]) && poll > CONTROL_POLL_NS)
 		poll = CONTROL_POLL_NS;
-	/* While threads are sampled, their CPU time is looked at this often (a killed process's
-	   figure: agent_thread_look_cpu()). */
-	if (!agent.cfg.memory && !atomic_load(&agent.stopped) && !atomic_load(&agent.paused) &&
+	/* While threads are sampled with task-clock events, one given up is armed again this
+	   soon (agent_threads_rearm()). */
+	if (agent.cfg.task_clock && !atomic_load(&agent.stopped) && !atomic_load(&agent.paused) &&
 	    poll > AGENT_CPU_LOOK_NS)
 		poll = AGENT_CPU_LOOK_NS;
 	if (pyagent_active() && poll > PY_NAMES_POLL_NS)
@@ -177,7 +177,6 @@ static void *control_main(void *arg)
 		agent_mpi_scan();
 		/* under the lock a pause takes: a thread's paused time is consistent */
 		pthread_mutex_lock(&agent.control_lock);
-		agent_thread_look_cpu();
 		agent_threads_rearm();
 		pthread_mutex_unlock(&agent.control_lock);
 		agent_python_names();

@@ -277,8 +277,8 @@ struct agent_thread {
 	   (agent_dl_return()); the handler's and this thread's own, never another's. */
 	uint64_t dl_weight;
 	uint64_t samples;
-	uint64_t looked_samples; /* samples at the control thread's last THREAD_CPU */
-	bool suspended;          /* streams finished for an exec that may still fail */
+	int64_t cpu_looked_ns; /* stream time of its last THREAD_CPU (agent-sample.c) */
+	bool suspended;        /* streams finished for an exec that may still fail */
 	/* No signal was free for sampling (agent-signal.c): the CPU time used since
 	   unsampled_from_ns is counted lost (RAW_LOST_NO_SIGNAL) at the stream's end. */
 	bool unsampled;
@@ -462,8 +462,6 @@ struct agent_thread *agent_thread_begin(pid_t tid, bool external);
  * from now on, so its handler never uses t's buffers again (agent_thread_release() may).
  */
 bool agent_thread_end(struct agent_thread *t, bool own);
-/* Control thread: THREAD_CPU for each thread sampled since the last look (AGENT_CPU_LOOK_NS). */
-void agent_thread_look_cpu(void);
 void agent_threads_rearm(void);
 /* With t->busy held: t's task-clock event is given up (agent-fd.c), its time kept. */
 void agent_thread_perf_drop(struct agent_thread *t);

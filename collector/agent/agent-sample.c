@@ -229,6 +229,16 @@ static void sample(struct agent_thread *t, uint64_t weight, void *uc, bool own)
 		goto out;
 	}
 	t->samples++;
+	/*
+	 * Its CPU time on record now and then (AGENT_CPU_LOOK_NS), written here with the writer
+	 * already held: a process ended by a signal it does not handle (a pool's TERM) runs no
+	 * code of ours, and its threads write no THREAD_END; their figure is then the last one,
+	 * and pfinalize adds their samples after it. (The control thread wrote it once, holding
+	 * every thread's writer: stopped by a busy machine meanwhile, it made their signals lost.)
+	 */
+	if (now - t->cpu_looked_ns >= AGENT_CPU_LOOK_NS &&
+	    !raw_writer_thread_cpu(&t->w, (uint32_t)t->tid, now, agent_thread_cpu_used(t)))
+		t->cpu_looked_ns = now;
 	agent_mpi_thread_tick(t, now);
 	agent_wait_thread_tick(t);
 	/*

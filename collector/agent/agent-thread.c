@@ -215,7 +215,7 @@ int agent_thread_open_stream(struct agent_thread *t)
 	memset(t->lost_weight, 0, sizeof(t->lost_weight));
 	t->accounted = 0;
 	t->samples = 0;
-	t->looked_samples = 0;
+	t->cpu_looked_ns = 0;
 	t->last_flush_ns = 0;
 	t->cpu_clock = thread_cpu_clock(t->tid);
 	t->cpu_start_ns = clock_ns(t->cpu_clock);
@@ -568,35 +568,6 @@ bool agent_thread_end(struct agent_thread *t, bool own)
 	agent_thread_give(t);
 	atomic_store(&t->state, AGENT_THREAD_FREE);
 	return true;
-}
-
-/*
- * The control thread's look at the CPU time of every thread sampled since its last look, as a
- * THREAD_CPU record in its stream: a process ended by a signal it does not handle (a pool's
- * TERM) runs no code of ours, and its threads write no THREAD_END; their figure is then the
- * last look, and pfinalize adds their samples after it. A thread that was not sampled since
- * used less than an interval: no clock read for it.
- */
-void agent_thread_look_cpu(void)
-{
-	size_t i, n = atomic_load(&agent.nthreads);
-
-	for (i = 0; i < n && i < AGENT_MAX_THREADS; i++) {
-		struct agent_thread *t = agent.threads[i];
-		int expected = 0;
-
-		if (!t || atomic_load(&t->state) != AGENT_THREAD_LIVE || t->write_stopped ||
-		    t->samples == t->looked_samples ||
-		    !atomic_compare_exchange_strong(&t->busy, &expected, 1))
-			continue;
-		if (atomic_load(&t->state) == AGENT_THREAD_LIVE &&
-		    !raw_writer_thread_cpu(&t->w, (uint32_t)t->tid, raw_header_now(&t->hdr),
-					   agent_thread_cpu_used(t))) {
-			t->looked_samples = t->samples;
-			agent_account(t);
-		}
-		agent_thread_give(t);
-	}
 }
 
 /*
