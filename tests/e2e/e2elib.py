@@ -195,13 +195,20 @@ class Sampled:
       * A part made of k stretches of CPU time, each longer than a lump (a function called
         k times, each time for tens of ms): only the lump over each end of a stretch is
         shared with the neighbour, so the error is a sum of k terms each within one lump,
-        uniform: standard deviation L sqrt(k / 6), never more than k times the largest lump.
-        L is the lump a random instant of CPU time falls in: sum w^2 / sum w intervals
-        (size-biased), plus a tick for the check that comes late. The largest lump can be
-        far larger than L: a virtual machine whose host takes its CPU away for tens of ms
-        counts that time as the running thread's (no steal time accounted here), and the
-        thread's first sample after it weighs it all (seen: one sample of 32 ms among 2 ms
-        ones, 28 ms of it before the function it was taken in).
+        uniform: standard deviation L sqrt(k / 6) when every lump is L, never more than k
+        times the largest lump. The lump over an end is the one a random instant of CPU
+        time falls in (size-biased: a lump of w intervals is met w times as often), plus a
+        tick for the check that comes late; L is its mean, sum w^2 / sum w intervals. The
+        largest lump can be far larger than L: a virtual machine whose host takes its CPU
+        away for tens of ms counts that time as the running thread's (no steal time
+        accounted here), and the thread's first sample after it weighs it all (seen: one
+        sample of 32 ms among 2 ms ones, 28 ms of it before the function it was taken in;
+        one of 102 ms among 1 ms ones, taken just past the end of the OpenMP region that
+        ran when the host stopped it: the region short by 0.101 s, its own clock 0.04 s
+        over). So each end's error has the variance of a uniform draw within a
+        size-biased lump, E[l^2] / 3 - (E[l] / 2)^2, E[l^2] = sum w^3 / sum w: a stretch
+        (two ends) sqrt(2 E[l^2] / 3 - L^2 / 2), which is L sqrt(1 / 6) when every lump is L
+        and grows with the largest ones, as the part's possible error does.
       A share measured at 0 or 1 (every sample in the part, or none) is not known to be
       exactly that: the binomial bound takes it half a sample away from the edge, or a part
       holding all its thread's samples would get no room at all for the CPU time its ends
@@ -230,14 +237,18 @@ class Sampled:
         self.weight = sum(weights)
         self.total_ns = self.weight * interval_ns
         sq = sum(w * w for w in weights)
+        cube = sum(w * w * w for w in weights)
         self.n = self.weight * self.weight / sq if sq else 0.0
         self.lump_ns = (sq / self.weight * interval_ns if self.weight else 0.0) + TICK_NS
+        # E[l^2] of the size-biased lump l = w x interval + a tick, in ns^2
+        self.lump_sq_ns = ((cube * interval_ns + 2 * TICK_NS * sq) * interval_ns / self.weight
+                           if self.weight else 0.0) + TICK_NS * TICK_NS
         self.max_lump_ns = max(weights, default=0) * interval_ns + TICK_NS
         self.quantum_ns = threads * (interval_ns + 2 * TICK_NS)
 
     def __str__(self):
-        return "%.0f effective samples, lumps of %.1f ms, %.3f s sampled" % (
-            self.n, self.lump_ns / 1e6, self.total_ns / 1e9)
+        return "%.0f effective samples, lumps of %.1f ms (the largest %.1f), %.3f s sampled" % (
+            self.n, self.lump_ns / 1e6, self.max_lump_ns / 1e6, self.total_ns / 1e9)
 
     def part_tolerance_ns(self, share, stretches=None):
         """Half-width, ns, of the sampled CPU time of a part holding share (0..1) of these
@@ -248,8 +259,8 @@ class Sampled:
         share = min(max(share, edge), 1.0 - edge)
         tol = Z * math.sqrt(share * (1.0 - share) / self.n) * self.total_ns
         if stretches:
-            tol = min(tol, stretches * self.max_lump_ns,
-                      Z * math.sqrt(stretches / 6.0) * self.lump_ns)
+            end = max(2.0 * self.lump_sq_ns / 3.0 - self.lump_ns ** 2 / 2.0, 0.0)
+            tol = min(tol, stretches * self.max_lump_ns, Z * math.sqrt(stretches * end))
         return tol + self.quantum_ns
 
     def share_tolerance(self, share, stretches=None):
