@@ -99,6 +99,17 @@ const char *module_object_name(const struct module *m, uint64_t addr)
 	return i >= 0 ? m->obj_names[i] : NULL;
 }
 
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Below this many values, qsort: the radix sort's 512 KiB of counts, cleared at every
+   pass, cost more than the comparisons (a small result's module has a few hundred ips). */
+#define U64_RADIX_MIN 16384
+
 /*
  * Sort v[0..n) (every ip of every located stack: many, with repeats). LSD radix sort on
  * 16-bit digits, skipping the digits all values share (module-relative addresses rarely
@@ -111,6 +122,10 @@ static int u64_sort(uint64_t *v, size_t n)
 
 	if (n < 2)
 		return 0;
+	if (n < U64_RADIX_MIN) {
+		qsort(v, n, sizeof(*v), u64_cmp);
+		return 0;
+	}
 	tmp = malloc(n * sizeof(*tmp));
 	count = malloc(65536 * sizeof(*count));
 	if (!tmp || !count) {

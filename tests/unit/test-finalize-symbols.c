@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "finalizer/module-private.h"
 #include "tests/unit/finalize-fixture.h"
 #include "tests/unit/unit.h"
 
@@ -246,6 +247,52 @@ static void test_finalize_symbols_parallel_dwarf(void)
 	free(four);
 }
 
+static int u64_order(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * module_sort_unique() sorts the ips of a module's stacks one way below its radix cut (a
+ * small result's few hundred) and another above it: both give what qsort and a pass over
+ * repeats give, on addresses with repeats, far apart (digits above 32 bits) and close.
+ */
+static void test_finalize_symbols_sort_unique(void)
+{
+	static const size_t sizes[] = { 0, 1, 2, 3, 100, 16383, 16384, 100000 };
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+	size_t i, k;
+
+	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		size_t n = sizes[k], want_n = 0, got_n = n;
+		uint64_t *got = malloc((n ? n : 1) * sizeof(*got));
+		uint64_t *want = malloc((n ? n : 1) * sizeof(*want));
+
+		CU_ASSERT_FATAL(got && want);
+		for (i = 0; i < n; i++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			/* a third repeat an earlier value; some differ only above bit 32 */
+			if (i && seed % 3 == 0)
+				got[i] = got[(seed >> 20) % i];
+			else
+				got[i] = (seed >> 16) % 4096 +
+					 (i % 5 == 0 ? (seed >> 40) << 32 : 0x401000);
+			want[i] = got[i];
+		}
+		qsort(want, n, sizeof(*want), u64_order);
+		for (i = 0; i < n; i++)
+			if (!want_n || want[want_n - 1] != want[i])
+				want[want_n++] = want[i];
+		CU_ASSERT_FATAL(module_sort_unique(got, &got_n) == 0);
+		CU_ASSERT_EQUAL(got_n, want_n);
+		CU_ASSERT(got_n == want_n && (!n || !memcmp(got, want, want_n * sizeof(*got))));
+		free(got);
+		free(want);
+	}
+}
+
 UNIT_MAIN("finalize-symbols", finalize_fixture_init, finalize_fixture_clean,
 	  {
 		  { "inline chain", test_finalize_symbols_inline_chain },
@@ -254,4 +301,5 @@ UNIT_MAIN("finalize-symbols", finalize_fixture_init, finalize_fixture_clean,
 		  { "search dir", test_finalize_symbols_search_dir },
 		  { "cache", test_finalize_symbols_cache },
 		  { "parallel dwarf", test_finalize_symbols_parallel_dwarf },
+		  { "sort unique", test_finalize_symbols_sort_unique },
 	  })
