@@ -4,10 +4,11 @@
 scripts and cluster module systems do), whose /proc/self/exe is the loader:
 
   c       tests/progs/cpu-split: the 60/30/10 split on work_sixty, work_thirty, work_ten
-          within 3 points, every one of them named and in the program's module (not
+          within the samples' tolerance (e2elib.Sampled), every one of them named and in the program's module (not
           func@0x... in the loader's), and main on every stack;
   python  the distribution's interpreter (linked into its executable) on
-          tests/progs/python/split.py: its Python functions split 60/30/10 within 3 points,
+          tests/progs/python/split.py: its Python functions split 60/30/10 within the
+          samples' tolerance,
           the interpreter's module the program, not the loader.
 
 The loader is the program's own PT_INTERP, read from the file."""
@@ -17,7 +18,7 @@ import sys
 import e2elib as e
 import pylib
 
-TOL = 3.0
+ROUNDS = 4  # cpu-split's and split.py's rounds: each function a stretch of CPU time a round
 
 
 def pt_interp(path):
@@ -41,8 +42,9 @@ def check_known_split(res, names, what):
     hs = {r["Function"]: r for r in e.rows(res, "-view", "hotspots")}
     got = e.shares([e.secs(hs[n]) if n in hs else 0.0 for n in names])
     print("%s: %s" % (what, dict(zip(names, ["%.1f" % g for g in got]))))
+    stats = e.db_sampled(res)
     for n, g, want in zip(names, got, (60, 30, 10)):
-        e.check(abs(g - want) <= TOL, "%s: %s has %.1f%% (want %d +- %g)" % (what, n, g, want, TOL))
+        e.check_share(stats, g / 100, want / 100, "%s: %s" % (what, n), stretches=ROUNDS)
     return hs
 
 
@@ -51,7 +53,7 @@ def part_c(w):
     loader = pt_interp(prog)
     if not loader:
         e.skip("%s names no program interpreter" % prog)
-    res = e.collect(w, "res-c", [loader, prog, "4"], finalize=True)
+    res = e.collect(w, "res-c", [loader, prog, ROUNDS], finalize=True)
     e.check(res.stdout == "rounds=4\n", "'%s %s' runs as without the loader" % (loader, prog))
     hs = check_known_split(res, ["work_sixty", "work_thirty", "work_ten"], "C through " + loader)
     mods = {n: hs[n]["Module"] for n in ("work_sixty", "work_thirty", "work_ten") if n in hs}
