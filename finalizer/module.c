@@ -99,13 +99,6 @@ const char *module_object_name(const struct module *m, uint64_t addr)
 	return i >= 0 ? m->obj_names[i] : NULL;
 }
 
-static int u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Below this many values, qsort: the radix sort's 512 KiB of counts, cleared at every
    pass, cost more than the comparisons (a small result's module has a few hundred ips). */
 #define U64_RADIX_MIN 16384
@@ -123,7 +116,7 @@ static int u64_sort(uint64_t *v, size_t n)
 	if (n < 2)
 		return 0;
 	if (n < U64_RADIX_MIN) {
-		qsort(v, n, sizeof(*v), u64_cmp);
+		qsort(v, n, sizeof(*v), sorted_u64_cmp);
 		return 0;
 	}
 	tmp = malloc(n * sizeof(*tmp));

@@ -49,6 +49,14 @@ static inline size_t sorted_lower(const uint64_t *v, size_t n, uint64_t x)
 	return lo;
 }
 
+/* qsort's order of uint64_t values, for the arrays these search. */
+static inline int sorted_u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /* The index of x in the sorted v[0..n), or -1. */
 static inline int64_t sorted_index(const uint64_t *v, size_t n, uint64_t x)
 {

@@ -320,13 +320,6 @@ const char *stream_open_strerror(const struct stream *s, char *buf, size_t size)
 	}
 }
 
-static int u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * The records of v[0..n) (size bytes each, the stack id at byte stack_off) that name a stack
  * not among the sorted ids[0..nids) name FIN_DAMAGED_STACK_ID instead. Returns how many.
@@ -371,7 +364,7 @@ static int keep_orphans(struct stream *s)
 		return -ENOMEM;
 	for (i = 0; i < s->nstacks; i++)
 		ids[n++] = s->stacks[i].id;
-	qsort(ids, n, sizeof(*ids), u64_cmp);
+	qsort(ids, n, sizeof(*ids), sorted_u64_cmp);
 	s->samples_bad_stack +=
 		orphans_adopt(ids, n, RECORDS(s->samples, s->nsamples, struct sample_rec));
 	/* The events' records too: a value or a wait keeps its amount without its stack. */

@@ -4,8 +4,8 @@
 scripts and cluster module systems do), whose /proc/self/exe is the loader:
 
   c       tests/progs/cpu-split: the 60/30/10 split on work_sixty, work_thirty, work_ten
-          within the samples' tolerance (e2elib.Sampled), every one of them named and in the program's module (not
-          func@0x... in the loader's), and main on every stack;
+          within the samples' tolerance (e2elib.Sampled), every one of them named and in
+          the program's module (not func@0x... in the loader's), and main on every stack;
   python  the distribution's interpreter (linked into its executable) on
           tests/progs/python/split.py: its Python functions split 60/30/10 within the
           samples' tolerance,

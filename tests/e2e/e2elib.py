@@ -259,8 +259,9 @@ class Sampled:
         share = min(max(share, edge), 1.0 - edge)
         tol = Z * math.sqrt(share * (1.0 - share) / self.n) * self.total_ns
         if stretches:
-            end = max(2.0 * self.lump_sq_ns / 3.0 - self.lump_ns ** 2 / 2.0, 0.0)
-            tol = min(tol, stretches * self.max_lump_ns, Z * math.sqrt(stretches * end))
+            # a stretch's variance: its two ends, each a uniform draw within its lump
+            stretch_var = max(2.0 * self.lump_sq_ns / 3.0 - self.lump_ns ** 2 / 2.0, 0.0)
+            tol = min(tol, stretches * self.max_lump_ns, Z * math.sqrt(stretches * stretch_var))
         return tol + self.quantum_ns
 
     def share_tolerance(self, share, stretches=None):

@@ -6,8 +6,9 @@ static function of one block. One part per argument:
 
 ranges: the library stripped to .dynsym. Each static function is one row, named by its FDE
   range: func@0x<the unstripped symbol's address>, with the program's 75/25 split and the
-  unstripped build's (within the samples' tolerance, e2elib.Sampled) in hotspots, top-down and CSV, and functions.kind 'range' in the database. The same
-  raw data finalized with the unstripped copy maps every address of a range to one function.
+  unstripped build's (within the samples' tolerance, e2elib.Sampled) in hotspots, top-down
+  and CSV, and functions.kind 'range' in the database. The same raw data finalized with
+  the unstripped copy maps every address of a range to one function.
   pfinalize's and preport's summaries count those samples apart from named ones.
 minidebuginfo: the library given a MiniDebugInfo section as GDB's manual describes: its static
   functions are named, with their shares.

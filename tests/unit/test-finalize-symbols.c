@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "finalizer/module-private.h"
+#include "finalizer/sorted.h"
 #include "tests/unit/finalize-fixture.h"
 #include "tests/unit/unit.h"
 
@@ -247,13 +248,6 @@ static void test_finalize_symbols_parallel_dwarf(void)
 	free(four);
 }
 
-static int u64_order(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * module_sort_unique() sorts the ips of a module's stacks one way below its radix cut (a
  * small result's few hundred) and another above it: both give what qsort and a pass over
@@ -281,7 +275,7 @@ static void test_finalize_symbols_sort_unique(void)
 					 (i % 5 == 0 ? (seed >> 40) << 32 : 0x401000);
 			want[i] = got[i];
 		}
-		qsort(want, n, sizeof(*want), u64_order);
+		qsort(want, n, sizeof(*want), sorted_u64_cmp);
 		for (i = 0; i < n; i++)
 			if (!want_n || want[want_n - 1] != want[i])
 				want[want_n++] = want[i];
