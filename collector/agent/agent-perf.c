@@ -59,6 +59,7 @@ bool agent_thread_perf_open(struct agent_thread *t)
 	t->perf_fd = fd;
 	t->perf_fd_sig = fd;
 	atomic_store(&t->perf_owed, 0);
+	atomic_store(&t->perf_unanswered, 0);
 	return true;
 fail:
 	snprintf(why, sizeof(why), "no task-clock event (%s%s)", strerror(err),
@@ -67,6 +68,26 @@ fail:
 		agent_log("thread %d: %s: sampled with the CPU-time timer", (int)t->tid, why);
 	agent_proc_note(t->tid, RAW_NOTE_TIMER_FALLBACK, why);
 	return false;
+}
+
+/*
+ * A signal that found busy held left its time in the event's count, for the next sample to
+ * take; a thread that ends before one does (its holder kept busy through its last
+ * overflows: another thread moving its event again and again, stopped by a busy machine)
+ * leaves that time to no sample. It is counted lost, reason busy, with its weight: the
+ * thread's samples and lost time still add up to its CPU time. Less than an interval is
+ * every thread's last part, never counted.
+ */
+void agent_thread_perf_tail(struct agent_thread *t, uint64_t end)
+{
+	int64_t tail;
+
+	if (!atomic_exchange(&t->perf_unanswered, 0) || end < t->perf_last)
+		return;
+	tail = t->perf_carry + (int64_t)(end - t->perf_last);
+	if (tail >= (int64_t)agent.cfg.interval_ns)
+		__atomic_add_fetch(&t->lost_weight[RAW_LOST_BUSY],
+				   (uint64_t)tail / agent.cfg.interval_ns, __ATOMIC_RELAXED);
 }
 
 void agent_thread_perf_close(struct agent_thread *t)
@@ -85,9 +106,9 @@ void agent_thread_perf_close(struct agent_thread *t)
  * (about 10 us a sample on a VM, 1% at 1 ms); one that finds the limit spent turns the
  * event off (POLL_HUP: the handler came late), and its answer turns it on again, with two.
  * The answer is owed from the signal on and made by whoever holds busy as it lets go: the
- * handler itself, or the code that held busy when the signal came (the control thread's
- * look at the thread's CPU time, a region's record, a move of the event's descriptor),
- * which a busy machine may stop for milliseconds, long enough for two overflows.
+ * handler itself, or the code that held busy when the signal came (a region's record, a
+ * move of the event's descriptor, the control thread arming a thread again), which a busy
+ * machine may stop for milliseconds, long enough for two overflows.
  */
 void agent_thread_give(struct agent_thread *t)
 {

@@ -246,6 +246,10 @@ struct agent_thread {
 	/* Overflows of the event whose signal found busy held: the refresh they are owed, which
 	   whoever lets go of busy makes (agent_thread_give()). */
 	_Atomic int perf_owed;
+	/* Of those, the ones since the count was last read for a sample: their time waits in
+	   the count for the next sample, or is counted lost at the thread's end
+	   (agent_thread_perf_tail()). */
+	_Atomic unsigned perf_unanswered;
 	/* Its event was given up when a dup2() left it no number (agent-fd.c), at this CPU
 	   time (agent_thread_cpu_used()): the control thread arms it again
 	   (agent_threads_rearm()). */
@@ -465,6 +469,8 @@ bool agent_thread_end(struct agent_thread *t, bool own);
 void agent_threads_rearm(void);
 /* With t->busy held: t's task-clock event is given up (agent-fd.c), its time kept. */
 void agent_thread_perf_drop(struct agent_thread *t);
+/* With t->busy held, at t's end: what its event counted (end) that no sample took. */
+void agent_thread_perf_tail(struct agent_thread *t, uint64_t end);
 /* Free t's buffers: unwinding, stack table, Python walker, regions. */
 void agent_thread_release(struct agent_thread *t);
 void agent_thread_arm(struct agent_thread *t);

@@ -339,6 +339,7 @@ static uint64_t task_clock_weight(struct agent_thread *t, int fd)
 		return 1;
 	t->perf_carry += (int64_t)(count - t->perf_last);
 	t->perf_last = count;
+	atomic_store_explicit(&t->perf_unanswered, 0, memory_order_relaxed);
 	w = (t->perf_carry + interval / 2) / interval;
 	t->perf_carry -= w * interval;
 	return w > 0 ? (uint64_t)w : 0;
@@ -375,7 +376,9 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 		atomic_fetch_add(&t->perf_owed, si->si_code == POLL_HUP ? AGENT_PERF_LIMIT : 1);
 		if (!atomic_compare_exchange_strong(&t->busy, &expected, 1)) {
 			/* Its holder answers the event; its time stays in the event's count, the
-			   next sample's weight: none of it is lost. */
+			   next sample's weight (or, at the thread's end, lost time:
+			   agent_thread_perf_tail()). */
+			atomic_fetch_add_explicit(&t->perf_unanswered, 1, memory_order_relaxed);
 			lost(t, RAW_LOST_BUSY, 0);
 			goto out;
 		}

@@ -290,6 +290,7 @@ static struct agent_thread *thread_begin_locked(pid_t tid, bool external)
 	t->perf_fd_sig = -1;
 	/* A slot used before: nothing of its last thread's event is owed or carried. */
 	atomic_store(&t->perf_owed, 0);
+	atomic_store(&t->perf_unanswered, 0);
 	atomic_store(&t->perf_dropped, false);
 	t->gap_weight = 0;
 	atomic_store(&t->busy, 1);
@@ -457,7 +458,9 @@ void agent_thread_write_lost(struct agent_thread *t)
 	for (r = 0; r < sizeof(t->lost_count) / sizeof(t->lost_count[0]); r++) {
 		uint64_t count, weight;
 
-		if (!__atomic_load_n(&t->lost_count[r], __ATOMIC_RELAXED))
+		/* a weight alone: a task-clock tail (agent_thread_perf_tail()) */
+		if (!__atomic_load_n(&t->lost_count[r], __ATOMIC_RELAXED) &&
+		    !__atomic_load_n(&t->lost_weight[r], __ATOMIC_RELAXED))
 			continue;
 		count = __atomic_exchange_n(&t->lost_count[r], 0, __ATOMIC_RELAXED);
 		weight = __atomic_exchange_n(&t->lost_weight[r], 0, __ATOMIC_RELAXED);
@@ -542,6 +545,8 @@ bool agent_thread_end(struct agent_thread *t, bool own)
 {
 	AGENT_BUSY;
 	int expected = AGENT_THREAD_LIVE;
+	uint64_t count;
+	bool counted;
 	sigset_t old;
 
 	if (own)
@@ -552,11 +557,15 @@ bool agent_thread_end(struct agent_thread *t, bool own)
 		timer_delete(t->timer);
 		t->has_timer = false;
 	}
+	/* The event's last count, for what no sample took (agent_thread_perf_tail()). */
+	counted = t->perf_fd >= 0 && read(t->perf_fd, &count, sizeof(count)) == sizeof(count);
 	agent_thread_perf_close(t);
 	if (!busy_acquire(t, own ? 1000 : 10000)) {
 		agent_log("thread %d: writer busy at its end: last records lost", (int)t->tid);
 		return false;
 	}
+	if (counted)
+		agent_thread_perf_tail(t, count);
 	stream_finish(t);
 	stream_report_stop(t);
 	raw_window_close(&t->win, raw_writer_file_size(&t->w));
